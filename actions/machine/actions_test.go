@@ -1,0 +1,635 @@
+package machine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/internal/testenv"
+)
+
+// These tests run the Node actions against a real kube-apiserver (envtest).
+// There is no kubelet, scheduler or controller: the tests play their parts
+// (binding Pods, setting statuses, finishing terminations) by hand.
+
+var (
+	env *testenv.Env
+	seq atomic.Int64
+)
+
+func TestMain(m *testing.M) {
+	var err error
+	env, err = testenv.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	if err := env.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stop testenv:", err)
+	}
+	os.Exit(code)
+}
+
+func uniq(prefix string) string { return fmt.Sprintf("%s-%d", prefix, seq.Add(1)) }
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// eventually polls cond until it holds or 30s pass.
+func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 30*time.Second, true, cond)
+	if err != nil {
+		t.Fatalf("waiting for %s: %v", what, err)
+	}
+}
+
+func newNamespace(t *testing.T) string {
+	t.Helper()
+	ns := uniq("ns")
+	must(t, env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	// Pods need the default ServiceAccount when its admission plugin runs;
+	// no controller creates it here.
+	err := env.Client.Create(context.Background(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "default"}})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	return ns
+}
+
+func newNode(t *testing.T) *corev1.Node {
+	t.Helper()
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: uniq("node")}}
+	must(t, env.Client.Create(context.Background(), n))
+	return n
+}
+
+func getNode(t *testing.T, name string) *corev1.Node {
+	t.Helper()
+	n := &corev1.Node{}
+	must(t, env.Client.Get(context.Background(), client.ObjectKey{Name: name}, n))
+	return n
+}
+
+func testMachine(ns string, labels map[string]string) *clusterv1.Machine {
+	return &clusterv1.Machine{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: uniq("m"), Labels: labels, UID: "machine-uid"},
+		Spec:       clusterv1.MachineSpec{ClusterName: "c1"},
+	}
+}
+
+// scopeFor builds the Scope one reconcile would see: the Machine in memory
+// and its Node as the API server has it now.
+func scopeFor(t *testing.T, m *clusterv1.Machine, node string) *Scope {
+	t.Helper()
+	s := &Scope{Client: env.Client, NodeClient: env.Client, Now: time.Now(), MachineFound: true, Machine: m}
+	if m != nil {
+		s.Key = client.ObjectKeyFromObject(m)
+	}
+	if node != "" {
+		s.Nodes = []corev1.Node{*getNode(t, node)}
+	}
+	return s
+}
+
+type podOpt func(*corev1.Pod)
+
+func newPod(t *testing.T, ns, name, node string, opts ...podOpt) *corev1.Pod {
+	t.Helper()
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: corev1.PodSpec{
+			NodeName:                     node,
+			AutomountServiceAccountToken: ptr.To(false),
+			Containers:                   []corev1.Container{{Name: "c", Image: "busybox"}},
+		},
+	}
+	for _, o := range opts {
+		o(p)
+	}
+	must(t, env.Client.Create(context.Background(), p))
+	return p
+}
+
+func withLabels(kv ...string) podOpt {
+	return func(p *corev1.Pod) {
+		if p.Labels == nil {
+			p.Labels = map[string]string{}
+		}
+		for i := 0; i+1 < len(kv); i += 2 {
+			p.Labels[kv[i]] = kv[i+1]
+		}
+	}
+}
+
+func withAnnotation(k, v string) podOpt {
+	return func(p *corev1.Pod) { p.Annotations = map[string]string{k: v} }
+}
+
+func ownedBy(ds *appsv1.DaemonSet) podOpt {
+	return func(p *corev1.Pod) {
+		p.OwnerReferences = []metav1.OwnerReference{{
+			APIVersion: "apps/v1", Kind: "DaemonSet", Name: ds.Name, UID: ds.UID, Controller: ptr.To(true),
+		}}
+	}
+}
+
+func withClaim(claim string) podOpt {
+	return func(p *corev1.Pod) {
+		p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: "data", VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim},
+		}})
+	}
+}
+
+// setPodStatus plays the kubelet.
+func setPodStatus(t *testing.T, p *corev1.Pod, phase corev1.PodPhase, ready bool) {
+	t.Helper()
+	must(t, env.Client.Get(context.Background(), client.ObjectKeyFromObject(p), p))
+	p.Status.Phase = phase
+	if ready {
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	}
+	must(t, env.Client.Status().Update(context.Background(), p))
+}
+
+func newDaemonSet(t *testing.T, ns string) *appsv1.DaemonSet {
+	t.Helper()
+	labels := map[string]string{"app": "agent"}
+	ds := &appsv1.DaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: uniq("ds")},
+		Spec: appsv1.DaemonSetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+			},
+		},
+	}
+	must(t, env.Client.Create(context.Background(), ds))
+	return ds
+}
+
+func getPod(t *testing.T, ns, name string) (*corev1.Pod, bool) {
+	t.Helper()
+	p := &corev1.Pod{}
+	err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, p)
+	if apierrors.IsNotFound(err) {
+		return nil, false
+	}
+	must(t, err)
+	return p, true
+}
+
+// finishTermination plays the kubelet for Pods the drain evicted: it
+// force-deletes every terminating Pod on the Node and waits until they are gone.
+func finishTermination(t *testing.T, node string) int {
+	t.Helper()
+	ctx := context.Background()
+	pods, err := podsOnNode(ctx, env.Client, node)
+	must(t, err)
+	n := 0
+	for i := range pods {
+		p := &pods[i]
+		if p.DeletionTimestamp.IsZero() {
+			continue
+		}
+		n++
+		if err := env.Client.Delete(ctx, p, client.GracePeriodSeconds(0)); err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+		eventually(t, "Pod "+p.Name+" gone", func(ctx context.Context) (bool, error) {
+			err := env.Client.Get(ctx, client.ObjectKeyFromObject(p), &corev1.Pod{})
+			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+		})
+	}
+	return n
+}
+
+func wantStatus(t *testing.T, o engine.Outcome, want engine.OutcomeStatus, contains ...string) {
+	t.Helper()
+	t.Logf("%s: %s", o.Status, o.Message)
+	if o.Status != want {
+		t.Fatalf("outcome %s (%q, err %v), want %s", o.Status, o.Message, o.Err, want)
+	}
+	for _, c := range contains {
+		if !strings.Contains(o.Message, c) {
+			t.Errorf("message %q does not contain %q", o.Message, c)
+		}
+	}
+}
+
+func TestNodeActionsWithoutNode(t *testing.T) {
+	ctx := context.Background()
+	s := scopeFor(t, testMachine("default", nil), "")
+	for name, fn := range map[string]engine.ActionFunc[*Scope]{
+		"drainNode": drainNode, "waitForVolumeDetach": waitForVolumeDetach, "syncNode": syncNode,
+	} {
+		if o := fn(ctx, s); o.Status != engine.Done {
+			t.Errorf("%s without a Node: %s %q, want Done", name, o.Status, o.Message)
+		}
+	}
+}
+
+func TestDrainEvictsAndSkips(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	node := newNode(t)
+	other := newNode(t)
+	m := testMachine(ns, nil)
+
+	ds := newDaemonSet(t, ns)
+	newPod(t, ns, "web-a", node.Name)
+	newPod(t, ns, "web-b", node.Name)
+	newPod(t, ns, "agent", node.Name, ownedBy(ds))
+	// An orphan: its DaemonSet is gone, nothing recreates it, so it is evicted.
+	newPod(t, ns, "orphan", node.Name, ownedBy(&appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "gone-ds", UID: "gone"}}))
+	newPod(t, ns, "static", node.Name, withAnnotation(mirrorPodAnnotation, "hash"))
+	newPod(t, ns, "keep", node.Name, withLabels(clusterv1.PodDrainLabel, clusterv1.PodDrainLabelValueSkip))
+	done := newPod(t, ns, "job-done", node.Name)
+	setPodStatus(t, done, corev1.PodSucceeded, false)
+	newPod(t, ns, "elsewhere", other.Name)
+
+	// Pass 1: cordon, evict. Without a kubelet evicted Pods stay Terminating.
+	o := drainNode(ctx, scopeFor(t, m, node.Name))
+	wantStatus(t, o, engine.InProgress,
+		"Draining Node "+node.Name+": 3 Pods remain",
+		"evicted, waiting for termination: "+ns+"/orphan, "+ns+"/web-a, "+ns+"/web-b",
+		"3 skipped: DaemonSet: "+ns+"/agent; mirror: "+ns+"/static; drain label: "+ns+"/keep")
+	cordoned := getNode(t, node.Name)
+	if !cordoned.Spec.Unschedulable {
+		t.Fatal("Node not cordoned")
+	}
+	for _, name := range []string{"web-a", "web-b", "orphan"} {
+		if p, ok := getPod(t, ns, name); ok && p.DeletionTimestamp.IsZero() {
+			t.Errorf("Pod %s was not evicted", name)
+		}
+	}
+	for _, name := range []string{"agent", "static", "keep", "job-done", "elsewhere"} {
+		if p, ok := getPod(t, ns, name); !ok || !p.DeletionTimestamp.IsZero() {
+			t.Errorf("Pod %s should have been left alone", name)
+		}
+	}
+	if u := getNode(t, other.Name); u.Spec.Unschedulable {
+		t.Error("the other Node was cordoned")
+	}
+
+	// Pass 2: nothing new to evict; the Node is not written again.
+	o = drainNode(ctx, scopeFor(t, m, node.Name))
+	wantStatus(t, o, engine.InProgress, "3 Pods remain", "still terminating: "+ns+"/orphan, "+ns+"/web-a, "+ns+"/web-b")
+	if rv := getNode(t, node.Name).ResourceVersion; rv != cordoned.ResourceVersion {
+		t.Errorf("Node written again (resourceVersion %s -> %s): cordon must happen once", cordoned.ResourceVersion, rv)
+	}
+
+	if n := finishTermination(t, node.Name); n != 3 {
+		t.Fatalf("%d Pods were terminating, want 3", n)
+	}
+	o = drainNode(ctx, scopeFor(t, m, node.Name))
+	wantStatus(t, o, engine.Done, "all Pods evicted (3 skipped: ")
+
+	skipped, err := DrainSkippedPods(ctx, env.Client, node.Name)
+	must(t, err)
+	var names []string
+	for _, p := range skipped {
+		names = append(names, p.Name)
+	}
+	if got := strings.Join(names, ","); got != "agent,keep,static" {
+		t.Errorf("DrainSkippedPods = %s, want agent,keep,static", got)
+	}
+}
+
+func TestDrainMessageNamesAFewPerClass(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	node := newNode(t)
+	for i := 1; i <= 5; i++ {
+		newPod(t, ns, fmt.Sprintf("p%d", i), node.Name)
+	}
+	o := drainNode(ctx, scopeFor(t, testMachine(ns, nil), node.Name))
+	wantStatus(t, o, engine.InProgress, "5 Pods remain",
+		"evicted, waiting for termination: "+ns+"/p1, "+ns+"/p2, "+ns+"/p3, and 2 more")
+	finishTermination(t, node.Name)
+	wantStatus(t, drainNode(ctx, scopeFor(t, testMachine(ns, nil), node.Name)), engine.Done, "all Pods evicted")
+}
+
+func setPDBStatus(t *testing.T, pdb *policyv1.PodDisruptionBudget, allowed int32) {
+	t.Helper()
+	must(t, env.Client.Get(context.Background(), client.ObjectKeyFromObject(pdb), pdb))
+	pdb.Status = policyv1.PodDisruptionBudgetStatus{
+		ObservedGeneration: pdb.Generation,
+		DisruptionsAllowed: allowed,
+		CurrentHealthy:     1,
+		DesiredHealthy:     1 - allowed,
+		ExpectedPods:       1,
+	}
+	must(t, env.Client.Status().Update(context.Background(), pdb))
+}
+
+func TestDrainBlockedByPodDisruptionBudget(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	node := newNode(t)
+	m := testMachine(ns, nil)
+
+	// The Eviction API lets Pending Pods go regardless of budgets, so the
+	// Pod must be running and ready for its budget to count.
+	db := newPod(t, ns, "db-0", node.Name, withLabels("app", "db"))
+	setPodStatus(t, db, corev1.PodRunning, true)
+	pdb := &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db-pdb"},
+		Spec: policyv1.PodDisruptionBudgetSpec{
+			MinAvailable: ptr.To(intstr.FromInt32(1)),
+			Selector:     &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}},
+		},
+	}
+	must(t, env.Client.Create(ctx, pdb))
+	// There is no disruption controller: write the status it would.
+	setPDBStatus(t, pdb, 0)
+	newPod(t, ns, "web", node.Name)
+
+	o := drainNode(ctx, scopeFor(t, m, node.Name))
+	wantStatus(t, o, engine.InProgress, "2 Pods remain",
+		"blocked by PodDisruptionBudget: "+ns+"/db-0 (", "disruption budget", "db-pdb",
+		"evicted, waiting for termination: "+ns+"/web")
+	if p, ok := getPod(t, ns, "db-0"); !ok || !p.DeletionTimestamp.IsZero() {
+		t.Fatal("the Pod behind the budget was evicted")
+	}
+	if i, j := strings.Index(o.Message, "blocked by"), strings.Index(o.Message, "evicted,"); i > j {
+		t.Errorf("classes out of order in %q", o.Message)
+	}
+
+	// Still blocked on the next pass (no retry loop inside one pass).
+	finishTermination(t, node.Name)
+	o = drainNode(ctx, scopeFor(t, m, node.Name))
+	wantStatus(t, o, engine.InProgress, "1 Pod remains — blocked by PodDisruptionBudget: "+ns+"/db-0")
+
+	// The budget relaxes: the eviction goes through.
+	setPDBStatus(t, pdb, 1)
+	o = drainNode(ctx, scopeFor(t, m, node.Name))
+	wantStatus(t, o, engine.InProgress, "1 Pod remains — evicted, waiting for termination: "+ns+"/db-0")
+	if n := finishTermination(t, node.Name); n != 1 {
+		t.Fatalf("%d Pods terminating, want 1", n)
+	}
+	wantStatus(t, drainNode(ctx, scopeFor(t, m, node.Name)), engine.Done, "all Pods evicted")
+}
+
+// noFieldSelectors is a client that, like a cache without the index,
+// refuses field selectors on lists.
+type noFieldSelectors struct{ client.Client }
+
+func (c noFieldSelectors) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	lo := &client.ListOptions{}
+	lo.ApplyOptions(opts)
+	if lo.FieldSelector != nil && !lo.FieldSelector.Empty() {
+		return errors.New("index with name field:spec.nodeName does not exist")
+	}
+	return c.Client.List(ctx, list, opts...)
+}
+
+func TestDrainFallsBackWithoutFieldSelector(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	node := newNode(t)
+	other := newNode(t)
+	newPod(t, ns, "mine", node.Name)
+	newPod(t, ns, "theirs", other.Name)
+
+	s := scopeFor(t, testMachine(ns, nil), node.Name)
+	s.NodeClient = noFieldSelectors{env.Client}
+	wantStatus(t, drainNode(ctx, s), engine.InProgress, "1 Pod remains — evicted, waiting for termination: "+ns+"/mine")
+	if p, _ := getPod(t, ns, "theirs"); p == nil || !p.DeletionTimestamp.IsZero() {
+		t.Error("a Pod on another Node was evicted")
+	}
+	if got := PodNodeNameIndexer(&corev1.Pod{Spec: corev1.PodSpec{NodeName: "n"}}); len(got) != 1 || got[0] != "n" {
+		t.Errorf("PodNodeNameIndexer = %v", got)
+	}
+	if got := PodNodeNameIndexer(&corev1.Pod{}); got != nil {
+		t.Errorf("PodNodeNameIndexer of an unbound Pod = %v, want nil", got)
+	}
+}
+
+const testDriver = "csi.example.com"
+
+func newCSIVolume(t *testing.T, ns, handle, claim string) string {
+	t.Helper()
+	ctx := context.Background()
+	pv := &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: uniq("pv")},
+		Spec: corev1.PersistentVolumeSpec{
+			Capacity:               corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
+			AccessModes:            []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: testDriver, VolumeHandle: handle}},
+		},
+	}
+	must(t, env.Client.Create(ctx, pv))
+	if claim != "" {
+		pvc := &corev1.PersistentVolumeClaim{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: claim},
+			Spec: corev1.PersistentVolumeClaimSpec{
+				AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+				VolumeName:  pv.Name,
+			},
+		}
+		must(t, env.Client.Create(ctx, pvc))
+	}
+	return pv.Name
+}
+
+func newAttachment(t *testing.T, node, pv string) *storagev1.VolumeAttachment {
+	t.Helper()
+	va := &storagev1.VolumeAttachment{
+		ObjectMeta: metav1.ObjectMeta{Name: uniq("va")},
+		Spec: storagev1.VolumeAttachmentSpec{
+			Attacher: testDriver, NodeName: node,
+			Source: storagev1.VolumeAttachmentSource{PersistentVolumeName: ptr.To(pv)},
+		},
+	}
+	must(t, env.Client.Create(context.Background(), va))
+	setAttached(t, va, true)
+	return va
+}
+
+func setAttached(t *testing.T, va *storagev1.VolumeAttachment, attached bool) {
+	t.Helper()
+	must(t, env.Client.Get(context.Background(), client.ObjectKeyFromObject(va), va))
+	va.Status.Attached = attached
+	must(t, env.Client.Status().Update(context.Background(), va))
+}
+
+func setVolumesAttached(t *testing.T, node string, names ...string) {
+	t.Helper()
+	n := getNode(t, node)
+	n.Status.VolumesAttached = nil
+	for _, name := range names {
+		n.Status.VolumesAttached = append(n.Status.VolumesAttached, corev1.AttachedVolume{Name: corev1.UniqueVolumeName(name), DevicePath: "/dev/x"})
+	}
+	must(t, env.Client.Status().Update(context.Background(), n))
+}
+
+func csiName(handle string) string { return csiUniqueVolumePrefix + testDriver + "^" + handle }
+
+func TestWaitForVolumeDetach(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	node := newNode(t)
+	other := newNode(t)
+	m := testMachine(ns, nil)
+
+	// Nothing attached.
+	wantStatus(t, waitForVolumeDetach(ctx, scopeFor(t, m, node.Name)), engine.Done)
+
+	// pv-a is attached through a VolumeAttachment and also listed in
+	// volumesAttached (one volume, counted once); h-c only in volumesAttached.
+	pvA := newCSIVolume(t, ns, uniq("h-a"), "")
+	vaA := newAttachment(t, node.Name, pvA)
+	handleA := getPV(t, pvA).Spec.CSI.VolumeHandle
+	handleC := uniq("h-c")
+	// A volume on another Node, and one that is not attached (yet).
+	newAttachment(t, other.Name, newCSIVolume(t, ns, uniq("h-o"), ""))
+	vaPending := newAttachment(t, node.Name, newCSIVolume(t, ns, uniq("h-p"), ""))
+	setAttached(t, vaPending, false)
+
+	// The volume of a Pod the drain skipped is ignored in both places.
+	handleS := uniq("h-s")
+	pvS := newCSIVolume(t, ns, handleS, "keep-data")
+	newPod(t, ns, "keep", node.Name, withLabels(clusterv1.PodDrainLabel, clusterv1.PodDrainLabelValueSkip), withClaim("keep-data"))
+	newAttachment(t, node.Name, pvS)
+
+	setVolumesAttached(t, node.Name, csiName(handleA), csiName(handleC), csiName(handleS))
+
+	o := waitForVolumeDetach(ctx, scopeFor(t, m, node.Name))
+	wantStatus(t, o, engine.InProgress,
+		fmt.Sprintf("Waiting for 2 volumes to detach from Node %s: %s, %s", node.Name, csiName(handleC), pvA))
+	if strings.Contains(o.Message, handleS) || strings.Contains(o.Message, pvS) {
+		t.Errorf("message %q names the skipped Pod's volume", o.Message)
+	}
+
+	// Detached: the VolumeAttachment reports attached=false and the Node
+	// lists only the skipped Pod's volume.
+	setAttached(t, vaA, false)
+	setVolumesAttached(t, node.Name, csiName(handleS))
+	wantStatus(t, waitForVolumeDetach(ctx, scopeFor(t, m, node.Name)), engine.Done)
+}
+
+func TestWaitForVolumeDetachNamesAFew(t *testing.T) {
+	ctx := context.Background()
+	node := newNode(t)
+	setVolumesAttached(t, node.Name, "kubernetes.io/e", "kubernetes.io/d", "kubernetes.io/c", "kubernetes.io/b", "kubernetes.io/a")
+	o := waitForVolumeDetach(ctx, scopeFor(t, testMachine("default", nil), node.Name))
+	wantStatus(t, o, engine.InProgress,
+		"Waiting for 5 volumes to detach from Node "+node.Name+": kubernetes.io/a, kubernetes.io/b, kubernetes.io/c, and 2 more")
+}
+
+func getPV(t *testing.T, name string) *corev1.PersistentVolume {
+	t.Helper()
+	pv := &corev1.PersistentVolume{}
+	must(t, env.Client.Get(context.Background(), client.ObjectKey{Name: name}, pv))
+	return pv
+}
+
+func TestSyncNode(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: uniq("node"), Labels: map[string]string{
+		"kubernetes.io/hostname": "h1",
+		// A managed-prefix label krtt did not set: never removed by krtt.
+		"node-role.kubernetes.io/gpu": "",
+	}}}
+	must(t, env.Client.Create(ctx, node))
+
+	worker, pool := clusterv1.NodeRoleLabelPrefix+"worker", clusterv1.ManagedNodeLabelPrefix+"pool"
+	zone := clusterv1.NodeRestrictionLabelPrefix + "zone"
+	m := testMachine(ns, map[string]string{worker: "", pool: "blue", zone: "a", "team": "x", clusterv1.ClusterNameLabel: "c1"})
+
+	o := syncNode(ctx, scopeFor(t, m, node.Name))
+	wantStatus(t, o, engine.Done, "updated Node "+node.Name+": labels "+zone+","+worker+","+pool)
+	n := getNode(t, node.Name)
+	for k, v := range map[string]string{worker: "", pool: "blue", zone: "a", "kubernetes.io/hostname": "h1", "node-role.kubernetes.io/gpu": ""} {
+		if got, ok := n.Labels[k]; !ok || got != v {
+			t.Errorf("Node label %s = %q (present %v), want %q", k, got, ok, v)
+		}
+	}
+	for _, k := range []string{"team", clusterv1.ClusterNameLabel} {
+		if _, ok := n.Labels[k]; ok {
+			t.Errorf("Node got unmanaged Machine label %s", k)
+		}
+	}
+	for k, v := range map[string]string{
+		clusterv1.MachineAnnotation:          m.Name,
+		clusterv1.ClusterNameAnnotation:      "c1",
+		clusterv1.ClusterNamespaceAnnotation: ns,
+		LabelsFromMachineAnnotation:          zone + "," + worker + "," + pool,
+	} {
+		if got := n.Annotations[k]; got != v {
+			t.Errorf("Node annotation %s = %q, want %q", k, got, v)
+		}
+	}
+
+	// In sync: no write at all.
+	o = syncNode(ctx, scopeFor(t, m, node.Name))
+	wantStatus(t, o, engine.Done, "Node "+node.Name+" in sync")
+	if rv := getNode(t, node.Name).ResourceVersion; rv != n.ResourceVersion {
+		t.Errorf("in-sync Node was written (resourceVersion %s -> %s)", n.ResourceVersion, rv)
+	}
+
+	// A label removed from the Machine is removed from the Node; a changed
+	// value is updated; labels krtt never set stay.
+	delete(m.Labels, pool)
+	m.Labels[zone] = "b"
+	o = syncNode(ctx, scopeFor(t, m, node.Name))
+	wantStatus(t, o, engine.Done, "labels "+zone, "removed labels "+pool)
+	n = getNode(t, node.Name)
+	if _, ok := n.Labels[pool]; ok {
+		t.Errorf("label %s removed from the Machine is still on the Node", pool)
+	}
+	if n.Labels[zone] != "b" || n.Labels["kubernetes.io/hostname"] != "h1" {
+		t.Errorf("Node labels after update: %v", n.Labels)
+	}
+	if _, ok := n.Labels["node-role.kubernetes.io/gpu"]; !ok {
+		t.Error("a managed-prefix label krtt did not set was removed")
+	}
+	if got := n.Annotations[LabelsFromMachineAnnotation]; got != zone+","+worker {
+		t.Errorf("%s = %q", LabelsFromMachineAnnotation, got)
+	}
+
+	// No managed labels left: they and the bookkeeping annotation go.
+	m.Labels = map[string]string{"team": "x"}
+	wantStatus(t, syncNode(ctx, scopeFor(t, m, node.Name)), engine.Done, "removed labels "+zone+","+worker)
+	n = getNode(t, node.Name)
+	if _, ok := n.Annotations[LabelsFromMachineAnnotation]; ok {
+		t.Error("bookkeeping annotation kept with no managed labels")
+	}
+	if n.Annotations[clusterv1.MachineAnnotation] != m.Name {
+		t.Error("Machine annotation lost")
+	}
+	rv := n.ResourceVersion
+	wantStatus(t, syncNode(ctx, scopeFor(t, m, node.Name)), engine.Done, "in sync")
+	if got := getNode(t, node.Name).ResourceVersion; got != rv {
+		t.Error("in-sync Node was written")
+	}
+}

@@ -1,0 +1,121 @@
+package machine
+
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+)
+
+// This file reads bootstrap and infrastructure objects by the Cluster API
+// provider contract only (v1beta2 fields first, v1beta1 `status.ready` as a
+// fallback), so any provider that follows it works without krtt knowing its
+// Go types.
+
+// GVKFor turns a contract reference into a GroupVersionKind. References name
+// the group only; the version is found through the REST mapper.
+func GroupKindFor(ref clusterv1.ObjectReference) schema.GroupKind {
+	return schema.GroupKind{Group: ref.APIGroup, Kind: ref.Kind}
+}
+
+func nestedBool(u *unstructured.Unstructured, fields ...string) (bool, bool) {
+	if u == nil {
+		return false, false
+	}
+	v, found, err := unstructured.NestedBool(u.Object, fields...)
+	return v, found && err == nil
+}
+
+func nestedString(u *unstructured.Unstructured, fields ...string) string {
+	if u == nil {
+		return ""
+	}
+	v, _, _ := unstructured.NestedString(u.Object, fields...)
+	return v
+}
+
+// BootstrapDataSecretCreated reports whether a bootstrap object says its data
+// secret exists: status.initialization.dataSecretCreated (v1beta2) or
+// status.ready (v1beta1).
+func BootstrapDataSecretCreated(u *unstructured.Unstructured) bool {
+	if v, ok := nestedBool(u, "status", "initialization", "dataSecretCreated"); ok {
+		return v
+	}
+	v, _ := nestedBool(u, "status", "ready")
+	return v
+}
+
+// BootstrapDataSecretName returns status.dataSecretName.
+func BootstrapDataSecretName(u *unstructured.Unstructured) string {
+	return nestedString(u, "status", "dataSecretName")
+}
+
+// InfrastructureProvisioned reports status.initialization.provisioned
+// (v1beta2) or status.ready (v1beta1).
+func InfrastructureProvisioned(u *unstructured.Unstructured) bool {
+	if v, ok := nestedBool(u, "status", "initialization", "provisioned"); ok {
+		return v
+	}
+	v, _ := nestedBool(u, "status", "ready")
+	return v
+}
+
+// InfrastructureProviderID returns spec.providerID.
+func InfrastructureProviderID(u *unstructured.Unstructured) string {
+	return nestedString(u, "spec", "providerID")
+}
+
+// InfrastructureFailureDomain returns spec.failureDomain, else status.failureDomain.
+func InfrastructureFailureDomain(u *unstructured.Unstructured) string {
+	if fd := nestedString(u, "spec", "failureDomain"); fd != "" {
+		return fd
+	}
+	return nestedString(u, "status", "failureDomain")
+}
+
+// InfrastructureAddresses returns status.addresses.
+func InfrastructureAddresses(u *unstructured.Unstructured) []clusterv1.MachineAddress {
+	if u == nil {
+		return nil
+	}
+	raw, found, err := unstructured.NestedSlice(u.Object, "status", "addresses")
+	if !found || err != nil {
+		return nil
+	}
+	var out []clusterv1.MachineAddress
+	for _, item := range raw {
+		m, ok := item.(map[string]any)
+		if !ok {
+			continue
+		}
+		t, _ := m["type"].(string)
+		a, _ := m["address"].(string)
+		if t != "" && a != "" {
+			out = append(out, clusterv1.MachineAddress{Type: clusterv1.MachineAddressType(t), Address: a})
+		}
+	}
+	return out
+}
+
+// ReadyCondition returns the status, reason and message of
+// status.conditions[type=Ready]; found is false when there is none.
+func ReadyCondition(u *unstructured.Unstructured) (status, reason, message string, found bool) {
+	if u == nil {
+		return "", "", "", false
+	}
+	conds, ok, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	if !ok {
+		return "", "", "", false
+	}
+	for _, c := range conds {
+		m, ok := c.(map[string]any)
+		if !ok || m["type"] != "Ready" {
+			continue
+		}
+		status, _ = m["status"].(string)
+		reason, _ = m["reason"].(string)
+		message, _ = m["message"].(string)
+		return status, reason, message, true
+	}
+	return "", "", "", false
+}

@@ -1,0 +1,183 @@
+package machine
+
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/engine"
+)
+
+// registerFacts binds every fact of transitions/machine/machine.yaml to the
+// Go that computes it from the Scope. Each observer reads the snapshot only.
+func registerFacts(r *engine.Registry[*Scope]) {
+	r.Bool("machineFound", "The Machine was found.", func(s *Scope) bool { return s.MachineFound })
+	r.Bool("apiError", "Observing hit an API error other than NotFound.", func(s *Scope) bool { return s.Err != nil })
+	r.Bool("hasFinalizer", "The Machine carries the krtt finalizer.", func(s *Scope) bool {
+		return s.Machine != nil && hasString(s.Machine.Finalizers, clusterv1.MachineFinalizer)
+	})
+	r.Bool("deleting", "The Machine has a deletionTimestamp.", func(s *Scope) bool { return s.IsDeleting() })
+	r.Bool("paused", "The Machine or its Cluster is paused.", func(s *Scope) bool {
+		if s.Machine == nil {
+			return false
+		}
+		if _, ok := s.Machine.Annotations[clusterv1.PausedAnnotation]; ok {
+			return true
+		}
+		return s.Cluster != nil && s.Cluster.Spec.Paused
+	})
+	r.Enum("cluster", "Whether the Machine's Cluster exists and is being deleted.", func(s *Scope) string {
+		switch {
+		case s.Cluster == nil:
+			return "Missing"
+		case !s.Cluster.DeletionTimestamp.IsZero():
+			return "Deleting"
+		}
+		return "Found"
+	})
+	r.Bool("ownerAndLabelsSet", "The cluster-name label and Cluster owner reference are in place.", func(s *Scope) bool {
+		if s.Machine == nil {
+			return true
+		}
+		return ownerAndLabelsSet(s)
+	})
+	r.Bool("dataSecretNameSet", "spec.bootstrap.dataSecretName is set.", func(s *Scope) bool {
+		return s.Machine != nil && s.Machine.Spec.Bootstrap.DataSecretName != nil && *s.Machine.Spec.Bootstrap.DataSecretName != ""
+	})
+	r.Enum("bootstrapConfig", "The bootstrap object by the provider contract.", func(s *Scope) string {
+		switch {
+		case s.Machine == nil:
+			return "Missing"
+		case s.Machine.Spec.Bootstrap.ConfigRef == nil:
+			return "NotUsed"
+		case s.Bootstrap == nil:
+			return "Missing"
+		case BootstrapDataSecretCreated(s.Bootstrap) && BootstrapDataSecretName(s.Bootstrap) != "":
+			return "Ready"
+		}
+		return "NotReady"
+	})
+	r.Enum("infrastructure", "The infrastructure object by the provider contract.", func(s *Scope) string {
+		return infrastructureState(s.Infrastructure)
+	})
+	r.Bool("wasProvisioned", "status.initialization.infrastructureProvisioned is true.", func(s *Scope) bool {
+		return s.Machine != nil && s.Machine.Status.Initialization.InfrastructureProvisioned != nil && *s.Machine.Status.Initialization.InfrastructureProvisioned
+	})
+	r.Bool("hasProviderID", "spec.providerID is set.", func(s *Scope) bool {
+		return s.Machine != nil && s.Machine.Spec.ProviderID != nil && *s.Machine.Spec.ProviderID != ""
+	})
+	r.Bool("hasNodeRef", "status.nodeRef is set.", func(s *Scope) bool { return hasNodeRef(s) })
+	r.Enum("node", "The Machine's Node by nodeRef or providerID.", func(s *Scope) string {
+		switch {
+		case hasNodeRef(s) && len(s.Nodes) == 0:
+			return "Gone"
+		case len(s.Nodes) == 1:
+			return "Found"
+		case len(s.Nodes) > 1:
+			return "Multiple"
+		}
+		return "None"
+	})
+	r.Enum("deleteNodeAllowed", "Whether deletion may touch the Node, and if not why.", deleteNodeAllowed)
+	r.Bool("preDrainHooks", "A pre-drain hook annotation is present.", func(s *Scope) bool {
+		return s.Machine != nil && len(annotationsWithPrefix(s.Machine.Annotations, clusterv1.PreDrainDeleteHookAnnotationPrefix)) > 0
+	})
+	r.Bool("excludeDrain", "The exclude-node-draining annotation is present.", func(s *Scope) bool {
+		return s.Machine != nil && hasKey(s.Machine.Annotations, clusterv1.ExcludeNodeDrainingAnnotation)
+	})
+	r.Bool("drainTimedOut", "The drain timeout has passed since nodeDrainStartTime.", func(s *Scope) bool {
+		if s.Machine == nil || s.Machine.Status.Deletion.NodeDrainStartTime == nil {
+			return false
+		}
+		return timedOut(s.Now, s.Machine.Status.Deletion.NodeDrainStartTime.Time, s.Machine.Spec.Deletion.NodeDrainTimeoutSeconds)
+	})
+	r.Bool("excludeVolumeWait", "The exclude-wait-for-node-volume-detach annotation is present.", func(s *Scope) bool {
+		return s.Machine != nil && hasKey(s.Machine.Annotations, clusterv1.ExcludeWaitForNodeVolumeDetachAnnotation)
+	})
+	r.Bool("volumeWaitTimedOut", "The volume detach timeout has passed since waitForNodeVolumeDetachStartTime.", func(s *Scope) bool {
+		if s.Machine == nil || s.Machine.Status.Deletion.WaitForNodeVolumeDetachStartTime == nil {
+			return false
+		}
+		return timedOut(s.Now, s.Machine.Status.Deletion.WaitForNodeVolumeDetachStartTime.Time, s.Machine.Spec.Deletion.NodeVolumeDetachTimeoutSeconds)
+	})
+	r.Bool("preTerminateHooks", "A pre-terminate hook annotation is present.", func(s *Scope) bool {
+		return s.Machine != nil && len(annotationsWithPrefix(s.Machine.Annotations, clusterv1.PreTerminateDeleteHookAnnotationPrefix)) > 0
+	})
+	r.Bool("nodeDeletionTimedOut", "The node deletion timeout has passed since nodeDeletionStartTime.", func(s *Scope) bool {
+		if s.Machine == nil || s.Machine.Status.Deletion.NodeDeletionStartTime == nil {
+			return false
+		}
+		return timedOut(s.Now, s.Machine.Status.Deletion.NodeDeletionStartTime.Time, s.Machine.Spec.Deletion.NodeDeletionTimeoutSeconds)
+	})
+}
+
+func infrastructureState(u *unstructured.Unstructured) string {
+	switch {
+	case u == nil:
+		return "Missing"
+	case !InfrastructureProvisioned(u):
+		return "NotProvisioned"
+	case InfrastructureProviderID(u) == "":
+		return "NoProviderID"
+	}
+	return "Provisioned"
+}
+
+// deleteNodeAllowed mirrors Cluster API's isDeleteNodeAllowed, in its order.
+func deleteNodeAllowed(s *Scope) string {
+	switch {
+	case s.Cluster == nil || !s.Cluster.DeletionTimestamp.IsZero():
+		return "ClusterDeleting"
+	case !hasNodeRef(s):
+		return "NoNodeRef"
+	case s.ControlPlane != nil && s.ControlPlane.GetDeletionTimestamp() != nil:
+		return "ControlPlaneDeleting"
+	case s.Machine != nil && hasKey(s.Machine.Labels, clusterv1.ControlPlaneLabel) && s.ControlPlaneMachines == 0:
+		return "LastControlPlaneMachine"
+	}
+	return "Allowed"
+}
+
+func hasNodeRef(s *Scope) bool {
+	return s.Machine != nil && s.Machine.Status.NodeRef != nil && s.Machine.Status.NodeRef.Name != ""
+}
+
+// timedOut: a timeout of 0 or unset waits forever.
+func timedOut(now, start time.Time, seconds *int32) bool {
+	if seconds == nil || *seconds <= 0 {
+		return false
+	}
+	return now.Sub(start) >= time.Duration(*seconds)*time.Second
+}
+
+func ownerAndLabelsSet(s *Scope) bool {
+	m := s.Machine
+	if m.Labels[clusterv1.ClusterNameLabel] != m.Spec.ClusterName {
+		return false
+	}
+	for _, ref := range m.OwnerReferences {
+		if ref.Controller != nil && *ref.Controller {
+			// Owned by another controller (a MachineSet): it manages ownership.
+			return true
+		}
+		if ref.Kind == "Cluster" && ref.Name == m.Spec.ClusterName && ref.APIVersion == clusterv1.GroupVersion.String() {
+			return true
+		}
+	}
+	return false
+}
+
+func hasString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func hasKey(m map[string]string, k string) bool {
+	_, ok := m[k]
+	return ok
+}

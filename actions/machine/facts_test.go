@@ -1,0 +1,165 @@
+package machine
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/transitions"
+)
+
+// These tests need no API server: the observers read a hand-built Scope.
+
+func TestTimedOut(t *testing.T) {
+	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name    string
+		after   time.Duration
+		seconds *int32
+		want    bool
+	}{
+		{"unset waits forever", 1000 * time.Hour, nil, false},
+		{"zero waits forever", 1000 * time.Hour, ptr.To[int32](0), false},
+		{"before the timeout", 9 * time.Second, ptr.To[int32](10), false},
+		{"at the timeout", 10 * time.Second, ptr.To[int32](10), true},
+		{"after the timeout", time.Minute, ptr.To[int32](10), true},
+	} {
+		if got := timedOut(start.Add(tc.after), start, tc.seconds); got != tc.want {
+			t.Errorf("%s: timedOut = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func deletingNow() *metav1.Time { return ptr.To(metav1.Now()) }
+
+func TestDeleteNodeAllowedOrder(t *testing.T) {
+	cluster := func(deleting bool) *clusterv1.Cluster {
+		c := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "c1"}}
+		if deleting {
+			c.DeletionTimestamp = deletingNow()
+		}
+		return c
+	}
+	machine := func(nodeRef, controlPlane bool) *clusterv1.Machine {
+		m := &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Name: "m1", Labels: map[string]string{}}}
+		if nodeRef {
+			m.Status.NodeRef = &clusterv1.MachineNodeReference{Name: "n1"}
+		}
+		if controlPlane {
+			m.Labels[clusterv1.ControlPlaneLabel] = ""
+		}
+		return m
+	}
+	deletingCP := &unstructured.Unstructured{}
+	deletingCP.SetDeletionTimestamp(deletingNow())
+
+	for _, tc := range []struct {
+		name string
+		s    *Scope
+		want string
+	}{
+		// Each case also meets every later condition, so it proves the order.
+		{"Cluster gone", &Scope{Machine: machine(false, true), ControlPlane: deletingCP}, "ClusterDeleting"},
+		{"Cluster deleting", &Scope{Cluster: cluster(true), Machine: machine(false, true), ControlPlane: deletingCP}, "ClusterDeleting"},
+		{"no nodeRef", &Scope{Cluster: cluster(false), Machine: machine(false, true), ControlPlane: deletingCP}, "NoNodeRef"},
+		{"control plane deleting", &Scope{Cluster: cluster(false), Machine: machine(true, true), ControlPlane: deletingCP}, "ControlPlaneDeleting"},
+		{"last control-plane Machine", &Scope{Cluster: cluster(false), Machine: machine(true, true), ControlPlane: &unstructured.Unstructured{}}, "LastControlPlaneMachine"},
+		{"other control-plane Machines left", &Scope{Cluster: cluster(false), Machine: machine(true, true), ControlPlaneMachines: 2}, "Allowed"},
+		{"worker", &Scope{Cluster: cluster(false), Machine: machine(true, false)}, "Allowed"},
+	} {
+		if got := deleteNodeAllowed(tc.s); got != tc.want {
+			t.Errorf("%s: deleteNodeAllowed = %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}
+
+// observe computes every fact of the shipped machine set for a Scope,
+// through the registry, as the controller does.
+func observe(t *testing.T, s *Scope) engine.Facts {
+	t.Helper()
+	lib, findings := engine.LoadFS(transitions.FS(), transitions.MachineDir)
+	if findings.HasErrors() {
+		t.Fatalf("load tables: %v", findings.Errors())
+	}
+	set := lib.Set("machine")
+	if set == nil {
+		t.Fatal("no machine table set")
+	}
+	r, err := engine.NewRunner(set, Registry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := r.Observe(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func TestNodeFact(t *testing.T) {
+	withRef := &clusterv1.Machine{Status: clusterv1.MachineStatus{NodeRef: &clusterv1.MachineNodeReference{Name: "n1"}}}
+	noRef := &clusterv1.Machine{}
+	one := []corev1.Node{{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}}
+	two := []corev1.Node{{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}, {ObjectMeta: metav1.ObjectMeta{Name: "n2"}}}
+	for _, tc := range []struct {
+		name string
+		s    *Scope
+		want string
+	}{
+		{"nodeRef, Node gone", &Scope{MachineFound: true, Machine: withRef}, "Gone"},
+		{"nodeRef, Node found", &Scope{MachineFound: true, Machine: withRef, Nodes: one}, "Found"},
+		{"no nodeRef, one Node by providerID", &Scope{MachineFound: true, Machine: noRef, Nodes: one}, "Found"},
+		{"no nodeRef, two Nodes by providerID", &Scope{MachineFound: true, Machine: noRef, Nodes: two}, "Multiple"},
+		{"no nodeRef, no Node", &Scope{MachineFound: true, Machine: noRef}, "None"},
+		{"no Machine", &Scope{}, "None"},
+	} {
+		if got := observe(t, tc.s).Get("node"); got != tc.want {
+			t.Errorf("%s: node = %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestTimeoutFacts(t *testing.T) {
+	now := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
+	started := ptr.To(metav1.NewTime(now.Add(-time.Minute)))
+	m := func(seconds *int32) *clusterv1.Machine {
+		return &clusterv1.Machine{
+			ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: started},
+			Spec: clusterv1.MachineSpec{Deletion: clusterv1.MachineDeletionSpec{
+				NodeDrainTimeoutSeconds: seconds, NodeVolumeDetachTimeoutSeconds: seconds, NodeDeletionTimeoutSeconds: seconds,
+			}},
+			Status: clusterv1.MachineStatus{Deletion: clusterv1.MachineDeletionStatus{
+				NodeDrainStartTime: started, WaitForNodeVolumeDetachStartTime: started, NodeDeletionStartTime: started,
+			}},
+		}
+	}
+	facts := []string{"drainTimedOut", "volumeWaitTimedOut", "nodeDeletionTimedOut"}
+	for _, tc := range []struct {
+		name    string
+		seconds *int32
+		want    string
+	}{
+		{"0 waits forever", ptr.To[int32](0), "false"},
+		{"unset waits forever", nil, "false"},
+		{"not yet", ptr.To[int32](120), "false"},
+		{"passed", ptr.To[int32](30), "true"},
+	} {
+		f := observe(t, &Scope{MachineFound: true, Machine: m(tc.seconds), Now: now})
+		for _, fact := range facts {
+			if got := f.Get(fact); got != tc.want {
+				t.Errorf("%s: %s = %s, want %s", tc.name, fact, got, tc.want)
+			}
+		}
+	}
+	// No start time recorded yet: never timed out.
+	f := observe(t, &Scope{MachineFound: true, Machine: &clusterv1.Machine{Spec: clusterv1.MachineSpec{Deletion: clusterv1.MachineDeletionSpec{NodeDrainTimeoutSeconds: ptr.To[int32](1)}}}, Now: now})
+	if got := f.Get("drainTimedOut"); got != "false" {
+		t.Errorf("drainTimedOut without a start time = %s", got)
+	}
+}

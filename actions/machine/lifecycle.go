@@ -1,0 +1,213 @@
+package machine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/engine"
+)
+
+// The actions in this file change the Machine in memory only (the
+// reconciler patches it once), or touch one other object idempotently.
+
+func addFinalizer(_ context.Context, s *Scope) engine.Outcome {
+	controllerutil.AddFinalizer(s.Machine, clusterv1.MachineFinalizer)
+	return engine.OK()
+}
+
+func removeFinalizer(_ context.Context, s *Scope) engine.Outcome {
+	controllerutil.RemoveFinalizer(s.Machine, clusterv1.MachineFinalizer)
+	return engine.OK()
+}
+
+func setClusterOwnerAndLabels(_ context.Context, s *Scope) engine.Outcome {
+	m := s.Machine
+	if m.Labels == nil {
+		m.Labels = map[string]string{}
+	}
+	m.Labels[clusterv1.ClusterNameLabel] = m.Spec.ClusterName
+	if metav1.GetControllerOf(m) != nil || s.Cluster == nil {
+		return engine.OK()
+	}
+	ref := metav1.OwnerReference{
+		APIVersion: clusterv1.GroupVersion.String(), Kind: "Cluster",
+		Name: s.Cluster.Name, UID: s.Cluster.UID,
+	}
+	for i, r := range m.OwnerReferences {
+		if r.Kind == ref.Kind && r.APIVersion == ref.APIVersion && r.Name == ref.Name {
+			m.OwnerReferences[i] = ref
+			return engine.OK()
+		}
+	}
+	m.OwnerReferences = append(m.OwnerReferences, ref)
+	return engine.OK()
+}
+
+// adopt makes the Machine the controller owner of an external object and
+// makes sure its kind is watched; it writes only when the reference is missing.
+func adopt(ctx context.Context, s *Scope, u *unstructured.Unstructured) engine.Outcome {
+	if u == nil {
+		return engine.OK()
+	}
+	if s.Watcher != nil {
+		if err := s.Watcher.Watch(ctx, u); err != nil {
+			return engine.Fail(fmt.Errorf("watch %s: %w", u.GetKind(), err))
+		}
+	}
+	if owner := metav1.GetControllerOf(u); owner != nil && owner.UID == s.Machine.UID {
+		return engine.OK()
+	}
+	base := u.DeepCopy()
+	refs := u.GetOwnerReferences()
+	for i := range refs {
+		// Cluster API convention: a Machine takes over control from no one.
+		if refs[i].Controller != nil && *refs[i].Controller && refs[i].UID != s.Machine.UID {
+			return engine.Failf("%s %s is already controlled by %s %s", u.GetKind(), u.GetName(), refs[i].Kind, refs[i].Name)
+		}
+	}
+	refs = append(refs, metav1.OwnerReference{
+		APIVersion: clusterv1.GroupVersion.String(), Kind: "Machine", Name: s.Machine.Name, UID: s.Machine.UID,
+		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
+	})
+	u.SetOwnerReferences(refs)
+	labels := u.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[clusterv1.ClusterNameLabel] = s.Machine.Spec.ClusterName
+	u.SetLabels(labels)
+	if err := s.Client.Patch(ctx, u, client.MergeFrom(base)); err != nil {
+		return engine.Fail(fmt.Errorf("set owner of %s %s: %w", u.GetKind(), u.GetName(), err))
+	}
+	return engine.OK()
+}
+
+func adoptBootstrap(ctx context.Context, s *Scope) engine.Outcome { return adopt(ctx, s, s.Bootstrap) }
+
+func adoptInfrastructure(ctx context.Context, s *Scope) engine.Outcome {
+	return adopt(ctx, s, s.Infrastructure)
+}
+
+func copyDataSecretName(_ context.Context, s *Scope) engine.Outcome {
+	name := BootstrapDataSecretName(s.Bootstrap)
+	if name == "" {
+		return engine.Failf("bootstrap object reports its data secret but status.dataSecretName is empty")
+	}
+	s.Machine.Spec.Bootstrap.DataSecretName = ptr.To(name)
+	return engine.OKf("data secret %s", name)
+}
+
+func copyInfrastructureFields(_ context.Context, s *Scope) engine.Outcome {
+	m, u := s.Machine, s.Infrastructure
+	id := InfrastructureProviderID(u)
+	if m.Spec.ProviderID != nil && *m.Spec.ProviderID != "" && *m.Spec.ProviderID != id {
+		return engine.Failf("infrastructure reports providerID %q but the Machine already has %q", id, *m.Spec.ProviderID)
+	}
+	m.Spec.ProviderID = ptr.To(id)
+	if addrs := InfrastructureAddresses(u); len(addrs) > 0 {
+		m.Status.Addresses = addrs
+	}
+	if fd := InfrastructureFailureDomain(u); fd != "" {
+		m.Status.FailureDomain = fd
+		if m.Spec.FailureDomain == "" {
+			m.Spec.FailureDomain = fd
+		}
+	}
+	return engine.OKf("providerID %s", id)
+}
+
+func setNodeRef(_ context.Context, s *Scope) engine.Outcome {
+	n := s.Node()
+	if n == nil {
+		return engine.Failf("no single Node to reference")
+	}
+	s.Machine.Status.NodeRef = &clusterv1.MachineNodeReference{Name: n.Name}
+	return engine.OKf("Node %s", n.Name)
+}
+
+func noteNodeOperationsSkipped(_ context.Context, s *Scope) engine.Outcome {
+	why := map[string]string{
+		"ClusterDeleting":         "the Cluster is being deleted or is gone",
+		"NoNodeRef":               "the Machine has no Node",
+		"ControlPlaneDeleting":    "the control plane is being deleted",
+		"LastControlPlaneMachine": "this is the last control-plane Machine",
+	}[deleteNodeAllowed(s)]
+	return engine.OKf("Deletion started; pre-drain hooks, drain, volume detach and Node deletion are skipped because %s", why)
+}
+
+func startClock(field **metav1.Time, now metav1.Time) {
+	if *field == nil {
+		*field = &now
+	}
+}
+
+func hookWait(s *Scope, prefix, point string, field **metav1.Time) engine.Outcome {
+	startClock(field, metav1.NewTime(s.Now))
+	hooks := annotationsWithPrefix(s.Machine.Annotations, prefix)
+	return engine.OKf("Waiting for %s hooks to be removed: %s (waiting since %s)", point, strings.Join(hooks, ", "), (*field).UTC().Format("2006-01-02T15:04:05Z"))
+}
+
+func recordPreDrainHookWait(_ context.Context, s *Scope) engine.Outcome {
+	return hookWait(s, clusterv1.PreDrainDeleteHookAnnotationPrefix, "pre-drain", &s.Machine.Status.Deletion.WaitForPreDrainHookStartTime)
+}
+
+func recordPreTerminateHookWait(_ context.Context, s *Scope) engine.Outcome {
+	return hookWait(s, clusterv1.PreTerminateDeleteHookAnnotationPrefix, "pre-terminate", &s.Machine.Status.Deletion.WaitForPreTerminateHookStartTime)
+}
+
+func markDrainStart(_ context.Context, s *Scope) engine.Outcome {
+	startClock(&s.Machine.Status.Deletion.NodeDrainStartTime, metav1.NewTime(s.Now))
+	return engine.OK()
+}
+
+func markVolumeWaitStart(_ context.Context, s *Scope) engine.Outcome {
+	startClock(&s.Machine.Status.Deletion.WaitForNodeVolumeDetachStartTime, metav1.NewTime(s.Now))
+	return engine.OK()
+}
+
+func markNodeDeletionStart(_ context.Context, s *Scope) engine.Outcome {
+	startClock(&s.Machine.Status.Deletion.NodeDeletionStartTime, metav1.NewTime(s.Now))
+	return engine.OK()
+}
+
+// deleteExternal issues one delete for an object that is not already going
+// away and reports the wait until it is gone.
+func deleteExternal(ctx context.Context, s *Scope, u *unstructured.Unstructured, what string) engine.Outcome {
+	if u == nil {
+		return engine.OK()
+	}
+	if u.GetDeletionTimestamp() == nil {
+		if err := s.Client.Delete(ctx, u); err != nil && !apierrors.IsNotFound(err) {
+			return engine.Fail(fmt.Errorf("delete %s %s %s: %w", what, u.GetKind(), u.GetName(), err))
+		}
+	}
+	return engine.Wait("Waiting for %s %s %s to be deleted", what, u.GetKind(), u.GetName())
+}
+
+func deleteInfrastructure(ctx context.Context, s *Scope) engine.Outcome {
+	return deleteExternal(ctx, s, s.Infrastructure, "infrastructure")
+}
+
+func deleteBootstrap(ctx context.Context, s *Scope) engine.Outcome {
+	return deleteExternal(ctx, s, s.Bootstrap, "bootstrap")
+}
+
+func deleteNode(ctx context.Context, s *Scope) engine.Outcome {
+	n := s.Node()
+	if n == nil {
+		return engine.OK()
+	}
+	if err := s.NodeClient.Delete(ctx, n); err != nil && !apierrors.IsNotFound(err) {
+		return engine.Fail(fmt.Errorf("delete Node %s: %w", n.Name, err))
+	}
+	return engine.OKf("Node %s deleted", n.Name)
+}

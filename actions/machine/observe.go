@@ -1,0 +1,183 @@
+package machine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+)
+
+// NodeProviderIDIndex is the field index on Nodes by spec.providerID that the
+// operator's cache keeps, so finding a Machine's Node is a lookup, not a scan.
+const NodeProviderIDIndex = "spec.providerID"
+
+// NodeProviderIDIndexer extracts the index key.
+func NodeProviderIDIndexer(obj client.Object) []string {
+	n, ok := obj.(*corev1.Node)
+	if !ok || n.Spec.ProviderID == "" {
+		return nil
+	}
+	return []string{n.Spec.ProviderID}
+}
+
+// Observer fetches everything a Machine reconcile reads, once.
+type Observer struct {
+	Client   client.Client
+	Clusters ClusterClients
+	Watcher  Watcher
+	Now      func() time.Time
+}
+
+// Observe builds the Scope for one Machine. API errors do not abort it: the
+// first one is kept in Scope.Err and the apiError fact lets a row decide.
+func (o *Observer) Observe(ctx context.Context, key client.ObjectKey) *Scope {
+	now := time.Now
+	if o.Now != nil {
+		now = o.Now
+	}
+	s := &Scope{Client: o.Client, Watcher: o.Watcher, Now: now(), Key: key}
+	m := &clusterv1.Machine{}
+	if err := o.Client.Get(ctx, key, m); err != nil {
+		if !apierrors.IsNotFound(err) {
+			s.Err = fmt.Errorf("get Machine: %w", err)
+		}
+		return s
+	}
+	s.MachineFound = true
+	s.Machine = m
+
+	s.Cluster = o.getCluster(ctx, s)
+	if s.Cluster != nil && s.Cluster.Spec.ControlPlaneRef != nil {
+		s.ControlPlane = o.getExternal(ctx, s, *s.Cluster.Spec.ControlPlaneRef, m.Namespace, "control plane")
+	}
+	if s.Cluster != nil && m.Labels[clusterv1.ControlPlaneLabel] != "" {
+		o.countControlPlaneMachines(ctx, s)
+	}
+	if ref := m.Spec.Bootstrap.ConfigRef; ref != nil {
+		s.Bootstrap = o.getExternal(ctx, s, *ref, m.Namespace, "bootstrap")
+	}
+	s.Infrastructure = o.getExternal(ctx, s, m.Spec.InfrastructureRef, m.Namespace, "infrastructure")
+
+	nodeClient := o.Client
+	if o.Clusters != nil {
+		c, err := o.Clusters.ClientFor(ctx, client.ObjectKey{Namespace: m.Namespace, Name: m.Spec.ClusterName})
+		if err != nil {
+			s.keep(fmt.Errorf("connect to the cluster of %s: %w", m.Spec.ClusterName, err))
+			return s
+		}
+		nodeClient = c
+	}
+	s.NodeClient = nodeClient
+	o.findNodes(ctx, s)
+	return s
+}
+
+func (s *Scope) keep(err error) {
+	if s.Err == nil {
+		s.Err = err
+	}
+}
+
+func (o *Observer) getCluster(ctx context.Context, s *Scope) *clusterv1.Cluster {
+	c := &clusterv1.Cluster{}
+	err := o.Client.Get(ctx, client.ObjectKey{Namespace: s.Machine.Namespace, Name: s.Machine.Spec.ClusterName}, c)
+	if err == nil {
+		return c
+	}
+	if !apierrors.IsNotFound(err) {
+		s.keep(fmt.Errorf("get Cluster %s: %w", s.Machine.Spec.ClusterName, err))
+	}
+	return nil
+}
+
+// getExternal reads a contract object as unstructured; the version comes
+// from the REST mapper, since references carry only the group.
+func (o *Observer) getExternal(ctx context.Context, s *Scope, ref clusterv1.ObjectReference, namespace, what string) *unstructured.Unstructured {
+	mapping, err := o.Client.RESTMapper().RESTMapping(GroupKindFor(ref))
+	if err != nil {
+		if isNoMatch(err) {
+			// A kind the API server does not serve cannot have objects.
+			return nil
+		}
+		s.keep(fmt.Errorf("resolve %s kind %s.%s: %w", what, ref.Kind, ref.APIGroup, err))
+		return nil
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(mapping.GroupVersionKind)
+	if err := o.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: ref.Name}, u); err != nil {
+		if !apierrors.IsNotFound(err) {
+			s.keep(fmt.Errorf("get %s %s %s: %w", what, ref.Kind, ref.Name, err))
+		}
+		return nil
+	}
+	return u
+}
+
+func (o *Observer) countControlPlaneMachines(ctx context.Context, s *Scope) {
+	list := &clusterv1.MachineList{}
+	err := o.Client.List(ctx, list, client.InNamespace(s.Machine.Namespace), client.MatchingLabels{
+		clusterv1.ClusterNameLabel: s.Machine.Spec.ClusterName,
+	})
+	if err != nil {
+		s.keep(fmt.Errorf("list control-plane Machines: %w", err))
+		return
+	}
+	for i := range list.Items {
+		other := &list.Items[i]
+		if other.UID == s.Machine.UID || !other.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if _, ok := other.Labels[clusterv1.ControlPlaneLabel]; ok {
+			s.ControlPlaneMachines++
+		}
+	}
+}
+
+func (o *Observer) findNodes(ctx context.Context, s *Scope) {
+	m := s.Machine
+	if m.Status.NodeRef != nil && m.Status.NodeRef.Name != "" {
+		n := corev1.Node{}
+		err := s.NodeClient.Get(ctx, client.ObjectKey{Name: m.Status.NodeRef.Name}, &n)
+		switch {
+		case err == nil:
+			s.Nodes = []corev1.Node{n}
+		case !apierrors.IsNotFound(err):
+			s.keep(fmt.Errorf("get Node %s: %w", m.Status.NodeRef.Name, err))
+		}
+		return
+	}
+	if m.Spec.ProviderID == nil || *m.Spec.ProviderID == "" {
+		return
+	}
+	nodes, err := NodesByProviderID(ctx, s.NodeClient, *m.Spec.ProviderID)
+	if err != nil {
+		s.keep(err)
+		return
+	}
+	s.Nodes = nodes
+}
+
+// NodesByProviderID finds Nodes through the providerID index, falling back
+// to a filtered list where the client has no such index (a direct client).
+func NodesByProviderID(ctx context.Context, c client.Client, providerID string) ([]corev1.Node, error) {
+	list := &corev1.NodeList{}
+	if err := c.List(ctx, list, client.MatchingFields{NodeProviderIDIndex: providerID}); err == nil {
+		return list.Items, nil
+	}
+	if err := c.List(ctx, list); err != nil {
+		return nil, fmt.Errorf("list Nodes: %w", err)
+	}
+	var out []corev1.Node
+	for _, n := range list.Items {
+		if n.Spec.ProviderID == providerID {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}

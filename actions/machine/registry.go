@@ -1,0 +1,49 @@
+package machine
+
+import (
+	"sync"
+
+	"github.com/krtt-dev/krtt/engine"
+)
+
+// RegistryName is the name the Machine TableSet gives in spec.registry.
+const RegistryName = "machine"
+
+var (
+	once sync.Once
+	reg  *engine.Registry[*Scope]
+)
+
+// Registry returns the Machine registry: every fact observer and action the
+// Machine tables may name, each with the line the rendered docs show.
+func Registry() *engine.Registry[*Scope] {
+	once.Do(func() {
+		reg = engine.NewRegistry[*Scope](RegistryName)
+		registerFacts(reg)
+		registerActions(reg)
+	})
+	return reg
+}
+
+func registerActions(r *engine.Registry[*Scope]) {
+	r.Action("AddFinalizer", "Add the machine.cluster.krtt.dev finalizer to the Machine.", addFinalizer)
+	r.Action("RemoveFinalizer", "Remove the machine.cluster.krtt.dev finalizer so Kubernetes can delete the Machine.", removeFinalizer)
+	r.Action("SetClusterOwnerAndLabels", "Set the cluster-name label and, for a stand-alone Machine, the Cluster as owner.", setClusterOwnerAndLabels)
+	r.Action("AdoptBootstrap", "Make the Machine the controller owner of its bootstrap object and watch its kind.", adoptBootstrap)
+	r.Action("CopyDataSecretName", "Copy status.dataSecretName of the bootstrap object to spec.bootstrap.dataSecretName.", copyDataSecretName)
+	r.Action("AdoptInfrastructure", "Make the Machine the controller owner of its infrastructure object and watch its kind.", adoptInfrastructure)
+	r.Action("CopyInfrastructureFields", "Copy providerID, addresses and failure domain from the infrastructure object.", copyInfrastructureFields)
+	r.Action("SetNodeRef", "Point status.nodeRef at the Node found by providerID.", setNodeRef)
+	r.Action("SyncNode", "Sync the managed labels and the krtt annotations onto the Node (writes only on change).", syncNode)
+	r.Action("NoteNodeOperationsSkipped", "Say why Node operations are skipped during deletion.", noteNodeOperationsSkipped)
+	r.Action("RecordPreDrainHookWait", "Record when the wait for pre-drain hooks started and list the hooks.", recordPreDrainHookWait)
+	r.Action("RecordPreTerminateHookWait", "Record when the wait for pre-terminate hooks started and list the hooks.", recordPreTerminateHookWait)
+	r.Action("MarkDrainStart", "Set status.deletion.nodeDrainStartTime if unset.", markDrainStart)
+	r.Action("DrainNode", "Cordon the Node and evict its Pods through the Eviction API, one pass per reconcile.", drainNode, engine.MayWait())
+	r.Action("MarkVolumeWaitStart", "Set status.deletion.waitForNodeVolumeDetachStartTime if unset.", markVolumeWaitStart)
+	r.Action("WaitForVolumeDetach", "Wait until the Node reports no attached volumes (ignoring volumes of Pods the drain skipped).", waitForVolumeDetach, engine.MayWait())
+	r.Action("DeleteInfrastructure", "Delete the infrastructure object once and wait until it is gone.", deleteInfrastructure, engine.MayWait())
+	r.Action("DeleteBootstrap", "Delete the bootstrap object once and wait until it is gone.", deleteBootstrap, engine.MayWait())
+	r.Action("MarkNodeDeletionStart", "Set status.deletion.nodeDeletionStartTime if unset.", markNodeDeletionStart)
+	r.Action("DeleteNode", "Delete the Node object.", deleteNode)
+}

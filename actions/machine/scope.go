@@ -1,0 +1,86 @@
+// Package machine holds the Go side of the Machine tables: the observers
+// that compute facts from one snapshot of the world, and the actions the
+// rows run. Lifecycle decisions are not made here; they are rows in
+// transitions/machine.
+package machine
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+)
+
+// ClusterClients hands out the client for the cluster that holds a Cluster's
+// Nodes and Pods. Today every Cluster's Nodes live in the management cluster;
+// a workload-cluster connection plugs in here.
+type ClusterClients interface {
+	ClientFor(ctx context.Context, cluster client.ObjectKey) (client.Client, error)
+}
+
+// LocalClusterClients serves every Cluster from one client.
+type LocalClusterClients struct{ Client client.Client }
+
+// ClientFor returns the shared client.
+func (l LocalClusterClients) ClientFor(context.Context, client.ObjectKey) (client.Client, error) {
+	return l.Client, nil
+}
+
+// Watcher makes sure events of an external object's kind reach the Machine
+// that owns it (the controller starts a watch the first time it meets a kind).
+type Watcher interface {
+	Watch(ctx context.Context, obj *unstructured.Unstructured) error
+}
+
+// Scope is one reconcile's view of a Machine and everything around it. It is
+// filled once by Observe; observers read it, actions act through it and
+// change Machine in memory, and the reconciler patches Machine once.
+type Scope struct {
+	// Client reaches the management cluster (Machines, Clusters, provider objects).
+	Client client.Client
+	// NodeClient reaches the cluster that runs the Machine's Node and Pods.
+	NodeClient client.Client
+	Watcher    Watcher
+	Recorder   events.EventRecorder
+	Now        time.Time
+
+	Key          client.ObjectKey
+	MachineFound bool
+	Machine      *clusterv1.Machine
+
+	Cluster *clusterv1.Cluster
+	// ControlPlane is the Cluster's control plane object, when it has one.
+	ControlPlane *unstructured.Unstructured
+	// ControlPlaneMachines counts the Cluster's control-plane Machines that
+	// are not being deleted, this one excluded.
+	ControlPlaneMachines int
+
+	Bootstrap      *unstructured.Unstructured
+	Infrastructure *unstructured.Unstructured
+
+	// Nodes holds the Machine's Node: by nodeRef, else every Node with the
+	// Machine's providerID.
+	Nodes []corev1.Node
+
+	// Err is the first API error met while observing; facts read as if the
+	// object were absent, and the error row decides.
+	Err error
+}
+
+// Node returns the Machine's Node when exactly one was found.
+func (s *Scope) Node() *corev1.Node {
+	if len(s.Nodes) == 1 {
+		return &s.Nodes[0]
+	}
+	return nil
+}
+
+// IsDeleting reports whether the Machine has a deletionTimestamp.
+func (s *Scope) IsDeleting() bool {
+	return s.Machine != nil && !s.Machine.DeletionTimestamp.IsZero()
+}

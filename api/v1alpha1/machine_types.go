@@ -1,0 +1,329 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// MachineBootstrap says where the Machine's bootstrap data comes from: a
+// bootstrap config object that produces a data secret, or a data secret the
+// user provides directly.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.configRef) || has(self.dataSecretName)",message="bootstrap needs configRef or dataSecretName"
+type MachineBootstrap struct {
+	// configRef points at the bootstrap config object (for example a
+	// SimBootstrapConfig) that generates the bootstrap data secret.
+	// +optional
+	ConfigRef *ObjectReference `json:"configRef,omitempty"`
+
+	// dataSecretName is the name of the Secret holding the bootstrap data.
+	// The user may set it directly; otherwise the controller copies it from
+	// the bootstrap config object once that object has created the secret.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	DataSecretName *string `json:"dataSecretName,omitempty"`
+}
+
+// MachineDeletionSpec tunes how long each step of Machine deletion may take.
+type MachineDeletionSpec struct {
+	// nodeDrainTimeoutSeconds is how long the controller keeps draining the
+	// Node before it gives up and moves on. 0 or unset means wait forever.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	NodeDrainTimeoutSeconds *int32 `json:"nodeDrainTimeoutSeconds,omitempty"`
+
+	// nodeVolumeDetachTimeoutSeconds is how long the controller waits for the
+	// Node's volumes to detach before it moves on. 0 or unset means wait
+	// forever.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	NodeVolumeDetachTimeoutSeconds *int32 `json:"nodeVolumeDetachTimeoutSeconds,omitempty"`
+
+	// nodeDeletionTimeoutSeconds is how long the controller retries deleting
+	// the Node once infrastructure and bootstrap are gone; after that the
+	// finalizer is removed anyway. Defaults to 10. 0 means retry forever.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:default=10
+	NodeDeletionTimeoutSeconds *int32 `json:"nodeDeletionTimeoutSeconds,omitempty"`
+}
+
+// MachineSpec is the desired state of a Machine.
+//
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.providerID) || has(self.providerID) && self.providerID == oldSelf.providerID",message="providerID cannot be changed or removed once set"
+type MachineSpec struct {
+	// clusterName is the name of the Cluster this Machine belongs to.
+	// It cannot be changed.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="clusterName is immutable"
+	ClusterName string `json:"clusterName"`
+
+	// bootstrap says where the bootstrap data comes from.
+	// +required
+	Bootstrap MachineBootstrap `json:"bootstrap"`
+
+	// infrastructureRef points at the infrastructure machine object (for
+	// example a SimMachine). It cannot be changed.
+	// +required
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="infrastructureRef is immutable"
+	InfrastructureRef ObjectReference `json:"infrastructureRef"`
+
+	// providerID identifies the machine at the infrastructure provider and
+	// matches the Node's spec.providerID. The controller copies it from the
+	// infrastructure object; once set it cannot be changed or removed.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	ProviderID *string `json:"providerID,omitempty"`
+
+	// failureDomain is the failure domain the Machine should be placed in.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	FailureDomain string `json:"failureDomain,omitempty"`
+
+	// deletion tunes the timeouts of Machine deletion.
+	// +optional
+	// +kubebuilder:default={}
+	Deletion MachineDeletionSpec `json:"deletion,omitempty,omitzero"`
+}
+
+// MachinePhase is the user-facing summary of where a Machine is in its
+// lifecycle.
+//
+// +kubebuilder:validation:Enum=Pending;Provisioning;Provisioned;Running;Deleting;Failed
+type MachinePhase string
+
+// Machine phases.
+const (
+	MachinePhasePending      MachinePhase = "Pending"
+	MachinePhaseProvisioning MachinePhase = "Provisioning"
+	MachinePhaseProvisioned  MachinePhase = "Provisioned"
+	MachinePhaseRunning      MachinePhase = "Running"
+	MachinePhaseDeleting     MachinePhase = "Deleting"
+	MachinePhaseFailed       MachinePhase = "Failed"
+)
+
+// MachineAddressType is the kind of a MachineAddress.
+//
+// +kubebuilder:validation:Enum=Hostname;ExternalIP;InternalIP;ExternalDNS;InternalDNS
+type MachineAddressType string
+
+// Machine address types.
+const (
+	MachineHostName    MachineAddressType = "Hostname"
+	MachineExternalIP  MachineAddressType = "ExternalIP"
+	MachineInternalIP  MachineAddressType = "InternalIP"
+	MachineExternalDNS MachineAddressType = "ExternalDNS"
+	MachineInternalDNS MachineAddressType = "InternalDNS"
+)
+
+// MachineAddress is one address of a Machine.
+type MachineAddress struct {
+	// type of the address.
+	// +required
+	Type MachineAddressType `json:"type"`
+
+	// address is the host name, IP address or DNS name.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	Address string `json:"address"`
+}
+
+// MachineNodeReference names the Node that belongs to a Machine.
+type MachineNodeReference struct {
+	// name of the Node.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+}
+
+// MachineInitializationStatus records the one-way provisioning milestones of
+// a Machine.
+type MachineInitializationStatus struct {
+	// bootstrapDataSecretCreated is true once the bootstrap data secret is
+	// known (copied from the bootstrap config or given by the user).
+	// +optional
+	BootstrapDataSecretCreated *bool `json:"bootstrapDataSecretCreated,omitempty"`
+
+	// infrastructureProvisioned is true once the infrastructure object
+	// reported it is provisioned and its providerID was copied.
+	// +optional
+	InfrastructureProvisioned *bool `json:"infrastructureProvisioned,omitempty"`
+}
+
+// MachineDeletionStatus records when each step of deletion started, so
+// timeouts survive controller restarts.
+type MachineDeletionStatus struct {
+	// waitForPreDrainHookStartTime is when the controller started waiting for
+	// pre-drain hooks to be removed.
+	// +optional
+	WaitForPreDrainHookStartTime *metav1.Time `json:"waitForPreDrainHookStartTime,omitempty"`
+
+	// nodeDrainStartTime is when the controller started draining the Node.
+	// +optional
+	NodeDrainStartTime *metav1.Time `json:"nodeDrainStartTime,omitempty"`
+
+	// waitForNodeVolumeDetachStartTime is when the controller started waiting
+	// for the Node's volumes to detach.
+	// +optional
+	WaitForNodeVolumeDetachStartTime *metav1.Time `json:"waitForNodeVolumeDetachStartTime,omitempty"`
+
+	// waitForPreTerminateHookStartTime is when the controller started waiting
+	// for pre-terminate hooks to be removed.
+	// +optional
+	WaitForPreTerminateHookStartTime *metav1.Time `json:"waitForPreTerminateHookStartTime,omitempty"`
+
+	// nodeDeletionStartTime is when the controller first tried to delete the
+	// Node.
+	// +optional
+	NodeDeletionStartTime *metav1.Time `json:"nodeDeletionStartTime,omitempty"`
+}
+
+// LastTransition records the last transition-table row the controller fired
+// for this object.
+type LastTransition struct {
+	// table is the name of the transition table.
+	// +required
+	Table string `json:"table"`
+
+	// row is the id of the row within the table.
+	// +required
+	Row string `json:"row"`
+
+	// from is the state the object was in when the row fired.
+	// +required
+	From string `json:"from"`
+
+	// to is the state the row moved the object to (equal to from when the
+	// row does not change state).
+	// +required
+	To string `json:"to"`
+
+	// action names the action(s) the row ran.
+	// +optional
+	Action string `json:"action,omitempty"`
+
+	// outcome is the outcome the action reported (for example done,
+	// waiting, failed).
+	// +optional
+	Outcome string `json:"outcome,omitempty"`
+
+	// time is when the row fired.
+	// +required
+	Time metav1.Time `json:"time"`
+
+	// message is a human-readable note about the transition.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// MachineStatus is the observed state of a Machine.
+type MachineStatus struct {
+	// phase is the user-facing lifecycle phase of the Machine.
+	// +optional
+	Phase MachinePhase `json:"phase,omitempty"`
+
+	// state is the transition-table state the Machine is in. The engine
+	// persists its state here; users should read phase and conditions.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	State string `json:"state,omitempty"`
+
+	// nodeRef names the Node that belongs to this Machine.
+	// +optional
+	NodeRef *MachineNodeReference `json:"nodeRef,omitempty"`
+
+	// addresses are the Machine's addresses, copied from the infrastructure
+	// object.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	Addresses []MachineAddress `json:"addresses,omitempty"`
+
+	// failureDomain is the failure domain the Machine runs in, copied from
+	// the infrastructure object.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	FailureDomain string `json:"failureDomain,omitempty"`
+
+	// initialization records the provisioning milestones.
+	// +optional
+	Initialization MachineInitializationStatus `json:"initialization,omitempty,omitzero"`
+
+	// deletion records when each deletion step started.
+	// +optional
+	Deletion MachineDeletionStatus `json:"deletion,omitempty,omitzero"`
+
+	// certificatesExpiryDate is when the Machine's certificates expire (for
+	// control-plane Machines).
+	// +optional
+	CertificatesExpiryDate *metav1.Time `json:"certificatesExpiryDate,omitempty"`
+
+	// failureReason is a short, machine-readable reason for a terminal
+	// failure. Once set the Machine does not recover; delete and recreate it.
+	// +optional
+	FailureReason *string `json:"failureReason,omitempty"`
+
+	// failureMessage is a human-readable description of a terminal failure.
+	// +optional
+	FailureMessage *string `json:"failureMessage,omitempty"`
+
+	// observedGeneration is the metadata.generation the controller last
+	// reconciled.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// lastTransition is the last transition-table row that fired.
+	// +optional
+	LastTransition *LastTransition `json:"lastTransition,omitempty"`
+
+	// conditions describe the current state of the Machine.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=32
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// Machine is one host that runs (or will run) a Kubernetes Node.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:path=machines,scope=Namespaced,shortName=kma,categories=krtt
+// +kubebuilder:printcolumn:name="Cluster",type="string",JSONPath=".spec.clusterName"
+// +kubebuilder:printcolumn:name="Node",type="string",JSONPath=".status.nodeRef.name"
+// +kubebuilder:printcolumn:name="ProviderID",type="string",JSONPath=".spec.providerID",priority=1
+// +kubebuilder:printcolumn:name="Phase",type="string",JSONPath=".status.phase"
+// +kubebuilder:printcolumn:name="Ready",type="string",JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Deleting",type="string",JSONPath=`.status.conditions[?(@.type=="Deleting")].reason`
+// +kubebuilder:printcolumn:name="Row",type="string",JSONPath=".status.lastTransition.row"
+// +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
+type Machine struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is the desired state of the Machine.
+	// +required
+	Spec MachineSpec `json:"spec"`
+
+	// status is the observed state of the Machine.
+	// +optional
+	Status MachineStatus `json:"status,omitempty,omitzero"`
+}
+
+// MachineList is a list of Machines.
+//
+// +kubebuilder:object:root=true
+type MachineList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Machine `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Machine{}, &MachineList{})
+}

@@ -1,0 +1,102 @@
+package v1alpha1
+
+// Condition types set on Machines (Paused and Ready are also used on
+// Clusters).
+const (
+	// BootstrapConfigReadyCondition mirrors the Ready condition of the
+	// bootstrap config object.
+	BootstrapConfigReadyCondition = "BootstrapConfigReady"
+	// InfrastructureReadyCondition mirrors the Ready condition of the
+	// infrastructure machine object.
+	InfrastructureReadyCondition = "InfrastructureReady"
+	// NodeReadyCondition mirrors the Ready condition of the Node.
+	NodeReadyCondition = "NodeReady"
+	// NodeHealthyCondition summarises the health of the Node.
+	NodeHealthyCondition = "NodeHealthy"
+	// DeletingCondition reports deletion progress; its reason is one of the
+	// Deleting reasons below.
+	DeletingCondition = "Deleting"
+	// PausedCondition is true while the object or its Cluster is paused.
+	PausedCondition = "Paused"
+	// ReadyCondition summarises the other conditions.
+	ReadyCondition = "Ready"
+)
+
+// Reasons of the Deleting condition.
+const (
+	NotDeletingReason                              = "NotDeleting"
+	DeletingReason                                 = "Deleting"
+	DeletingInternalErrorReason                    = "InternalError"
+	DeletingWaitingForPreDrainHookReason           = "WaitingForPreDrainHook"
+	DeletingDrainingNodeReason                     = "DrainingNode"
+	DeletingWaitingForVolumeDetachReason           = "WaitingForVolumeDetach"
+	DeletingWaitingForPreTerminateHookReason       = "WaitingForPreTerminateHook"
+	DeletingWaitingForInfrastructureDeletionReason = "WaitingForInfrastructureDeletion"
+	DeletingWaitingForBootstrapDeletionReason      = "WaitingForBootstrapDeletion"
+	DeletingDeletingNodeReason                     = "DeletingNode"
+	DeletingDeletionCompletedReason                = "DeletionCompleted"
+)
+
+// Finalizers.
+const (
+	// MachineFinalizer keeps a Machine until its Node, infrastructure and
+	// bootstrap objects are cleaned up.
+	MachineFinalizer = "machine.cluster.krtt.dev"
+)
+
+// Annotations on Machines (and Clusters, for PausedAnnotation).
+const (
+	// PausedAnnotation pauses reconciliation of the object that carries it.
+	PausedAnnotation = "cluster.krtt.dev/paused"
+
+	// PreDrainDeleteHookAnnotationPrefix starts annotations that block the
+	// Node drain until their owners remove them.
+	PreDrainDeleteHookAnnotationPrefix = "pre-drain.delete.hook.machine.cluster.krtt.dev/"
+
+	// PreTerminateDeleteHookAnnotationPrefix starts annotations that block
+	// infrastructure deletion until their owners remove them.
+	PreTerminateDeleteHookAnnotationPrefix = "pre-terminate.delete.hook.machine.cluster.krtt.dev/"
+
+	// ExcludeNodeDrainingAnnotation skips the Node drain.
+	ExcludeNodeDrainingAnnotation = "machine.cluster.krtt.dev/exclude-node-draining"
+
+	// ExcludeWaitForNodeVolumeDetachAnnotation skips waiting for volumes to
+	// detach.
+	ExcludeWaitForNodeVolumeDetachAnnotation = "machine.cluster.krtt.dev/exclude-wait-for-node-volume-detach"
+
+	// CertificatesExpiryAnnotation overrides the certificates expiry date
+	// (RFC 3339) reported in status.certificatesExpiryDate.
+	CertificatesExpiryAnnotation = "machine.cluster.krtt.dev/certificates-expiry"
+)
+
+// Labels on Machines.
+const (
+	// ClusterNameLabel names the Cluster a Machine belongs to.
+	ClusterNameLabel = "cluster.krtt.dev/cluster-name"
+	// ControlPlaneLabel marks a control-plane Machine.
+	ControlPlaneLabel = "cluster.krtt.dev/control-plane"
+)
+
+// Pod label that makes the Node drain leave a Pod alone.
+const (
+	PodDrainLabel          = "cluster.krtt.dev/drain"
+	PodDrainLabelValueSkip = "skip"
+)
+
+// Prefixes of Machine labels the controller copies onto the Node.
+const (
+	NodeRoleLabelPrefix        = "node-role.kubernetes.io/"
+	NodeRestrictionLabelPrefix = "node-restriction.kubernetes.io/"
+	ManagedNodeLabelPrefix     = "node.cluster.krtt.dev/"
+)
+
+// NodeLabelSyncPrefixes lists the prefixes of Machine labels synced to the
+// Node. Treat it as read-only.
+var NodeLabelSyncPrefixes = []string{NodeRoleLabelPrefix, NodeRestrictionLabelPrefix, ManagedNodeLabelPrefix}
+
+// Annotations the controller sets on the Node.
+const (
+	MachineAnnotation          = "cluster.krtt.dev/machine"
+	ClusterNameAnnotation      = "cluster.krtt.dev/cluster-name"
+	ClusterNamespaceAnnotation = "cluster.krtt.dev/cluster-namespace"
+)

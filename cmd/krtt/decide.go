@@ -1,0 +1,488 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/krtt-dev/krtt/engine"
+)
+
+// decideCmd: krtt decide --table FILE|DIR --state S --fact name=value... [--name TABLE] [-o json]
+func decideCmd(stdout, stderr io.Writer) *cobra.Command {
+	var paths, facts []string
+	var state, name, output string
+	cmd := &cobra.Command{
+		Use:   "decide --table FILE|DIR --state STATE --fact name=value... [--name TABLE] [-o text|json]",
+		Short: "Show which row fires for a state and facts, and why the others do not",
+		Long: `decide loads the tables, builds the facts from --fact name=value and asks
+the set which row fires in --state, exactly as the controller would. It prints
+that row's five KRTT columns, its actions and the result for each outcome
+(then, inProgress, onFailure), then, for every other row of the state, the
+first fact that rules it out, or that its table was not consulted.
+
+Every fact a row of the state reads must be given; facts no row of the state
+reads may be left out and default to their first value. A guard is a fact
+named guard:NAME (or just NAME) with value true or false.
+
+--name picks the set when several are loaded: the name of a set or of one of
+its tables. The exit status is 0 when a row fires and 1 when none does.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			paths = append(paths, args...)
+			if len(paths) == 0 {
+				return usagef("decide needs --table FILE|DIR")
+			}
+			if state == "" {
+				return usagef("decide needs --state")
+			}
+			if output != "text" && output != "json" {
+				return usagef("unknown -o %q: use text or json", output)
+			}
+			lib, err := load(stderr, paths)
+			if err != nil {
+				return err
+			}
+			set, err := pickSet(lib, name)
+			if err != nil {
+				return err
+			}
+			rep, err := decide(set, state, facts)
+			if err != nil {
+				return err
+			}
+			if output == "json" {
+				enc := json.NewEncoder(stdout)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(rep); err != nil {
+					return err
+				}
+			} else {
+				writeDecision(stdout, rep)
+			}
+			if rep.Decision == nil {
+				return exitCode(1)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringArrayVar(&paths, "table", nil, "table file or directory to load (repeatable; arguments are loaded too)")
+	cmd.Flags().StringVar(&state, "state", "", "the state the object is in")
+	cmd.Flags().StringArrayVar(&facts, "fact", nil, "a fact as name=value (repeatable)")
+	cmd.Flags().StringVar(&name, "name", "", "the set, or a table of the set, to decide with when several are loaded")
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	return cmd
+}
+
+// pickSet chooses the set to decide with.
+func pickSet(lib *engine.Library, name string) (*engine.Set, error) {
+	if name != "" {
+		if s := lib.Set(name); s != nil {
+			return s, nil
+		}
+		if t := lib.Table(name); t != nil {
+			return t.Set(), nil
+		}
+		return nil, usagef("no set or table %q; tables: %s", name, strings.Join(tableNames(lib), ", "))
+	}
+	if len(lib.Sets) == 1 {
+		return lib.Sets[0], nil
+	}
+	var sets []string
+	for _, s := range lib.Sets {
+		sets = append(sets, s.Name)
+	}
+	return nil, usagef("%d sets loaded (%s); pick one with --name", len(lib.Sets), strings.Join(sets, ", "))
+}
+
+// decideReport is the result of krtt decide; -o json prints it as is.
+type decideReport struct {
+	Set   string            `json:"set"`
+	State string            `json:"state"`
+	Facts map[string]string `json:"facts"`
+	// Defaulted lists facts no row of the state reads that were not given
+	// and took their first value.
+	Defaulted []string `json:"defaulted,omitempty"`
+	// Decision is the row that fires; null when none does.
+	Decision *firedRow `json:"decision"`
+	// Error says why no row fires.
+	Error  string     `json:"error,omitempty"`
+	Others []otherRow `json:"others"`
+
+	factsString string
+}
+
+type firedRow struct {
+	Table     string      `json:"table"`
+	Row       string      `json:"row"`
+	File      string      `json:"file"`
+	Line      int         `json:"line"`
+	Cites     string      `json:"cites,omitempty"`
+	Observed  string      `json:"observed"`
+	Desired   string      `json:"desired"`
+	Trigger   string      `json:"trigger"`
+	Action    string      `json:"action"`
+	Resulting string      `json:"resulting"`
+	When      []matchJSON `json:"when"`
+	Guards    []string    `json:"guards"`
+	Do        []string    `json:"do"`
+	Outcomes  []outcome   `json:"outcomes"`
+}
+
+type matchJSON struct {
+	Fact   string   `json:"fact"`
+	Values []string `json:"values"`
+}
+
+// outcome is the row's result for one way its actions can end.
+type outcome struct {
+	// Branch is then, inProgress or onFailure.
+	Branch string `json:"branch"`
+	// Given is false when the row does not write this branch and the
+	// runtime's default applies.
+	Given bool `json:"given"`
+	// Arises is false for inProgress and onFailure of a row without
+	// actions: nothing can wait or fail.
+	Arises       bool           `json:"arises"`
+	To           string         `json:"to"`
+	Changed      bool           `json:"changed"`
+	Conditions   []conditionOut `json:"conditions,omitempty"`
+	RequeueAfter string         `json:"requeueAfter,omitempty"`
+	Retry        bool           `json:"retry"`
+	Status       []statusOut    `json:"status,omitempty"`
+}
+
+type conditionOut struct {
+	Type    string `json:"type"`
+	Status  string `json:"status"`
+	Reason  string `json:"reason"`
+	Message string `json:"message,omitempty"`
+}
+
+type statusOut struct {
+	Field string `json:"field"`
+	Value string `json:"value"`
+}
+
+// otherRow says why a row of the state did not fire.
+type otherRow struct {
+	Table string `json:"table"`
+	Row   string `json:"row"`
+	Line  int    `json:"line"`
+	// Verdict is one of: mismatch (a fact rules it out), masked (it matches
+	// but an earlier row of a hitPolicy first table wins), not-consulted (a
+	// table consulted earlier decided), shadowed (not consulted, and it
+	// would have matched).
+	Verdict string `json:"verdict"`
+	// Fact, Value and Wants name the first fact that rules the row out.
+	Fact   string   `json:"fact,omitempty"`
+	Value  string   `json:"value,omitempty"`
+	Wants  []string `json:"wants,omitempty"`
+	Reason string   `json:"reason"`
+}
+
+// decide builds the facts, fires the set and explains the other rows.
+func decide(set *engine.Set, stateName string, given []string) (*decideReport, error) {
+	st := set.State(stateName)
+	if st == nil {
+		var names []string
+		for _, s := range set.States {
+			names = append(names, s.Name)
+		}
+		return nil, usagef("set %s has no state %q; states: %s", set.Name, stateName, strings.Join(names, ", "))
+	}
+	f := set.NewFacts()
+	for _, kv := range given {
+		name, value, ok := strings.Cut(kv, "=")
+		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+		if !ok || name == "" {
+			return nil, usagef("--fact %q: write name=value", kv)
+		}
+		if set.Fact(name) == nil && set.Fact(engine.GuardFactPrefix+name) != nil {
+			name = engine.GuardFactPrefix + name
+		}
+		if err := f.Set(name, value); err != nil {
+			if set.Fact(name) == nil {
+				return nil, usagef("--fact %s: %v; facts: %s", kv, err, strings.Join(factNames(set), ", "))
+			}
+			return nil, usagef("--fact %s: %v", kv, err)
+		}
+	}
+	// Facts a row of the state reads must be given; the rest default.
+	relevant := map[string]bool{}
+	for _, t := range set.Tables {
+		for _, r := range t.Rows {
+			if !r.AppliesIn(st) {
+				continue
+			}
+			for _, m := range r.When {
+				relevant[m.Fact] = true
+			}
+			for _, g := range r.Guards {
+				relevant[engine.GuardFactPrefix+g] = true
+			}
+		}
+	}
+	rep := &decideReport{Set: set.Name, State: st.Name}
+	var missing []string
+	for _, name := range f.Missing() {
+		fact := set.Fact(name)
+		if relevant[name] {
+			vals := make([]string, len(fact.Values))
+			for i, v := range fact.Values {
+				vals[i] = v.Name
+			}
+			missing = append(missing, fmt.Sprintf("  --fact %s=%s", name, strings.Join(vals, "|")))
+			continue
+		}
+		if err := f.Set(name, fact.Values[0].Name); err != nil {
+			return nil, err
+		}
+		rep.Defaulted = append(rep.Defaulted, name+"="+fact.Values[0].Name)
+	}
+	if len(missing) > 0 {
+		return nil, usagef("rows of state %s read facts that were not given:\n%s", st.Name, strings.Join(missing, "\n"))
+	}
+	rep.Facts = f.Map()
+	rep.factsString = f.String()
+
+	d, err := set.Decide(context.Background(), st.Name, f)
+	if err != nil && !errors.Is(err, engine.ErrNoDecision) {
+		// A table loaded without checks can have overlapping rows.
+		rep.Error = err.Error()
+	} else if err != nil {
+		rep.Error = fmt.Sprintf("no row of set %s matches in state %s", set.Name, st.Name)
+	}
+	if d != nil {
+		rep.Decision = fired(d)
+	}
+	rep.Others = explain(set, st, f, d)
+	return rep, nil
+}
+
+func factNames(set *engine.Set) []string {
+	var out []string
+	for _, f := range set.Facts {
+		out = append(out, f.Name)
+	}
+	return out
+}
+
+func fired(d *engine.Decision) *firedRow {
+	r := d.Row
+	out := &firedRow{
+		Table: d.Table.Name, Row: r.ID, File: r.Pos.File, Line: r.Pos.Line, Cites: r.Cites,
+		Observed: r.Observed, Desired: r.Desired, Trigger: r.Trigger, Action: r.Action, Resulting: r.Resulting,
+		When: []matchJSON{}, Guards: append([]string{}, r.Guards...), Do: append([]string{}, r.Do...),
+	}
+	for _, m := range r.When {
+		out.When = append(out.When, matchJSON{Fact: m.Fact, Values: m.Values})
+	}
+	// The runtime's own Resolve gives each outcome, defaults included; the
+	// action message stays the {detail} placeholder.
+	for _, o := range []struct {
+		status engine.OutcomeStatus
+		given  bool
+	}{{engine.Done, true}, {engine.InProgress, r.InProgress != nil}, {engine.Failed, r.OnFailure != nil}} {
+		res := d.Resolve(engine.Outcome{Status: o.status, Message: "{detail}"})
+		oc := outcome{
+			Branch: res.Branch, Given: o.given, Arises: o.status == engine.Done || len(r.Do) > 0,
+			To: res.To.Name, Changed: res.Changed(d.From), Retry: res.Retry,
+		}
+		if res.RequeueAfter > 0 {
+			oc.RequeueAfter = res.RequeueAfter.String()
+		}
+		for _, c := range res.Conditions {
+			oc.Conditions = append(oc.Conditions, conditionOut{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message})
+		}
+		for _, k := range res.StatusOrder {
+			oc.Status = append(oc.Status, statusOut{Field: k, Value: res.Status[k]})
+		}
+		out.Outcomes = append(out.Outcomes, oc)
+	}
+	return out
+}
+
+// explain says, for every row of the state that did not fire, why not.
+func explain(set *engine.Set, st *engine.State, f engine.Facts, d *engine.Decision) []otherRow {
+	out := []otherRow{}
+	decided := -1
+	if d != nil {
+		for i, t := range set.Tables {
+			if t == d.Table {
+				decided = i
+			}
+		}
+	}
+	for ti, t := range set.Tables {
+		var winner *engine.Row // first matching row so far (hitPolicy first)
+		for _, r := range t.Rows {
+			if !r.AppliesIn(st) || (d != nil && r == d.Row) {
+				continue
+			}
+			o := otherRow{Table: t.Name, Row: r.ID, Line: r.Pos.Line}
+			m, got, mismatch := r.FirstMismatch(f)
+			why := ""
+			if mismatch {
+				o.Fact, o.Value, o.Wants = m.Fact, got, m.Values
+				why = mismatchText(m, got)
+			}
+			switch {
+			case decided >= 0 && ti > decided:
+				if mismatch {
+					o.Verdict = "not-consulted"
+					o.Reason = fmt.Sprintf("not consulted: table %s, earlier in the set, decided (it would not match anyway: %s)", d.Table.Name, why)
+				} else {
+					o.Verdict = "shadowed"
+					o.Reason = fmt.Sprintf("shadowed: it would match, but table %s, earlier in the set, decided", d.Table.Name)
+				}
+			case mismatch:
+				o.Verdict = "mismatch"
+				o.Reason = why
+			default:
+				o.Verdict = "masked"
+				first := winner
+				if first == nil && d != nil && d.Table == t {
+					first = d.Row
+				}
+				if first != nil {
+					o.Reason = fmt.Sprintf("matches too, but row %s comes first (hitPolicy %s)", first.ID, t.HitPolicy)
+				} else {
+					o.Reason = "matches too"
+				}
+			}
+			if !mismatch && winner == nil {
+				winner = r
+			}
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// mismatchText explains the first fact that rules a row out.
+func mismatchText(m engine.Match, got string) string {
+	if g, ok := strings.CutPrefix(m.Fact, engine.GuardFactPrefix); ok {
+		return fmt.Sprintf("guard %s is %s, the row needs it true", g, orUnset(got))
+	}
+	want := m.Fact + "=" + m.Values[0]
+	if len(m.Values) > 1 {
+		want = m.Fact + " in [" + strings.Join(m.Values, ", ") + "]"
+	}
+	return fmt.Sprintf("%s=%s, the row wants %s", m.Fact, orUnset(got), want)
+}
+
+func orUnset(s string) string {
+	if s == "" {
+		return "(unset)"
+	}
+	return s
+}
+
+func writeDecision(w io.Writer, rep *decideReport) {
+	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
+	p("set %s, state %s, facts: %s\n", rep.Set, rep.State, rep.factsString)
+	if len(rep.Defaulted) > 0 {
+		p("defaulted (no row of the state reads them): %s\n", strings.Join(rep.Defaulted, " "))
+	}
+	p("\n")
+	if d := rep.Decision; d != nil {
+		p("fires: table %s row %s (%s:%d)\n", d.Table, d.Row, d.File, d.Line)
+		if d.Cites != "" {
+			p("  cites:                 %s\n", d.Cites)
+		}
+		p("  Observed Status:       %s\n", d.Observed)
+		p("  Desired Spec:          %s\n", dash(d.Desired))
+		p("  Trigger / Condition:   %s\n", d.Trigger)
+		p("  Reconciliation Action: %s\n", d.Action)
+		p("  Resulting Status:      %s\n", d.Resulting)
+		p("\n")
+		if len(d.Do) > 0 {
+			p("  do: %s\n", strings.Join(d.Do, ", "))
+		} else {
+			p("  do: nothing\n")
+		}
+		for _, o := range d.Outcomes {
+			p("  %s\n", outcomeText(o, rep.State))
+			for _, c := range o.Conditions {
+				p("      condition %s=%s reason %s", c.Type, c.Status, c.Reason)
+				if c.Message != "" {
+					p(" message %q", c.Message)
+				}
+				p("\n")
+			}
+			for _, s := range o.Status {
+				p("      status %s=%q\n", s.Field, s.Value)
+			}
+		}
+	} else {
+		p("no row fires: %s\n", rep.Error)
+	}
+	if len(rep.Others) > 0 {
+		p("\nother rows of state %s:\n", rep.State)
+		for _, o := range rep.Others {
+			p("  %s %s (line %d): %s\n", o.Table, o.Row, o.Line, o.Reason)
+		}
+	}
+}
+
+func outcomeText(o outcome, from string) string {
+	var label string
+	switch o.Branch {
+	case "then":
+		label = "then (every action done):"
+	case "inProgress":
+		label = "inProgress (an action waits):"
+	default:
+		label = "onFailure (an action failed):"
+	}
+	label = fmt.Sprintf("%-30s", label)
+	if !o.Arises {
+		return label + " does not arise: the row runs no actions"
+	}
+	var parts []string
+	if o.Changed {
+		parts = append(parts, from+" -> "+o.To)
+	} else {
+		parts = append(parts, "stays "+o.To)
+	}
+	if o.RequeueAfter != "" {
+		parts = append(parts, "requeue after "+shortDuration(o.RequeueAfter))
+	}
+	if o.Retry {
+		parts = append(parts, "return an error (work queue back-off)")
+	}
+	out := label + " " + strings.Join(parts, "; ")
+	if !o.Given {
+		out += " (default: the row gives no " + o.Branch + ")"
+	}
+	return out
+}
+
+// shortDuration prints 2m rather than 2m0s.
+func shortDuration(s string) string {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return s
+	}
+	out := d.String()
+	if strings.HasSuffix(out, "m0s") {
+		out = strings.TrimSuffix(out, "0s")
+	}
+	if strings.HasSuffix(out, "h0m") {
+		out = strings.TrimSuffix(out, "0m")
+	}
+	return out
+}
+
+func dash(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "-"
+	}
+	return s
+}

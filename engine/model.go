@@ -1,0 +1,279 @@
+// Package engine loads KRTT transition tables (Kubernetes Reconciler
+// Transition Tables) from YAML, checks them, compiles them into guarded
+// state machines and fires them at run time.
+//
+// A table row keeps the five human columns of a KRTT table (observed status,
+// desired spec, trigger, reconciliation action, resulting status) next to
+// the parts a machine can check: the states it applies to, a match over
+// declared facts, the registered actions it runs and its result.
+package engine
+
+import (
+	"time"
+)
+
+// APIVersion is the only apiVersion the loader accepts.
+const APIVersion = "krtt.dev/v1alpha1"
+
+// Kinds of documents the loader accepts.
+const (
+	KindTable = "TransitionTable"
+	KindSet   = "TableSet"
+)
+
+// Wildcard in a row's `from` list stands for every non-terminal state.
+const Wildcard = "*"
+
+// HitPolicy says what happens when more than one row of a table matches.
+type HitPolicy string
+
+const (
+	// HitUnique allows at most one matching row; the checker proves it.
+	HitUnique HitPolicy = "unique"
+	// HitFirst lets the first matching row in document order win.
+	HitFirst HitPolicy = "first"
+)
+
+// Pos is where something was written: file, 1-based line and column.
+type Pos struct {
+	File   string
+	Line   int
+	Column int
+}
+
+// FactType is the domain kind of a fact.
+type FactType string
+
+const (
+	FactBool FactType = "bool"
+	FactEnum FactType = "enum"
+)
+
+// Value is one member of a fact's finite domain.
+type Value struct {
+	Name        string
+	Description string
+	Pos         Pos
+}
+
+// Fact is a named observation with a finite domain. Observers registered in
+// Go compute it; tables only match it.
+type Fact struct {
+	Name        string
+	Type        FactType
+	Description string
+	Values      []Value // bool facts get false,true
+	// Guard marks a fact that stands for a registered guard (a predicate too
+	// awkward to state as a fact); Reads lists the facts the guard reads.
+	Guard bool
+	Reads []string
+	Pos   Pos
+
+	index int
+}
+
+// Index is the fact's position in its set's assignments.
+func (f *Fact) Index() int { return f.index }
+
+// ValueIndex returns the index of the named value, or -1.
+func (f *Fact) ValueIndex(name string) int {
+	for i, v := range f.Values {
+		if v.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// State is a state of the controlled object, persisted by the controller.
+type State struct {
+	Name        string
+	Description string
+	// Phase is the user-facing phase the object shows in this state.
+	Phase    string
+	Terminal bool
+	Pos      Pos
+
+	index int
+}
+
+// Index is the state's position in its set.
+func (s *State) Index() int { return s.index }
+
+// Impossible declares a combination of fact values that cannot occur, so
+// the checks do not report overlaps or gaps that no cluster can produce.
+type Impossible struct {
+	Name        string
+	Description string
+	When        []Match
+	Pos         Pos
+
+	cube cube
+}
+
+// StatusField is a status field a row result may set by name.
+type StatusField struct {
+	Name        string
+	Description string
+	Pos         Pos
+}
+
+// Match constrains one fact to a set of values.
+type Match struct {
+	Fact   string
+	Values []string
+	Pos    Pos
+}
+
+// Condition is a condition a row result writes (metav1.Condition shape).
+type Condition struct {
+	Type    string
+	Status  string
+	Reason  string
+	Message string
+	Pos     Pos
+}
+
+// Result is what a row leaves behind for one action outcome.
+type Result struct {
+	// State is the next state; empty means the state does not change.
+	State        string
+	Conditions   []Condition
+	RequeueAfter time.Duration
+	// Retry asks the controller to return an error so the work queue backs
+	// off; used for failures.
+	Retry  bool
+	Status map[string]string
+	// statusOrder keeps Status keys in document order for rendering.
+	StatusOrder []string
+	Pos         Pos
+}
+
+// Row is one line of a KRTT table.
+type Row struct {
+	ID string
+	// Cites names the source row (seed table and row) this row implements.
+	Cites string
+
+	// The five human columns.
+	Observed  string
+	Desired   string
+	Trigger   string
+	Action    string
+	Resulting string
+
+	From   []string
+	When   []Match
+	Guards []string
+	Do     []string
+
+	Then       Result
+	InProgress *Result
+	OnFailure  *Result
+
+	Pos Pos
+
+	table    *Table
+	fromIdx  []int
+	cube     cube
+	thenTo   int // index of the state after a done outcome, -1 = unchanged
+	position int // index in table.Rows
+}
+
+// Table returns the table the row belongs to.
+func (r *Row) Table() *Table { return r.table }
+
+// FromStates returns the resolved states the row applies to.
+func (r *Row) FromStates() []*State {
+	out := make([]*State, 0, len(r.fromIdx))
+	for _, i := range r.fromIdx {
+		out = append(out, r.table.set.States[i])
+	}
+	return out
+}
+
+// Table is one KRTT table.
+type Table struct {
+	Name        string
+	Title       string
+	Description string
+	Source      string
+	HitPolicy   HitPolicy
+	Rows        []*Row
+	Pos         Pos
+
+	set     *Set
+	covers  []bool // covers[state index]: some row applies in that state
+	machine *compiled
+}
+
+// Set returns the table set this table belongs to.
+func (t *Table) Set() *Set { return t.set }
+
+// Covers reports whether some row of the table applies in the state.
+func (t *Table) Covers(state *State) bool { return t.covers[state.index] }
+
+// Row returns the row with the given id, or nil.
+func (t *Table) Row(id string) *Row {
+	for _, r := range t.Rows {
+		if r.ID == id {
+			return r
+		}
+	}
+	return nil
+}
+
+// Set is a group of tables that share states and facts and are consulted in
+// order: for a state, the first table (in Tables order) with a matching row
+// decides. A table file without a set forms a set of its own.
+type Set struct {
+	Name         string
+	Description  string
+	Registry     string
+	InitialState string
+	States       []*State
+	Facts        []*Fact
+	Impossible   []*Impossible
+	StatusFields []*StatusField
+	Tables       []*Table
+	Pos          Pos
+
+	factIndex  map[string]int
+	stateIndex map[string]int
+}
+
+// State returns the named state, or nil.
+func (s *Set) State(name string) *State {
+	i, ok := s.stateIndex[name]
+	if !ok {
+		return nil
+	}
+	return s.States[i]
+}
+
+// Fact returns the named fact, or nil.
+func (s *Set) Fact(name string) *Fact {
+	i, ok := s.factIndex[name]
+	if !ok {
+		return nil
+	}
+	return s.Facts[i]
+}
+
+// Table returns the named table, or nil.
+func (s *Set) Table(name string) *Table {
+	for _, t := range s.Tables {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+// Row finds a row by table and id.
+func (s *Set) Row(table, id string) *Row {
+	if t := s.Table(table); t != nil {
+		return t.Row(id)
+	}
+	return nil
+}

@@ -1,0 +1,737 @@
+package engine
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// RenderOptions adjusts RenderMarkdown.
+type RenderOptions struct {
+	// Coverage maps a row id to the scenarios that exercise it, each a
+	// link such as "features/machine_deletion.feature:42 a pre-drain hook
+	// holds the drain". When non-nil the page gets a Scenarios column in
+	// the KRTT table and a scenario list under every row; rows without an
+	// entry are shown as uncovered.
+	Coverage map[string][]string
+}
+
+// RenderMarkdown writes a documentation page for one table: its header, the
+// KRTT table with the five human columns, the machine-checkable part of
+// every row, a Mermaid state diagram and a glossary of the vocabulary the
+// table uses. cat, when non-nil, supplies descriptions of actions and
+// guards. The output depends only on its inputs.
+func RenderMarkdown(w io.Writer, t *Table, cat *Catalog, opts RenderOptions) error {
+	var b strings.Builder
+	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	s := t.set
+
+	// Header.
+	if t.Title != "" {
+		p("# %s — %s\n\n", t.Name, t.Title)
+	} else {
+		p("# %s\n\n", t.Name)
+	}
+	if t.Description != "" {
+		p("%s\n\n", strings.TrimSpace(t.Description))
+	}
+	p("| | |\n|:---|:---|\n")
+	p("| Table | %s |\n", mdCell(mdCode(t.Name)))
+	if t.Source != "" {
+		p("| Source | %s |\n", mdCell(t.Source))
+	}
+	if t.Pos.File != "" {
+		p("| Defined in | %s |\n", mdCell(mdCode(mdPos(t.Pos))))
+	}
+	p("| Hit policy | %s |\n", mdCell(mdHitPolicy(t.HitPolicy)))
+	pos, n := setPosition(t)
+	// A standalone table's set is its own, made from the same document.
+	standalone := len(s.Tables) == 1 && s.Name == t.Name && s.Pos == t.Pos
+	if standalone {
+		p("| Set | %s: the table forms a set of its own |\n", mdCell(mdCode(s.Name)))
+	} else {
+		p("| Set | %s |\n", mdCell(mdCode(s.Name)))
+	}
+	p("| Order in set | %s |\n", mdCell(mdOrder(t, pos, n)))
+	if s.Registry != "" {
+		p("| Registry | %s |\n", mdCell(mdCode(s.Registry)))
+	}
+	if s.InitialState != "" {
+		p("| Initial state | %s |\n", mdCell(mdCode(s.InitialState)))
+	}
+	p("| Rows | %d |\n\n", len(t.Rows))
+	if s.Description != "" && !standalone {
+		p("Set %s: %s\n\n", mdCode(s.Name), strings.TrimSpace(s.Description))
+	}
+
+	// KRTT table.
+	p("## KRTT — Kubernetes Reconciler Transition Table\n\n")
+	cov := opts.Coverage != nil
+	p("| Row | Observed Status | Desired Spec | Trigger / Condition | Reconciliation Action | Resulting Status |")
+	if cov {
+		p(" Scenarios |")
+	}
+	p("\n|:---|:---|:---|:---|:---|:---|")
+	if cov {
+		p(":---|")
+	}
+	p("\n")
+	for _, r := range t.Rows {
+		cells := []string{r.ID, r.Observed, mdOrDash(r.Desired), r.Trigger, r.Action, r.Resulting}
+		for i := range cells {
+			cells[i] = mdCell(cells[i])
+		}
+		if cov {
+			links := opts.Coverage[r.ID]
+			parts := make([]string, len(links))
+			for i, l := range links {
+				parts[i] = mdScenario(l)
+			}
+			if len(parts) == 0 {
+				parts = []string{"—"}
+			}
+			cells = append(cells, mdCell(strings.Join(parts, "\n")))
+		}
+		p("| %s |\n", strings.Join(cells, " | "))
+	}
+	p("\n")
+	if cov {
+		var missing []string
+		for _, r := range t.Rows {
+			if len(opts.Coverage[r.ID]) == 0 {
+				missing = append(missing, mdCode(r.ID))
+			}
+		}
+		p("Scenarios cover %d of %d rows", len(t.Rows)-len(missing), len(t.Rows))
+		if len(missing) > 0 {
+			p("; not covered: %s", strings.Join(missing, ", "))
+		}
+		p(".\n\n")
+	}
+
+	// Machine-checkable rows.
+	p("## Machine-checkable rows\n\n")
+	for _, r := range t.Rows {
+		if r.Trigger != "" {
+			p("### %s — %s\n\n", r.ID, mdOneLine(r.Trigger))
+		} else {
+			p("### %s\n\n", r.ID)
+		}
+		if r.Pos.File != "" {
+			p("- **Defined at:** %s\n", mdCode(mdPos(r.Pos)))
+		}
+		if r.Cites != "" {
+			p("- **Cites:** %s\n", mdOneLine(r.Cites))
+		}
+		p("- **From:** %s\n", mdFrom(r))
+		p("- **When:** %s\n", mdWhen(r.When))
+		if len(r.Guards) > 0 {
+			p("- **Guards:** %s (each must hold)\n", mdCodeList(r.Guards))
+		} else {
+			p("- **Guards:** none\n")
+		}
+		if len(r.Do) > 0 {
+			p("- **Do:** %s (in order; stops at the first that does not finish)\n", mdCodeList(r.Do))
+		} else {
+			p("- **Do:** nothing\n")
+		}
+		mdResult(&b, "Then", "every action done", &r.Then, "")
+		waitAbsent := fmt.Sprintf("not given: stay in the current state and requeue after %s", DefaultInProgressRequeue)
+		failAbsent := "not given: stay in the current state and return the error so the work queue retries with back-off"
+		if len(r.Do) == 0 {
+			waitAbsent = "does not arise: the row runs no actions"
+			failAbsent = waitAbsent
+		}
+		mdResult(&b, "In progress", "an action waits", r.InProgress, waitAbsent)
+		mdResult(&b, "On failure", "an action failed", r.OnFailure, failAbsent)
+		if cov {
+			links := opts.Coverage[r.ID]
+			if len(links) == 0 {
+				p("- **Scenarios:** none covers this row\n")
+			} else {
+				p("- **Scenarios:**\n")
+				for _, l := range links {
+					p("  - %s\n", mdScenario(l))
+				}
+			}
+		}
+		p("\n")
+	}
+
+	// State diagram.
+	p("## State diagram\n\n")
+	p("Edges are labelled with the ids of the rows that take them; a row that keeps the state is a self-loop.\n\n")
+	p("```mermaid\n")
+	writeMermaid(&b, t)
+	p("```\n\n")
+
+	// Glossary.
+	p("## Glossary\n\n")
+	p("### States\n\n")
+	p("| State | Phase | Terminal | Description |\n|:---|:---|:---|:---|\n")
+	for _, st := range s.States {
+		name := mdCode(st.Name)
+		if st.Name == s.InitialState {
+			name += " (initial)"
+		}
+		term := "no"
+		if st.Terminal {
+			term = "yes"
+		}
+		p("| %s | %s | %s | %s |\n", mdCell(name), mdCell(mdOrDash(st.Phase)), term, mdCell(mdOrDash(st.Description)))
+	}
+	p("\n")
+
+	used := renderFactsUsed(t)
+	p("### Facts\n\n")
+	var unused []string
+	wrote := false
+	for _, f := range s.Facts {
+		if f.Guard {
+			continue
+		}
+		if !used[f.Name] {
+			unused = append(unused, f.Name)
+			continue
+		}
+		if !wrote {
+			p("| Fact | Type | Values | Description |\n|:---|:---|:---|:---|\n")
+			wrote = true
+		}
+		vals := make([]string, len(f.Values))
+		for i, v := range f.Values {
+			vals[i] = mdCode(v.Name)
+			if v.Description != "" {
+				vals[i] += ": " + mdOneLine(v.Description)
+			}
+		}
+		p("| %s | %s | %s | %s |\n", mdCell(mdCode(f.Name)), f.Type, mdCell(strings.Join(vals, "\n")), mdCell(mdOrDash(f.Description)))
+	}
+	if !wrote {
+		p("The rows of this table read no facts.\n")
+	}
+	p("\n")
+	if len(unused) > 0 {
+		p("The set also declares %s, which this table does not read.\n\n", mdCodeList(unused))
+	}
+
+	var imps []*Impossible
+	for _, im := range s.Impossible {
+		for _, m := range im.When {
+			if used[m.Fact] {
+				imps = append(imps, im)
+				break
+			}
+		}
+	}
+	if len(imps) > 0 {
+		p("### Impossible combinations\n\n")
+		p("No cluster produces these combinations, so the checks ignore them.\n\n")
+		p("| Name | When | Description |\n|:---|:---|:---|\n")
+		for _, im := range imps {
+			p("| %s | %s | %s |\n", mdCell(mdCode(im.Name)), mdCell(mdWhen(im.When)), mdCell(mdOrDash(im.Description)))
+		}
+		p("\n")
+	}
+
+	guards, guardRows := renderNamesUsed(t, func(r *Row) []string { return r.Guards })
+	if len(guards) > 0 {
+		p("### Guards\n\n")
+		p("| Guard | Used by rows | Reads | Description |\n|:---|:---|:---|:---|\n")
+		for _, g := range guards {
+			reads, desc := "—", "—"
+			if cat != nil {
+				if e, ok := cat.Lookup(EntryGuard, g); ok {
+					if len(e.Reads) > 0 {
+						reads = mdCodeList(e.Reads)
+					}
+					desc = mdOrDash(e.Description)
+				} else {
+					desc = "not in the catalog of registry " + mdCode(cat.Name)
+				}
+			}
+			p("| %s | %s | %s | %s |\n", mdCell(mdCode(g)), mdCell(strings.Join(guardRows[g], ", ")), mdCell(reads), mdCell(desc))
+		}
+		p("\n")
+	}
+
+	actions, actionRows := renderNamesUsed(t, func(r *Row) []string { return r.Do })
+	p("### Actions\n\n")
+	if len(actions) == 0 {
+		p("The rows of this table run no actions.\n\n")
+	} else {
+		p("| Action | Used by rows | May wait | Description |\n|:---|:---|:---|:---|\n")
+		for _, a := range actions {
+			wait, desc := "—", "—"
+			if cat != nil {
+				if e, ok := cat.Lookup(EntryAction, a); ok {
+					wait = "no"
+					if e.MayWait {
+						wait = "yes"
+					}
+					desc = mdOrDash(e.Description)
+				} else {
+					desc = "not in the catalog of registry " + mdCode(cat.Name)
+				}
+			}
+			p("| %s | %s | %s | %s |\n", mdCell(mdCode(a)), mdCell(strings.Join(actionRows[a], ", ")), wait, mdCell(desc))
+		}
+		p("\n")
+	}
+
+	fields, fieldRows := renderNamesUsed(t, func(r *Row) []string {
+		var out []string
+		for _, res := range r.results() {
+			out = append(out, res.StatusOrder...)
+		}
+		return out
+	})
+	if len(fields) > 0 {
+		p("### Status fields\n\n")
+		p("| Field | Set by rows | Description |\n|:---|:---|:---|\n")
+		for _, f := range fields {
+			desc := "—"
+			for _, sf := range s.StatusFields {
+				if sf.Name == f {
+					desc = mdOrDash(sf.Description)
+				}
+			}
+			p("| %s | %s | %s |\n", mdCell(mdCode(f)), mdCell(strings.Join(fieldRows[f], ", ")), mdCell(desc))
+		}
+		p("\n")
+	}
+
+	out := strings.TrimRight(b.String(), "\n") + "\n"
+	_, err := io.WriteString(w, out)
+	return err
+}
+
+// RenderMermaid writes the table's transitions as a Mermaid
+// stateDiagram-v2.
+func RenderMermaid(w io.Writer, t *Table) error {
+	var b strings.Builder
+	writeMermaid(&b, t)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// RenderDot writes the table's transitions as a Graphviz digraph with the
+// same edges as RenderMermaid.
+func RenderDot(w io.Writer, t *Table) error {
+	var b strings.Builder
+	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	s := t.set
+	edges := diagramEdges(t)
+	states := diagramStates(t, edges)
+	p("digraph %s {\n", dotQuote(t.Name))
+	p("  rankdir=LR;\n")
+	p("  node [shape=box, style=rounded];\n")
+	if t.Title != "" {
+		p("  label=%s;\n  labelloc=t;\n", dotQuote(t.Title))
+	}
+	initial := s.State(s.InitialState)
+	if initial != nil && states[initial.index] {
+		p("  %s [shape=point, label=\"\"];\n", dotQuote("[*]"))
+		p("  %s -> %s;\n", dotQuote("[*]"), dotQuote(initial.Name))
+	}
+	for _, st := range s.States {
+		if !states[st.index] {
+			continue
+		}
+		if st.Terminal {
+			p("  %s [peripheries=2];\n", dotQuote(st.Name))
+		} else {
+			p("  %s;\n", dotQuote(st.Name))
+		}
+	}
+	for _, e := range edges {
+		attrs := "label=" + dotQuote(strings.Join(e.labels, ", "))
+		if e.alt {
+			attrs += ", style=dashed"
+		}
+		p("  %s -> %s [%s];\n", dotQuote(e.from.Name), dotQuote(e.to.Name), attrs)
+	}
+	p("}\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// diagramEdge is one arrow of a table's diagram: every row that goes from one
+// state to another (or stays) for the same kind of outcome.
+type diagramEdge struct {
+	from, to *State
+	labels   []string
+	// alt marks an edge taken on inProgress or onFailure.
+	alt bool
+}
+
+// diagramEdges lists the diagram's edges in the order their first row
+// appears: the then result of every row in every state it applies in (a
+// self-loop when the state does not change), and inProgress and onFailure
+// results that move to a state other than the current one and the one
+// the then result leads to.
+func diagramEdges(t *Table) []*diagramEdge {
+	var out []*diagramEdge
+	index := map[[3]int]*diagramEdge{}
+	add := func(from, to *State, alt bool, label string) {
+		k := [3]int{from.index, to.index, 0}
+		if alt {
+			k[2] = 1
+		}
+		e, ok := index[k]
+		if !ok {
+			e = &diagramEdge{from: from, to: to, alt: alt}
+			index[k] = e
+			out = append(out, e)
+		}
+		e.labels = append(e.labels, label)
+	}
+	for _, r := range t.Rows {
+		for _, from := range r.FromStates() {
+			to := from
+			if r.Then.State != "" {
+				if st := t.set.State(r.Then.State); st != nil {
+					to = st
+				}
+			}
+			add(from, to, false, r.ID)
+			for _, alt := range []struct {
+				res  *Result
+				name string
+			}{{r.InProgress, "inProgress"}, {r.OnFailure, "onFailure"}} {
+				if alt.res == nil || alt.res.State == "" {
+					continue
+				}
+				st := t.set.State(alt.res.State)
+				if st == nil || st == from || st == to {
+					continue
+				}
+				add(from, st, true, r.ID+" "+alt.name)
+			}
+		}
+	}
+	return out
+}
+
+// diagramStates marks the states that appear on some edge.
+func diagramStates(t *Table, edges []*diagramEdge) []bool {
+	in := make([]bool, len(t.set.States))
+	for _, e := range edges {
+		in[e.from.index] = true
+		in[e.to.index] = true
+	}
+	return in
+}
+
+func writeMermaid(b *strings.Builder, t *Table) {
+	p := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
+	s := t.set
+	edges := diagramEdges(t)
+	states := diagramStates(t, edges)
+	ids := mermaidIDs(s)
+	p("stateDiagram-v2\n")
+	for _, st := range s.States {
+		if states[st.index] && ids[st.index] != st.Name {
+			p("    state %s as %s\n", strconv.Quote(st.Name), ids[st.index])
+		}
+	}
+	initial := s.State(s.InitialState)
+	if initial != nil && states[initial.index] {
+		p("    [*] --> %s\n", ids[initial.index])
+	}
+	for _, e := range edges {
+		label := strings.Join(e.labels, ", ")
+		if e.alt {
+			label = "(" + label + ")"
+		}
+		p("    %s --> %s : %s\n", ids[e.from.index], ids[e.to.index], mermaidLabel(label))
+	}
+	for _, st := range s.States {
+		if states[st.index] && st.Terminal {
+			p("    %s --> [*]\n", ids[st.index])
+		}
+	}
+}
+
+// mermaidIDs gives every state an identifier Mermaid accepts: the name
+// itself when it is one, otherwise a sanitized, unique form.
+func mermaidIDs(s *Set) []string {
+	ids := make([]string, len(s.States))
+	taken := map[string]bool{}
+	for i, st := range s.States {
+		if mermaidIdent(st.Name) {
+			ids[i] = st.Name
+			taken[st.Name] = true
+		}
+	}
+	for i, st := range s.States {
+		if ids[i] != "" {
+			continue
+		}
+		var b strings.Builder
+		for _, c := range st.Name {
+			if c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' {
+				b.WriteRune(c)
+			} else {
+				b.WriteByte('_')
+			}
+		}
+		id := "s_" + b.String()
+		for n := 2; taken[id]; n++ {
+			id = fmt.Sprintf("s_%s_%d", b.String(), n)
+		}
+		taken[id] = true
+		ids[i] = id
+	}
+	return ids
+}
+
+func mermaidIdent(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, c := range s {
+		switch {
+		case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+		case c >= '0' && c <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	// Words Mermaid reads as keywords.
+	switch s {
+	case "state", "note", "direction", "classDef", "class", "end":
+		return false
+	}
+	return true
+}
+
+// mermaidLabel keeps a transition label on one line and free of the
+// characters that end a Mermaid statement.
+func mermaidLabel(s string) string {
+	return strings.NewReplacer("\n", " ", ";", ",", "#", "no.", "%", " percent").Replace(s)
+}
+
+func dotQuote(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s) + `"`
+}
+
+// setPosition returns the table's 1-based position in its set and the
+// number of tables there.
+func setPosition(t *Table) (int, int) {
+	for i, o := range t.set.Tables {
+		if o == t {
+			return i + 1, len(t.set.Tables)
+		}
+	}
+	return 0, len(t.set.Tables)
+}
+
+func mdOrder(t *Table, pos, n int) string {
+	s := t.set
+	if n <= 1 {
+		return "1 of 1: the only table of its set"
+	}
+	var before, after []string
+	for i, o := range s.Tables {
+		switch {
+		case i < pos-1:
+			before = append(before, o.Name)
+		case i > pos-1:
+			after = append(after, o.Name)
+		}
+	}
+	out := fmt.Sprintf("%d of %d", pos, n)
+	var parts []string
+	if len(before) > 0 {
+		parts = append(parts, "consulted after "+mdCodeList(before)+", only when none of their rows matches")
+	} else {
+		parts = append(parts, "consulted first")
+	}
+	if len(after) > 0 {
+		parts = append(parts, "before "+mdCodeList(after))
+	}
+	return out + ": " + strings.Join(parts, "; ")
+}
+
+func mdHitPolicy(hp HitPolicy) string {
+	switch hp {
+	case HitFirst:
+		return mdCode(string(hp)) + ": when several rows match, the first in document order wins"
+	default:
+		return mdCode(string(HitUnique)) + ": at most one row matches for any state and facts (krtt lint proves it)"
+	}
+}
+
+func mdFrom(r *Row) string {
+	var parts []string
+	for _, f := range r.From {
+		if f == Wildcard {
+			var names []string
+			for _, st := range r.table.set.States {
+				if !st.Terminal {
+					names = append(names, st.Name)
+				}
+			}
+			parts = append(parts, mdCode(Wildcard)+" (every non-terminal state: "+mdCodeList(names)+")")
+			continue
+		}
+		parts = append(parts, mdCode(f))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func mdWhen(when []Match) string {
+	if len(when) == 0 {
+		return "any facts"
+	}
+	parts := make([]string, len(when))
+	for i, m := range when {
+		if len(m.Values) == 1 {
+			parts[i] = mdCode(m.Fact) + " = " + mdCode(m.Values[0])
+		} else {
+			parts[i] = mdCode(m.Fact) + " in " + mdCodeList(m.Values)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// mdResult writes one outcome of a row as a list item with the
+// conditions and status fields nested under it; absent is the text for a
+// branch the row does not give.
+func mdResult(b *strings.Builder, name, when string, res *Result, absent string) {
+	fmt.Fprintf(b, "- **%s** (%s): ", name, when)
+	if res == nil {
+		fmt.Fprintf(b, "%s\n", absent)
+		return
+	}
+	fmt.Fprintf(b, "%s\n", mdResultSummary(res))
+	for _, c := range res.Conditions {
+		fmt.Fprintf(b, "  - condition %s\n", mdCondition(c))
+	}
+	for _, k := range res.StatusOrder {
+		fmt.Fprintf(b, "  - status %s = %s\n", mdCode(k), mdCode(res.Status[k]))
+	}
+}
+
+func mdResultSummary(res *Result) string {
+	var parts []string
+	if res.State != "" {
+		parts = append(parts, "go to "+mdCode(res.State))
+	} else {
+		parts = append(parts, "stay in the current state")
+	}
+	if res.RequeueAfter > 0 {
+		parts = append(parts, "requeue after "+mdDuration(res.RequeueAfter))
+	}
+	if res.Retry {
+		parts = append(parts, "return an error so the work queue retries with back-off")
+	}
+	return strings.Join(parts, "; ")
+}
+
+func mdCondition(c Condition) string {
+	out := mdCode(c.Type) + " = " + mdCode(c.Status) + ", reason " + mdCode(c.Reason)
+	if c.Message != "" {
+		out += ", message " + strconv.Quote(c.Message)
+	}
+	return out
+}
+
+// mdDuration prints 30s, 2m and 1h30m rather than 2m0s.
+func mdDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// renderFactsUsed marks the facts the table's rows read.
+func renderFactsUsed(t *Table) map[string]bool {
+	used := map[string]bool{}
+	for _, r := range t.Rows {
+		for _, m := range r.When {
+			used[m.Fact] = true
+		}
+	}
+	return used
+}
+
+// renderNamesUsed collects names (actions, guards, status fields) in order of
+// first use, with the rows that use each.
+func renderNamesUsed(t *Table, get func(*Row) []string) ([]string, map[string][]string) {
+	var names []string
+	rows := map[string][]string{}
+	for _, r := range t.Rows {
+		seen := map[string]bool{}
+		for _, n := range get(r) {
+			if seen[n] {
+				continue
+			}
+			seen[n] = true
+			if _, ok := rows[n]; !ok {
+				names = append(names, n)
+			}
+			rows[n] = append(rows[n], r.ID)
+		}
+	}
+	return names, rows
+}
+
+// mdScenario renders "path:line title" with the location as code.
+func mdScenario(link string) string {
+	link = strings.TrimSpace(link)
+	loc, title, ok := strings.Cut(link, " ")
+	if !ok {
+		return mdCode(link)
+	}
+	return mdCode(loc) + " " + strings.TrimSpace(title)
+}
+
+func mdPos(p Pos) string {
+	if p.Line > 0 {
+		return fmt.Sprintf("%s:%d", p.File, p.Line)
+	}
+	return p.File
+}
+
+// mdCell makes text safe inside a Markdown table cell.
+func mdCell(s string) string {
+	s = strings.TrimSpace(s)
+	s = strings.ReplaceAll(s, "|", `\|`)
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	return strings.ReplaceAll(s, "\n", "<br>")
+}
+
+func mdOneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+func mdOrDash(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "-"
+	}
+	return s
+}
+
+// mdCode renders s as a Markdown code span.
+func mdCode(s string) string {
+	if !strings.Contains(s, "`") {
+		return "`" + s + "`"
+	}
+	return "`` " + s + " ``"
+}
+
+func mdCodeList(names []string) string {
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = mdCode(n)
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,303 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Decision is the row that fires for one state and one assignment of facts.
+type Decision struct {
+	Table *Table
+	Row   *Row
+	From  *State
+	Facts Facts
+}
+
+// ErrNoDecision is wrapped by Decide when no table of the set has a matching
+// row; the completeness check rules it out for checked tables.
+var ErrNoDecision = errors.New("no row matches")
+
+// Decide fires the compiled machines of the set's tables, in order, for the
+// state and facts, and returns the row that matched.
+func (s *Set) Decide(ctx context.Context, state string, f Facts) (*Decision, error) {
+	st := s.State(state)
+	if st == nil {
+		return nil, fmt.Errorf("set %s has no state %q", s.Name, state)
+	}
+	if f.set != s {
+		return nil, fmt.Errorf("facts were built for another set")
+	}
+	for i, x := range f.v {
+		if x == unset {
+			return nil, fmt.Errorf("set %s: fact %s has no value (missing: %s)", s.Name, s.Facts[i].Name, strings.Join(f.Missing(), ", "))
+		}
+	}
+	fr := &firing{Context: ctx, v: f.v}
+	for _, t := range s.Tables {
+		if !t.covers[st.index] {
+			continue
+		}
+		err := t.fire(fr, st.index)
+		if errors.Is(err, errNoRow) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &Decision{Table: t, Row: fr.row, From: st, Facts: f}, nil
+	}
+	return nil, fmt.Errorf("%w in state %s of set %s for %s", ErrNoDecision, state, s.Name, f)
+}
+
+// DecideDirect evaluates the rows directly, without the compiled machines.
+// It exists to cross-check the compiled machines and for explanations.
+func (s *Set) DecideDirect(state string, f Facts) *Decision {
+	st := s.State(state)
+	if st == nil {
+		return nil
+	}
+	for _, t := range s.Tables {
+		if !t.covers[st.index] {
+			continue
+		}
+		for _, r := range t.Rows {
+			if r.AppliesIn(st) && r.Matches(f) {
+				return &Decision{Table: t, Row: r, From: st, Facts: f}
+			}
+		}
+	}
+	return nil
+}
+
+// Resolved is a row's result for one action outcome, ready to apply.
+type Resolved struct {
+	Outcome Outcome
+	// Branch says which result applied: then, inProgress or onFailure.
+	Branch string
+	// To is the next state (equal to the current one when unchanged).
+	To           *State
+	Conditions   []Condition
+	RequeueAfter time.Duration
+	Retry        bool
+	Status       map[string]string
+	StatusOrder  []string
+}
+
+// Changed reports whether the state changes.
+func (r Resolved) Changed(from *State) bool { return r.To != from }
+
+// DefaultInProgressRequeue is used when an action unexpectedly waits in a
+// row that has no inProgress result.
+const DefaultInProgressRequeue = 10 * time.Second
+
+// Resolve picks the row's result for the outcome: then on Done, inProgress
+// while an action waits, onFailure when one failed. A missing inProgress
+// keeps the state and requeues; a missing onFailure keeps the state and
+// retries with back-off.
+func (d *Decision) Resolve(o Outcome) Resolved {
+	r := d.Row
+	var res *Result
+	out := Resolved{Outcome: o, To: d.From}
+	switch o.Status {
+	case InProgress:
+		out.Branch = "inProgress"
+		if r.InProgress == nil {
+			out.RequeueAfter = DefaultInProgressRequeue
+			return out
+		}
+		res = r.InProgress
+	case Failed:
+		out.Branch = "onFailure"
+		if r.OnFailure == nil {
+			out.Retry = true
+			return out
+		}
+		res = r.OnFailure
+	default:
+		out.Branch = "then"
+		res = &r.Then
+	}
+	if res.State != "" {
+		out.To = d.Table.set.State(res.State)
+	}
+	out.RequeueAfter = res.RequeueAfter
+	out.Retry = res.Retry
+	out.Status = res.Status
+	out.StatusOrder = res.StatusOrder
+	if len(res.Conditions) > 0 {
+		out.Conditions = make([]Condition, len(res.Conditions))
+		for i, c := range res.Conditions {
+			if strings.Contains(c.Message, "{detail}") {
+				c.Message = strings.ReplaceAll(c.Message, "{detail}", o.Message)
+			}
+			out.Conditions[i] = c
+		}
+	}
+	return out
+}
+
+// Trace is the record of one firing, delivered to every subscriber.
+type Trace struct {
+	Set    string
+	Table  string
+	Row    string
+	Object string
+	From   string
+	To     string
+	// Action lists the actions that ran, comma separated.
+	Action   string
+	Outcome  OutcomeStatus
+	Message  string
+	Duration time.Duration
+	Time     time.Time
+	// Reason is the reason of the result's first condition, if any.
+	Reason string
+}
+
+// Runner binds a set to a registry and runs observe → decide → act →
+// result for one object per call. It is safe for concurrent use.
+type Runner[E any] struct {
+	set       *Set
+	observers []observer[E]
+	actions   map[*Row]rowActions[E]
+
+	mu   sync.RWMutex
+	subs []func(Trace)
+	now  func() time.Time
+}
+
+// rowActions are a row's bound actions; ran[i] names the actions up to and
+// including run[i], comma separated, for the trace.
+type rowActions[E any] struct {
+	run []action[E]
+	ran []string
+}
+
+// NewRunner binds every fact and action of the set to the registry and
+// refuses to start when one is missing.
+func NewRunner[E any](set *Set, reg *Registry[E]) (*Runner[E], error) {
+	r := &Runner[E]{set: set, actions: map[*Row]rowActions[E]{}, now: time.Now}
+	var missing []string
+	r.observers = make([]observer[E], len(set.Facts))
+	for i, f := range set.Facts {
+		o, ok := reg.observers[f.Name]
+		if !ok {
+			missing = append(missing, "observer for fact "+f.Name)
+			continue
+		}
+		r.observers[i] = o
+	}
+	for _, t := range set.Tables {
+		for _, row := range t.Rows {
+			for _, name := range row.Do {
+				a, ok := reg.actions[name]
+				if !ok {
+					missing = append(missing, fmt.Sprintf("action %s (table %s row %s)", name, t.Name, row.ID))
+					continue
+				}
+				ra := r.actions[row]
+				ra.run = append(ra.run, a)
+				if len(ra.ran) == 0 {
+					ra.ran = append(ra.ran, name)
+				} else {
+					ra.ran = append(ra.ran, ra.ran[len(ra.ran)-1]+","+name)
+				}
+				r.actions[row] = ra
+			}
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("registry %s cannot run set %s: missing %s", reg.name, set.Name, strings.Join(missing, "; "))
+	}
+	return r, nil
+}
+
+// Set returns the set the runner runs.
+func (r *Runner[E]) Set() *Set { return r.set }
+
+// Subscribe adds a receiver of trace records; it is called synchronously
+// after each firing, so it must be quick.
+func (r *Runner[E]) Subscribe(fn func(Trace)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.subs = append(r.subs, fn)
+}
+
+// SetClock replaces the clock used for trace times (tests).
+func (r *Runner[E]) SetClock(now func() time.Time) { r.now = now }
+
+// Observe computes every fact of the set for the environment.
+func (r *Runner[E]) Observe(env E) (Facts, error) {
+	f := r.set.NewFacts()
+	for i, o := range r.observers {
+		v := o.value(env)
+		vi := r.set.Facts[i].ValueIndex(v)
+		if vi < 0 {
+			return f, fmt.Errorf("observer %s returned %q, not one of %s", o.entry.Name, v, strings.Join(r.set.Facts[i].valueNames(), ", "))
+		}
+		f.v[i] = uint8(vi)
+	}
+	return f, nil
+}
+
+// Step is everything one firing produced.
+type Step struct {
+	Decision *Decision
+	Result   Resolved
+	Trace    Trace
+}
+
+// Step observes the environment, decides, runs the row's actions in order
+// (stopping at the first that does not finish) and resolves the result.
+func (r *Runner[E]) Step(ctx context.Context, object, state string, env E) (*Step, error) {
+	f, err := r.Observe(env)
+	if err != nil {
+		return nil, err
+	}
+	d, err := r.set.Decide(ctx, state, f)
+	if err != nil {
+		return nil, err
+	}
+	return r.Act(ctx, object, d, env), nil
+}
+
+// Act runs a decision's actions and publishes the trace.
+func (r *Runner[E]) Act(ctx context.Context, object string, d *Decision, env E) *Step {
+	start := r.now()
+	o := OK()
+	ra := r.actions[d.Row]
+	ran := ""
+	for i, a := range ra.run {
+		ran = ra.ran[i]
+		o = a.fn(ctx, env)
+		if o.Status == "" {
+			o.Status = Done
+		}
+		if o.Status != Done {
+			break
+		}
+	}
+	res := d.Resolve(o)
+	tr := Trace{
+		Set: r.set.Name, Table: d.Table.Name, Row: d.Row.ID, Object: object,
+		From: d.From.Name, To: res.To.Name, Action: ran,
+		Outcome: o.Status, Message: o.Message, Time: start, Duration: r.now().Sub(start),
+	}
+	if len(res.Conditions) > 0 {
+		tr.Reason = res.Conditions[0].Reason
+	}
+	r.publish(tr)
+	return &Step{Decision: d, Result: res, Trace: tr}
+}
+
+func (r *Runner[E]) publish(tr Trace) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for _, fn := range r.subs {
+		fn(tr)
+	}
+}

@@ -1,0 +1,59 @@
+package machine
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+)
+
+const machineProviderIDIndex = "spec.providerID"
+
+func indexMachineByProviderID(obj client.Object) []string {
+	m, ok := obj.(*clusterv1.Machine)
+	if !ok || m.Spec.ProviderID == nil || *m.Spec.ProviderID == "" {
+		return nil
+	}
+	return []string{*m.Spec.ProviderID}
+}
+
+// clusterToMachines wakes every Machine of a Cluster (pause, deletion).
+func (r *Reconciler) clusterToMachines(ctx context.Context, obj client.Object) []reconcile.Request {
+	list := &clusterv1.MachineList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace()),
+		client.MatchingLabels{clusterv1.ClusterNameLabel: obj.GetName()}); err != nil {
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for _, m := range list.Items {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&m)})
+	}
+	return out
+}
+
+// nodeToMachines wakes the Machine of a Node: by the annotation krtt writes,
+// or before that by providerID.
+func (r *Reconciler) nodeToMachines(ctx context.Context, obj client.Object) []reconcile.Request {
+	n, ok := obj.(*corev1.Node)
+	if !ok {
+		return nil
+	}
+	if name, ns := n.Annotations[clusterv1.MachineAnnotation], n.Annotations[clusterv1.ClusterNamespaceAnnotation]; name != "" && ns != "" {
+		return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: ns, Name: name}}}
+	}
+	if n.Spec.ProviderID == "" {
+		return nil
+	}
+	list := &clusterv1.MachineList{}
+	if err := r.Client.List(ctx, list, client.MatchingFields{machineProviderIDIndex: n.Spec.ProviderID}); err != nil {
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for _, m := range list.Items {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&m)})
+	}
+	return out
+}

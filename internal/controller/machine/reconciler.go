@@ -1,0 +1,238 @@
+// Package machine is the Machine controller: observe (one snapshot of the
+// world) → decide (the Machine tables) → act (registered actions) → record
+// (status, conditions, Events, metrics) and one patch of the Machine.
+package machine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	machineactions "github.com/krtt-dev/krtt/actions/machine"
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/engine"
+)
+
+// +kubebuilder:rbac:groups=cluster.krtt.dev,resources=machines,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=cluster.krtt.dev,resources=machines/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=cluster.krtt.dev,resources=machines/finalizers,verbs=update
+// +kubebuilder:rbac:groups=cluster.krtt.dev,resources=clusters,verbs=get;list;watch
+// +kubebuilder:rbac:groups=bootstrap.cluster.x-k8s.io;infrastructure.cluster.x-k8s.io;controlplane.cluster.x-k8s.io;sim.krtt.dev,resources=*,verbs=get;list;watch;patch;delete
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch;patch;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=pods/eviction,verbs=create
+// +kubebuilder:rbac:groups=apps,resources=daemonsets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=storage.k8s.io,resources=volumeattachments,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims;persistentvolumes,verbs=get;list;watch
+// +kubebuilder:rbac:groups="";events.k8s.io,resources=events,verbs=create;patch;update
+
+// Reconciler runs the Machine tables for one Machine per call.
+type Reconciler struct {
+	Client   client.Client
+	Observer *machineactions.Observer
+	Runner   *engine.Runner[*machineactions.Scope]
+	Recorder events.EventRecorder
+
+	controller controller.Controller
+	cache      cache.Cache
+	watched    sync.Map // schema.GroupVersionKind → struct{}
+}
+
+// Options configure the controller.
+type Options struct {
+	MaxConcurrentReconciles int
+}
+
+// New builds the reconciler for a checked Machine table set.
+func New(mgr ctrl.Manager, set *engine.Set) (*Reconciler, error) {
+	runner, err := engine.NewRunner(set, machineactions.Registry())
+	if err != nil {
+		return nil, err
+	}
+	r := &Reconciler{
+		Client:   mgr.GetClient(),
+		Runner:   runner,
+		Recorder: mgr.GetEventRecorder("krtt-machine-controller"),
+	}
+	r.Observer = &machineactions.Observer{
+		Client:   mgr.GetClient(),
+		Clusters: machineactions.LocalClusterClients{Client: mgr.GetClient()},
+		Watcher:  r,
+	}
+	return r, nil
+}
+
+// SetupWithManager registers indexes and watches.
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error {
+	idx := mgr.GetFieldIndexer()
+	if err := idx.IndexField(ctx, &corev1.Node{}, machineactions.NodeProviderIDIndex, machineactions.NodeProviderIDIndexer); err != nil {
+		return fmt.Errorf("index Nodes by providerID: %w", err)
+	}
+	if err := idx.IndexField(ctx, &corev1.Pod{}, machineactions.PodNodeNameIndex, machineactions.PodNodeNameIndexer); err != nil {
+		return fmt.Errorf("index Pods by node name: %w", err)
+	}
+	if err := idx.IndexField(ctx, &clusterv1.Machine{}, machineProviderIDIndex, indexMachineByProviderID); err != nil {
+		return fmt.Errorf("index Machines by providerID: %w", err)
+	}
+	c, err := ctrl.NewControllerManagedBy(mgr).
+		For(&clusterv1.Machine{}).
+		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.clusterToMachines)).
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.nodeToMachines)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, opts.MaxConcurrentReconciles)}).
+		Named("machine").
+		Build(r)
+	if err != nil {
+		return err
+	}
+	r.controller = c
+	r.cache = mgr.GetCache()
+	return nil
+}
+
+// Watch starts, once per kind, a watch on bootstrap and infrastructure
+// objects that wakes their controlling Machine.
+func (r *Reconciler) Watch(_ context.Context, obj *unstructured.Unstructured) error {
+	if r.controller == nil {
+		return nil
+	}
+	gvk := obj.GroupVersionKind()
+	if _, loaded := r.watched.LoadOrStore(gvk, struct{}{}); loaded {
+		return nil
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	err := r.controller.Watch(source.Kind(r.cache, u, handler.TypedEnqueueRequestForOwner[*unstructured.Unstructured](
+		r.Client.Scheme(), r.Client.RESTMapper(), &clusterv1.Machine{}, handler.OnlyControllerOwner())))
+	if err != nil {
+		r.watched.Delete(gvk)
+	}
+	return err
+}
+
+// Reconcile is observe → decide → act → record for one Machine.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	log := logf.FromContext(ctx)
+	s := r.Observer.Observe(ctx, req.NamespacedName)
+	set := r.Runner.Set()
+	state := set.InitialState
+	if s.Machine != nil && s.Machine.Status.State != "" {
+		if set.State(s.Machine.Status.State) != nil {
+			state = s.Machine.Status.State
+		} else {
+			log.Info("Machine is in a state the tables do not know; starting from the initial state", "state", s.Machine.Status.State)
+		}
+	}
+	var before *clusterv1.Machine
+	if s.Machine != nil {
+		before = s.Machine.DeepCopy()
+	}
+	step, err := r.Runner.Step(ctx, req.String(), state, s)
+	if err != nil {
+		return reconcile.Result{}, fmt.Errorf("decide: %w", err)
+	}
+	log = log.WithValues("table", step.Trace.Table, "row", step.Trace.Row, "from", step.Trace.From, "to", step.Trace.To)
+	if s.Err != nil {
+		log.Error(s.Err, "observing the Machine failed")
+	}
+	if !s.MachineFound {
+		return reconcile.Result{}, nil
+	}
+	applyStep(s, step)
+	r.emitEvent(s.Machine, before, step)
+	if err := r.patch(ctx, before, s.Machine, step); err != nil {
+		return reconcile.Result{}, err
+	}
+	log.V(1).Info("row fired", "action", step.Trace.Action, "outcome", step.Trace.Outcome, "message", step.Trace.Message)
+	return result(step, s.Err)
+}
+
+// patch writes status first and then metadata and spec, each only when it
+// changed. The finalizer goes last, so the status of a Machine about to
+// disappear is never written after it is gone.
+func (r *Reconciler) patch(ctx context.Context, before, after *clusterv1.Machine, step *engine.Step) error {
+	finalizerRemoved := hasFinalizer(before) && !hasFinalizer(after)
+	if !finalizerRemoved && !equality.Semantic.DeepEqual(before.Status, after.Status) {
+		if err := r.Client.Status().Patch(ctx, after.DeepCopy(), client.MergeFrom(before)); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("patch Machine status (row %s): %w", step.Trace.Row, err)
+		}
+	}
+	if !equality.Semantic.DeepEqual(before.ObjectMeta, after.ObjectMeta) || !equality.Semantic.DeepEqual(before.Spec, after.Spec) {
+		obj := after.DeepCopy()
+		if err := r.Client.Patch(ctx, obj, client.MergeFrom(before)); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("patch Machine (row %s): %w", step.Trace.Row, err)
+		}
+	}
+	return nil
+}
+
+func hasFinalizer(m *clusterv1.Machine) bool {
+	for _, f := range m.Finalizers {
+		if f == clusterv1.MachineFinalizer {
+			return true
+		}
+	}
+	return false
+}
+
+// result turns the row's result into what controller-runtime expects.
+func result(step *engine.Step, observeErr error) (reconcile.Result, error) {
+	res := step.Result
+	if res.Retry {
+		switch {
+		case res.Outcome.Err != nil:
+			return reconcile.Result{}, res.Outcome.Err
+		case observeErr != nil:
+			return reconcile.Result{}, observeErr
+		default:
+			return reconcile.Result{}, errors.New("row " + step.Trace.Row + " asks to retry")
+		}
+	}
+	return reconcile.Result{RequeueAfter: res.RequeueAfter}, nil
+}
+
+// emitEvent records an Event when the row, its outcome or its message
+// changed, so a Machine waiting on the same thing does not flood Events.
+func (r *Reconciler) emitEvent(after, before *clusterv1.Machine, step *engine.Step) {
+	if r.Recorder == nil {
+		return
+	}
+	tr := step.Trace
+	if prev := before.Status.LastTransition; prev != nil && prev.Table == tr.Table && prev.Row == tr.Row &&
+		prev.To == tr.To && prev.Outcome == string(tr.Outcome) && prev.Message == tr.Message {
+		return
+	}
+	kind := corev1.EventTypeNormal
+	if tr.Outcome == engine.Failed {
+		kind = corev1.EventTypeWarning
+	}
+	reason := tr.Reason
+	if reason == "" {
+		reason = "Row" + tr.Row
+	}
+	note := fmt.Sprintf("%s row %s: %s → %s", tr.Table, tr.Row, tr.From, tr.To)
+	if tr.Action != "" {
+		note += fmt.Sprintf("; %s %s", tr.Action, tr.Outcome)
+	}
+	if tr.Message != "" {
+		note += ": " + tr.Message
+	}
+	if len(note) > 1000 {
+		note = note[:1000]
+	}
+	r.Recorder.Eventf(after, nil, kind, reason, tr.Row, "%s", note)
+}

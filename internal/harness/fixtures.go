@@ -1,0 +1,166 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	simv1 "github.com/krtt-dev/krtt/api/sim/v1alpha1"
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+)
+
+// The helpers below create the objects of a scenario and play the
+// providers' and kubelet's parts by writing contract fields directly.
+
+// Namespace creates a namespace.
+func (h *Harness) Namespace(ctx context.Context, name string) error {
+	err := h.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
+}
+
+// Cluster creates a Cluster.
+func (h *Harness) Cluster(ctx context.Context, ns, name string) (*clusterv1.Cluster, error) {
+	c := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	return c, h.Client.Create(ctx, c)
+}
+
+// MachineObjects creates a SimBootstrapConfig, a SimMachine and a Machine
+// that references them, all named name.
+func (h *Harness) MachineObjects(ctx context.Context, ns, cluster, name string, mutate ...func(*clusterv1.Machine)) (*clusterv1.Machine, error) {
+	if err := h.Client.Create(ctx, &simv1.SimBootstrapConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}); err != nil {
+		return nil, err
+	}
+	if err := h.Client.Create(ctx, &simv1.SimMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}); err != nil {
+		return nil, err
+	}
+	m := &clusterv1.Machine{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: clusterv1.MachineSpec{
+			ClusterName: cluster,
+			Bootstrap: clusterv1.MachineBootstrap{ConfigRef: &clusterv1.ObjectReference{
+				APIGroup: simv1.GroupVersion.Group, Kind: "SimBootstrapConfig", Name: name}},
+			InfrastructureRef: clusterv1.ObjectReference{APIGroup: simv1.GroupVersion.Group, Kind: "SimMachine", Name: name},
+		},
+	}
+	for _, fn := range mutate {
+		fn(m)
+	}
+	return m, h.Client.Create(ctx, m)
+}
+
+// ProviderID is the providerID the scenarios give a Machine's SimMachine.
+func ProviderID(ns, name string) string { return "sim://" + ns + "/" + name }
+
+// BootstrapReady plays the bootstrap provider: the data secret exists.
+func (h *Harness) BootstrapReady(ctx context.Context, ns, name string) error {
+	b := &simv1.SimBootstrapConfig{}
+	if err := h.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, b); err != nil {
+		return err
+	}
+	b.Status.DataSecretName = ptr.To(name + "-bootstrap")
+	b.Status.Initialization.DataSecretCreated = ptr.To(true)
+	b.Status.Conditions = []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue, Reason: "DataSecretCreated", LastTransitionTime: metav1.Now()}}
+	return h.Client.Status().Update(ctx, b)
+}
+
+// InfrastructureProvisioned plays the infrastructure provider.
+func (h *Harness) InfrastructureProvisioned(ctx context.Context, ns, name string) error {
+	sm := &simv1.SimMachine{}
+	if err := h.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, sm); err != nil {
+		return err
+	}
+	sm.Spec.ProviderID = ptr.To(ProviderID(ns, name))
+	sm.Spec.FailureDomain = "zone-a"
+	if err := h.Client.Update(ctx, sm); err != nil {
+		return err
+	}
+	sm.Status.Initialization.Provisioned = ptr.To(true)
+	sm.Status.Addresses = []clusterv1.MachineAddress{{Type: clusterv1.MachineInternalIP, Address: "10.0.0.10"}}
+	sm.Status.Conditions = []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Provisioned", LastTransitionTime: metav1.Now()}}
+	return h.Client.Status().Update(ctx, sm)
+}
+
+// JoinNode plays the kubelet joining: a Ready Node with the providerID.
+func (h *Harness) JoinNode(ctx context.Context, nodeName, providerID string) (*corev1.Node, error) {
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeName}, Spec: corev1.NodeSpec{ProviderID: providerID}}
+	if err := h.Client.Create(ctx, n); err != nil {
+		return nil, err
+	}
+	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
+		Message: "kubelet is posting ready status", LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}}
+	return n, h.Client.Status().Update(ctx, n)
+}
+
+// Machine reads a Machine.
+func (h *Harness) Machine(ctx context.Context, ns, name string) (*clusterv1.Machine, error) {
+	m := &clusterv1.Machine{}
+	return m, h.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, m)
+}
+
+// Eventually polls cond every 100ms until it returns nil or the deadline
+// passes; the last error explains the failure.
+func Eventually(ctx context.Context, timeout time.Duration, cond func(context.Context) error) error {
+	deadline := time.Now().Add(timeout)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	var last error
+	for {
+		if last = cond(ctx); last == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not within %s: %w", timeout, last)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// FinishTerminatingPods plays the kubelet for Pods on a Node that have a
+// deletionTimestamp: it removes them for good.
+func (h *Harness) FinishTerminatingPods(ctx context.Context, node string) (int, error) {
+	pods := &corev1.PodList{}
+	if err := h.Client.List(ctx, pods); err != nil {
+		return 0, err
+	}
+	n := 0
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if p.Spec.NodeName != node || p.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if err := h.Client.Delete(ctx, p, client.GracePeriodSeconds(0)); err != nil && !apierrors.IsNotFound(err) {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+// RunningPod creates a Pod bound to a Node and reports it Running and Ready,
+// as the kubelet would (a Pending Pod can be evicted despite any PDB).
+func (h *Harness) RunningPod(ctx context.Context, ns, name, node string, labels map[string]string, mutate ...func(*corev1.Pod)) (*corev1.Pod, error) {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
+		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "main", Image: "registry.k8s.io/pause:3.10"}}}}
+	for _, fn := range mutate {
+		fn(p)
+	}
+	if err := h.Client.Create(ctx, p); err != nil {
+		return nil, err
+	}
+	p.Status.Phase = corev1.PodRunning
+	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now()}}
+	return p, h.Client.Status().Update(ctx, p)
+}

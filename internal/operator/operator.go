@@ -1,0 +1,45 @@
+// Package operator wires the krtt controllers into a controller-runtime
+// manager; the operator binary, the local run and the tests share it.
+package operator
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/internal/controller/machine"
+)
+
+// Scheme knows the built-in types and the cluster.krtt.dev API. Provider
+// objects are read as unstructured, so their types are not registered.
+func Scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	if err := clusterv1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// Options for Setup.
+type Options struct {
+	MachineConcurrency int
+}
+
+// Setup adds the Machine controller for the given table set.
+func Setup(ctx context.Context, mgr ctrl.Manager, set *engine.Set, opts Options) (*machine.Reconciler, error) {
+	r, err := machine.New(mgr, set)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.SetupWithManager(ctx, mgr, machine.Options{MaxConcurrentReconciles: opts.MachineConcurrency}); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
