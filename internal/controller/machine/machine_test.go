@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	simv1 "github.com/krtt-dev/krtt/api/sim/v1alpha1"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
@@ -348,4 +349,29 @@ func expectReason(t *testing.T, ns, name, reason, inMessage string) {
 		}
 		return nil
 	})
+}
+
+// TestMetricsCountTransitions runs after the deletion test: the rows it
+// fired are counted on the manager's metrics registry.
+func TestMetricsCountTransitions(t *testing.T) {
+	families, err := crmetrics.Registry.Gather()
+	must(t, err)
+	seen := map[string]float64{}
+	for _, f := range families {
+		if f.GetName() != "krtt_transitions_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			seen[labels["table"]+"/"+labels["row"]+"/"+labels["outcome"]] += m.GetCounter().GetValue()
+		}
+	}
+	for _, want := range []string{"machine-deletion/D03/Done", "machine-deletion/D05/InProgress", "machine-normal/N31/Done"} {
+		if seen[want] < 1 {
+			t.Errorf("krtt_transitions_total{%s} = %v; have %v", want, seen[want], seen)
+		}
+	}
 }

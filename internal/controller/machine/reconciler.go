@@ -69,6 +69,8 @@ func New(mgr ctrl.Manager, set *engine.Set) (*Reconciler, error) {
 		Runner:   runner,
 		Recorder: mgr.GetEventRecorder("krtt-machine-controller"),
 	}
+	registerMetrics()
+	runner.Subscribe(observeTrace)
 	r.Observer = &machineactions.Observer{
 		Client:   mgr.GetClient(),
 		Clusters: machineactions.LocalClusterClients{Client: mgr.GetClient()},
@@ -158,7 +160,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	log.V(1).Info("row fired", "action", step.Trace.Action, "outcome", step.Trace.Outcome, "message", step.Trace.Message)
-	return result(step, s.Err)
+	res, err := result(step, s.Err)
+	if err != nil {
+		reconcileErrorsTotal.WithLabelValues(step.Trace.Table, step.Trace.Row).Inc()
+	}
+	return res, err
 }
 
 // patch writes status first and then metadata and spec, each only when it

@@ -1,0 +1,74 @@
+// Package features holds the behaviour specs of the krtt Machine lifecycle,
+// written in Gherkin and run against a real kube-apiserver and etcd with the
+// operator in-process (internal/harness). Every row of every Machine table
+// must fire in at least one scenario; TestFeatures fails otherwise.
+package features
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/cucumber/godog"
+
+	"github.com/krtt-dev/krtt/internal/harness"
+)
+
+var opts = godog.Options{
+	Format: "progress",
+	Strict: true,
+	Paths:  []string{"."},
+	Output: os.Stdout,
+}
+
+func init() {
+	godog.BindCommandLineFlags("godog.", &opts)
+}
+
+// TestFeatures runs every *.feature file in this directory against one
+// harness and checks that every table row is exercised.
+func TestFeatures(t *testing.T) {
+	h, err := harness.Start()
+	if err != nil {
+		t.Fatalf("start harness: %v", err)
+	}
+	defer func() {
+		if err := h.Stop(); err != nil {
+			t.Logf("stop harness: %v", err)
+		}
+	}()
+
+	cov := newCoverage(h)
+	h.Subscribe(cov.record)
+
+	o := opts
+	o.TestingT = t
+	if len(o.Paths) == 0 {
+		o.Paths = []string{"."}
+	}
+	suite := godog.TestSuite{
+		Name: "krtt-machine",
+		ScenarioInitializer: func(sc *godog.ScenarioContext) {
+			registerSteps(sc, h, cov)
+		},
+		Options: &o,
+	}
+	status := suite.Run()
+	if status != 0 {
+		t.Errorf("godog exited with status %d", status)
+	}
+
+	// Rows may fire a little after a scenario's last step (for example N01
+	// once a Machine is gone); coverage is computed over everything recorded.
+	report := cov.report()
+	t.Log("\n" + report.String())
+	if os.Getenv("KRTT_WRITE_COVERAGE") == "1" {
+		if err := report.writeJSON("coverage.json"); err != nil {
+			t.Errorf("write coverage.json: %v", err)
+		}
+	}
+	if n := report.missingCount(); n > 0 {
+		t.Errorf("%d table rows never fired in any scenario:\n%s", n, report.missingList())
+	}
+	_ = context.Background
+}
