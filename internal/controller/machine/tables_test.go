@@ -1,0 +1,53 @@
+package machine_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/krtt-dev/krtt/internal/controller/machine"
+	"github.com/krtt-dev/krtt/internal/testenv"
+)
+
+func TestLoadTablesEmbedded(t *testing.T) {
+	set, err := machine.LoadTables("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(set.Tables) != 3 {
+		t.Fatalf("want the errors, normal and deletion tables, got %d", len(set.Tables))
+	}
+}
+
+// An operator given reviewed tables with a lint finding refuses to start,
+// and says where the problem is.
+func TestLoadTablesRefusesFindings(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(testenv.RepoRoot(), "transitions", "machine")
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Name() == "deletion.yaml" {
+			// D04 now also matches when hooks remain: it overlaps D03.
+			b = []byte(strings.Replace(string(b), "when: {preDrainHooks: false}", "when: {preDrainHooks: [true, false]}", 1))
+		}
+		if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := machine.LoadTables(dir); err == nil {
+		t.Fatal("tables with an overlap were accepted")
+	} else if !strings.Contains(err.Error(), "deletion.yaml") || !strings.Contains(err.Error(), "D03") || !strings.Contains(err.Error(), "D04") {
+		t.Fatalf("the error does not name the file and rows: %v", err)
+	}
+	if _, err := machine.LoadTables(filepath.Join(dir, "missing")); err == nil {
+		t.Fatal("a missing directory was accepted")
+	}
+}
