@@ -46,4 +46,3 @@ func uncovered(set *Set, region cube, cover []cube) []uint8 {
 	}
 	return nil
 }
-
