@@ -56,7 +56,7 @@ krtt:
 
 .PHONY: docs
 docs: krtt ## Render docs/tables/ from the shipped tables.
-	$(KRTT) docs --out docs/tables $(if $(wildcard docs/coverage.json),--coverage docs/coverage.json) transitions
+	$(KRTT) docs --out docs/tables --features features transitions
 
 .PHONY: lint
 lint: krtt ## gofmt, go vet and krtt lint on the shipped tables.
@@ -67,12 +67,16 @@ lint: krtt ## gofmt, go vet and krtt lint on the shipped tables.
 
 .PHONY: check-generated
 check-generated: krtt $(CONTROLLER_GEN) ## Fail when generated files or docs differ from what is committed.
-	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
-	  $(KRTT) docs --out $$tmp/tables $(if $(wildcard docs/coverage.json),--coverage docs/coverage.json) transitions; \
-	  if ! diff -ru docs/tables $$tmp/tables; then echo "docs/tables is stale: run 'make docs' and commit"; exit 1; fi
+	@# Written at the same depth as docs/tables so relative links compare equal.
+	@tmp=$$(mktemp -d -p docs .check.XXXXXX); trap 'rm -rf $$tmp' EXIT; \
+	  $(KRTT) docs --out $$tmp --features features transitions >/dev/null; \
+	  if ! diff -ru docs/tables $$tmp; then echo "docs/tables is stale: run 'make docs' and commit"; exit 1; fi
 	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
 	  $(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=$$tmp; \
 	  if ! diff -ru -x kustomization.yaml config/crd/bases $$tmp; then echo "config/crd is stale: run 'make manifests' and commit"; exit 1; fi
+	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
+	  $(CONTROLLER_GEN) rbac:roleName=krtt-operator paths=./internal/controller/... output:rbac:artifacts:config=$$tmp; \
+	  if ! diff -u config/rbac/role.yaml $$tmp/role.yaml; then echo "config/rbac/role.yaml is stale: run 'make manifests' and commit"; exit 1; fi
 
 .PHONY: test
 test: tools lint check-generated ## Build tools if missing, then run every test (unit, envtest, godog).

@@ -691,7 +691,12 @@ func mdScenario(link string) string {
 	if !ok {
 		return mdCode(link)
 	}
-	return mdCode(loc) + " " + strings.TrimSpace(title)
+	title = strings.TrimSpace(title)
+	// "path/file.feature:42 name" becomes a link to that line.
+	if file, line, found := strings.Cut(loc, ":"); found && line != "" && strings.Trim(line, "0123456789") == "" {
+		return fmt.Sprintf("[%s](%s#L%s)", strings.ReplaceAll(title, "]", "\\]"), file, line)
+	}
+	return mdCode(loc) + " " + title
 }
 
 func mdPos(p Pos) string {

@@ -73,15 +73,16 @@ func renderCmd(stdout, stderr io.Writer) *cobra.Command {
 
 // docsCmd: krtt docs --out DIR [--coverage FILE] FILE|DIR...
 func docsCmd(stdout, stderr io.Writer) *cobra.Command {
-	var out, coverage string
+	var out, coverage, features string
 	cmd := &cobra.Command{
-		Use:   "docs --out DIR [--coverage FILE] FILE|DIR...",
+		Use:   "docs --out DIR [--coverage FILE | --features DIR] FILE|DIR...",
 		Short: "Write a Markdown page per table and an index README.md",
 		Long: `docs writes DIR/<table>.md for every table (the same page as
 krtt render --format markdown) and DIR/README.md listing the tables with their
 row counts. --coverage names a JSON file of the form
   {"table": {"rowID": ["features/x.feature:42 scenario name", ...]}}
-whose links fill in each page's Scenarios column.`,
+whose links fill in each page's Scenarios column. --features DIR reads the
+@row:<table>:<row> tags of DIR/*.feature instead.`,
 		Args: needPaths,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
@@ -94,6 +95,14 @@ whose links fill in each page's Scenarios column.`,
 			cov, err := readCoverage(coverage)
 			if err != nil {
 				return err
+			}
+			if features != "" {
+				if coverage != "" {
+					return usagef("give --coverage or --features, not both")
+				}
+				if cov, err = coverageFromFeatures(features, out); err != nil {
+					return err
+				}
 			}
 			warnCoverage(stderr, lib, cov)
 			if err := os.MkdirAll(out, 0o755); err != nil {
@@ -120,6 +129,7 @@ whose links fill in each page's Scenarios column.`,
 	}
 	cmd.Flags().StringVarP(&out, "out", "o", "", "directory to write the pages to (created if missing)")
 	cmd.Flags().StringVar(&coverage, "coverage", "", "JSON file mapping table → row → scenario links")
+	cmd.Flags().StringVar(&features, "features", "", "directory of .feature files whose @row tags give the scenario links")
 	return cmd
 }
 
