@@ -418,7 +418,7 @@ func TestDocs(t *testing.T) {
 		"| [normal](normal.md) | - | `lifecycle` | 2 of 2 | 2 | 0 of 2 |",
 	)
 	page, _ := os.ReadFile(filepath.Join(out, "door.md"))
-	contains(t, "door.md", string(page), "| Scenarios |", "`features/door.feature:12` a person pushes an unlocked door", "Scenarios cover 1 of 5 rows")
+	contains(t, "door.md", string(page), "| Scenarios |", "[a person pushes an unlocked door](features/door.feature#L12)", "Scenarios cover 1 of 5 rows")
 	page, _ = os.ReadFile(filepath.Join(out, "normal.md"))
 	contains(t, "normal.md", string(page), "| Scenarios |", "Scenarios cover 0 of 2 rows", "2 of 2: consulted after `deletion`")
 

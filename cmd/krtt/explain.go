@@ -1,0 +1,184 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/krtt-dev/krtt/internal/controller/machine"
+	krttexplain "github.com/krtt-dev/krtt/internal/explain"
+	"github.com/krtt-dev/krtt/internal/operator"
+)
+
+// pluginName is what krtt is called as a kubectl plugin: a binary named
+// kubectl-krtt on the PATH makes `kubectl krtt ...` run it with the same
+// arguments, so the commands behave the same either way.
+const pluginName = "kubectl-krtt"
+
+// invokedAs is how the user called krtt, for help texts.
+func invokedAs() string {
+	if filepath.Base(os.Args[0]) == pluginName {
+		return "kubectl krtt"
+	}
+	return "krtt"
+}
+
+// explainNow is the clock of krtt explain (tests may fix it).
+var explainNow = time.Now
+
+// explainCmd: krtt explain machine NAME | krtt explain table TABLE
+func explainCmd(stdout, stderr io.Writer) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "explain machine NAME | explain table TABLE",
+		Short: "Explain why a Machine is where it is, or list a table's rows and their coverage",
+		Long: `explain machine observes a Machine exactly as the operator does (same
+observers, same facts), asks the Machine tables which row fires and prints
+that row, why every other row of the state does not fire, what the Machine
+waits on (start time, timeout, hooks, the Deleting condition), which single
+fact change would make another row fire, and its last Events. It only reads:
+no row's actions are run.
+
+explain table lists a table's rows with the scenarios that cover them.
+
+krtt also works as a kubectl plugin:
+
+  ln -s "$PWD/bin/krtt" ~/bin/kubectl-krtt   # any directory on the PATH
+  kubectl krtt explain machine m1 -n default`,
+	}
+	cmd.AddCommand(explainMachineCmd(stdout, stderr), explainTableCmd(stdout, stderr))
+	return cmd
+}
+
+func explainMachineCmd(stdout, stderr io.Writer) *cobra.Command {
+	var namespace, kubeconfig, kubecontext, output, tables string
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "machine NAME [-n NAMESPACE] [--kubeconfig FILE] [--context NAME] [-o text|json] [--tables DIR]",
+		Short: "Explain why a Machine is in its state and what would move it on",
+		Example: `  krtt explain machine m1 -n default
+  kubectl krtt explain machine m1 -n default -o json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usagef("%s explain machine needs exactly one NAME", invokedAs())
+			}
+			if output != "text" && output != "json" {
+				return usagef("unknown -o %q: use text or json", output)
+			}
+			set, err := machine.LoadTables(tables)
+			if err != nil {
+				return err
+			}
+			c, ns, err := explainClient(kubeconfig, kubecontext)
+			if err != nil {
+				return err
+			}
+			if namespace != "" {
+				ns = namespace
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
+			defer cancel()
+			rep, err := krttexplain.Machine(ctx, c, set, client.ObjectKey{Namespace: ns, Name: args[0]}, explainNow().UTC())
+			if err != nil {
+				return err
+			}
+			if output == "json" {
+				if err := rep.JSON(stdout); err != nil {
+					return err
+				}
+			} else {
+				rep.Text(stdout)
+			}
+			if !rep.Found {
+				return exitCode(1)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&namespace, "namespace", "n", "", "the Machine's namespace (default: the kubeconfig context's, else default)")
+	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster)")
+	cmd.Flags().StringVar(&kubecontext, "context", "", "kubeconfig context to use")
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	cmd.Flags().StringVar(&tables, "tables", "", "load the Machine tables from DIR instead of the embedded ones")
+	cmd.Flags().DurationVar(&timeout, "timeout", 30*time.Second, "give up reading the cluster after this long")
+	return cmd
+}
+
+// explainClient builds a direct (uncached) client the way kubectl finds its
+// configuration, and returns the context's namespace.
+func explainClient(kubeconfig, kubecontext string) (client.Client, string, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if kubeconfig != "" {
+		rules.ExplicitPath = kubeconfig
+	}
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: kubecontext})
+	cfg, err := cc.ClientConfig()
+	if err != nil {
+		return nil, "", fmt.Errorf("kubeconfig: %w", err)
+	}
+	ns, _, err := cc.Namespace()
+	if err != nil || ns == "" {
+		ns = "default"
+	}
+	c, err := client.New(cfg, client.Options{Scheme: operator.Scheme()})
+	if err != nil {
+		return nil, "", err
+	}
+	return c, ns, nil
+}
+
+func explainTableCmd(stdout, stderr io.Writer) *cobra.Command {
+	var coverage, output, tables string
+	cmd := &cobra.Command{
+		Use:   "table TABLE [--coverage FILE] [--tables DIR] [-o text|json]",
+		Short: "List a table's rows with the scenarios that cover them",
+		Long: `table prints every row of a Machine table: id, the states it applies in,
+its when clause, what it does and the state it leads to, and which scenarios
+cover it, read from --coverage (a JSON file of the form
+{"table": {"ROW": ["features/x.feature:12 scenario name"]}}). When the file
+does not exist, coverage is reported as unknown.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usagef("%s explain table needs exactly one TABLE", invokedAs())
+			}
+			if output != "text" && output != "json" {
+				return usagef("unknown -o %q: use text or json", output)
+			}
+			set, err := machine.LoadTables(tables)
+			if err != nil {
+				return err
+			}
+			cov, err := readCoverage(coverage)
+			if errors.Is(err, fs.ErrNotExist) {
+				cov, err = nil, nil
+			}
+			if err != nil {
+				return err
+			}
+			rep, err := krttexplain.Table(set, args[0], cov)
+			if err != nil {
+				return usageError{err}
+			}
+			if output == "json" {
+				enc := json.NewEncoder(stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(rep)
+			}
+			rep.Text(stdout)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&coverage, "coverage", "features/coverage.json", "JSON file mapping table → row → scenarios; a missing file means coverage unknown")
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	cmd.Flags().StringVar(&tables, "tables", "", "load the Machine tables from DIR instead of the embedded ones")
+	return cmd
+}

@@ -1,0 +1,342 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	simv1 "github.com/krtt-dev/krtt/api/sim/v1alpha1"
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	krttexplain "github.com/krtt-dev/krtt/internal/explain"
+	"github.com/krtt-dev/krtt/internal/harness"
+)
+
+// -update rewrites the goldens. Another test file of the package may define
+// the flag already; it is looked up, and defined only when missing.
+func init() {
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite golden files")
+	}
+}
+
+func updateGoldens() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
+
+// goldenCompare compares got with testdata/explain/NAME, or rewrites it with -update.
+func goldenCompare(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", "explain", name)
+	if updateGoldens() {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./cmd/krtt -run %s -update to create it)", err, t.Name())
+	}
+	if string(want) != got {
+		t.Errorf("%s differs from the golden (go test ./cmd/krtt -run Explain -update rewrites it)\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+var (
+	timeRe   = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ`)
+	agoRe    = regexp.MustCompile(`\((?:[0-9.]+(?:h|m|s|ms|µs|ns))+ ago\)`)
+	inRe     = regexp.MustCompile(`\(in (?:[0-9.]+(?:h|m|s|ms|µs|ns))+\)`)
+	passedRe = regexp.MustCompile(`passed (?:[0-9.]+(?:h|m|s|ms|µs|ns))+ ago`)
+	seenRe   = regexp.MustCompile(` \(seen \d+ times\)`)
+)
+
+// mask replaces times, ages and repeat counts with placeholders so the
+// output of a live cluster can be compared with a golden.
+func mask(s string) string {
+	s = timeRe.ReplaceAllString(s, "<time>")
+	s = agoRe.ReplaceAllString(s, "(<age> ago)")
+	s = inRe.ReplaceAllString(s, "(in <duration>)")
+	s = passedRe.ReplaceAllString(s, "passed <duration> ago")
+	s = seenRe.ReplaceAllString(s, "")
+	return s
+}
+
+// kubeconfigFor writes a kubeconfig for the envtest control plane, so the
+// command is exercised through its real --kubeconfig loading.
+func kubeconfigFor(t *testing.T, h *harness.Harness) string {
+	t.Helper()
+	cfg := h.Env.Config
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["envtest"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
+	kc.AuthInfos["envtest"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData, Token: cfg.BearerToken}
+	kc.Contexts["envtest"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "envtest", Namespace: "default"}
+	kc.CurrentContext = "envtest"
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func mustOK(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+const explainWait = 60 * time.Second
+
+func eventuallyOK(t *testing.T, what string, cond func(ctx context.Context) error) {
+	t.Helper()
+	if err := harness.Eventually(context.Background(), explainWait, cond); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// runningMachine creates Cluster c1 and Machine m1 in ns and plays the
+// providers and kubelet until it is Running; the Node is NS-m1.
+func runningMachine(t *testing.T, h *harness.Harness, ns string, mutate ...func(*clusterv1.Machine)) *corev1.Node {
+	t.Helper()
+	ctx := context.Background()
+	mustOK(t, h.Namespace(ctx, ns))
+	_, err := h.Cluster(ctx, ns, "c1")
+	mustOK(t, err)
+	_, err = h.MachineObjects(ctx, ns, "c1", "m1", mutate...)
+	mustOK(t, err)
+	mustOK(t, h.BootstrapReady(ctx, ns, "m1"))
+	mustOK(t, h.InfrastructureProvisioned(ctx, ns, "m1"))
+	n, err := h.JoinNode(ctx, ns+"-m1", harness.ProviderID(ns, "m1"))
+	mustOK(t, err)
+	eventuallyOK(t, "Machine Running", func(ctx context.Context) error {
+		m, err := h.Machine(ctx, ns, "m1")
+		if err != nil {
+			return err
+		}
+		if m.Status.Phase != clusterv1.MachinePhaseRunning {
+			return fmt.Errorf("phase %q", m.Status.Phase)
+		}
+		return nil
+	})
+	return n
+}
+
+func deleteMachine(t *testing.T, h *harness.Harness, ns string) {
+	t.Helper()
+	mustOK(t, h.Client.Delete(context.Background(), &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1"}}))
+}
+
+// settled waits until the Machine has the Deleting reason (empty: any) with
+// the words in its message, its last transition is the row that fires now
+// and the newest Event is about that row, then returns the report.
+func settled(t *testing.T, h *harness.Harness, ns, reason, inMessage string) *krttexplain.Report {
+	t.Helper()
+	var rep *krttexplain.Report
+	eventuallyOK(t, "Machine "+ns+"/m1 settled", func(ctx context.Context) error {
+		r, err := krttexplain.Machine(ctx, h.Client, h.Set, client.ObjectKey{Namespace: ns, Name: "m1"}, time.Now().UTC())
+		if err != nil {
+			return err
+		}
+		if reason != "" && (r.Deleting == nil || r.Deleting.Reason != reason || !strings.Contains(r.Deleting.Message, inMessage)) {
+			return fmt.Errorf("Deleting = %+v", r.Deleting)
+		}
+		if r.Fires == nil || r.LastTransition == nil || r.LastTransition.Row != r.Fires.Row {
+			return fmt.Errorf("fires %+v, last transition %+v", r.Fires, r.LastTransition)
+		}
+		if len(r.Events) == 0 || !strings.Contains(r.Events[len(r.Events)-1].Note, r.Fires.Table+" row "+r.Fires.Row) {
+			return fmt.Errorf("newest Event is not about row %s: %+v", r.Fires.Row, r.Events)
+		}
+		rep = r
+		return nil
+	})
+	return rep
+}
+
+// explainText runs krtt explain machine m1 through the command line and
+// keeps only the newest Event: how many Events a Machine collected on the
+// way depends on timing, the newest one does not.
+func explainText(t *testing.T, kubeconfig, ns string) string {
+	t.Helper()
+	code, out, errOut := krtt(t, "explain", "machine", "m1", "-n", ns, "--kubeconfig", kubeconfig, "-o", "json")
+	if code != 0 {
+		t.Fatalf("explain -o json: exit %d\n%s%s", code, out, errOut)
+	}
+	var rep krttexplain.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("explain -o json: %v\n%s", err, out)
+	}
+	code, out, errOut = krtt(t, "explain", "machine", "m1", "-n", ns, "--kubeconfig", kubeconfig)
+	if code != 0 {
+		t.Fatalf("explain: exit %d\n%s%s", code, out, errOut)
+	}
+	// The text lists Events last; keep the header and the newest one.
+	head, events, ok := strings.Cut(out, "\nEvents (last ")
+	if !ok {
+		t.Fatalf("no Events section:\n%s", out)
+	}
+	lines := strings.Split(strings.TrimRight(events, "\n"), "\n")
+	return mask(head + "\nEvents (last " + lines[0] + "\n  ...\n" + lines[len(lines)-1] + "\n")
+}
+
+// TestExplainMachineGolden runs the operator in-process on envtest, brings
+// Machines into five states and compares krtt explain machine with goldens.
+func TestExplainMachineGolden(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs envtest")
+	}
+	h, err := harness.Start()
+	if err != nil {
+		t.Skipf("envtest not available: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := h.Stop(); err != nil {
+			t.Log(err)
+		}
+	})
+	kubeconfig := kubeconfigFor(t, h)
+	ctx := context.Background()
+
+	t.Run("Running", func(t *testing.T) {
+		ns := "explain-running"
+		runningMachine(t, h, ns)
+		settled(t, h, ns, "", "")
+		goldenCompare(t, "running.txt", explainText(t, kubeconfig, ns))
+	})
+
+	t.Run("WaitingForPreDrainHook", func(t *testing.T) {
+		ns := "explain-hook"
+		runningMachine(t, h, ns, func(m *clusterv1.Machine) {
+			m.Annotations = map[string]string{clusterv1.PreDrainDeleteHookAnnotationPrefix + "backup": "team-a"}
+		})
+		deleteMachine(t, h, ns)
+		rep := settled(t, h, ns, clusterv1.DeletingWaitingForPreDrainHookReason, "backup")
+		if rep.Fires.Row != "D03" || len(rep.Releases) == 0 || rep.Releases[0].Row != "D04" {
+			t.Errorf("fires %s, releases %+v; want D03 released by preDrainHooks=false → D04", rep.Fires.Row, rep.Releases)
+		}
+		goldenCompare(t, "waiting-for-pre-drain-hook.txt", explainText(t, kubeconfig, ns))
+	})
+
+	t.Run("DrainingNodeBlockedByPDB", func(t *testing.T) {
+		ns := "explain-pdb"
+		node := runningMachine(t, h, ns)
+		_, err := h.RunningPod(ctx, ns, "db", node.Name, map[string]string{"app": "db"})
+		mustOK(t, err)
+		one := intstr.FromInt32(1)
+		mustOK(t, h.Client.Create(ctx, &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db"},
+			Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &one, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}}}))
+		// envtest runs no disruption controller: report no disruption allowed.
+		eventuallyOK(t, "PDB status", func(ctx context.Context) error {
+			p := &policyv1.PodDisruptionBudget{}
+			if err := h.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db"}, p); err != nil {
+				return err
+			}
+			p.Status = policyv1.PodDisruptionBudgetStatus{ObservedGeneration: p.Generation, DisruptionsAllowed: 0,
+				CurrentHealthy: 1, DesiredHealthy: 1, ExpectedPods: 1}
+			return h.Client.Status().Update(ctx, p)
+		})
+		deleteMachine(t, h, ns)
+		rep := settled(t, h, ns, clusterv1.DeletingDrainingNodeReason, "PodDisruptionBudget")
+		if rep.Fires.Row != "D05" || rep.WaitingOn == nil || rep.WaitingOn.Since == nil || rep.WaitingOn.TimeoutSeconds != 0 {
+			t.Errorf("fires %+v waiting on %+v", rep.Fires, rep.WaitingOn)
+		}
+		got := explainText(t, kubeconfig, ns)
+		goldenCompare(t, "draining-blocked-by-pdb.txt", got)
+		t.Logf("krtt explain machine m1 -n %s:\n%s", ns, got)
+	})
+
+	t.Run("WaitingForVolumeDetach", func(t *testing.T) {
+		ns := "explain-volume"
+		node := runningMachine(t, h, ns, func(m *clusterv1.Machine) {
+			m.Spec.Deletion.NodeVolumeDetachTimeoutSeconds = ptr.To[int32](3600)
+		})
+		eventuallyOK(t, "volume attached", func(ctx context.Context) error {
+			n := &corev1.Node{}
+			if err := h.Client.Get(ctx, client.ObjectKeyFromObject(node), n); err != nil {
+				return err
+			}
+			n.Status.VolumesAttached = []corev1.AttachedVolume{{Name: "kubernetes.io/csi/sim^vol-1", DevicePath: "/dev/x"}}
+			return h.Client.Status().Update(ctx, n)
+		})
+		deleteMachine(t, h, ns)
+		rep := settled(t, h, ns, clusterv1.DeletingWaitingForVolumeDetachReason, "vol-1")
+		if rep.WaitingOn == nil || rep.WaitingOn.EndsAt == nil || rep.WaitingOn.Overdue {
+			t.Errorf("waiting on %+v; want a timeout one hour after the wait started", rep.WaitingOn)
+		}
+		goldenCompare(t, "waiting-for-volume-detach.txt", explainText(t, kubeconfig, ns))
+	})
+
+	t.Run("WaitingForInfrastructureDeletion", func(t *testing.T) {
+		ns := "explain-infra"
+		runningMachine(t, h, ns)
+		// A provider finalizer keeps the infrastructure object while it is deleted.
+		eventuallyOK(t, "SimMachine finalizer", func(ctx context.Context) error {
+			sm := &simv1.SimMachine{}
+			if err := h.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "m1"}, sm); err != nil {
+				return err
+			}
+			sm.Finalizers = append(sm.Finalizers, "sim.krtt.dev/cleanup")
+			return h.Client.Update(ctx, sm)
+		})
+		deleteMachine(t, h, ns)
+		settled(t, h, ns, clusterv1.DeletingWaitingForInfrastructureDeletionReason, "SimMachine")
+		goldenCompare(t, "waiting-for-infrastructure-deletion.txt", explainText(t, kubeconfig, ns))
+	})
+
+	t.Run("NotFound", func(t *testing.T) {
+		code, out, _ := krtt(t, "explain", "machine", "nope", "-n", "explain-running", "--kubeconfig", kubeconfig)
+		if code != 1 || !strings.Contains(out, "not found") {
+			t.Errorf("exit %d, want 1 and not found:\n%s", code, out)
+		}
+	})
+}
+
+func TestExplainTable(t *testing.T) {
+	dir := t.TempDir()
+	cov := write(t, dir, "coverage.json", `{"machine-deletion": {"D05": ["features/machine_deletion.feature:12 Drain blocked by a PDB"], "D99": ["x"]}}`)
+	code, out, errOut := krtt(t, "explain", "table", "machine-deletion", "--coverage", cov)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	goldenCompare(t, "table-deletion-coverage.txt", out)
+
+	code, out, _ = krtt(t, "explain", "table", "machine-deletion", "--coverage", filepath.Join(dir, "missing.json"))
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	contains(t, "explain table without coverage", out, "coverage unknown (no coverage file)", "D05 (line ", "covered: coverage unknown")
+
+	code, out, _ = krtt(t, "explain", "table", "machine-deletion", "-o", "json", "--coverage", cov)
+	var rep krttexplain.TableReport
+	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || !rep.CoverageKnown || rep.Covered != 1 || len(rep.UnknownRows) != 1 {
+		t.Errorf("explain table -o json: exit %d, %+v\n%s", code, rep, out)
+	}
+
+	code, _, errOut = krtt(t, "explain", "table", "nope")
+	if code != 2 || !strings.Contains(errOut, "machine-deletion") {
+		t.Errorf("unknown table: exit %d\n%s", code, errOut)
+	}
+	code, _, _ = krtt(t, "explain", "machine")
+	if code != 2 {
+		t.Errorf("explain machine without NAME: exit %d, want 2", code)
+	}
+}

@@ -1,0 +1,176 @@
+package machine_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	eventsv1 "k8s.io/api/events/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+)
+
+// machineEventsFor lists the events.k8s.io/v1 Events about a Machine.
+func machineEventsFor(ctx context.Context, ns, name string) ([]eventsv1.Event, error) {
+	list := &eventsv1.EventList{}
+	if err := h.Client.List(ctx, list, client.InNamespace(ns)); err != nil {
+		return nil, err
+	}
+	var out []eventsv1.Event
+	for _, e := range list.Items {
+		if e.Regarding.Kind == "Machine" && e.Regarding.Name == name {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// touch changes an annotation no fact reads, which wakes the Machine.
+func touch(t *testing.T, ns, name string) {
+	t.Helper()
+	eventually(t, "touch the Machine", func(ctx context.Context) error {
+		m, err := h.Machine(ctx, ns, name)
+		if err != nil {
+			return err
+		}
+		if m.Annotations == nil {
+			m.Annotations = map[string]string{}
+		}
+		m.Annotations["test.krtt.dev/touch"] = time.Now().Format(time.RFC3339Nano)
+		return h.Client.Update(ctx, m)
+	})
+}
+
+func countTraces(key types.NamespacedName, table, row string) int {
+	n := 0
+	for _, tr := range h.Traces(key) {
+		if tr.Table == table && tr.Row == row {
+			n++
+		}
+	}
+	return n
+}
+
+func transitionsTotal(t *testing.T, table, row, outcome string) float64 {
+	t.Helper()
+	families, err := crmetrics.Registry.Gather()
+	must(t, err)
+	total := 0.0
+	for _, f := range families {
+		if f.GetName() != "krtt_transitions_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["table"] == table && labels["row"] == row && labels["outcome"] == outcome {
+				total += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return total
+}
+
+// TestEventsOnDrainBlockedByPDB: a drain blocked by a PodDisruptionBudget
+// records one Event naming the table and row, not one per reconcile; once
+// the budget allows the eviction, an Event for the next step follows, and
+// the row's firings are counted in krtt_transitions_total.
+func TestEventsOnDrainBlockedByPDB(t *testing.T) {
+	ns := "events-pdb"
+	setup(t, ns)
+	ctx := context.Background()
+	key := types.NamespacedName{Namespace: ns, Name: "m1"}
+	node := running(t, ns, "m1")
+	_, err := h.RunningPod(ctx, ns, "db", node.Name, map[string]string{"app": "db"})
+	must(t, err)
+	must(t, h.Client.Create(ctx, &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db"},
+		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptrIntStr(1), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}}}))
+	setPDB(t, ns, "db", 0)
+
+	must(t, h.Client.Delete(ctx, &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1"}}))
+	expectReason(t, ns, "m1", clusterv1.DeletingDrainingNodeReason, "PodDisruptionBudget")
+
+	// The blocked drain is recorded once, with the table and row in the note.
+	var blocked string
+	eventually(t, "DrainingNode Event for row D05", func(ctx context.Context) error {
+		events, err := machineEventsFor(ctx, ns, "m1")
+		if err != nil {
+			return err
+		}
+		for _, e := range events {
+			if e.Reason == clusterv1.DeletingDrainingNodeReason && strings.Contains(e.Note, "machine-deletion row D05") && strings.Contains(e.Note, "PodDisruptionBudget") {
+				blocked = e.Note
+				return nil
+			}
+		}
+		return fmt.Errorf("no DrainingNode Event naming machine-deletion row D05 among %d Events", len(events))
+	})
+
+	// Wake the Machine a few times: each reconcile fires D05 again and
+	// waits on the same budget, which must not add Events.
+	before := countTraces(key, "machine-deletion", "D05")
+	for i := 0; i < 3; i++ {
+		touch(t, ns, "m1")
+	}
+	eventually(t, "D05 fired again on every touch", func(ctx context.Context) error {
+		if n := countTraces(key, "machine-deletion", "D05"); n < before+3 {
+			return fmt.Errorf("D05 fired %d times since, want 3", n-before)
+		}
+		return nil
+	})
+	events, err := machineEventsFor(ctx, ns, "m1")
+	must(t, err)
+	same := 0
+	for _, e := range events {
+		if e.Note == blocked {
+			same++
+		}
+	}
+	if same != 1 {
+		t.Errorf("%d Events with the note %q, want 1 (series.count may grow instead)", same, blocked)
+	}
+	if got := transitionsTotal(t, "machine-deletion", "D05", "InProgress"); got < 1 {
+		t.Errorf("krtt_transitions_total{table=machine-deletion,row=D05,outcome=InProgress} = %v, want > 0", got)
+	}
+
+	// Release the budget: the drain finishes and the next step is recorded.
+	setPDB(t, ns, "db", 1)
+	// Neither the budget nor the Pods wake the Machine (it requeues after
+	// 20s); touching it does.
+	lastTouch := time.Now()
+	eventually(t, "Event for the step after the drain", func(ctx context.Context) error {
+		if _, err := h.FinishTerminatingPods(ctx, node.Name); err != nil {
+			return err
+		}
+		if time.Since(lastTouch) > time.Second {
+			touch(t, ns, "m1")
+			lastTouch = time.Now()
+		}
+		events, err := machineEventsFor(ctx, ns, "m1")
+		if err != nil {
+			return err
+		}
+		for _, e := range events {
+			if e.Reason == clusterv1.DeletingWaitingForVolumeDetachReason && strings.Contains(e.Note, "machine-deletion row D05: DrainingNode → WaitingForVolumeDetach") {
+				return nil
+			}
+		}
+		var notes []string
+		for _, e := range events {
+			notes = append(notes, e.Reason+": "+e.Note)
+		}
+		return fmt.Errorf("no WaitingForVolumeDetach Event from row D05 among:\n%s", strings.Join(notes, "\n"))
+	})
+	if got := transitionsTotal(t, "machine-deletion", "D05", "Done"); got < 1 {
+		t.Errorf("krtt_transitions_total{table=machine-deletion,row=D05,outcome=Done} = %v, want > 0", got)
+	}
+}

@@ -1,0 +1,682 @@
+// Package explain answers "why is my Machine where it is?": it observes a
+// Machine exactly as the operator does, asks the Machine tables which row
+// fires, and reports that row, why every other row of the state does not
+// fire, what the Machine waits on and since when, which fact changes would
+// make another row fire, and the Machine's recent Events. It only reads:
+// no action of any row is run.
+package explain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	machineactions "github.com/krtt-dev/krtt/actions/machine"
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/engine"
+)
+
+// MaxEvents is how many of the Machine's most recent Events a report keeps.
+const MaxEvents = 10
+
+// Report is everything krtt explain machine says about one Machine.
+type Report struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Found is false when the Machine does not exist.
+	Found bool   `json:"found"`
+	Set   string `json:"set"`
+	// State is status.state, or the set's initial state when it is empty or
+	// unknown to the tables.
+	State            string `json:"state"`
+	StateDescription string `json:"stateDescription,omitempty"`
+	// StateNote says why State is not status.state, when it is not.
+	StateNote string `json:"stateNote,omitempty"`
+	Phase     string `json:"phase"`
+	// DeletionRequested is the Machine's deletionTimestamp.
+	DeletionRequested *time.Time `json:"deletionRequested,omitempty"`
+	// Now is the time the report was computed for.
+	Now time.Time `json:"now"`
+
+	// Facts is every fact as the operator computes it now.
+	Facts map[string]string `json:"facts"`
+	// FactOrder lists the facts in the set's order.
+	FactOrder []string `json:"-"`
+	// ObserveError is the first API error met while observing.
+	ObserveError string `json:"observeError,omitempty"`
+
+	// Fires is the row that fires now; nil when none does.
+	Fires *FiredRow `json:"fires"`
+	// DecideError says why no row fires.
+	DecideError string `json:"decideError,omitempty"`
+	// Others says, for every other row of the state, why it does not fire.
+	Others []OtherRow `json:"others"`
+	// Releases lists the single fact changes that would make another row fire.
+	Releases []Release `json:"wouldRelease"`
+
+	// WaitingOn is the deletion step the Machine waits in, when it does.
+	WaitingOn *Wait `json:"waitingOn,omitempty"`
+	// Hooks are the deletion hook annotations on the Machine.
+	Hooks []Hook `json:"hooks"`
+	// Deleting is the Deleting condition.
+	Deleting *Condition `json:"deletingCondition,omitempty"`
+	// LastTransition is status.lastTransition.
+	LastTransition *Transition `json:"lastTransition,omitempty"`
+	// Events are the most recent Events about the Machine, oldest first.
+	Events      []Event `json:"events"`
+	EventsError string  `json:"eventsError,omitempty"`
+}
+
+// FiredRow is the row that fires, with its five human columns and its
+// result for each way its actions can end.
+type FiredRow struct {
+	Table     string    `json:"table"`
+	Row       string    `json:"row"`
+	File      string    `json:"file"`
+	Line      int       `json:"line"`
+	Cites     string    `json:"cites,omitempty"`
+	Observed  string    `json:"observed"`
+	Desired   string    `json:"desired"`
+	Trigger   string    `json:"trigger"`
+	Action    string    `json:"action"`
+	Resulting string    `json:"resulting"`
+	When      []Match   `json:"when"`
+	Do        []string  `json:"do"`
+	Outcomes  []Outcome `json:"outcomes"`
+}
+
+// Match is one fact of a row's when clause and the values it accepts.
+type Match struct {
+	Fact   string   `json:"fact"`
+	Values []string `json:"values"`
+}
+
+// Outcome is the row's result for one way its actions can end.
+type Outcome struct {
+	// Branch is then, inProgress or onFailure.
+	Branch string `json:"branch"`
+	// Given is false when the row does not write this branch and the
+	// runtime's default applies.
+	Given bool `json:"given"`
+	// Arises is false for inProgress and onFailure of a row without actions.
+	Arises       bool        `json:"arises"`
+	To           string      `json:"to"`
+	Changed      bool        `json:"changed"`
+	RequeueAfter string      `json:"requeueAfter,omitempty"`
+	Retry        bool        `json:"retry"`
+	Conditions   []Condition `json:"conditions,omitempty"`
+}
+
+// Condition is a condition as a row writes it or as the Machine shows it.
+type Condition struct {
+	Type    string     `json:"type"`
+	Status  string     `json:"status"`
+	Reason  string     `json:"reason"`
+	Message string     `json:"message,omitempty"`
+	Since   *time.Time `json:"lastTransitionTime,omitempty"`
+}
+
+// OtherRow says why a row of the state does not fire.
+type OtherRow struct {
+	Table string `json:"table"`
+	Row   string `json:"row"`
+	Line  int    `json:"line"`
+	// Verdict is mismatch (facts rule it out), masked (it matches but an
+	// earlier row of a hitPolicy first table wins), not-consulted (a table
+	// consulted earlier decided) or shadowed (not consulted, and it would
+	// have matched).
+	Verdict string `json:"verdict"`
+	// Mismatches are all the facts that rule the row out.
+	Mismatches []Mismatch `json:"mismatches,omitempty"`
+	Reason     string     `json:"reason"`
+}
+
+// Mismatch is one fact whose value a row does not accept.
+type Mismatch struct {
+	Fact  string   `json:"fact"`
+	Value string   `json:"value"`
+	Wants []string `json:"wants"`
+}
+
+// Release is a single fact change that would make a different row fire.
+type Release struct {
+	Fact   string `json:"fact"`
+	From   string `json:"from"`
+	To     string `json:"to"`
+	Table  string `json:"table"`
+	Row    string `json:"row"`
+	Action string `json:"action"`
+	// Then is the state the row moves to when its actions finish.
+	Then string `json:"then"`
+}
+
+// Wait is the deletion step a Machine waits in.
+type Wait struct {
+	// Step names the step in words.
+	Step string `json:"step"`
+	// On says what has to happen for the step to end.
+	On string `json:"on"`
+	// StartField is the status field that records when the step started.
+	StartField string     `json:"startField,omitempty"`
+	Since      *time.Time `json:"since,omitempty"`
+	// For is how long the step has been waiting.
+	For string `json:"for,omitempty"`
+	// TimeoutField is the spec field that bounds the step, if any.
+	TimeoutField   string `json:"timeoutField,omitempty"`
+	TimeoutSeconds int32  `json:"timeoutSeconds"`
+	// Timeout describes the timeout in words.
+	Timeout string     `json:"timeout"`
+	EndsAt  *time.Time `json:"endsAt,omitempty"`
+	// EndsIn is the time left; Overdue is set when the timeout has passed.
+	EndsIn  string `json:"endsIn,omitempty"`
+	Overdue bool   `json:"overdue,omitempty"`
+}
+
+// Hook is one deletion hook annotation.
+type Hook struct {
+	// Point is pre-drain or pre-terminate.
+	Point      string `json:"point"`
+	Name       string `json:"name"`
+	Annotation string `json:"annotation"`
+	Owner      string `json:"owner,omitempty"`
+}
+
+// Transition is status.lastTransition.
+type Transition struct {
+	Table   string    `json:"table"`
+	Row     string    `json:"row"`
+	From    string    `json:"from"`
+	To      string    `json:"to"`
+	Action  string    `json:"action,omitempty"`
+	Outcome string    `json:"outcome,omitempty"`
+	Time    time.Time `json:"time"`
+	Message string    `json:"message,omitempty"`
+}
+
+// Event is one Event about the Machine.
+type Event struct {
+	Time   time.Time `json:"time"`
+	Type   string    `json:"type"`
+	Reason string    `json:"reason"`
+	Action string    `json:"action,omitempty"`
+	Note   string    `json:"note"`
+	// Count is how often the Event was seen (1, or the series count).
+	Count      int32  `json:"count"`
+	Controller string `json:"reportingController,omitempty"`
+}
+
+// Machine explains one Machine: it observes it with the operator's own
+// Observer, computes the facts with the runner's observers, decides with
+// the set and reads status and Events. It runs no action.
+func Machine(ctx context.Context, c client.Client, set *engine.Set, key client.ObjectKey, now time.Time) (*Report, error) {
+	runner, err := engine.NewRunner(set, machineactions.Registry())
+	if err != nil {
+		return nil, err
+	}
+	obs := machineactions.Observer{
+		Client:   c,
+		Clusters: machineactions.LocalClusterClients{Client: c},
+		Now:      func() time.Time { return now },
+	}
+	scope := obs.Observe(ctx, key)
+	facts, err := runner.Observe(scope)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{
+		Namespace: key.Namespace, Name: key.Name, Found: scope.MachineFound, Set: set.Name,
+		Now: now, Facts: facts.Map(), Hooks: []Hook{}, Events: []Event{},
+	}
+	for _, f := range set.Facts {
+		rep.FactOrder = append(rep.FactOrder, f.Name)
+	}
+	if scope.Err != nil {
+		rep.ObserveError = scope.Err.Error()
+	}
+
+	state := set.InitialState
+	m := scope.Machine
+	if m != nil && m.Status.State != "" {
+		if set.State(m.Status.State) != nil {
+			state = m.Status.State
+		} else {
+			rep.StateNote = fmt.Sprintf("status.state %q is unknown to the tables; the operator starts from the initial state", m.Status.State)
+		}
+	}
+	st := set.State(state)
+	rep.State = st.Name
+	rep.StateDescription = st.Description
+	rep.Phase = st.Phase
+	if m != nil {
+		if m.Status.Phase != "" {
+			rep.Phase = string(m.Status.Phase)
+		}
+		if !m.DeletionTimestamp.IsZero() {
+			t := m.DeletionTimestamp.UTC()
+			rep.DeletionRequested = &t
+		}
+	}
+
+	d, err := set.Decide(ctx, st.Name, facts)
+	switch {
+	case err != nil && errors.Is(err, engine.ErrNoDecision):
+		rep.DecideError = fmt.Sprintf("no row of set %s matches in state %s", set.Name, st.Name)
+	case err != nil:
+		rep.DecideError = err.Error()
+	}
+	if d != nil {
+		rep.Fires = firedRow(d)
+		rep.Releases = Releases(set, st, facts, d)
+	}
+	if rep.Releases == nil {
+		rep.Releases = []Release{}
+	}
+	rep.Others = OtherRows(set, st, facts, d)
+
+	if m != nil {
+		rep.Hooks = hooks(m)
+		if c := meta.FindStatusCondition(m.Status.Conditions, clusterv1.DeletingCondition); c != nil {
+			t := c.LastTransitionTime.UTC()
+			rep.Deleting = &Condition{Type: c.Type, Status: string(c.Status), Reason: c.Reason, Message: c.Message, Since: &t}
+		}
+		if lt := m.Status.LastTransition; lt != nil {
+			rep.LastTransition = &Transition{Table: lt.Table, Row: lt.Row, From: lt.From, To: lt.To, Action: lt.Action,
+				Outcome: lt.Outcome, Time: lt.Time.UTC(), Message: lt.Message}
+		}
+		rep.WaitingOn = waitingOn(scope, st.Name, now)
+		events, err := machineEvents(ctx, c, m)
+		if err != nil {
+			rep.EventsError = err.Error()
+		} else {
+			rep.Events = events
+		}
+	}
+	return rep, nil
+}
+
+func firedRow(d *engine.Decision) *FiredRow {
+	r := d.Row
+	out := &FiredRow{
+		Table: d.Table.Name, Row: r.ID, File: r.Pos.File, Line: r.Pos.Line, Cites: r.Cites,
+		Observed: r.Observed, Desired: r.Desired, Trigger: r.Trigger, Action: r.Action, Resulting: r.Resulting,
+		When: []Match{}, Do: append([]string{}, r.Do...),
+	}
+	for _, m := range when(r) {
+		out.When = append(out.When, Match{Fact: m.Fact, Values: m.Values})
+	}
+	for _, o := range []struct {
+		status engine.OutcomeStatus
+		given  bool
+	}{{engine.Done, true}, {engine.InProgress, r.InProgress != nil}, {engine.Failed, r.OnFailure != nil}} {
+		res := d.Resolve(engine.Outcome{Status: o.status, Message: "{detail}"})
+		oc := Outcome{Branch: res.Branch, Given: o.given, Arises: o.status == engine.Done || len(r.Do) > 0,
+			To: res.To.Name, Changed: res.Changed(d.From), Retry: res.Retry}
+		if res.RequeueAfter > 0 {
+			oc.RequeueAfter = shortDuration(res.RequeueAfter)
+		}
+		for _, c := range res.Conditions {
+			oc.Conditions = append(oc.Conditions, Condition{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message})
+		}
+		out.Outcomes = append(out.Outcomes, oc)
+	}
+	return out
+}
+
+// when returns the row's when clause with its guards as guard: facts.
+func when(r *engine.Row) []engine.Match {
+	out := append([]engine.Match{}, r.When...)
+	for _, g := range r.Guards {
+		out = append(out, engine.Match{Fact: engine.GuardFactPrefix + g, Values: []string{"true"}, Pos: r.Pos})
+	}
+	return out
+}
+
+// Mismatches returns every match of the row's when clause (guards
+// included) that the facts violate, in the order the author wrote them;
+// engine.Row.FirstMismatch returns only the first.
+func Mismatches(r *engine.Row, f engine.Facts) []Mismatch {
+	var out []Mismatch
+	for _, m := range when(r) {
+		got := f.Get(m.Fact)
+		if !contains(m.Values, got) {
+			out = append(out, Mismatch{Fact: m.Fact, Value: got, Wants: append([]string{}, m.Values...)})
+		}
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// OtherRows says, for every row of the state other than the one that fired,
+// why it does not fire.
+func OtherRows(set *engine.Set, st *engine.State, f engine.Facts, d *engine.Decision) []OtherRow {
+	out := []OtherRow{}
+	decided := -1
+	if d != nil {
+		for i, t := range set.Tables {
+			if t == d.Table {
+				decided = i
+			}
+		}
+	}
+	for ti, t := range set.Tables {
+		var winner *engine.Row
+		for _, r := range t.Rows {
+			if !r.AppliesIn(st) || (d != nil && r == d.Row) {
+				continue
+			}
+			o := OtherRow{Table: t.Name, Row: r.ID, Line: r.Pos.Line, Mismatches: Mismatches(r, f)}
+			why := mismatchesText(o.Mismatches)
+			switch {
+			case decided >= 0 && ti > decided && len(o.Mismatches) > 0:
+				o.Verdict = "not-consulted"
+				o.Reason = fmt.Sprintf("not consulted: table %s, earlier in the set, decided (it would not match anyway: %s)", d.Table.Name, why)
+			case decided >= 0 && ti > decided:
+				o.Verdict = "shadowed"
+				o.Reason = fmt.Sprintf("shadowed: it would match, but table %s, earlier in the set, decided", d.Table.Name)
+			case len(o.Mismatches) > 0:
+				o.Verdict = "mismatch"
+				o.Reason = why
+			default:
+				o.Verdict = "masked"
+				first := winner
+				if first == nil && d != nil && d.Table == t {
+					first = d.Row
+				}
+				if first != nil {
+					o.Reason = fmt.Sprintf("matches too, but row %s comes first (hitPolicy %s)", first.ID, t.HitPolicy)
+				} else {
+					o.Reason = "matches too"
+				}
+			}
+			if len(o.Mismatches) == 0 && winner == nil {
+				winner = r
+			}
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+func mismatchesText(ms []Mismatch) string {
+	parts := make([]string, 0, len(ms))
+	for _, m := range ms {
+		if g, ok := strings.CutPrefix(m.Fact, engine.GuardFactPrefix); ok {
+			parts = append(parts, fmt.Sprintf("guard %s is %s, the row needs it true", g, orUnset(m.Value)))
+			continue
+		}
+		want := m.Fact + "=" + m.Wants[0]
+		if len(m.Wants) > 1 {
+			want = m.Fact + " in [" + strings.Join(m.Wants, ", ") + "]"
+		}
+		parts = append(parts, fmt.Sprintf("%s=%s, the row wants %s", m.Fact, orUnset(m.Value), want))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func orUnset(s string) string {
+	if s == "" {
+		return "(unset)"
+	}
+	return s
+}
+
+// Releases flips, one at a time, every fact the firing row's when clause
+// reads to each of its other values and asks the set (DecideDirect) which
+// row would fire then; it returns the flips that lead to a different row.
+// Combinations the set declares impossible are left out.
+func Releases(set *engine.Set, st *engine.State, f engine.Facts, d *engine.Decision) []Release {
+	out := []Release{}
+	for _, m := range when(d.Row) {
+		fact := set.Fact(m.Fact)
+		if fact == nil {
+			continue
+		}
+		cur := f.Get(m.Fact)
+		for _, v := range fact.Values {
+			if v.Name == cur {
+				continue
+			}
+			g := f.Clone()
+			if err := g.Set(m.Fact, v.Name); err != nil {
+				continue
+			}
+			if impossible(set, g) {
+				continue
+			}
+			nd := set.DecideDirect(st.Name, g)
+			if nd == nil || nd.Row == d.Row {
+				continue
+			}
+			then := nd.Resolve(engine.Outcome{Status: engine.Done}).To.Name
+			out = append(out, Release{Fact: m.Fact, From: cur, To: v.Name, Table: nd.Table.Name, Row: nd.Row.ID,
+				Action: nd.Row.Action, Then: then})
+		}
+	}
+	return out
+}
+
+func impossible(set *engine.Set, f engine.Facts) bool {
+	for _, imp := range set.Impossible {
+		all := true
+		for _, m := range imp.When {
+			if !contains(m.Values, f.Get(m.Fact)) {
+				all = false
+				break
+			}
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
+
+func hooks(m *clusterv1.Machine) []Hook {
+	out := []Hook{}
+	for _, p := range []struct{ point, prefix string }{
+		{"pre-drain", clusterv1.PreDrainDeleteHookAnnotationPrefix},
+		{"pre-terminate", clusterv1.PreTerminateDeleteHookAnnotationPrefix},
+	} {
+		var keys []string
+		for k := range m.Annotations {
+			if strings.HasPrefix(k, p.prefix) {
+				keys = append(keys, k)
+			}
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			out = append(out, Hook{Point: p.point, Name: strings.TrimPrefix(k, p.prefix), Annotation: k, Owner: m.Annotations[k]})
+		}
+	}
+	return out
+}
+
+// waitingOn describes the deletion step of the state, with its start time
+// from status.deletion and its timeout from spec.deletion.
+func waitingOn(s *machineactions.Scope, state string, now time.Time) *Wait {
+	m := s.Machine
+	del, spec := m.Status.Deletion, m.Spec.Deletion
+	var w *Wait
+	switch state {
+	case "WaitingForPreDrainHook":
+		w = &Wait{Step: "pre-drain hooks", On: "every pre-drain hook annotation (" + clusterv1.PreDrainDeleteHookAnnotationPrefix + "*) to be removed by its owner",
+			StartField: "status.deletion.waitForPreDrainHookStartTime"}
+		w.setStart(del.WaitForPreDrainHookStartTime, now)
+		w.Timeout = "no timeout: hooks hold the deletion until they are removed"
+	case "DrainingNode":
+		w = &Wait{Step: "drain", On: "every Pod on the Node to be evicted or skipped" + nodeName(s),
+			StartField: "status.deletion.nodeDrainStartTime"}
+		w.setStart(del.NodeDrainStartTime, now)
+		w.setTimeout("spec.deletion.nodeDrainTimeoutSeconds", spec.NodeDrainTimeoutSeconds, now)
+	case "WaitingForVolumeDetach":
+		w = &Wait{Step: "volume detach", On: "every volume attached to the Node to detach" + nodeName(s),
+			StartField: "status.deletion.waitForNodeVolumeDetachStartTime"}
+		w.setStart(del.WaitForNodeVolumeDetachStartTime, now)
+		w.setTimeout("spec.deletion.nodeVolumeDetachTimeoutSeconds", spec.NodeVolumeDetachTimeoutSeconds, now)
+	case "WaitingForPreTerminateHook":
+		w = &Wait{Step: "pre-terminate hooks", On: "every pre-terminate hook annotation (" + clusterv1.PreTerminateDeleteHookAnnotationPrefix + "*) to be removed by its owner",
+			StartField: "status.deletion.waitForPreTerminateHookStartTime"}
+		w.setStart(del.WaitForPreTerminateHookStartTime, now)
+		w.Timeout = "no timeout: hooks hold the deletion until they are removed"
+	case "WaitingForInfrastructureDeletion":
+		w = &Wait{Step: "infrastructure deletion", On: "the infrastructure object to be gone" + objectText(s.Infrastructure, m.Spec.InfrastructureRef)}
+		w.setExternalStart(s.Infrastructure, now)
+		w.Timeout = "no timeout: the infrastructure provider decides when the object is gone"
+	case "WaitingForBootstrapDeletion":
+		ref := clusterv1.ObjectReference{}
+		if m.Spec.Bootstrap.ConfigRef != nil {
+			ref = *m.Spec.Bootstrap.ConfigRef
+		}
+		w = &Wait{Step: "bootstrap deletion", On: "the bootstrap object to be gone" + objectText(s.Bootstrap, ref)}
+		w.setExternalStart(s.Bootstrap, now)
+		w.Timeout = "no timeout: the bootstrap provider decides when the object is gone"
+	case "DeletingNode":
+		w = &Wait{Step: "Node deletion", On: "the Node to be deleted" + nodeName(s),
+			StartField: "status.deletion.nodeDeletionStartTime"}
+		w.setStart(del.NodeDeletionStartTime, now)
+		w.setTimeout("spec.deletion.nodeDeletionTimeoutSeconds", spec.NodeDeletionTimeoutSeconds, now)
+	}
+	return w
+}
+
+func nodeName(s *machineactions.Scope) string {
+	if n := s.Node(); n != nil {
+		return " (Node " + n.Name + ")"
+	}
+	if m := s.Machine; m.Status.NodeRef != nil && m.Status.NodeRef.Name != "" {
+		return " (Node " + m.Status.NodeRef.Name + ")"
+	}
+	return ""
+}
+
+func objectText(u *unstructured.Unstructured, ref clusterv1.ObjectReference) string {
+	if u == nil {
+		return fmt.Sprintf(" (%s %s: not found)", ref.Kind, ref.Name)
+	}
+	out := fmt.Sprintf(" (%s %s", u.GetKind(), u.GetName())
+	if fs := u.GetFinalizers(); len(fs) > 0 {
+		out += "; finalizers: " + strings.Join(fs, ", ")
+	}
+	return out + ")"
+}
+
+func (w *Wait) setStart(t *metav1.Time, now time.Time) {
+	if t == nil || t.IsZero() {
+		return
+	}
+	start := t.UTC()
+	w.Since = &start
+	w.For = shortDuration(now.Sub(start))
+}
+
+func (w *Wait) setExternalStart(u *unstructured.Unstructured, now time.Time) {
+	if u == nil {
+		return
+	}
+	if ts := u.GetDeletionTimestamp(); ts != nil {
+		w.StartField = "metadata.deletionTimestamp of the object"
+		w.setStart(ts, now)
+	}
+}
+
+func (w *Wait) setTimeout(field string, seconds *int32, now time.Time) {
+	w.TimeoutField = field
+	if seconds == nil || *seconds <= 0 {
+		w.Timeout = "no timeout, waits forever (" + field + " is 0 or unset)"
+		return
+	}
+	w.TimeoutSeconds = *seconds
+	d := time.Duration(*seconds) * time.Second
+	w.Timeout = shortDuration(d) + " (" + field + ")"
+	if w.Since == nil {
+		return
+	}
+	end := w.Since.Add(d)
+	w.EndsAt = &end
+	if left := end.Sub(now); left > 0 {
+		w.EndsIn = shortDuration(left)
+	} else {
+		w.Overdue = true
+		w.EndsIn = "-" + shortDuration(-left)
+	}
+}
+
+// machineEvents lists the Machine's Events (events.k8s.io/v1, which the
+// operator writes through), newest last, at most MaxEvents.
+func machineEvents(ctx context.Context, c client.Client, m *clusterv1.Machine) ([]Event, error) {
+	list := &eventsv1.EventList{}
+	sel := fields.SelectorFromSet(fields.Set{"regarding.name": m.Name, "regarding.kind": "Machine"})
+	if err := c.List(ctx, list, client.InNamespace(m.Namespace), client.MatchingFieldsSelector{Selector: sel}); err != nil {
+		// Fall back to filtering here, for servers or clients without the
+		// field selector.
+		list = &eventsv1.EventList{}
+		if err2 := c.List(ctx, list, client.InNamespace(m.Namespace)); err2 != nil {
+			return nil, fmt.Errorf("list Events: %w", err)
+		}
+	}
+	var out []Event
+	for i := range list.Items {
+		e := &list.Items[i]
+		if e.Regarding.Kind != "Machine" || e.Regarding.Name != m.Name || (e.Regarding.UID != "" && e.Regarding.UID != m.UID) {
+			continue
+		}
+		ev := Event{Time: eventTime(e), Type: e.Type, Reason: e.Reason, Action: e.Action, Note: e.Note, Count: 1, Controller: e.ReportingController}
+		if e.Series != nil && e.Series.Count > 0 {
+			ev.Count = e.Series.Count
+		} else if e.DeprecatedCount > 1 {
+			ev.Count = e.DeprecatedCount
+		}
+		out = append(out, ev)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.Before(out[j].Time) })
+	if len(out) > MaxEvents {
+		out = out[len(out)-MaxEvents:]
+	}
+	if out == nil {
+		out = []Event{}
+	}
+	return out, nil
+}
+
+func eventTime(e *eventsv1.Event) time.Time {
+	switch {
+	case e.Series != nil && !e.Series.LastObservedTime.IsZero():
+		return e.Series.LastObservedTime.UTC()
+	case !e.EventTime.IsZero():
+		return e.EventTime.UTC()
+	case !e.DeprecatedLastTimestamp.IsZero():
+		return e.DeprecatedLastTimestamp.UTC()
+	}
+	return e.CreationTimestamp.UTC()
+}
+
+// shortDuration prints a duration rounded to the second, 2m rather than 2m0s.
+func shortDuration(d time.Duration) string {
+	d = d.Round(time.Second)
+	out := d.String()
+	if strings.HasSuffix(out, "m0s") {
+		out = strings.TrimSuffix(out, "0s")
+	}
+	if strings.HasSuffix(out, "h0m") {
+		out = strings.TrimSuffix(out, "0m")
+	}
+	return out
+}

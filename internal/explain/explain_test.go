@@ -1,0 +1,83 @@
+package explain
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/internal/controller/machine"
+)
+
+// drainingFacts are the facts of a Machine whose drain is in progress.
+func drainingFacts(t *testing.T, set *engine.Set) engine.Facts {
+	t.Helper()
+	f := set.NewFacts()
+	for k, v := range map[string]string{
+		"machineFound": "true", "apiError": "false", "hasFinalizer": "true", "deleting": "true", "paused": "false",
+		"cluster": "Found", "ownerAndLabelsSet": "true", "dataSecretNameSet": "true", "bootstrapConfig": "Ready",
+		"infrastructure": "Provisioned", "wasProvisioned": "true", "hasProviderID": "true", "hasNodeRef": "true",
+		"node": "Found", "deleteNodeAllowed": "Allowed", "preDrainHooks": "false", "excludeDrain": "false",
+		"drainTimedOut": "false", "excludeVolumeWait": "false", "volumeWaitTimedOut": "false",
+		"preTerminateHooks": "false", "nodeDeletionTimedOut": "false",
+	} {
+		if err := f.Set(k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if m := f.Missing(); len(m) > 0 {
+		t.Fatalf("facts missing: %v", m)
+	}
+	return f
+}
+
+func TestReleasesAndMismatches(t *testing.T) {
+	set, err := machine.LoadTables("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := drainingFacts(t, set)
+	st := set.State("DrainingNode")
+	d, err := set.Decide(context.Background(), st.Name, f)
+	if err != nil || d.Row.ID != "D05" {
+		t.Fatalf("decide: %v %+v", err, d)
+	}
+	var got []string
+	for _, r := range Releases(set, st, f, d) {
+		got = append(got, r.Fact+"="+r.To+"→"+r.Row)
+	}
+	if want := "excludeDrain=true→D06 drainTimedOut=true→E06 node=Gone→D07"; strings.Join(got, " ") != want {
+		t.Errorf("releases %v, want %s", got, want)
+	}
+	// E02 wants apiError=true and deleting=false: both are reported.
+	for _, o := range OtherRows(set, st, f, d) {
+		if o.Row == "E02" && len(o.Mismatches) != 2 {
+			t.Errorf("E02 mismatches %+v, want apiError and deleting", o.Mismatches)
+		}
+	}
+}
+
+func TestTableCoverage(t *testing.T) {
+	set, err := machine.LoadTables("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Table(set, "machine-deletion", map[string]map[string][]string{"machine-deletion": {"D05": {"f:1 s"}}})
+	if err != nil || !rep.CoverageKnown || rep.Covered != 1 {
+		t.Fatalf("%v %+v", err, rep)
+	}
+	var b strings.Builder
+	rep.Text(&b)
+	if !strings.Contains(b.String(), "covered by:\n    f:1 s") || !strings.Contains(b.String(), "covered: not covered") {
+		t.Errorf("text:\n%s", b.String())
+	}
+	rep, _ = Table(set, "machine-deletion", nil)
+	b.Reset()
+	rep.Text(&b)
+	if !strings.Contains(b.String(), "coverage unknown") {
+		t.Errorf("text without coverage:\n%s", b.String())
+	}
+	if _, err := Table(set, "nope", nil); err == nil {
+		t.Error("unknown table accepted")
+	}
+}

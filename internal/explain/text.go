@@ -1,0 +1,240 @@
+package explain
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// TimeFormat is how reports print times (UTC, to the second).
+const TimeFormat = "2006-01-02T15:04:05Z"
+
+// JSON writes the report as indented JSON.
+func (r *Report) JSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// Text writes the report in plain words, in a stable order.
+func (r *Report) Text(w io.Writer) {
+	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
+	p("Machine %s/%s\n", r.Namespace, r.Name)
+	if !r.Found {
+		p("  not found (the tables' machineFound=false row decides)\n")
+	}
+	p("  state:  %s", r.State)
+	if r.StateDescription != "" {
+		p(" — %s", r.StateDescription)
+	}
+	p("\n")
+	if r.StateNote != "" {
+		p("          (%s)\n", r.StateNote)
+	}
+	p("  phase:  %s\n", r.Phase)
+	if r.DeletionRequested != nil {
+		p("  deletion requested: %s\n", r.at(*r.DeletionRequested))
+	}
+	if r.ObserveError != "" {
+		p("  observing failed: %s\n", r.ObserveError)
+	}
+
+	p("\n")
+	if d := r.Fires; d != nil {
+		p("Fires now: table %s row %s (%s:%d)\n", d.Table, d.Row, d.File, d.Line)
+		if d.Cites != "" {
+			p("  cites:                 %s\n", d.Cites)
+		}
+		p("  Observed Status:       %s\n", d.Observed)
+		p("  Desired Spec:          %s\n", dash(d.Desired))
+		p("  Trigger / Condition:   %s\n", d.Trigger)
+		p("  Reconciliation Action: %s\n", d.Action)
+		p("  Resulting Status:      %s\n", d.Resulting)
+		p("  when:                  %s\n", matchesText(d.When))
+		if len(d.Do) > 0 {
+			p("  do:                    %s (explain runs no actions)\n", strings.Join(d.Do, ", "))
+		} else {
+			p("  do:                    nothing\n")
+		}
+		for _, o := range d.Outcomes {
+			p("  %s\n", outcomeText(o, r.State))
+			for _, c := range o.Conditions {
+				p("      condition %s=%s reason %s", c.Type, c.Status, c.Reason)
+				if c.Message != "" {
+					p(" message %q", c.Message)
+				}
+				p("\n")
+			}
+		}
+	} else {
+		p("No row fires: %s\n", r.DecideError)
+	}
+
+	if wt := r.WaitingOn; wt != nil {
+		p("\nWaiting on: %s — %s\n", wt.Step, wt.On)
+		switch {
+		case wt.Since != nil:
+			p("  since:   %s", r.at(*wt.Since))
+			if wt.StartField != "" {
+				p(" (%s)", wt.StartField)
+			}
+			p("\n")
+		case wt.StartField != "":
+			p("  since:   not recorded yet (%s is empty)\n", wt.StartField)
+		}
+		p("  timeout: %s\n", wt.Timeout)
+		if wt.EndsAt != nil {
+			if wt.Overdue {
+				p("  ends:    %s (passed %s ago; the error table moves on)\n", wt.EndsAt.Format(TimeFormat), strings.TrimPrefix(wt.EndsIn, "-"))
+			} else {
+				p("  ends:    %s (in %s)\n", wt.EndsAt.Format(TimeFormat), wt.EndsIn)
+			}
+		}
+	}
+	if len(r.Hooks) > 0 {
+		p("\nHooks:\n")
+		for _, h := range r.Hooks {
+			p("  %s hook %s (%s", h.Point, h.Name, h.Annotation)
+			if h.Owner != "" {
+				p("=%s", h.Owner)
+			}
+			p(")\n")
+		}
+	}
+	if c := r.Deleting; c != nil {
+		p("\nDeleting condition: %s reason %s", c.Status, c.Reason)
+		if c.Since != nil {
+			p(" since %s", r.at(*c.Since))
+		}
+		p("\n")
+		if c.Message != "" {
+			p("  %s\n", c.Message)
+		}
+	}
+	if lt := r.LastTransition; lt != nil {
+		p("\nLast transition: table %s row %s, %s -> %s", lt.Table, lt.Row, lt.From, lt.To)
+		if lt.Action != "" {
+			p(", %s %s", lt.Action, lt.Outcome)
+		}
+		p(", at %s\n", r.at(lt.Time))
+		if lt.Message != "" {
+			p("  %s\n", lt.Message)
+		}
+	}
+
+	if r.Fires != nil {
+		p("\nWhat would make another row fire:\n")
+		for _, rel := range r.Releases {
+			p("  %s=%s → %s: row %s %s: %s", rel.Fact, rel.From, rel.To, rel.Table, rel.Row, rel.Action)
+			if rel.Then != r.State {
+				p(" (→ %s)", rel.Then)
+			}
+			p("\n")
+		}
+		for _, o := range r.Fires.Outcomes {
+			if o.Branch == "then" && o.Changed && len(r.Fires.Do) > 0 {
+				p("  or the row's own actions finish: %s → %s\n", r.State, o.To)
+			}
+		}
+		if len(r.Releases) == 0 {
+			p("  no single fact change of this row's when clause\n")
+		}
+	}
+
+	if len(r.Others) > 0 {
+		p("\nWhy the other rows of state %s do not fire:\n", r.State)
+		for _, o := range r.Others {
+			p("  %s %s (line %d): %s\n", o.Table, o.Row, o.Line, o.Reason)
+		}
+	}
+
+	p("\nFacts:\n")
+	for _, f := range r.FactOrder {
+		if v, ok := r.Facts[f]; ok {
+			p("  %-22s %s\n", f, v)
+		}
+	}
+
+	if r.Found {
+		p("\nEvents (last %d, oldest first):\n", MaxEvents)
+		if r.EventsError != "" {
+			p("  could not list Events: %s\n", r.EventsError)
+		}
+		if len(r.Events) == 0 && r.EventsError == "" {
+			p("  none\n")
+		}
+		for _, e := range r.Events {
+			p("  %s  %-7s %s: %s", e.Time.Format(TimeFormat), e.Type, e.Reason, e.Note)
+			if e.Count > 1 {
+				p(" (seen %d times)", e.Count)
+			}
+			p("\n")
+		}
+	}
+}
+
+// at prints a time and how long ago it was.
+func (r *Report) at(t time.Time) string {
+	d := r.Now.Sub(t)
+	if d < 0 {
+		return fmt.Sprintf("%s (in %s)", t.Format(TimeFormat), shortDuration(-d))
+	}
+	return fmt.Sprintf("%s (%s ago)", t.Format(TimeFormat), shortDuration(d))
+}
+
+func matchesText(ms []Match) string {
+	if len(ms) == 0 {
+		return "always"
+	}
+	parts := make([]string, len(ms))
+	for i, m := range ms {
+		if len(m.Values) == 1 {
+			parts[i] = m.Fact + "=" + m.Values[0]
+		} else {
+			parts[i] = m.Fact + " in [" + strings.Join(m.Values, ", ") + "]"
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func outcomeText(o Outcome, from string) string {
+	var label string
+	switch o.Branch {
+	case "then":
+		label = "then (every action done):"
+	case "inProgress":
+		label = "inProgress (an action waits):"
+	default:
+		label = "onFailure (an action failed):"
+	}
+	label = fmt.Sprintf("%-30s", label)
+	if !o.Arises {
+		return label + " does not arise: the row runs no actions"
+	}
+	var parts []string
+	if o.Changed {
+		parts = append(parts, from+" -> "+o.To)
+	} else {
+		parts = append(parts, "stays "+o.To)
+	}
+	if o.RequeueAfter != "" {
+		parts = append(parts, "requeue after "+o.RequeueAfter)
+	}
+	if o.Retry {
+		parts = append(parts, "return an error (work queue back-off)")
+	}
+	out := label + " " + strings.Join(parts, "; ")
+	if !o.Given {
+		out += " (default: the row gives no " + o.Branch + ")"
+	}
+	return out
+}
+
+func dash(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,205 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	simv1 "github.com/krtt-dev/krtt/api/sim/v1alpha1"
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+)
+
+// +kubebuilder:rbac:groups=sim.krtt.dev,resources=simmachines,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=sim.krtt.dev,resources=simmachines/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups="",resources=nodes/status,verbs=get;update;patch
+
+// cloudReconciler plays an infrastructure provider: after
+// spec.sim.provisionDelaySeconds it provisions the SimMachine (providerID,
+// addresses, failure domain, Ready) and registers its Node once; on
+// deletion it releases the "VM" after spec.sim.deleteDelaySeconds.
+type cloudReconciler struct {
+	client client.Client
+	now    func() time.Time
+}
+
+func setupCloud(mgr ctrl.Manager, _ Options) error {
+	r := &cloudReconciler{client: mgr.GetClient(), now: time.Now}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&simv1.SimMachine{}).
+		Named("sim-cloud").
+		Complete(r)
+}
+
+// Reconcile retries conflicts quietly.
+func (r *cloudReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	return quiet(r.reconcile(ctx, req))
+}
+
+func (r *cloudReconciler) reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	sm := &simv1.SimMachine{}
+	if err := r.client.Get(ctx, req.NamespacedName, sm); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	now := r.now()
+
+	if !sm.DeletionTimestamp.IsZero() {
+		if !controllerutil.ContainsFinalizer(sm, CloudFinalizer) {
+			return reconcile.Result{}, nil
+		}
+		releaseAt := sm.DeletionTimestamp.Add(time.Duration(sm.Spec.Sim.DeleteDelaySeconds) * time.Second)
+		if wait := until(now, releaseAt); wait > 0 {
+			return reconcile.Result{RequeueAfter: wait}, nil
+		}
+		before := sm.DeepCopy()
+		controllerutil.RemoveFinalizer(sm, CloudFinalizer)
+		if err := r.client.Patch(ctx, sm, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+			return reconcile.Result{}, client.IgnoreNotFound(err)
+		}
+		return reconcile.Result{}, nil
+	}
+
+	if !controllerutil.ContainsFinalizer(sm, CloudFinalizer) {
+		before := sm.DeepCopy()
+		controllerutil.AddFinalizer(sm, CloudFinalizer)
+		if err := r.client.Patch(ctx, sm, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+
+	if sm.Spec.Sim.FailProvisioning {
+		reason := sm.Spec.Sim.FailReason
+		if reason == "" {
+			reason = DefaultFailReason
+		}
+		return reconcile.Result{}, r.patchStatus(ctx, sm, func(st *simv1.SimMachineStatus) {
+			meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: "Ready", Status: metav1.ConditionFalse,
+				Reason: reason, Message: "simulated provisioning failure", ObservedGeneration: sm.Generation})
+		})
+	}
+
+	if !ptr.Deref(sm.Status.Initialization.Provisioned, false) {
+		readyAt := sm.CreationTimestamp.Add(time.Duration(sm.Spec.Sim.ProvisionDelaySeconds) * time.Second)
+		if wait := until(now, readyAt); wait > 0 {
+			if err := r.patchStatus(ctx, sm, func(st *simv1.SimMachineStatus) {
+				meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: "Ready", Status: metav1.ConditionFalse,
+					Reason: "Provisioning", Message: "the simulated VM is being provisioned", ObservedGeneration: sm.Generation})
+			}); err != nil {
+				return reconcile.Result{}, err
+			}
+			return reconcile.Result{RequeueAfter: wait}, nil
+		}
+		if sm.Spec.ProviderID == nil || *sm.Spec.ProviderID == "" {
+			before := sm.DeepCopy()
+			sm.Spec.ProviderID = ptr.To(ProviderID(sm.Namespace, sm.Name))
+			if err := r.client.Patch(ctx, sm, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+				return reconcile.Result{}, err
+			}
+		}
+		fd := sm.Spec.FailureDomain
+		if fd == "" {
+			fd = DefaultFailureDomain
+		}
+		if err := r.patchStatus(ctx, sm, func(st *simv1.SimMachineStatus) {
+			st.Addresses = []clusterv1.MachineAddress{
+				{Type: clusterv1.MachineInternalIP, Address: internalIP(sm.Namespace, sm.Name)},
+				{Type: clusterv1.MachineHostName, Address: sm.Name},
+			}
+			st.FailureDomain = fd
+			st.Initialization.Provisioned = ptr.To(true)
+			meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue,
+				Reason: "Provisioned", Message: "the simulated VM is running", ObservedGeneration: sm.Generation})
+		}); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+
+	if meta.IsStatusConditionTrue(sm.Status.Conditions, NodeRegisteredCondition) {
+		return reconcile.Result{}, nil
+	}
+	node, err := r.registerNode(ctx, sm)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	return reconcile.Result{}, r.patchStatus(ctx, sm, func(st *simv1.SimMachineStatus) {
+		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: NodeRegisteredCondition, Status: metav1.ConditionTrue,
+			Reason: "NodeRegistered", Message: "Node " + node + " registered", ObservedGeneration: sm.Generation})
+	})
+}
+
+func (r *cloudReconciler) patchStatus(ctx context.Context, sm *simv1.SimMachine, mutate func(*simv1.SimMachineStatus)) error {
+	before := sm.DeepCopy()
+	mutate(&sm.Status)
+	if statusEqual(before.Status, sm.Status) {
+		return nil
+	}
+	return r.client.Status().Patch(ctx, sm, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+}
+
+// registerNode plays the kubelet joining: a Node with the providerID and a
+// Ready condition (False with KubeletNotReady under spec.sim.nodeNotReady).
+func (r *cloudReconciler) registerNode(ctx context.Context, sm *simv1.SimMachine) (string, error) {
+	name := NodeName(sm.Namespace, sm.Name)
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
+			corev1.LabelHostname:           name,
+			NodeLabel:                      "true",
+			corev1.LabelTopologyZone:       sm.Status.FailureDomain,
+			corev1.LabelOSStable:           "linux",
+			corev1.LabelArchStable:         "amd64",
+			corev1.LabelInstanceTypeStable: "sim.small",
+		}},
+		Spec: corev1.NodeSpec{ProviderID: ptr.Deref(sm.Spec.ProviderID, ProviderID(sm.Namespace, sm.Name))},
+	}
+	if node.Labels[corev1.LabelTopologyZone] == "" {
+		delete(node.Labels, corev1.LabelTopologyZone)
+	}
+	err := r.client.Create(ctx, node)
+	switch {
+	case apierrors.IsAlreadyExists(err):
+		if err := r.client.Get(ctx, client.ObjectKey{Name: name}, node); err != nil {
+			return "", err
+		}
+	case err != nil:
+		return "", fmt.Errorf("register Node %s: %w", name, err)
+	}
+	now := metav1.Now()
+	before := node.DeepCopy()
+	node.Status.Addresses = []corev1.NodeAddress{
+		{Type: corev1.NodeInternalIP, Address: internalIP(sm.Namespace, sm.Name)},
+		{Type: corev1.NodeHostName, Address: name},
+	}
+	resources := corev1.ResourceList{
+		corev1.ResourceCPU:    resource.MustParse("2"),
+		corev1.ResourceMemory: resource.MustParse("4Gi"),
+		corev1.ResourcePods:   resource.MustParse("110"),
+	}
+	node.Status.Capacity, node.Status.Allocatable = resources, resources.DeepCopy()
+	node.Status.NodeInfo = corev1.NodeSystemInfo{KubeletVersion: "v1.37.0-sim", OperatingSystem: "linux", Architecture: "amd64",
+		ContainerRuntimeVersion: "sim://1.0", OSImage: "sim"}
+	setNodeReady(node, readyCondition(sm), now)
+	if statusEqual(before.Status, node.Status) {
+		return name, nil
+	}
+	if err := r.client.Status().Patch(ctx, node, client.MergeFrom(before)); err != nil {
+		return "", fmt.Errorf("report Node %s ready: %w", name, err)
+	}
+	return name, nil
+}
+
+// internalIP derives a stable 10.x.y.z address from the machine's name.
+func internalIP(namespace, name string) string {
+	h := fnvSum(namespace + "/" + name)
+	return fmt.Sprintf("10.%d.%d.%d", byte(h>>16), byte(h>>8), 1+byte(h)%254)
+}

@@ -1,0 +1,267 @@
+package sim
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	simv1 "github.com/krtt-dev/krtt/api/sim/v1alpha1"
+)
+
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=nodes/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;delete
+// +kubebuilder:rbac:groups="",resources=pods/status,verbs=get;update;patch
+
+// nodeCondition is what the sim kubelet reports in the Node's Ready condition.
+type nodeCondition struct {
+	status          corev1.ConditionStatus
+	reason, message string
+}
+
+// readyCondition is the Ready condition the kubelet of sm's Node reports
+// (sm may be nil: a Node whose SimMachine is gone stays Ready).
+func readyCondition(sm *simv1.SimMachine) nodeCondition {
+	if sm != nil && sm.Spec.Sim.NodeNotReady {
+		return nodeCondition{corev1.ConditionFalse, "KubeletNotReady", "simulated: spec.sim.nodeNotReady is set"}
+	}
+	return nodeCondition{corev1.ConditionTrue, "KubeletReady", "kubelet is posting ready status"}
+}
+
+// setNodeReady writes the Ready condition with a fresh heartbeat; the
+// transition time moves only when the status changes.
+func setNodeReady(n *corev1.Node, c nodeCondition, now metav1.Time) {
+	for i := range n.Status.Conditions {
+		cur := &n.Status.Conditions[i]
+		if cur.Type != corev1.NodeReady {
+			continue
+		}
+		if cur.Status != c.status {
+			cur.LastTransitionTime = now
+		}
+		cur.Status, cur.Reason, cur.Message, cur.LastHeartbeatTime = c.status, c.reason, c.message, now
+		return
+	}
+	n.Status.Conditions = append(n.Status.Conditions, corev1.NodeCondition{Type: corev1.NodeReady, Status: c.status,
+		Reason: c.reason, Message: c.message, LastHeartbeatTime: now, LastTransitionTime: now})
+}
+
+func nodeReady(n *corev1.Node) *corev1.NodeCondition {
+	for i := range n.Status.Conditions {
+		if n.Status.Conditions[i].Type == corev1.NodeReady {
+			return &n.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// kubeletNodeReconciler keeps the Ready condition of sim Nodes current and
+// heartbeats it every HeartbeatInterval.
+type kubeletNodeReconciler struct {
+	client   client.Client
+	interval time.Duration
+	now      func() time.Time
+}
+
+// kubeletPodReconciler runs the Pods bound to sim Nodes and finishes
+// terminating ones once their (capped) grace period is over.
+type kubeletPodReconciler struct {
+	client client.Client
+	cap    time.Duration
+	now    func() time.Time
+}
+
+func simNodePredicate() predicate.Predicate {
+	return predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetLabels()[NodeLabel] == "true" })
+}
+
+func setupKubelet(mgr ctrl.Manager, opts Options) error {
+	nr := &kubeletNodeReconciler{client: mgr.GetClient(), interval: opts.HeartbeatInterval, now: time.Now}
+	err := ctrl.NewControllerManagedBy(mgr).
+		For(&corev1.Node{}, builder.WithPredicates(simNodePredicate())).
+		Watches(&simv1.SimMachine{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+			return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: NodeName(o.GetNamespace(), o.GetName())}}}
+		})).
+		Named("sim-kubelet-node").
+		Complete(nr)
+	if err != nil {
+		return err
+	}
+	pr := &kubeletPodReconciler{client: mgr.GetClient(), cap: opts.KubeletGracePeriodCap, now: time.Now}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&corev1.Pod{}, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
+			p, ok := o.(*corev1.Pod)
+			return ok && p.Spec.NodeName != ""
+		}))).
+		// A Pod bound to a Node the sim registers later starts then.
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+			return podsOnNodeRequests(ctx, mgr.GetClient(), o.GetName())
+		}), builder.WithPredicates(simNodePredicate(), predicate.Funcs{
+			UpdateFunc: func(e event.UpdateEvent) bool { return e.ObjectOld.GetLabels()[NodeLabel] != "true" },
+		})).
+		Named("sim-kubelet-pod").
+		Complete(pr)
+}
+
+func podsOnNodeRequests(ctx context.Context, c client.Client, node string) []reconcile.Request {
+	pods := &corev1.PodList{}
+	if err := c.List(ctx, pods, client.MatchingFields{podNodeIndex: node}); err != nil {
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(pods.Items))
+	for i := range pods.Items {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&pods.Items[i])})
+	}
+	return out
+}
+
+// Reconcile retries conflicts quietly.
+func (r *kubeletNodeReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	return quiet(r.reconcile(ctx, req))
+}
+
+func (r *kubeletNodeReconciler) reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	node := &corev1.Node{}
+	if err := r.client.Get(ctx, req.NamespacedName, node); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if !isSimNode(node) || !node.DeletionTimestamp.IsZero() {
+		return reconcile.Result{}, nil
+	}
+	var sm *simv1.SimMachine
+	if key, ok := parseProviderID(node.Spec.ProviderID); ok {
+		sm = &simv1.SimMachine{}
+		if err := r.client.Get(ctx, key, sm); err != nil {
+			if !apierrors.IsNotFound(err) {
+				return reconcile.Result{}, err
+			}
+			sm = nil
+		}
+	}
+	want := readyCondition(sm)
+	now := r.now()
+	cur := nodeReady(node)
+	if cur != nil && cur.Status == want.status && cur.Reason == want.reason {
+		if due := cur.LastHeartbeatTime.Add(r.interval); now.Before(due) {
+			return reconcile.Result{RequeueAfter: until(now, due)}, nil
+		}
+	}
+	before := node.DeepCopy()
+	setNodeReady(node, want, metav1.NewTime(now))
+	if err := r.client.Status().Patch(ctx, node, client.MergeFrom(before)); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	return reconcile.Result{RequeueAfter: r.interval}, nil
+}
+
+// Reconcile retries conflicts quietly.
+func (r *kubeletPodReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	return quiet(r.reconcile(ctx, req))
+}
+
+func (r *kubeletPodReconciler) reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	pod := &corev1.Pod{}
+	if err := r.client.Get(ctx, req.NamespacedName, pod); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if pod.Spec.NodeName == "" {
+		return reconcile.Result{}, nil
+	}
+	node := &corev1.Node{}
+	if err := r.client.Get(ctx, client.ObjectKey{Name: pod.Spec.NodeName}, node); err != nil {
+		// Not registered yet: the Node watch brings the Pod back.
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if !isSimNode(node) {
+		return reconcile.Result{}, nil
+	}
+	now := r.now()
+
+	if !pod.DeletionTimestamp.IsZero() {
+		grace := time.Duration(0)
+		if pod.DeletionGracePeriodSeconds != nil {
+			grace = time.Duration(*pod.DeletionGracePeriodSeconds) * time.Second
+		}
+		requested := pod.DeletionTimestamp.Add(-grace)
+		if wait := until(now, requested.Add(min(grace, r.cap))); wait > 0 {
+			return reconcile.Result{RequeueAfter: wait}, nil
+		}
+		uid := pod.UID
+		err := r.client.Delete(ctx, pod, client.GracePeriodSeconds(0), client.Preconditions{UID: &uid})
+		if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+			return reconcile.Result{}, nil
+		}
+		return reconcile.Result{}, err
+	}
+
+	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed || podRunningAndReady(pod) {
+		return reconcile.Result{}, nil
+	}
+	before := pod.DeepCopy()
+	started := metav1.NewTime(now)
+	pod.Status.Phase = corev1.PodRunning
+	if pod.Status.StartTime == nil {
+		pod.Status.StartTime = &started
+	}
+	for _, a := range node.Status.Addresses {
+		if a.Type == corev1.NodeInternalIP {
+			pod.Status.HostIP = a.Address
+			pod.Status.HostIPs = []corev1.HostIP{{IP: a.Address}}
+		}
+	}
+	for _, t := range []corev1.PodConditionType{corev1.PodScheduled, corev1.PodInitialized, corev1.ContainersReady, corev1.PodReady} {
+		setPodCondition(pod, t, started)
+	}
+	pod.Status.ContainerStatuses = nil
+	for _, c := range pod.Spec.Containers {
+		pod.Status.ContainerStatuses = append(pod.Status.ContainerStatuses, corev1.ContainerStatus{
+			Name: c.Name, Image: c.Image, ImageID: "sim://" + c.Image, ContainerID: "sim://" + string(pod.UID) + "/" + c.Name,
+			Ready: true, Started: ptrTrue(), State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}},
+		})
+	}
+	if err := r.client.Status().Patch(ctx, pod, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+		if apierrors.IsNotFound(err) {
+			return reconcile.Result{}, nil
+		}
+		return reconcile.Result{}, err
+	}
+	return reconcile.Result{}, nil
+}
+
+func ptrTrue() *bool { t := true; return &t }
+
+func podRunningAndReady(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodRunning && podReady(p)
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func setPodCondition(p *corev1.Pod, t corev1.PodConditionType, now metav1.Time) {
+	for i := range p.Status.Conditions {
+		c := &p.Status.Conditions[i]
+		if c.Type == t {
+			if c.Status != corev1.ConditionTrue {
+				c.Status, c.LastTransitionTime, c.Reason, c.Message = corev1.ConditionTrue, now, "", ""
+			}
+			return
+		}
+	}
+	p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: t, Status: corev1.ConditionTrue, LastTransitionTime: now})
+}

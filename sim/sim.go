@@ -1,0 +1,211 @@
+// Package sim is a simulated provider for krtt: controllers that play the
+// bootstrap provider (SimBootstrapConfig), the infrastructure provider
+// (SimMachine, which also registers a Node), the kubelet (Node heartbeats,
+// Pods Running, terminating Pods finished), a CSI driver (PersistentVolumes,
+// VolumeAttachments, node.status.volumesAttached) and the disruption
+// controller (PodDisruptionBudget status), so the Machine controller can be
+// exercised end to end against a bare API server (envtest or a local
+// control plane without kube-controller-manager, scheduler or kubelets).
+package sim
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	simv1 "github.com/krtt-dev/krtt/api/sim/v1alpha1"
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+)
+
+// Options configure the sim controllers.
+type Options struct {
+	// KubeletGracePeriodCap caps how long a terminating Pod on a sim Node waits before the sim kubelet removes it (default 2s).
+	KubeletGracePeriodCap time.Duration
+	// HeartbeatInterval for sim Node Ready heartbeats (default 10s).
+	HeartbeatInterval time.Duration
+}
+
+// Defaults of Options.
+const (
+	DefaultKubeletGracePeriodCap = 2 * time.Second
+	DefaultHeartbeatInterval     = 10 * time.Second
+)
+
+// Names shared by the sim controllers.
+const (
+	// NodeLabel marks the Nodes the sim registered; the sim kubelet and CSI
+	// driver only act on those.
+	NodeLabel = "sim.krtt.dev/node"
+	// CloudFinalizer holds a SimMachine until the simulated VM is released.
+	CloudFinalizer = "sim.krtt.dev/cloud"
+	// CSIDriver is the name of the simulated CSI driver.
+	CSIDriver = "sim.csi.krtt.dev"
+	// ProviderIDPrefix starts the providerIDs the sim cloud gives machines.
+	ProviderIDPrefix = "sim://"
+	// DefaultFailureDomain is used when a SimMachine names none.
+	DefaultFailureDomain = "sim-zone-a"
+	// DefaultFailReason is the Ready=False reason of failProvisioning.
+	DefaultFailReason = "ProvisioningFailed"
+	// NodeRegisteredCondition on a SimMachine records that its Node was
+	// registered once; the sim never re-creates a Node someone deleted.
+	NodeRegisteredCondition = "NodeRegistered"
+)
+
+// Field indexes the sim registers (names distinct from the operator's, so
+// both can share one manager).
+const (
+	podNodeIndex = "sim.krtt.dev/pod-node"
+	vaNodeIndex  = "sim.krtt.dev/va-node"
+)
+
+func (o Options) withDefaults() Options {
+	if o.KubeletGracePeriodCap <= 0 {
+		o.KubeletGracePeriodCap = DefaultKubeletGracePeriodCap
+	}
+	if o.HeartbeatInterval <= 0 {
+		o.HeartbeatInterval = DefaultHeartbeatInterval
+	}
+	return o
+}
+
+// Scheme returns a scheme with everything the sim controllers need.
+func Scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, simv1.AddToScheme, clusterv1.AddToScheme} {
+		if err := add(s); err != nil {
+			panic(err)
+		}
+	}
+	return s
+}
+
+// SetupWithManager registers all sim controllers (bootstrap, cloud, kubelet, csi, disruption) on mgr. mgr's scheme must include clientgoscheme and api/sim/v1alpha1 and api/v1alpha1.
+func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error {
+	opts = opts.withDefaults()
+	idx := mgr.GetFieldIndexer()
+	if err := idx.IndexField(ctx, &corev1.Pod{}, podNodeIndex, func(o client.Object) []string {
+		if p, ok := o.(*corev1.Pod); ok && p.Spec.NodeName != "" {
+			return []string{p.Spec.NodeName}
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("sim: index Pods by node: %w", err)
+	}
+	if err := indexVolumeAttachments(ctx, idx); err != nil {
+		return err
+	}
+	for _, setup := range []func(ctrl.Manager, Options) error{
+		setupBootstrap, setupCloud, setupKubelet, setupCSI, setupDisruption,
+	} {
+		if err := setup(mgr, opts); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// NodeName is the name of the Node the sim registers for a SimMachine:
+// <namespace>-<name>, made DNS-safe and at most 253 characters.
+func NodeName(namespace, name string) string {
+	return dnsName(namespace + "-" + name)
+}
+
+// ProviderID is the providerID the sim cloud gives a SimMachine.
+func ProviderID(namespace, name string) string {
+	return ProviderIDPrefix + namespace + "/" + name
+}
+
+// parseProviderID splits sim://<namespace>/<name>.
+func parseProviderID(id string) (client.ObjectKey, bool) {
+	rest, ok := strings.CutPrefix(id, ProviderIDPrefix)
+	if !ok {
+		return client.ObjectKey{}, false
+	}
+	ns, name, ok := strings.Cut(rest, "/")
+	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+		return client.ObjectKey{}, false
+	}
+	return client.ObjectKey{Namespace: ns, Name: name}, true
+}
+
+// dnsName lower-cases s, replaces characters a DNS subdomain cannot hold
+// with '-', and shortens it (keeping it unique by a hash) to max 253.
+func dnsName(s string) string {
+	return dnsNameMax(s, validation.DNS1123SubdomainMaxLength)
+}
+
+func dnsNameMax(s string, limit int) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-', r == '.':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+	}
+	out := b.String()
+	if len(out) > limit {
+		out = out[:limit-9] + "-" + shortHash(s)
+	}
+	out = strings.Trim(out, "-.")
+	if out == "" {
+		out = "sim-" + shortHash(s)
+	}
+	return out
+}
+
+func shortHash(s string) string {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(s))
+	return fmt.Sprintf("%08x", h.Sum32())
+}
+
+// isSimNode reports whether the sim registered the Node.
+func isSimNode(n *corev1.Node) bool {
+	return n != nil && n.Labels[NodeLabel] == "true"
+}
+
+// until is how long from now until t (never negative).
+func until(now, t time.Time) time.Duration {
+	if d := t.Sub(now); d > 0 {
+		return d
+	}
+	return 0
+}
+
+// statusEqual compares two statuses semantically.
+func statusEqual(a, b any) bool { return equality.Semantic.DeepEqual(a, b) }
+
+func fnvSum(s string) uint32 {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(s))
+	return h.Sum32()
+}
+
+func ctrlWithPredicates(p ...predicate.Predicate) builder.WatchesOption {
+	return builder.WithPredicates(p...)
+}
+
+// quiet turns a conflict (another writer got there first, e.g. the Machine
+// controller adopting a provider object) into a prompt, silent retry.
+func quiet(res reconcile.Result, err error) (reconcile.Result, error) {
+	if apierrors.IsConflict(err) {
+		return reconcile.Result{RequeueAfter: 100 * time.Millisecond}, nil
+	}
+	return res, err
+}

@@ -1,0 +1,522 @@
+package sim_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	simv1 "github.com/krtt-dev/krtt/api/sim/v1alpha1"
+	"github.com/krtt-dev/krtt/internal/harness"
+	"github.com/krtt-dev/krtt/internal/testenv"
+	"github.com/krtt-dev/krtt/sim"
+)
+
+var (
+	env *testenv.Env
+	c   client.Client
+)
+
+const (
+	wait      = 30 * time.Second
+	graceCap  = 2 * time.Second
+	heartbeat = 2 * time.Second
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	ctrl.SetLogger(zap.New(zap.UseDevMode(false), zap.Level(zapLevel())))
+	var err error
+	env, err = testenv.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() {
+		if err := env.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
+	}()
+	c = env.Client
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+		Scheme:     sim.Scheme(),
+		Metrics:    metricsserver.Options{BindAddress: "0"},
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := sim.SetupWithManager(ctx, mgr, sim.Options{KubeletGracePeriodCap: graceCap, HeartbeatInterval: heartbeat}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	code := m.Run()
+	cancel()
+	if err := <-done; err != nil {
+		fmt.Fprintln(os.Stderr, "manager:", err)
+	}
+	return code
+}
+
+func zapLevel() zapcore.Level {
+	if os.Getenv("KRTT_TEST_LOG") == "debug" {
+		return zapcore.DebugLevel
+	}
+	return zapcore.ErrorLevel
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func eventually(t *testing.T, what string, cond func(ctx context.Context) error) {
+	t.Helper()
+	if err := harness.Eventually(context.Background(), wait, cond); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+var nsSeq atomic.Int32
+
+// namespace creates a fresh namespace per test run (so -count=N works on
+// one control plane) and returns its name.
+func namespace(t *testing.T, base string) string {
+	t.Helper()
+	name := fmt.Sprintf("%s-%d", base, nsSeq.Add(1))
+	must(t, c.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}))
+	return name
+}
+
+func simMachine(t *testing.T, ns, name string, mutate ...func(*simv1.SimMachine)) *simv1.SimMachine {
+	t.Helper()
+	sm := &simv1.SimMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	for _, fn := range mutate {
+		fn(sm)
+	}
+	must(t, c.Create(context.Background(), sm))
+	return sm
+}
+
+func getSM(ctx context.Context, ns, name string) (*simv1.SimMachine, error) {
+	sm := &simv1.SimMachine{}
+	return sm, c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, sm)
+}
+
+func provisioned(t *testing.T, ns, name string) *simv1.SimMachine {
+	t.Helper()
+	var out *simv1.SimMachine
+	eventually(t, "SimMachine "+name+" provisioned", func(ctx context.Context) error {
+		sm, err := getSM(ctx, ns, name)
+		if err != nil {
+			return err
+		}
+		if !ptr.Deref(sm.Status.Initialization.Provisioned, false) || !meta.IsStatusConditionTrue(sm.Status.Conditions, "Ready") {
+			return fmt.Errorf("status %+v", sm.Status)
+		}
+		out = sm
+		return nil
+	})
+	return out
+}
+
+// readyNode waits until the sim registered the SimMachine's Node with the
+// given Ready status.
+func readyNode(t *testing.T, ns, name string, status corev1.ConditionStatus) *corev1.Node {
+	t.Helper()
+	var out *corev1.Node
+	eventually(t, "Node of "+name+" Ready="+string(status), func(ctx context.Context) error {
+		n := &corev1.Node{}
+		if err := c.Get(ctx, client.ObjectKey{Name: sim.NodeName(ns, name)}, n); err != nil {
+			return err
+		}
+		for _, cond := range n.Status.Conditions {
+			if cond.Type == corev1.NodeReady && cond.Status == status {
+				out = n
+				return nil
+			}
+		}
+		return fmt.Errorf("conditions %+v", n.Status.Conditions)
+	})
+	return out
+}
+
+func pod(ns, name, node string, labels map[string]string, mutate ...func(*corev1.Pod)) *corev1.Pod {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
+		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "main", Image: "registry.k8s.io/pause:3.10"}}}}
+	for _, fn := range mutate {
+		fn(p)
+	}
+	return p
+}
+
+func runningPod(t *testing.T, p *corev1.Pod) {
+	t.Helper()
+	eventually(t, "Pod "+p.Name+" Running and Ready", func(ctx context.Context) error {
+		got := &corev1.Pod{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(p), got); err != nil {
+			return err
+		}
+		if got.Status.Phase != corev1.PodRunning {
+			return fmt.Errorf("phase %q", got.Status.Phase)
+		}
+		for _, cond := range got.Status.Conditions {
+			if cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue {
+				return nil
+			}
+		}
+		return fmt.Errorf("not Ready: %+v", got.Status.Conditions)
+	})
+}
+
+func gone(t *testing.T, what string, obj client.Object) {
+	t.Helper()
+	eventually(t, what+" gone", func(ctx context.Context) error {
+		err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return fmt.Errorf("still there (deletionTimestamp %v, finalizers %v)", obj.GetDeletionTimestamp(), obj.GetFinalizers())
+	})
+}
+
+func TestBootstrapWritesSecretAndStatus(t *testing.T) {
+	ns := namespace(t, "sim-bootstrap")
+	ctx := context.Background()
+	cfg := &simv1.SimBootstrapConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "b1"}}
+	must(t, c.Create(ctx, cfg))
+	eventually(t, "bootstrap status", func(ctx context.Context) error {
+		got := &simv1.SimBootstrapConfig{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(cfg), got); err != nil {
+			return err
+		}
+		if ptr.Deref(got.Status.DataSecretName, "") != "b1-bootstrap" || !ptr.Deref(got.Status.Initialization.DataSecretCreated, false) ||
+			!meta.IsStatusConditionTrue(got.Status.Conditions, "Ready") {
+			return fmt.Errorf("status %+v", got.Status)
+		}
+		cfg = got
+		return nil
+	})
+	s := &corev1.Secret{}
+	must(t, c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "b1-bootstrap"}, s))
+	if !strings.Contains(string(s.Data["value"]), "#cloud-config") {
+		t.Errorf("secret value = %q", s.Data["value"])
+	}
+	if owner := metav1.GetControllerOf(s); owner == nil || owner.UID != cfg.UID || owner.Kind != "SimBootstrapConfig" {
+		t.Errorf("secret owner = %+v", owner)
+	}
+}
+
+func TestCloudProvisionsAndRegistersNode(t *testing.T) {
+	ns := namespace(t, "sim-cloud")
+	for _, tc := range []struct {
+		name  string
+		delay int32
+		fd    string
+	}{{"fast", 0, ""}, {"slow", 1, "zone-b"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			created := simMachine(t, ns, tc.name, func(sm *simv1.SimMachine) {
+				sm.Spec.Sim.ProvisionDelaySeconds = tc.delay
+				sm.Spec.FailureDomain = tc.fd
+			})
+			sm := provisioned(t, ns, tc.name)
+			ready := meta.FindStatusCondition(sm.Status.Conditions, "Ready")
+			if earliest := created.CreationTimestamp.Add(time.Duration(tc.delay) * time.Second); ready.LastTransitionTime.Time.Before(earliest) {
+				t.Errorf("provisioned at %s, before creation %s + %ds", ready.LastTransitionTime, created.CreationTimestamp, tc.delay)
+			}
+			if got := ptr.Deref(sm.Spec.ProviderID, ""); got != "sim://"+ns+"/"+tc.name {
+				t.Errorf("providerID = %q", got)
+			}
+			wantFD := tc.fd
+			if wantFD == "" {
+				wantFD = "sim-zone-a"
+			}
+			if sm.Status.FailureDomain != wantFD {
+				t.Errorf("failureDomain = %q, want %q", sm.Status.FailureDomain, wantFD)
+			}
+			if len(sm.Status.Addresses) != 2 || sm.Status.Addresses[0].Type != "InternalIP" || !strings.HasPrefix(sm.Status.Addresses[0].Address, "10.") ||
+				sm.Status.Addresses[1].Type != "Hostname" || sm.Status.Addresses[1].Address != tc.name {
+				t.Errorf("addresses = %+v", sm.Status.Addresses)
+			}
+			if !strings.Contains(strings.Join(sm.Finalizers, ","), sim.CloudFinalizer) {
+				t.Errorf("finalizers = %v", sm.Finalizers)
+			}
+			n := readyNode(t, ns, tc.name, corev1.ConditionTrue)
+			if n.Name != ns+"-"+tc.name || n.Spec.ProviderID != "sim://"+ns+"/"+tc.name ||
+				n.Labels[corev1.LabelHostname] != n.Name || n.Labels[sim.NodeLabel] != "true" {
+				t.Errorf("node %s providerID %q labels %v", n.Name, n.Spec.ProviderID, n.Labels)
+			}
+		})
+	}
+}
+
+func TestCloudFailProvisioning(t *testing.T) {
+	ns := namespace(t, "sim-fail")
+	simMachine(t, ns, "f1", func(sm *simv1.SimMachine) {
+		sm.Spec.Sim.FailProvisioning = true
+		sm.Spec.Sim.FailReason = "NoCapacity"
+	})
+	simMachine(t, ns, "f2", func(sm *simv1.SimMachine) { sm.Spec.Sim.FailProvisioning = true })
+	for name, reason := range map[string]string{"f1": "NoCapacity", "f2": "ProvisioningFailed"} {
+		eventually(t, name+" Ready=False", func(ctx context.Context) error {
+			sm, err := getSM(ctx, ns, name)
+			if err != nil {
+				return err
+			}
+			cond := meta.FindStatusCondition(sm.Status.Conditions, "Ready")
+			if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != reason {
+				return fmt.Errorf("Ready = %+v", cond)
+			}
+			if sm.Status.Initialization.Provisioned != nil || sm.Spec.ProviderID != nil {
+				return fmt.Errorf("provisioned anyway: %+v", sm)
+			}
+			return nil
+		})
+		if err := c.Get(context.Background(), client.ObjectKey{Name: sim.NodeName(ns, name)}, &corev1.Node{}); !apierrors.IsNotFound(err) {
+			t.Errorf("Node registered for a failed machine: %v", err)
+		}
+	}
+}
+
+func TestCloudDeletionWaitsDeleteDelay(t *testing.T) {
+	ns := namespace(t, "sim-delete")
+	ctx := context.Background()
+	simMachine(t, ns, "d1", func(sm *simv1.SimMachine) { sm.Spec.Sim.DeleteDelaySeconds = 2 })
+	sm := provisioned(t, ns, "d1")
+	readyNode(t, ns, "d1", corev1.ConditionTrue)
+	must(t, c.Delete(ctx, sm))
+	must(t, c.Get(ctx, client.ObjectKeyFromObject(sm), sm))
+	if sm.DeletionTimestamp.IsZero() {
+		t.Fatal("no deletionTimestamp: the cloud finalizer is missing")
+	}
+	requested := sm.DeletionTimestamp.Time
+	gone(t, "SimMachine d1", sm)
+	// deletionTimestamp has second precision: allow for the truncation.
+	if elapsed := time.Since(requested); elapsed < time.Second {
+		t.Errorf("released %s after deletion, want about 2s", elapsed)
+	}
+	if err := c.Get(ctx, client.ObjectKey{Name: sim.NodeName(ns, "d1")}, &corev1.Node{}); err != nil {
+		t.Errorf("the cloud must leave the Node to the operator: %v", err)
+	}
+}
+
+func TestKubeletRunsAndFinishesPods(t *testing.T) {
+	ns := namespace(t, "sim-kubelet")
+	ctx := context.Background()
+	simMachine(t, ns, "k1")
+	node := readyNode(t, ns, "k1", corev1.ConditionTrue)
+
+	p30 := pod(ns, "grace30", node.Name, nil)
+	p1 := pod(ns, "grace1", node.Name, nil, func(p *corev1.Pod) { p.Spec.TerminationGracePeriodSeconds = ptr.To[int64](1) })
+	for _, p := range []*corev1.Pod{p30, p1} {
+		must(t, c.Create(ctx, p))
+	}
+	for _, p := range []*corev1.Pod{p30, p1} {
+		runningPod(t, p)
+	}
+	start := time.Now()
+	for _, p := range []*corev1.Pod{p30, p1} {
+		must(t, c.Delete(ctx, p))
+	}
+	got := &corev1.Pod{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(p30), got); err == nil && got.DeletionTimestamp.IsZero() {
+		t.Fatal("a Pod on a Node is deleted gracefully")
+	}
+	gone(t, "Pod grace30", p30)
+	gone(t, "Pod grace1", p1)
+	if elapsed := time.Since(start); elapsed > 20*time.Second {
+		t.Errorf("terminating Pods took %s; the grace period cap is %s", elapsed, graceCap)
+	}
+
+	// The heartbeat moves on.
+	first := readyNode(t, ns, "k1", corev1.ConditionTrue)
+	hb := func(n *corev1.Node) metav1.Time {
+		for _, cond := range n.Status.Conditions {
+			if cond.Type == corev1.NodeReady {
+				return cond.LastHeartbeatTime
+			}
+		}
+		return metav1.Time{}
+	}
+	eventually(t, "heartbeat", func(ctx context.Context) error {
+		n := &corev1.Node{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(first), n); err != nil {
+			return err
+		}
+		if !hb(n).After(hb(first).Time) {
+			return fmt.Errorf("lastHeartbeatTime still %s", hb(n))
+		}
+		return nil
+	})
+}
+
+func TestKubeletNodeNotReadyKnob(t *testing.T) {
+	ns := namespace(t, "sim-notready")
+	ctx := context.Background()
+	simMachine(t, ns, "n1", func(sm *simv1.SimMachine) { sm.Spec.Sim.NodeNotReady = true })
+	n := readyNode(t, ns, "n1", corev1.ConditionFalse)
+	for _, cond := range n.Status.Conditions {
+		if cond.Type == corev1.NodeReady && cond.Reason != "KubeletNotReady" {
+			t.Errorf("reason = %q", cond.Reason)
+		}
+	}
+	eventually(t, "clear nodeNotReady", func(ctx context.Context) error {
+		sm, err := getSM(ctx, ns, "n1")
+		if err != nil {
+			return err
+		}
+		sm.Spec.Sim.NodeNotReady = false
+		return c.Update(ctx, sm)
+	})
+	readyNode(t, ns, "n1", corev1.ConditionTrue)
+	_ = ctx
+}
+
+func TestCSIAttachesAndDetaches(t *testing.T) {
+	ns := namespace(t, "sim-csi")
+	ctx := context.Background()
+	simMachine(t, ns, "v1")
+	node := readyNode(t, ns, "v1", corev1.ConditionTrue)
+	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "data"},
+		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("2Gi")}}}}
+	must(t, c.Create(ctx, pvc))
+	p := pod(ns, "db", node.Name, nil, func(p *corev1.Pod) {
+		p.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}}
+	})
+	must(t, c.Create(ctx, p))
+
+	pvName := "pv-" + ns + "-data"
+	vaName := sim.VolumeAttachmentName(pvName, node.Name)
+	unique := corev1.UniqueVolumeName("kubernetes.io/csi/sim.csi.krtt.dev^" + ns + "-data")
+	eventually(t, "volume attached", func(ctx context.Context) error {
+		got := &corev1.PersistentVolumeClaim{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(pvc), got); err != nil {
+			return err
+		}
+		if got.Spec.VolumeName != pvName || got.Status.Phase != corev1.ClaimBound {
+			return fmt.Errorf("PVC volumeName %q phase %q", got.Spec.VolumeName, got.Status.Phase)
+		}
+		pv := &corev1.PersistentVolume{}
+		if err := c.Get(ctx, client.ObjectKey{Name: pvName}, pv); err != nil {
+			return err
+		}
+		if pv.Spec.CSI == nil || pv.Spec.CSI.Driver != sim.CSIDriver || pv.Spec.CSI.VolumeHandle != ns+"-data" ||
+			pv.Spec.ClaimRef == nil || pv.Spec.ClaimRef.Name != "data" {
+			return fmt.Errorf("PV spec %+v", pv.Spec)
+		}
+		va := &storagev1.VolumeAttachment{}
+		if err := c.Get(ctx, client.ObjectKey{Name: vaName}, va); err != nil {
+			return err
+		}
+		if !va.Status.Attached || va.Spec.Attacher != sim.CSIDriver || va.Spec.NodeName != node.Name || ptr.Deref(va.Spec.Source.PersistentVolumeName, "") != pvName {
+			return fmt.Errorf("VolumeAttachment %+v", va)
+		}
+		n := &corev1.Node{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(node), n); err != nil {
+			return err
+		}
+		if len(n.Status.VolumesAttached) != 1 || n.Status.VolumesAttached[0].Name != unique {
+			return fmt.Errorf("volumesAttached %+v", n.Status.VolumesAttached)
+		}
+		return nil
+	})
+
+	must(t, c.Delete(ctx, p))
+	gone(t, "Pod db", p)
+	eventually(t, "volume detached", func(ctx context.Context) error {
+		if err := c.Get(ctx, client.ObjectKey{Name: vaName}, &storagev1.VolumeAttachment{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("VolumeAttachment still there: %v", err)
+		}
+		n := &corev1.Node{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(node), n); err != nil {
+			return err
+		}
+		if len(n.Status.VolumesAttached) != 0 {
+			return fmt.Errorf("volumesAttached %+v", n.Status.VolumesAttached)
+		}
+		return nil
+	})
+}
+
+func TestDisruptionComputesAllowed(t *testing.T) {
+	ns := namespace(t, "sim-pdb")
+	ctx := context.Background()
+	simMachine(t, ns, "p1")
+	node := readyNode(t, ns, "p1", corev1.ConditionTrue)
+	minAvailable := intstr.FromInt32(1)
+	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db"},
+		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &minAvailable, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}}}
+	must(t, c.Create(ctx, pdb))
+	expect := func(expected, healthy, desired, allowed int32) {
+		t.Helper()
+		eventually(t, fmt.Sprintf("PDB %d/%d/%d/%d", expected, healthy, desired, allowed), func(ctx context.Context) error {
+			got := &policyv1.PodDisruptionBudget{}
+			if err := c.Get(ctx, client.ObjectKeyFromObject(pdb), got); err != nil {
+				return err
+			}
+			st := got.Status
+			if st.ObservedGeneration != got.Generation || st.ExpectedPods != expected || st.CurrentHealthy != healthy ||
+				st.DesiredHealthy != desired || st.DisruptionsAllowed != allowed {
+				return fmt.Errorf("status %+v (generation %d)", st, got.Generation)
+			}
+			return nil
+		})
+	}
+	expect(0, 0, 1, 0)
+	db1 := pod(ns, "db-1", node.Name, map[string]string{"app": "db"})
+	must(t, c.Create(ctx, db1))
+	runningPod(t, db1)
+	expect(1, 1, 1, 0)
+
+	// The Eviction API refuses while no disruption is allowed.
+	evict := func(p *corev1.Pod) error {
+		return c.SubResource("eviction").Create(ctx, p, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: p.Name}})
+	}
+	if err := evict(db1); !apierrors.IsTooManyRequests(err) {
+		t.Fatalf("eviction with disruptionsAllowed=0: %v", err)
+	}
+
+	db2 := pod(ns, "db-2", node.Name, map[string]string{"app": "db"})
+	must(t, c.Create(ctx, db2))
+	runningPod(t, db2)
+	expect(2, 2, 1, 1)
+
+	must(t, evict(db1))
+	gone(t, "evicted Pod db-1", db1)
+	expect(1, 1, 1, 0)
+}

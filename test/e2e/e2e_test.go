@@ -1,0 +1,303 @@
+// Package e2e runs the krtt operator and the sim provider together on a
+// real API server (envtest): nothing plays a provider or kubelet by hand.
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	simv1 "github.com/krtt-dev/krtt/api/sim/v1alpha1"
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/internal/controller/machine"
+	"github.com/krtt-dev/krtt/internal/harness"
+	"github.com/krtt-dev/krtt/internal/operator"
+	"github.com/krtt-dev/krtt/internal/testenv"
+	"github.com/krtt-dev/krtt/sim"
+)
+
+// traces records the rows the Machine controller fired.
+type traces struct {
+	mu   sync.Mutex
+	rows map[string][]engine.Trace // by object
+}
+
+func (tr *traces) add(t engine.Trace) {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	tr.rows[t.Object] = append(tr.rows[t.Object], t)
+}
+
+func (tr *traces) of(object string) []engine.Trace {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return append([]engine.Trace(nil), tr.rows[object]...)
+}
+
+func zapLevel() zapcore.Level {
+	if os.Getenv("KRTT_TEST_LOG") == "debug" {
+		return zapcore.DebugLevel
+	}
+	return zapcore.ErrorLevel
+}
+
+// start runs envtest, the operator and the sim provider (two managers, as
+// they would run as two processes).
+func start(t *testing.T) (client.Client, *traces) {
+	t.Helper()
+	ctrl.SetLogger(zap.New(zap.UseDevMode(false), zap.Level(zapLevel())))
+	env, err := testenv.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(func() {
+		cancel()
+		wg.Wait()
+		if err := env.Stop(); err != nil {
+			t.Log(err)
+		}
+	})
+	newMgr := func(opts ctrl.Options) ctrl.Manager {
+		opts.Metrics = metricsserver.Options{BindAddress: "0"}
+		opts.Controller = config.Controller{SkipNameValidation: ptr.To(true)}
+		mgr, err := ctrl.NewManager(env.Config, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return mgr
+	}
+	run := func(name string, mgr ctrl.Manager) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := mgr.Start(ctx); err != nil {
+				t.Errorf("%s manager: %v", name, err)
+			}
+		}()
+	}
+
+	set, err := machine.LoadTables("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opMgr := newMgr(ctrl.Options{Scheme: operator.Scheme()})
+	r, err := operator.Setup(ctx, opMgr, set, operator.Options{MachineConcurrency: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &traces{rows: map[string][]engine.Trace{}}
+	r.Runner.Subscribe(tr.add)
+
+	simMgr := newMgr(ctrl.Options{Scheme: sim.Scheme()})
+	// A fast heartbeat wakes the Machine (it watches its Node) while it
+	// drains and waits for volumes, instead of the rows' 20s requeue.
+	if err := sim.SetupWithManager(ctx, simMgr, sim.Options{KubeletGracePeriodCap: 2 * time.Second, HeartbeatInterval: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	run("operator", opMgr)
+	run("sim", simMgr)
+	return env.Client, tr
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func eventually(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) error) {
+	t.Helper()
+	if err := harness.Eventually(context.Background(), timeout, cond); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// TestMachineLifecycleWithSimProvider: a Machine goes to Running on the sim
+// provider alone, carries a workload (a plain Pod, a Pod with a volume, a
+// Pod behind a PodDisruptionBudget whose other Pod runs elsewhere), and is
+// deleted: drain through the Eviction API, volume detach, infrastructure
+// release, Node deletion, Machine gone.
+func TestMachineLifecycleWithSimProvider(t *testing.T) {
+	t0 := time.Now()
+	c, tr := start(t)
+	t.Logf("control plane and managers up in %s", time.Since(t0).Round(time.Millisecond))
+	ctx := context.Background()
+	ns := "e2e"
+	must(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	must(t, c.Create(ctx, &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "c1"}}))
+
+	// The Machine and its provider objects, and a second sim machine
+	// (no Machine) for the PDB's other Pod.
+	must(t, c.Create(ctx, &simv1.SimBootstrapConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1"}}))
+	must(t, c.Create(ctx, &simv1.SimMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1"},
+		Spec: simv1.SimMachineSpec{Sim: simv1.SimBehavior{ProvisionDelaySeconds: 1, DeleteDelaySeconds: 2}}}))
+	must(t, c.Create(ctx, &simv1.SimMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "other"}}))
+	must(t, c.Create(ctx, &clusterv1.Machine{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1"},
+		Spec: clusterv1.MachineSpec{
+			ClusterName: "c1",
+			Bootstrap: clusterv1.MachineBootstrap{ConfigRef: &clusterv1.ObjectReference{
+				APIGroup: simv1.GroupVersion.Group, Kind: "SimBootstrapConfig", Name: "m1"}},
+			InfrastructureRef: clusterv1.ObjectReference{APIGroup: simv1.GroupVersion.Group, Kind: "SimMachine", Name: "m1"},
+		},
+	}))
+	node := sim.NodeName(ns, "m1")
+	eventually(t, 60*time.Second, "Machine Running", func(ctx context.Context) error {
+		m := &clusterv1.Machine{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "m1"}, m); err != nil {
+			return err
+		}
+		if m.Status.Phase != clusterv1.MachinePhaseRunning || m.Status.NodeRef == nil || m.Status.NodeRef.Name != node {
+			return fmt.Errorf("phase %q nodeRef %+v last row %+v", m.Status.Phase, m.Status.NodeRef, m.Status.LastTransition)
+		}
+		if ptr.Deref(m.Spec.ProviderID, "") != "sim://e2e/m1" || ptr.Deref(m.Spec.Bootstrap.DataSecretName, "") != "m1-bootstrap" {
+			return fmt.Errorf("providerID %v dataSecretName %v", m.Spec.ProviderID, m.Spec.Bootstrap.DataSecretName)
+		}
+		return nil
+	})
+	t.Logf("Machine Running after %s", time.Since(t0).Round(time.Millisecond))
+	otherNode := sim.NodeName(ns, "other")
+	eventually(t, 30*time.Second, "other Node registered", func(ctx context.Context) error {
+		return c.Get(ctx, client.ObjectKey{Name: otherNode}, &corev1.Node{})
+	})
+
+	// The workload.
+	must(t, c.Create(ctx, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "data"},
+		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}))
+	minAvailable := intstr.FromInt32(1)
+	must(t, c.Create(ctx, &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db"},
+		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &minAvailable, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}}}))
+	pod := func(name, node string, labels map[string]string, volumes ...corev1.Volume) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
+			Spec: corev1.PodSpec{NodeName: node, Volumes: volumes,
+				Containers: []corev1.Container{{Name: "main", Image: "registry.k8s.io/pause:3.10"}}}}
+	}
+	pods := []*corev1.Pod{
+		pod("web", node, map[string]string{"app": "web"}),
+		pod("store", node, map[string]string{"app": "store"}, corev1.Volume{Name: "data", VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}),
+		pod("db-1", node, map[string]string{"app": "db"}),
+		pod("db-2", otherNode, map[string]string{"app": "db"}),
+	}
+	for _, p := range pods {
+		must(t, c.Create(ctx, p))
+	}
+	eventually(t, 30*time.Second, "workload running, volume attached, PDB allows 1", func(ctx context.Context) error {
+		for _, p := range pods {
+			got := &corev1.Pod{}
+			if err := c.Get(ctx, client.ObjectKeyFromObject(p), got); err != nil {
+				return err
+			}
+			if got.Status.Phase != corev1.PodRunning {
+				return fmt.Errorf("Pod %s phase %q", p.Name, got.Status.Phase)
+			}
+		}
+		n := &corev1.Node{}
+		if err := c.Get(ctx, client.ObjectKey{Name: node}, n); err != nil {
+			return err
+		}
+		if len(n.Status.VolumesAttached) != 1 {
+			return fmt.Errorf("volumesAttached %+v", n.Status.VolumesAttached)
+		}
+		pdb := &policyv1.PodDisruptionBudget{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db"}, pdb); err != nil {
+			return err
+		}
+		if pdb.Status.DisruptionsAllowed != 1 || pdb.Status.ObservedGeneration != pdb.Generation {
+			return fmt.Errorf("PDB status %+v", pdb.Status)
+		}
+		return nil
+	})
+
+	// Delete the Machine and let the sim do the rest.
+	tDelete := time.Now()
+	must(t, c.Delete(ctx, &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1"}}))
+	eventually(t, 120*time.Second, "Machine gone", func(ctx context.Context) error {
+		m := &clusterv1.Machine{}
+		err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "m1"}, m)
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return fmt.Errorf("still there: phase %q last row %+v", m.Status.Phase, m.Status.LastTransition)
+	})
+	t.Logf("Machine deleted in %s", time.Since(tDelete).Round(time.Millisecond))
+
+	for _, obj := range []client.Object{
+		&simv1.SimMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1"}},
+		&simv1.SimBootstrapConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1"}},
+		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}},
+	} {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); !apierrors.IsNotFound(err) {
+			t.Errorf("%T %s still exists: %v", obj, obj.GetName(), err)
+		}
+	}
+	for _, p := range pods[:3] {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(p), &corev1.Pod{}); !apierrors.IsNotFound(err) {
+			t.Errorf("Pod %s survived the drain: %v", p.Name, err)
+		}
+	}
+	vas := &storagev1.VolumeAttachmentList{}
+	must(t, c.List(ctx, vas))
+	for _, va := range vas.Items {
+		if va.Spec.NodeName == node {
+			t.Errorf("VolumeAttachment %s still attached to %s", va.Name, node)
+		}
+	}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(pods[3]), &corev1.Pod{}); err != nil {
+		t.Errorf("db-2 on the other Node: %v", err)
+	}
+
+	fired := map[string]bool{}
+	var seq []string
+	for _, x := range tr.of(ns + "/m1") {
+		if x.Table == "machine-deletion" {
+			fired[x.Row] = true
+			if step := x.Row + "(" + string(x.Outcome) + ")"; len(seq) == 0 || seq[len(seq)-1] != step {
+				seq = append(seq, step)
+			}
+		}
+	}
+	rows := make([]string, 0, len(fired))
+	for r := range fired {
+		rows = append(rows, r)
+	}
+	sort.Strings(rows)
+	t.Logf("deletion rows fired: %s; sequence %s", strings.Join(rows, " "), strings.Join(seq, " "))
+	// The drain really waited for the sim kubelet to finish the evicted Pods.
+	if !strings.Contains(strings.Join(seq, " "), "D05(InProgress)") {
+		t.Errorf("the drain never had to wait: %s", strings.Join(seq, " "))
+	}
+	for _, row := range []string{"D05", "D08", "D13", "D18"} {
+		if !fired[row] {
+			t.Errorf("row %s never fired; sequence %s", row, strings.Join(seq, " "))
+		}
+	}
+}
