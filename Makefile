@@ -84,16 +84,26 @@ test: tools lint check-generated ## Build tools if missing, then run every test 
 
 .PHONY: specs
 specs: tools ## Run only the Gherkin features, with pretty output.
-	go test $(GO_TEST_FLAGS) ./features/... -run TestFeatures -v -args -godog.format=pretty
+	go test $(GO_TEST_FLAGS) ./features/... -run TestFeatures -v -args --godog.format=pretty
 
-.PHONY: bench
-bench: ## Engine micro-benchmarks (kept out of make test).
-	go test -run '^$$' -bench . -benchmem ./engine/...
+BENCH_N ?= 200
 
 .PHONY: run
-run: krtt ## For now: lint and render the shipped tables.
-	$(KRTT) lint transitions
-	$(KRTT) render --format markdown transitions
+run: tools ## Local control plane in .krtt/ (kept across runs; RUN_ARGS=--fresh starts over) + operator + simulated provider + config/samples. With KUBECONFIG set: the operator against that cluster.
+	go build -o $(BIN)/krtt-local ./cmd/krtt-local
+	$(BIN)/krtt-local $(RUN_ARGS)
+
+.PHONY: demo
+demo: tools ## Narrated Machine lifecycle on a throw-away control plane in .krtt/demo (about 40s).
+	go run ./cmd/krtt-demo
+
+.PHONY: bench
+bench: tools ## Scale benchmark: BENCH_N Machines (default 200) created, given Pods, deleted; the operator measured as its own process.
+	go run ./bench -n $(BENCH_N)
+
+.PHONY: bench-engine
+bench-engine: ## Engine micro-benchmarks (kept out of make test).
+	go test -run '^$$' -bench . -benchmem ./engine/...
 
 .PHONY: help
 help:

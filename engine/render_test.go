@@ -91,7 +91,7 @@ func TestRenderMarkdownDoorCatalogCoverage(t *testing.T) {
 	out := b.String()
 	for _, want := range []string{
 		"| Row | Observed Status | Desired Spec | Trigger / Condition | Reconciliation Action | Resulting Status | Scenarios |",
-		"`features/door.feature:30` the door swings \\| twice",
+		"[the door swings \\| twice](features/door.feature#L30)",
 		"Scenarios cover 2 of 5 rows; not covered: `C2`, `C3`, `O1`.",
 		"Swings the door to its other position.",
 	} {

@@ -10,8 +10,8 @@ import (
 	"sync"
 
 	gherkin "github.com/cucumber/gherkin/go/v26"
-	messages "github.com/cucumber/messages/go/v21"
 	"github.com/cucumber/godog"
+	messages "github.com/cucumber/messages/go/v21"
 
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/internal/harness"
@@ -53,6 +53,18 @@ func (c *coverage) record(tr engine.Trace) {
 		c.byNS[ns] = map[string]bool{}
 	}
 	c.byNS[ns][rowKey(tr.Table, tr.Row)] = true
+}
+
+// known reports whether "table:row" names a row of the loaded tables.
+func (c *coverage) known(key string) bool {
+	for _, t := range c.h.Set.Tables {
+		for _, r := range t.Rows {
+			if rowKey(t.Name, r.ID) == key {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // begin registers a scenario's namespace.

@@ -64,6 +64,11 @@ func registerSteps(sc *godog.ScenarioContext, h *harness.Harness, cov *coverage)
 		// its Machines. Rows may fire just after the last step (N01 once
 		// the Machine is gone), so this polls too.
 		want := tagged(s)
+		for _, k := range want {
+			if !cov.known(k) {
+				return ctx, fmt.Errorf("tag @row:%s names no row of the Machine tables", k)
+			}
+		}
 		perr := harness.Eventually(ctx, 10*time.Second, func(context.Context) error {
 			var missing []string
 			for _, k := range want {
@@ -82,6 +87,7 @@ func registerSteps(sc *godog.ScenarioContext, h *harness.Harness, cov *coverage)
 	// --- Given: the world ---
 	sc.Step(`^a Cluster "([^"]*)"$`, w.aCluster)
 	sc.Step(`^a Machine "([^"]*)" with its bootstrap and infrastructure objects$`, w.aMachine)
+	sc.Step(`^a Machine "([^"]*)" with its bootstrap and infrastructure objects and the finalizer "([^"]*)"$`, w.aMachineWithFinalizer)
 	sc.Step(`^a paused Machine "([^"]*)" with its bootstrap and infrastructure objects$`, w.aPausedMachine)
 	sc.Step(`^a Machine "([^"]*)" of the missing Cluster "([^"]*)"$`, w.aMachineOfMissingCluster)
 	sc.Step(`^a Machine "([^"]*)" whose bootstrap object does not exist$`, w.aMachineWithoutBootstrapObject)
@@ -215,6 +221,16 @@ func (w *world) aCluster(ctx context.Context, name string) error {
 
 func (w *world) aMachine(ctx context.Context, name string) error {
 	_, err := w.h.MachineObjects(ctx, w.ns, w.cluster, name)
+	return err
+}
+
+// aMachineWithFinalizer creates the Machine with another controller's
+// finalizer from the start (adding it later could race with the operator's
+// own finalizer patch, which replaces the list).
+func (w *world) aMachineWithFinalizer(ctx context.Context, name, finalizer string) error {
+	_, err := w.h.MachineObjects(ctx, w.ns, w.cluster, name, func(m *clusterv1.Machine) {
+		m.Finalizers = []string{finalizer}
+	})
 	return err
 }
 

@@ -5,11 +5,13 @@
 package features
 
 import (
-	"context"
+	"flag"
+	"fmt"
 	"os"
 	"testing"
 
 	"github.com/cucumber/godog"
+	"github.com/spf13/pflag"
 
 	"github.com/krtt-dev/krtt/internal/harness"
 )
@@ -23,6 +25,21 @@ var opts = godog.Options{
 
 func init() {
 	godog.BindCommandLineFlags("godog.", &opts)
+}
+
+// TestMain parses the godog flags (for example --godog.format=pretty,
+// --godog.tags=@row:machine-errors:E08, or feature paths as arguments) next
+// to the go test flags.
+func TestMain(m *testing.M) {
+	pflag.Parse()
+	if err := pflag.ParseSkippedFlags(os.Args[1:], flag.CommandLine); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	if args := pflag.Args(); len(args) > 0 {
+		opts.Paths = args
+	}
+	os.Exit(m.Run())
 }
 
 // TestFeatures runs every *.feature file in this directory against one
@@ -61,7 +78,7 @@ func TestFeatures(t *testing.T) {
 	// Rows may fire a little after a scenario's last step (for example N01
 	// once a Machine is gone); coverage is computed over everything recorded.
 	report := cov.report()
-	t.Log("\n" + report.String())
+	fmt.Fprintf(os.Stdout, "\nRow coverage (every row of every table in the Machine set):\n%s", report.String())
 	if os.Getenv("KRTT_WRITE_COVERAGE") == "1" {
 		if err := report.writeJSON("coverage.json"); err != nil {
 			t.Errorf("write coverage.json: %v", err)
@@ -70,5 +87,4 @@ func TestFeatures(t *testing.T) {
 	if n := report.missingCount(); n > 0 {
 		t.Errorf("%d table rows never fired in any scenario:\n%s", n, report.missingList())
 	}
-	_ = context.Background
 }

@@ -233,6 +233,11 @@ type MachineStatus struct {
 	// +kubebuilder:validation:MaxLength=256
 	State string `json:"state,omitempty"`
 
+	// stateSince is when the Machine entered its current state; metrics and
+	// krtt explain use it to say how long a step has taken.
+	// +optional
+	StateSince *metav1.Time `json:"stateSince,omitempty"`
+
 	// nodeRef names the Node that belongs to this Machine.
 	// +optional
 	NodeRef *MachineNodeReference `json:"nodeRef,omitempty"`

@@ -375,3 +375,52 @@ func TestMetricsCountTransitions(t *testing.T) {
 		}
 	}
 }
+
+// gauge reads one sample of a gauge family whose labels include want.
+func gauge(t *testing.T, family string, want map[string]string) (float64, bool) {
+	t.Helper()
+	families, err := crmetrics.Registry.Gather()
+	must(t, err)
+	for _, f := range families {
+		if f.GetName() != family {
+			continue
+		}
+	metrics:
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			for k, v := range want {
+				if labels[k] != v {
+					continue metrics
+				}
+			}
+			return m.GetGauge().GetValue(), true
+		}
+	}
+	return 0, false
+}
+
+// TestMetricsMachinesAndDeletionStep: Machines are counted by phase, and a
+// Machine held in a deletion step reports how long it has been there.
+func TestMetricsMachinesAndDeletionStep(t *testing.T) {
+	ns := "metrics"
+	setup(t, ns)
+	ctx := context.Background()
+	running(t, ns, "m1", func(m *clusterv1.Machine) {
+		m.Annotations = map[string]string{clusterv1.PreDrainDeleteHookAnnotationPrefix + "hold": ""}
+	})
+	if n, ok := gauge(t, "krtt_machines", map[string]string{"phase": "Running"}); !ok || n < 1 {
+		t.Fatalf("krtt_machines{phase=Running} = %v (present %v)", n, ok)
+	}
+	must(t, h.Client.Delete(ctx, &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1"}}))
+	expectReason(t, ns, "m1", clusterv1.DeletingWaitingForPreDrainHookReason, "hold")
+	eventually(t, "deletion step gauge", func(context.Context) error {
+		v, ok := gauge(t, "krtt_machine_deletion_step_seconds", map[string]string{"namespace": ns, "name": "m1", "state": "WaitingForPreDrainHook"})
+		if !ok || v < 0 {
+			return fmt.Errorf("krtt_machine_deletion_step_seconds = %v (present %v)", v, ok)
+		}
+		return nil
+	})
+}

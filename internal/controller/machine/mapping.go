@@ -5,6 +5,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
@@ -56,4 +58,31 @@ func (r *Reconciler) nodeToMachines(ctx context.Context, obj client.Object) []re
 		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&m)})
 	}
 	return out
+}
+
+// podGoneOrGoing passes only Pod events that can move a drain forward: a
+// deletion, or a Pod that got a deletionTimestamp.
+func podGoneOrGoing() predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+		DeleteFunc:  func(event.DeleteEvent) bool { return true },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			return e.ObjectOld.GetDeletionTimestamp() == nil && e.ObjectNew.GetDeletionTimestamp() != nil
+		},
+	}
+}
+
+// podToMachines wakes the Machine whose Node ran the Pod, so a drain moves
+// on as soon as Pods go instead of at its next requeue.
+func (r *Reconciler) podToMachines(ctx context.Context, obj client.Object) []reconcile.Request {
+	p, ok := obj.(*corev1.Pod)
+	if !ok || p.Spec.NodeName == "" {
+		return nil
+	}
+	n := &corev1.Node{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: p.Spec.NodeName}, n); err != nil {
+		return nil
+	}
+	return r.nodeToMachines(ctx, n)
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -69,7 +70,7 @@ func New(mgr ctrl.Manager, set *engine.Set) (*Reconciler, error) {
 		Runner:   runner,
 		Recorder: mgr.GetEventRecorder("krtt-machine-controller"),
 	}
-	registerMetrics()
+	registerMetrics(mgr.GetClient())
 	runner.Subscribe(observeTrace)
 	r.Observer = &machineactions.Observer{
 		Client:   mgr.GetClient(),
@@ -95,6 +96,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 		For(&clusterv1.Machine{}).
 		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.clusterToMachines)).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.nodeToMachines)).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.podToMachines), builder.WithPredicates(podGoneOrGoing())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, opts.MaxConcurrentReconciles)}).
 		Named("machine").
 		Build(r)
@@ -167,20 +169,30 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return res, err
 }
 
-// patch writes status first and then metadata and spec, each only when it
-// changed. The finalizer goes last, so the status of a Machine about to
-// disappear is never written after it is gone.
+// patch writes metadata and spec first, then status, each only when it
+// changed. Metadata goes first with optimistic locking: a merge patch
+// replaces whole lists such as finalizers, so a concurrent writer's change
+// must not be lost, and when it conflicts nothing else is written and the
+// reconcile starts again from a fresh read (the state never runs ahead of
+// the spec it depends on). A Machine whose finalizer was just removed is
+// gone, so its status is not written.
 func (r *Reconciler) patch(ctx context.Context, before, after *clusterv1.Machine, step *engine.Step) error {
-	finalizerRemoved := hasFinalizer(before) && !hasFinalizer(after)
-	if !finalizerRemoved && !equality.Semantic.DeepEqual(before.Status, after.Status) {
-		if err := r.Client.Status().Patch(ctx, after.DeepCopy(), client.MergeFrom(before)); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("patch Machine status (row %s): %w", step.Trace.Row, err)
-		}
-	}
 	if !equality.Semantic.DeepEqual(before.ObjectMeta, after.ObjectMeta) || !equality.Semantic.DeepEqual(before.Spec, after.Spec) {
 		obj := after.DeepCopy()
-		if err := r.Client.Patch(ctx, obj, client.MergeFrom(before)); err != nil && !apierrors.IsNotFound(err) {
+		if err := r.Client.Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
 			return fmt.Errorf("patch Machine (row %s): %w", step.Trace.Row, err)
+		}
+		after.ResourceVersion = obj.ResourceVersion
+	}
+	if hasFinalizer(before) && !hasFinalizer(after) {
+		return nil
+	}
+	if !equality.Semantic.DeepEqual(before.Status, after.Status) {
+		if err := r.Client.Status().Patch(ctx, after.DeepCopy(), client.MergeFrom(before)); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("patch Machine status (row %s): %w", step.Trace.Row, err)
 		}
 	}
 	return nil

@@ -22,6 +22,9 @@ import (
 func applyStep(s *machineactions.Scope, step *engine.Step) {
 	m := s.Machine
 	res := step.Result
+	if m.Status.State != res.To.Name || m.Status.StateSince == nil {
+		m.Status.StateSince = &metav1.Time{Time: step.Trace.Time.Truncate(time.Second)}
+	}
 	m.Status.State = res.To.Name
 	if res.To.Phase != "" {
 		m.Status.Phase = clusterv1.MachinePhase(res.To.Phase)

@@ -1,0 +1,222 @@
+// Command krtt-local is what `make run` runs.
+//
+// With --kubeconfig (or $KUBECONFIG) and without --local it runs the krtt
+// operator against that cluster, as `make run` does in a Kubebuilder project.
+// Otherwise it starts a local control plane (etcd and kube-apiserver from
+// bin/k8s, state kept in .krtt/), runs the operator and the simulated
+// provider (sim.krtt.dev: bootstrap, cloud, kubelet, CSI, disruption) in this
+// process, applies config/samples and runs until Ctrl-C or SIGTERM.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client/config"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/internal/controller/machine"
+	"github.com/krtt-dev/krtt/internal/localcp"
+	"github.com/krtt-dev/krtt/internal/operator"
+	"github.com/krtt-dev/krtt/sim"
+)
+
+type flags struct {
+	local, fresh, leaderElect, samples bool
+	dir, tablesDir                     string
+	metricsAddr, probeAddr             string
+	concurrency, port                  int
+	heartbeat                          time.Duration
+}
+
+func main() {
+	var f flags
+	flag.BoolVar(&f.local, "local", false, "Start the local control plane even when --kubeconfig or $KUBECONFIG names a cluster.")
+	flag.BoolVar(&f.fresh, "fresh", false, "Local control plane: remove the state directory first (start from an empty cluster).")
+	flag.StringVar(&f.dir, "dir", localcp.DefaultDir, "Local control plane: directory keeping etcd data, kubeconfig and logs.")
+	flag.IntVar(&f.port, "port", localcp.DefaultPort, "Local control plane: kube-apiserver port on 127.0.0.1 (a free one is used when it is taken).")
+	flag.BoolVar(&f.samples, "samples", true, "Local control plane: create the objects of config/samples that do not exist yet.")
+	flag.DurationVar(&f.heartbeat, "sim-heartbeat", 0, "Local control plane: Node heartbeat interval of the simulated kubelet (0: the sim default).")
+	flag.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", "Address of the operator's Prometheus metrics endpoint (0 disables it).")
+	flag.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "Address of the health and readiness probes.")
+	flag.BoolVar(&f.leaderElect, "leader-elect", false, "Elect a leader so only one replica reconciles (existing cluster only).")
+	flag.IntVar(&f.concurrency, "machine-concurrency", 10, "Machines reconciled in parallel.")
+	flag.StringVar(&f.tablesDir, "tables", "", "Load the Machine tables from this directory instead of the embedded ones; the operator refuses to start on any lint finding.")
+	zopts := zap.Options{Development: true}
+	zopts.BindFlags(flag.CommandLine)
+	flag.Parse()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zopts)))
+
+	if err := run(f); err != nil {
+		fmt.Fprintln(os.Stderr, "krtt-local:", err)
+		os.Exit(1)
+	}
+}
+
+// kubeconfigGiven reports whether --kubeconfig or $KUBECONFIG names a cluster.
+func kubeconfigGiven() bool {
+	if fl := flag.Lookup(config.KubeconfigFlagName); fl != nil && fl.Value.String() != "" {
+		return true
+	}
+	return os.Getenv("KUBECONFIG") != ""
+}
+
+func run(f flags) error {
+	set, err := machine.LoadTables(f.tablesDir)
+	if err != nil {
+		return err
+	}
+	ctx := ctrl.SetupSignalHandler()
+	if kubeconfigGiven() && !f.local {
+		cfg, err := ctrl.GetConfig()
+		if err != nil {
+			return fmt.Errorf("no Kubernetes configuration: %w", err)
+		}
+		fmt.Printf("krtt-local: running the operator against %s (pass --local for a local control plane)\n", cfg.Host)
+		return runOperator(ctx, cfg, set, f, f.leaderElect)
+	}
+	return runLocal(ctx, set, f)
+}
+
+func operatorManager(cfg *rest.Config, f flags, leaderElect bool) (manager.Manager, error) {
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 operator.Scheme(),
+		Metrics:                metricsserver.Options{BindAddress: f.metricsAddr},
+		HealthProbeBindAddress: f.probeAddr,
+		LeaderElection:         leaderElect,
+		LeaderElectionID:       "krtt-operator.krtt.dev",
+	})
+	if err != nil {
+		return nil, fmt.Errorf("operator manager: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+func runOperator(ctx context.Context, cfg *rest.Config, set *engine.Set, f flags, leaderElect bool) error {
+	mgr, err := operatorManager(cfg, f, leaderElect)
+	if err != nil {
+		return err
+	}
+	if _, err := operator.Setup(ctx, mgr, set, operator.Options{MachineConcurrency: f.concurrency}); err != nil {
+		return fmt.Errorf("set up the Machine controller: %w", err)
+	}
+	return mgr.Start(ctx)
+}
+
+func runLocal(ctx context.Context, set *engine.Set, f flags) error {
+	cp, err := localcp.Start(localcp.Options{Dir: f.dir, Fresh: f.fresh, Port: f.port, Log: prefixed{}})
+	if err != nil {
+		return err
+	}
+	stopCP := func() error {
+		fmt.Println("krtt-local: stopping kube-apiserver and etcd")
+		if err := cp.Stop(); err != nil {
+			return fmt.Errorf("stop control plane: %w", err)
+		}
+		fmt.Printf("krtt-local: stopped; state kept in %s\n", cp.Dir)
+		return nil
+	}
+
+	mctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	opMgr, err := operatorManager(cp.Config, f, false)
+	if err != nil {
+		return errors.Join(err, stopCP())
+	}
+	if _, err := operator.Setup(mctx, opMgr, set, operator.Options{MachineConcurrency: f.concurrency}); err != nil {
+		return errors.Join(fmt.Errorf("set up the Machine controller: %w", err), stopCP())
+	}
+	simMgr, err := ctrl.NewManager(cp.Config, ctrl.Options{
+		Scheme:     sim.Scheme(),
+		Metrics:    metricsserver.Options{BindAddress: "0"},
+		Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		return errors.Join(fmt.Errorf("sim manager: %w", err), stopCP())
+	}
+	if err := sim.SetupWithManager(mctx, simMgr, sim.Options{HeartbeatInterval: f.heartbeat}); err != nil {
+		return errors.Join(fmt.Errorf("set up the simulated provider: %w", err), stopCP())
+	}
+
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	for name, mgr := range map[string]manager.Manager{"operator": opMgr, "sim": simMgr} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := mgr.Start(mctx); err != nil {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("%s manager: %w", name, err))
+				mu.Unlock()
+			}
+			cancel() // one manager down: stop everything
+		}()
+	}
+
+	if f.samples {
+		samples := filepath.Join(cpRoot(), "config", "samples")
+		applied, err := localcp.ApplyKustomization(mctx, cp.Client, samples)
+		switch {
+		case err != nil:
+			fmt.Fprintf(os.Stderr, "krtt-local: applying %s: %v\n", samples, err)
+		case len(applied.Created) > 0:
+			fmt.Printf("krtt-local: created from config/samples: %v (already there: %d)\n", applied.Created, len(applied.Existing))
+		default:
+			fmt.Printf("krtt-local: config/samples already applied (%d objects kept from the last run)\n", len(applied.Existing))
+		}
+	}
+	fmt.Printf(`
+krtt-local: kube-apiserver %s, operator and simulated provider running (state in %s).
+Point kubectl at it:
+
+    export KUBECONFIG=%s
+    kubectl get kma -w
+
+Ctrl-C stops it; the next run keeps the cluster (--fresh starts over).
+
+`, cp.URL, cp.Dir, cp.Kubeconfig)
+
+	<-mctx.Done()
+	fmt.Println("krtt-local: stopping the operator and the simulated provider")
+	wg.Wait()
+	err = errors.Join(errs...)
+	return errors.Join(err, stopCP())
+}
+
+func cpRoot() string {
+	root, err := localcp.Root()
+	if err != nil {
+		return "."
+	}
+	return root
+}
+
+type prefixed struct{}
+
+func (prefixed) Write(p []byte) (int, error) {
+	fmt.Printf("krtt-local: %s", p)
+	return len(p), nil
+}

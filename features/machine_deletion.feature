@@ -1,0 +1,107 @@
+Feature: Deleting a Machine takes it apart in order
+  As a platform engineer I delete a Machine and expect the operator to honour
+  hooks, drain the Node politely, wait for volumes, and delete the
+  infrastructure, the bootstrap object and the Node before letting it go.
+
+  Background:
+    Given a Cluster "c1"
+
+  @row:machine-normal:N07 @row:machine-deletion:D01 @row:machine-deletion:D04 @row:machine-deletion:D05
+  @row:machine-deletion:D08 @row:machine-deletion:D12 @row:machine-deletion:D13 @row:machine-deletion:D14
+  @row:machine-deletion:D15 @row:machine-deletion:D16 @row:machine-deletion:D18 @row:machine-normal:N01
+  Scenario: a Machine is drained, waits for its volumes, and takes its objects and Node with it
+    Given a running Machine "m1"
+    And a kubelet runs on the Node of "m1"
+    And Pod "web" runs on the Node of "m1"
+    And Pod "db" runs on the Node of "m1"
+    And a PodDisruptionBudget blocks Pod "db"
+    And volume "vol-1" is attached to the Node of "m1"
+    When I delete the Machine "m1"
+    Then the Machine "m1" has condition "Deleting" with reason "DrainingNode" and message containing "db"
+    And the Node of "m1" is cordoned
+    And Pod "web" is evicted
+    And Pod "db" is still running
+    When the PodDisruptionBudget of Pod "db" allows disruption
+    Then Pod "db" is evicted
+    And the Machine "m1" has condition "Deleting" with reason "WaitingForVolumeDetach"
+    When all volumes are detached from the Node of "m1"
+    Then the Machine "m1" is gone
+    And the infrastructure object of "m1" is gone
+    And the bootstrap object of "m1" is gone
+    And the Node of "m1" is gone
+
+  Scenario Outline: a <point> hook holds the deletion until it is removed
+    Given a running Machine "m1"
+    And the Machine "m1" has annotation "<prefix>backup"
+    When I delete the Machine "m1"
+    Then the Machine "m1" has condition "Deleting" with reason "<reason>" and message containing "backup"
+    And the Node of "m1" exists
+    And the infrastructure object of "m1" exists
+    When the annotation "<prefix>backup" is removed from the Machine "m1"
+    Then the Machine "m1" is gone
+    And the Node of "m1" is gone
+
+    @row:machine-deletion:D03 @row:machine-deletion:D04
+    Examples: before the drain
+      | point     | prefix                                          | reason                 |
+      | pre-drain | pre-drain.delete.hook.machine.cluster.krtt.dev/ | WaitingForPreDrainHook |
+
+    @row:machine-deletion:D11 @row:machine-deletion:D12
+    Examples: before the infrastructure goes
+      | point         | prefix                                              | reason                     |
+      | pre-terminate | pre-terminate.delete.hook.machine.cluster.krtt.dev/ | WaitingForPreTerminateHook |
+
+  @row:machine-deletion:D03
+  Scenario: an operator restart while a hook holds the deletion changes nothing
+    Given a running Machine "m1"
+    And the Machine "m1" has annotation "pre-drain.delete.hook.machine.cluster.krtt.dev/backup"
+    When I delete the Machine "m1"
+    Then the Machine "m1" has condition "Deleting" with reason "WaitingForPreDrainHook" and message containing "backup"
+    When the operator restarts
+    Then the Machine "m1" has condition "Deleting" with reason "WaitingForPreDrainHook" and message containing "backup"
+    And the Node of "m1" exists
+    When the annotation "pre-drain.delete.hook.machine.cluster.krtt.dev/backup" is removed from the Machine "m1"
+    Then the Machine "m1" is gone
+
+  @row:machine-deletion:D06
+  Scenario: the exclude-node-draining annotation skips the drain
+    Given a running Machine "m1"
+    And Pod "db" runs on the Node of "m1"
+    And a PodDisruptionBudget blocks Pod "db"
+    And the Machine "m1" has annotation "machine.cluster.krtt.dev/exclude-node-draining"
+    When I delete the Machine "m1"
+    Then the Machine "m1" is gone
+    And Pod "db" is still running
+
+  @row:machine-deletion:D09
+  Scenario: the exclude-wait-for-node-volume-detach annotation skips the volume wait
+    Given a running Machine "m1"
+    And volume "vol-1" is attached to the Node of "m1"
+    And the Machine "m1" has annotation "machine.cluster.krtt.dev/exclude-wait-for-node-volume-detach"
+    When I delete the Machine "m1"
+    Then the Machine "m1" is gone
+    And the Node of "m1" is gone
+
+  @row:machine-deletion:D07 @row:machine-deletion:D10 @row:machine-deletion:D16 @row:machine-deletion:D19
+  Scenario: a Node that vanishes during deletion skips the drain, the volume wait and the Node deletion
+    Given a running Machine "m1"
+    And the Machine "m1" has annotation "pre-drain.delete.hook.machine.cluster.krtt.dev/hold"
+    When I delete the Machine "m1"
+    Then the Machine "m1" has condition "Deleting" with reason "WaitingForPreDrainHook"
+    When the Node of "m1" is deleted
+    And the annotation "pre-drain.delete.hook.machine.cluster.krtt.dev/hold" is removed from the Machine "m1"
+    Then the Machine "m1" is gone
+
+  @row:machine-normal:N07 @row:machine-deletion:D02 @row:machine-deletion:D13 @row:machine-deletion:D15
+  @row:machine-deletion:D17 @row:machine-normal:N03 @row:machine-normal:N01
+  Scenario: a Machine that never got a Node is deleted without touching Nodes, then left to other finalizers
+    Given a Machine "m1" with its bootstrap and infrastructure objects and the finalizer "example.com/keep"
+    And the bootstrap provider reports the data secret of "m1"
+    And the infrastructure of "m1" is provisioned
+    And the Machine "m1" reaches phase "Provisioned"
+    When I delete the Machine "m1"
+    Then the infrastructure object of "m1" is gone
+    And the bootstrap object of "m1" is gone
+    And the last row of "m1" is "N03"
+    When the finalizer "example.com/keep" is removed from the Machine "m1"
+    Then the Machine "m1" is gone

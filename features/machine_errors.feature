@@ -1,0 +1,82 @@
+Feature: The operator copes with errors and stuck deletion steps
+  As a platform engineer I want API failures retried, lost infrastructure
+  and Nodes reported, and deletion steps that hang skipped once their
+  timeout has passed.
+
+  Background:
+    Given a Cluster "c1"
+
+  @row:machine-errors:E02 @row:machine-errors:E01 @row:machine-normal:N01
+  Scenario: an API error stops the Machine from progressing and is reported on its deletion
+    Given a Machine "m1" whose infrastructure API fails to answer
+    Then the last row of "m1" is "E02"
+    When the Machine "m1" has finalizer "example.com/keep"
+    And I delete the Machine "m1"
+    Then the Machine "m1" has condition "Deleting" with reason "InternalError"
+    When the finalizer "example.com/keep" is removed from the Machine "m1"
+    Then the Machine "m1" is gone
+
+  @row:machine-errors:E03 @row:machine-normal:N50
+  Scenario: infrastructure lost after provisioning fails the Machine for good
+    Given a Machine "m1" with its bootstrap and infrastructure objects
+    And the bootstrap provider reports the data secret of "m1"
+    And the infrastructure of "m1" is provisioned
+    And the Machine "m1" reaches phase "Provisioned"
+    When the infrastructure object of "m1" is deleted
+    Then the Machine "m1" reaches phase "Failed"
+    And the Machine "m1" has failure reason "InvalidConfiguration"
+    And the Machine "m1" has condition "InfrastructureReady" with reason "InfrastructureDeleted"
+    When the Machine "m1" has annotation "example.com/touched"
+    Then the last row of "m1" is "N50"
+    And the Machine "m1" reaches phase "Failed"
+
+  @row:machine-errors:E04
+  Scenario: a Node deleted under a running Machine is reported
+    Given a running Machine "m1"
+    When the Node of "m1" is deleted
+    Then the Machine "m1" has condition "NodeHealthy" with status "Unknown" and reason "NodeDeleted"
+    And the Machine "m1" has condition "NodeReady" with status "Unknown" and reason "NodeDeleted"
+
+  @row:machine-errors:E05
+  Scenario: two Nodes with the same providerID are not guessed between
+    Given a Machine "m1" with its bootstrap and infrastructure objects
+    And the bootstrap provider reports the data secret of "m1"
+    And two Nodes join with the providerID of "m1"
+    When the infrastructure of "m1" is provisioned
+    Then the Machine "m1" has condition "NodeHealthy" with status "Unknown" and reason "MultipleNodesFound"
+    And the Machine "m1" reaches phase "Provisioned"
+
+  @row:machine-errors:E06
+  Scenario: a drain blocked past its timeout leaves the remaining Pods in place
+    Given a running Machine "m1"
+    And a kubelet runs on the Node of "m1"
+    And Pod "db" runs on the Node of "m1"
+    And a PodDisruptionBudget blocks Pod "db"
+    And the Machine "m1" has a drain timeout of 1 second
+    When I delete the Machine "m1"
+    Then the Machine "m1" has condition "Deleting" with reason "DrainingNode" and message containing "db"
+    When the drain timeout of "m1" has passed
+    Then row "E06" fired for "m1"
+    And the Machine "m1" is gone
+    And Pod "db" is still running
+
+  @row:machine-errors:E07
+  Scenario: volumes that do not detach within the timeout do not hold the deletion
+    Given a running Machine "m1"
+    And volume "vol-1" is attached to the Node of "m1"
+    And the Machine "m1" has a volume detach timeout of 1 second
+    When I delete the Machine "m1"
+    Then the Machine "m1" has condition "Deleting" with reason "WaitingForVolumeDetach"
+    When the volume detach timeout of "m1" has passed
+    Then row "E07" fired for "m1"
+    And the Machine "m1" is gone
+
+  @row:machine-errors:E08 @row:machine-deletion:D18
+  Scenario: a Node that cannot be deleted within the timeout is left behind
+    Given a running Machine "m1"
+    And a policy forbids deleting the Node of "m1"
+    And the Machine "m1" has a Node deletion timeout of 1 second
+    When I delete the Machine "m1"
+    Then the Machine "m1" is gone
+    And row "E08" fired for "m1"
+    And the Node of "m1" exists

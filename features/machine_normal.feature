@@ -1,0 +1,68 @@
+Feature: A Machine walks from Pending to Running
+  As a platform engineer I create a Machine with a bootstrap and an
+  infrastructure object; the operator waits for each provider in turn,
+  copies what they report and associates the Machine with its Node.
+
+  Background:
+    Given a Cluster "c1"
+
+  @row:machine-normal:N02 @row:machine-normal:N06 @row:machine-normal:N12 @row:machine-normal:N13
+  @row:machine-normal:N21 @row:machine-normal:N23 @row:machine-normal:N30 @row:machine-normal:N31 @row:machine-normal:N40
+  Scenario: a new Machine waits for each provider and runs once its Node joins
+    Given a Machine "m1" with its bootstrap and infrastructure objects
+    Then the Machine "m1" has the krtt finalizer
+    And the last row of "m1" is "N12"
+    And the Machine "m1" reaches phase "Pending"
+    When the bootstrap provider reports the data secret of "m1"
+    Then the Machine "m1" reaches phase "Provisioning"
+    And the last row of "m1" is "N21"
+    When the infrastructure of "m1" is provisioned
+    Then the Machine "m1" reaches phase "Provisioned"
+    And the Machine "m1" has condition "NodeHealthy" with status "Unknown" and reason "NodeDoesNotExist"
+    When a Node joins for "m1"
+    Then the Machine "m1" reaches phase "Running"
+    And the Machine "m1" references its Node
+    And the Machine "m1" has condition "NodeHealthy" with status "True" and reason "NodeHealthy"
+
+  @row:machine-normal:N10
+  Scenario: a Machine given its data secret directly skips the bootstrap provider
+    Given a Machine "m1" given the bootstrap data secret "m1-data" directly
+    Then the Machine "m1" reaches phase "Provisioning"
+    When the infrastructure of "m1" is provisioned
+    Then the Machine "m1" reaches phase "Provisioned"
+
+  @row:machine-normal:N11
+  Scenario: a Machine waits for a bootstrap object that does not exist
+    Given a Machine "m1" whose bootstrap object does not exist
+    Then the Machine "m1" has condition "BootstrapConfigReady" with reason "BootstrapConfigNotFound"
+    And the Machine "m1" reaches phase "Pending"
+
+  @row:machine-normal:N20
+  Scenario: a Machine waits for an infrastructure object that does not exist
+    Given a Machine "m1" whose infrastructure object does not exist
+    When the bootstrap provider reports the data secret of "m1"
+    Then the Machine "m1" has condition "InfrastructureReady" with reason "InfrastructureNotFound"
+    And the Machine "m1" reaches phase "Provisioning"
+
+  @row:machine-normal:N22
+  Scenario: infrastructure provisioned without a providerID holds the Machine until the providerID arrives
+    Given a Machine "m1" with its bootstrap and infrastructure objects
+    And the bootstrap provider reports the data secret of "m1"
+    When the infrastructure of "m1" reports provisioned without a providerID
+    Then the Machine "m1" has condition "InfrastructureReady" with reason "WaitingForProviderID"
+    And the Machine "m1" reaches phase "Provisioning"
+    When the infrastructure of "m1" is provisioned
+    Then the Machine "m1" reaches phase "Provisioned"
+
+  @row:machine-normal:N04
+  Scenario: a paused Machine is left alone
+    Given a paused Machine "m1" with its bootstrap and infrastructure objects
+    Then the Machine "m1" has condition "Paused" with status "True" and reason "Paused"
+    When the bootstrap provider reports the data secret of "m1"
+    Then the last row of "m1" is "N04"
+    And the Machine "m1" reaches phase "Pending"
+
+  @row:machine-normal:N05
+  Scenario: a Machine whose Cluster does not exist waits for it
+    Given a Machine "m1" of the missing Cluster "nowhere"
+    Then the Machine "m1" has condition "Ready" with status "False" and reason "ClusterNotFound"
