@@ -105,3 +105,19 @@ Feature: Deleting a Machine takes it apart in order
     And the last row of "m1" is "N03"
     When the finalizer "example.com/keep" is removed from the Machine "m1"
     Then the Machine "m1" is gone
+
+  @row:machine-normal:N07 @row:machine-deletion:D02 @row:machine-deletion:D12 @row:machine-deletion:D17
+  Scenario Outline: deletion leaves the Node alone when <why>
+    Given a running <kind> "m1"
+    And <situation>
+    When I delete the Machine "m1"
+    Then row "D02" fired for "m1" saying "<reason>"
+    And the Machine "m1" is gone
+    And the Node of "m1" exists
+    And the infrastructure object of "m1" is gone
+
+    Examples:
+      | why                                            | kind                  | situation                                             | reason                                  |
+      | the Cluster is being deleted                   | Machine               | the Cluster is being deleted                          | the Cluster is being deleted or is gone |
+      | the control plane is being deleted             | Machine               | the control plane of the Cluster is being deleted     | the control plane is being deleted      |
+      | it is the Cluster's last control-plane Machine | control-plane Machine | "m1" is the only control-plane Machine of the Cluster | this is the last control-plane Machine  |

@@ -84,6 +84,8 @@ func registerSteps(sc *godog.ScenarioContext, h *harness.Harness, cov *coverage)
 		return ctx, perr
 	})
 
+	registerNodeSkipSteps(sc, w)
+
 	// --- Given: the world ---
 	sc.Step(`^a Cluster "([^"]*)"$`, w.aCluster)
 	sc.Step(`^a Machine "([^"]*)" with its bootstrap and infrastructure objects$`, w.aMachine)

@@ -1,0 +1,123 @@
+package features
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/cucumber/godog"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	simv1 "github.com/krtt-dev/krtt/api/sim/v1alpha1"
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+)
+
+// holdFinalizer keeps an object that a scenario deletes in its "being
+// deleted" state.
+const holdFinalizer = "specs.krtt.dev/hold"
+
+// registerNodeSkipSteps: the situations in which deletion may not touch
+// the Node (Cluster API's isDeleteNodeAllowed).
+func registerNodeSkipSteps(sc *godog.ScenarioContext, w *world) {
+	sc.Step(`^a running control-plane Machine "([^"]*)"$`, w.aRunningControlPlaneMachine)
+	sc.Step(`^the Cluster is being deleted$`, w.clusterBeingDeleted)
+	sc.Step(`^the control plane of the Cluster is being deleted$`, w.controlPlaneBeingDeleted)
+	sc.Step(`^"([^"]*)" is the only control-plane Machine of the Cluster$`, w.onlyControlPlaneMachine)
+	sc.Step(`^row "([^"]*)" fired for "([^"]*)" saying "([^"]*)"$`, w.rowFiredSaying)
+}
+
+func (w *world) aRunningControlPlaneMachine(ctx context.Context, name string) error {
+	if _, err := w.h.MachineObjects(ctx, w.ns, w.cluster, name, func(m *clusterv1.Machine) {
+		m.Labels = map[string]string{clusterv1.ControlPlaneLabel: ""}
+	}); err != nil {
+		return err
+	}
+	if err := w.bootstrapReady(ctx, name); err != nil {
+		return err
+	}
+	if err := w.infraProvisioned(ctx, name); err != nil {
+		return err
+	}
+	if err := w.nodeJoins(ctx, name); err != nil {
+		return err
+	}
+	return w.reachesPhase(ctx, name, string(clusterv1.MachinePhaseRunning))
+}
+
+// deleteHeld adds the hold finalizer to obj and deletes it, so it stays
+// with a deletionTimestamp for the rest of the scenario.
+func (w *world) deleteHeld(ctx context.Context, obj client.Object) error {
+	key := client.ObjectKeyFromObject(obj)
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := w.h.Client.Get(ctx, key, obj); err != nil {
+			return err
+		}
+		obj.SetFinalizers(append(obj.GetFinalizers(), holdFinalizer))
+		return w.h.Client.Update(ctx, obj)
+	})
+	if err != nil {
+		return err
+	}
+	return w.h.Client.Delete(ctx, obj)
+}
+
+func (w *world) clusterBeingDeleted(ctx context.Context) error {
+	return w.deleteHeld(ctx, &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: w.cluster}})
+}
+
+// controlPlaneBeingDeleted gives the Cluster a control plane object (any
+// contract object will do; the operator reads it as unstructured) and
+// deletes it.
+func (w *world) controlPlaneBeingDeleted(ctx context.Context) error {
+	cp := &simv1.SimBootstrapConfig{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: "control-plane"}}
+	if err := w.h.Client.Create(ctx, cp); err != nil {
+		return err
+	}
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		c := &clusterv1.Cluster{}
+		if err := w.h.Client.Get(ctx, client.ObjectKey{Namespace: w.ns, Name: w.cluster}, c); err != nil {
+			return err
+		}
+		c.Spec.ControlPlaneRef = &clusterv1.ObjectReference{APIGroup: simv1.GroupVersion.Group, Kind: "SimBootstrapConfig", Name: cp.Name}
+		return w.h.Client.Update(ctx, c)
+	})
+	if err != nil {
+		return err
+	}
+	return w.deleteHeld(ctx, cp)
+}
+
+// onlyControlPlaneMachine checks the premise rather than assuming it.
+func (w *world) onlyControlPlaneMachine(ctx context.Context, name string) error {
+	list := &clusterv1.MachineList{}
+	if err := w.h.Client.List(ctx, list, client.InNamespace(w.ns)); err != nil {
+		return err
+	}
+	var cp []string
+	for _, m := range list.Items {
+		if _, ok := m.Labels[clusterv1.ControlPlaneLabel]; ok && m.Spec.ClusterName == w.cluster {
+			cp = append(cp, m.Name)
+		}
+	}
+	if len(cp) != 1 || cp[0] != name {
+		return fmt.Errorf("control-plane Machines of %s: %v, want only %s", w.cluster, cp, name)
+	}
+	return nil
+}
+
+func (w *world) rowFiredSaying(ctx context.Context, row, name, text string) error {
+	return w.eventually(ctx, "row "+row+" saying "+text, func(context.Context) error {
+		var said []string
+		for _, tr := range w.h.Traces(w.key(name)) {
+			if tr.Row == row {
+				if strings.Contains(tr.Message, text) {
+					return nil
+				}
+				said = append(said, tr.Message)
+			}
+		}
+		return fmt.Errorf("row %s said %q", row, said)
+	})
+}
