@@ -5,7 +5,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // RenderOptions adjusts RenderMarkdown.
@@ -624,7 +623,7 @@ func mdResultSummary(res *Result) string {
 		parts = append(parts, "stay in the current state")
 	}
 	if res.RequeueAfter > 0 {
-		parts = append(parts, "requeue after "+mdDuration(res.RequeueAfter))
+		parts = append(parts, "requeue after "+ShortDuration(res.RequeueAfter))
 	}
 	if res.Retry {
 		parts = append(parts, "return an error so the work queue retries with back-off")
@@ -638,18 +637,6 @@ func mdCondition(c Condition) string {
 		out += ", message " + strconv.Quote(c.Message)
 	}
 	return out
-}
-
-// mdDuration prints 30s, 2m and 1h30m rather than 2m0s.
-func mdDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
 }
 
 // renderFactsUsed marks the facts the table's rows read.

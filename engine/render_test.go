@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // updateRender rewrites the goldens under testdata/render: go test ./engine -run Render -update
@@ -306,17 +305,5 @@ func TestRenderAltEdges(t *testing.T) {
 	}
 	if !strings.Contains(dot.String(), `"In Use" -> "New" [label="D1 onFailure", style=dashed];`) {
 		t.Errorf("dot lacks the dashed edge:\n%s", dot.String())
-	}
-}
-
-func TestMdDuration(t *testing.T) {
-	for in, want := range map[string]string{"30s": "30s", "2m": "2m", "1h30m": "1h30m", "2h": "2h", "1m30s": "1m30s", "1.5s": "1.5s"} {
-		d, err := time.ParseDuration(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := mdDuration(d); got != want {
-			t.Errorf("mdDuration(%s) = %s, want %s", in, got, want)
-		}
 	}
 }

@@ -51,6 +51,7 @@ Feature: Deleting a Machine takes it apart in order
       | point         | prefix                                              | reason                     |
       | pre-terminate | pre-terminate.delete.hook.machine.cluster.krtt.dev/ | WaitingForPreTerminateHook |
 
+  @serial
   @row:machine-deletion:D03
   Scenario: an operator restart while a hook holds the deletion changes nothing
     Given a running Machine "m1"

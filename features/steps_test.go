@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -40,6 +41,23 @@ type world struct {
 	// kubelets: Nodes on which a "kubelet" finishes terminating Pods while
 	// assertions poll (envtest runs no kubelet).
 	kubelets map[string]bool
+	// release ends the scenario's hold on the shared operator.
+	release func()
+}
+
+// serial lets scenarios run in parallel, each in its own namespace, except
+// those tagged @serial (an operator restart), which run alone.
+var serial sync.RWMutex
+
+func exclusive(s *godog.Scenario) func() {
+	for _, t := range s.Tags {
+		if t.Name == "@serial" {
+			serial.Lock()
+			return serial.Unlock
+		}
+	}
+	serial.RLock()
+	return serial.RUnlock
 }
 
 type worldKey struct{}
@@ -49,11 +67,13 @@ func registerSteps(sc *godog.ScenarioContext, h *harness.Harness, cov *coverage)
 
 	sc.Before(func(ctx context.Context, s *godog.Scenario) (context.Context, error) {
 		*w = world{h: h, cov: cov, kubelets: map[string]bool{}, cluster: "c1"}
+		w.release = exclusive(s)
 		w.ns = fmt.Sprintf("spec-%03d", scenarioCounter.Add(1))
 		cov.begin(w.ns, s)
 		return context.WithValue(ctx, worldKey{}, w), h.Namespace(ctx, w.ns)
 	})
 	sc.After(func(ctx context.Context, s *godog.Scenario, err error) (context.Context, error) {
+		defer w.release()
 		if err != nil {
 			if os.Getenv("KRTT_TEST_TRACES") != "" {
 				w.dumpTraces()

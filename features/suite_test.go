@@ -19,8 +19,11 @@ import (
 var opts = godog.Options{
 	Format: "progress",
 	Strict: true,
-	Paths:  []string{"."},
-	Output: os.Stdout,
+	// Scenarios use their own namespaces; those that restart the operator
+	// are tagged @serial and run alone (see exclusive in steps_test.go).
+	Concurrency: 2,
+	Paths:       []string{"."},
+	Output:      os.Stdout,
 }
 
 func init() {

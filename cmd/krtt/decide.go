@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -118,20 +117,17 @@ type decideReport struct {
 }
 
 type firedRow struct {
-	Table     string      `json:"table"`
-	Row       string      `json:"row"`
-	File      string      `json:"file"`
-	Line      int         `json:"line"`
-	Cites     string      `json:"cites,omitempty"`
-	Observed  string      `json:"observed"`
-	Desired   string      `json:"desired"`
-	Trigger   string      `json:"trigger"`
-	Action    string      `json:"action"`
-	Resulting string      `json:"resulting"`
-	When      []matchJSON `json:"when"`
-	Guards    []string    `json:"guards"`
-	Do        []string    `json:"do"`
-	Outcomes  []outcome   `json:"outcomes"`
+	Table string `json:"table"`
+	Row   string `json:"row"`
+	File  string `json:"file"`
+	Line  int    `json:"line"`
+	engine.Columns
+	When     []matchJSON `json:"when"`
+	Guards   []string    `json:"guards"`
+	Do       []string    `json:"do"`
+	Outcomes []outcome   `json:"outcomes"`
+
+	results []engine.ResultSummary
 }
 
 type matchJSON struct {
@@ -261,7 +257,7 @@ func decide(set *engine.Set, stateName string, given []string) (*decideReport, e
 	if d != nil {
 		rep.Decision = fired(d)
 	}
-	rep.Others = explain(set, st, f, d)
+	rep.Others = others(set.OtherRows(st, f, d))
 	return rep, nil
 }
 
@@ -276,8 +272,7 @@ func factNames(set *engine.Set) []string {
 func fired(d *engine.Decision) *firedRow {
 	r := d.Row
 	out := &firedRow{
-		Table: d.Table.Name, Row: r.ID, File: r.Pos.File, Line: r.Pos.Line, Cites: r.Cites,
-		Observed: r.Observed, Desired: r.Desired, Trigger: r.Trigger, Action: r.Action, Resulting: r.Resulting,
+		Table: d.Table.Name, Row: r.ID, File: r.Pos.File, Line: r.Pos.Line, Columns: r.Columns(),
 		When: []matchJSON{}, Guards: append([]string{}, r.Guards...), Do: append([]string{}, r.Do...),
 	}
 	for _, m := range r.When {
@@ -285,14 +280,11 @@ func fired(d *engine.Decision) *firedRow {
 	}
 	// The runtime's own Resolve gives each outcome, defaults included; the
 	// action message stays the {detail} placeholder.
-	for _, o := range []struct {
-		status engine.OutcomeStatus
-		given  bool
-	}{{engine.Done, true}, {engine.InProgress, r.InProgress != nil}, {engine.Failed, r.OnFailure != nil}} {
-		res := d.Resolve(engine.Outcome{Status: o.status, Message: "{detail}"})
+	out.results = d.Results()
+	for _, res := range out.results {
 		oc := outcome{
-			Branch: res.Branch, Given: o.given, Arises: o.status == engine.Done || len(r.Do) > 0,
-			To: res.To.Name, Changed: res.Changed(d.From), Retry: res.Retry,
+			Branch: res.Branch, Given: res.Given, Arises: res.Arises,
+			To: res.To, Changed: res.Changed(), Retry: res.Retry,
 		}
 		if res.RequeueAfter > 0 {
 			oc.RequeueAfter = res.RequeueAfter.String()
@@ -300,88 +292,27 @@ func fired(d *engine.Decision) *firedRow {
 		for _, c := range res.Conditions {
 			oc.Conditions = append(oc.Conditions, conditionOut{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message})
 		}
-		for _, k := range res.StatusOrder {
-			oc.Status = append(oc.Status, statusOut{Field: k, Value: res.Status[k]})
+		for _, st := range res.Status {
+			oc.Status = append(oc.Status, statusOut{Field: st.Field, Value: st.Value})
 		}
 		out.Outcomes = append(out.Outcomes, oc)
 	}
 	return out
 }
 
-// explain says, for every row of the state that did not fire, why not.
-func explain(set *engine.Set, st *engine.State, f engine.Facts, d *engine.Decision) []otherRow {
+// others says, for every row of the state that did not fire, why not,
+// naming the first fact that rules it out.
+func others(verdicts []engine.RowVerdict) []otherRow {
 	out := []otherRow{}
-	decided := -1
-	if d != nil {
-		for i, t := range set.Tables {
-			if t == d.Table {
-				decided = i
-			}
+	for _, v := range verdicts {
+		o := otherRow{Table: v.Table.Name, Row: v.Row.ID, Line: v.Row.Pos.Line, Verdict: string(v.Verdict), Reason: v.Reason(1)}
+		if len(v.Mismatches) > 0 {
+			m := v.Mismatches[0]
+			o.Fact, o.Value, o.Wants = m.Match.Fact, m.Value, m.Match.Values
 		}
-	}
-	for ti, t := range set.Tables {
-		var winner *engine.Row // first matching row so far (hitPolicy first)
-		for _, r := range t.Rows {
-			if !r.AppliesIn(st) || (d != nil && r == d.Row) {
-				continue
-			}
-			o := otherRow{Table: t.Name, Row: r.ID, Line: r.Pos.Line}
-			m, got, mismatch := r.FirstMismatch(f)
-			why := ""
-			if mismatch {
-				o.Fact, o.Value, o.Wants = m.Fact, got, m.Values
-				why = mismatchText(m, got)
-			}
-			switch {
-			case decided >= 0 && ti > decided:
-				if mismatch {
-					o.Verdict = "not-consulted"
-					o.Reason = fmt.Sprintf("not consulted: table %s, earlier in the set, decided (it would not match anyway: %s)", d.Table.Name, why)
-				} else {
-					o.Verdict = "shadowed"
-					o.Reason = fmt.Sprintf("shadowed: it would match, but table %s, earlier in the set, decided", d.Table.Name)
-				}
-			case mismatch:
-				o.Verdict = "mismatch"
-				o.Reason = why
-			default:
-				o.Verdict = "masked"
-				first := winner
-				if first == nil && d != nil && d.Table == t {
-					first = d.Row
-				}
-				if first != nil {
-					o.Reason = fmt.Sprintf("matches too, but row %s comes first (hitPolicy %s)", first.ID, t.HitPolicy)
-				} else {
-					o.Reason = "matches too"
-				}
-			}
-			if !mismatch && winner == nil {
-				winner = r
-			}
-			out = append(out, o)
-		}
+		out = append(out, o)
 	}
 	return out
-}
-
-// mismatchText explains the first fact that rules a row out.
-func mismatchText(m engine.Match, got string) string {
-	if g, ok := strings.CutPrefix(m.Fact, engine.GuardFactPrefix); ok {
-		return fmt.Sprintf("guard %s is %s, the row needs it true", g, orUnset(got))
-	}
-	want := m.Fact + "=" + m.Values[0]
-	if len(m.Values) > 1 {
-		want = m.Fact + " in [" + strings.Join(m.Values, ", ") + "]"
-	}
-	return fmt.Sprintf("%s=%s, the row wants %s", m.Fact, orUnset(got), want)
-}
-
-func orUnset(s string) string {
-	if s == "" {
-		return "(unset)"
-	}
-	return s
 }
 
 func writeDecision(w io.Writer, rep *decideReport) {
@@ -393,31 +324,19 @@ func writeDecision(w io.Writer, rep *decideReport) {
 	p("\n")
 	if d := rep.Decision; d != nil {
 		p("fires: table %s row %s (%s:%d)\n", d.Table, d.Row, d.File, d.Line)
-		if d.Cites != "" {
-			p("  cites:                 %s\n", d.Cites)
+		for _, l := range d.Columns.Lines() {
+			p("  %s\n", l)
 		}
-		p("  Observed Status:       %s\n", d.Observed)
-		p("  Desired Spec:          %s\n", dash(d.Desired))
-		p("  Trigger / Condition:   %s\n", d.Trigger)
-		p("  Reconciliation Action: %s\n", d.Action)
-		p("  Resulting Status:      %s\n", d.Resulting)
 		p("\n")
 		if len(d.Do) > 0 {
 			p("  do: %s\n", strings.Join(d.Do, ", "))
 		} else {
 			p("  do: nothing\n")
 		}
-		for _, o := range d.Outcomes {
-			p("  %s\n", outcomeText(o, rep.State))
-			for _, c := range o.Conditions {
-				p("      condition %s=%s reason %s", c.Type, c.Status, c.Reason)
-				if c.Message != "" {
-					p(" message %q", c.Message)
-				}
-				p("\n")
-			}
-			for _, s := range o.Status {
-				p("      status %s=%q\n", s.Field, s.Value)
+		for _, res := range d.results {
+			p("  %s\n", res.Line())
+			for _, l := range res.Details() {
+				p("      %s\n", l)
 			}
 		}
 	} else {
@@ -429,60 +348,4 @@ func writeDecision(w io.Writer, rep *decideReport) {
 			p("  %s %s (line %d): %s\n", o.Table, o.Row, o.Line, o.Reason)
 		}
 	}
-}
-
-func outcomeText(o outcome, from string) string {
-	var label string
-	switch o.Branch {
-	case "then":
-		label = "then (every action done):"
-	case "inProgress":
-		label = "inProgress (an action waits):"
-	default:
-		label = "onFailure (an action failed):"
-	}
-	label = fmt.Sprintf("%-30s", label)
-	if !o.Arises {
-		return label + " does not arise: the row runs no actions"
-	}
-	var parts []string
-	if o.Changed {
-		parts = append(parts, from+" -> "+o.To)
-	} else {
-		parts = append(parts, "stays "+o.To)
-	}
-	if o.RequeueAfter != "" {
-		parts = append(parts, "requeue after "+shortDuration(o.RequeueAfter))
-	}
-	if o.Retry {
-		parts = append(parts, "return an error (work queue back-off)")
-	}
-	out := label + " " + strings.Join(parts, "; ")
-	if !o.Given {
-		out += " (default: the row gives no " + o.Branch + ")"
-	}
-	return out
-}
-
-// shortDuration prints 2m rather than 2m0s.
-func shortDuration(s string) string {
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return s
-	}
-	out := d.String()
-	if strings.HasSuffix(out, "m0s") {
-		out = strings.TrimSuffix(out, "0s")
-	}
-	if strings.HasSuffix(out, "h0m") {
-		out = strings.TrimSuffix(out, "0m")
-	}
-	return out
-}
-
-func dash(s string) string {
-	if strings.TrimSpace(s) == "" {
-		return "-"
-	}
-	return s
 }

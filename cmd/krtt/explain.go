@@ -137,15 +137,17 @@ func explainClient(kubeconfig, kubecontext string) (client.Client, string, error
 }
 
 func explainTableCmd(stdout, stderr io.Writer) *cobra.Command {
-	var coverage, output, tables string
+	var coverage, features, output, tables string
 	cmd := &cobra.Command{
-		Use:   "table TABLE [--coverage FILE] [--tables DIR] [-o text|json]",
+		Use:   "table TABLE [--features DIR | --coverage FILE] [--tables DIR] [-o text|json]",
 		Short: "List a table's rows with the scenarios that cover them",
 		Long: `table prints every row of a Machine table: id, the states it applies in,
 its when clause, what it does and the state it leads to, and which scenarios
-cover it, read from --coverage (a JSON file of the form
-{"table": {"ROW": ["features/x.feature:12 scenario name"]}}). When the file
-does not exist, coverage is reported as unknown.`,
+cover it: by default the scenarios of --features DIR (default features) whose
+@row:<table>:<row> tags name the row (the Gherkin suite fails when a tagged row
+does not fire), or the links of --coverage FILE (a JSON file of the form
+{"table": {"ROW": ["features/x.feature:12 scenario name"]}}). When neither can
+be read, coverage is reported as unknown.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usagef("%s explain table needs exactly one TABLE", invokedAs())
@@ -157,9 +159,14 @@ does not exist, coverage is reported as unknown.`,
 			if err != nil {
 				return err
 			}
-			cov, err := readCoverage(coverage)
-			if errors.Is(err, fs.ErrNotExist) {
-				cov, err = nil, nil
+			var cov coverageFile
+			if coverage != "" {
+				cov, err = readCoverage(coverage)
+				if errors.Is(err, fs.ErrNotExist) {
+					cov, err = nil, nil
+				}
+			} else if _, statErr := os.Stat(features); statErr == nil {
+				cov, err = coverageFromFeatures(features, ".")
 			}
 			if err != nil {
 				return err
@@ -177,7 +184,8 @@ does not exist, coverage is reported as unknown.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&coverage, "coverage", "features/coverage.json", "JSON file mapping table → row → scenarios; a missing file means coverage unknown")
+	cmd.Flags().StringVar(&features, "features", "features", "directory of .feature files whose @row tags give coverage")
+	cmd.Flags().StringVar(&coverage, "coverage", "", "JSON file mapping table → row → scenarios, instead of --features; a missing file means coverage unknown")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
 	cmd.Flags().StringVar(&tables, "tables", "", "load the Machine tables from DIR instead of the embedded ones")
 	return cmd

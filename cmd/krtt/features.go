@@ -48,8 +48,22 @@ func scanFeature(file, pagesDir string, cov coverageFile) error {
 	link = filepath.ToSlash(link)
 	var pending []string // row tags waiting for their scenario line
 	var featureTags []string
+	var outline string // the scenario an Examples block belongs to
 	sc := bufio.NewScanner(fh)
 	line := 0
+	add := func(tags []string, line int, name string) error {
+		for _, tr := range tags {
+			table, row, ok := strings.Cut(tr, ":")
+			if !ok {
+				return fmt.Errorf("%s:%d: tag %s%s should be %s<table>:<row>", file, line, rowTagPrefix, tr, rowTagPrefix)
+			}
+			if cov[table] == nil {
+				cov[table] = map[string][]string{}
+			}
+			cov[table][row] = append(cov[table][row], fmt.Sprintf("%s:%d %s", link, line, name))
+		}
+		return nil
+	}
 	for sc.Scan() {
 		line++
 		text := strings.TrimSpace(sc.Text())
@@ -63,20 +77,20 @@ func scanFeature(file, pagesDir string, cov coverageFile) error {
 		case strings.HasPrefix(text, "Feature:"):
 			featureTags, pending = pending, nil
 		case strings.HasPrefix(text, "Scenario:"), strings.HasPrefix(text, "Scenario Outline:"), strings.HasPrefix(text, "Example:"):
-			name := strings.TrimSpace(text[strings.Index(text, ":")+1:])
-			for _, tr := range append(append([]string{}, featureTags...), pending...) {
-				table, row, ok := strings.Cut(tr, ":")
-				if !ok {
-					return fmt.Errorf("%s:%d: tag %s%s should be %s<table>:<row>", file, line, rowTagPrefix, tr, rowTagPrefix)
-				}
-				if cov[table] == nil {
-					cov[table] = map[string][]string{}
-				}
-				cov[table][row] = append(cov[table][row], fmt.Sprintf("%s:%d %s", link, line, name))
+			outline = strings.TrimSpace(text[strings.Index(text, ":")+1:])
+			if err := add(append(append([]string{}, featureTags...), pending...), line, outline); err != nil {
+				return err
 			}
 			pending = nil
 		case strings.HasPrefix(text, "Examples:"):
-			// Tags on an Examples block belong to the outline above it.
+			// Tags on an Examples block: the outline above, run with these examples.
+			name := outline
+			if ex := strings.TrimSpace(strings.TrimPrefix(text, "Examples:")); ex != "" {
+				name += " (" + ex + ")"
+			}
+			if err := add(pending, line, name); err != nil {
+				return err
+			}
 			pending = nil
 		}
 	}

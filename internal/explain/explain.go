@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -80,19 +81,14 @@ type Report struct {
 // FiredRow is the row that fires, with its five human columns and its
 // result for each way its actions can end.
 type FiredRow struct {
-	Table     string    `json:"table"`
-	Row       string    `json:"row"`
-	File      string    `json:"file"`
-	Line      int       `json:"line"`
-	Cites     string    `json:"cites,omitempty"`
-	Observed  string    `json:"observed"`
-	Desired   string    `json:"desired"`
-	Trigger   string    `json:"trigger"`
-	Action    string    `json:"action"`
-	Resulting string    `json:"resulting"`
-	When      []Match   `json:"when"`
-	Do        []string  `json:"do"`
-	Outcomes  []Outcome `json:"outcomes"`
+	Table string `json:"table"`
+	Row   string `json:"row"`
+	File  string `json:"file"`
+	Line  int    `json:"line"`
+	engine.Columns
+	When     []Match   `json:"when"`
+	Do       []string  `json:"do"`
+	Outcomes []Outcome `json:"outcomes"`
 }
 
 // Match is one fact of a row's when clause and the values it accepts.
@@ -307,20 +303,12 @@ func Machine(ctx context.Context, c client.Client, set *engine.Set, key client.O
 func firedRow(d *engine.Decision) *FiredRow {
 	r := d.Row
 	out := &FiredRow{
-		Table: d.Table.Name, Row: r.ID, File: r.Pos.File, Line: r.Pos.Line, Cites: r.Cites,
-		Observed: r.Observed, Desired: r.Desired, Trigger: r.Trigger, Action: r.Action, Resulting: r.Resulting,
-		When: []Match{}, Do: append([]string{}, r.Do...),
+		Table: d.Table.Name, Row: r.ID, File: r.Pos.File, Line: r.Pos.Line, Columns: r.Columns(),
+		When: matches(r.WhenClause()), Do: append([]string{}, r.Do...),
 	}
-	for _, m := range when(r) {
-		out.When = append(out.When, Match{Fact: m.Fact, Values: m.Values})
-	}
-	for _, o := range []struct {
-		status engine.OutcomeStatus
-		given  bool
-	}{{engine.Done, true}, {engine.InProgress, r.InProgress != nil}, {engine.Failed, r.OnFailure != nil}} {
-		res := d.Resolve(engine.Outcome{Status: o.status, Message: "{detail}"})
-		oc := Outcome{Branch: res.Branch, Given: o.given, Arises: o.status == engine.Done || len(r.Do) > 0,
-			To: res.To.Name, Changed: res.Changed(d.From), Retry: res.Retry}
+	for _, res := range d.Results() {
+		oc := Outcome{Branch: res.Branch, Given: res.Given, Arises: res.Arises,
+			To: res.To, Changed: res.Changed(), Retry: res.Retry}
 		if res.RequeueAfter > 0 {
 			oc.RequeueAfter = shortDuration(res.RequeueAfter)
 		}
@@ -332,110 +320,42 @@ func firedRow(d *engine.Decision) *FiredRow {
 	return out
 }
 
-// when returns the row's when clause with its guards as guard: facts.
-func when(r *engine.Row) []engine.Match {
-	out := append([]engine.Match{}, r.When...)
-	for _, g := range r.Guards {
-		out = append(out, engine.Match{Fact: engine.GuardFactPrefix + g, Values: []string{"true"}, Pos: r.Pos})
+// summary turns the outcome back into the engine's summary, for its text;
+// from is the state the row fires in.
+func (o Outcome) summary(from string) engine.ResultSummary {
+	s := engine.ResultSummary{Branch: o.Branch, Given: o.Given, Arises: o.Arises, From: from, To: o.To, Retry: o.Retry}
+	if o.RequeueAfter != "" {
+		// RequeueAfter was printed by shortDuration and parses back.
+		s.RequeueAfter, _ = time.ParseDuration(o.RequeueAfter)
 	}
-	return out
+	for _, c := range o.Conditions {
+		s.Conditions = append(s.Conditions, engine.Condition{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message})
+	}
+	return s
 }
 
-// Mismatches returns every match of the row's when clause (guards
-// included) that the facts violate, in the order the author wrote them;
-// engine.Row.FirstMismatch returns only the first.
-func Mismatches(r *engine.Row, f engine.Facts) []Mismatch {
-	var out []Mismatch
-	for _, m := range when(r) {
-		got := f.Get(m.Fact)
-		if !contains(m.Values, got) {
-			out = append(out, Mismatch{Fact: m.Fact, Value: got, Wants: append([]string{}, m.Values...)})
-		}
+// matches converts a when clause for the report.
+func matches(ms []engine.Match) []Match {
+	out := []Match{}
+	for _, m := range ms {
+		out = append(out, Match{Fact: m.Fact, Values: m.Values})
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // OtherRows says, for every row of the state other than the one that fired,
-// why it does not fire.
+// why it does not fire (engine.Set.OtherRows), naming every fact that rules
+// a row out.
 func OtherRows(set *engine.Set, st *engine.State, f engine.Facts, d *engine.Decision) []OtherRow {
 	out := []OtherRow{}
-	decided := -1
-	if d != nil {
-		for i, t := range set.Tables {
-			if t == d.Table {
-				decided = i
-			}
+	for _, v := range set.OtherRows(st, f, d) {
+		o := OtherRow{Table: v.Table.Name, Row: v.Row.ID, Line: v.Row.Pos.Line, Verdict: string(v.Verdict), Reason: v.Reason(0)}
+		for _, m := range v.Mismatches {
+			o.Mismatches = append(o.Mismatches, Mismatch{Fact: m.Match.Fact, Value: m.Value, Wants: append([]string{}, m.Match.Values...)})
 		}
-	}
-	for ti, t := range set.Tables {
-		var winner *engine.Row
-		for _, r := range t.Rows {
-			if !r.AppliesIn(st) || (d != nil && r == d.Row) {
-				continue
-			}
-			o := OtherRow{Table: t.Name, Row: r.ID, Line: r.Pos.Line, Mismatches: Mismatches(r, f)}
-			why := mismatchesText(o.Mismatches)
-			switch {
-			case decided >= 0 && ti > decided && len(o.Mismatches) > 0:
-				o.Verdict = "not-consulted"
-				o.Reason = fmt.Sprintf("not consulted: table %s, earlier in the set, decided (it would not match anyway: %s)", d.Table.Name, why)
-			case decided >= 0 && ti > decided:
-				o.Verdict = "shadowed"
-				o.Reason = fmt.Sprintf("shadowed: it would match, but table %s, earlier in the set, decided", d.Table.Name)
-			case len(o.Mismatches) > 0:
-				o.Verdict = "mismatch"
-				o.Reason = why
-			default:
-				o.Verdict = "masked"
-				first := winner
-				if first == nil && d != nil && d.Table == t {
-					first = d.Row
-				}
-				if first != nil {
-					o.Reason = fmt.Sprintf("matches too, but row %s comes first (hitPolicy %s)", first.ID, t.HitPolicy)
-				} else {
-					o.Reason = "matches too"
-				}
-			}
-			if len(o.Mismatches) == 0 && winner == nil {
-				winner = r
-			}
-			out = append(out, o)
-		}
+		out = append(out, o)
 	}
 	return out
-}
-
-func mismatchesText(ms []Mismatch) string {
-	parts := make([]string, 0, len(ms))
-	for _, m := range ms {
-		if g, ok := strings.CutPrefix(m.Fact, engine.GuardFactPrefix); ok {
-			parts = append(parts, fmt.Sprintf("guard %s is %s, the row needs it true", g, orUnset(m.Value)))
-			continue
-		}
-		want := m.Fact + "=" + m.Wants[0]
-		if len(m.Wants) > 1 {
-			want = m.Fact + " in [" + strings.Join(m.Wants, ", ") + "]"
-		}
-		parts = append(parts, fmt.Sprintf("%s=%s, the row wants %s", m.Fact, orUnset(m.Value), want))
-	}
-	return strings.Join(parts, "; ")
-}
-
-func orUnset(s string) string {
-	if s == "" {
-		return "(unset)"
-	}
-	return s
 }
 
 // Releases flips, one at a time, every fact the firing row's when clause
@@ -444,7 +364,7 @@ func orUnset(s string) string {
 // Combinations the set declares impossible are left out.
 func Releases(set *engine.Set, st *engine.State, f engine.Facts, d *engine.Decision) []Release {
 	out := []Release{}
-	for _, m := range when(d.Row) {
+	for _, m := range d.Row.WhenClause() {
 		fact := set.Fact(m.Fact)
 		if fact == nil {
 			continue
@@ -477,7 +397,7 @@ func impossible(set *engine.Set, f engine.Facts) bool {
 	for _, imp := range set.Impossible {
 		all := true
 		for _, m := range imp.When {
-			if !contains(m.Values, f.Get(m.Fact)) {
+			if !slices.Contains(m.Values, f.Get(m.Fact)) {
 				all = false
 				break
 			}
@@ -514,44 +434,47 @@ func hooks(m *clusterv1.Machine) []Hook {
 func waitingOn(s *machineactions.Scope, state string, now time.Time) *Wait {
 	m := s.Machine
 	del, spec := m.Status.Deletion, m.Spec.Deletion
+	// step is a deletion step whose start status.deletion records.
+	step := func(name, on, startField string, start *metav1.Time) *Wait {
+		w := &Wait{Step: name, On: on, StartField: "status.deletion." + startField}
+		w.setStart(start, now)
+		return w
+	}
+	// hookStep waits for the hook annotations of one point to be removed.
+	hookStep := func(point, prefix, startField string, start *metav1.Time) *Wait {
+		w := step(point+" hooks", "every "+point+" hook annotation ("+prefix+"*) to be removed by its owner", startField, start)
+		w.Timeout = "no timeout: hooks hold the deletion until they are removed"
+		return w
+	}
+	// external waits for a provider's object to be gone.
+	external := func(what string, u *unstructured.Unstructured, ref clusterv1.ObjectReference) *Wait {
+		w := &Wait{Step: what + " deletion", On: "the " + what + " object to be gone" + objectText(u, ref)}
+		w.setExternalStart(u, now)
+		w.Timeout = "no timeout: the " + what + " provider decides when the object is gone"
+		return w
+	}
 	var w *Wait
 	switch state {
 	case "WaitingForPreDrainHook":
-		w = &Wait{Step: "pre-drain hooks", On: "every pre-drain hook annotation (" + clusterv1.PreDrainDeleteHookAnnotationPrefix + "*) to be removed by its owner",
-			StartField: "status.deletion.waitForPreDrainHookStartTime"}
-		w.setStart(del.WaitForPreDrainHookStartTime, now)
-		w.Timeout = "no timeout: hooks hold the deletion until they are removed"
+		w = hookStep("pre-drain", clusterv1.PreDrainDeleteHookAnnotationPrefix, "waitForPreDrainHookStartTime", del.WaitForPreDrainHookStartTime)
 	case "DrainingNode":
-		w = &Wait{Step: "drain", On: "every Pod on the Node to be evicted or skipped" + nodeName(s),
-			StartField: "status.deletion.nodeDrainStartTime"}
-		w.setStart(del.NodeDrainStartTime, now)
+		w = step("drain", "every Pod on the Node to be evicted or skipped"+nodeName(s), "nodeDrainStartTime", del.NodeDrainStartTime)
 		w.setTimeout("spec.deletion.nodeDrainTimeoutSeconds", spec.NodeDrainTimeoutSeconds, now)
 	case "WaitingForVolumeDetach":
-		w = &Wait{Step: "volume detach", On: "every volume attached to the Node to detach" + nodeName(s),
-			StartField: "status.deletion.waitForNodeVolumeDetachStartTime"}
-		w.setStart(del.WaitForNodeVolumeDetachStartTime, now)
+		w = step("volume detach", "every volume attached to the Node to detach"+nodeName(s), "waitForNodeVolumeDetachStartTime", del.WaitForNodeVolumeDetachStartTime)
 		w.setTimeout("spec.deletion.nodeVolumeDetachTimeoutSeconds", spec.NodeVolumeDetachTimeoutSeconds, now)
 	case "WaitingForPreTerminateHook":
-		w = &Wait{Step: "pre-terminate hooks", On: "every pre-terminate hook annotation (" + clusterv1.PreTerminateDeleteHookAnnotationPrefix + "*) to be removed by its owner",
-			StartField: "status.deletion.waitForPreTerminateHookStartTime"}
-		w.setStart(del.WaitForPreTerminateHookStartTime, now)
-		w.Timeout = "no timeout: hooks hold the deletion until they are removed"
+		w = hookStep("pre-terminate", clusterv1.PreTerminateDeleteHookAnnotationPrefix, "waitForPreTerminateHookStartTime", del.WaitForPreTerminateHookStartTime)
 	case "WaitingForInfrastructureDeletion":
-		w = &Wait{Step: "infrastructure deletion", On: "the infrastructure object to be gone" + objectText(s.Infrastructure, m.Spec.InfrastructureRef)}
-		w.setExternalStart(s.Infrastructure, now)
-		w.Timeout = "no timeout: the infrastructure provider decides when the object is gone"
+		w = external("infrastructure", s.Infrastructure, m.Spec.InfrastructureRef)
 	case "WaitingForBootstrapDeletion":
 		ref := clusterv1.ObjectReference{}
 		if m.Spec.Bootstrap.ConfigRef != nil {
 			ref = *m.Spec.Bootstrap.ConfigRef
 		}
-		w = &Wait{Step: "bootstrap deletion", On: "the bootstrap object to be gone" + objectText(s.Bootstrap, ref)}
-		w.setExternalStart(s.Bootstrap, now)
-		w.Timeout = "no timeout: the bootstrap provider decides when the object is gone"
+		w = external("bootstrap", s.Bootstrap, ref)
 	case "DeletingNode":
-		w = &Wait{Step: "Node deletion", On: "the Node to be deleted" + nodeName(s),
-			StartField: "status.deletion.nodeDeletionStartTime"}
-		w.setStart(del.NodeDeletionStartTime, now)
+		w = step("Node deletion", "the Node to be deleted"+nodeName(s), "nodeDeletionStartTime", del.NodeDeletionStartTime)
 		w.setTimeout("spec.deletion.nodeDeletionTimeoutSeconds", spec.NodeDeletionTimeoutSeconds, now)
 	}
 	return w
@@ -670,13 +593,5 @@ func eventTime(e *eventsv1.Event) time.Time {
 
 // shortDuration prints a duration rounded to the second, 2m rather than 2m0s.
 func shortDuration(d time.Duration) string {
-	d = d.Round(time.Second)
-	out := d.String()
-	if strings.HasSuffix(out, "m0s") {
-		out = strings.TrimSuffix(out, "0s")
-	}
-	if strings.HasSuffix(out, "h0m") {
-		out = strings.TrimSuffix(out, "0m")
-	}
-	return out
+	return engine.ShortDuration(d.Round(time.Second))
 }

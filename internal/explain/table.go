@@ -1,7 +1,6 @@
 package explain
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -57,11 +56,7 @@ func Table(set *engine.Set, table string, coverage map[string]map[string][]strin
 	for _, r := range t.Rows {
 		row := TableRow{ID: r.ID, Line: r.Pos.Line, From: append([]string{}, r.From...), Do: append([]string{}, r.Do...),
 			Action: r.Action, Covered: append([]string{}, cov[r.ID]...)}
-		var ms []Match
-		for _, m := range when(r) {
-			ms = append(ms, Match{Fact: m.Fact, Values: m.Values})
-		}
-		row.When = matchesText(ms)
+		row.When = matchesText(matches(r.WhenClause()))
 		switch {
 		case r.Then.State != "":
 			row.Result = r.Then.State
@@ -83,11 +78,7 @@ func Table(set *engine.Set, table string, coverage map[string]map[string][]strin
 }
 
 // JSON writes the report as indented JSON.
-func (r *TableReport) JSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
-}
+func (r *TableReport) JSON(w io.Writer) error { return writeJSON(w, r) }
 
 // Text writes the table's rows and their coverage in plain words.
 func (r *TableReport) Text(w io.Writer) {

@@ -6,16 +6,21 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/krtt-dev/krtt/engine"
 )
 
 // TimeFormat is how reports print times (UTC, to the second).
 const TimeFormat = "2006-01-02T15:04:05Z"
 
 // JSON writes the report as indented JSON.
-func (r *Report) JSON(w io.Writer) error {
+func (r *Report) JSON(w io.Writer) error { return writeJSON(w, r) }
+
+// writeJSON writes v as indented JSON.
+func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	return enc.Encode(v)
 }
 
 // Text writes the report in plain words, in a stable order.
@@ -44,14 +49,9 @@ func (r *Report) Text(w io.Writer) {
 	p("\n")
 	if d := r.Fires; d != nil {
 		p("Fires now: table %s row %s (%s:%d)\n", d.Table, d.Row, d.File, d.Line)
-		if d.Cites != "" {
-			p("  cites:                 %s\n", d.Cites)
+		for _, l := range d.Columns.Lines() {
+			p("  %s\n", l)
 		}
-		p("  Observed Status:       %s\n", d.Observed)
-		p("  Desired Spec:          %s\n", dash(d.Desired))
-		p("  Trigger / Condition:   %s\n", d.Trigger)
-		p("  Reconciliation Action: %s\n", d.Action)
-		p("  Resulting Status:      %s\n", d.Resulting)
 		p("  when:                  %s\n", matchesText(d.When))
 		if len(d.Do) > 0 {
 			p("  do:                    %s (explain runs no actions)\n", strings.Join(d.Do, ", "))
@@ -59,13 +59,10 @@ func (r *Report) Text(w io.Writer) {
 			p("  do:                    nothing\n")
 		}
 		for _, o := range d.Outcomes {
-			p("  %s\n", outcomeText(o, r.State))
-			for _, c := range o.Conditions {
-				p("      condition %s=%s reason %s", c.Type, c.Status, c.Reason)
-				if c.Message != "" {
-					p(" message %q", c.Message)
-				}
-				p("\n")
+			res := o.summary(r.State)
+			p("  %s\n", res.Line())
+			for _, l := range res.Details() {
+				p("      %s\n", l)
 			}
 		}
 	} else {
@@ -190,51 +187,7 @@ func matchesText(ms []Match) string {
 	}
 	parts := make([]string, len(ms))
 	for i, m := range ms {
-		if len(m.Values) == 1 {
-			parts[i] = m.Fact + "=" + m.Values[0]
-		} else {
-			parts[i] = m.Fact + " in [" + strings.Join(m.Values, ", ") + "]"
-		}
+		parts[i] = engine.MatchText(engine.Match{Fact: m.Fact, Values: m.Values})
 	}
 	return strings.Join(parts, ", ")
-}
-
-func outcomeText(o Outcome, from string) string {
-	var label string
-	switch o.Branch {
-	case "then":
-		label = "then (every action done):"
-	case "inProgress":
-		label = "inProgress (an action waits):"
-	default:
-		label = "onFailure (an action failed):"
-	}
-	label = fmt.Sprintf("%-30s", label)
-	if !o.Arises {
-		return label + " does not arise: the row runs no actions"
-	}
-	var parts []string
-	if o.Changed {
-		parts = append(parts, from+" -> "+o.To)
-	} else {
-		parts = append(parts, "stays "+o.To)
-	}
-	if o.RequeueAfter != "" {
-		parts = append(parts, "requeue after "+o.RequeueAfter)
-	}
-	if o.Retry {
-		parts = append(parts, "return an error (work queue back-off)")
-	}
-	out := label + " " + strings.Join(parts, "; ")
-	if !o.Given {
-		out += " (default: the row gives no " + o.Branch + ")"
-	}
-	return out
-}
-
-func dash(s string) string {
-	if strings.TrimSpace(s) == "" {
-		return "-"
-	}
-	return s
 }
