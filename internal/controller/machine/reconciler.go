@@ -157,10 +157,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, nil
 	}
 	applyStep(s, step)
-	r.emitEvent(s.Machine, before, step)
 	if err := r.patch(ctx, before, s.Machine, step); err != nil {
+		if apierrors.IsConflict(err) {
+			// Someone (often our own previous patch, not yet in the cache)
+			// wrote a newer Machine; its watch event brings us back with a
+			// fresh read, so this is no failure.
+			log.V(1).Info("Machine changed meanwhile; will decide again on the newer version", "error", err.Error())
+			return reconcile.Result{}, nil
+		}
 		return reconcile.Result{}, err
 	}
+	r.emitEvent(s.Machine, before, step)
 	log.V(1).Info("row fired", "action", step.Trace.Action, "outcome", step.Trace.Outcome, "message", step.Trace.Message)
 	res, err := result(step, s.Err)
 	if err != nil {
