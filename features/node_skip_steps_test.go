@@ -29,21 +29,9 @@ func registerNodeSkipSteps(sc *godog.ScenarioContext, w *world) {
 }
 
 func (w *world) aRunningControlPlaneMachine(ctx context.Context, name string) error {
-	if _, err := w.h.MachineObjects(ctx, w.ns, w.cluster, name, func(m *clusterv1.Machine) {
+	return w.runningMachine(ctx, name, func(m *clusterv1.Machine) {
 		m.Labels = map[string]string{clusterv1.ControlPlaneLabel: ""}
-	}); err != nil {
-		return err
-	}
-	if err := w.bootstrapReady(ctx, name); err != nil {
-		return err
-	}
-	if err := w.infraProvisioned(ctx, name); err != nil {
-		return err
-	}
-	if err := w.nodeJoins(ctx, name); err != nil {
-		return err
-	}
-	return w.reachesPhase(ctx, name, string(clusterv1.MachinePhaseRunning))
+	})
 }
 
 // deleteHeld adds the hold finalizer to obj and deletes it, so it stays

@@ -304,7 +304,13 @@ func (w *world) aMachineWithDataSecret(ctx context.Context, name, secret string)
 }
 
 func (w *world) aRunningMachine(ctx context.Context, name string) error {
-	if err := w.aMachine(ctx, name); err != nil {
+	return w.runningMachine(ctx, name)
+}
+
+// runningMachine creates a Machine and plays its providers and kubelet
+// until it is Running.
+func (w *world) runningMachine(ctx context.Context, name string, mutate ...func(*clusterv1.Machine)) error {
+	if _, err := w.h.MachineObjects(ctx, w.ns, w.cluster, name, mutate...); err != nil {
 		return err
 	}
 	if err := w.bootstrapReady(ctx, name); err != nil {
