@@ -86,3 +86,23 @@ func (r *Reconciler) podToMachines(ctx context.Context, obj client.Object) []rec
 	}
 	return r.nodeToMachines(ctx, n)
 }
+
+// drainingMachines wakes every Machine being deleted when a
+// PodDisruptionBudget changes: a budget that now allows a disruption should
+// let a blocked eviction through at once, not at the drain's next requeue.
+// PDB changes are rare and Machines being deleted few, so this stays cheap;
+// it goes by phase, not by table state, so the tables stay free to rename
+// their states.
+func (r *Reconciler) drainingMachines(ctx context.Context, _ client.Object) []reconcile.Request {
+	list := &clusterv1.MachineList{}
+	if err := r.Client.List(ctx, list); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for _, m := range list.Items {
+		if m.Status.Phase == clusterv1.MachinePhaseDeleting {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&m)})
+		}
+	}
+	return out
+}
