@@ -2,6 +2,7 @@ package machine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -111,7 +112,14 @@ func (o *Observer) getExternal(ctx context.Context, s *Scope, ref clusterv1.Obje
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(mapping.GroupVersionKind)
 	if err := o.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: ref.Name}, u); err != nil {
-		if !apierrors.IsNotFound(err) {
+		switch {
+		case apierrors.IsNotFound(err):
+		case apierrors.IsTimeout(err) || errors.Is(err, context.DeadlineExceeded):
+			// With a cached client this means the kind's informer cannot
+			// list it: the provider's API is failing, not this object.
+			s.keep(fmt.Errorf("get %s %s %s: the %s API did not answer in time; check that the provider serves it (kubectl get %s): %w",
+				what, ref.Kind, ref.Name, mapping.GroupVersionKind.GroupVersion(), mapping.Resource.Resource+"."+ref.APIGroup, err))
+		default:
 			s.keep(fmt.Errorf("get %s %s %s: %w", what, ref.Kind, ref.Name, err))
 		}
 		return nil

@@ -156,6 +156,7 @@ func (d *demo) startManagers(ctx context.Context, cp *localcp.ControlPlane, conc
 	}
 	opMgr, err := ctrl.NewManager(cp.Config, ctrl.Options{
 		Scheme:                 operator.Scheme(),
+		Client:                 operator.ClientOptions(),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 	})

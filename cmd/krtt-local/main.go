@@ -95,6 +95,7 @@ func run(f flags) error {
 func operatorManager(cfg *rest.Config, f flags, leaderElect bool) (manager.Manager, error) {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 operator.Scheme(),
+		Client:                 operator.ClientOptions(),
 		Metrics:                metricsserver.Options{BindAddress: f.metricsAddr},
 		HealthProbeBindAddress: f.probeAddr,
 		LeaderElection:         leaderElect,

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -95,9 +96,17 @@ func (h *Harness) JoinNode(ctx context.Context, nodeName, providerID string) (*c
 	if err := h.Client.Create(ctx, n); err != nil {
 		return nil, err
 	}
-	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
-		Message: "kubelet is posting ready status", LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}}
-	return n, h.Client.Status().Update(ctx, n)
+	// The operator may label the Node between its creation and its first
+	// status report, as it would with a real kubelet: report on a fresh read.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := h.Client.Get(ctx, client.ObjectKeyFromObject(n), n); err != nil {
+			return err
+		}
+		n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
+			Message: "kubelet is posting ready status", LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}}
+		return h.Client.Status().Update(ctx, n)
+	})
+	return n, err
 }
 
 // Machine reads a Machine.

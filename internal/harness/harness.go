@@ -59,6 +59,7 @@ func Start() (*Harness, error) {
 func (h *Harness) StartOperator() error {
 	mgr, err := ctrl.NewManager(h.Env.Config, ctrl.Options{
 		Scheme:     operator.Scheme(),
+		Client:     operator.ClientOptions(),
 		Metrics:    metricsserver.Options{BindAddress: "0"},
 		Controller: ctrlConfig(),
 	})

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
@@ -42,4 +43,11 @@ func Setup(ctx context.Context, mgr ctrl.Manager, set *engine.Set, opts Options)
 		return nil, err
 	}
 	return r, nil
+}
+
+// ClientOptions make the manager's client serve provider objects (read as
+// unstructured, by the provider contract) from its cache as well: the
+// operator reads them on every reconcile and watches their kinds anyway.
+func ClientOptions() client.Options {
+	return client.Options{Cache: &client.CacheOptions{Unstructured: true}}
 }

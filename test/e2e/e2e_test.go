@@ -103,7 +103,7 @@ func start(t *testing.T) (client.Client, *traces) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opMgr := newMgr(ctrl.Options{Scheme: operator.Scheme()})
+	opMgr := newMgr(ctrl.Options{Scheme: operator.Scheme(), Client: operator.ClientOptions()})
 	r, err := operator.Setup(ctx, opMgr, set, operator.Options{MachineConcurrency: 4})
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -43,6 +44,9 @@ import (
 // +kubebuilder:rbac:groups=storage.k8s.io,resources=volumeattachments,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims;persistentvolumes,verbs=get;list;watch
 // +kubebuilder:rbac:groups="";events.k8s.io,resources=events,verbs=create;patch;update
+
+// observeTimeout bounds reading a Machine's world in one reconcile.
+const observeTimeout = 10 * time.Second
 
 // Reconciler runs the Machine tables for one Machine per call.
 type Reconciler struct {
@@ -134,7 +138,12 @@ func (r *Reconciler) Watch(_ context.Context, obj *unstructured.Unstructured) er
 // Reconcile is observe → decide → act → record for one Machine.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	log := logf.FromContext(ctx)
-	s := r.Observer.Observe(ctx, req.NamespacedName)
+	// Reads come from the cache; a provider kind whose API is broken never
+	// syncs, and the bound turns that into an API error a row reports
+	// instead of a worker that waits forever.
+	octx, cancel := context.WithTimeout(ctx, observeTimeout)
+	s := r.Observer.Observe(octx, req.NamespacedName)
+	cancel()
 	set := r.Runner.Set()
 	state := set.InitialState
 	if s.Machine != nil && s.Machine.Status.State != "" {
