@@ -316,16 +316,29 @@ func (d *demo) story(ctx context.Context) error {
 	if err := d.createPod(ctx, "web-1", nodeB, map[string]string{"app": "web"}, nil); err != nil {
 		return err
 	}
-	if err := d.waitFor(ctx, "PDB web allowing 1 disruption", 30*time.Second, func() (bool, string, error) {
+	// A PDB change wakes the draining Machine, so web-0 may be evicted
+	// before its budget is even seen allowing it: wait for the eviction.
+	if err := d.waitFor(ctx, "web-0 evicted once PDB web allows it", 30*time.Second, func() (bool, string, error) {
+		p := &corev1.Pod{}
+		err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-0"}, p)
+		if apierrors.IsNotFound(err) {
+			return true, "web-0 gone", nil
+		}
+		if err != nil {
+			return false, "", err
+		}
+		if p.DeletionTimestamp != nil {
+			return true, "web-0 terminating", nil
+		}
 		pdb := &policyv1.PodDisruptionBudget{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, pdb); err != nil {
 			return false, "", err
 		}
-		return pdb.Status.DisruptionsAllowed >= 1, fmt.Sprintf("disruptionsAllowed=%d", pdb.Status.DisruptionsAllowed), nil
+		return false, fmt.Sprintf("web-0 running, PDB web disruptionsAllowed=%d", pdb.Status.DisruptionsAllowed), nil
 	}); err != nil {
 		return err
 	}
-	d.note("the drain looks again every 20s (or when the Node changes) and now evicts web-0")
+	d.note("PDB web allowed one disruption; the change woke the drain, which evicted web-0")
 
 	if err := d.waitReason(ctx, clusterv1.DeletingWaitingForVolumeDetachReason, legacyPV, 75*time.Second); err != nil {
 		return err
