@@ -40,10 +40,10 @@ import (
 	simv1 "github.com/krtt-dev/krtt/api/sim/v1alpha1"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
-	"github.com/krtt-dev/krtt/internal/controller/machine"
 	"github.com/krtt-dev/krtt/internal/localcp"
 	"github.com/krtt-dev/krtt/internal/operator"
 	"github.com/krtt-dev/krtt/sim"
+	krtttables "github.com/krtt-dev/krtt/tables"
 )
 
 const (
@@ -150,7 +150,7 @@ func (d *demo) run(dir string, concurrency int) (err error) {
 }
 
 func (d *demo) startManagers(ctx context.Context, cp *localcp.ControlPlane, concurrency int, wg *sync.WaitGroup, cancel context.CancelFunc) error {
-	set, err := machine.LoadTables("")
+	set, err := krtttables.Load(krtttables.Machine, "")
 	if err != nil {
 		return err
 	}

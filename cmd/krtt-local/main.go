@@ -29,10 +29,10 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/krtt-dev/krtt/engine"
-	"github.com/krtt-dev/krtt/internal/controller/machine"
 	"github.com/krtt-dev/krtt/internal/localcp"
 	"github.com/krtt-dev/krtt/internal/operator"
 	"github.com/krtt-dev/krtt/sim"
+	krtttables "github.com/krtt-dev/krtt/tables"
 )
 
 type flags struct {
@@ -76,7 +76,7 @@ func kubeconfigGiven() bool {
 }
 
 func run(f flags) error {
-	set, err := machine.LoadTables(f.tablesDir)
+	set, err := krtttables.Load(krtttables.Machine, f.tablesDir)
 	if err != nil {
 		return err
 	}

@@ -13,8 +13,8 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/krtt-dev/krtt/internal/controller/machine"
 	"github.com/krtt-dev/krtt/internal/operator"
+	krtttables "github.com/krtt-dev/krtt/tables"
 )
 
 func main() {
@@ -34,7 +34,7 @@ func main() {
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
 	log := ctrl.Log.WithName("setup")
 
-	set, err := machine.LoadTables(tablesDir)
+	set, err := krtttables.Load(krtttables.Machine, tablesDir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -15,9 +15,9 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/krtt-dev/krtt/internal/controller/machine"
 	krttexplain "github.com/krtt-dev/krtt/internal/explain"
 	"github.com/krtt-dev/krtt/internal/operator"
+	krtttables "github.com/krtt-dev/krtt/tables"
 )
 
 // pluginName is what krtt is called as a kubectl plugin: a binary named
@@ -74,7 +74,7 @@ func explainMachineCmd(stdout, stderr io.Writer) *cobra.Command {
 			if output != "text" && output != "json" {
 				return usagef("unknown -o %q: use text or json", output)
 			}
-			set, err := machine.LoadTables(tables)
+			set, err := krtttables.Load(krtttables.Machine, tables)
 			if err != nil {
 				return err
 			}
@@ -155,7 +155,7 @@ be read, coverage is reported as unknown.`,
 			if output != "text" && output != "json" {
 				return usagef("unknown -o %q: use text or json", output)
 			}
-			set, err := machine.LoadTables(tables)
+			set, err := krtttables.Load(krtttables.Machine, tables)
 			if err != nil {
 				return err
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/krtt-dev/krtt/engine"
+	krtttables "github.com/krtt-dev/krtt/tables"
 )
 
 // renderCmd: krtt render --format markdown|mermaid|dot [--table NAME] FILE|DIR...
@@ -55,7 +56,7 @@ func renderCmd(stdout, stderr io.Writer) *cobra.Command {
 				case "dot":
 					err = engine.RenderDot(&b, t)
 				default:
-					err = engine.RenderMarkdown(&b, t, knownCatalogs()[t.Set().Registry], renderOptions(cov, t))
+					err = engine.RenderMarkdown(&b, t, krtttables.Catalogs()[t.Set().Registry], renderOptions(cov, t))
 				}
 				if err != nil {
 					return err
@@ -111,7 +112,7 @@ whose links fill in each page's Scenarios column. --features DIR reads the
 			tables := lib.Tables()
 			for _, t := range tables {
 				var b bytes.Buffer
-				if err := engine.RenderMarkdown(&b, t, knownCatalogs()[t.Set().Registry], renderOptions(cov, t)); err != nil {
+				if err := engine.RenderMarkdown(&b, t, krtttables.Catalogs()[t.Set().Registry], renderOptions(cov, t)); err != nil {
 					return err
 				}
 				if err := os.WriteFile(filepath.Join(out, pageName(t)), b.Bytes(), 0o644); err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/krtt-dev/krtt/internal/controller/machine"
 	"github.com/krtt-dev/krtt/internal/operator"
 	"github.com/krtt-dev/krtt/internal/testenv"
+	krtttables "github.com/krtt-dev/krtt/tables"
 )
 
 // Harness is a control plane plus a restartable operator.
@@ -42,7 +43,7 @@ func Start() (*Harness, error) {
 	if err != nil {
 		return nil, err
 	}
-	set, err := machine.LoadTables("")
+	set, err := krtttables.Load(krtttables.Machine, "")
 	if err != nil {
 		_ = env.Stop()
 		return nil, err

@@ -30,11 +30,11 @@ import (
 	simv1 "github.com/krtt-dev/krtt/api/sim/v1alpha1"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
-	"github.com/krtt-dev/krtt/internal/controller/machine"
 	"github.com/krtt-dev/krtt/internal/harness"
 	"github.com/krtt-dev/krtt/internal/operator"
 	"github.com/krtt-dev/krtt/internal/testenv"
 	"github.com/krtt-dev/krtt/sim"
+	krtttables "github.com/krtt-dev/krtt/tables"
 )
 
 // traces records the rows the Machine controller fired.
@@ -99,7 +99,7 @@ func start(t *testing.T) (client.Client, *traces) {
 		}()
 	}
 
-	set, err := machine.LoadTables("")
+	set, err := krtttables.Load(krtttables.Machine, "")
 	if err != nil {
 		t.Fatal(err)
 	}

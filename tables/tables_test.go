@@ -1,4 +1,4 @@
-package machine_test
+package tables_test
 
 import (
 	"os"
@@ -6,12 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/krtt-dev/krtt/internal/controller/machine"
 	"github.com/krtt-dev/krtt/internal/testenv"
+	"github.com/krtt-dev/krtt/tables"
 )
 
 func TestLoadTablesEmbedded(t *testing.T) {
-	set, err := machine.LoadTables("")
+	set, err := tables.Load(tables.Machine, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,12 +42,12 @@ func TestLoadTablesRefusesFindings(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := machine.LoadTables(dir); err == nil {
+	if _, err := tables.Load(tables.Machine, dir); err == nil {
 		t.Fatal("tables with an overlap were accepted")
 	} else if !strings.Contains(err.Error(), "deletion.yaml") || !strings.Contains(err.Error(), "D03") || !strings.Contains(err.Error(), "D04") {
 		t.Fatalf("the error does not name the file and rows: %v", err)
 	}
-	if _, err := machine.LoadTables(filepath.Join(dir, "missing")); err == nil {
+	if _, err := tables.Load(tables.Machine, filepath.Join(dir, "missing")); err == nil {
 		t.Fatal("a missing directory was accepted")
 	}
 }
