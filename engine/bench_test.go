@@ -43,7 +43,7 @@ func benchStep[E any](b *testing.B, r *Runner[E], state string, env E, row strin
 			n++
 		}
 	})
-	st, err := r.Step(ctx, "default/bench", state, env)
+	st, err := stepPublish(r, ctx, "default/bench", state, env)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func benchStep[E any](b *testing.B, r *Runner[E], state string, env E, row strin
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := r.Step(ctx, "default/bench", state, env); err != nil {
+		if _, err := stepPublish(r, ctx, "default/bench", state, env); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -332,7 +332,7 @@ func (c *setChecker) completeness() {
 	s := c.s
 	full := s.fullCube()
 	for _, st := range s.States {
-		if st.Terminal {
+		if st.Terminal || st.Abstract {
 			continue
 		}
 		var first *Table
@@ -399,9 +399,15 @@ func (c *setChecker) reachability() {
 		}
 	}
 	if init, ok := s.stateIndex[s.InitialState]; ok {
-		seen := walk(n, []int{init}, succ)
+		roots := []int{init}
+		// The controller enters the unknown state by itself, for objects
+		// whose persisted state the tables do not know.
+		if u, ok := s.stateIndex[s.UnknownState]; ok {
+			roots = append(roots, u)
+		}
+		seen := walk(n, roots, succ)
 		for i, st := range s.States {
-			if !seen[i] {
+			if !seen[i] && !st.Abstract {
 				c.add(Finding{Pos: st.Pos, Severity: SevError, Check: "reachability", Table: setTable(s),
 					Message: fmt.Sprintf("state %s is not reachable from initialState %s", st.Name, s.InitialState),
 					Hint:    "add a row whose result (then, inProgress or onFailure) enters it, or remove the state"})
@@ -424,7 +430,7 @@ func (c *setChecker) reachability() {
 	}
 	done := walk(n, terminals, pred)
 	for i, st := range s.States {
-		if !done[i] {
+		if !done[i] && !st.Abstract {
 			c.add(Finding{Pos: st.Pos, Severity: SevError, Check: "reachability", Table: setTable(s),
 				Message: fmt.Sprintf("dead end: from state %s no row leads on to a terminal state (%s)", st.Name, strings.Join(names, ", ")),
 				Hint:    "add a row that leads from it towards a terminal state, or make it terminal"})
@@ -474,6 +480,7 @@ type registryUse struct {
 	facts   map[string]bool
 	actions map[string]bool
 	guards  map[string]bool
+	status  map[string]bool
 }
 
 // checkRegistries compares what the tables use with what the registries
@@ -496,7 +503,7 @@ func checkRegistries(lib *Library, catalogs map[string]*Catalog, out *Findings) 
 		}
 		u := uses[s.Registry]
 		if u == nil {
-			u = &registryUse{first: s, facts: map[string]bool{}, actions: map[string]bool{}, guards: map[string]bool{}}
+			u = &registryUse{first: s, facts: map[string]bool{}, actions: map[string]bool{}, guards: map[string]bool{}, status: map[string]bool{}}
 			uses[s.Registry] = u
 			order = append(order, s.Registry)
 		}
@@ -515,6 +522,21 @@ func checkRegistries(lib *Library, catalogs map[string]*Catalog, out *Findings) 
 				add(Finding{Pos: f.Pos, Severity: SevError, Check: "registry", Table: setTable(s),
 					Message: fmt.Sprintf("fact %s has no observer in registry %s", f.Name, cat.Name),
 					Hint:    "register one in Go with Registry.Bool or Registry.Enum, or remove the fact"})
+			}
+		}
+		for _, sf := range s.StatusFields {
+			u.status[sf.Name] = true
+			if _, ok := cat.Lookup(EntryStatus, sf.Name); !ok {
+				add(Finding{Pos: sf.Pos, Severity: SevError, Check: "registry", Table: setTable(s),
+					Message: fmt.Sprintf("status field %s has no setter in registry %s", sf.Name, cat.Name),
+					Hint:    "register one in Go with Registry.StatusField, or remove the field"})
+			}
+		}
+		for _, e := range cat.Entries {
+			if e.Kind == EntrySummary && len(s.Conditions) > 0 && s.conditionType(e.Name) == nil {
+				add(Finding{Pos: s.Pos, Severity: SevError, Check: "registry", Table: setTable(s),
+					Message: fmt.Sprintf("registry %s summarises condition %s, which the set does not declare", cat.Name, e.Name),
+					Hint:    "declare it under spec.conditions"})
 			}
 		}
 		for _, t := range s.Tables {
@@ -561,6 +583,8 @@ func checkRegistries(lib *Library, catalogs map[string]*Catalog, out *Findings) 
 				used = u.actions[e.Name]
 			case EntryGuard:
 				used = u.guards[e.Name]
+			case EntryStatus:
+				used = u.status[e.Name]
 			default:
 				used = true
 			}

@@ -78,22 +78,32 @@ func compileTable(t *Table) *compiled {
 	sm.OnUnhandledTrigger(func(context.Context, stateless.State, stateless.Trigger, []string) error {
 		return errNoRow
 	})
-	states := make([]stateless.State, len(t.set.States))
-	for i, st := range t.set.States {
+	set := t.set
+	states := make([]stateless.State, len(set.States))
+	for i, st := range set.States {
 		states[i] = st.Name
 	}
-	for _, st := range t.set.States {
-		if !t.covers[st.index] {
+	// The state hierarchy becomes stateless's: a row written for a parent is
+	// configured on the parent, and stateless consults it from every
+	// sub-state whose own rows do not fire.
+	for _, st := range set.States {
+		if p := st.ParentState(set); p != nil {
+			sm.Configure(st.Name).SubstateOf(p.Name)
+		}
+	}
+	for _, st := range set.States {
+		var here []*Row
+		for _, r := range t.Rows {
+			if r.declaredIn(st.index) {
+				here = append(here, r)
+			}
+		}
+		if len(here) == 0 {
 			continue
 		}
 		cfg := sm.Configure(st.Name)
-		var earlier []*Row
-		for _, r := range t.Rows {
-			if !r.AppliesIn(st) {
-				continue
-			}
-			guard := rowGuard(r, t.HitPolicy, earlier)
-			earlier = append(earlier, r)
+		for _, r := range here {
+			guard := rowGuard(r, t.HitPolicy, t.earlierAt(r, st))
 			row := r
 			if r.thenTo < 0 || r.thenTo == st.index {
 				cfg.InternalTransition(reconcileTrigger, func(ctx context.Context, _ ...any) error {
@@ -110,6 +120,33 @@ func compileTable(t *Table) *compiled {
 		}
 	}
 	return &compiled{sm: sm, states: states}
+}
+
+// declaredIn reports whether the row is configured on the state.
+func (r *Row) declaredIn(state int) bool {
+	for _, i := range r.declared {
+		if i == state {
+			return true
+		}
+	}
+	return false
+}
+
+// earlierAt lists the rows before r in the table that are configured on st
+// or on one of its ancestors: under hitPolicy first these win over r, and
+// stateless only falls back from a state to its parent when no row of the
+// state fires, so excluding them keeps document order across the hierarchy.
+func (t *Table) earlierAt(r *Row, st *State) []*Row {
+	var out []*Row
+	for _, e := range t.Rows[:r.position] {
+		for cur := st; cur != nil; cur = cur.ParentState(t.set) {
+			if e.declaredIn(cur.index) {
+				out = append(out, e)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // rowGuard is the row's when clause; under hitPolicy first it also requires

@@ -282,6 +282,20 @@ func (r *reader) vocabulary(s *Set, h map[string]func(*yaml.Node)) {
 	h["impossible"] = func(v *yaml.Node) {
 		r.list(v, "spec.impossible", func(n *yaml.Node) { s.Impossible = append(s.Impossible, r.impossible(n)) })
 	}
+	h["unknownState"] = func(v *yaml.Node) { s.UnknownState = r.str(v, "spec.unknownState") }
+	h["conditions"] = func(v *yaml.Node) {
+		r.list(v, "spec.conditions", func(n *yaml.Node) {
+			ct := &ConditionType{Pos: r.pos(n)}
+			r.fields(n, "a condition type", map[string]func(*yaml.Node){
+				"type":        func(v *yaml.Node) { ct.Type = r.str(v, "type") },
+				"description": func(v *yaml.Node) { ct.Description = r.str(v, "description") },
+			})
+			if ct.Type == "" {
+				r.errorf(n, "give every condition a type", "condition without a type")
+			}
+			s.Conditions = append(s.Conditions, ct)
+		})
+	}
 	h["statusFields"] = func(v *yaml.Node) {
 		r.list(v, "spec.statusFields", func(n *yaml.Node) {
 			sf := &StatusField{Pos: r.pos(n)}
@@ -315,7 +329,7 @@ func (r *reader) tableSpec(name string, n *yaml.Node, pos Pos) *rawTable {
 	r.vocabulary(rt.ownSet, h)
 	// A table's own description is the table's, not its private set's.
 	h["description"] = func(v *yaml.Node) { t.Description = r.str(v, "spec.description") }
-	for _, k := range []string{"registry", "initialState", "states", "facts", "impossible", "statusFields"} {
+	for _, k := range []string{"registry", "initialState", "unknownState", "states", "facts", "impossible", "statusFields", "conditions"} {
 		inner := h[k]
 		h[k] = func(v *yaml.Node) { rt.hasOwn = true; inner(v) }
 	}
@@ -344,10 +358,25 @@ func (r *reader) tableSpec(name string, n *yaml.Node, pos Pos) *rawTable {
 func (r *reader) state(n *yaml.Node) *State {
 	s := &State{Pos: r.pos(n)}
 	r.fields(n, "a state", map[string]func(*yaml.Node){
-		"name":        func(v *yaml.Node) { s.Name = r.str(v, "state name") },
-		"description": func(v *yaml.Node) { s.Description = r.str(v, "state description") },
-		"phase":       func(v *yaml.Node) { s.Phase = r.str(v, "state phase") },
-		"terminal":    func(v *yaml.Node) { s.Terminal = r.boolean(v, "state terminal") },
+		"name":         func(v *yaml.Node) { s.Name = r.str(v, "state name") },
+		"description":  func(v *yaml.Node) { s.Description = r.str(v, "state description") },
+		"phase":        func(v *yaml.Node) { s.Phase = r.str(v, "state phase") },
+		"terminal":     func(v *yaml.Node) { s.Terminal = r.boolean(v, "state terminal") },
+		"parent":       func(v *yaml.Node) { s.Parent = r.str(v, "state parent") },
+		"abstract":     func(v *yaml.Node) { s.Abstract = r.boolean(v, "state abstract") },
+		"deletionStep": func(v *yaml.Node) { s.DeletionStep = r.boolean(v, "state deletionStep") },
+		"wait": func(v *yaml.Node) {
+			w := &StateWait{}
+			r.fields(v, "a state wait", map[string]func(*yaml.Node){
+				"step":      func(v *yaml.Node) { w.Step = r.str(v, "wait step") },
+				"on":        func(v *yaml.Node) { w.On = r.str(v, "wait on") },
+				"since":     func(v *yaml.Node) { w.Since = r.str(v, "wait since") },
+				"timeout":   func(v *yaml.Node) { w.Timeout = r.str(v, "wait timeout") },
+				"noTimeout": func(v *yaml.Node) { w.NoTimeout = r.str(v, "wait noTimeout") },
+				"object":    func(v *yaml.Node) { w.Object = r.str(v, "wait object") },
+			})
+			s.Wait = w
+		},
 	})
 	if s.Name == "" {
 		r.errorf(n, "give every state a name", "state without a name")

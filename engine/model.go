@@ -86,15 +86,62 @@ func (f *Fact) ValueIndex(name string) int {
 }
 
 // State is a state of the controlled object, persisted by the controller.
+// States form a hierarchy: a row written for a parent state applies in every
+// state below it, which is how a table says "checked in every step of this
+// stage" once instead of in each step.
 type State struct {
 	Name        string
 	Description string
-	// Phase is the user-facing phase the object shows in this state.
+	// Phase is the user-facing phase the object shows in this state; a state
+	// without one shows its parent's.
 	Phase    string
 	Terminal bool
-	Pos      Pos
+	// Parent names the state this one is a sub-state of, if any.
+	Parent string
+	// Abstract marks a state that only groups sub-states: rows may apply in
+	// it, but an object is never in it.
+	Abstract bool
+	// DeletionStep marks the states of an object's deletion (inherited from
+	// the parent); metrics report how long objects spend in each.
+	DeletionStep bool
+	// Wait says what an object in this state waits on, for explanations.
+	Wait *StateWait
+	Pos  Pos
 
-	index int
+	index  int
+	parent int // index of the parent, -1 for none
+}
+
+// StateWait describes the wait of a state for humans and tools: what ends it,
+// which status field records since when, and which spec field bounds it.
+// Fields are JSON paths into the object (status.deletion.nodeDrainStartTime).
+type StateWait struct {
+	Step    string
+	On      string
+	Since   string
+	Timeout string
+	// NoTimeout explains why the wait has no timeout, when it has none.
+	NoTimeout string
+	// Object names an observed object whose deletion the state waits for.
+	Object string
+}
+
+// ParentState returns the parent state, or nil.
+func (s *State) ParentState(set *Set) *State {
+	if s.parent < 0 {
+		return nil
+	}
+	return set.States[s.parent]
+}
+
+// Within reports whether the state is anc or lies below it.
+func (s *State) Within(set *Set, anc *State) bool {
+	for cur := s; cur != nil; cur = cur.ParentState(set) {
+		if cur == anc {
+			return true
+		}
+	}
+	return false
 }
 
 // Index is the state's position in its set.
@@ -109,6 +156,15 @@ type Impossible struct {
 	Pos         Pos
 
 	cube cube
+}
+
+// ConditionType is a condition type the set's controller owns: rows and
+// registered mirrors write it, and the status patch merges exactly these
+// types into the object's conditions, leaving other controllers' alone.
+type ConditionType struct {
+	Type        string
+	Description string
+	Pos         Pos
 }
 
 // StatusField is a status field a row result may set by name.
@@ -173,8 +229,11 @@ type Row struct {
 
 	Pos Pos
 
-	table    *Table
-	fromIdx  []int
+	table   *Table
+	fromIdx []int
+	// declared holds the states the row names in from (wildcard expanded),
+	// where the compiled machine configures it; fromIdx adds their sub-states.
+	declared []int
 	cube     cube
 	thenTo   int // index of the state after a done outcome, -1 = unchanged
 	position int // index in table.Rows
@@ -235,6 +294,11 @@ type Set struct {
 	Facts        []*Fact
 	Impossible   []*Impossible
 	StatusFields []*StatusField
+	// Conditions are the condition types the controller owns.
+	Conditions []*ConditionType
+	// UnknownState is the state an object whose persisted state the tables
+	// do not know is decided in, so a row says what happens to it.
+	UnknownState string
 	Tables       []*Table
 	Pos          Pos
 

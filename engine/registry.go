@@ -44,6 +44,14 @@ const (
 	EntryFact   EntryKind = "fact"
 	EntryAction EntryKind = "action"
 	EntryGuard  EntryKind = "guard"
+	// EntryStatus writes a status field a row result names.
+	EntryStatus EntryKind = "status"
+	// EntryMirror runs on every reconcile after the actions and mirrors
+	// what was observed into status (conditions of other objects, dates).
+	EntryMirror EntryKind = "mirror"
+	// EntrySummary runs last and summarises conditions into one (Ready),
+	// unless the row that fired wrote that condition itself.
+	EntrySummary EntryKind = "summary"
 )
 
 // Entry describes one registered observer, action or guard for lint and docs.
@@ -85,16 +93,54 @@ type action[E any] struct {
 }
 
 // Registry holds the Go side of a table set: observers computing facts,
-// actions doing work and guards, each by name with a one-line description.
+// actions doing work and guards, each by name with a one-line description,
+// and the setters that project a row's result onto the object's status.
 type Registry[E any] struct {
 	name      string
 	observers map[string]observer[E]
 	actions   map[string]action[E]
+	status    map[string]statusSetter[E]
+	mirrors   []projection[E]
+	summaries []projection[E]
+}
+
+type statusSetter[E any] struct {
+	entry Entry
+	set   func(E, string)
+}
+
+type projection[E any] struct {
+	entry Entry
+	fn    func(E)
 }
 
 // NewRegistry returns an empty registry; tables name it in spec.registry.
 func NewRegistry[E any](name string) *Registry[E] {
-	return &Registry[E]{name: name, observers: map[string]observer[E]{}, actions: map[string]action[E]{}}
+	return &Registry[E]{name: name, observers: map[string]observer[E]{}, actions: map[string]action[E]{},
+		status: map[string]statusSetter[E]{}}
+}
+
+// StatusField registers the setter of a status field that rows name in
+// their results (status: {name: value}); lint checks every declared field
+// has one, so a field added in YAML cannot be silently dropped.
+func (r *Registry[E]) StatusField(name, description string, set func(env E, value string)) {
+	if _, dup := r.status[name]; dup {
+		panic(fmt.Sprintf("registry %s: status field %q registered twice", r.name, name))
+	}
+	r.status[name] = statusSetter[E]{entry: Entry{Kind: EntryStatus, Name: name, Description: description}, set: set}
+}
+
+// Mirror registers a projection that runs on every reconcile, after the
+// row's actions and before the row's conditions are written (so a row's
+// condition wins): it copies what was observed onto the object's status.
+func (r *Registry[E]) Mirror(name, description string, fn func(env E)) {
+	r.mirrors = append(r.mirrors, projection[E]{entry: Entry{Kind: EntryMirror, Name: name, Description: description}, fn: fn})
+}
+
+// Summary registers the projection of one condition type from the others;
+// it runs last, and not when the row that fired wrote that type itself.
+func (r *Registry[E]) Summary(conditionType, description string, fn func(env E)) {
+	r.summaries = append(r.summaries, projection[E]{entry: Entry{Kind: EntrySummary, Name: conditionType, Description: description}, fn: fn})
 }
 
 // Name is the registry's name.
@@ -164,6 +210,15 @@ func (r *Registry[E]) Catalog() *Catalog {
 	}
 	for _, a := range r.actions {
 		c.Entries = append(c.Entries, a.entry)
+	}
+	for _, st := range r.status {
+		c.Entries = append(c.Entries, st.entry)
+	}
+	for _, p := range r.mirrors {
+		c.Entries = append(c.Entries, p.entry)
+	}
+	for _, p := range r.summaries {
+		c.Entries = append(c.Entries, p.entry)
 	}
 	sort.Slice(c.Entries, func(i, j int) bool {
 		if c.Entries[i].Kind != c.Entries[j].Kind {

@@ -26,10 +26,20 @@ func resolve(s *Set, findings *Findings) {
 	if len(s.States) == 0 {
 		add(s.Pos, "", "", "declare spec.states", "set %s declares no states", s.Name)
 	}
+	resolveHierarchy(s, add)
 	if s.InitialState == "" {
 		add(s.Pos, "", "", "set spec.initialState", "set %s has no initialState", s.Name)
-	} else if _, ok := s.stateIndex[s.InitialState]; !ok {
+	} else if i, ok := s.stateIndex[s.InitialState]; !ok {
 		add(s.Pos, "", "", "declare it under spec.states", "initialState %q is not a declared state", s.InitialState)
+	} else if s.States[i].Abstract {
+		add(s.Pos, "", "", "start in one of its sub-states", "initialState %q is abstract: no object can be in it", s.InitialState)
+	}
+	if s.UnknownState != "" {
+		if i, ok := s.stateIndex[s.UnknownState]; !ok {
+			add(s.Pos, "", "", "declare it under spec.states", "unknownState %q is not a declared state", s.UnknownState)
+		} else if s.States[i].Abstract || s.States[i].Terminal {
+			add(s.States[i].Pos, "", "", "use a plain state with rows that say what happens", "unknownState %q must be neither abstract nor terminal", s.UnknownState)
+		}
 	}
 	// Guards used by rows become bool facts so the checks can reason about
 	// them like any other fact.
@@ -74,11 +84,20 @@ func resolve(s *Set, findings *Findings) {
 			}
 			ids[r.ID] = r
 			r.fromIdx = r.fromIdx[:0]
+			r.declared = r.declared[:0]
+			seen := make([]bool, len(s.States))
+			applies := func(i int) {
+				if !seen[i] {
+					seen[i] = true
+					r.fromIdx = append(r.fromIdx, i)
+				}
+			}
 			for _, from := range r.From {
 				if from == Wildcard {
 					for _, st := range s.States {
-						if !st.Terminal {
-							r.fromIdx = append(r.fromIdx, st.index)
+						if !st.Terminal && !st.Abstract {
+							applies(st.index)
+							r.declared = append(r.declared, st.index)
 						}
 					}
 					continue
@@ -91,7 +110,14 @@ func resolve(s *Set, findings *Findings) {
 				if s.States[i].Terminal {
 					add(r.Pos, t.Name, r.ID, "a terminal state has no outgoing rows", "row applies in terminal state %q", from)
 				}
-				r.fromIdx = append(r.fromIdx, i)
+				r.declared = append(r.declared, i)
+				// A row for a parent applies in every state below it that an
+				// object can be in.
+				for _, st := range s.States {
+					if st.Within(s, s.States[i]) && !st.Abstract && (!st.Terminal || st.index == i) {
+						applies(st.index)
+					}
+				}
 			}
 			for _, i := range r.fromIdx {
 				t.covers[i] = true
@@ -107,8 +133,15 @@ func resolve(s *Set, findings *Findings) {
 					i, ok := s.stateIndex[res.State]
 					if !ok {
 						add(res.Pos, t.Name, r.ID, withDidYouMean(res.State, s.stateNames(), "known states: "+strings.Join(s.stateNames(), ", ")), "unknown result state %q", res.State)
+					} else if s.States[i].Abstract {
+						add(res.Pos, t.Name, r.ID, "name one of its sub-states", "result state %q is abstract: no object can be in it", res.State)
 					} else if res == &r.Then {
 						r.thenTo = i
+					}
+				}
+				for _, c := range res.Conditions {
+					if len(s.Conditions) > 0 && s.conditionType(c.Type) == nil {
+						add(c.Pos, t.Name, r.ID, "declare it under spec.conditions of the set", "condition type %q is not one the set declares (%s)", c.Type, strings.Join(s.conditionTypes(), ", "))
 					}
 				}
 				for _, k := range res.StatusOrder {
@@ -212,4 +245,69 @@ func (r *Row) FirstMismatch(f Facts) (Match, string, bool) {
 		}
 	}
 	return Match{}, "", false
+}
+
+// resolveHierarchy links states to their parents, refuses unknown parents and
+// cycles, and passes phase and deletionStep down to sub-states that do not
+// set their own.
+func resolveHierarchy(s *Set, add func(pos Pos, table, row, hint, format string, args ...any)) {
+	for _, st := range s.States {
+		st.parent = -1
+		if st.Parent == "" {
+			continue
+		}
+		i, ok := s.stateIndex[st.Parent]
+		if !ok {
+			add(st.Pos, "", "", withDidYouMean(st.Parent, s.stateNames(), "known states: "+strings.Join(s.stateNames(), ", ")), "state %s has unknown parent %q", st.Name, st.Parent)
+			continue
+		}
+		st.parent = i
+	}
+	for _, st := range s.States {
+		steps := 0
+		for cur := st; cur.parent >= 0; cur = s.States[cur.parent] {
+			if steps++; steps > len(s.States) {
+				add(st.Pos, "", "", "a state cannot be its own ancestor", "state %s is part of a parent cycle", st.Name)
+				st.parent = -1
+				break
+			}
+		}
+	}
+	hasChildren := make([]bool, len(s.States))
+	for _, st := range s.States {
+		if st.parent >= 0 {
+			hasChildren[st.parent] = true
+		}
+	}
+	for _, st := range s.States {
+		if st.Abstract && !hasChildren[st.index] {
+			add(st.Pos, "", "", "give it sub-states (parent: "+st.Name+") or drop abstract", "abstract state %s has no sub-states", st.Name)
+		}
+		if st.Abstract && st.Terminal {
+			add(st.Pos, "", "", "mark its terminal sub-state instead", "abstract state %s cannot be terminal", st.Name)
+		}
+		for cur := st.ParentState(s); cur != nil; cur = cur.ParentState(s) {
+			if st.Phase == "" {
+				st.Phase = cur.Phase
+			}
+			st.DeletionStep = st.DeletionStep || cur.DeletionStep
+		}
+	}
+}
+
+func (s *Set) conditionType(t string) *ConditionType {
+	for _, c := range s.Conditions {
+		if c.Type == t {
+			return c
+		}
+	}
+	return nil
+}
+
+func (s *Set) conditionTypes() []string {
+	out := make([]string, len(s.Conditions))
+	for i, c := range s.Conditions {
+		out[i] = c.Type
+	}
+	return out
 }

@@ -14,6 +14,9 @@ type Decision struct {
 	Table *Table
 	Row   *Row
 	From  *State
+	// To is the state the compiled machine moved to: where the object goes
+	// when the row's actions finish.
+	To    *State
 	Facts Facts
 }
 
@@ -48,26 +51,22 @@ func (s *Set) Decide(ctx context.Context, state string, f Facts) (*Decision, err
 		if err != nil {
 			return nil, err
 		}
-		return &Decision{Table: t, Row: fr.row, From: st, Facts: f}, nil
+		to := s.State(fr.state.(string))
+		if to == nil {
+			return nil, fmt.Errorf("table %s moved to unknown state %v", t.Name, fr.state)
+		}
+		return &Decision{Table: t, Row: fr.row, From: st, To: to, Facts: f}, nil
 	}
 	return nil, fmt.Errorf("%w in state %s of set %s for %s", ErrNoDecision, state, s.Name, f)
 }
 
-// DecideDirect evaluates the rows directly, without the compiled machines.
-// It exists to cross-check the compiled machines and for explanations.
-func (s *Set) DecideDirect(state string, f Facts) *Decision {
-	st := s.State(state)
-	if st == nil {
-		return nil
-	}
-	for _, t := range s.Tables {
-		if !t.covers[st.index] {
-			continue
-		}
-		for _, r := range t.Rows {
-			if r.AppliesIn(st) && r.Matches(f) {
-				return &Decision{Table: t, Row: r, From: st, Facts: f}
-			}
+// ImpossibleHit returns the first declared impossible combination the facts
+// fall into, or nil. Observers that produce one contradict the tables'
+// assumptions; controllers report it instead of trusting the decision.
+func (s *Set) ImpossibleHit(f Facts) *Impossible {
+	for _, im := range s.Impossible {
+		if im.cube.matches(f.v) {
+			return im
 		}
 	}
 	return nil
@@ -121,7 +120,10 @@ func (d *Decision) Resolve(o Outcome) Resolved {
 		out.Branch = "then"
 		res = &r.Then
 	}
-	if res.State != "" {
+	switch {
+	case out.Branch == "then" && d.To != nil:
+		out.To = d.To
+	case res.State != "":
 		out.To = d.Table.set.State(res.State)
 	}
 	out.RequeueAfter = res.RequeueAfter
@@ -162,6 +164,7 @@ type Trace struct {
 // result for one object per call. It is safe for concurrent use.
 type Runner[E any] struct {
 	set       *Set
+	reg       *Registry[E]
 	observers []observer[E]
 	actions   map[*Row]rowActions[E]
 
@@ -180,7 +183,7 @@ type rowActions[E any] struct {
 // NewRunner binds every fact and action of the set to the registry and
 // refuses to start when one is missing.
 func NewRunner[E any](set *Set, reg *Registry[E]) (*Runner[E], error) {
-	r := &Runner[E]{set: set, actions: map[*Row]rowActions[E]{}, now: time.Now}
+	r := &Runner[E]{set: set, reg: reg, actions: map[*Row]rowActions[E]{}, now: time.Now}
 	var missing []string
 	r.observers = make([]observer[E], len(set.Facts))
 	for i, f := range set.Facts {
@@ -210,10 +213,43 @@ func NewRunner[E any](set *Set, reg *Registry[E]) (*Runner[E], error) {
 			}
 		}
 	}
+	for _, sf := range set.StatusFields {
+		if _, ok := reg.status[sf.Name]; !ok {
+			missing = append(missing, "setter for status field "+sf.Name)
+		}
+	}
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("registry %s cannot run set %s: missing %s", reg.name, set.Name, strings.Join(missing, "; "))
 	}
 	return r, nil
+}
+
+// Project writes a step's result onto the environment's object through the
+// registered setters: the row's status fields, then every mirror, then the
+// given condition writer for the row's conditions, then the summaries of
+// condition types the row did not write.
+func (r *Runner[E]) Project(env E, res Resolved, writeConditions func([]Condition)) error {
+	for _, k := range res.StatusOrder {
+		st, ok := r.reg.status[k]
+		if !ok {
+			return fmt.Errorf("registry %s has no setter for status field %s", r.reg.name, k)
+		}
+		st.set(env, res.Status[k])
+	}
+	for _, m := range r.reg.mirrors {
+		m.fn(env)
+	}
+	writeConditions(res.Conditions)
+	for _, sm := range r.reg.summaries {
+		written := false
+		for _, c := range res.Conditions {
+			written = written || c.Type == sm.entry.Name
+		}
+		if !written {
+			sm.fn(env)
+		}
+	}
+	return nil
 }
 
 // Set returns the set the runner runs.
@@ -265,7 +301,9 @@ func (r *Runner[E]) Step(ctx context.Context, object, state string, env E) (*Ste
 	return r.Act(ctx, object, d, env), nil
 }
 
-// Act runs a decision's actions and publishes the trace.
+// Act runs a decision's actions and builds the trace; it does not publish
+// it: a controller publishes once its write of the result landed
+// (Publish), so subscribers never count a transition that did not happen.
 func (r *Runner[E]) Act(ctx context.Context, object string, d *Decision, env E) *Step {
 	start := r.now()
 	o := OK()
@@ -290,11 +328,11 @@ func (r *Runner[E]) Act(ctx context.Context, object string, d *Decision, env E) 
 	if len(res.Conditions) > 0 {
 		tr.Reason = res.Conditions[0].Reason
 	}
-	r.publish(tr)
 	return &Step{Decision: d, Result: res, Trace: tr}
 }
 
-func (r *Runner[E]) publish(tr Trace) {
+// Publish delivers a trace to every subscriber.
+func (r *Runner[E]) Publish(tr Trace) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	for _, fn := range r.subs {

@@ -278,6 +278,7 @@ func doorRegistry(withSwing bool) *Registry[doorEnv] {
 	reg := NewRegistry[doorEnv]("door")
 	reg.Bool("locked", "The lock is engaged.", func(e doorEnv) bool { return e.locked })
 	reg.Enum("push", "What the person at the door does.", func(e doorEnv) string { return e.push })
+	reg.StatusField("openedBy", "Who opened the door.", func(doorEnv, string) {})
 	if withSwing {
 		reg.Action("Swing", "Swing the door.", func(_ context.Context, e doorEnv) Outcome {
 			if e.calls != nil {
@@ -307,7 +308,7 @@ func TestRunnerStep(t *testing.T) {
 
 	var calls []string
 	env := doorEnv{push: "Push", swing: OKf("by %s", "bob"), calls: &calls}
-	st, err := r.Step(context.Background(), "default/front", "Closed", env)
+	st, err := stepPublish(r, context.Background(), "default/front", "Closed", env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,7 +329,7 @@ func TestRunnerStep(t *testing.T) {
 	}
 
 	// A row without actions: Done, no action named, no reason.
-	st, err = r.Step(context.Background(), "default/front", "Closed", doorEnv{locked: true, push: "None", calls: &calls})
+	st, err = stepPublish(r, context.Background(), "default/front", "Closed", doorEnv{locked: true, push: "None", calls: &calls})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,7 +341,7 @@ func TestRunnerStep(t *testing.T) {
 	}
 
 	// An action that waits: the row has no inProgress, so the state stays.
-	st, err = r.Step(context.Background(), "default/front", "Open", doorEnv{push: "None", swing: Wait("hinge %s", "oiling"), calls: &calls})
+	st, err = stepPublish(r, context.Background(), "default/front", "Open", doorEnv{push: "None", swing: Wait("hinge %s", "oiling"), calls: &calls})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,7 +353,7 @@ func TestRunnerStep(t *testing.T) {
 	}
 
 	// A failing action.
-	st, err = r.Step(context.Background(), "default/front", "Open", doorEnv{push: "None", swing: Failf("stuck"), calls: &calls})
+	st, err = stepPublish(r, context.Background(), "default/front", "Open", doorEnv{push: "None", swing: Failf("stuck"), calls: &calls})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -360,7 +361,7 @@ func TestRunnerStep(t *testing.T) {
 		t.Errorf("O1 failing trace %+v", tr)
 	}
 	// An action that returns the zero Outcome counts as done.
-	st, err = r.Step(context.Background(), "default/front", "Open", doorEnv{push: "None", calls: &calls})
+	st, err = stepPublish(r, context.Background(), "default/front", "Open", doorEnv{push: "None", calls: &calls})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,11 +373,11 @@ func TestRunnerStep(t *testing.T) {
 	}
 
 	// Observer returning a value outside the domain.
-	if _, err := r.Step(context.Background(), "x", "Closed", doorEnv{push: "Kick"}); err == nil || !strings.Contains(err.Error(), "Kick") {
+	if _, err := stepPublish(r, context.Background(), "x", "Closed", doorEnv{push: "Kick"}); err == nil || !strings.Contains(err.Error(), "Kick") {
 		t.Errorf("bad observer value: err = %v", err)
 	}
 	// Terminal state: no decision.
-	if _, err := r.Step(context.Background(), "x", "Gone", doorEnv{push: "None"}); !errors.Is(err, ErrNoDecision) {
+	if _, err := stepPublish(r, context.Background(), "x", "Gone", doorEnv{push: "None"}); !errors.Is(err, ErrNoDecision) {
 		t.Errorf("terminal: err = %v", err)
 	}
 }
@@ -387,6 +388,7 @@ func TestRunnerStopsAtFirstUnfinishedAction(t *testing.T) {
 	reg := NewRegistry[doorEnv]("door")
 	reg.Bool("locked", "", func(e doorEnv) bool { return e.locked })
 	reg.Enum("push", "", func(e doorEnv) string { return e.push })
+	reg.StatusField("openedBy", "", func(doorEnv, string) {})
 	reg.Action("Unlock", "", func(_ context.Context, e doorEnv) Outcome {
 		calls = append(calls, "Unlock")
 		return e.swing
@@ -399,7 +401,7 @@ func TestRunnerStopsAtFirstUnfinishedAction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := r.Step(context.Background(), "x", "Closed", doorEnv{push: "Push", swing: Wait("key turning")})
+	st, err := stepPublish(r, context.Background(), "x", "Closed", doorEnv{push: "Push", swing: Wait("key turning")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -407,7 +409,7 @@ func TestRunnerStopsAtFirstUnfinishedAction(t *testing.T) {
 		t.Errorf("calls %v trace %+v", calls, st.Trace)
 	}
 	calls = nil
-	st, err = r.Step(context.Background(), "x", "Opening", doorEnv{push: "Push", swing: OK()})
+	st, err = stepPublish(r, context.Background(), "x", "Opening", doorEnv{push: "Push", swing: OK()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -435,11 +437,14 @@ func TestRegistryCatalog(t *testing.T) {
 	reg := doorRegistry(true)
 	reg.Guard("hasKey", "The person holds the key.", []string{"locked"}, func(doorEnv) bool { return true })
 	cat := reg.Catalog()
-	if cat.Name != "door" || len(cat.Entries) != 4 {
+	if cat.Name != "door" || len(cat.Entries) != 5 {
 		t.Fatalf("catalog %+v", cat)
 	}
 	if e, ok := cat.Lookup(EntryGuard, "hasKey"); !ok || len(e.Reads) != 1 {
 		t.Errorf("guard entry %+v %v", e, ok)
+	}
+	if _, ok := cat.Lookup(EntryStatus, "openedBy"); !ok {
+		t.Errorf("no status setter entry in %+v", cat)
 	}
 	if _, ok := cat.Lookup(EntryAction, "Swing"); !ok {
 		t.Error("no Swing")
@@ -581,7 +586,7 @@ func TestRunnerConcurrent(t *testing.T) {
 		wg.Go(func() {
 			for i := range 200 {
 				c := cases[(g+i)%len(cases)]
-				st, err := r.Step(context.Background(), "x", c.state, c.env)
+				st, err := stepPublish(r, context.Background(), "x", c.state, c.env)
 				if err != nil {
 					t.Error(err)
 					return

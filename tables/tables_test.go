@@ -15,8 +15,8 @@ func TestLoadTablesEmbedded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(set.Tables) != 3 {
-		t.Fatalf("want the errors, normal and deletion tables, got %d", len(set.Tables))
+	if len(set.Tables) != 4 {
+		t.Fatalf("want the errors, normal, node-guard and deletion tables, got %d", len(set.Tables))
 	}
 }
 

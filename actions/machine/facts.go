@@ -3,6 +3,7 @@ package machine
 import (
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
@@ -79,7 +80,36 @@ func registerFacts(r *engine.Registry[*Scope]) {
 		}
 		return "None"
 	})
-	r.Enum("deleteNodeAllowed", "Whether deletion may touch the Node, and if not why.", deleteNodeAllowed)
+	r.Enum("controlPlane", "The Cluster's control plane object, if it names one.", func(s *Scope) string {
+		switch {
+		case s.Cluster == nil || s.Cluster.Spec.ControlPlaneRef == nil:
+			return "NotUsed"
+		case s.ControlPlane == nil:
+			return "Missing"
+		case s.ControlPlane.GetDeletionTimestamp() != nil:
+			return "Deleting"
+		}
+		return "Found"
+	})
+	r.Bool("controlPlaneMachine", "The Machine has the control-plane label.", func(s *Scope) bool {
+		return s.Machine != nil && hasKey(s.Machine.Labels, clusterv1.ControlPlaneLabel)
+	})
+	r.Bool("otherControlPlaneMachines", "Other control-plane Machines of the Cluster are not being deleted.", func(s *Scope) bool {
+		return s.ControlPlaneMachines > 0
+	})
+	r.Bool("bootstrapControlledByOther", "The bootstrap object has another controller owner.", func(s *Scope) bool {
+		return controlledByOther(s, s.Bootstrap)
+	})
+	r.Bool("infrastructureControlledByOther", "The infrastructure object has another controller owner.", func(s *Scope) bool {
+		return controlledByOther(s, s.Infrastructure)
+	})
+	r.Bool("providerIDMismatch", "The infrastructure object reports another providerID than the Machine's.", func(s *Scope) bool {
+		if s.Machine == nil || s.Machine.Spec.ProviderID == nil || *s.Machine.Spec.ProviderID == "" {
+			return false
+		}
+		id := InfrastructureProviderID(s.Infrastructure)
+		return id != "" && id != *s.Machine.Spec.ProviderID
+	})
 	r.Bool("preDrainHooks", "A pre-drain hook annotation is present.", func(s *Scope) bool {
 		return s.Machine != nil && len(annotationsWithPrefix(s.Machine.Annotations, clusterv1.PreDrainDeleteHookAnnotationPrefix)) > 0
 	})
@@ -124,19 +154,14 @@ func infrastructureState(u *unstructured.Unstructured) string {
 	return "Provisioned"
 }
 
-// deleteNodeAllowed mirrors Cluster API's isDeleteNodeAllowed, in its order.
-func deleteNodeAllowed(s *Scope) string {
-	switch {
-	case s.Cluster == nil || !s.Cluster.DeletionTimestamp.IsZero():
-		return "ClusterDeleting"
-	case !hasNodeRef(s):
-		return "NoNodeRef"
-	case s.ControlPlane != nil && s.ControlPlane.GetDeletionTimestamp() != nil:
-		return "ControlPlaneDeleting"
-	case s.Machine != nil && hasKey(s.Machine.Labels, clusterv1.ControlPlaneLabel) && s.ControlPlaneMachines == 0:
-		return "LastControlPlaneMachine"
+// controlledByOther: the object has a controller owner that is not this
+// Machine.
+func controlledByOther(s *Scope, u *unstructured.Unstructured) bool {
+	if s.Machine == nil || u == nil {
+		return false
 	}
-	return "Allowed"
+	owner := metav1.GetControllerOf(u)
+	return owner != nil && owner.UID != s.Machine.UID
 }
 
 func hasNodeRef(s *Scope) bool {

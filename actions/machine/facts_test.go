@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
@@ -38,44 +39,65 @@ func TestTimedOut(t *testing.T) {
 
 func deletingNow() *metav1.Time { return ptr.To(metav1.Now()) }
 
-func TestDeleteNodeAllowedOrder(t *testing.T) {
-	cluster := func(deleting bool) *clusterv1.Cluster {
-		c := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "c1"}}
+// The reasons deletion leaves the Node alone are plain facts now; the
+// order Cluster API checks them in is the order of the machine-node-guard
+// rows.
+func TestNodeGuardFacts(t *testing.T) {
+	cluster := func(deleting bool, cpRef bool) *clusterv1.Cluster {
+		c := &clusterv1.Cluster{}
 		if deleting {
 			c.DeletionTimestamp = deletingNow()
 		}
+		if cpRef {
+			c.Spec.ControlPlaneRef = &clusterv1.ObjectReference{APIGroup: "sim.krtt.dev", Kind: "X", Name: "cp"}
+		}
 		return c
-	}
-	machine := func(nodeRef, controlPlane bool) *clusterv1.Machine {
-		m := &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Name: "m1", Labels: map[string]string{}}}
-		if nodeRef {
-			m.Status.NodeRef = &clusterv1.MachineNodeReference{Name: "n1"}
-		}
-		if controlPlane {
-			m.Labels[clusterv1.ControlPlaneLabel] = ""
-		}
-		return m
 	}
 	deletingCP := &unstructured.Unstructured{}
 	deletingCP.SetDeletionTimestamp(deletingNow())
-
+	cpMachine := &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{UID: "m", Labels: map[string]string{clusterv1.ControlPlaneLabel: ""}}}
+	worker := &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{UID: "m"}}
 	for _, tc := range []struct {
 		name string
 		s    *Scope
-		want string
+		want map[string]string
 	}{
-		// Each case also meets every later condition, so it proves the order.
-		{"Cluster gone", &Scope{Machine: machine(false, true), ControlPlane: deletingCP}, "ClusterDeleting"},
-		{"Cluster deleting", &Scope{Cluster: cluster(true), Machine: machine(false, true), ControlPlane: deletingCP}, "ClusterDeleting"},
-		{"no nodeRef", &Scope{Cluster: cluster(false), Machine: machine(false, true), ControlPlane: deletingCP}, "NoNodeRef"},
-		{"control plane deleting", &Scope{Cluster: cluster(false), Machine: machine(true, true), ControlPlane: deletingCP}, "ControlPlaneDeleting"},
-		{"last control-plane Machine", &Scope{Cluster: cluster(false), Machine: machine(true, true), ControlPlane: &unstructured.Unstructured{}}, "LastControlPlaneMachine"},
-		{"other control-plane Machines left", &Scope{Cluster: cluster(false), Machine: machine(true, true), ControlPlaneMachines: 2}, "Allowed"},
-		{"worker", &Scope{Cluster: cluster(false), Machine: machine(true, false)}, "Allowed"},
+		{"no control plane ref", &Scope{Cluster: cluster(false, false), Machine: worker},
+			map[string]string{"controlPlane": "NotUsed", "controlPlaneMachine": "false", "otherControlPlaneMachines": "false"}},
+		{"control plane missing", &Scope{Cluster: cluster(false, true), Machine: worker},
+			map[string]string{"controlPlane": "Missing"}},
+		{"control plane deleting", &Scope{Cluster: cluster(false, true), Machine: worker, ControlPlane: deletingCP},
+			map[string]string{"controlPlane": "Deleting"}},
+		{"control plane found", &Scope{Cluster: cluster(false, true), Machine: worker, ControlPlane: &unstructured.Unstructured{}},
+			map[string]string{"controlPlane": "Found"}},
+		{"control-plane Machine labelled with an empty value", &Scope{Cluster: cluster(false, false), Machine: cpMachine, ControlPlaneMachines: 2},
+			map[string]string{"controlPlaneMachine": "true", "otherControlPlaneMachines": "true"}},
+		{"last control-plane Machine", &Scope{Cluster: cluster(false, false), Machine: cpMachine},
+			map[string]string{"controlPlaneMachine": "true", "otherControlPlaneMachines": "false"}},
 	} {
-		if got := deleteNodeAllowed(tc.s); got != tc.want {
-			t.Errorf("%s: deleteNodeAllowed = %s, want %s", tc.name, got, tc.want)
+		f := observe(t, tc.s)
+		for fact, want := range tc.want {
+			if got := f.Get(fact); got != want {
+				t.Errorf("%s: %s = %s, want %s", tc.name, fact, got, want)
+			}
 		}
+	}
+}
+
+func TestOwnershipAndProviderIDFacts(t *testing.T) {
+	m := &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{UID: "mine"}, Spec: clusterv1.MachineSpec{ProviderID: ptr.To("sim://a")}}
+	owned := func(uid string, id string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"providerID": id}}}
+		u.SetOwnerReferences([]metav1.OwnerReference{{Kind: "X", Name: "x", UID: types.UID(uid), Controller: ptr.To(true)}})
+		return u
+	}
+	f := observe(t, &Scope{Machine: m, Bootstrap: owned("other", ""), Infrastructure: owned("mine", "sim://b")})
+	if f.Get("bootstrapControlledByOther") != "true" || f.Get("infrastructureControlledByOther") != "false" || f.Get("providerIDMismatch") != "true" {
+		t.Errorf("facts: %s", f)
+	}
+	f = observe(t, &Scope{Machine: m, Infrastructure: owned("mine", "sim://a")})
+	if f.Get("bootstrapControlledByOther") != "false" || f.Get("providerIDMismatch") != "false" {
+		t.Errorf("facts: %s", f)
 	}
 }
 
@@ -83,7 +105,7 @@ func TestDeleteNodeAllowedOrder(t *testing.T) {
 // through the registry, as the controller does.
 func observe(t *testing.T, s *Scope) engine.Facts {
 	t.Helper()
-	lib, findings := engine.LoadFS(transitions.FS(), transitions.MachineDir)
+	lib, findings := engine.LoadFS(transitions.FS(), ".")
 	if findings.HasErrors() {
 		t.Fatalf("load tables: %v", findings.Errors())
 	}

@@ -134,16 +134,6 @@ func setNodeRef(_ context.Context, s *Scope) engine.Outcome {
 	return engine.OKf("Node %s", n.Name)
 }
 
-func noteNodeOperationsSkipped(_ context.Context, s *Scope) engine.Outcome {
-	why := map[string]string{
-		"ClusterDeleting":         "the Cluster is being deleted or is gone",
-		"NoNodeRef":               "the Machine has no Node",
-		"ControlPlaneDeleting":    "the control plane is being deleted",
-		"LastControlPlaneMachine": "this is the last control-plane Machine",
-	}[deleteNodeAllowed(s)]
-	return engine.OKf("Deletion started; pre-drain hooks, drain, volume detach and Node deletion are skipped because %s", why)
-}
-
 func startClock(field **metav1.Time, now metav1.Time) {
 	if *field == nil {
 		*field = &now

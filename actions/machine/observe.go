@@ -42,7 +42,12 @@ func (o *Observer) Observe(ctx context.Context, key client.ObjectKey) *Scope {
 	if o.Now != nil {
 		now = o.Now
 	}
-	s := &Scope{Client: o.Client, Watcher: o.Watcher, Now: now(), Key: key}
+	return o.ObserveAt(ctx, key, now())
+}
+
+// ObserveAt is Observe with the reconcile's clock reading.
+func (o *Observer) ObserveAt(ctx context.Context, key client.ObjectKey, now time.Time) *Scope {
+	s := &Scope{Client: o.Client, Watcher: o.Watcher, Now: now, Key: key}
 	m := &clusterv1.Machine{}
 	if err := o.Client.Get(ctx, key, m); err != nil {
 		if !apierrors.IsNotFound(err) {
@@ -57,7 +62,7 @@ func (o *Observer) Observe(ctx context.Context, key client.ObjectKey) *Scope {
 	if s.Cluster != nil && s.Cluster.Spec.ControlPlaneRef != nil {
 		s.ControlPlane = o.getExternal(ctx, s, *s.Cluster.Spec.ControlPlaneRef, m.Namespace, "control plane")
 	}
-	if s.Cluster != nil && m.Labels[clusterv1.ControlPlaneLabel] != "" {
+	if _, cp := m.Labels[clusterv1.ControlPlaneLabel]; s.Cluster != nil && cp {
 		o.countControlPlaneMachines(ctx, s)
 	}
 	if ref := m.Spec.Bootstrap.ConfigRef; ref != nil {

@@ -21,6 +21,7 @@ func Registry() *engine.Registry[*Scope] {
 		reg = engine.NewRegistry[*Scope](RegistryName)
 		registerFacts(reg)
 		registerActions(reg)
+		registerStatus(reg)
 	})
 	return reg
 }
@@ -35,7 +36,6 @@ func registerActions(r *engine.Registry[*Scope]) {
 	r.Action("CopyInfrastructureFields", "Copy providerID, addresses and failure domain from the infrastructure object.", copyInfrastructureFields)
 	r.Action("SetNodeRef", "Point status.nodeRef at the Node found by providerID.", setNodeRef)
 	r.Action("SyncNode", "Sync the managed labels and the krtt annotations onto the Node (writes only on change).", syncNode)
-	r.Action("NoteNodeOperationsSkipped", "Say why Node operations are skipped during deletion.", noteNodeOperationsSkipped)
 	r.Action("RecordPreDrainHookWait", "Record when the wait for pre-drain hooks started and list the hooks.", recordPreDrainHookWait)
 	r.Action("RecordPreTerminateHookWait", "Record when the wait for pre-terminate hooks started and list the hooks.", recordPreTerminateHookWait)
 	r.Action("MarkDrainStart", "Set status.deletion.nodeDrainStartTime if unset.", markDrainStart)

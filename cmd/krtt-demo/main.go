@@ -167,7 +167,7 @@ func (d *demo) startManagers(ctx context.Context, cp *localcp.ControlPlane, conc
 	if err != nil {
 		return err
 	}
-	r.Runner.Subscribe(func(tr engine.Trace) {
+	r.Runner().Subscribe(func(tr engine.Trace) {
 		d.trMu.Lock()
 		d.traces = append(d.traces, tr)
 		d.trMu.Unlock()

@@ -10,7 +10,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -359,7 +358,7 @@ func OtherRows(set *engine.Set, st *engine.State, f engine.Facts, d *engine.Deci
 }
 
 // Releases flips, one at a time, every fact the firing row's when clause
-// reads to each of its other values and asks the set (DecideDirect) which
+// reads to each of its other values and asks the set which
 // row would fire then; it returns the flips that lead to a different row.
 // Combinations the set declares impossible are left out.
 func Releases(set *engine.Set, st *engine.State, f engine.Facts, d *engine.Decision) []Release {
@@ -378,11 +377,11 @@ func Releases(set *engine.Set, st *engine.State, f engine.Facts, d *engine.Decis
 			if err := g.Set(m.Fact, v.Name); err != nil {
 				continue
 			}
-			if impossible(set, g) {
+			if set.ImpossibleHit(g) != nil {
 				continue
 			}
-			nd := set.DecideDirect(st.Name, g)
-			if nd == nil || nd.Row == d.Row {
+			nd, err := set.Decide(context.Background(), st.Name, g)
+			if err != nil || nd.Row == d.Row {
 				continue
 			}
 			then := nd.Resolve(engine.Outcome{Status: engine.Done}).To.Name
@@ -391,22 +390,6 @@ func Releases(set *engine.Set, st *engine.State, f engine.Facts, d *engine.Decis
 		}
 	}
 	return out
-}
-
-func impossible(set *engine.Set, f engine.Facts) bool {
-	for _, imp := range set.Impossible {
-		all := true
-		for _, m := range imp.When {
-			if !slices.Contains(m.Values, f.Get(m.Fact)) {
-				all = false
-				break
-			}
-		}
-		if all {
-			return true
-		}
-	}
-	return false
 }
 
 func hooks(m *clusterv1.Machine) []Hook {

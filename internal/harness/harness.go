@@ -73,7 +73,7 @@ func (h *Harness) StartOperator() error {
 		cancel()
 		return err
 	}
-	r.Runner.Subscribe(h.record)
+	r.Runner().Subscribe(h.record)
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
 	h.mu.Lock()

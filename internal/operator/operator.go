@@ -4,6 +4,7 @@ package operator
 
 import (
 	"context"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -31,18 +32,13 @@ func Scheme() *runtime.Scheme {
 // Options for Setup.
 type Options struct {
 	MachineConcurrency int
+	// Now is the controllers' clock; time.Now when nil (tests inject one).
+	Now func() time.Time
 }
 
 // Setup adds the Machine controller for the given table set.
 func Setup(ctx context.Context, mgr ctrl.Manager, set *engine.Set, opts Options) (*machine.Reconciler, error) {
-	r, err := machine.New(mgr, set)
-	if err != nil {
-		return nil, err
-	}
-	if err := r.SetupWithManager(ctx, mgr, machine.Options{MaxConcurrentReconciles: opts.MachineConcurrency}); err != nil {
-		return nil, err
-	}
-	return r, nil
+	return machine.Setup(ctx, mgr, set, machine.Options{MaxConcurrentReconciles: opts.MachineConcurrency, Now: opts.Now})
 }
 
 // ClientOptions make the manager's client serve provider objects (read as

@@ -109,7 +109,7 @@ func start(t *testing.T) (client.Client, *traces) {
 		t.Fatal(err)
 	}
 	tr := &traces{rows: map[string][]engine.Trace{}}
-	r.Runner.Subscribe(tr.add)
+	r.Runner().Subscribe(tr.add)
 
 	simMgr := newMgr(ctrl.Options{Scheme: sim.Scheme()})
 	// A fast heartbeat wakes the Machine (it watches its Node) while it

@@ -14,6 +14,9 @@ import (
 
 const machineProviderIDIndex = "spec.providerID"
 
+// mapper turns events of other objects into the Machines they concern.
+type mapper struct{ client client.Client }
+
 func indexMachineByProviderID(obj client.Object) []string {
 	m, ok := obj.(*clusterv1.Machine)
 	if !ok || m.Spec.ProviderID == nil || *m.Spec.ProviderID == "" {
@@ -23,9 +26,9 @@ func indexMachineByProviderID(obj client.Object) []string {
 }
 
 // clusterToMachines wakes every Machine of a Cluster (pause, deletion).
-func (r *Reconciler) clusterToMachines(ctx context.Context, obj client.Object) []reconcile.Request {
+func (r mapper) clusterToMachines(ctx context.Context, obj client.Object) []reconcile.Request {
 	list := &clusterv1.MachineList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace()),
+	if err := r.client.List(ctx, list, client.InNamespace(obj.GetNamespace()),
 		client.MatchingLabels{clusterv1.ClusterNameLabel: obj.GetName()}); err != nil {
 		return nil
 	}
@@ -38,7 +41,7 @@ func (r *Reconciler) clusterToMachines(ctx context.Context, obj client.Object) [
 
 // nodeToMachines wakes the Machine of a Node: by the annotation krtt writes,
 // or before that by providerID.
-func (r *Reconciler) nodeToMachines(ctx context.Context, obj client.Object) []reconcile.Request {
+func (r mapper) nodeToMachines(ctx context.Context, obj client.Object) []reconcile.Request {
 	n, ok := obj.(*corev1.Node)
 	if !ok {
 		return nil
@@ -50,7 +53,7 @@ func (r *Reconciler) nodeToMachines(ctx context.Context, obj client.Object) []re
 		return nil
 	}
 	list := &clusterv1.MachineList{}
-	if err := r.Client.List(ctx, list, client.MatchingFields{machineProviderIDIndex: n.Spec.ProviderID}); err != nil {
+	if err := r.client.List(ctx, list, client.MatchingFields{machineProviderIDIndex: n.Spec.ProviderID}); err != nil {
 		return nil
 	}
 	out := make([]reconcile.Request, 0, len(list.Items))
@@ -75,13 +78,13 @@ func podGoneOrGoing() predicate.Predicate {
 
 // podToMachines wakes the Machine whose Node ran the Pod, so a drain moves
 // on as soon as Pods go instead of at its next requeue.
-func (r *Reconciler) podToMachines(ctx context.Context, obj client.Object) []reconcile.Request {
+func (r mapper) podToMachines(ctx context.Context, obj client.Object) []reconcile.Request {
 	p, ok := obj.(*corev1.Pod)
 	if !ok || p.Spec.NodeName == "" {
 		return nil
 	}
 	n := &corev1.Node{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Name: p.Spec.NodeName}, n); err != nil {
+	if err := r.client.Get(ctx, client.ObjectKey{Name: p.Spec.NodeName}, n); err != nil {
 		return nil
 	}
 	return r.nodeToMachines(ctx, n)
@@ -93,9 +96,9 @@ func (r *Reconciler) podToMachines(ctx context.Context, obj client.Object) []rec
 // PDB changes are rare and Machines being deleted few, so this stays cheap;
 // it goes by phase, not by table state, so the tables stay free to rename
 // their states.
-func (r *Reconciler) drainingMachines(ctx context.Context, _ client.Object) []reconcile.Request {
+func (r mapper) drainingMachines(ctx context.Context, _ client.Object) []reconcile.Request {
 	list := &clusterv1.MachineList{}
-	if err := r.Client.List(ctx, list); err != nil {
+	if err := r.client.List(ctx, list); err != nil {
 		return nil
 	}
 	var out []reconcile.Request

@@ -8,64 +8,27 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	machineactions "github.com/krtt-dev/krtt/actions/machine"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
 )
 
-// This file turns one firing into the Machine's status. Conditions that
-// merely mirror other objects (bootstrap, infrastructure, Node) are refreshed
-// from the snapshot on every reconcile; conditions a row names win over them.
-
-// applyStep writes state, phase, status fields, conditions and
-// lastTransition into the in-memory Machine.
-func applyStep(s *machineactions.Scope, step *engine.Step) {
-	m := s.Machine
-	res := step.Result
-	if m.Status.State != res.To.Name || m.Status.StateSince == nil {
-		m.Status.StateSince = &metav1.Time{Time: step.Trace.Time.Truncate(time.Second)}
-	}
-	m.Status.State = res.To.Name
-	if res.To.Phase != "" {
-		m.Status.Phase = clusterv1.MachinePhase(res.To.Phase)
-	}
-	m.Status.ObservedGeneration = m.Generation
-	for _, k := range res.StatusOrder {
-		v := res.Status[k]
-		switch k {
-		case "bootstrapDataSecretCreated":
-			m.Status.Initialization.BootstrapDataSecretCreated = ptr.To(v == "true")
-		case "infrastructureProvisioned":
-			m.Status.Initialization.InfrastructureProvisioned = ptr.To(v == "true")
-		case "failureReason":
-			m.Status.FailureReason = ptr.To(v)
-		case "failureMessage":
-			m.Status.FailureMessage = ptr.To(v)
-		}
-	}
-	mirrorConditions(s)
-	for _, c := range res.Conditions {
-		setCondition(m, c.Type, metav1.ConditionStatus(c.Status), c.Reason, c.Message)
-	}
-	summarizeReady(m, res.Conditions)
-	mirrorCertificatesExpiry(s)
-
-	tr := step.Trace
-	next := clusterv1.LastTransition{
-		Table: tr.Table, Row: tr.Row, From: tr.From, To: tr.To, Action: tr.Action,
-		Outcome: string(tr.Outcome), Message: tr.Message,
-	}
-	if prev := m.Status.LastTransition; prev != nil {
-		same := *prev
-		same.Time = metav1.Time{}
-		if same == next {
-			// Same row, same outcome, same words: keep the old time so an
-			// unchanged wait does not rewrite status on every reconcile.
-			return
-		}
-	}
-	next.Time = metav1.NewTime(tr.Time.Truncate(time.Second))
-	m.Status.LastTransition = &next
+// registerStatus binds the status fields the tables name to the Machine's
+// status, and registers what every reconcile mirrors from the observed world:
+// the provider objects' and the Node's conditions, the certificates expiry,
+// and the Ready summary. They read the snapshot Observe took; lifecycle
+// decisions stay in the rows.
+func registerStatus(r *engine.Registry[*Scope]) {
+	r.StatusField("bootstrapDataSecretCreated", "status.initialization.bootstrapDataSecretCreated", func(s *Scope, v string) {
+		s.Machine.Status.Initialization.BootstrapDataSecretCreated = ptr.To(v == "true")
+	})
+	r.StatusField("infrastructureProvisioned", "status.initialization.infrastructureProvisioned", func(s *Scope, v string) {
+		s.Machine.Status.Initialization.InfrastructureProvisioned = ptr.To(v == "true")
+	})
+	r.StatusField("failureReason", "status.failureReason", func(s *Scope, v string) { s.Machine.Status.FailureReason = ptr.To(v) })
+	r.StatusField("failureMessage", "status.failureMessage", func(s *Scope, v string) { s.Machine.Status.FailureMessage = ptr.To(v) })
+	r.Mirror("providerConditions", "BootstrapConfigReady, InfrastructureReady, NodeReady and NodeHealthy mirror the bootstrap object, the infrastructure object and the Node; Paused and Deleting are False unless a row says otherwise.", mirrorConditions)
+	r.Mirror("certificatesExpiry", "status.certificatesExpiryDate from the certificates-expiry annotation of the Machine or its bootstrap object.", mirrorCertificatesExpiry)
+	r.Summary(clusterv1.ReadyCondition, "True when the Machine is not being deleted and BootstrapConfigReady, InfrastructureReady and NodeHealthy are True; otherwise the first that is not.", summarizeReady)
 }
 
 func setCondition(m *clusterv1.Machine, t string, status metav1.ConditionStatus, reason, message string) {
@@ -74,32 +37,29 @@ func setCondition(m *clusterv1.Machine, t string, status metav1.ConditionStatus,
 	})
 }
 
-func mirrorConditions(s *machineactions.Scope) {
+func mirrorConditions(s *Scope) {
 	m := s.Machine
-	// BootstrapConfigReady
 	switch {
 	case m.Spec.Bootstrap.ConfigRef == nil:
 		setCondition(m, clusterv1.BootstrapConfigReadyCondition, metav1.ConditionTrue, "DataSecretProvided", "spec.bootstrap.dataSecretName is set by the user")
 	case s.Bootstrap != nil:
-		if st, reason, msg, ok := machineactions.ReadyCondition(s.Bootstrap); ok {
+		if st, reason, msg, ok := ReadyCondition(s.Bootstrap); ok {
 			setCondition(m, clusterv1.BootstrapConfigReadyCondition, metav1.ConditionStatus(st), orDefault(reason, "BootstrapConfigReady"), msg)
-		} else if machineactions.BootstrapDataSecretCreated(s.Bootstrap) {
+		} else if BootstrapDataSecretCreated(s.Bootstrap) {
 			setCondition(m, clusterv1.BootstrapConfigReadyCondition, metav1.ConditionTrue, "DataSecretCreated", "")
 		} else {
 			setCondition(m, clusterv1.BootstrapConfigReadyCondition, metav1.ConditionFalse, "WaitingForDataSecret", "Waiting for the bootstrap provider to create the data secret")
 		}
 	}
-	// InfrastructureReady
 	if s.Infrastructure != nil {
-		if st, reason, msg, ok := machineactions.ReadyCondition(s.Infrastructure); ok {
+		if st, reason, msg, ok := ReadyCondition(s.Infrastructure); ok {
 			setCondition(m, clusterv1.InfrastructureReadyCondition, metav1.ConditionStatus(st), orDefault(reason, "InfrastructureReady"), msg)
-		} else if machineactions.InfrastructureProvisioned(s.Infrastructure) {
+		} else if InfrastructureProvisioned(s.Infrastructure) {
 			setCondition(m, clusterv1.InfrastructureReadyCondition, metav1.ConditionTrue, "Provisioned", "")
 		} else {
 			setCondition(m, clusterv1.InfrastructureReadyCondition, metav1.ConditionFalse, "WaitingForProvisioning", "Waiting for the infrastructure provider")
 		}
 	}
-	// NodeReady and NodeHealthy
 	if n := s.Node(); n != nil {
 		ready := nodeCondition(n, corev1.NodeReady)
 		if ready == nil {
@@ -110,7 +70,6 @@ func mirrorConditions(s *machineactions.Scope) {
 		healthy, reason, msg := nodeHealth(n)
 		setCondition(m, clusterv1.NodeHealthyCondition, healthy, reason, msg)
 	}
-	// Paused and Deleting, when no row says otherwise.
 	setCondition(m, clusterv1.PausedCondition, metav1.ConditionFalse, "NotPaused", "")
 	if m.DeletionTimestamp.IsZero() {
 		setCondition(m, clusterv1.DeletingCondition, metav1.ConditionFalse, clusterv1.NotDeletingReason, "")
@@ -143,15 +102,10 @@ func nodeHealth(n *corev1.Node) (metav1.ConditionStatus, string, string) {
 	return metav1.ConditionTrue, "NodeHealthy", ""
 }
 
-// summarizeReady: Ready is True when the Machine is not being deleted and
-// its bootstrap, infrastructure and Node are; otherwise it names the first
-// condition that is not. A row that sets Ready itself wins.
-func summarizeReady(m *clusterv1.Machine, fromRow []engine.Condition) {
-	for _, c := range fromRow {
-		if c.Type == clusterv1.ReadyCondition {
-			return
-		}
-	}
+// summarizeReady names the first of bootstrap, infrastructure and Node
+// health that is not True.
+func summarizeReady(s *Scope) {
+	m := s.Machine
 	if !m.DeletionTimestamp.IsZero() {
 		setCondition(m, clusterv1.ReadyCondition, metav1.ConditionFalse, "Deleting", "The Machine is being deleted")
 		return
@@ -170,7 +124,7 @@ func summarizeReady(m *clusterv1.Machine, fromRow []engine.Condition) {
 	setCondition(m, clusterv1.ReadyCondition, metav1.ConditionTrue, "Ready", "")
 }
 
-func mirrorCertificatesExpiry(s *machineactions.Scope) {
+func mirrorCertificatesExpiry(s *Scope) {
 	m := s.Machine
 	raw := m.Annotations[clusterv1.CertificatesExpiryAnnotation]
 	if raw == "" && s.Bootstrap != nil {

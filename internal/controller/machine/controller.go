@@ -1,0 +1,119 @@
+// Package machine is the Machine controller: the Machine tables, facts and
+// actions (actions/machine) run by the controller kit (reconciler/). This
+// package only says what a Machine is to the kit and which events wake one.
+package machine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+
+	machineactions "github.com/krtt-dev/krtt/actions/machine"
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/reconciler"
+)
+
+// Name is the controller's name: metrics label, Events reporter.
+const Name = "machine"
+
+// observeTimeout bounds reading a Machine's world in one reconcile.
+const observeTimeout = 10 * time.Second
+
+// Reconciler is the kit's reconciler for Machines.
+type Reconciler = reconciler.Reconciler[*clusterv1.Machine, *machineactions.Scope]
+
+// Options configure the controller.
+type Options struct {
+	MaxConcurrentReconciles int
+	// Now is the clock observers and traces use (tests inject one).
+	Now func() time.Time
+}
+
+// Status is how the kit reads and writes a Machine's status.
+var Status = reconciler.Status[*clusterv1.Machine]{
+	Get: func(m *clusterv1.Machine) reconciler.Record {
+		rec := reconciler.Record{State: m.Status.State, StateSince: m.Status.StateSince,
+			Phase: string(m.Status.Phase), ObservedGeneration: m.Status.ObservedGeneration}
+		if lt := m.Status.LastTransition; lt != nil {
+			rec.LastTransition = &reconciler.Transition{Table: lt.Table, Row: lt.Row, From: lt.From, To: lt.To,
+				Action: lt.Action, Outcome: lt.Outcome, Message: lt.Message, Time: lt.Time}
+		}
+		return rec
+	},
+	Set: func(m *clusterv1.Machine, rec reconciler.Record) {
+		m.Status.State, m.Status.StateSince = rec.State, rec.StateSince
+		m.Status.Phase = clusterv1.MachinePhase(rec.Phase)
+		m.Status.ObservedGeneration = rec.ObservedGeneration
+		m.Status.LastTransition = nil
+		if lt := rec.LastTransition; lt != nil {
+			m.Status.LastTransition = &clusterv1.LastTransition{Table: lt.Table, Row: lt.Row, From: lt.From, To: lt.To,
+				Action: lt.Action, Outcome: lt.Outcome, Message: lt.Message, Time: lt.Time}
+		}
+	},
+	Conditions: func(m *clusterv1.Machine) *[]metav1.Condition { return &m.Status.Conditions },
+}
+
+// Spec is the Machine controller for the kit: its tables, registry and
+// observer. c reads the management cluster; w may be nil (explain).
+func Spec(set *engine.Set, c client.Client, w *reconciler.KindWatcher) reconciler.Spec[*clusterv1.Machine, *machineactions.Scope] {
+	obs := &machineactions.Observer{Client: c, Clusters: machineactions.LocalClusterClients{Client: c}}
+	if w != nil {
+		obs.Watcher = w
+	}
+	return reconciler.Spec[*clusterv1.Machine, *machineactions.Scope]{
+		Name:           Name,
+		Set:            set,
+		Registry:       machineactions.Registry(),
+		NewObject:      func() *clusterv1.Machine { return &clusterv1.Machine{} },
+		NewList:        func() client.ObjectList { return &clusterv1.MachineList{} },
+		Status:         Status,
+		Finalizer:      clusterv1.MachineFinalizer,
+		ObserveTimeout: observeTimeout,
+		Observe: func(ctx context.Context, key client.ObjectKey, now time.Time) reconciler.Observation[*clusterv1.Machine, *machineactions.Scope] {
+			s := obs.ObserveAt(ctx, key, now)
+			return reconciler.Observation[*clusterv1.Machine, *machineactions.Scope]{Env: s, Object: s.Machine, Found: s.MachineFound, Err: s.Err}
+		},
+	}
+}
+
+// Setup registers the indexes, builds the Machine controller on the kit and
+// adds it to the manager.
+func Setup(ctx context.Context, mgr ctrl.Manager, set *engine.Set, opts Options) (*Reconciler, error) {
+	w := reconciler.NewKindWatcher(&clusterv1.Machine{})
+	r, err := reconciler.New(Spec(set, mgr.GetClient(), w), reconciler.Options{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
+		Recorder: mgr.GetEventRecorder("krtt-machine-controller"), Now: opts.Now,
+	})
+	if err != nil {
+		return nil, err
+	}
+	idx := mgr.GetFieldIndexer()
+	if err := idx.IndexField(ctx, &corev1.Node{}, machineactions.NodeProviderIDIndex, machineactions.NodeProviderIDIndexer); err != nil {
+		return nil, fmt.Errorf("index Nodes by providerID: %w", err)
+	}
+	if err := idx.IndexField(ctx, &corev1.Pod{}, machineactions.PodNodeNameIndex, machineactions.PodNodeNameIndexer); err != nil {
+		return nil, fmt.Errorf("index Pods by node name: %w", err)
+	}
+	if err := idx.IndexField(ctx, &clusterv1.Machine{}, machineProviderIDIndex, indexMachineByProviderID); err != nil {
+		return nil, fmt.Errorf("index Machines by providerID: %w", err)
+	}
+	m := mapper{client: mgr.GetClient()}
+	b := r.Builder(mgr).
+		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(m.clusterToMachines)).
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(m.nodeToMachines)).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(m.podToMachines), builder.WithPredicates(podGoneOrGoing())).
+		Watches(&policyv1.PodDisruptionBudget{}, handler.EnqueueRequestsFromMapFunc(m.drainingMachines))
+	if err := r.Setup(mgr, b, opts.MaxConcurrentReconciles, w); err != nil {
+		return nil, err
+	}
+	return r, nil
+}

@@ -1,0 +1,321 @@
+package reconciler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/krtt-dev/krtt/engine"
+)
+
+// FactsConsistentCondition is the condition the kit sets to False (and
+// removes again) when an object's observed facts fall into a combination
+// its tables declare impossible.
+const FactsConsistentCondition = "FactsConsistent"
+
+// Options wire a Reconciler to a cluster.
+type Options struct {
+	Client client.Client
+	// APIReader reads uncached, to rebase a status patch after a conflict.
+	APIReader client.Reader
+	Recorder  events.EventRecorder
+	// Now is the clock of observers and traces; time.Now when nil.
+	Now func() time.Time
+}
+
+// Reconciler runs one controller's tables for one object per call.
+type Reconciler[O client.Object, E any] struct {
+	spec     Spec[O, E]
+	runner   *engine.Runner[E]
+	client   client.Client
+	recorder events.EventRecorder
+	now      func() time.Time
+	patcher  patcher[O]
+}
+
+// New binds a controller's spec to its registry; it refuses a registry that
+// misses an observer, action or status setter the tables name.
+func New[O client.Object, E any](spec Spec[O, E], opts Options) (*Reconciler[O, E], error) {
+	runner, err := engine.NewRunner(spec.Set, spec.Registry)
+	if err != nil {
+		return nil, err
+	}
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	runner.SetClock(now)
+	owned := map[string]bool{FactsConsistentCondition: true}
+	for _, c := range spec.Set.Conditions {
+		owned[c.Type] = true
+	}
+	reader := opts.APIReader
+	if reader == nil {
+		reader = opts.Client
+	}
+	r := &Reconciler[O, E]{spec: spec, runner: runner, client: opts.Client, recorder: opts.Recorder, now: now,
+		patcher: patcher[O]{client: opts.Client, apiReader: reader, newObject: spec.NewObject, status: spec.Status,
+			owned: owned, finalizer: spec.Finalizer}}
+	return r, nil
+}
+
+// Runner returns the runner, for subscribing to traces.
+func (r *Reconciler[O, E]) Runner() *engine.Runner[E] { return r.runner }
+
+// Builder starts the controller-runtime builder for the object type; the
+// controller adds its own watches and calls Complete through Setup.
+func (r *Reconciler[O, E]) Builder(mgr ctrl.Manager) *builder.Builder {
+	return ctrl.NewControllerManagedBy(mgr).For(r.spec.NewObject()).Named(r.spec.Name)
+}
+
+// Setup builds the controller from b, registers the metrics and binds the
+// kind watcher (may be nil) to it.
+func (r *Reconciler[O, E]) Setup(mgr ctrl.Manager, b *builder.Builder, concurrency int, w *KindWatcher) error {
+	c, err := b.WithOptions(controller.Options{MaxConcurrentReconciles: max(1, concurrency)}).Build(r)
+	if err != nil {
+		return err
+	}
+	if w != nil {
+		w.Bind(c, mgr.GetCache(), mgr.GetClient())
+	}
+	get := r.spec.Status.Get
+	registerMetrics(r.spec.Name, r.spec.Set, r.spec.NewList, func(o client.Object) Record {
+		t, ok := o.(O)
+		if !ok {
+			return Record{}
+		}
+		return get(t)
+	}, mgr.GetClient())
+	return nil
+}
+
+// Plan is one object's observation and the decision the tables make on it,
+// before any action runs. Explanations stop here.
+type Plan[O client.Object, E any] struct {
+	Obs Observation[O, E]
+	// PersistedState is status.state as read; State is where the tables
+	// decide (the initial state when empty, the set's unknownState when the
+	// tables do not know it).
+	PersistedState string
+	State          *engine.State
+	Facts          engine.Facts
+	Impossible     *engine.Impossible
+	Decision       *engine.Decision
+	Now            time.Time
+}
+
+// Plan observes the object and decides, without acting.
+func (r *Reconciler[O, E]) Plan(ctx context.Context, key client.ObjectKey) (*Plan[O, E], error) {
+	now := r.now()
+	octx := ctx
+	if r.spec.ObserveTimeout > 0 {
+		var cancel context.CancelFunc
+		octx, cancel = context.WithTimeout(ctx, r.spec.ObserveTimeout)
+		defer cancel()
+	}
+	p := &Plan[O, E]{Obs: r.spec.Observe(octx, key, now), Now: now}
+	set := r.spec.Set
+	p.State = set.State(set.InitialState)
+	if p.Obs.Found {
+		p.PersistedState = r.spec.Status.Get(p.Obs.Object).State
+		if p.PersistedState != "" {
+			st := set.State(p.PersistedState)
+			switch {
+			case st != nil && !st.Abstract:
+				p.State = st
+			case set.UnknownState != "":
+				p.State = set.State(set.UnknownState)
+			default:
+				return p, fmt.Errorf("status.state %q is not a state of the %s tables, and they declare no unknownState", p.PersistedState, set.Name)
+			}
+		}
+	}
+	facts, err := r.runner.Observe(p.Obs.Env)
+	if err != nil {
+		return p, err
+	}
+	p.Facts = facts
+	p.Impossible = set.ImpossibleHit(facts)
+	if p.State.Terminal {
+		return p, nil
+	}
+	d, err := set.Decide(ctx, p.State.Name, facts)
+	if err != nil {
+		return p, err
+	}
+	p.Decision = d
+	return p, nil
+}
+
+// Reconcile is observe → decide → act → record → patch → publish.
+func (r *Reconciler[O, E]) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	log := logf.FromContext(ctx)
+	p, err := r.Plan(ctx, req.NamespacedName)
+	if err != nil {
+		return reconcile.Result{}, fmt.Errorf("decide: %w", err)
+	}
+	if p.Obs.Err != nil {
+		log.Error(p.Obs.Err, "observing failed")
+	}
+	if p.Decision == nil {
+		// A terminal state: nothing is left to do.
+		return reconcile.Result{}, nil
+	}
+	if p.Impossible != nil {
+		impossibleFactsTotal.WithLabelValues(r.spec.Name, p.Impossible.Name).Inc()
+		log.Info("observed facts fall into a combination the tables declare impossible; deciding anyway",
+			"impossible", p.Impossible.Name, "facts", p.Facts.String())
+	}
+	step := r.runner.Act(ctx, req.String(), p.Decision, p.Obs.Env)
+	log = log.WithValues("table", step.Trace.Table, "row", step.Trace.Row, "from", step.Trace.From, "to", step.Trace.To)
+	if !p.Obs.Found {
+		r.runner.Publish(step.Trace)
+		countTrace(r.spec.Name, step.Trace)
+		return reconcile.Result{}, nil
+	}
+	before := p.Obs.Object.DeepCopyObject().(O)
+	after := p.Obs.Object
+	if err := r.record(p, step, after); err != nil {
+		return reconcile.Result{}, err
+	}
+	if err := r.patcher.patch(ctx, before, after); err != nil {
+		if IsStale(err) {
+			// Someone (often this controller's previous patch, not yet in
+			// the cache) wrote a newer version; its event brings the object
+			// back to be decided again, so this is no failure.
+			log.V(1).Info("object changed meanwhile; will decide again on the newer version", "error", err.Error())
+			return reconcile.Result{}, nil
+		}
+		reconcileErrorsTotal.WithLabelValues(r.spec.Name, step.Trace.Table, step.Trace.Row).Inc()
+		return reconcile.Result{}, fmt.Errorf("row %s: %w", step.Trace.Row, err)
+	}
+	r.publish(step, before, after)
+	log.V(1).Info("row fired", "action", step.Trace.Action, "outcome", step.Trace.Outcome, "message", step.Trace.Message)
+	res, err := result(step, p.Obs.Err)
+	if err != nil {
+		reconcileErrorsTotal.WithLabelValues(r.spec.Name, step.Trace.Table, step.Trace.Row).Inc()
+	}
+	return res, err
+}
+
+// succeeded: the reconcile did what the row asked without a failure.
+func succeeded(step *engine.Step, observeErr error) bool {
+	return observeErr == nil && !step.Result.Retry && step.Result.Outcome.Status != engine.Failed
+}
+
+// record projects the step onto the object in memory: state, phase and
+// lastTransition, then the registered setters (status fields, mirrors, the
+// row's conditions, summaries), the facts check, and observedGeneration
+// when the reconcile succeeded.
+func (r *Reconciler[O, E]) record(p *Plan[O, E], step *engine.Step, obj O) error {
+	rec := r.spec.Status.Get(obj)
+	res := step.Result
+	tr := step.Trace
+	if rec.State != res.To.Name || rec.StateSince == nil {
+		rec.StateSince = &metav1.Time{Time: tr.Time.Truncate(time.Second)}
+	}
+	rec.State = res.To.Name
+	if res.To.Phase != "" {
+		rec.Phase = res.To.Phase
+	}
+	if succeeded(step, p.Obs.Err) {
+		rec.ObservedGeneration = obj.GetGeneration()
+	}
+	from := tr.From
+	if p.PersistedState != "" && p.PersistedState != p.State.Name {
+		from = p.PersistedState
+	}
+	next := &Transition{Table: tr.Table, Row: tr.Row, From: from, To: tr.To, Action: tr.Action,
+		Outcome: string(tr.Outcome), Message: tr.Message}
+	if !next.sameAs(rec.LastTransition) {
+		// An unchanged wait keeps its time, so it does not rewrite status on
+		// every reconcile.
+		next.Time = metav1.NewTime(tr.Time.Truncate(time.Second))
+		rec.LastTransition = next
+	}
+	r.spec.Status.Set(obj, rec)
+
+	conds := r.spec.Status.Conditions(obj)
+	gen := obj.GetGeneration()
+	err := r.runner.Project(p.Obs.Env, res, func(cs []engine.Condition) {
+		for _, c := range cs {
+			meta.SetStatusCondition(conds, metav1.Condition{Type: c.Type, Status: metav1.ConditionStatus(c.Status),
+				Reason: c.Reason, Message: c.Message, ObservedGeneration: gen})
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if p.Impossible != nil {
+		meta.SetStatusCondition(conds, metav1.Condition{Type: FactsConsistentCondition, Status: metav1.ConditionFalse,
+			Reason: "ImpossibleFacts", ObservedGeneration: gen,
+			Message: fmt.Sprintf("the observed facts fall into %s (%s), which the tables declare impossible: %s",
+				p.Impossible.Name, p.Impossible.Description, p.Facts.String())})
+	} else {
+		meta.RemoveStatusCondition(conds, FactsConsistentCondition)
+	}
+	return nil
+}
+
+// publish hands the trace to subscribers and metrics, and records an Event
+// when the row, its outcome or its message changed (an unchanged wait emits
+// nothing new).
+func (r *Reconciler[O, E]) publish(step *engine.Step, before, after O) {
+	tr := step.Trace
+	r.runner.Publish(tr)
+	countTrace(r.spec.Name, tr)
+	if r.recorder == nil {
+		return
+	}
+	if prev := r.spec.Status.Get(before).LastTransition; prev != nil && prev.Table == tr.Table && prev.Row == tr.Row &&
+		prev.To == tr.To && prev.Outcome == string(tr.Outcome) && prev.Message == tr.Message {
+		return
+	}
+	kind := corev1.EventTypeNormal
+	if tr.Outcome == engine.Failed {
+		kind = corev1.EventTypeWarning
+	}
+	reason := tr.Reason
+	if reason == "" {
+		reason = "Row" + tr.Row
+	}
+	note := fmt.Sprintf("%s row %s: %s → %s", tr.Table, tr.Row, tr.From, tr.To)
+	if tr.Action != "" {
+		note += fmt.Sprintf("; %s %s", tr.Action, tr.Outcome)
+	}
+	if tr.Message != "" {
+		note += ": " + tr.Message
+	}
+	if len(note) > 1000 {
+		note = note[:1000]
+	}
+	r.recorder.Eventf(after, nil, kind, reason, tr.Row, "%s", note)
+}
+
+// result turns the row's result into what controller-runtime expects.
+func result(step *engine.Step, observeErr error) (reconcile.Result, error) {
+	res := step.Result
+	if res.Retry {
+		switch {
+		case res.Outcome.Err != nil:
+			return reconcile.Result{}, res.Outcome.Err
+		case observeErr != nil:
+			return reconcile.Result{}, observeErr
+		default:
+			return reconcile.Result{}, errors.New("row " + step.Trace.Row + " asks to retry")
+		}
+	}
+	return reconcile.Result{RequeueAfter: res.RequeueAfter}, nil
+}

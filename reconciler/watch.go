@@ -1,0 +1,68 @@
+package reconciler
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+)
+
+// KindWatcher starts, once per kind, a watch on objects met only at run time
+// (provider objects read as unstructured) that wakes their controlling
+// owner. Actions call Watch when they adopt an object; the kit binds the
+// watcher to the controller once it is built.
+type KindWatcher struct {
+	owner client.Object
+
+	mu      sync.Mutex
+	ctrl    controller.Controller
+	cache   cache.Cache
+	client  client.Client
+	watched map[schema.GroupVersionKind]bool
+}
+
+// NewKindWatcher returns a watcher that enqueues the controlling owner of
+// the given type.
+func NewKindWatcher(owner client.Object) *KindWatcher {
+	return &KindWatcher{owner: owner, watched: map[schema.GroupVersionKind]bool{}}
+}
+
+// Bind attaches the watcher to a built controller; until then Watch is a
+// no-op (explain and tests run without one).
+func (w *KindWatcher) Bind(c controller.Controller, ca cache.Cache, cl client.Client) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.ctrl, w.cache, w.client = c, ca, cl
+}
+
+// Watch makes sure obj's kind is watched.
+func (w *KindWatcher) Watch(_ context.Context, obj *unstructured.Unstructured) error {
+	if w == nil {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ctrl == nil {
+		return nil
+	}
+	gvk := obj.GroupVersionKind()
+	if w.watched[gvk] {
+		return nil
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	err := w.ctrl.Watch(source.Kind(w.cache, u, handler.TypedEnqueueRequestForOwner[*unstructured.Unstructured](
+		w.client.Scheme(), w.client.RESTMapper(), w.owner, handler.OnlyControllerOwner())))
+	if err != nil {
+		return fmt.Errorf("watch %s: %w", gvk, err)
+	}
+	w.watched[gvk] = true
+	return nil
+}
