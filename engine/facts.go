@@ -67,8 +67,11 @@ func (f Facts) Missing() []string {
 	return out
 }
 
-// Map returns the assignment as name → value, unset facts left out.
+// Map returns the facts that have a value; nil for facts never observed.
 func (f Facts) Map() map[string]string {
+	if f.set == nil {
+		return nil
+	}
 	m := make(map[string]string, len(f.v))
 	for i, x := range f.v {
 		if x != unset {

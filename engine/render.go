@@ -169,17 +169,26 @@ func RenderMarkdown(w io.Writer, t *Table, cat *Catalog, opts RenderOptions) err
 	// Glossary.
 	p("## Glossary\n\n")
 	p("### States\n\n")
-	p("| State | Phase | Terminal | Description |\n|:---|:---|:---|:---|\n")
+	p("| State | Sub-state of | Phase | Terminal | Description |\n|:---|:---|:---|:---|:---|\n")
 	for _, st := range s.States {
 		name := mdCode(st.Name)
-		if st.Name == s.InitialState {
+		switch {
+		case st.Name == s.InitialState:
 			name += " (initial)"
+		case st.Abstract:
+			name += " (abstract: groups sub-states; rows for it apply in each)"
+		case st.Name == s.UnknownState:
+			name += " (for a status.state the tables do not know)"
 		}
 		term := "no"
 		if st.Terminal {
 			term = "yes"
 		}
-		p("| %s | %s | %s | %s |\n", mdCell(name), mdCell(mdOrDash(st.Phase)), term, mdCell(mdOrDash(st.Description)))
+		parent := "-"
+		if st.Parent != "" {
+			parent = mdCode(st.Parent)
+		}
+		p("| %s | %s | %s | %s | %s |\n", mdCell(name), parent, mdCell(mdOrDash(st.Phase)), term, mdCell(mdOrDash(st.Description)))
 	}
 	p("\n")
 
@@ -570,12 +579,25 @@ func mdFrom(r *Row) string {
 		if f == Wildcard {
 			var names []string
 			for _, st := range r.table.set.States {
-				if !st.Terminal {
+				if !st.Terminal && !st.Abstract {
 					names = append(names, st.Name)
 				}
 			}
 			parts = append(parts, mdCode(Wildcard)+" (every non-terminal state: "+mdCodeList(names)+")")
 			continue
+		}
+		set := r.table.set
+		if parent := set.State(f); parent != nil {
+			var below []string
+			for _, st := range set.States {
+				if st != parent && st.Within(set, parent) && !st.Abstract && !st.Terminal {
+					below = append(below, st.Name)
+				}
+			}
+			if len(below) > 0 {
+				parts = append(parts, mdCode(f)+" (and every state below it: "+mdCodeList(below)+")")
+				continue
+			}
 		}
 		parts = append(parts, mdCode(f))
 	}

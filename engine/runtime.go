@@ -156,8 +156,10 @@ type Trace struct {
 	Message  string
 	Duration time.Duration
 	Time     time.Time
-	// Reason is the reason of the result's first condition, if any.
+	// Reason and Note are the reason and message of the result's first
+	// condition, if any.
 	Reason string
+	Note   string
 }
 
 // Runner binds a set to a registry and runs observe → decide → act →
@@ -327,6 +329,7 @@ func (r *Runner[E]) Act(ctx context.Context, object string, d *Decision, env E) 
 	}
 	if len(res.Conditions) > 0 {
 		tr.Reason = res.Conditions[0].Reason
+		tr.Note = res.Conditions[0].Message
 	}
 	return &Step{Decision: d, Result: res, Trace: tr}
 }

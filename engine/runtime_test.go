@@ -319,7 +319,7 @@ func TestRunnerStep(t *testing.T) {
 		t.Errorf("Swing ran %d times", len(calls))
 	}
 	want := Trace{Set: "door", Table: "door", Row: "C1", Object: "default/front", From: "Closed", To: "Open",
-		Action: "Swing", Outcome: Done, Message: "by bob", Reason: "Opened",
+		Action: "Swing", Outcome: Done, Message: "by bob", Reason: "Opened", Note: "opened: by bob",
 		Time: t0.Add(time.Millisecond), Duration: time.Millisecond}
 	if st.Trace != want {
 		t.Errorf("trace\n got %+v\nwant %+v", st.Trace, want)

@@ -93,8 +93,8 @@ Feature: Deleting a Machine takes it apart in order
     And the annotation "pre-drain.delete.hook.machine.cluster.krtt.dev/hold" is removed from the Machine "m1"
     Then the Machine "m1" is gone
 
-  @row:machine-normal:N07 @row:machine-deletion:D02 @row:machine-deletion:D13 @row:machine-deletion:D15
-  @row:machine-deletion:D17 @row:machine-normal:N03 @row:machine-normal:N01
+  @row:machine-normal:N07 @row:machine-node-guard:G02 @row:machine-deletion:D13 @row:machine-deletion:D15
+  @row:machine-node-guard:G12 @row:machine-normal:N03 @row:machine-normal:N01
   Scenario: a Machine that never got a Node is deleted without touching Nodes, then left to other finalizers
     Given a Machine "m1" with its bootstrap and infrastructure objects and the finalizer "example.com/keep"
     And the bootstrap provider reports the data secret of "m1"
@@ -107,18 +107,27 @@ Feature: Deleting a Machine takes it apart in order
     When the finalizer "example.com/keep" is removed from the Machine "m1"
     Then the Machine "m1" is gone
 
-  @row:machine-normal:N07 @row:machine-deletion:D02 @row:machine-deletion:D12 @row:machine-deletion:D17
+  @row:machine-normal:N07 @row:machine-deletion:D12
   Scenario Outline: deletion leaves the Node alone when <why>
     Given a running <kind> "m1"
     And <situation>
     When I delete the Machine "m1"
-    Then row "D02" fired for "m1" saying "<reason>"
+    Then row "<row>" fired for "m1" saying "<reason>"
     And the Machine "m1" is gone
     And the Node of "m1" exists
     And the infrastructure object of "m1" is gone
 
-    Examples:
-      | why                                            | kind                  | situation                                             | reason                                  |
-      | the Cluster is being deleted                   | Machine               | the Cluster is being deleted                          | the Cluster is being deleted or is gone |
-      | the control plane is being deleted             | Machine               | the control plane of the Cluster is being deleted     | the control plane is being deleted      |
-      | it is the Cluster's last control-plane Machine | control-plane Machine | "m1" is the only control-plane Machine of the Cluster | this is the last control-plane Machine  |
+    @row:machine-node-guard:G01 @row:machine-node-guard:G11
+    Examples: the Cluster is going
+      | why                          | kind    | situation                    | row | reason                                  |
+      | the Cluster is being deleted | Machine | the Cluster is being deleted | G01 | the Cluster is being deleted or is gone |
+
+    @row:machine-node-guard:G03 @row:machine-node-guard:G13
+    Examples: the control plane is going
+      | why                                | kind    | situation                                         | row | reason                             |
+      | the control plane is being deleted | Machine | the control plane of the Cluster is being deleted | G03 | the control plane is being deleted |
+
+    @row:machine-node-guard:G04 @row:machine-node-guard:G14
+    Examples: the last control-plane Machine
+      | why                                            | kind                  | situation                                             | row | reason                                 |
+      | it is the Cluster's last control-plane Machine | control-plane Machine | "m1" is the only control-plane Machine of the Cluster | G04 | this is the last control-plane Machine |

@@ -46,13 +46,13 @@ Feature: The operator copes with errors and stuck deletion steps
     Then the Machine "m1" has condition "NodeHealthy" with status "Unknown" and reason "MultipleNodesFound"
     And the Machine "m1" reaches phase "Provisioned"
 
-  @row:machine-errors:E06
+  @serial @row:machine-errors:E06
   Scenario: a drain blocked past its timeout leaves the remaining Pods in place
     Given a running Machine "m1"
     And a kubelet runs on the Node of "m1"
     And Pod "db" runs on the Node of "m1"
     And a PodDisruptionBudget blocks Pod "db"
-    And the Machine "m1" has a drain timeout of 1 second
+    And the Machine "m1" has a drain timeout of 600 seconds
     When I delete the Machine "m1"
     Then the Machine "m1" has condition "Deleting" with reason "DrainingNode" and message containing "db"
     When the drain timeout of "m1" has passed
@@ -60,23 +60,64 @@ Feature: The operator copes with errors and stuck deletion steps
     And the Machine "m1" is gone
     And Pod "db" is still running
 
-  @row:machine-errors:E07
+  @serial @row:machine-errors:E07
   Scenario: volumes that do not detach within the timeout do not hold the deletion
     Given a running Machine "m1"
     And volume "vol-1" is attached to the Node of "m1"
-    And the Machine "m1" has a volume detach timeout of 1 second
+    And the Machine "m1" has a volume detach timeout of 600 seconds
     When I delete the Machine "m1"
     Then the Machine "m1" has condition "Deleting" with reason "WaitingForVolumeDetach"
     When the volume detach timeout of "m1" has passed
     Then row "E07" fired for "m1"
     And the Machine "m1" is gone
 
-  @row:machine-errors:E08 @row:machine-deletion:D18
+  @serial @row:machine-errors:E08 @row:machine-deletion:D18
   Scenario: a Node that cannot be deleted within the timeout is left behind
     Given a running Machine "m1"
     And a policy forbids deleting the Node of "m1"
-    And the Machine "m1" has a Node deletion timeout of 1 second
+    And the Machine "m1" has a Node deletion timeout of 600 seconds
     When I delete the Machine "m1"
+    Then the Machine "m1" has condition "Deleting" with reason "DeletingNode" and message containing "protected"
+    When the Node deletion timeout of "m1" has passed
     Then the Machine "m1" is gone
     And row "E08" fired for "m1"
     And the Node of "m1" exists
+
+  @row:machine-errors:E09
+  Scenario: a bootstrap object controlled by another owner is not taken over
+    Given a Machine "m1" whose bootstrap object is controlled by another owner
+    Then the Machine "m1" has condition "BootstrapConfigReady" with status "False" and reason "ControlledByOther"
+    And the Machine "m1" reaches phase "Pending"
+
+  @row:machine-errors:E10
+  Scenario: an infrastructure object controlled by another owner is not taken over
+    Given a Machine "m1" whose infrastructure object is controlled by another owner
+    And the bootstrap provider reports the data secret of "m1"
+    Then the Machine "m1" has condition "InfrastructureReady" with status "False" and reason "ControlledByOther"
+    And the Machine "m1" reaches phase "Provisioning"
+
+  @row:machine-errors:E11
+  Scenario: an infrastructure object that reports another providerID is reported, not followed
+    Given a running Machine "m1"
+    When the infrastructure of "m1" reports the providerID "sim://elsewhere"
+    Then the Machine "m1" has condition "InfrastructureReady" with status "False" and reason "ProviderIDMismatch"
+    And the Machine "m1" reaches phase "Running"
+
+  @row:machine-normal:N09
+  Scenario: a Machine whose status names a state the tables do not know starts over from Pending
+    Given a running Machine "m1"
+    When the status of "m1" names the state "RetiredState"
+    Then row "N09" fired for "m1"
+    And the Machine "m1" reaches phase "Running"
+
+  @row:machine-normal:N08 @row:machine-deletion:D03
+  Scenario: a Machine being deleted whose status names an unknown state restarts its deletion
+    Given a running Machine "m1"
+    And the Machine "m1" has annotation "pre-drain.delete.hook.machine.cluster.krtt.dev/hold"
+    When I delete the Machine "m1"
+    Then the Machine "m1" has condition "Deleting" with reason "WaitingForPreDrainHook"
+    When the status of "m1" names the state "RetiredState"
+    Then row "N08" fired for "m1"
+    And the Machine "m1" has condition "Deleting" with reason "WaitingForPreDrainHook"
+    When the annotation "pre-drain.delete.hook.machine.cluster.krtt.dev/hold" is removed from the Machine "m1"
+    Then the Machine "m1" is gone

@@ -100,10 +100,10 @@ func (w *world) rowFiredSaying(ctx context.Context, row, name, text string) erro
 		var said []string
 		for _, tr := range w.h.Traces(w.key(name)) {
 			if tr.Row == row {
-				if strings.Contains(tr.Message, text) {
+				if strings.Contains(tr.Message, text) || strings.Contains(tr.Note, text) {
 					return nil
 				}
-				said = append(said, tr.Message)
+				said = append(said, tr.Message+" "+tr.Note)
 			}
 		}
 		return fmt.Errorf("row %s said %q", row, said)

@@ -105,6 +105,7 @@ func registerSteps(sc *godog.ScenarioContext, h *harness.Harness, cov *coverage)
 	})
 
 	registerNodeSkipSteps(sc, w)
+	registerOwnershipSteps(sc, w)
 
 	// --- Given: the world ---
 	sc.Step(`^a Cluster "([^"]*)"$`, w.aCluster)
@@ -140,7 +141,7 @@ func registerSteps(sc *godog.ScenarioContext, h *harness.Harness, cov *coverage)
 	sc.Step(`^the Machine "([^"]*)" has finalizer "([^"]*)"$`, w.addFinalizer)
 	sc.Step(`^the finalizer "([^"]*)" is removed from the Machine "([^"]*)"$`, w.removeFinalizer)
 	sc.Step(`^the Machine "([^"]*)" has a (drain|volume detach|Node deletion) timeout of (\d+) seconds?$`, w.setTimeout)
-	sc.Step(`^the (drain|volume detach) timeout of "([^"]*)" has passed$`, w.timeoutPassed)
+	sc.Step(`^the (drain|volume detach|Node deletion) timeout of "([^"]*)" has passed$`, w.timeoutPassed)
 	sc.Step(`^I delete the Machine "([^"]*)"$`, w.deleteMachine)
 	sc.Step(`^the operator restarts$`, w.restart)
 
@@ -465,10 +466,13 @@ func (w *world) setTimeout(ctx context.Context, name, which string, seconds int)
 	})
 }
 
-// timeoutPassed polls until the timeout has run out since the step started,
-// then touches the Machine: a waiting step only requeues every 20s, and a
-// change wakes the operator at once (as any edit by a human would).
+// timeoutPassed waits until the step has recorded when it started, then
+// advances the operator's clock past the timeout (no sleeping), and touches
+// the Machine: a waiting step only requeues every 20s, and a change wakes
+// the operator at once (as any edit by a human would). Scenarios that use it
+// are @serial, since the clock is the whole operator's.
 func (w *world) timeoutPassed(ctx context.Context, which, name string) error {
+	var left time.Duration
 	err := w.eventually(ctx, which+" timeout", func(ctx context.Context) error {
 		m, err := w.machine(ctx, name)
 		if err != nil {
@@ -481,23 +485,26 @@ func (w *world) timeoutPassed(ctx context.Context, which, name string) error {
 			start, seconds = m.Status.Deletion.NodeDrainStartTime, m.Spec.Deletion.NodeDrainTimeoutSeconds
 		case "volume detach":
 			start, seconds = m.Status.Deletion.WaitForNodeVolumeDetachStartTime, m.Spec.Deletion.NodeVolumeDetachTimeoutSeconds
+		case "Node deletion":
+			start, seconds = m.Status.Deletion.NodeDeletionStartTime, m.Spec.Deletion.NodeDeletionTimeoutSeconds
 		}
 		if start == nil || seconds == nil {
 			return fmt.Errorf("no %s start time or timeout yet (%s)", which, describe(m))
 		}
-		if left := time.Until(start.Add(time.Duration(*seconds) * time.Second)); left > 0 {
-			return fmt.Errorf("%s left", left)
-		}
+		left = start.Add(time.Duration(*seconds) * time.Second).Sub(w.h.Clock.Now())
 		return nil
 	})
 	if err != nil {
 		return err
 	}
+	if left >= 0 {
+		w.h.Clock.Advance(left + time.Second)
+	}
 	return w.updateMachine(ctx, name, func(m *clusterv1.Machine) {
 		if m.Annotations == nil {
 			m.Annotations = map[string]string{}
 		}
-		m.Annotations["specs.krtt.dev/nudge"] = time.Now().UTC().Format(time.RFC3339Nano)
+		m.Annotations["specs.krtt.dev/nudge"] = w.h.Clock.Now().UTC().Format(time.RFC3339Nano)
 	})
 }
 

@@ -79,11 +79,11 @@ func (p *patcher[O]) patchStatus(ctx context.Context, before, after O, bs, as ma
 	if err != nil {
 		return err
 	}
-	changes := ownedChanges(*p.status.Conditions(before), *p.status.Conditions(after), p.owned)
+	changes := ownedChanges(p.status.GetConditions(before), p.status.GetConditions(after), p.owned)
 	base := before.DeepCopyObject().(O)
 	base.SetResourceVersion(after.GetResourceVersion())
 	for attempt := 1; ; attempt++ {
-		target, err := rebase(base, fields, changes, p.status.Conditions)
+		target, err := rebase(base, fields, changes, p.status)
 		if err != nil {
 			return err
 		}
@@ -186,7 +186,7 @@ func ownedChanges(before, after []metav1.Condition, owned map[string]bool) []con
 
 // rebase applies the status field patch and the owned condition changes to
 // a copy of base.
-func rebase[O client.Object](base O, fields []byte, changes []conditionChange, conds func(O) *[]metav1.Condition) (O, error) {
+func rebase[O client.Object](base O, fields []byte, changes []conditionChange, status Status[O]) (O, error) {
 	var zero O
 	m, err := toMap(base)
 	if err != nil {
@@ -210,18 +210,19 @@ func rebase[O client.Object](base O, fields []byte, changes []conditionChange, c
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, target); err != nil {
 		return zero, fmt.Errorf("convert status back: %w", err)
 	}
-	list := conds(target)
+	list := status.GetConditions(target)
 	for _, ch := range changes {
 		if ch.cond == nil {
-			meta.RemoveStatusCondition(list, ch.typ)
+			meta.RemoveStatusCondition(&list, ch.typ)
 			continue
 		}
-		if i := indexOf(*list, ch.typ); i >= 0 {
-			(*list)[i] = *ch.cond
+		if i := indexOf(list, ch.typ); i >= 0 {
+			list[i] = *ch.cond
 		} else {
-			*list = append(*list, *ch.cond)
+			list = append(list, *ch.cond)
 		}
 	}
+	status.SetConditions(target, list)
 	return target, nil
 }
 

@@ -247,24 +247,27 @@ func (r *Reconciler[O, E]) record(p *Plan[O, E], step *engine.Step, obj O) error
 	}
 	r.spec.Status.Set(obj, rec)
 
-	conds := r.spec.Status.Conditions(obj)
 	gen := obj.GetGeneration()
 	err := r.runner.Project(p.Obs.Env, res, func(cs []engine.Condition) {
+		conds := r.spec.Status.GetConditions(obj)
 		for _, c := range cs {
-			meta.SetStatusCondition(conds, metav1.Condition{Type: c.Type, Status: metav1.ConditionStatus(c.Status),
+			meta.SetStatusCondition(&conds, metav1.Condition{Type: c.Type, Status: metav1.ConditionStatus(c.Status),
 				Reason: c.Reason, Message: c.Message, ObservedGeneration: gen})
 		}
+		r.spec.Status.SetConditions(obj, conds)
 	})
 	if err != nil {
 		return err
 	}
+	conds := r.spec.Status.GetConditions(obj)
+	defer func() { r.spec.Status.SetConditions(obj, conds) }()
 	if p.Impossible != nil {
-		meta.SetStatusCondition(conds, metav1.Condition{Type: FactsConsistentCondition, Status: metav1.ConditionFalse,
+		meta.SetStatusCondition(&conds, metav1.Condition{Type: FactsConsistentCondition, Status: metav1.ConditionFalse,
 			Reason: "ImpossibleFacts", ObservedGeneration: gen,
 			Message: fmt.Sprintf("the observed facts fall into %s (%s), which the tables declare impossible: %s",
 				p.Impossible.Name, p.Impossible.Description, p.Facts.String())})
 	} else {
-		meta.RemoveStatusCondition(conds, FactsConsistentCondition)
+		meta.RemoveStatusCondition(&conds, FactsConsistentCondition)
 	}
 	return nil
 }

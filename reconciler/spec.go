@@ -44,8 +44,9 @@ func (t *Transition) sameAs(o *Transition) bool {
 type Status[O client.Object] struct {
 	Get func(O) Record
 	Set func(O, Record)
-	// Conditions points at the object's status.conditions.
-	Conditions func(O) *[]metav1.Condition
+	// GetConditions and SetConditions read and write status.conditions.
+	GetConditions func(O) []metav1.Condition
+	SetConditions func(O, []metav1.Condition)
 }
 
 // Observation is what an observer returns for one reconcile.

@@ -19,11 +19,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	machineactions "github.com/krtt-dev/krtt/actions/machine"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/internal/controller/machine"
+	"github.com/krtt-dev/krtt/reconciler"
 )
 
 // MaxEvents is how many of the Machine's most recent Events a report keeps.
@@ -52,6 +55,9 @@ type Report struct {
 	Facts map[string]string `json:"facts"`
 	// FactOrder lists the facts in the set's order.
 	FactOrder []string `json:"-"`
+	// ImpossibleFacts names the declared impossible combination the
+	// observed facts fall into, if any.
+	ImpossibleFacts string `json:"impossibleFacts,omitempty"`
 	// ObserveError is the first API error met while observing.
 	ObserveError string `json:"observeError,omitempty"`
 
@@ -214,20 +220,18 @@ type Event struct {
 // Observer, computes the facts with the runner's observers, decides with
 // the set and reads status and Events. It runs no action.
 func Machine(ctx context.Context, c client.Client, set *engine.Set, key client.ObjectKey, now time.Time) (*Report, error) {
-	runner, err := engine.NewRunner(set, machineactions.Registry())
+	// The operator's own observe and decide, through the controller kit,
+	// with a direct client and no action run.
+	r, err := reconciler.New(machine.Spec(set, c, nil), reconciler.Options{Client: c, Now: func() time.Time { return now }})
 	if err != nil {
 		return nil, err
 	}
-	obs := machineactions.Observer{
-		Client:   c,
-		Clusters: machineactions.LocalClusterClients{Client: c},
-		Now:      func() time.Time { return now },
+	plan, planErr := r.Plan(ctx, key)
+	if planErr != nil && plan.Facts.Map() == nil {
+		// Nothing was decided on: no facts to show.
+		return nil, planErr
 	}
-	scope := obs.Observe(ctx, key)
-	facts, err := runner.Observe(scope)
-	if err != nil {
-		return nil, err
-	}
+	scope, facts := plan.Obs.Env, plan.Facts
 	rep := &Report{
 		Namespace: key.Namespace, Name: key.Name, Found: scope.MachineFound, Set: set.Name,
 		Now: now, Facts: facts.Map(), Hooks: []Hook{}, Events: []Event{},
@@ -239,16 +243,14 @@ func Machine(ctx context.Context, c client.Client, set *engine.Set, key client.O
 		rep.ObserveError = scope.Err.Error()
 	}
 
-	state := set.InitialState
 	m := scope.Machine
-	if m != nil && m.Status.State != "" {
-		if set.State(m.Status.State) != nil {
-			state = m.Status.State
-		} else {
-			rep.StateNote = fmt.Sprintf("status.state %q is unknown to the tables; the operator starts from the initial state", m.Status.State)
-		}
+	st := plan.State
+	if plan.PersistedState != "" && plan.PersistedState != st.Name {
+		rep.StateNote = fmt.Sprintf("status.state %q is unknown to the tables; the operator decides in %s", plan.PersistedState, st.Name)
 	}
-	st := set.State(state)
+	if plan.Impossible != nil {
+		rep.ImpossibleFacts = plan.Impossible.Name + ": " + plan.Impossible.Description
+	}
 	rep.State = st.Name
 	rep.StateDescription = st.Description
 	rep.Phase = st.Phase
@@ -261,13 +263,14 @@ func Machine(ctx context.Context, c client.Client, set *engine.Set, key client.O
 			rep.DeletionRequested = &t
 		}
 	}
-
-	d, err := set.Decide(ctx, st.Name, facts)
+	d := plan.Decision
 	switch {
-	case err != nil && errors.Is(err, engine.ErrNoDecision):
+	case planErr != nil && errors.Is(planErr, engine.ErrNoDecision):
 		rep.DecideError = fmt.Sprintf("no row of set %s matches in state %s", set.Name, st.Name)
-	case err != nil:
-		rep.DecideError = err.Error()
+	case planErr != nil:
+		rep.DecideError = planErr.Error()
+	case d == nil:
+		rep.DecideError = fmt.Sprintf("state %s is terminal: no row applies", st.Name)
 	}
 	if d != nil {
 		rep.Fires = firedRow(d)
@@ -288,7 +291,7 @@ func Machine(ctx context.Context, c client.Client, set *engine.Set, key client.O
 			rep.LastTransition = &Transition{Table: lt.Table, Row: lt.Row, From: lt.From, To: lt.To, Action: lt.Action,
 				Outcome: lt.Outcome, Time: lt.Time.UTC(), Message: lt.Message}
 		}
-		rep.WaitingOn = waitingOn(scope, st.Name, now)
+		rep.WaitingOn = waitingOn(scope, st, now)
 		events, err := machineEvents(ctx, c, m)
 		if err != nil {
 			rep.EventsError = err.Error()
@@ -412,54 +415,54 @@ func hooks(m *clusterv1.Machine) []Hook {
 	return out
 }
 
-// waitingOn describes the deletion step of the state, with its start time
-// from status.deletion and its timeout from spec.deletion.
-func waitingOn(s *machineactions.Scope, state string, now time.Time) *Wait {
+// waitingOn describes what the state waits on, from the state's wait in
+// the tables: the status field that records since when and the spec field
+// that bounds it are read from the Machine by their paths.
+func waitingOn(s *machineactions.Scope, st *engine.State, now time.Time) *Wait {
+	sw := st.Wait
+	if sw == nil {
+		return nil
+	}
 	m := s.Machine
-	del, spec := m.Status.Deletion, m.Spec.Deletion
-	// step is a deletion step whose start status.deletion records.
-	step := func(name, on, startField string, start *metav1.Time) *Wait {
-		w := &Wait{Step: name, On: on, StartField: "status.deletion." + startField}
-		w.setStart(start, now)
+	w := &Wait{Step: sw.Step, On: sw.On}
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(m)
+	if err != nil {
 		return w
 	}
-	// hookStep waits for the hook annotations of one point to be removed.
-	hookStep := func(point, prefix, startField string, start *metav1.Time) *Wait {
-		w := step(point+" hooks", "every "+point+" hook annotation ("+prefix+"*) to be removed by its owner", startField, start)
-		w.Timeout = "no timeout: hooks hold the deletion until they are removed"
-		return w
-	}
-	// external waits for a provider's object to be gone.
-	external := func(what string, u *unstructured.Unstructured, ref clusterv1.ObjectReference) *Wait {
-		w := &Wait{Step: what + " deletion", On: "the " + what + " object to be gone" + objectText(u, ref)}
-		w.setExternalStart(u, now)
-		w.Timeout = "no timeout: the " + what + " provider decides when the object is gone"
-		return w
-	}
-	var w *Wait
-	switch state {
-	case "WaitingForPreDrainHook":
-		w = hookStep("pre-drain", clusterv1.PreDrainDeleteHookAnnotationPrefix, "waitForPreDrainHookStartTime", del.WaitForPreDrainHookStartTime)
-	case "DrainingNode":
-		w = step("drain", "every Pod on the Node to be evicted or skipped"+nodeName(s), "nodeDrainStartTime", del.NodeDrainStartTime)
-		w.setTimeout("spec.deletion.nodeDrainTimeoutSeconds", spec.NodeDrainTimeoutSeconds, now)
-	case "WaitingForVolumeDetach":
-		w = step("volume detach", "every volume attached to the Node to detach"+nodeName(s), "waitForNodeVolumeDetachStartTime", del.WaitForNodeVolumeDetachStartTime)
-		w.setTimeout("spec.deletion.nodeVolumeDetachTimeoutSeconds", spec.NodeVolumeDetachTimeoutSeconds, now)
-	case "WaitingForPreTerminateHook":
-		w = hookStep("pre-terminate", clusterv1.PreTerminateDeleteHookAnnotationPrefix, "waitForPreTerminateHookStartTime", del.WaitForPreTerminateHookStartTime)
-	case "WaitingForInfrastructureDeletion":
-		w = external("infrastructure", s.Infrastructure, m.Spec.InfrastructureRef)
-	case "WaitingForBootstrapDeletion":
+	switch sw.Object {
+	case "infrastructure":
+		w.On += objectText(s.Infrastructure, m.Spec.InfrastructureRef)
+		w.setExternalStart(s.Infrastructure, now)
+	case "bootstrap":
 		ref := clusterv1.ObjectReference{}
 		if m.Spec.Bootstrap.ConfigRef != nil {
 			ref = *m.Spec.Bootstrap.ConfigRef
 		}
-		w = external("bootstrap", s.Bootstrap, ref)
-	case "DeletingNode":
-		w = step("Node deletion", "the Node to be deleted"+nodeName(s), "nodeDeletionStartTime", del.NodeDeletionStartTime)
-		w.setTimeout("spec.deletion.nodeDeletionTimeoutSeconds", spec.NodeDeletionTimeoutSeconds, now)
+		w.On += objectText(s.Bootstrap, ref)
+		w.setExternalStart(s.Bootstrap, now)
+	default:
+		if strings.Contains(sw.On, "Node") {
+			w.On += nodeName(s)
+		}
 	}
+	if sw.Since != "" {
+		w.StartField = sw.Since
+		if raw, ok, _ := unstructured.NestedString(obj, strings.Split(sw.Since, ".")...); ok {
+			if t, err := time.Parse(time.RFC3339, raw); err == nil {
+				w.setStart(&metav1.Time{Time: t}, now)
+			}
+		}
+	}
+	if sw.Timeout == "" {
+		w.Timeout = "no timeout: " + sw.NoTimeout
+		return w
+	}
+	var seconds *int32
+	if v, ok, _ := unstructured.NestedInt64(obj, strings.Split(sw.Timeout, ".")...); ok {
+		x := int32(v)
+		seconds = &x
+	}
+	w.setTimeout(sw.Timeout, seconds, now)
 	return w
 }
 

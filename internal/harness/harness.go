@@ -27,6 +27,8 @@ type Harness struct {
 	Env    *testenv.Env
 	Client client.Client
 	Set    *engine.Set
+	// Clock is the operator's clock; scenarios advance it past timeouts.
+	Clock *Clock
 
 	mu       sync.Mutex
 	cancel   context.CancelFunc
@@ -48,7 +50,7 @@ func Start() (*Harness, error) {
 		_ = env.Stop()
 		return nil, err
 	}
-	h := &Harness{Env: env, Client: env.Client, Set: set}
+	h := &Harness{Env: env, Client: env.Client, Set: set, Clock: &Clock{}}
 	if err := h.StartOperator(); err != nil {
 		_ = env.Stop()
 		return nil, err
@@ -68,7 +70,7 @@ func (h *Harness) StartOperator() error {
 		return err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r, err := operator.Setup(ctx, mgr, h.Set, operator.Options{MachineConcurrency: 4})
+	r, err := operator.Setup(ctx, mgr, h.Set, operator.Options{MachineConcurrency: 4, Now: h.Clock.Now})
 	if err != nil {
 		cancel()
 		return err

@@ -59,7 +59,8 @@ var Status = reconciler.Status[*clusterv1.Machine]{
 				Action: lt.Action, Outcome: lt.Outcome, Message: lt.Message, Time: lt.Time}
 		}
 	},
-	Conditions: func(m *clusterv1.Machine) *[]metav1.Condition { return &m.Status.Conditions },
+	GetConditions: func(m *clusterv1.Machine) []metav1.Condition { return m.Status.Conditions },
+	SetConditions: func(m *clusterv1.Machine, c []metav1.Condition) { m.Status.Conditions = c },
 }
 
 // Spec is the Machine controller for the kit: its tables, registry and

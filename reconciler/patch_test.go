@@ -1,0 +1,147 @@
+package reconciler
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+func doorPatcher() patcher[*unstructured.Unstructured] {
+	return patcher[*unstructured.Unstructured]{client: env.Client, apiReader: env.Client, newObject: newDoor,
+		status: doorStatus, owned: map[string]bool{"DoorOpen": true}, finalizer: "toy.krtt.dev/door"}
+}
+
+func createDoor(t *testing.T, ns, name string) *unstructured.Unstructured {
+	t.Helper()
+	d := newDoor()
+	d.SetNamespace(ns)
+	d.SetName(name)
+	d.SetFinalizers([]string{"toy.krtt.dev/door"})
+	if err := env.Client.Create(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	doorStatus.Set(d, Record{State: "Closed", Phase: "Closed"})
+	if err := env.Client.Status().Update(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func setCondition(u *unstructured.Unstructured, typ string, status metav1.ConditionStatus) {
+	cs := doorStatus.GetConditions(u)
+	meta.SetStatusCondition(&cs, metav1.Condition{Type: typ, Status: status, Reason: "R"})
+	doorStatus.SetConditions(u, cs)
+}
+
+// A merge patch replaces whole lists, so a metadata patch computed from a
+// stale read would drop a finalizer another controller added meanwhile: it
+// must conflict instead, and write no status either.
+func TestPatchNeverDropsAConcurrentFinalizer(t *testing.T) {
+	createNamespace(t, "patch-meta")
+	ctx := context.Background()
+	stale := createDoor(t, "patch-meta", "d")
+	other := stale.DeepCopy()
+	other.SetFinalizers(append(other.GetFinalizers(), "example.com/keep"))
+	if err := env.Client.Update(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	after := stale.DeepCopy()
+	after.SetLabels(map[string]string{"touched": "yes"})
+	doorStatus.Set(after, Record{State: "Open"})
+	p := doorPatcher()
+	if err := p.patch(ctx, stale, after); !apierrors.IsConflict(err) || !IsStale(err) {
+		t.Fatalf("patch from a stale read: want a conflict, got %v", err)
+	}
+	got, _ := getDoor(ctx, "patch-meta", "d")
+	if len(got.GetFinalizers()) != 2 || got.GetLabels()["touched"] != "" || doorStatus.Get(got).State != "Closed" {
+		t.Fatalf("stale patch changed the Door: finalizers %v labels %v state %q", got.GetFinalizers(), got.GetLabels(), doorStatus.Get(got).State)
+	}
+}
+
+// A status patch from a read that another writer overtook is rebased: this
+// controller's conditions and fields land on top of the newest object, and
+// the other writer's condition stays.
+func TestStatusPatchRebasesOntoOtherWriters(t *testing.T) {
+	createNamespace(t, "patch-status")
+	ctx := context.Background()
+	stale := createDoor(t, "patch-status", "d")
+	setCondition(stale, "DoorOpen", metav1.ConditionFalse)
+	if err := env.Client.Status().Update(ctx, stale); err != nil {
+		t.Fatal(err)
+	}
+	other := stale.DeepCopy()
+	setCondition(other, "Painted", metav1.ConditionTrue)
+	if err := env.Client.Status().Update(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	after := stale.DeepCopy()
+	setCondition(after, "DoorOpen", metav1.ConditionTrue)
+	_ = unstructured.SetNestedField(after.Object, "krtt", "status", "openedBy")
+	p := doorPatcher()
+	if err := p.patch(ctx, stale, after); err != nil {
+		t.Fatalf("patch: %v", err)
+	}
+	got, _ := getDoor(ctx, "patch-status", "d")
+	cs := doorStatus.GetConditions(got)
+	by, _, _ := unstructured.NestedString(got.Object, "status", "openedBy")
+	if c := meta.FindStatusCondition(cs, "DoorOpen"); c == nil || c.Status != metav1.ConditionTrue {
+		t.Errorf("owned condition not written: %v", cs)
+	}
+	if meta.FindStatusCondition(cs, "Painted") == nil {
+		t.Errorf("the other writer's condition was lost: %v", cs)
+	}
+	if by != "krtt" {
+		t.Errorf("status field not written: %v", got.Object["status"])
+	}
+}
+
+// A status patch decided on a state that has moved on since is dropped: the
+// newer state must never be rewound.
+func TestStatusPatchNeverRewindsTheState(t *testing.T) {
+	createNamespace(t, "patch-rewind")
+	ctx := context.Background()
+	stale := createDoor(t, "patch-rewind", "d")
+	newer := stale.DeepCopy()
+	doorStatus.Set(newer, Record{State: "Open", Phase: "Open"})
+	if err := env.Client.Status().Update(ctx, newer); err != nil {
+		t.Fatal(err)
+	}
+	after := stale.DeepCopy()
+	setCondition(after, "DoorOpen", metav1.ConditionFalse)
+	p := doorPatcher()
+	err := p.patch(ctx, stale, after)
+	if !errors.Is(err, errStale) || !IsStale(err) {
+		t.Fatalf("want a stale error, got %v", err)
+	}
+	got, _ := getDoor(ctx, "patch-rewind", "d")
+	if doorStatus.Get(got).State != "Open" {
+		t.Fatalf("state rewound to %q", doorStatus.Get(got).State)
+	}
+}
+
+func TestOwnedChanges(t *testing.T) {
+	c := func(typ string, st metav1.ConditionStatus) metav1.Condition {
+		return metav1.Condition{Type: typ, Status: st, Reason: "R"}
+	}
+	before := []metav1.Condition{c("A", "True"), c("B", "True"), c("X", "True")}
+	after := []metav1.Condition{c("A", "False"), c("X", "False"), c("C", "True")}
+	got := ownedChanges(before, after, map[string]bool{"A": true, "B": true, "C": true})
+	want := map[string]string{"A": "False", "C": "True", "B": "removed"}
+	if len(got) != len(want) {
+		t.Fatalf("changes %+v", got)
+	}
+	for _, ch := range got {
+		st := "removed"
+		if ch.cond != nil {
+			st = string(ch.cond.Status)
+		}
+		if want[ch.typ] != st {
+			t.Errorf("%s: %s, want %s", ch.typ, st, want[ch.typ])
+		}
+	}
+}

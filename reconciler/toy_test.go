@@ -1,0 +1,345 @@
+package reconciler
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/internal/testenv"
+)
+
+// The toy controller: a Door (a test CRD, read only as unstructured) opens
+// and closes as its spec asks. It is a second controller on the kit made of
+// tables, facts, status setters and an observer only: no reconcile code.
+
+var doorGVK = schema.GroupVersionKind{Group: "toy.krtt.dev", Version: "v1", Kind: "Door"}
+
+const doorTables = `
+apiVersion: krtt.dev/v1alpha1
+kind: TransitionTable
+metadata: {name: door}
+spec:
+  registry: door
+  initialState: Closed
+  hitPolicy: first
+  states:
+    - {name: Closed, phase: Closed, description: shut}
+    - {name: Open, phase: Open, description: open}
+    - {name: Gone, phase: Gone, terminal: true, description: never entered; keeps the reachability check honest}
+  conditions:
+    - {type: DoorOpen, description: the door is open}
+  statusFields:
+    - {name: openedBy, description: status.openedBy}
+  facts:
+    - {name: found, type: bool, description: the Door exists}
+    - {name: wantOpen, type: bool, description: spec.open}
+  rows:
+    - {id: T01, observed: "-", trigger: gone, action: nothing, resulting: "-", from: ["*"], when: {found: false}}
+    - id: T02
+      observed: Closed
+      trigger: spec.open
+      action: open it
+      resulting: Open
+      from: [Closed]
+      when: {wantOpen: true}
+      then:
+        state: Open
+        status: {openedBy: krtt}
+        conditions: [{type: DoorOpen, status: "True", reason: Opened, message: "opened"}]
+    - id: T03
+      observed: Open
+      trigger: not spec.open
+      action: close it
+      resulting: Closed
+      from: [Open]
+      when: {wantOpen: false}
+      then:
+        state: Closed
+        conditions: [{type: DoorOpen, status: "False", reason: Closed, message: "closed"}]
+    - {id: T04, observed: any, trigger: as wanted, action: nothing, resulting: "-", from: [Closed], when: {wantOpen: false}}
+    - {id: T05, observed: any, trigger: as wanted, action: nothing, resulting: "-", from: [Open], when: {wantOpen: true}}
+    - {id: T06, observed: any, trigger: never, action: nothing, resulting: Gone, from: [Open], when: {found: false}, then: {state: Gone}}
+`
+
+type door struct{ obj *unstructured.Unstructured }
+
+func newDoor() *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(doorGVK)
+	return u
+}
+
+func doorRegistry() *engine.Registry[*door] {
+	r := engine.NewRegistry[*door]("door")
+	r.Bool("found", "", func(d *door) bool { return d.obj != nil })
+	r.Bool("wantOpen", "", func(d *door) bool {
+		if d.obj == nil {
+			return false
+		}
+		v, _, _ := unstructured.NestedBool(d.obj.Object, "spec", "open")
+		return v
+	})
+	r.StatusField("openedBy", "", func(d *door, v string) {
+		_ = unstructured.SetNestedField(d.obj.Object, v, "status", "openedBy")
+	})
+	return r
+}
+
+// doorStatus keeps the kit's record and the conditions in the Door's
+// status, read and written as unstructured fields.
+var doorStatus = Status[*unstructured.Unstructured]{
+	Get: func(u *unstructured.Unstructured) Record {
+		st, _, _ := unstructured.NestedString(u.Object, "status", "state")
+		ph, _, _ := unstructured.NestedString(u.Object, "status", "phase")
+		og, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+		rec := Record{State: st, Phase: ph, ObservedGeneration: og}
+		if row, ok, _ := unstructured.NestedString(u.Object, "status", "lastRow"); ok {
+			rec.LastTransition = &Transition{Row: row}
+		}
+		return rec
+	},
+	Set: func(u *unstructured.Unstructured, rec Record) {
+		_ = unstructured.SetNestedField(u.Object, rec.State, "status", "state")
+		_ = unstructured.SetNestedField(u.Object, rec.Phase, "status", "phase")
+		_ = unstructured.SetNestedField(u.Object, rec.ObservedGeneration, "status", "observedGeneration")
+		if rec.LastTransition != nil {
+			_ = unstructured.SetNestedField(u.Object, rec.LastTransition.Row, "status", "lastRow")
+		}
+	},
+	GetConditions: func(u *unstructured.Unstructured) []metav1.Condition {
+		raw, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+		var out []metav1.Condition
+		for _, c := range raw {
+			m, ok := c.(map[string]any)
+			if !ok {
+				continue
+			}
+			var cond metav1.Condition
+			if runtime.DefaultUnstructuredConverter.FromUnstructured(m, &cond) == nil {
+				out = append(out, cond)
+			}
+		}
+		return out
+	},
+	SetConditions: func(u *unstructured.Unstructured, conds []metav1.Condition) {
+		raw := make([]any, 0, len(conds))
+		for i := range conds {
+			m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&conds[i])
+			if err == nil {
+				raw = append(raw, m)
+			}
+		}
+		_ = unstructured.SetNestedSlice(u.Object, raw, "status", "conditions")
+	},
+}
+
+var (
+	env     *testenv.Env
+	toySet  *engine.Set
+	toyTime = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+)
+
+func TestMain(m *testing.M) {
+	var err error
+	env, err = testenv.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := 1
+	if err = installDoorCRD(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	} else {
+		code = m.Run()
+	}
+	if err := env.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
+	os.Exit(code)
+}
+
+func installDoorCRD() error {
+	lib, findings := engine.LoadBytes("door.yaml", []byte(doorTables))
+	if lib == nil || findings.HasErrors() {
+		return fmt.Errorf("door tables: %v", findings)
+	}
+	if fs := engine.Check(lib, map[string]*engine.Catalog{"door": doorRegistry().Catalog()}); len(fs) > 0 {
+		return fmt.Errorf("door tables: %v", fs)
+	}
+	toySet = lib.Set("door")
+	open := map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}
+	crd := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": "doors.toy.krtt.dev"},
+		"spec": map[string]any{
+			"group": "toy.krtt.dev", "scope": "Namespaced",
+			"names": map[string]any{"kind": "Door", "listKind": "DoorList", "plural": "doors", "singular": "door"},
+			"versions": []any{map[string]any{"name": "v1", "served": true, "storage": true,
+				"subresources": map[string]any{"status": map[string]any{}},
+				"schema":       map[string]any{"openAPIV3Schema": open}}},
+		},
+	}}
+	ctx := context.Background()
+	if err := env.Client.Create(ctx, crd); err != nil {
+		return err
+	}
+	return poll(ctx, func(ctx context.Context) error {
+		return env.Client.List(ctx, &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": "toy.krtt.dev/v1", "kind": "DoorList"}})
+	})
+}
+
+func poll(ctx context.Context, cond func(context.Context) error) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := cond(ctx)
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func doorSpec(c client.Client) Spec[*unstructured.Unstructured, *door] {
+	return Spec[*unstructured.Unstructured, *door]{
+		Name:      "door",
+		Set:       toySet,
+		Registry:  doorRegistry(),
+		NewObject: newDoor,
+		NewList: func() client.ObjectList {
+			l := &unstructured.UnstructuredList{}
+			l.SetGroupVersionKind(doorGVK.GroupVersion().WithKind("DoorList"))
+			return l
+		},
+		Status: doorStatus,
+		Observe: func(ctx context.Context, key client.ObjectKey, _ time.Time) Observation[*unstructured.Unstructured, *door] {
+			u := newDoor()
+			err := c.Get(ctx, key, u)
+			switch {
+			case apierrors.IsNotFound(err):
+				return Observation[*unstructured.Unstructured, *door]{Env: &door{}}
+			case err != nil:
+				return Observation[*unstructured.Unstructured, *door]{Env: &door{}, Err: err}
+			}
+			return Observation[*unstructured.Unstructured, *door]{Env: &door{obj: u}, Object: u, Found: true}
+		},
+	}
+}
+
+func getDoor(ctx context.Context, ns, name string) (*unstructured.Unstructured, error) {
+	u := newDoor()
+	return u, env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, u)
+}
+
+func createNamespace(t *testing.T, name string) {
+	t.Helper()
+	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name}}}
+	if err := env.Client.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestToyController runs the Door controller in a manager: the kit alone
+// turns its rows into state, phase, conditions, status fields and traces.
+func TestToyController(t *testing.T) {
+	createNamespace(t, "toy")
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"},
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := New(doorSpec(mgr.GetClient()), Options{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Now: func() time.Time { return toyTime }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fired := make(chan string, 100)
+	r.Runner().Subscribe(func(tr engine.Trace) { fired <- tr.Row })
+	if err := r.Setup(mgr, r.Builder(mgr), 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = mgr.Start(ctx) }()
+
+	d := newDoor()
+	d.SetNamespace("toy")
+	d.SetName("front")
+	_ = unstructured.SetNestedField(d.Object, true, "spec", "open")
+	if err := env.Client.Create(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	err = poll(ctx, func(ctx context.Context) error {
+		u, err := getDoor(ctx, "toy", "front")
+		if err != nil {
+			return err
+		}
+		rec := doorStatus.Get(u)
+		by, _, _ := unstructured.NestedString(u.Object, "status", "openedBy")
+		c := meta.FindStatusCondition(doorStatus.GetConditions(u), "DoorOpen")
+		if rec.State != "Open" || rec.Phase != "Open" || by != "krtt" || c == nil || c.Status != metav1.ConditionTrue ||
+			rec.ObservedGeneration != u.GetGeneration() || rec.LastTransition == nil {
+			return fmt.Errorf("status %v", u.Object["status"])
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("door did not open: %v", err)
+	}
+	if row := <-fired; row != "T02" {
+		t.Errorf("first published row %s, want T02", row)
+	}
+
+	// Another controller's condition survives the Door closing.
+	u, _ := getDoor(ctx, "toy", "front")
+	conds := append(doorStatus.GetConditions(u), metav1.Condition{Type: "Painted", Status: metav1.ConditionTrue, Reason: "Blue", LastTransitionTime: metav1.Now()})
+	doorStatus.SetConditions(u, conds)
+	if err := env.Client.Status().Update(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	if err := poll(ctx, func(ctx context.Context) error {
+		u, err := getDoor(ctx, "toy", "front")
+		if err != nil {
+			return err
+		}
+		_ = unstructured.SetNestedField(u.Object, false, "spec", "open")
+		return env.Client.Update(ctx, u)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	err = poll(ctx, func(ctx context.Context) error {
+		u, err := getDoor(ctx, "toy", "front")
+		if err != nil {
+			return err
+		}
+		cs := doorStatus.GetConditions(u)
+		open, painted := meta.FindStatusCondition(cs, "DoorOpen"), meta.FindStatusCondition(cs, "Painted")
+		if doorStatus.Get(u).State != "Closed" || open == nil || open.Status != metav1.ConditionFalse || painted == nil {
+			return fmt.Errorf("status %v", u.Object["status"])
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("door did not close keeping the other condition: %v", err)
+	}
+}
