@@ -93,8 +93,8 @@ Feature: Deleting a Machine takes it apart in order
     And the annotation "pre-drain.delete.hook.machine.cluster.krtt.dev/hold" is removed from the Machine "m1"
     Then the Machine "m1" is gone
 
-  @row:machine-normal:N07 @row:machine-node-guard:G02 @row:machine-deletion:D13 @row:machine-deletion:D15
-  @row:machine-node-guard:G12 @row:machine-normal:N03 @row:machine-normal:N01
+  @row:machine-normal:N07 @row:machine-deletion-checks:C02 @row:machine-deletion:D13 @row:machine-deletion:D15
+  @row:machine-deletion-checks:C12 @row:machine-normal:N03 @row:machine-normal:N01
   Scenario: a Machine that never got a Node is deleted without touching Nodes, then left to other finalizers
     Given a Machine "m1" with its bootstrap and infrastructure objects and the finalizer "example.com/keep"
     And the bootstrap provider reports the data secret of "m1"
@@ -117,17 +117,117 @@ Feature: Deleting a Machine takes it apart in order
     And the Node of "m1" exists
     And the infrastructure object of "m1" is gone
 
-    @row:machine-node-guard:G01 @row:machine-node-guard:G11
+    @row:machine-deletion-checks:C01 @row:machine-deletion-checks:C11
     Examples: the Cluster is going
       | why                          | kind    | situation                    | row | reason                                  |
-      | the Cluster is being deleted | Machine | the Cluster is being deleted | G01 | the Cluster is being deleted or is gone |
+      | the Cluster is being deleted | Machine | the Cluster is being deleted | C01 | the Cluster is being deleted or is gone |
 
-    @row:machine-node-guard:G03 @row:machine-node-guard:G13
+    @row:machine-deletion-checks:C03 @row:machine-deletion-checks:C13
     Examples: the control plane is going
       | why                                | kind    | situation                                         | row | reason                             |
-      | the control plane is being deleted | Machine | the control plane of the Cluster is being deleted | G03 | the control plane is being deleted |
+      | the control plane is being deleted | Machine | the control plane of the Cluster is being deleted | C03 | the control plane is being deleted |
 
-    @row:machine-node-guard:G04 @row:machine-node-guard:G14
+    @row:machine-deletion-checks:C04 @row:machine-deletion-checks:C14
     Examples: the last control-plane Machine
       | why                                            | kind                  | situation                                             | row | reason                                 |
-      | it is the Cluster's last control-plane Machine | control-plane Machine | "m1" is the only control-plane Machine of the Cluster | G04 | this is the last control-plane Machine |
+      | it is the Cluster's last control-plane Machine | control-plane Machine | "m1" is the only control-plane Machine of the Cluster | C04 | this is the last control-plane Machine |
+
+  @row:machine-deletion-checks:C01
+  Scenario: a Cluster deleted while a pre-drain hook holds the deletion skips the Node steps at once
+    Given a running Machine "m1"
+    And the Machine "m1" has annotation "pre-drain.delete.hook.machine.cluster.krtt.dev/backup"
+    When I delete the Machine "m1"
+    Then the Machine "m1" has condition "Deleting" with reason "WaitingForPreDrainHook"
+    When the Cluster is being deleted
+    Then row "C01" fired for "m1" saying "the Cluster is being deleted or is gone"
+    And the Machine "m1" is gone
+    And the Node of "m1" exists
+
+  @row:machine-deletion-checks:C20 @row:machine-deletion:D05
+  Scenario: a pre-drain hook added while draining holds the drain until it is removed
+    Given a running Machine "m1"
+    And a kubelet runs on the Node of "m1"
+    And Pod "db" runs on the Node of "m1"
+    And a PodDisruptionBudget blocks Pod "db"
+    When I delete the Machine "m1"
+    Then the Machine "m1" has condition "Deleting" with reason "DrainingNode" and message containing "db"
+    When the Machine "m1" has annotation "pre-drain.delete.hook.machine.cluster.krtt.dev/late"
+    Then the Machine "m1" has condition "Deleting" with reason "WaitingForPreDrainHook" and message containing "late"
+    When the PodDisruptionBudget of Pod "db" allows disruption
+    Then Pod "db" is still running
+    When the annotation "pre-drain.delete.hook.machine.cluster.krtt.dev/late" is removed from the Machine "m1"
+    Then Pod "db" is evicted
+    And the Machine "m1" is gone
+
+  @row:machine-deletion-checks:C21 @row:machine-deletion:D13
+  Scenario: a pre-terminate hook added before the infrastructure is deleted holds it
+    Given a running Machine "m1"
+    And the Machine "m1" is paused
+    And the status of "m1" names the state "WaitingForInfrastructureDeletion"
+    And the Machine "m1" has annotation "pre-terminate.delete.hook.machine.cluster.krtt.dev/late"
+    And the Machine "m1" has finalizer "example.com/keep"
+    When I delete the Machine "m1"
+    And the Machine "m1" is no longer paused
+    Then the Machine "m1" has condition "Deleting" with reason "WaitingForPreTerminateHook" and message containing "late"
+    And the infrastructure object of "m1" exists
+    When the annotation "pre-terminate.delete.hook.machine.cluster.krtt.dev/late" is removed from the Machine "m1"
+    Then the infrastructure object of "m1" is gone
+    When the finalizer "example.com/keep" is removed from the Machine "m1"
+    Then the Machine "m1" is gone
+
+  @row:machine-deletion-checks:C23
+  Scenario: an infrastructure object deleted during the drain ends the drain
+    Given a running Machine "m1"
+    And Pod "db" runs on the Node of "m1"
+    And a PodDisruptionBudget blocks Pod "db"
+    When I delete the Machine "m1"
+    Then the Machine "m1" has condition "Deleting" with reason "DrainingNode" and message containing "db"
+    When the infrastructure object of "m1" is being deleted
+    Then row "C23" fired for "m1" saying "the infrastructure object is being deleted"
+    And Pod "db" is still running
+    When the infrastructure object of "m1" is released
+    Then the Machine "m1" is gone
+
+  @row:machine-deletion-checks:C22
+  Scenario: an infrastructure object gone during the volume wait ends the wait
+    Given a running Machine "m1"
+    And volume "vol-1" is attached to the Node of "m1"
+    When I delete the Machine "m1"
+    Then the Machine "m1" has condition "Deleting" with reason "WaitingForVolumeDetach"
+    When the infrastructure object of "m1" is deleted
+    Then row "C22" fired for "m1" saying "the infrastructure object is gone"
+    And the Machine "m1" is gone
+
+  @row:machine-deletion-checks:C05 @row:machine-deletion:D18
+  Scenario: a Node that joined without a nodeRef is found by providerID and deleted with the Machine
+    Given a Machine "m1" with its bootstrap and infrastructure objects
+    And the bootstrap provider reports the data secret of "m1"
+    And the infrastructure of "m1" is provisioned
+    And the Machine "m1" reaches phase "Provisioned"
+    And the Machine "m1" is paused
+    And a Node joins for "m1"
+    When I delete the Machine "m1"
+    And the Machine "m1" is no longer paused
+    Then row "C05" fired for "m1"
+    And the Machine "m1" is gone
+    And the Node of "m1" is gone
+
+  @row:machine-deletion:D20 @row:machine-deletion-checks:C24
+  Scenario: a Machine whose Node is unreachable is deleted although its Pods never terminate
+    Given a running Machine "m1"
+    And Pod "web" runs on the Node of "m1"
+    And Pod "db" runs on the Node of "m1"
+    And volume "vol-1" is attached to the Node of "m1"
+    When the Node of "m1" becomes unreachable
+    And I delete the Machine "m1"
+    Then Pod "web" is evicted
+    And the Machine "m1" is gone
+
+  @row:machine-deletion:D18
+  Scenario: control-plane Machines labelled with an empty value count as control plane
+    Given a running control-plane Machine "m1"
+    And a running control-plane Machine "m2"
+    When I delete the Machine "m1"
+    Then the Machine "m1" is gone
+    And the Node of "m1" is gone
+    And the Node of "m2" exists

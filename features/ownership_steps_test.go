@@ -20,6 +20,11 @@ func registerOwnershipSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^a Machine "([^"]*)" whose (bootstrap|infrastructure) object is controlled by another owner$`, w.aMachineWithForeignObject)
 	sc.Step(`^the infrastructure of "([^"]*)" reports the providerID "([^"]*)"$`, w.infraReportsProviderID)
 	sc.Step(`^the status of "([^"]*)" names the state "([^"]*)"$`, w.statusNamesState)
+	sc.Step(`^the Machine "([^"]*)" is paused$`, w.pause)
+	sc.Step(`^the Machine "([^"]*)" is no longer paused$`, w.unpause)
+	sc.Step(`^the infrastructure object of "([^"]*)" is being deleted$`, w.infraBeingDeleted)
+	sc.Step(`^the infrastructure object of "([^"]*)" is released$`, w.infraReleased)
+	sc.Step(`^the Node of "([^"]*)" becomes unreachable$`, w.nodeUnreachable)
 }
 
 // aMachineWithForeignObject creates the Machine's objects with the bootstrap
@@ -69,4 +74,55 @@ func (w *world) statusNamesState(ctx context.Context, name, state string) error 
 		m.Status.State = state
 		return w.h.Client.Status().Update(ctx, m)
 	})
+}
+
+// pause waits until the operator has seen the pause (row N04), so that
+// what the scenario does next happens to a paused Machine.
+func (w *world) pause(ctx context.Context, name string) error {
+	if err := w.addAnnotation(ctx, name, clusterv1.PausedAnnotation); err != nil {
+		return err
+	}
+	return w.hasConditionWithStatus(ctx, name, clusterv1.PausedCondition, "True", "Paused")
+}
+
+func (w *world) unpause(ctx context.Context, name string) error {
+	return w.removeAnnotation(ctx, clusterv1.PausedAnnotation, name)
+}
+
+func (w *world) infraBeingDeleted(ctx context.Context, name string) error {
+	return w.deleteHeld(ctx, &simv1.SimMachine{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name}})
+}
+
+// infraReleased removes the hold finalizer, so the deletion completes.
+func (w *world) infraReleased(ctx context.Context, name string) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		sm := &simv1.SimMachine{}
+		if err := w.h.Client.Get(ctx, client.ObjectKey{Namespace: w.ns, Name: name}, sm); err != nil {
+			return err
+		}
+		var keep []string
+		for _, f := range sm.Finalizers {
+			if f != holdFinalizer {
+				keep = append(keep, f)
+			}
+		}
+		sm.Finalizers = keep
+		return w.h.Client.Update(ctx, sm)
+	})
+}
+
+// nodeUnreachable sets Ready=Unknown as the node lifecycle controller does
+// when a kubelet stops reporting (envtest runs none). No kubelet finishes
+// the Node's terminating Pods.
+func (w *world) nodeUnreachable(ctx context.Context, machine string) error {
+	delete(w.kubelets, w.nodeName(machine))
+	return w.updateNode(ctx, machine, func(n *corev1.Node) {
+		for i := range n.Status.Conditions {
+			if n.Status.Conditions[i].Type == corev1.NodeReady {
+				n.Status.Conditions[i].Status = corev1.ConditionUnknown
+				n.Status.Conditions[i].Reason = "NodeStatusUnknown"
+				n.Status.Conditions[i].Message = "Kubelet stopped posting node status."
+			}
+		}
+	}, true)
 }

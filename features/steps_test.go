@@ -486,7 +486,7 @@ func (w *world) timeoutPassed(ctx context.Context, which, name string) error {
 		case "volume detach":
 			start, seconds = m.Status.Deletion.WaitForNodeVolumeDetachStartTime, m.Spec.Deletion.NodeVolumeDetachTimeoutSeconds
 		case "Node deletion":
-			start, seconds = m.Status.Deletion.NodeDeletionStartTime, m.Spec.Deletion.NodeDeletionTimeoutSeconds
+			start, seconds = m.DeletionTimestamp, m.Spec.Deletion.NodeDeletionTimeoutSeconds
 		}
 		if start == nil || seconds == nil {
 			return fmt.Errorf("no %s start time or timeout yet (%s)", which, describe(m))

@@ -122,8 +122,10 @@ func hasFinalizer(o client.Object, f string) bool {
 	return false
 }
 
+// toMap converts a copy: for unstructured objects the converter hands back
+// the object's own map.
 func toMap(o runtime.Object) (map[string]any, error) {
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o.DeepCopyObject())
 	if err != nil {
 		return nil, fmt.Errorf("convert %T: %w", o, err)
 	}
@@ -193,6 +195,9 @@ func rebase[O client.Object](base O, fields []byte, changes []conditionChange, s
 		return zero, err
 	}
 	st, _ := m["status"].(map[string]any)
+	if st == nil {
+		st = map[string]any{}
+	}
 	raw, err := json.Marshal(st)
 	if err != nil {
 		return zero, err

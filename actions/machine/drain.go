@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -146,9 +147,18 @@ func DrainSkippedPods(ctx context.Context, c client.Client, node string) ([]core
 	return out, nil
 }
 
-// drainNode cordons the Node and makes one eviction pass over its Pods. It
+// unreachableGrace is the grace period of evictions from an unreachable
+// Node, and how long a terminating Pod there holds the drain: its kubelet
+// cannot confirm the end, and the taint manager removes such Pods anyway.
+const unreachableGrace = time.Second
+
+func drainNode(ctx context.Context, s *Scope) engine.Outcome { return drain(ctx, s, false) }
+
+func drainUnreachableNode(ctx context.Context, s *Scope) engine.Outcome { return drain(ctx, s, true) }
+
+// drain cordons the Node and makes one eviction pass over its Pods. It
 // never waits for a Pod: Pods that remain are reported, and the row requeues.
-func drainNode(ctx context.Context, s *Scope) engine.Outcome {
+func drain(ctx context.Context, s *Scope, unreachable bool) engine.Outcome {
 	node := s.Node()
 	if node == nil {
 		return engine.OK()
@@ -162,6 +172,7 @@ func drainNode(ctx context.Context, s *Scope) engine.Outcome {
 	}
 
 	skipped := map[string][]string{}
+	gone := 0 // terminating Pods of an unreachable Node no longer waited for
 	remaining := map[string][]string{}
 	nRemaining := 0
 	keep := func(class, name string) {
@@ -179,13 +190,17 @@ func drainNode(ctx context.Context, s *Scope) engine.Outcome {
 			skipped[why] = append(skipped[why], name)
 			continue
 		case verdictTerminating:
+			if unreachable && s.Now.Sub(pod.DeletionTimestamp.Time) > unreachableGrace {
+				gone++
+				continue
+			}
 			keep(classTerminating, name)
 			continue
 		case verdictError:
 			keep(classError, name+" ("+why+")")
 			continue
 		}
-		err := evict(ctx, s.NodeClient, pod)
+		err := evict(ctx, s.NodeClient, pod, unreachable)
 		switch {
 		case err == nil:
 			keep(classEvicted, name)
@@ -198,11 +213,18 @@ func drainNode(ctx context.Context, s *Scope) engine.Outcome {
 		}
 	}
 
+	note := ""
+	if unreachable {
+		note = fmt.Sprintf("; the Node is unreachable: evictions use a %s grace period and Pods terminating for longer are not waited for", unreachableGrace)
+		if gone > 0 {
+			note += fmt.Sprintf(" (%s)", plural(gone, "Pod"))
+		}
+	}
 	if nRemaining == 0 {
 		if len(skipped) == 0 {
-			return engine.OKf("all Pods evicted")
+			return engine.OKf("all Pods evicted%s", note)
 		}
-		return engine.OKf("all Pods evicted (%s)", describeSkipped(skipped))
+		return engine.OKf("all Pods evicted (%s)%s", describeSkipped(skipped), note)
 	}
 	parts := make([]string, 0, len(classOrder))
 	for _, class := range classOrder {
@@ -218,7 +240,7 @@ func drainNode(ctx context.Context, s *Scope) engine.Outcome {
 	if len(skipped) > 0 {
 		msg += " (" + describeSkipped(skipped) + ")"
 	}
-	return engine.Wait("%s", msg)
+	return engine.Wait("%s%s", msg, note)
 }
 
 // cordon marks the Node unschedulable, writing only when it is not yet.
@@ -237,13 +259,17 @@ func cordon(ctx context.Context, c client.Client, node *corev1.Node) error {
 
 // evict asks the Eviction API to evict a Pod; the API server enforces
 // PodDisruptionBudgets and answers 429 when one forbids it.
-func evict(ctx context.Context, c client.Client, pod *corev1.Pod) error {
+func evict(ctx context.Context, c client.Client, pod *corev1.Pod, unreachable bool) error {
 	eviction := &policyv1.Eviction{
 		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name},
 		DeleteOptions: &metav1.DeleteOptions{
 			// Evict the Pod that was classified, not a namesake created since.
 			Preconditions: &metav1.Preconditions{UID: &pod.UID},
 		},
+	}
+	if unreachable {
+		grace := int64(unreachableGrace.Seconds())
+		eviction.DeleteOptions.GracePeriodSeconds = &grace
 	}
 	return c.SubResource("eviction").Create(ctx, pod, eviction)
 }

@@ -3,6 +3,7 @@ package machine
 import (
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -61,6 +62,12 @@ func registerFacts(r *engine.Registry[*Scope]) {
 	})
 	r.Enum("infrastructure", "The infrastructure object by the provider contract.", func(s *Scope) string {
 		return infrastructureState(s.Infrastructure)
+	})
+	r.Bool("infrastructureDeleting", "The infrastructure object has a deletionTimestamp.", func(s *Scope) bool {
+		return s.Infrastructure != nil && s.Infrastructure.GetDeletionTimestamp() != nil
+	})
+	r.Bool("nodeUnreachable", "The Node reports Ready=Unknown.", func(s *Scope) bool {
+		return NodeUnreachable(s.Node())
 	})
 	r.Bool("wasProvisioned", "status.initialization.infrastructureProvisioned is true.", func(s *Scope) bool {
 		return s.Machine != nil && s.Machine.Status.Initialization.InfrastructureProvisioned != nil && *s.Machine.Status.Initialization.InfrastructureProvisioned
@@ -134,11 +141,11 @@ func registerFacts(r *engine.Registry[*Scope]) {
 	r.Bool("preTerminateHooks", "A pre-terminate hook annotation is present.", func(s *Scope) bool {
 		return s.Machine != nil && len(annotationsWithPrefix(s.Machine.Annotations, clusterv1.PreTerminateDeleteHookAnnotationPrefix)) > 0
 	})
-	r.Bool("nodeDeletionTimedOut", "The node deletion timeout has passed since nodeDeletionStartTime.", func(s *Scope) bool {
-		if s.Machine == nil || s.Machine.Status.Deletion.NodeDeletionStartTime == nil {
+	r.Bool("nodeDeletionTimedOut", "The node deletion timeout has passed since the deletionTimestamp.", func(s *Scope) bool {
+		if s.Machine == nil || s.Machine.DeletionTimestamp == nil {
 			return false
 		}
-		return timedOut(s.Now, s.Machine.Status.Deletion.NodeDeletionStartTime.Time, s.Machine.Spec.Deletion.NodeDeletionTimeoutSeconds)
+		return timedOut(s.Now, s.Machine.DeletionTimestamp.Time, s.Machine.Spec.Deletion.NodeDeletionTimeoutSeconds)
 	})
 }
 
@@ -152,6 +159,16 @@ func infrastructureState(u *unstructured.Unstructured) string {
 		return "NoProviderID"
 	}
 	return "Provisioned"
+}
+
+// NodeUnreachable: the Node's Ready condition is Unknown, as the node
+// lifecycle controller sets it when the kubelet stops reporting.
+func NodeUnreachable(n *corev1.Node) bool {
+	if n == nil {
+		return false
+	}
+	c := nodeCondition(n, corev1.NodeReady)
+	return c != nil && c.Status == corev1.ConditionUnknown
 }
 
 // controlledByOther: the object has a controller owner that is not this

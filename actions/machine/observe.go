@@ -107,8 +107,11 @@ func (o *Observer) getCluster(ctx context.Context, s *Scope) *clusterv1.Cluster 
 func (o *Observer) getExternal(ctx context.Context, s *Scope, ref clusterv1.ObjectReference, namespace, what string) *unstructured.Unstructured {
 	mapping, err := o.Client.RESTMapper().RESTMapping(GroupKindFor(ref))
 	if err != nil {
+		// A kind that is not served (yet, or for a moment while its CRD is
+		// replaced) is an API error, never "the object is gone": the
+		// latter would fail a provisioned Machine for good.
 		if isNoMatch(err) {
-			// A kind the API server does not serve cannot have objects.
+			s.keep(fmt.Errorf("the API server does not serve the %s kind %s.%s; check that the provider's CRDs are installed: %w", what, ref.Kind, ref.APIGroup, err))
 			return nil
 		}
 		s.keep(fmt.Errorf("resolve %s kind %s.%s: %w", what, ref.Kind, ref.APIGroup, err))
