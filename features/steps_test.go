@@ -74,6 +74,9 @@ func registerSteps(sc *godog.ScenarioContext, h *harness.Harness, cov *coverage)
 	})
 	sc.After(func(ctx context.Context, s *godog.Scenario, err error) (context.Context, error) {
 		defer w.release()
+		// Only @serial scenarios advance the clock, and nothing runs beside
+		// them: set it back before the next ones start.
+		defer w.h.Clock.Reset()
 		if err != nil {
 			if os.Getenv("KRTT_TEST_TRACES") != "" {
 				w.dumpTraces()

@@ -178,6 +178,11 @@ func (r *Reconciler[O, E]) Reconcile(ctx context.Context, req reconcile.Request)
 		log.Info("observed facts fall into a combination the tables declare impossible; deciding anyway",
 			"impossible", p.Impossible.Name, "facts", p.Facts.String())
 	}
+	var before O
+	if p.Obs.Found {
+		// Actions change the object in memory; the patch is the difference.
+		before = p.Obs.Object.DeepCopyObject().(O)
+	}
 	step := r.runner.Act(ctx, req.String(), p.Decision, p.Obs.Env)
 	log = log.WithValues("table", step.Trace.Table, "row", step.Trace.Row, "from", step.Trace.From, "to", step.Trace.To)
 	if !p.Obs.Found {
@@ -185,7 +190,6 @@ func (r *Reconciler[O, E]) Reconcile(ctx context.Context, req reconcile.Request)
 		countTrace(r.spec.Name, step.Trace)
 		return reconcile.Result{}, nil
 	}
-	before := p.Obs.Object.DeepCopyObject().(O)
 	after := p.Obs.Object
 	if err := r.record(p, step, after); err != nil {
 		return reconcile.Result{}, err

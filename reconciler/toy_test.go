@@ -60,6 +60,7 @@ spec:
       resulting: Open
       from: [Closed]
       when: {wantOpen: true}
+      do: [Label]
       then:
         state: Open
         status: {openedBy: krtt}
@@ -95,6 +96,15 @@ func doorRegistry() *engine.Registry[*door] {
 		}
 		v, _, _ := unstructured.NestedBool(d.obj.Object, "spec", "open")
 		return v
+	})
+	r.Action("Label", "label the door in memory; the kit patches it", func(_ context.Context, d *door) engine.Outcome {
+		labels := d.obj.GetLabels()
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		labels["toy.krtt.dev/opened"] = "yes"
+		d.obj.SetLabels(labels)
+		return engine.OK()
 	})
 	r.StatusField("openedBy", "", func(d *door, v string) {
 		_ = unstructured.SetNestedField(d.obj.Object, v, "status", "openedBy")
@@ -304,7 +314,7 @@ func TestToyController(t *testing.T) {
 		rec := doorStatus.Get(u)
 		by, _, _ := unstructured.NestedString(u.Object, "status", "openedBy")
 		c := meta.FindStatusCondition(doorStatus.GetConditions(u), "DoorOpen")
-		if rec.State != "Open" || rec.Phase != "Open" || by != "krtt" || c == nil || c.Status != metav1.ConditionTrue ||
+		if rec.State != "Open" || rec.Phase != "Open" || by != "krtt" || u.GetLabels()["toy.krtt.dev/opened"] != "yes" || c == nil || c.Status != metav1.ConditionTrue ||
 			rec.ObservedGeneration != u.GetGeneration() || rec.LastTransition == nil {
 			return fmt.Errorf("status %v", u.Object["status"])
 		}

@@ -71,9 +71,10 @@ const (
 	classError       = "eviction error"
 	classTerminating = "still terminating"
 	classEvicted     = "evicted, waiting for termination"
+	classNamespace   = "eviction refused because the namespace is being deleted (the Pod goes with it)"
 )
 
-var classOrder = []string{classPDB, classError, classTerminating, classEvicted}
+var classOrder = []string{classPDB, classError, classNamespace, classTerminating, classEvicted}
 
 // classifyPod decides what the drain does with a Pod; for verdictSkip the
 // reason says why, for verdictError it carries the error text.
@@ -185,6 +186,11 @@ func drain(ctx context.Context, s *Scope, unreachable bool) engine.Outcome {
 		verdict, why := classifyPod(ctx, s.NodeClient, pod)
 		switch verdict {
 		case verdictDone:
+			// A finished Pod holds nothing, but it would stay behind on a
+			// Node that is going: remove it too (never waited for).
+			if pod.DeletionTimestamp.IsZero() {
+				_ = evict(ctx, s.NodeClient, pod, unreachable)
+			}
 			continue
 		case verdictSkip:
 			skipped[why] = append(skipped[why], name)
@@ -208,6 +214,8 @@ func drain(ctx context.Context, s *Scope, unreachable bool) engine.Outcome {
 			// Gone already.
 		case apierrors.IsTooManyRequests(err):
 			keep(classPDB, name+" ("+apiMessage(err)+")")
+		case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
+			keep(classNamespace, name)
 		default:
 			keep(classError, name+" ("+apiMessage(err)+")")
 		}

@@ -1,6 +1,7 @@
 package machine
 
 import (
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -60,7 +61,13 @@ func mirrorConditions(s *Scope) {
 			setCondition(m, clusterv1.InfrastructureReadyCondition, metav1.ConditionFalse, "WaitingForProvisioning", "Waiting for the infrastructure provider")
 		}
 	}
-	if n := s.Node(); n != nil {
+	if n := s.Node(); n == nil && s.Err == nil && hasNodeRef(s) && len(s.Nodes) == 0 {
+		// The Node named in nodeRef is gone; said on every reconcile,
+		// deletion included, so no stale Node condition outlives it.
+		msg := "The Node " + m.Status.NodeRef.Name + " named in status.nodeRef was deleted"
+		setCondition(m, clusterv1.NodeReadyCondition, metav1.ConditionFalse, "NodeDeleted", msg)
+		setCondition(m, clusterv1.NodeHealthyCondition, metav1.ConditionFalse, "NodeDeleted", msg)
+	} else if n != nil {
 		ready := nodeCondition(n, corev1.NodeReady)
 		if ready == nil {
 			setCondition(m, clusterv1.NodeReadyCondition, metav1.ConditionUnknown, "NodeConditionsUnknown", "The Node reports no Ready condition")
@@ -85,19 +92,40 @@ func nodeCondition(n *corev1.Node, t corev1.NodeConditionType) *corev1.NodeCondi
 	return nil
 }
 
-// nodeHealth: healthy when Ready and under no pressure.
+// nodeHealth summarises the Node's conditions the way Cluster API does:
+// healthy when Ready and under no memory, disk or PID pressure; a condition
+// that says unhealthy (False) wins over one that is unknown, and a missing
+// Ready condition counts as unknown (a pressure condition a kubelet does not
+// report is not held against the Node).
 func nodeHealth(n *corev1.Node) (metav1.ConditionStatus, string, string) {
-	ready := nodeCondition(n, corev1.NodeReady)
-	switch {
-	case ready == nil || ready.Status == corev1.ConditionUnknown:
-		return metav1.ConditionUnknown, "NodeConditionsUnknown", "The Node's Ready condition is unknown"
-	case ready.Status == corev1.ConditionFalse:
-		return metav1.ConditionFalse, "NodeNotReady", "The Node is not Ready: " + ready.Message
-	}
-	for _, t := range []corev1.NodeConditionType{corev1.NodeMemoryPressure, corev1.NodeDiskPressure, corev1.NodePIDPressure} {
-		if c := nodeCondition(n, t); c != nil && c.Status == corev1.ConditionTrue {
-			return metav1.ConditionFalse, string(t), "The Node reports " + string(t)
+	var bad, unknown []string
+	check := func(t corev1.NodeConditionType, healthy corev1.ConditionStatus) {
+		c := nodeCondition(n, t)
+		switch {
+		case c == nil && t != corev1.NodeReady:
+		case c == nil || c.Status == corev1.ConditionUnknown:
+			unknown = append(unknown, string(t))
+		case c.Status != healthy:
+			if t == corev1.NodeReady {
+				bad = append(bad, "not Ready: "+c.Message)
+			} else {
+				bad = append(bad, string(t))
+			}
 		}
+	}
+	check(corev1.NodeReady, corev1.ConditionTrue)
+	for _, t := range []corev1.NodeConditionType{corev1.NodeMemoryPressure, corev1.NodeDiskPressure, corev1.NodePIDPressure} {
+		check(t, corev1.ConditionFalse)
+	}
+	switch {
+	case len(bad) > 0:
+		reason := "NodeConditionsFailed"
+		if c := nodeCondition(n, corev1.NodeReady); c != nil && c.Status == corev1.ConditionFalse {
+			reason = "NodeNotReady"
+		}
+		return metav1.ConditionFalse, reason, "The Node reports " + strings.Join(bad, "; ")
+	case len(unknown) > 0:
+		return metav1.ConditionUnknown, "NodeConditionsUnknown", "The Node's conditions are unknown: " + strings.Join(unknown, ", ")
 	}
 	return metav1.ConditionTrue, "NodeHealthy", ""
 }
@@ -124,8 +152,15 @@ func summarizeReady(s *Scope) {
 	setCondition(m, clusterv1.ReadyCondition, metav1.ConditionTrue, "Ready", "")
 }
 
+// mirrorCertificatesExpiry: only control-plane Machines carry certificates
+// whose expiry matters (as in Cluster API); a date that does not parse is
+// left out rather than guessed.
 func mirrorCertificatesExpiry(s *Scope) {
 	m := s.Machine
+	if _, cp := m.Labels[clusterv1.ControlPlaneLabel]; !cp {
+		m.Status.CertificatesExpiryDate = nil
+		return
+	}
 	raw := m.Annotations[clusterv1.CertificatesExpiryAnnotation]
 	if raw == "" && s.Bootstrap != nil {
 		raw = s.Bootstrap.GetAnnotations()[clusterv1.CertificatesExpiryAnnotation]
@@ -134,9 +169,12 @@ func mirrorCertificatesExpiry(s *Scope) {
 		m.Status.CertificatesExpiryDate = nil
 		return
 	}
-	if t, err := time.Parse(time.RFC3339, raw); err == nil {
-		m.Status.CertificatesExpiryDate = &metav1.Time{Time: t}
+	t, err := time.Parse(time.RFC3339, raw)
+	if err != nil {
+		m.Status.CertificatesExpiryDate = nil
+		return
 	}
+	m.Status.CertificatesExpiryDate = &metav1.Time{Time: t}
 }
 
 func orDefault(s, d string) string {

@@ -68,17 +68,19 @@ func csiOf(pv *corev1.PersistentVolume) (csiVolume, bool) {
 // attached while those Pods run, so the wait does not wait for them.
 type ignoredVolumes struct {
 	pvNames map[string]bool
-	handles map[string]bool
+	// volumes are matched by driver and handle: two drivers may use the
+	// same handle for different volumes.
+	volumes map[csiVolume]bool
 }
 
 func (iv ignoredVolumes) pv(name string) bool { return iv.pvNames[name] }
 
-func (iv ignoredVolumes) csi(v csiVolume) bool { return iv.handles[v.handle] }
+func (iv ignoredVolumes) csi(v csiVolume) bool { return iv.volumes[v] }
 
 // volumesOfSkippedPods maps the skipped Pods' PersistentVolumeClaims (and
 // generic ephemeral volumes) to PV names and CSI volume handles.
 func volumesOfSkippedPods(ctx context.Context, c client.Client, pvs *pvCache, node string) (ignoredVolumes, error) {
-	iv := ignoredVolumes{pvNames: map[string]bool{}, handles: map[string]bool{}}
+	iv := ignoredVolumes{pvNames: map[string]bool{}, volumes: map[csiVolume]bool{}}
 	pods, err := DrainSkippedPods(ctx, c, node)
 	if err != nil {
 		return iv, err
@@ -111,7 +113,7 @@ func volumesOfSkippedPods(ctx context.Context, c client.Client, pvs *pvCache, no
 				return iv, err
 			}
 			if v, ok := csiOf(pv); ok {
-				iv.handles[v.handle] = true
+				iv.volumes[v] = true
 			}
 		}
 	}

@@ -25,3 +25,12 @@ func (c *Clock) Advance(d time.Duration) {
 	defer c.mu.Unlock()
 	c.offset += d
 }
+
+// Reset goes back to real time. Scenarios that advanced the clock reset it
+// when they end, so timestamps the API server writes (a deletionTimestamp)
+// and the operator's clock agree again for the scenarios after them.
+func (c *Clock) Reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.offset = 0
+}

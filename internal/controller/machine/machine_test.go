@@ -314,6 +314,7 @@ func TestDeletionWithHookPDBAndVolumes(t *testing.T) {
 			t.Errorf("row %s never fired", row)
 		}
 	}
+	assertTransitionsCounted(t)
 }
 
 func ptrIntStr(i int) *intstr.IntOrString { v := intstr.FromInt32(int32(i)); return &v }
@@ -350,9 +351,10 @@ func expectReason(t *testing.T, ns, name, reason, inMessage string) {
 	})
 }
 
-// TestMetricsCountTransitions runs after the deletion test: the rows it
-// fired are counted on the manager's metrics registry.
-func TestMetricsCountTransitions(t *testing.T) {
+// assertTransitionsCounted: the rows the deletion test fired are counted on
+// the manager's metrics registry, labelled with the controller.
+func assertTransitionsCounted(t *testing.T) {
+	t.Helper()
 	families, err := crmetrics.Registry.Gather()
 	must(t, err)
 	seen := map[string]float64{}
@@ -364,6 +366,9 @@ func TestMetricsCountTransitions(t *testing.T) {
 			labels := map[string]string{}
 			for _, l := range m.GetLabel() {
 				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["controller"] != "machine" {
+				t.Errorf("krtt_transitions_total without controller=machine: %v", labels)
 			}
 			seen[labels["table"]+"/"+labels["row"]+"/"+labels["outcome"]] += m.GetCounter().GetValue()
 		}
