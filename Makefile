@@ -105,6 +105,13 @@ bench: tools ## Scale benchmark: BENCH_N Machines (default 200) created, given P
 bench-engine: ## Engine micro-benchmarks (kept out of make test).
 	go test -run '^$$' -bench . -benchmem ./engine/...
 
+FUZZ_TIME ?= 1m
+
+.PHONY: fuzz
+fuzz: ## Run each fuzz target (table loader, Machine fact observers) for FUZZ_TIME (default 1m); their seeds also run in make test.
+	go test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZ_TIME) ./engine
+	go test -run '^$$' -fuzz '^FuzzMachineObservers$$' -fuzztime $(FUZZ_TIME) ./actions/machine/observerfuzz
+
 .PHONY: help
 help:
 	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*?##/ { printf "  %-16s %s\n", $$1, $$2 } /^##@/ { printf "\n%s\n", substr($$0, 5) }' $(MAKEFILE_LIST)
