@@ -228,6 +228,11 @@ func yamlSyntaxFinding(file string, err error) Finding {
 	if line > 0 {
 		msg = strings.TrimPrefix(msg, fmt.Sprintf("line %d: ", line))
 	}
+	if line == 0 {
+		// Some errors (nesting deeper than yaml.v3 allows) carry no line;
+		// they are found from the top of the file.
+		line = 1
+	}
 	return Finding{Pos: Pos{File: file, Line: line, Column: 1}, Severity: SevError, Check: "schema",
 		Message: "YAML syntax: " + msg, Hint: "check the indentation and quoting from this line down (YAML names the start of the block it could not parse)"}
 }
