@@ -105,6 +105,22 @@ bench: tools ## Scale benchmark: BENCH_N Machines (default 200) created, given P
 bench-engine: ## Engine micro-benchmarks (kept out of make test).
 	go test -run '^$$' -bench . -benchmem ./engine/...
 
+FUZZ_TIME ?= 1m
+
+.PHONY: bad-input
+bad-input: tools ## Only the bad-input catalogs: hostile Machines/Clusters against the API server, malformed tables against krtt lint, the loader and krtt-operator --tables.
+	go test $(GO_TEST_FLAGS) ./api/v1alpha1/ -run 'TestBadInputCatalog|TestHostileButValid'
+	go test $(GO_TEST_FLAGS) ./tables/ ./cmd/krtt/ ./cmd/krtt-operator/ -run 'Bad|Huge|Good'
+
+.PHONY: security
+security: tools ## Only the least-privilege suite: a full lifecycle as the operator's ServiceAccount under config/rbac, unused grants, Deployment hardening.
+	go test $(GO_TEST_FLAGS) ./test/security/
+
+.PHONY: fuzz
+fuzz: ## Run each fuzz target (table loader, Machine fact observers) for FUZZ_TIME (default 1m); their seeds also run in make test.
+	go test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZ_TIME) ./engine
+	go test -run '^$$' -fuzz '^FuzzMachineObservers$$' -fuzztime $(FUZZ_TIME) ./actions/machine/observerfuzz
+
 .PHONY: help
 help:
 	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*?##/ { printf "  %-16s %s\n", $$1, $$2 } /^##@/ { printf "\n%s\n", substr($$0, 5) }' $(MAKEFILE_LIST)

@@ -109,6 +109,10 @@ func LoadPaths(paths ...string) (*Library, Findings) {
 			continue
 		}
 		if !info.IsDir() {
+			if info.Size() > MaxFileBytes {
+				out = append(out, tooLarge(p, info.Size()))
+				continue
+			}
 			b, err := os.ReadFile(p)
 			if err != nil {
 				out = append(out, Finding{Pos: Pos{File: p}, Severity: SevError, Check: "schema", Message: err.Error()})
@@ -122,6 +126,10 @@ func LoadPaths(paths ...string) (*Library, Findings) {
 				return err
 			}
 			if d.IsDir() || !isYAML(fp) {
+				return nil
+			}
+			if info, err := d.Info(); err == nil && info.Size() > MaxFileBytes {
+				out = append(out, tooLarge(fp, info.Size()))
 				return nil
 			}
 			b, err := os.ReadFile(fp)
@@ -157,6 +165,10 @@ func load(srcs []source) (*Library, Findings) {
 	var tables []*rawTable
 	sort.Slice(srcs, func(i, j int) bool { return srcs[i].name < srcs[j].name })
 	for _, src := range srcs {
+		if len(src.data) > MaxFileBytes {
+			findings = append(findings, tooLarge(src.name, int64(len(src.data))))
+			continue
+		}
 		dec := yaml.NewDecoder(bytes.NewReader(src.data))
 		for {
 			var doc yaml.Node
@@ -168,7 +180,7 @@ func load(srcs []source) (*Library, Findings) {
 				findings = append(findings, yamlSyntaxFinding(src.name, err))
 				break
 			}
-			if len(doc.Content) == 0 {
+			if len(doc.Content) == 0 || !refuseAnchors(src.name, doc.Content[0], &findings) {
 				continue
 			}
 			r := &reader{file: src.name, findings: &findings}
@@ -215,6 +227,11 @@ func yamlSyntaxFinding(file string, err error) Finding {
 	// The position goes in front of the finding; drop it from the text.
 	if line > 0 {
 		msg = strings.TrimPrefix(msg, fmt.Sprintf("line %d: ", line))
+	}
+	if line == 0 {
+		// Some errors (nesting deeper than yaml.v3 allows) carry no line;
+		// they are found from the top of the file.
+		line = 1
 	}
 	return Finding{Pos: Pos{File: file, Line: line, Column: 1}, Severity: SevError, Check: "schema",
 		Message: "YAML syntax: " + msg, Hint: "check the indentation and quoting from this line down (YAML names the start of the block it could not parse)"}

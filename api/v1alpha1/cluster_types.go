@@ -7,6 +7,14 @@ import (
 // ObjectReference points at an object in the Machine's (or Cluster's)
 // namespace whose API version is resolved through its contract, so only the
 // API group is recorded, not the version.
+//
+// Only a provider's custom resource can be referenced: the operator becomes
+// the object's controller owner and deletes it with the Machine, which must
+// never happen to a built-in object such as a Secret or a Deployment. Custom
+// resource groups always contain a dot, and *.k8s.io / *.kubernetes.io are
+// Kubernetes' own.
+//
+// +kubebuilder:validation:XValidation:rule="self.apiGroup.contains('.') && !self.apiGroup.endsWith('.k8s.io') && !self.apiGroup.endsWith('.kubernetes.io')",message="apiGroup must be the API group of a provider's custom resource (a domain such as infrastructure.cluster.x-k8s.io), not a built-in Kubernetes group"
 type ObjectReference struct {
 	// apiGroup is the API group of the referenced object, e.g. sim.krtt.dev.
 	// +required
@@ -55,6 +63,7 @@ type ClusterStatus struct {
 
 // Cluster groups Machines; pausing it pauses all of them.
 //
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 63",message="a Cluster's name must be at most 63 characters: its Machines carry it in the cluster.krtt.dev/cluster-name label"
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:path=clusters,scope=Namespaced,categories=krtt

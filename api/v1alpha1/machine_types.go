@@ -9,6 +9,7 @@ import (
 // user provides directly.
 //
 // +kubebuilder:validation:XValidation:rule="has(self.configRef) || has(self.dataSecretName)",message="bootstrap needs configRef or dataSecretName"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.configRef) || has(self.configRef) && self.configRef == oldSelf.configRef",message="bootstrap.configRef cannot be changed or removed once set"
 type MachineBootstrap struct {
 	// configRef points at the bootstrap config object (for example a
 	// SimBootstrapConfig) that generates the bootstrap data secret.
@@ -21,6 +22,7 @@ type MachineBootstrap struct {
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="dataSecretName must be a Secret name: lowercase letters, digits, '-' and '.'"
 	DataSecretName *string `json:"dataSecretName,omitempty"`
 }
 
@@ -30,6 +32,7 @@ type MachineDeletionSpec struct {
 	// Node before it gives up and moves on. 0 or unset means wait forever.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:XValidation:rule="self <= 2592000",message="nodeDrainTimeoutSeconds must be at most 2592000 (30 days); use 0 to wait forever"
 	NodeDrainTimeoutSeconds *int32 `json:"nodeDrainTimeoutSeconds,omitempty"`
 
 	// nodeVolumeDetachTimeoutSeconds is how long the controller waits for the
@@ -37,6 +40,7 @@ type MachineDeletionSpec struct {
 	// forever.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:XValidation:rule="self <= 2592000",message="nodeVolumeDetachTimeoutSeconds must be at most 2592000 (30 days); use 0 to wait forever"
 	NodeVolumeDetachTimeoutSeconds *int32 `json:"nodeVolumeDetachTimeoutSeconds,omitempty"`
 
 	// nodeDeletionTimeoutSeconds is how long the controller retries deleting
@@ -44,6 +48,7 @@ type MachineDeletionSpec struct {
 	// finalizer is removed anyway. Defaults to 10. 0 means retry forever.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:XValidation:rule="self <= 2592000",message="nodeDeletionTimeoutSeconds must be at most 2592000 (30 days); use 0 to retry forever"
 	// +kubebuilder:default=10
 	NodeDeletionTimeoutSeconds *int32 `json:"nodeDeletionTimeoutSeconds,omitempty"`
 }
@@ -58,6 +63,7 @@ type MachineSpec struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="clusterName is immutable"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="clusterName must be a Cluster name: lowercase letters, digits, '-' and '.'"
 	ClusterName string `json:"clusterName"`
 
 	// bootstrap says where the bootstrap data comes from.
@@ -76,11 +82,13 @@ type MachineSpec struct {
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[!-~]+$')",message="providerID must be printable ASCII without spaces, as a Node's spec.providerID is"
 	ProviderID *string `json:"providerID,omitempty"`
 
 	// failureDomain is the failure domain the Machine should be placed in.
 	// +optional
 	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[!-~]*$')",message="failureDomain must be printable ASCII without spaces"
 	FailureDomain string `json:"failureDomain,omitempty"`
 
 	// deletion tunes the timeouts of Machine deletion.

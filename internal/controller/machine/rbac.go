@@ -1,17 +1,29 @@
 package machine
 
 // The operator's permissions, generated into config/rbac/role.yaml by `make manifests`.
+//
+// test/security proves them: a full lifecycle runs as a ServiceAccount bound
+// only to the generated role and must not be refused, and every verb granted
+// here must be used by it (or be listed there with the reason). Every read
+// goes through the manager's cache, so reads need list and watch, never get.
 
-// +kubebuilder:rbac:groups=cluster.krtt.dev,resources=machines,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=cluster.krtt.dev,resources=machines/status,verbs=get;update;patch
+// The operator never deletes a Machine, nor writes machines/finalizers; on API
+// servers with the OwnerReferencesPermissionEnforcement admission plugin
+// (OpenShift enables it) changing an object's ownerReferences needs delete on
+// it (the Cluster owner set on a Machine), and setting blockOwnerDeletion needs
+// update on the owner's finalizers (the Machine as controller of its provider
+// objects).
+
+// +kubebuilder:rbac:groups=cluster.krtt.dev,resources=machines,verbs=list;watch;patch;delete
+// +kubebuilder:rbac:groups=cluster.krtt.dev,resources=machines/status,verbs=patch
 // +kubebuilder:rbac:groups=cluster.krtt.dev,resources=machines/finalizers,verbs=update
-// +kubebuilder:rbac:groups=cluster.krtt.dev,resources=clusters,verbs=get;list;watch
-// +kubebuilder:rbac:groups=bootstrap.cluster.x-k8s.io;infrastructure.cluster.x-k8s.io;controlplane.cluster.x-k8s.io;sim.krtt.dev,resources=*,verbs=get;list;watch;patch;delete
-// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch;patch;delete
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups=cluster.krtt.dev,resources=clusters,verbs=list;watch
+// +kubebuilder:rbac:groups=bootstrap.cluster.x-k8s.io;infrastructure.cluster.x-k8s.io;controlplane.cluster.x-k8s.io;sim.krtt.dev,resources=*,verbs=list;watch;patch;delete
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=list;watch;patch;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch
 // +kubebuilder:rbac:groups="",resources=pods/eviction,verbs=create
-// +kubebuilder:rbac:groups=apps,resources=daemonsets,verbs=get;list;watch
-// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch
-// +kubebuilder:rbac:groups=storage.k8s.io,resources=volumeattachments,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims;persistentvolumes,verbs=get;list;watch
-// +kubebuilder:rbac:groups="";events.k8s.io,resources=events,verbs=create;patch;update
+// +kubebuilder:rbac:groups=apps,resources=daemonsets,verbs=list;watch
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=list;watch
+// +kubebuilder:rbac:groups=storage.k8s.io,resources=volumeattachments,verbs=list;watch
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims;persistentvolumes,verbs=list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
