@@ -5,7 +5,9 @@ package machine
 // test/security proves them: a full lifecycle runs as a ServiceAccount bound
 // only to the generated role and must not be refused, and every verb granted
 // here must be used by it (or be listed there with the reason). Every read
-// goes through the manager's cache, so reads need list and watch, never get.
+// goes through the manager's cache, so reads need list and watch; the one
+// exception is get on machines: after a status patch conflict the kit re-reads
+// the Machine uncached to rebase its change onto the newest version.
 
 // The operator never deletes a Machine, nor writes machines/finalizers; on API
 // servers with the OwnerReferencesPermissionEnforcement admission plugin
@@ -14,7 +16,7 @@ package machine
 // update on the owner's finalizers (the Machine as controller of its provider
 // objects).
 
-// +kubebuilder:rbac:groups=cluster.krtt.dev,resources=machines,verbs=list;watch;patch;delete
+// +kubebuilder:rbac:groups=cluster.krtt.dev,resources=machines,verbs=get;list;watch;patch;delete
 // +kubebuilder:rbac:groups=cluster.krtt.dev,resources=machines/status,verbs=patch
 // +kubebuilder:rbac:groups=cluster.krtt.dev,resources=machines/finalizers,verbs=update
 // +kubebuilder:rbac:groups=cluster.krtt.dev,resources=clusters,verbs=list;watch
