@@ -229,6 +229,8 @@ type ResultSummary struct {
 	From, To     string
 	RequeueAfter time.Duration
 	Retry        bool
+	// StatusUnchanged: only the conditions are written.
+	StatusUnchanged bool
 	// Conditions keep the {detail} placeholder of their messages.
 	Conditions []Condition
 	Status     []StatusValue
@@ -247,7 +249,7 @@ func (d *Decision) Results() []ResultSummary {
 		res := d.Resolve(Outcome{Status: o.status, Message: "{detail}"})
 		s := ResultSummary{
 			Branch: res.Branch, Given: o.given, Arises: o.status == Done || len(r.Do) > 0,
-			From: d.From.Name, To: res.To.Name, RequeueAfter: res.RequeueAfter, Retry: res.Retry,
+			From: d.From.Name, To: res.To.Name, RequeueAfter: res.RequeueAfter, Retry: res.Retry, StatusUnchanged: res.StatusUnchanged,
 			Conditions: res.Conditions,
 		}
 		for _, k := range res.StatusOrder {
@@ -310,6 +312,9 @@ func (s ResultSummary) Details() []string {
 	}
 	for _, st := range s.Status {
 		out = append(out, fmt.Sprintf("status %s=%q", st.Field, st.Value))
+	}
+	if s.StatusUnchanged {
+		out = append(out, "nothing else in status changes")
 	}
 	return out
 }

@@ -515,6 +515,9 @@ func (r *reader) result(n *yaml.Node, what string) Result {
 		"state":        func(v *yaml.Node) { res.State = r.str(v, what+".state") },
 		"requeueAfter": func(v *yaml.Node) { res.RequeueAfter = r.duration(v, what+".requeueAfter") },
 		"retry":        func(v *yaml.Node) { res.Retry = r.boolean(v, what+".retry") },
+		"statusUnchanged": func(v *yaml.Node) {
+			res.StatusUnchanged = r.boolean(v, what+".statusUnchanged")
+		},
 		"conditions": func(v *yaml.Node) {
 			r.list(v, what+".conditions", func(c *yaml.Node) { res.Conditions = append(res.Conditions, r.condition(c, what)) })
 		},

@@ -198,8 +198,12 @@ type Result struct {
 	RequeueAfter time.Duration
 	// Retry asks the controller to return an error so the work queue backs
 	// off; used for failures.
-	Retry  bool
-	Status map[string]string
+	Retry bool
+	// StatusUnchanged asks the controller to write nothing but the row's
+	// conditions: no state, phase, lastTransition or mirrored status (a
+	// paused object keeps its status as it was).
+	StatusUnchanged bool
+	Status          map[string]string
 	// statusOrder keeps Status keys in document order for rendering.
 	StatusOrder []string
 	Pos         Pos

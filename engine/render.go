@@ -650,6 +650,9 @@ func mdResultSummary(res *Result) string {
 	if res.Retry {
 		parts = append(parts, "return an error so the work queue retries with back-off")
 	}
+	if res.StatusUnchanged {
+		parts = append(parts, "write nothing to status but these conditions")
+	}
 	return strings.Join(parts, "; ")
 }
 

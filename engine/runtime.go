@@ -82,8 +82,10 @@ type Resolved struct {
 	Conditions   []Condition
 	RequeueAfter time.Duration
 	Retry        bool
-	Status       map[string]string
-	StatusOrder  []string
+	// StatusUnchanged: write only the conditions (see Result).
+	StatusUnchanged bool
+	Status          map[string]string
+	StatusOrder     []string
 }
 
 // Changed reports whether the state changes.
@@ -128,6 +130,7 @@ func (d *Decision) Resolve(o Outcome) Resolved {
 	}
 	out.RequeueAfter = res.RequeueAfter
 	out.Retry = res.Retry
+	out.StatusUnchanged = res.StatusUnchanged
 	out.Status = res.Status
 	out.StatusOrder = res.StatusOrder
 	if len(res.Conditions) > 0 {

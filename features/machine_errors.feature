@@ -34,8 +34,8 @@ Feature: The operator copes with errors and stuck deletion steps
   Scenario: a Node deleted under a running Machine is reported
     Given a running Machine "m1"
     When the Node of "m1" is deleted
-    Then the Machine "m1" has condition "NodeHealthy" with status "Unknown" and reason "NodeDeleted"
-    And the Machine "m1" has condition "NodeReady" with status "Unknown" and reason "NodeDeleted"
+    Then the Machine "m1" has condition "NodeHealthy" with status "False" and reason "NodeDeleted"
+    And the Machine "m1" has condition "NodeReady" with status "False" and reason "NodeDeleted"
 
   @row:machine-errors:E05
   Scenario: two Nodes with the same providerID are not guessed between

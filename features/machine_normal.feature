@@ -59,10 +59,19 @@ Feature: A Machine walks from Pending to Running
     Given a paused Machine "m1" with its bootstrap and infrastructure objects
     Then the Machine "m1" has condition "Paused" with status "True" and reason "Paused"
     When the bootstrap provider reports the data secret of "m1"
-    Then the last row of "m1" is "N04"
+    Then row "N04" fired for "m1"
+    And the last row of "m1" is "N02"
     And the Machine "m1" reaches phase "Pending"
 
   @row:machine-normal:N05
   Scenario: a Machine whose Cluster does not exist waits for it
     Given a Machine "m1" of the missing Cluster "nowhere"
     Then the Machine "m1" has condition "Ready" with status "False" and reason "ClusterNotFound"
+
+  @row:machine-normal:N23
+  Scenario: provider objects created by a MachineSet are taken over by their Machine
+    Given a Machine "m1" whose infrastructure object was created by a MachineSet
+    When the bootstrap provider reports the data secret of "m1"
+    And the infrastructure of "m1" is provisioned
+    Then the Machine "m1" reaches phase "Provisioned"
+    And the infrastructure object of "m1" is controlled by the Machine

@@ -2,10 +2,12 @@ package features
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/cucumber/godog"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,6 +23,8 @@ func registerOwnershipSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^the infrastructure of "([^"]*)" reports the providerID "([^"]*)"$`, w.infraReportsProviderID)
 	sc.Step(`^the status of "([^"]*)" names the state "([^"]*)"$`, w.statusNamesState)
 	sc.Step(`^the Machine "([^"]*)" is paused$`, w.pause)
+	sc.Step(`^a Machine "([^"]*)" whose infrastructure object was created by a MachineSet$`, w.aMachineFromMachineSet)
+	sc.Step(`^the infrastructure object of "([^"]*)" is controlled by the Machine$`, w.infraControlledByMachine)
 	sc.Step(`^the Machine "([^"]*)" is no longer paused$`, w.unpause)
 	sc.Step(`^the infrastructure object of "([^"]*)" is being deleted$`, w.infraBeingDeleted)
 	sc.Step(`^the infrastructure object of "([^"]*)" is released$`, w.infraReleased)
@@ -125,4 +129,35 @@ func (w *world) nodeUnreachable(ctx context.Context, machine string) error {
 			}
 		}
 	}, true)
+}
+
+// aMachineFromMachineSet: the infrastructure object carries the controller
+// reference of the MachineSet that created it before its Machine existed.
+func (w *world) aMachineFromMachineSet(ctx context.Context, name string) error {
+	if _, err := w.h.MachineObjects(ctx, w.ns, w.cluster, name); err != nil {
+		return err
+	}
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		sm := &simv1.SimMachine{}
+		if err := w.h.Client.Get(ctx, client.ObjectKey{Namespace: w.ns, Name: name}, sm); err != nil {
+			return err
+		}
+		sm.OwnerReferences = []metav1.OwnerReference{{APIVersion: clusterv1.GroupVersion.String(), Kind: "MachineSet",
+			Name: name + "-set", UID: types.UID(w.ns + "-" + name + "-set"), Controller: ptr.To(true)}}
+		return w.h.Client.Update(ctx, sm)
+	})
+}
+
+func (w *world) infraControlledByMachine(ctx context.Context, name string) error {
+	return w.eventually(ctx, "infrastructure controlled by the Machine", func(ctx context.Context) error {
+		sm := &simv1.SimMachine{}
+		if err := w.h.Client.Get(ctx, client.ObjectKey{Namespace: w.ns, Name: name}, sm); err != nil {
+			return err
+		}
+		owner := metav1.GetControllerOf(sm)
+		if owner == nil || owner.Kind != "Machine" || owner.Name != name || len(sm.OwnerReferences) != 1 {
+			return fmt.Errorf("owner references %+v", sm.OwnerReferences)
+		}
+		return nil
+	})
 }

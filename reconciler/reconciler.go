@@ -227,6 +227,16 @@ func (r *Reconciler[O, E]) record(p *Plan[O, E], step *engine.Step, obj O) error
 	rec := r.spec.Status.Get(obj)
 	res := step.Result
 	tr := step.Trace
+	gen := obj.GetGeneration()
+	if res.StatusUnchanged {
+		conds := r.spec.Status.GetConditions(obj)
+		for _, c := range res.Conditions {
+			meta.SetStatusCondition(&conds, metav1.Condition{Type: c.Type, Status: metav1.ConditionStatus(c.Status),
+				Reason: c.Reason, Message: c.Message, ObservedGeneration: gen})
+		}
+		r.spec.Status.SetConditions(obj, conds)
+		return nil
+	}
 	if rec.State != res.To.Name || rec.StateSince == nil {
 		rec.StateSince = &metav1.Time{Time: tr.Time.Truncate(time.Second)}
 	}
@@ -251,7 +261,6 @@ func (r *Reconciler[O, E]) record(p *Plan[O, E], step *engine.Step, obj O) error
 	}
 	r.spec.Status.Set(obj, rec)
 
-	gen := obj.GetGeneration()
 	err := r.runner.Project(p.Obs.Env, res, func(cs []engine.Condition) {
 		conds := r.spec.Status.GetConditions(obj)
 		for _, c := range cs {

@@ -119,3 +119,19 @@ func ReadyCondition(u *unstructured.Unstructured) (status, reason, message strin
 	}
 	return "", "", "", false
 }
+
+// ProviderFailure returns what a provider object reports in the v1beta1
+// contract's status.failureReason and status.failureMessage: empty when
+// neither is set.
+func ProviderFailure(u *unstructured.Unstructured) string {
+	reason, msg := nestedString(u, "status", "failureReason"), nestedString(u, "status", "failureMessage")
+	switch {
+	case reason == "" && msg == "":
+		return ""
+	case msg == "":
+		return reason
+	case reason == "":
+		return msg
+	}
+	return reason + ": " + msg
+}

@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
@@ -62,6 +63,9 @@ func registerFacts(r *engine.Registry[*Scope]) {
 	})
 	r.Enum("infrastructure", "The infrastructure object by the provider contract.", func(s *Scope) string {
 		return infrastructureState(s.Infrastructure)
+	})
+	r.Bool("providerFailure", "The bootstrap or infrastructure object reports status.failureReason or failureMessage.", func(s *Scope) bool {
+		return ProviderFailure(s.Bootstrap) != "" || ProviderFailure(s.Infrastructure) != ""
 	})
 	r.Bool("infrastructureDeleting", "The infrastructure object has a deletionTimestamp.", func(s *Scope) bool {
 		return s.Infrastructure != nil && s.Infrastructure.GetDeletionTimestamp() != nil
@@ -172,13 +176,32 @@ func NodeUnreachable(n *corev1.Node) bool {
 }
 
 // controlledByOther: the object has a controller owner that is not this
-// Machine.
+// Machine, and not one that creates provider objects before their Machine
+// exists (a MachineSet, or the control plane of a control-plane Machine):
+// those the Machine takes over, as in Cluster API.
 func controlledByOther(s *Scope, u *unstructured.Unstructured) bool {
 	if s.Machine == nil || u == nil {
 		return false
 	}
 	owner := metav1.GetControllerOf(u)
-	return owner != nil && owner.UID != s.Machine.UID
+	return owner != nil && owner.UID != s.Machine.UID && !onCreateOwner(s, *owner)
+}
+
+// onCreateOwner: the owner that created a provider object for a Machine that
+// did not exist yet; the Machine replaces it as controller.
+func onCreateOwner(s *Scope, ref metav1.OwnerReference) bool {
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	if err != nil {
+		return false
+	}
+	if gv.Group == clusterv1.GroupVersion.Group && ref.Kind == "MachineSet" {
+		return true
+	}
+	if _, cp := s.Machine.Labels[clusterv1.ControlPlaneLabel]; !cp || s.Cluster == nil || s.Cluster.Spec.ControlPlaneRef == nil {
+		return false
+	}
+	cpRef := s.Cluster.Spec.ControlPlaneRef
+	return gv.Group == cpRef.APIGroup && ref.Kind == cpRef.Kind
 }
 
 func hasNodeRef(s *Scope) bool {

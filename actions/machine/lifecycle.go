@@ -67,12 +67,19 @@ func adopt(ctx context.Context, s *Scope, u *unstructured.Unstructured) engine.O
 		return engine.OK()
 	}
 	base := u.DeepCopy()
-	refs := u.GetOwnerReferences()
-	for i := range refs {
-		// Cluster API convention: a Machine takes over control from no one.
-		if refs[i].Controller != nil && *refs[i].Controller && refs[i].UID != s.Machine.UID {
-			return engine.Failf("%s %s is already controlled by %s %s", u.GetKind(), u.GetName(), refs[i].Kind, refs[i].Name)
+	var refs []metav1.OwnerReference
+	for _, ref := range u.GetOwnerReferences() {
+		switch {
+		case onCreateOwner(s, ref):
+			// The MachineSet or control plane that created the object for
+			// this Machine hands it over.
+			continue
+		case ref.Controller != nil && *ref.Controller && ref.UID != s.Machine.UID:
+			// controlledByOther keeps rows from adopting such an object; a
+			// controller set since the observation is not overwritten.
+			return engine.Failf("%s %s is already controlled by %s %s", u.GetKind(), u.GetName(), ref.Kind, ref.Name)
 		}
+		refs = append(refs, ref)
 	}
 	refs = append(refs, metav1.OwnerReference{
 		APIVersion: clusterv1.GroupVersion.String(), Kind: "Machine", Name: s.Machine.Name, UID: s.Machine.UID,
@@ -200,4 +207,23 @@ func deleteNode(ctx context.Context, s *Scope) engine.Outcome {
 		return engine.Fail(fmt.Errorf("delete Node %s: %w", n.Name, err))
 	}
 	return engine.OKf("Node %s deleted", n.Name)
+}
+
+// copyProviderFailure copies a provider object's terminal failure onto the
+// Machine, as the contract says (the infrastructure object's first).
+func copyProviderFailure(_ context.Context, s *Scope) engine.Outcome {
+	for _, u := range []*unstructured.Unstructured{s.Infrastructure, s.Bootstrap} {
+		if u == nil || ProviderFailure(u) == "" {
+			continue
+		}
+		reason := nestedString(u, "status", "failureReason")
+		if reason == "" {
+			reason = "ProviderFailed"
+		}
+		msg := fmt.Sprintf("Failure detected from referenced resource %s %s: %s", u.GetKind(), u.GetName(), ProviderFailure(u))
+		s.Machine.Status.FailureReason = ptr.To(reason)
+		s.Machine.Status.FailureMessage = ptr.To(msg)
+		return engine.OKf("%s", msg)
+	}
+	return engine.Failf("no provider object reports a failure")
 }

@@ -34,6 +34,7 @@ func registerActions(r *engine.Registry[*Scope]) {
 	r.Action("CopyDataSecretName", "Copy status.dataSecretName of the bootstrap object to spec.bootstrap.dataSecretName.", copyDataSecretName)
 	r.Action("AdoptInfrastructure", "Make the Machine the controller owner of its infrastructure object and watch its kind.", adoptInfrastructure)
 	r.Action("CopyInfrastructureFields", "Copy providerID, addresses and failure domain from the infrastructure object.", copyInfrastructureFields)
+	r.Action("CopyProviderFailure", "Copy status.failureReason and failureMessage of the failed provider object to the Machine.", copyProviderFailure)
 	r.Action("SetNodeRef", "Point status.nodeRef at the Node found by providerID.", setNodeRef)
 	r.Action("SyncNode", "Sync the managed labels and the krtt annotations onto the Node (writes only on change).", syncNode)
 	r.Action("RecordPreDrainHookWait", "Record when the wait for pre-drain hooks started and list the hooks.", recordPreDrainHookWait)
