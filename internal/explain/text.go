@@ -45,6 +45,9 @@ func (r *Report) Text(w io.Writer) {
 	if r.ObserveError != "" {
 		p("  observing failed: %s\n", r.ObserveError)
 	}
+	if r.ImpossibleFacts != "" {
+		p("  the facts fall into a combination the tables declare impossible: %s\n", r.ImpossibleFacts)
+	}
 
 	p("\n")
 	if d := r.Fires; d != nil {
@@ -148,9 +151,13 @@ func (r *Report) Text(w io.Writer) {
 	}
 
 	p("\nFacts:\n")
+	width := 0
+	for _, f := range r.FactOrder {
+		width = max(width, len(f))
+	}
 	for _, f := range r.FactOrder {
 		if v, ok := r.Facts[f]; ok {
-			p("  %-22s %s\n", f, v)
+			p("  %-*s %s\n", width, f, v)
 		}
 	}
 
