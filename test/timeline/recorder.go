@@ -1,0 +1,151 @@
+package timeline
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	simv1 "github.com/krtt-dev/krtt/api/sim/v1alpha1"
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+)
+
+// Recorder watches one namespace (and the cluster-scoped Nodes and
+// VolumeAttachments) with an informer per kind and records every add,
+// update and delete. Its informers re-list by themselves after a broken
+// watch or an API server restart.
+type Recorder struct {
+	mu     sync.Mutex
+	start  time.Time
+	events []Event
+	seq    int
+	maxRV  uint64
+
+	cache  cache.Cache
+	cancel context.CancelFunc
+	done   chan error
+}
+
+var recordedKinds = []struct {
+	kind Kind
+	obj  client.Object
+}{
+	{Machine, &clusterv1.Machine{}},
+	{SimMachine, &simv1.SimMachine{}},
+	{SimBootstrapConfig, &simv1.SimBootstrapConfig{}},
+	{Secret, &corev1.Secret{}},
+	{Node, &corev1.Node{}},
+	{Pod, &corev1.Pod{}},
+	{PDB, &policyv1.PodDisruptionBudget{}},
+	{VolumeAttachment, &storagev1.VolumeAttachment{}},
+}
+
+// Record starts recording namespace ns through cfg (talk to the API server
+// directly, not through a fault-injecting proxy) and returns once every
+// informer has synced. Stop ends it.
+func Record(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, ns string) (*Recorder, error) {
+	c, err := cache.New(cfg, cache.Options{Scheme: scheme, DefaultNamespaces: map[string]cache.Config{ns: {}}})
+	if err != nil {
+		return nil, err
+	}
+	r := &Recorder{start: time.Now(), cache: c, done: make(chan error, 1)}
+	for _, k := range recordedKinds {
+		inf, err := c.GetInformer(ctx, k.obj)
+		if err != nil {
+			return nil, fmt.Errorf("timeline: informer for %s: %w", k.kind, err)
+		}
+		kind := k.kind
+		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+			AddFunc: func(o any) { r.add(kind, Added, o) },
+			UpdateFunc: func(old, o any) {
+				oo, ok1 := old.(client.Object)
+				no, ok2 := o.(client.Object)
+				// A re-list replays unchanged objects as updates.
+				if ok1 && ok2 && oo.GetResourceVersion() == no.GetResourceVersion() {
+					return
+				}
+				r.add(kind, Updated, o)
+			},
+			DeleteFunc: func(o any) { r.add(kind, Deleted, o) },
+		}); err != nil {
+			return nil, err
+		}
+	}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	r.cancel = cancel
+	go func() { r.done <- c.Start(runCtx) }()
+	syncCtx, cancelSync := context.WithTimeout(ctx, 60*time.Second)
+	defer cancelSync()
+	if !c.WaitForCacheSync(syncCtx) {
+		r.Stop()
+		return nil, fmt.Errorf("timeline: informers did not sync for namespace %s", ns)
+	}
+	return r, nil
+}
+
+func (r *Recorder) add(kind Kind, op Op, o any) {
+	approx := false
+	if tomb, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
+		o, approx = tomb.Obj, true
+	}
+	obj, ok := o.(client.Object)
+	if !ok {
+		return
+	}
+	obj = obj.DeepCopyObject().(client.Object)
+	obj.SetManagedFields(nil)
+	rv := ParseRV(obj.GetResourceVersion())
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if approx {
+		// The deletion happened while no watch was open; the newest
+		// revision seen so far is the earliest it can be placed.
+		rv = max(rv, r.maxRV)
+	}
+	r.maxRV = max(r.maxRV, rv)
+	r.seq++
+	r.events = append(r.events, Event{Seq: r.seq, At: time.Now(), RV: rv, Approx: approx, Kind: kind, Op: op, Obj: obj})
+}
+
+// Mark adds a note of the run's driver at the newest revision seen.
+func (r *Recorder) Mark(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.seq++
+	r.events = append(r.events, Event{Seq: r.seq, At: time.Now(), RV: r.maxRV, Kind: Mark, Note: fmt.Sprintf(format, args...)})
+}
+
+// Len is how many events were recorded so far.
+func (r *Recorder) Len() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.events)
+}
+
+// Timeline returns a sorted copy of what was recorded so far.
+func (r *Recorder) Timeline() *Timeline {
+	r.mu.Lock()
+	t := &Timeline{Start: r.start, Events: append([]Event(nil), r.events...)}
+	r.mu.Unlock()
+	t.Sort()
+	return t
+}
+
+// Stop ends recording.
+func (r *Recorder) Stop() {
+	if r.cancel == nil {
+		return
+	}
+	r.cancel()
+	<-r.done
+	r.cancel = nil
+}
