@@ -121,7 +121,7 @@ const baselineName = "baseline"
 
 func shortSpecs(seed uint64) []spec {
 	return []spec{
-		{name: "kill", machines: 6, killGap: [2]time.Duration{1500 * time.Millisecond, 3 * time.Second}, minKills: 3, timeout: 90 * time.Second, seed: seed},
+		{name: "kill", machines: 6, killGap: [2]time.Duration{500 * time.Millisecond, 1500 * time.Millisecond}, minKills: 3, timeout: 90 * time.Second, seed: seed},
 		{name: "apiserver", machines: 6, restarts: 1, restartDown: 2 * time.Second, timeout: 90 * time.Second, seed: seed + 1},
 		{name: "proxy", machines: 6, proxy: true, timeout: 90 * time.Second, seed: seed + 2},
 		{name: "failover", machines: 4, failover: true, timeout: 90 * time.Second, seed: seed + 3},
@@ -131,7 +131,7 @@ func shortSpecs(seed uint64) []spec {
 func longSpecs(seed uint64) []spec {
 	return []spec{
 		{name: baselineName, machines: 60, timeout: 10 * time.Minute, seed: seed},
-		{name: "kill", machines: 60, killGap: [2]time.Duration{time.Second, 4 * time.Second}, minKills: 30, timeout: 15 * time.Minute, seed: seed + 1},
+		{name: "kill", machines: 60, killGap: [2]time.Duration{time.Second, 3 * time.Second}, minKills: 30, timeout: 15 * time.Minute, seed: seed + 1},
 		{name: "apiserver", machines: 30, restarts: 3, restartDown: 3 * time.Second, timeout: 10 * time.Minute, seed: seed + 2},
 		{name: "proxy", machines: 30, proxy: true, timeout: 10 * time.Minute, seed: seed + 3},
 		{name: "failover", machines: 12, failover: true, timeout: 10 * time.Minute, seed: seed + 4},

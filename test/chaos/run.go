@@ -26,6 +26,7 @@ import (
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/internal/localcp"
 	"github.com/krtt-dev/krtt/sim"
+	"github.com/krtt-dev/krtt/test/chaos/faultproxy"
 	"github.com/krtt-dev/krtt/test/timeline"
 )
 
@@ -111,16 +112,16 @@ func (w *world) run(ctx context.Context, s spec, logf func(string, ...any)) (res
 
 	// The operator(s).
 	kubeconfig := w.cp.Kubeconfig
-	var px *faultProxy
+	var px *faultproxy.Proxy
 	if s.proxy {
 		var err error
-		if px, err = startProxy(w.cp.Config, DefaultFaults, s.seed); err != nil {
+		if px, err = faultproxy.Start(w.cp.Config, faultproxy.DefaultFaults, s.seed); err != nil {
 			res.err = err
 			return res
 		}
-		defer px.stop()
+		defer px.Stop()
 		kubeconfig = filepath.Join(logDir, "proxy.kubeconfig")
-		if err := os.WriteFile(kubeconfig, []byte(px.kubeconfig()), 0o600); err != nil {
+		if err := os.WriteFile(kubeconfig, []byte(px.Kubeconfig()), 0o600); err != nil {
 			res.err = err
 			return res
 		}
@@ -187,7 +188,7 @@ func (w *world) run(ctx context.Context, s spec, logf func(string, ...any)) (res
 	goDriver(func() { ops.supervise(runCtx, rec, &res.unexpectedExits) })
 
 	if px != nil {
-		px.on.Store(true)
+		px.On.Store(true)
 		rec.Mark("fault proxy on")
 	}
 	rec.Mark("deleting %d Machines", len(names))
@@ -207,6 +208,18 @@ func (w *world) run(ctx context.Context, s spec, logf func(string, ...any)) (res
 				case <-runCtx.Done():
 					return
 				case <-time.After(between(s.killGap[0], s.killGap[1])):
+				}
+				// A kill lands only once the operator made progress since the
+				// last one, so kills are spread over the whole deletion and
+				// never starve it.
+				seen := rec.Count(timeline.Machine)
+				if poll(runCtx, s.timeout, func() error {
+					if rec.Count(timeline.Machine) == seen {
+						return errors.New("no progress yet")
+					}
+					return nil
+				}) != nil {
+					return
 				}
 				ops.killCurrent()
 				kills.Add(1)
@@ -286,8 +299,8 @@ func (w *world) run(ctx context.Context, s spec, logf func(string, ...any)) (res
 	stopDrivers()
 	drivers.Wait()
 	if px != nil {
-		px.on.Store(false)
-		res.requests, res.injected, res.watchesCut = px.n.requests.Load(), px.injected(), px.n.watchesCut.Load()
+		px.On.Store(false)
+		res.requests, res.injected, res.watchesCut = px.N.Requests.Load(), px.Injected(), px.N.WatchesCut.Load()
 	}
 	res.kills, res.restarts = int(kills.Load()), int(restarts.Load())
 	if err != nil {

@@ -29,6 +29,7 @@ type Recorder struct {
 	events []Event
 	seq    int
 	maxRV  uint64
+	counts map[Kind]int
 
 	cache  cache.Cache
 	cancel context.CancelFunc
@@ -57,7 +58,7 @@ func Record(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, ns st
 	if err != nil {
 		return nil, err
 	}
-	r := &Recorder{start: time.Now(), cache: c, done: make(chan error, 1)}
+	r := &Recorder{start: time.Now(), cache: c, done: make(chan error, 1), counts: map[Kind]int{}}
 	for _, k := range recordedKinds {
 		inf, err := c.GetInformer(ctx, k.obj)
 		if err != nil {
@@ -112,6 +113,7 @@ func (r *Recorder) add(kind Kind, op Op, o any) {
 		rv = max(rv, r.maxRV)
 	}
 	r.maxRV = max(r.maxRV, rv)
+	r.counts[kind]++
 	r.seq++
 	r.events = append(r.events, Event{Seq: r.seq, At: time.Now(), RV: rv, Approx: approx, Kind: kind, Op: op, Obj: obj})
 }
@@ -129,6 +131,13 @@ func (r *Recorder) Len() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.events)
+}
+
+// Count is how many events of a kind were recorded so far.
+func (r *Recorder) Count(kind Kind) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.counts[kind]
 }
 
 // Timeline returns a sorted copy of what was recorded so far.

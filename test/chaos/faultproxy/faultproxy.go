@@ -1,4 +1,7 @@
-package chaos
+// Package faultproxy is a reverse proxy on 127.0.0.1 in front of
+// kube-apiserver that injects faults: 500, 429 and 409 answers, a 500 after
+// a write was applied, latency, and watches cut after a few seconds.
+package faultproxy
 
 import (
 	"context"
@@ -36,19 +39,21 @@ type Faults struct {
 var DefaultFaults = Faults{Error500: 0.04, Error429: 0.03, Error409: 0.04, Error500AfterCommit: 0.02,
 	Latency: 0.06, MaxLatency: 400 * time.Millisecond, WatchMin: 2 * time.Second, WatchMax: 8 * time.Second}
 
-// proxyCounts are what the proxy did.
-type proxyCounts struct {
-	requests, e500, e429, e409, afterCommit, delayed, watchesCut atomic.Int64
+// Counts are what the proxy did while on.
+type Counts struct {
+	Requests, E500, E429, E409, AfterCommit, Delayed, WatchesCut atomic.Int64
 }
 
-// faultProxy is a reverse proxy on 127.0.0.1 in front of kube-apiserver:
-// it authenticates upstream with the admin client certificate, so its
-// clients talk plain HTTP without credentials, and it injects faults.
-type faultProxy struct {
+// Proxy authenticates upstream with the upstream config's credentials
+// (the admin client certificate), so its clients talk plain HTTP without
+// any, and injects faults while On.
+type Proxy struct {
 	URL    string
 	faults Faults
-	n      proxyCounts
-	on     atomic.Bool
+	// N counts what was done.
+	N Counts
+	// On switches fault injection on (off: a plain proxy).
+	On atomic.Bool
 
 	mu  sync.Mutex
 	rnd *rand.Rand
@@ -56,7 +61,9 @@ type faultProxy struct {
 	srv *http.Server
 }
 
-func startProxy(upstream *rest.Config, faults Faults, seed uint64) (*faultProxy, error) {
+// Start listens on a free port of 127.0.0.1 and proxies to upstream with
+// its credentials; seed makes the faults reproducible. It starts off.
+func Start(upstream *rest.Config, faults Faults, seed uint64) (*Proxy, error) {
 	target, err := url.Parse(upstream.Host)
 	if err != nil {
 		return nil, err
@@ -65,7 +72,7 @@ func startProxy(upstream *rest.Config, faults Faults, seed uint64) (*faultProxy,
 	if err != nil {
 		return nil, err
 	}
-	p := &faultProxy{faults: faults, rnd: rand.New(rand.NewPCG(seed, seed^0x5eed))}
+	p := &Proxy{faults: faults, rnd: rand.New(rand.NewPCG(seed, seed^0x5eed))}
 	p.rp = &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			r.SetURL(target)
@@ -90,52 +97,58 @@ func startProxy(upstream *rest.Config, faults Faults, seed uint64) (*faultProxy,
 	return p, nil
 }
 
-func (p *faultProxy) float() float64 {
+func (p *Proxy) float() float64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.rnd.Float64()
 }
 
-func (p *faultProxy) between(a, b time.Duration) time.Duration {
+func (p *Proxy) between(a, b time.Duration) time.Duration {
 	return a + time.Duration(p.float()*float64(b-a))
 }
 
-func (p *faultProxy) injected() int64 {
-	return p.n.e500.Load() + p.n.e429.Load() + p.n.e409.Load() + p.n.afterCommit.Load() + p.n.delayed.Load()
+// Injected is how many requests got a fault.
+func (p *Proxy) Injected() int64 {
+	return p.N.E500.Load() + p.N.E429.Load() + p.N.E409.Load() + p.N.AfterCommit.Load() + p.N.Delayed.Load()
 }
 
-func (p *faultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !p.on.Load() {
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !p.On.Load() {
 		p.rp.ServeHTTP(w, r)
 		return
 	}
-	p.n.requests.Add(1)
+	p.N.Requests.Add(1)
 	write := r.Method == http.MethodPost || r.Method == http.MethodPut || r.Method == http.MethodPatch || r.Method == http.MethodDelete
 	watch := r.URL.Query().Get("watch") == "true" || r.URL.Query().Get("watch") == "1"
 	f := p.faults
+	// Write-only faults take no share of a read's roll.
+	e409, after := f.Error409, f.Error500AfterCommit
+	if !write {
+		e409, after = 0, 0
+	}
 	roll := p.float()
 	switch {
 	case roll < f.Error500:
-		p.n.e500.Add(1)
+		p.N.E500.Add(1)
 		writeStatus(w, http.StatusInternalServerError, metav1.StatusReasonInternalError, "chaos proxy: injected internal error")
 		return
 	case roll < f.Error500+f.Error429:
-		p.n.e429.Add(1)
+		p.N.E429.Add(1)
 		w.Header().Set("Retry-After", "1")
 		writeStatus(w, http.StatusTooManyRequests, metav1.StatusReasonTooManyRequests, "chaos proxy: injected throttling")
 		return
-	case write && roll < f.Error500+f.Error429+f.Error409:
-		p.n.e409.Add(1)
+	case roll < f.Error500+f.Error429+e409:
+		p.N.E409.Add(1)
 		writeStatus(w, http.StatusConflict, metav1.StatusReasonConflict, "chaos proxy: injected conflict, the object has been modified")
 		return
-	case write && roll < f.Error500+f.Error429+f.Error409+f.Error500AfterCommit:
-		p.n.afterCommit.Add(1)
+	case roll < f.Error500+f.Error429+e409+after:
+		p.N.AfterCommit.Add(1)
 		rec := httptest.NewRecorder()
 		p.rp.ServeHTTP(rec, r)
 		writeStatus(w, http.StatusInternalServerError, metav1.StatusReasonInternalError, "chaos proxy: injected error after the request was applied")
 		return
-	case roll < f.Error500+f.Error429+f.Error409+f.Error500AfterCommit+f.Latency:
-		p.n.delayed.Add(1)
+	case roll < f.Error500+f.Error429+e409+after+f.Latency:
+		p.N.Delayed.Add(1)
 		select {
 		case <-time.After(p.between(10*time.Millisecond, f.MaxLatency)):
 		case <-r.Context().Done():
@@ -146,7 +159,7 @@ func (p *faultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithCancel(r.Context())
 		defer cancel()
 		t := time.AfterFunc(p.between(f.WatchMin, f.WatchMax), func() {
-			p.n.watchesCut.Add(1)
+			p.N.WatchesCut.Add(1)
 			cancel()
 		})
 		defer t.Stop()
@@ -162,15 +175,16 @@ func writeStatus(w http.ResponseWriter, code int, reason metav1.StatusReason, ms
 		Status: metav1.StatusFailure, Code: int32(code), Reason: reason, Message: msg})
 }
 
-func (p *faultProxy) stop() {
+// Stop closes the proxy.
+func (p *Proxy) Stop() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = p.srv.Shutdown(ctx)
 	_ = p.srv.Close()
 }
 
-// kubeconfig is a kubeconfig that reaches the API server through the proxy.
-func (p *faultProxy) kubeconfig() string {
+// Kubeconfig is a kubeconfig that reaches the API server through the proxy.
+func (p *Proxy) Kubeconfig() string {
 	return fmt.Sprintf(`apiVersion: v1
 kind: Config
 clusters:
