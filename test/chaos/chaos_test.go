@@ -23,8 +23,8 @@ import (
 	"time"
 
 	"github.com/krtt-dev/krtt/internal/localcp"
-	"github.com/krtt-dev/krtt/test/timeline"
 	krtttables "github.com/krtt-dev/krtt/tables"
+	"github.com/krtt-dev/krtt/test/timeline"
 )
 
 var (
