@@ -24,6 +24,9 @@ type binaries struct {
 
 func buildBinaries(root, dir string) (binaries, error) {
 	b := binaries{operator: filepath.Join(dir, "krtt-operator"), sim: filepath.Join(dir, "krtt-sim")}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return b, err
+	}
 	cmd := exec.Command("go", "build", "-o", dir+string(os.PathSeparator), "./cmd/krtt-operator", "./cmd/krtt-sim")
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {

@@ -158,6 +158,12 @@ func (w *world) run(ctx context.Context, s spec, logf func(string, ...any)) (res
 		return res
 	}
 
+	// The faults start with the workload, so the operator's watches are
+	// cut and its requests fail from the first Machine on.
+	if px != nil {
+		px.On.Store(true)
+	}
+
 	// The workload.
 	names, err := w.createWorkload(ctx, ns, s.machines)
 	if err != nil {
@@ -188,8 +194,7 @@ func (w *world) run(ctx context.Context, s spec, logf func(string, ...any)) (res
 	goDriver(func() { ops.supervise(runCtx, rec, &res.unexpectedExits) })
 
 	if px != nil {
-		px.On.Store(true)
-		rec.Mark("fault proxy on")
+		rec.Mark("fault proxy on since the workload was created")
 	}
 	rec.Mark("deleting %d Machines", len(names))
 	t0 := time.Now()
@@ -239,6 +244,7 @@ func (w *world) run(ctx context.Context, s spec, logf func(string, ...any)) (res
 				case <-time.After(between(time.Second, 3*time.Second)):
 				}
 				rec.Mark("kube-apiserver stopping (restart %d)", i+1)
+				rec.BlindFrom()
 				err := w.cp.RestartAPIServer(func() {
 					select {
 					case <-runCtx.Done():
@@ -251,6 +257,21 @@ func (w *world) run(ctx context.Context, s spec, logf func(string, ...any)) (res
 				}
 				restarts.Add(1)
 				rec.Mark("kube-apiserver started again (restart %d)", i+1)
+				// A write after the restart: once every recorder informer has
+				// synced past it, the recorder sees everything again.
+				var after uint64
+				_ = poll(runCtx, s.timeout, func() error {
+					cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("chaos-resync-%d", i+1)}}
+					if err := w.c.Create(runCtx, cm); err != nil {
+						return err
+					}
+					after = timeline.ParseRV(cm.ResourceVersion)
+					return nil
+				})
+				if err := rec.Resynced(runCtx, after, 30*time.Second); err != nil {
+					logf("%v", err)
+				}
+				rec.Mark("recorder resynced after restart %d", i+1)
 			}
 		})
 	}
@@ -328,6 +349,9 @@ func (w *world) run(ctx context.Context, s spec, logf func(string, ...any)) (res
 
 func formatTimeline(t *timeline.Timeline) string {
 	var b strings.Builder
+	for _, w := range t.Blind {
+		fmt.Fprintf(&b, "blind window: rv %d..%d (changes in it may be seen only as end states)\n", w.From, w.To)
+	}
 	for i := range t.Events {
 		b.WriteString(t.Format(&t.Events[i]))
 		b.WriteByte('\n')

@@ -127,6 +127,10 @@ type Report struct {
 	AwaitingGC []string
 	// Counts of what was checked.
 	Evictions, InfraDeletions, FinalizerRemovals, Cordons, MachinesDeleted int
+	// Unverifiable counts checks that failed inside a blind window, where
+	// the state they were checked against may have been stale (a note
+	// each, not a violation).
+	Unverifiable int
 }
 
 // Failed reports whether any invariant was broken.
@@ -553,6 +557,13 @@ func (c *checker) note(format string, args ...any) {
 // violate records a violation with an excerpt of the events of the object
 // and of the others named (Kind/key refs), up to event i.
 func (c *checker) violate(i int, invariant string, kind Kind, k, msg string, others ...string) {
+	if w, ok := c.t.blindAt(c.t.Events[i].RV); ok {
+		// The state it was checked against may be stale: changes in the
+		// window were not all seen.
+		c.rep.Unverifiable++
+		c.note("unverifiable (rv %d in a window the recorder could not see, rv %d..%d): %s: %s %s: %s", c.t.Events[i].RV, w.From, w.To, invariant, kind, k, msg)
+		return
+	}
 	refs := append([]string{ref(kind, k)}, others...)
 	var idx []int
 	for _, r := range refs {

@@ -340,3 +340,25 @@ func TestCheckTombstoneIsUnverifiable(t *testing.T) {
 		t.Errorf("notes %v", rep.Notes)
 	}
 }
+
+// A check that fails inside a window the recorder could not see is
+// reported as unverifiable, not as a violation; outside it, it counts.
+func TestCheckBlindWindow(t *testing.T) {
+	tl := run(knobs{preTermHookStays: true})
+	var at uint64
+	for _, e := range tl.Events {
+		if e.Kind == SimMachine && e.Op == Updated {
+			at = e.RV
+		}
+	}
+	tl.Blind = []Window{{From: at - 3, To: at + 1}}
+	rep := Check(tl, rules(t), true)
+	if rep.Failed() || rep.Unverifiable != 1 {
+		t.Fatalf("violations %v, unverifiable %d", rep.Violations, rep.Unverifiable)
+	}
+	if !strings.Contains(strings.Join(rep.Notes, "\n"), "unverifiable") {
+		t.Errorf("notes %v", rep.Notes)
+	}
+	tl.Blind = []Window{{From: at, To: at + 1}} // (From, To]: at is outside
+	assertOne(t, Check(tl, rules(t), true), NoInfraDuringPreTerm, "SimMachine t/m1", "pre-terminate hooks [h2]")
+}

@@ -94,6 +94,24 @@ type Timeline struct {
 	// Start is when recording started (for relative times in excerpts).
 	Start  time.Time
 	Events []Event
+	// Blind are the spans the recorder may have missed changes in (its
+	// watches broke and re-listed, e.g. across an API server restart).
+	Blind []Window
+}
+
+// Window is a span of resourceVersions (From, To].
+type Window struct {
+	From, To uint64
+}
+
+// blindAt reports the blind window holding rv, if any.
+func (t *Timeline) blindAt(rv uint64) (Window, bool) {
+	for _, w := range t.Blind {
+		if rv > w.From && rv <= w.To {
+			return w, true
+		}
+	}
+	return Window{}, false
 }
 
 // Sort orders the events by resourceVersion, then by arrival.

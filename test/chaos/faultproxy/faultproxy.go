@@ -37,7 +37,7 @@ type Faults struct {
 // DefaultFaults hit well over 10% of requests and cut every watch within
 // a few seconds.
 var DefaultFaults = Faults{Error500: 0.04, Error429: 0.03, Error409: 0.04, Error500AfterCommit: 0.02,
-	Latency: 0.06, MaxLatency: 400 * time.Millisecond, WatchMin: 2 * time.Second, WatchMax: 8 * time.Second}
+	Latency: 0.06, MaxLatency: 400 * time.Millisecond, WatchMin: time.Second, WatchMax: 5 * time.Second}
 
 // Counts are what the proxy did while on.
 type Counts struct {
