@@ -268,7 +268,7 @@ func (w *world) run(ctx context.Context, s spec, logf func(string, ...any)) (res
 					after = timeline.ParseRV(cm.ResourceVersion)
 					return nil
 				})
-				if err := rec.Resynced(runCtx, after, 30*time.Second); err != nil {
+				if err := rec.Resynced(runCtx, after, 10*time.Second); err != nil {
 					logf("%v", err)
 				}
 				rec.Mark("recorder resynced after restart %d", i+1)
