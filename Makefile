@@ -104,7 +104,7 @@ bench: tools ## Scale benchmark: BENCH_N Machines (default 200) created, given P
 CHAOS_ARGS ?=
 
 .PHONY: chaos
-chaos: tools ## Long chaos suite: operator SIGKILLs, kube-apiserver restarts, fault proxy, leader failover; invariants checked on a timeline; prints a table (short version runs in make test).
+chaos: $(ETCD) $(KUBE_APISERVER) ## Long chaos suite: operator SIGKILLs, kube-apiserver restarts, fault proxy, leader failover; invariants checked on a timeline; prints a table (short version runs in make test).
 	go test -count=1 -timeout 60m -v -run '^TestChaos$$' ./test/chaos -args -chaos.long $(CHAOS_ARGS)
 
 .PHONY: bench-engine
