@@ -165,9 +165,14 @@ func (w *world) run(ctx context.Context, s spec, logf func(string, ...any)) (res
 	}
 
 	// The workload.
+	if px != nil {
+		defer func() {
+			res.requests, res.injected, res.watchesCut = px.N.Requests.Load(), px.Injected(), px.N.WatchesCut.Load()
+		}()
+	}
 	names, err := w.createWorkload(ctx, ns, s.machines)
 	if err != nil {
-		res.err = err
+		res.err = fmt.Errorf("create the workload: %w", err)
 		return res
 	}
 	logf("%s: %d Machines Running with Pods, PDBs, volumes and hooks", ns, len(names))
@@ -321,7 +326,6 @@ func (w *world) run(ctx context.Context, s spec, logf func(string, ...any)) (res
 	drivers.Wait()
 	if px != nil {
 		px.On.Store(false)
-		res.requests, res.injected, res.watchesCut = px.N.Requests.Load(), px.Injected(), px.N.WatchesCut.Load()
 	}
 	res.kills, res.restarts = int(kills.Load()), int(restarts.Load())
 	if err != nil {
@@ -366,11 +370,17 @@ func describeMachines(ms []clusterv1.Machine) string {
 			parts = append(parts, "…")
 			break
 		}
-		msg := ""
-		if c := meta.FindStatusCondition(m.Status.Conditions, clusterv1.DeletingCondition); c != nil {
-			msg = c.Reason + ": " + c.Message
+		var conds []string
+		for _, c := range m.Status.Conditions {
+			if c.Status != metav1.ConditionTrue || c.Type == clusterv1.DeletingCondition {
+				conds = append(conds, fmt.Sprintf("%s=%s %s: %s", c.Type, c.Status, c.Reason, c.Message))
+			}
 		}
-		parts = append(parts, fmt.Sprintf("%s[%s %s]", m.Name, m.Status.State, msg))
+		row := ""
+		if lt := m.Status.LastTransition; lt != nil {
+			row = fmt.Sprintf(" row %s/%s %s at %s: %s", lt.Table, lt.Row, lt.Outcome, lt.Time.Format(time.TimeOnly), lt.Message)
+		}
+		parts = append(parts, fmt.Sprintf("%s[state %s%s; %s]", m.Name, m.Status.State, row, strings.Join(conds, "; ")))
 	}
 	return strings.Join(parts, "; ")
 }
@@ -533,7 +543,13 @@ func (w *world) createWorkload(ctx context.Context, ns string, n int) ([]string,
 			}
 		}
 		if running < n {
-			return fmt.Errorf("%d of %d Machines Running", running, n)
+			var waiting []clusterv1.Machine
+			for _, m := range list.Items {
+				if nodes[m.Name] == "" {
+					waiting = append(waiting, m)
+				}
+			}
+			return fmt.Errorf("%d of %d Machines Running; not yet: %s", running, n, describeMachines(waiting))
 		}
 		return c.Get(ctx, client.ObjectKey{Name: sim.NodeName(ns, "spare")}, &corev1.Node{})
 	}); err != nil {
