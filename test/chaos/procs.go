@@ -154,3 +154,25 @@ func (p *proc) leader() bool {
 	}
 	return false
 }
+
+// queueMetrics is the operator's work queue and request metrics, for a
+// diagnosis when it stops making progress.
+func (p *proc) queueMetrics() string {
+	resp, err := http.Get("http://" + p.metrics + "/metrics")
+	if err != nil {
+		return err.Error()
+	}
+	defer func() { _ = resp.Body.Close() }()
+	var out []string
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		for _, prefix := range []string{"workqueue_depth{", "workqueue_unfinished_work_seconds{", "workqueue_retries_total{", "workqueue_adds_total{", "rest_client_requests_total{"} {
+			if strings.HasPrefix(line, prefix) && !strings.HasSuffix(line, " 0") {
+				out = append(out, line)
+			}
+		}
+	}
+	return strings.Join(out, "; ")
+}

@@ -172,7 +172,7 @@ func (w *world) run(ctx context.Context, s spec, logf func(string, ...any)) (res
 	}
 	names, err := w.createWorkload(ctx, ns, s.machines)
 	if err != nil {
-		res.err = fmt.Errorf("create the workload: %w", err)
+		res.err = fmt.Errorf("create the workload: %w; the operator's work queue then: %s", err, ops.current().queueMetrics())
 		return res
 	}
 	logf("%s: %d Machines Running with Pods, PDBs, volumes and hooks", ns, len(names))
