@@ -101,6 +101,12 @@ demo: tools ## Narrated Machine lifecycle on a throw-away control plane in .krtt
 bench: tools ## Scale benchmark: BENCH_N Machines (default 200) created, given Pods, deleted; the operator measured as its own process.
 	go run ./bench -n $(BENCH_N)
 
+CHAOS_ARGS ?=
+
+.PHONY: chaos
+chaos: $(ETCD) $(KUBE_APISERVER) ## Long chaos suite: operator SIGKILLs, kube-apiserver restarts, fault proxy, leader failover; invariants checked on a timeline; prints a table (short version runs in make test).
+	go test -count=1 -timeout 60m -v -run '^TestChaos$$' ./test/chaos -args -chaos.long $(CHAOS_ARGS)
+
 .PHONY: bench-engine
 bench-engine: ## Engine micro-benchmarks (kept out of make test).
 	go test -run '^$$' -bench . -benchmem ./engine/...

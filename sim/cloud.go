@@ -22,7 +22,7 @@ import (
 
 // +kubebuilder:rbac:groups=sim.krtt.dev,resources=simmachines,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=sim.krtt.dev,resources=simmachines/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=nodes/status,verbs=get;update;patch
 
 // cloudReconciler plays an infrastructure provider: after
@@ -59,7 +59,8 @@ func (r *cloudReconciler) reconcile(ctx context.Context, req reconcile.Request) 
 			return reconcile.Result{}, nil
 		}
 		releaseAt := sm.DeletionTimestamp.Add(time.Duration(sm.Spec.Sim.DeleteDelaySeconds) * time.Second)
-		if wait := until(now, releaseAt); wait > 0 {
+		// A VM that is already gone has nothing left to release.
+		if wait := until(now, releaseAt); wait > 0 && !vmGone(sm) {
 			return reconcile.Result{RequeueAfter: wait}, nil
 		}
 		before := sm.DeepCopy()
@@ -125,6 +126,9 @@ func (r *cloudReconciler) reconcile(ctx context.Context, req reconcile.Request) 
 		}
 	}
 
+	if vmGone(sm) {
+		return reconcile.Result{}, r.loseVM(ctx, sm)
+	}
 	if meta.IsStatusConditionTrue(sm.Status.Conditions, NodeRegisteredCondition) {
 		return reconcile.Result{}, nil
 	}
@@ -135,6 +139,41 @@ func (r *cloudReconciler) reconcile(ctx context.Context, req reconcile.Request) 
 	return reconcile.Result{}, r.patchStatus(ctx, sm, func(st *simv1.SimMachineStatus) {
 		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: NodeRegisteredCondition, Status: metav1.ConditionTrue,
 			Reason: "NodeRegistered", Message: "Node " + node + " registered", ObservedGeneration: sm.Generation})
+	})
+}
+
+// VMNotFoundReason is the failureReason (and Ready=False reason) of a
+// SimMachine whose VM vanished (spec.sim.vmGone).
+const VMNotFoundReason = "VMNotFound"
+
+// vmGone reports whether the SimMachine's VM has vanished (scripted now or
+// earlier: the failure is terminal, clearing the knob does not undo it).
+func vmGone(sm *simv1.SimMachine) bool {
+	return sm.Spec.Sim.VMGone || ptr.Deref(sm.Status.FailureReason, "") == VMNotFoundReason
+}
+
+// loseVM plays a cloud whose VM disappeared: its Node goes (the kubelet on
+// it is gone too) and the SimMachine reports the loss by the v1beta1
+// contract's failureReason/failureMessage. It stays provisioned: the VM was
+// there, the provider just cannot find it any more.
+func (r *cloudReconciler) loseVM(ctx context.Context, sm *simv1.SimMachine) error {
+	name := NodeName(sm.Namespace, sm.Name)
+	node := &corev1.Node{}
+	switch err := r.client.Get(ctx, client.ObjectKey{Name: name}, node); {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return err
+	case isSimNode(node) && node.Spec.ProviderID == ptr.Deref(sm.Spec.ProviderID, ""):
+		uid := node.UID
+		if err := r.client.Delete(ctx, node, client.Preconditions{UID: &uid}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete the Node %s of a vanished VM: %w", name, err)
+		}
+	}
+	msg := fmt.Sprintf("the simulated VM %s no longer exists (spec.sim.vmGone)", ptr.Deref(sm.Spec.ProviderID, sm.Name))
+	return r.patchStatus(ctx, sm, func(st *simv1.SimMachineStatus) {
+		st.FailureReason, st.FailureMessage = ptr.To(VMNotFoundReason), ptr.To(msg)
+		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: "Ready", Status: metav1.ConditionFalse,
+			Reason: VMNotFoundReason, Message: msg, ObservedGeneration: sm.Generation})
 	})
 }
 

@@ -18,7 +18,7 @@ import (
 	simv1 "github.com/krtt-dev/krtt/api/sim/v1alpha1"
 )
 
-// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups="",resources=nodes/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups="",resources=pods/status,verbs=get;update;patch
@@ -36,6 +36,56 @@ func readyCondition(sm *simv1.SimMachine) nodeCondition {
 		return nodeCondition{corev1.ConditionFalse, "KubeletNotReady", "simulated: spec.sim.nodeNotReady is set"}
 	}
 	return nodeCondition{corev1.ConditionTrue, "KubeletReady", "kubelet is posting ready status"}
+}
+
+// Reason and message the node lifecycle controller writes when a kubelet
+// stops posting status; the sim writes them itself because the control
+// planes it runs on have no kube-controller-manager.
+const (
+	nodeStatusUnknownReason  = "NodeStatusUnknown"
+	nodeStatusUnknownMessage = "Kubelet stopped posting node status."
+)
+
+// unreachable reports whether sm scripts a dead kubelet for its Node.
+func unreachable(sm *simv1.SimMachine) bool {
+	return sm != nil && sm.Spec.Sim.NodeUnreachable
+}
+
+// unreachableTaints are the taints the node lifecycle controller puts on a
+// Node whose kubelet stopped posting status.
+func unreachableTaints(now metav1.Time) []corev1.Taint {
+	return []corev1.Taint{
+		{Key: corev1.TaintNodeUnreachable, Effect: corev1.TaintEffectNoSchedule},
+		{Key: corev1.TaintNodeUnreachable, Effect: corev1.TaintEffectNoExecute, TimeAdded: &now},
+	}
+}
+
+// hasTaint reports whether the Node carries a taint with key and effect.
+func hasTaint(n *corev1.Node, key string, effect corev1.TaintEffect) bool {
+	for _, t := range n.Spec.Taints {
+		if t.Key == key && t.Effect == effect {
+			return true
+		}
+	}
+	return false
+}
+
+// setNodeUnknown marks the Ready condition Unknown without a heartbeat, as
+// the node lifecycle controller does once the heartbeats stop.
+func setNodeUnknown(n *corev1.Node, now metav1.Time) {
+	for i := range n.Status.Conditions {
+		cur := &n.Status.Conditions[i]
+		if cur.Type != corev1.NodeReady {
+			continue
+		}
+		if cur.Status != corev1.ConditionUnknown {
+			cur.LastTransitionTime = now
+		}
+		cur.Status, cur.Reason, cur.Message = corev1.ConditionUnknown, nodeStatusUnknownReason, nodeStatusUnknownMessage
+		return
+	}
+	n.Status.Conditions = append(n.Status.Conditions, corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionUnknown,
+		Reason: nodeStatusUnknownReason, Message: nodeStatusUnknownMessage, LastTransitionTime: now})
 }
 
 // setNodeReady writes the Ready condition with a fresh heartbeat; the
@@ -109,6 +159,18 @@ func setupKubelet(mgr ctrl.Manager, opts Options) error {
 		}), builder.WithPredicates(simNodePredicate(), predicate.Funcs{
 			UpdateFunc: func(e event.UpdateEvent) bool { return e.ObjectOld.GetLabels()[NodeLabel] != "true" },
 		})).
+		// A kubelet coming back (nodeUnreachable cleared) finishes what
+		// piled up meanwhile.
+		Watches(&simv1.SimMachine{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+			return podsOnNodeRequests(ctx, mgr.GetClient(), NodeName(o.GetNamespace(), o.GetName()))
+		}), builder.WithPredicates(predicate.Funcs{
+			CreateFunc:  func(event.CreateEvent) bool { return false },
+			DeleteFunc:  func(event.DeleteEvent) bool { return false },
+			GenericFunc: func(event.GenericEvent) bool { return false },
+			UpdateFunc: func(e event.UpdateEvent) bool {
+				return unreachable(e.ObjectOld.(*simv1.SimMachine)) && !unreachable(e.ObjectNew.(*simv1.SimMachine))
+			},
+		})).
 		Named("sim-kubelet-pod").
 		Complete(pr)
 }
@@ -148,8 +210,14 @@ func (r *kubeletNodeReconciler) reconcile(ctx context.Context, req reconcile.Req
 			sm = nil
 		}
 	}
-	want := readyCondition(sm)
 	now := r.now()
+	if unreachable(sm) {
+		return reconcile.Result{}, r.markUnreachable(ctx, node, metav1.NewTime(now))
+	}
+	if err := r.removeUnreachableTaints(ctx, node); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	want := readyCondition(sm)
 	cur := nodeReady(node)
 	if cur != nil && cur.Status == want.status && cur.Reason == want.reason {
 		if due := cur.LastHeartbeatTime.Add(r.interval); now.Before(due) {
@@ -162,6 +230,47 @@ func (r *kubeletNodeReconciler) reconcile(ctx context.Context, req reconcile.Req
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	return reconcile.Result{RequeueAfter: r.interval}, nil
+}
+
+// markUnreachable plays the node lifecycle controller for a Node whose
+// kubelet is dead: Ready=Unknown (the last heartbeat stays where it was),
+// then the unreachable taints. Nothing is requeued: the SimMachine watch
+// brings the Node back when the knob is cleared.
+func (r *kubeletNodeReconciler) markUnreachable(ctx context.Context, node *corev1.Node, now metav1.Time) error {
+	if cur := nodeReady(node); cur == nil || cur.Status != corev1.ConditionUnknown || cur.Reason != nodeStatusUnknownReason {
+		before := node.DeepCopy()
+		setNodeUnknown(node, now)
+		if err := r.client.Status().Patch(ctx, node, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+	}
+	before := node.DeepCopy()
+	for _, t := range unreachableTaints(now) {
+		if !hasTaint(node, t.Key, t.Effect) {
+			node.Spec.Taints = append(node.Spec.Taints, t)
+		}
+	}
+	if len(node.Spec.Taints) == len(before.Spec.Taints) {
+		return nil
+	}
+	return client.IgnoreNotFound(r.client.Patch(ctx, node, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})))
+}
+
+// removeUnreachableTaints lifts the unreachable taints once the kubelet
+// posts status again, as the node lifecycle controller does.
+func (r *kubeletNodeReconciler) removeUnreachableTaints(ctx context.Context, node *corev1.Node) error {
+	keep := node.Spec.Taints[:0:0]
+	for _, t := range node.Spec.Taints {
+		if t.Key != corev1.TaintNodeUnreachable {
+			keep = append(keep, t)
+		}
+	}
+	if len(keep) == len(node.Spec.Taints) {
+		return nil
+	}
+	before := node.DeepCopy()
+	node.Spec.Taints = keep
+	return r.client.Patch(ctx, node, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
 }
 
 // Reconcile retries conflicts quietly.
@@ -184,6 +293,17 @@ func (r *kubeletPodReconciler) reconcile(ctx context.Context, req reconcile.Requ
 	}
 	if !isSimNode(node) {
 		return reconcile.Result{}, nil
+	}
+	// A dead kubelet neither starts Pods nor confirms that terminating ones
+	// stopped: they keep their deletionTimestamp until it comes back.
+	if key, ok := parseProviderID(node.Spec.ProviderID); ok {
+		sm := &simv1.SimMachine{}
+		switch err := r.client.Get(ctx, key, sm); {
+		case err == nil && unreachable(sm):
+			return reconcile.Result{}, nil
+		case err != nil && !apierrors.IsNotFound(err):
+			return reconcile.Result{}, err
+		}
 	}
 	now := r.now()
 

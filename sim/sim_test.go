@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sort"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -519,4 +520,172 @@ func TestDisruptionComputesAllowed(t *testing.T) {
 	must(t, evict(db1))
 	gone(t, "evicted Pod db-1", db1)
 	expect(1, 1, 1, 0)
+}
+
+// setSim edits spec.sim of a SimMachine, retrying on conflicts.
+func setSim(t *testing.T, ns, name string, mutate func(*simv1.SimBehavior)) {
+	t.Helper()
+	eventually(t, "edit spec.sim of "+name, func(ctx context.Context) error {
+		sm, err := getSM(ctx, ns, name)
+		if err != nil {
+			return err
+		}
+		mutate(&sm.Spec.Sim)
+		return c.Update(ctx, sm)
+	})
+}
+
+func readyCond(n *corev1.Node) corev1.NodeCondition {
+	for _, cond := range n.Status.Conditions {
+		if cond.Type == corev1.NodeReady {
+			return cond
+		}
+	}
+	return corev1.NodeCondition{}
+}
+
+func unreachableTaints(n *corev1.Node) []string {
+	var out []string
+	for _, taint := range n.Spec.Taints {
+		if taint.Key == corev1.TaintNodeUnreachable {
+			out = append(out, string(taint.Effect))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestKubeletNodeUnreachable: a dead kubelet stops heartbeating, its Node
+// goes Ready=Unknown with the unreachable taints, a Pod deleted on it keeps
+// its deletionTimestamp while the same Pod on a live Node finishes; clearing
+// the knob brings the Node back and finishes the Pod.
+func TestKubeletNodeUnreachable(t *testing.T) {
+	ns := namespace(t, "sim-unreachable")
+	ctx := context.Background()
+	simMachine(t, ns, "dead")
+	simMachine(t, ns, "alive")
+	deadNode := readyNode(t, ns, "dead", corev1.ConditionTrue)
+	aliveNode := readyNode(t, ns, "alive", corev1.ConditionTrue)
+	stuck := pod(ns, "stuck", deadNode.Name, nil, func(p *corev1.Pod) { p.Spec.TerminationGracePeriodSeconds = ptr.To[int64](1) })
+	control := pod(ns, "control", aliveNode.Name, nil, func(p *corev1.Pod) { p.Spec.TerminationGracePeriodSeconds = ptr.To[int64](1) })
+	for _, p := range []*corev1.Pod{stuck, control} {
+		must(t, c.Create(ctx, p))
+		runningPod(t, p)
+	}
+
+	setSim(t, ns, "dead", func(b *simv1.SimBehavior) { b.NodeUnreachable = true })
+	var lastBeat metav1.Time
+	eventually(t, "Node Ready=Unknown with the unreachable taints", func(ctx context.Context) error {
+		n := &corev1.Node{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(deadNode), n); err != nil {
+			return err
+		}
+		ready := readyCond(n)
+		if ready.Status != corev1.ConditionUnknown || ready.Reason != "NodeStatusUnknown" {
+			return fmt.Errorf("Ready = %+v", ready)
+		}
+		if got := unreachableTaints(n); strings.Join(got, ",") != "NoExecute,NoSchedule" {
+			return fmt.Errorf("unreachable taints %v (all: %+v)", got, n.Spec.Taints)
+		}
+		lastBeat = ready.LastHeartbeatTime
+		return nil
+	})
+
+	must(t, c.Delete(ctx, stuck))
+	must(t, c.Delete(ctx, control))
+	// The live kubelet finishing its Pod shows the grace period (and the
+	// cap) is over, and the heartbeat of the live Node moving past the last
+	// one of the dead Node shows heartbeats are being sent.
+	gone(t, "Pod control on the live Node", control)
+	eventually(t, "a heartbeat of the live Node after the dead Node's last", func(ctx context.Context) error {
+		n := &corev1.Node{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(aliveNode), n); err != nil {
+			return err
+		}
+		if hb := readyCond(n).LastHeartbeatTime; !hb.After(lastBeat.Add(heartbeat)) {
+			return fmt.Errorf("live heartbeat %s, dead Node's last %s", hb, lastBeat)
+		}
+		return nil
+	})
+	got := &corev1.Pod{}
+	must(t, c.Get(ctx, client.ObjectKeyFromObject(stuck), got))
+	if got.DeletionTimestamp.IsZero() {
+		t.Fatal("the Pod on the unreachable Node has no deletionTimestamp")
+	}
+	n := &corev1.Node{}
+	must(t, c.Get(ctx, client.ObjectKeyFromObject(deadNode), n))
+	if ready := readyCond(n); !ready.LastHeartbeatTime.Equal(&lastBeat) || ready.Status != corev1.ConditionUnknown {
+		t.Errorf("the dead kubelet posted status: %+v (last heartbeat was %s)", ready, lastBeat)
+	}
+
+	setSim(t, ns, "dead", func(b *simv1.SimBehavior) { b.NodeUnreachable = false })
+	eventually(t, "Node Ready again without the unreachable taints", func(ctx context.Context) error {
+		n := &corev1.Node{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(deadNode), n); err != nil {
+			return err
+		}
+		if ready := readyCond(n); ready.Status != corev1.ConditionTrue {
+			return fmt.Errorf("Ready = %+v", ready)
+		}
+		if got := unreachableTaints(n); len(got) > 0 {
+			return fmt.Errorf("unreachable taints %v", got)
+		}
+		return nil
+	})
+	gone(t, "Pod stuck, once the kubelet is back", stuck)
+}
+
+// TestCloudVMGone: the VM vanishes behind a provisioned SimMachine: the
+// Node goes, the failure is reported by the provider contract, provisioned
+// stays true, and deletion releases at once (no VM to wait for).
+func TestCloudVMGone(t *testing.T) {
+	ns := namespace(t, "sim-vmgone")
+	ctx := context.Background()
+	simMachine(t, ns, "g1", func(sm *simv1.SimMachine) { sm.Spec.Sim.DeleteDelaySeconds = 3600 })
+	provisioned(t, ns, "g1")
+	node := readyNode(t, ns, "g1", corev1.ConditionTrue)
+
+	setSim(t, ns, "g1", func(b *simv1.SimBehavior) { b.VMGone = true })
+	gone(t, "Node of the vanished VM", node)
+	var sm *simv1.SimMachine
+	eventually(t, "failureReason VMNotFound", func(ctx context.Context) error {
+		got, err := getSM(ctx, ns, "g1")
+		if err != nil {
+			return err
+		}
+		if ptr.Deref(got.Status.FailureReason, "") != sim.VMNotFoundReason || !strings.Contains(ptr.Deref(got.Status.FailureMessage, ""), "no longer exists") {
+			return fmt.Errorf("failureReason %v failureMessage %v", got.Status.FailureReason, got.Status.FailureMessage)
+		}
+		sm = got
+		return nil
+	})
+	if !ptr.Deref(sm.Status.Initialization.Provisioned, false) {
+		t.Errorf("provisioned = %v, want true", sm.Status.Initialization.Provisioned)
+	}
+	if ready := meta.FindStatusCondition(sm.Status.Conditions, "Ready"); ready == nil || ready.Status != metav1.ConditionFalse || ready.Reason != sim.VMNotFoundReason {
+		t.Errorf("Ready = %+v", ready)
+	}
+
+	// Clearing the knob does not bring the VM back: the next reconcile
+	// (made visible by the spec change being observed) registers no Node.
+	setSim(t, ns, "g1", func(b *simv1.SimBehavior) { b.VMGone = false; b.ProvisionDelaySeconds = 1 })
+	eventually(t, "the cleared knob observed", func(ctx context.Context) error {
+		got, err := getSM(ctx, ns, "g1")
+		if err != nil {
+			return err
+		}
+		if ready := meta.FindStatusCondition(got.Status.Conditions, "Ready"); ready == nil || ready.ObservedGeneration != got.Generation {
+			return fmt.Errorf("Ready %+v, generation %d", ready, got.Generation)
+		}
+		if ptr.Deref(got.Status.FailureReason, "") != sim.VMNotFoundReason {
+			return fmt.Errorf("failureReason cleared: %v", got.Status.FailureReason)
+		}
+		return nil
+	})
+	if err := c.Get(ctx, client.ObjectKeyFromObject(node), &corev1.Node{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a Node came back for a vanished VM: %v", err)
+	}
+
+	must(t, c.Delete(ctx, sm))
+	gone(t, "SimMachine g1 (deleteDelaySeconds 3600, but no VM left)", sm)
 }

@@ -72,8 +72,9 @@ type ControlPlane struct {
 	// Resumed is true when etcd data from an earlier run was found.
 	Resumed bool
 
-	env  *envtest.Environment
-	logs []*os.File
+	env     *envtest.Environment
+	logs    []*os.File
+	certDir string
 }
 
 // Scheme returns a scheme with the client-go types and both krtt API groups.
@@ -222,7 +223,16 @@ func Start(opts Options) (*ControlPlane, error) {
 		cp.closeLogs()
 		return nil, err
 	}
-	api := &envtest.APIServer{Out: apiLog, Err: apiLog}
+	// A certificate directory of our own (not one envtest allocates and
+	// forgets on Stop) lets RestartAPIServer bring kube-apiserver back
+	// with the certificates the clients already trust.
+	certDir, err := os.MkdirTemp("", "krtt-apiserver-")
+	if err != nil {
+		cp.closeLogs()
+		return nil, err
+	}
+	cp.certDir = certDir
+	api := &envtest.APIServer{Out: apiLog, Err: apiLog, CertDir: certDir}
 	api.SecureServing.ListenAddr.Address = "127.0.0.1"
 	api.SecureServing.ListenAddr.Port = strconv.Itoa(port)
 	env := &envtest.Environment{
@@ -246,6 +256,7 @@ func Start(opts Options) (*ControlPlane, error) {
 	if _, err := env.Start(); err != nil {
 		_ = env.Stop()
 		cp.closeLogs()
+		_ = os.RemoveAll(certDir)
 		return nil, fmt.Errorf("localcp: start control plane (logs in %s): %w", filepath.Join(dir, "logs"), err)
 	}
 	cp.env = env
@@ -281,6 +292,10 @@ func (cp *ControlPlane) Stop() error {
 		cp.env = nil
 	}
 	cp.closeLogs()
+	if cp.certDir != "" {
+		_ = os.RemoveAll(cp.certDir)
+		cp.certDir = ""
+	}
 	return err
 }
 

@@ -72,3 +72,30 @@ func TestStateKeptAcrossRestarts(t *testing.T) {
 		t.Errorf("second apply created %v", applied.Created)
 	}
 }
+
+// TestRestartAPIServer kills kube-apiserver and starts it again: the same
+// client (same address, same certificates) reads what was written before,
+// and the API server was really down in between.
+func TestRestartAPIServer(t *testing.T) {
+	ctx := context.Background()
+	cp, err := Start(Options{Dir: filepath.Join(t.TempDir(), "state"), Port: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cp.Stop() }()
+	if err := cp.Client.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "before"}}); err != nil {
+		t.Fatal(err)
+	}
+	var downErr error
+	if err := cp.RestartAPIServer(func() {
+		downErr = cp.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "before"}, &corev1.ConfigMap{})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if downErr == nil {
+		t.Error("the API server answered while it was supposed to be down")
+	}
+	if err := cp.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "before"}, &corev1.ConfigMap{}); err != nil {
+		t.Errorf("after the restart: %v", err)
+	}
+}

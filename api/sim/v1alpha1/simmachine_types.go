@@ -30,6 +30,21 @@ type SimBehavior struct {
 	// nodeNotReady makes the simulated Node report Ready=False.
 	// +optional
 	NodeNotReady bool `json:"nodeNotReady,omitempty"`
+
+	// nodeUnreachable simulates a dead kubelet: the Node's heartbeats stop,
+	// its Ready condition turns Unknown (reason NodeStatusUnknown) and it
+	// gets the node.kubernetes.io/unreachable NoSchedule and NoExecute
+	// taints, as the node lifecycle controller would do; Pods on it are
+	// neither started nor finished once terminating. Clearing it recovers
+	// the Node.
+	// +optional
+	NodeUnreachable bool `json:"nodeUnreachable,omitempty"`
+
+	// vmGone makes the VM vanish behind a provisioned SimMachine: the sim
+	// cloud deletes the Node and reports status.failureReason VMNotFound.
+	// A vanished VM does not come back when this is cleared.
+	// +optional
+	VMGone bool `json:"vmGone,omitempty"`
 }
 
 // SimMachineSpec is the desired state of a SimMachine.
@@ -74,6 +89,20 @@ type SimMachineStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=256
 	FailureDomain string `json:"failureDomain,omitempty"`
+
+	// failureReason is a terminal problem of the simulated VM, machine
+	// readable (the v1beta1 provider contract), e.g. VMNotFound.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	FailureReason *string `json:"failureReason,omitempty"`
+
+	// failureMessage describes the terminal problem for humans (the v1beta1
+	// provider contract).
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=10240
+	FailureMessage *string `json:"failureMessage,omitempty"`
 
 	// conditions describe the current state of the SimMachine.
 	// +optional

@@ -256,6 +256,16 @@ func (in *SimMachineStatus) DeepCopyInto(out *SimMachineStatus) {
 		*out = make([]apiv1alpha1.MachineAddress, len(*in))
 		copy(*out, *in)
 	}
+	if in.FailureReason != nil {
+		in, out := &in.FailureReason, &out.FailureReason
+		*out = new(string)
+		**out = **in
+	}
+	if in.FailureMessage != nil {
+		in, out := &in.FailureMessage, &out.FailureMessage
+		*out = new(string)
+		**out = **in
+	}
 	if in.Conditions != nil {
 		in, out := &in.Conditions, &out.Conditions
 		*out = make([]v1.Condition, len(*in))

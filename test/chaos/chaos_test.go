@@ -1,0 +1,287 @@
+// Package chaos deletes Machines (with Pods, PodDisruptionBudgets, volumes
+// and hooks) while faults hit the operator and the control plane: the
+// operator SIGKILLed at random points, kube-apiserver restarted, a proxy
+// injecting errors, latency and cut watches between operator and API
+// server, and a leader killed mid-drain with a second replica taking over.
+// The operator and the simulated provider run as their own processes,
+// built from cmd/krtt-operator and cmd/krtt-sim. Every run records a
+// timeline (package test/timeline) and checks the deletion invariants on it.
+//
+// `go test ./test/chaos` runs a short version; `make chaos` (-chaos.long)
+// runs the long one and prints a table.
+package chaos
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/krtt-dev/krtt/internal/localcp"
+	krtttables "github.com/krtt-dev/krtt/tables"
+	"github.com/krtt-dev/krtt/test/timeline"
+)
+
+var (
+	long   = flag.Bool("chaos.long", false, "run the long chaos suite (make chaos) instead of the short one")
+	seed   = flag.Uint64("chaos.seed", 0, "random seed of the faults (0: from the clock; printed)")
+	keep   = flag.Bool("chaos.keep", false, "keep the state directory (logs, timelines) after the run")
+	shared *world
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	os.Exit(setup(m))
+}
+
+func setup(m *testing.M) int {
+	root, err := localcp.Root()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	dir, err := os.MkdirTemp("", "krtt-chaos-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() {
+		if *keep {
+			fmt.Fprintln(os.Stderr, "chaos: state kept in", dir)
+			return
+		}
+		_ = os.RemoveAll(dir)
+	}()
+	// The recorders' informers log here (watch errors across restarts).
+	logFile, err := os.Create(filepath.Join(dir, "recorder.log"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = logFile.Close() }()
+	ctrl.SetLogger(zap.New(zap.WriteTo(logFile)))
+	bins, err := buildBinaries(root, filepath.Join(dir, "bin"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	set, err := krtttables.Load(krtttables.Machine, "")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	cp, err := localcp.Start(localcp.Options{Dir: filepath.Join(dir, "cp"), Fresh: true, Port: -1, Root: root})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() {
+		if err := cp.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
+	}()
+	// A fast heartbeat wakes Machines waiting on their Node; a short grace
+	// cap lets evicted Pods go quickly.
+	simProc, err := startProc("sim", bins.sim, filepath.Join(dir, "sim.log"), false,
+		"--kubeconfig", cp.Kubeconfig, "--kubelet-grace-cap", "1s", "--heartbeat-interval", "2s")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer simProc.stop()
+	shared = &world{cp: cp, c: cp.Client, bins: bins, dir: dir, sim: simProc, rules: timeline.RulesFrom(set)}
+	return m.Run()
+}
+
+// TestChaos runs every fault once (short) or at scale (-chaos.long) and
+// fails on any broken invariant, leaked object, unconverged run or fault
+// that did not happen as planned.
+func TestChaos(t *testing.T) {
+	s := *seed
+	if s == 0 {
+		s = uint64(time.Now().UnixNano())
+	}
+	t.Logf("seed %d (rerun with -args -chaos.seed=%d)", s, s)
+	specs := shortSpecs(s)
+	if *long {
+		specs = longSpecs(s)
+	}
+	ctx := context.Background()
+	var results []*result
+	for _, sp := range specs {
+		if !t.Run(sp.name, func(t *testing.T) {
+			res := shared.run(ctx, sp, t.Logf)
+			results = append(results, res)
+			assertRun(t, res)
+		}) && !*long {
+			break
+		}
+	}
+	printTable(results)
+}
+
+const baselineName = "baseline"
+
+func shortSpecs(seed uint64) []spec {
+	return []spec{
+		{name: "kill", machines: 6, killGap: [2]time.Duration{500 * time.Millisecond, 1500 * time.Millisecond}, minKills: 3, timeout: 90 * time.Second, seed: seed},
+		// An eviction cut by the restart leaves its Pod in the budget's
+		// disruptedPods for 2 minutes (the disruption controller's
+		// DeletionTimeout), holding that drain: hence the longer timeout.
+		{name: "apiserver", machines: 6, restarts: 1, restartDown: 2 * time.Second, timeout: 200 * time.Second, seed: seed + 1},
+		{name: "proxy", machines: 6, proxy: true, timeout: 90 * time.Second, seed: seed + 2},
+		{name: "failover", machines: 4, failover: true, timeout: 90 * time.Second, seed: seed + 3},
+	}
+}
+
+func longSpecs(seed uint64) []spec {
+	return []spec{
+		{name: baselineName, machines: 60, timeout: 10 * time.Minute, seed: seed},
+		{name: "kill", machines: 60, killGap: [2]time.Duration{time.Second, 3 * time.Second}, minKills: 30, timeout: 15 * time.Minute, seed: seed + 1},
+		{name: "apiserver", machines: 20, restarts: 3, restartDown: 3 * time.Second, timeout: 10 * time.Minute, seed: seed + 2},
+		{name: "proxy", machines: 30, proxy: true, timeout: 10 * time.Minute, seed: seed + 3},
+		{name: "failover", machines: 12, failover: true, timeout: 10 * time.Minute, seed: seed + 4},
+	}
+}
+
+func assertRun(t *testing.T, r *result) {
+	t.Helper()
+	if r.err != nil {
+		t.Errorf("%s: %v (logs in %s; -chaos.keep keeps them)", r.name, r.err, filepath.Join(shared.dir, r.ns))
+	}
+	if r.report == nil {
+		return
+	}
+	for _, v := range r.report.Violations {
+		t.Errorf("%s: invariant broken: %s", r.name, v)
+	}
+	for _, n := range r.report.Notes {
+		t.Logf("%s: note: %s", r.name, n)
+	}
+	if r.report.Unverifiable > 0 {
+		t.Logf("%s: %d checks fell inside windows the recorder could not see (see the notes)", r.name, r.report.Unverifiable)
+	}
+	if r.report.MachinesDeleted != r.machines {
+		t.Errorf("%s: the timeline shows %d of %d Machines deleted", r.name, r.report.MachinesDeleted, r.machines)
+	}
+	if r.report.Evictions == 0 || r.report.InfraDeletions < r.machines {
+		t.Errorf("%s: the run exercised too little: %d evictions, %d infrastructure deletions", r.name, r.report.Evictions, r.report.InfraDeletions)
+	}
+	if r.kills < r.minKills {
+		t.Errorf("%s: %d kills, want at least %d", r.name, r.kills, r.minKills)
+	}
+	if r.restarts < r.spec.restarts {
+		t.Errorf("%s: kube-apiserver restarted %d times, want %d", r.name, r.restarts, r.spec.restarts)
+	}
+	if r.unexpectedExits > 0 {
+		t.Errorf("%s: the operator exited by itself %d times (see its log)", r.name, r.unexpectedExits)
+	}
+	if r.proxy {
+		if r.requests == 0 || float64(r.injected) < 0.10*float64(r.requests) {
+			t.Errorf("%s: %d faults injected in %d requests, want at least 10%%", r.name, r.injected, r.requests)
+		}
+		if r.watchesCut == 0 {
+			t.Errorf("%s: no watch was cut", r.name)
+		}
+	}
+	if r.failover && r.takeover == 0 {
+		t.Errorf("%s: no replica took over from the killed leader", r.name)
+	}
+	if left, err := shared.leftovers(context.Background(), r.ns); err == nil && len(left) > 0 {
+		t.Errorf("%s: left in the API server: %v", r.name, left)
+	}
+}
+
+// printTable prints one line per run.
+func printTable(results []*result) {
+	base := map[int]time.Duration{}
+	for _, r := range results {
+		if r.name == baselineName && r.err == nil {
+			base[r.machines] = r.converge
+		}
+	}
+	baseFor := func(n int) (time.Duration, int) {
+		// The closest baseline, scaled per Machine.
+		var best int
+		for bn := range base {
+			if best == 0 || abs(bn-n) < abs(best-n) {
+				best = bn
+			}
+		}
+		if best == 0 {
+			return 0, 0
+		}
+		return base[best], best
+	}
+	fmt.Println()
+	fmt.Println("| run | Machines | kills | apiserver restarts | injected faults | watches cut | events | invariant violations | leaked objects | awaiting GC | time to converge | no-fault time | ratio |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	total := struct{ kills, restarts, violations, leaked, machines int }{}
+	for _, r := range results {
+		viol, leaked, gc := "-", "-", "-"
+		if r.report != nil {
+			viol = fmt.Sprint(len(r.report.Violations))
+			if len(r.report.Violations) > 0 {
+				var parts []string
+				by := r.report.ByInvariant()
+				keys := make([]string, 0, len(by))
+				for k := range by {
+					keys = append(keys, k)
+				}
+				sort.Strings(keys)
+				for _, k := range keys {
+					parts = append(parts, fmt.Sprintf("%d× %s", by[k], k))
+				}
+				viol += " (" + strings.Join(parts, "; ") + ")"
+			}
+			leaked = fmt.Sprint(len(r.report.Leaked))
+			gc = fmt.Sprint(len(r.report.AwaitingGC))
+			total.violations += len(r.report.Violations)
+			total.leaked += len(r.report.Leaked)
+		}
+		faults := "-"
+		if r.proxy {
+			faults = fmt.Sprintf("%d of %d requests (%.0f%%)", r.injected, r.requests, 100*float64(r.injected)/float64(max(r.requests, 1)))
+		}
+		kills := fmt.Sprint(r.kills)
+		if r.failover && r.takeover > 0 {
+			kills += fmt.Sprintf(" (leader; takeover %.1fs)", r.takeover.Seconds())
+		}
+		conv := fmt.Sprintf("%.1fs", r.converge.Seconds())
+		if r.err != nil {
+			conv += " (failed)"
+		}
+		baseStr, ratio := "-", "-"
+		if b, bn := baseFor(r.machines); b > 0 && r.name != baselineName {
+			scaled := time.Duration(float64(b) * float64(r.machines) / float64(bn))
+			baseStr = fmt.Sprintf("%.1fs", scaled.Seconds())
+			if bn != r.machines {
+				baseStr += fmt.Sprintf(" (scaled from %d)", bn)
+			}
+			ratio = fmt.Sprintf("%.1f×", r.converge.Seconds()/scaled.Seconds())
+		}
+		fmt.Printf("| %s | %d | %s | %d | %s | %d | %d | %s | %s | %s | %s | %s | %s |\n",
+			r.name, r.machines, kills, r.restarts, faults, r.watchesCut, r.events, viol, leaked, gc, conv, baseStr, ratio)
+		total.kills += r.kills
+		total.restarts += r.restarts
+		total.machines += r.machines
+	}
+	fmt.Printf("\nruns %d, Machines deleted %d, kills %d, apiserver restarts %d, invariant violations %d, leaked objects %d\n",
+		len(results), total.machines, total.kills, total.restarts, total.violations, total.leaked)
+	fmt.Println("(awaiting GC: bootstrap Secrets whose owner is gone; the garbage collector of kube-controller-manager removes them, and these control planes run none)")
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}

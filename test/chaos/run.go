@@ -1,0 +1,749 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	simv1 "github.com/krtt-dev/krtt/api/sim/v1alpha1"
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/internal/localcp"
+	"github.com/krtt-dev/krtt/sim"
+	"github.com/krtt-dev/krtt/test/chaos/faultproxy"
+	"github.com/krtt-dev/krtt/test/timeline"
+)
+
+// world is what every run shares: one control plane, the sim provider
+// (its own process, talking to the API server directly) and the binaries.
+type world struct {
+	cp    *localcp.ControlPlane
+	c     client.Client
+	bins  binaries
+	dir   string
+	sim   *proc
+	rules timeline.Rules
+	seq   atomic.Int32
+}
+
+// spec describes one run.
+type spec struct {
+	name     string
+	machines int
+	// kill the operator with SIGKILL every killGap[0]..killGap[1] while
+	// Machines are deleted; minKills fails the run when fewer happened.
+	killGap  [2]time.Duration
+	minKills int
+	// restart kube-apiserver this many times mid-deletion, each held down
+	// for restartDown.
+	restarts    int
+	restartDown time.Duration
+	// proxy puts the fault-injecting proxy between operator and API server.
+	proxy bool
+	// failover runs two replicas with leader election and kills the leader
+	// mid-drain.
+	failover bool
+	timeout  time.Duration
+	seed     uint64
+}
+
+// result is what a run measured.
+type result struct {
+	spec
+	kills, restarts, unexpectedExits int
+	requests, injected, watchesCut   int64
+	converge, takeover               time.Duration
+	report                           *timeline.Report
+	events                           int
+	ns                               string
+	err                              error
+}
+
+const (
+	hookName     = "chaos"
+	groupLabel   = "chaos.krtt.dev/group"
+	leaseSeconds = 4
+)
+
+// run creates spec.machines Machines with a workload, deletes them under
+// the faults of the spec, waits until they are gone and checks the
+// recorded timeline.
+func (w *world) run(ctx context.Context, s spec, logf func(string, ...any)) (res *result) {
+	var ns string
+	res = &result{spec: s}
+	defer func() { res.ns = ns }()
+	rnd := rand.New(rand.NewPCG(s.seed, s.seed+1))
+	var rndMu sync.Mutex
+	between := func(a, b time.Duration) time.Duration {
+		rndMu.Lock()
+		defer rndMu.Unlock()
+		return a + time.Duration(rnd.Float64()*float64(b-a))
+	}
+	ns = fmt.Sprintf("chaos-%s-%d", s.name, w.seq.Add(1))
+	logDir := filepath.Join(w.dir, ns)
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		res.err = err
+		return res
+	}
+	c := w.c
+	if err := errors.Join(
+		c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}),
+		c.Create(ctx, &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "c"}}),
+	); err != nil {
+		res.err = err
+		return res
+	}
+
+	// The operator(s).
+	kubeconfig := w.cp.Kubeconfig
+	var px *faultproxy.Proxy
+	if s.proxy {
+		var err error
+		if px, err = faultproxy.Start(w.cp.Config, faultproxy.DefaultFaults, s.seed); err != nil {
+			res.err = err
+			return res
+		}
+		defer px.Stop()
+		kubeconfig = filepath.Join(logDir, "proxy.kubeconfig")
+		if err := os.WriteFile(kubeconfig, []byte(px.Kubeconfig()), 0o600); err != nil {
+			res.err = err
+			return res
+		}
+	}
+	args := []string{"--kubeconfig", kubeconfig, "--machine-concurrency", "4", "--zap-log-level", "info"}
+	if s.failover {
+		args = append(args, "--leader-elect", "--leader-election-namespace", ns,
+			"--leader-election-lease-duration", fmt.Sprintf("%ds", leaseSeconds),
+			"--leader-election-renew-deadline", fmt.Sprintf("%ds", leaseSeconds-1),
+			"--leader-election-retry-period", "500ms")
+	}
+	ops := &operators{bin: w.bins.operator, args: args, logDir: logDir}
+	defer ops.stopAll()
+	replicas := 1
+	if s.failover {
+		replicas = 2
+	}
+	for range replicas {
+		if _, err := ops.start(); err != nil {
+			res.err = err
+			return res
+		}
+	}
+	if err := poll(ctx, 60*time.Second, func() error {
+		if s.failover {
+			if ops.leader() == nil {
+				return errors.New("no leader elected")
+			}
+			return nil
+		}
+		return ops.current().ready()
+	}); err != nil {
+		res.err = fmt.Errorf("operator not ready: %w", err)
+		return res
+	}
+
+	// The faults start with the workload, so the operator's watches are
+	// cut and its requests fail from the first Machine on.
+	if px != nil {
+		px.On.Store(true)
+	}
+
+	// The workload.
+	if px != nil {
+		defer func() {
+			res.requests, res.injected, res.watchesCut = px.N.Requests.Load(), px.Injected(), px.N.WatchesCut.Load()
+		}()
+	}
+	names, err := w.createWorkload(ctx, ns, s.machines)
+	if err != nil {
+		res.err = fmt.Errorf("create the workload: %w; the operator's work queue then: %s", err, ops.current().queueMetrics())
+		return res
+	}
+	logf("%s: %d Machines Running with Pods, PDBs, volumes and hooks", ns, len(names))
+
+	rec, err := timeline.Record(ctx, w.cp.Config, w.cp.Scheme, ns)
+	if err != nil {
+		res.err = err
+		return res
+	}
+	defer rec.Stop()
+
+	runCtx, stopDrivers := context.WithCancel(ctx)
+	var drivers sync.WaitGroup
+	defer func() {
+		stopDrivers()
+		drivers.Wait()
+	}()
+	goDriver := func(fn func()) {
+		drivers.Add(1)
+		go func() { defer drivers.Done(); fn() }()
+	}
+	goDriver(func() { w.hookOwner(runCtx, ns, between) })
+	goDriver(func() { w.replicaKeeper(runCtx, ns) })
+	goDriver(func() { ops.supervise(runCtx, rec, &res.unexpectedExits) })
+
+	if px != nil {
+		rec.Mark("fault proxy on since the workload was created")
+	}
+	rec.Mark("deleting %d Machines", len(names))
+	t0 := time.Now()
+	for _, n := range names {
+		if err := c.Delete(ctx, &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: n}}); err != nil {
+			res.err = err
+			return res
+		}
+	}
+
+	var kills, restarts atomic.Int32
+	if s.killGap[1] > 0 {
+		goDriver(func() {
+			for {
+				select {
+				case <-runCtx.Done():
+					return
+				case <-time.After(between(s.killGap[0], s.killGap[1])):
+				}
+				// A kill lands only once the operator made progress since the
+				// last one, so kills are spread over the whole deletion and
+				// never starve it.
+				seen := rec.Count(timeline.Machine)
+				if poll(runCtx, s.timeout, func() error {
+					if rec.Count(timeline.Machine) == seen {
+						return errors.New("no progress yet")
+					}
+					return nil
+				}) != nil {
+					return
+				}
+				ops.killCurrent()
+				kills.Add(1)
+				rec.Mark("SIGKILL operator (kill %d)", kills.Load())
+				if _, err := ops.start(); err != nil {
+					logf("restart operator: %v", err)
+				}
+			}
+		})
+	}
+	if s.restarts > 0 {
+		goDriver(func() {
+			for i := range s.restarts {
+				select {
+				case <-runCtx.Done():
+					return
+				case <-time.After(between(time.Second, 3*time.Second)):
+				}
+				rec.Mark("kube-apiserver stopping (restart %d)", i+1)
+				rec.BlindFrom()
+				err := w.cp.RestartAPIServer(func() {
+					select {
+					case <-runCtx.Done():
+					case <-time.After(s.restartDown):
+					}
+				})
+				if err != nil {
+					logf("restart kube-apiserver: %v", err)
+					continue
+				}
+				restarts.Add(1)
+				rec.Mark("kube-apiserver started again (restart %d)", i+1)
+				// A write after the restart: once every recorder informer has
+				// synced past it, the recorder sees everything again.
+				var after uint64
+				_ = poll(runCtx, s.timeout, func() error {
+					cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("chaos-resync-%d", i+1)}}
+					if err := w.c.Create(runCtx, cm); err != nil {
+						return err
+					}
+					after = timeline.ParseRV(cm.ResourceVersion)
+					return nil
+				})
+				if err := rec.Resynced(runCtx, after, 10*time.Second); err != nil {
+					logf("%v", err)
+				}
+				rec.Mark("recorder resynced after restart %d", i+1)
+			}
+		})
+	}
+	if s.failover {
+		goDriver(func() {
+			// Kill the leader while a Machine is draining.
+			if err := poll(runCtx, s.timeout, func() error { return w.someDraining(runCtx, ns) }); err != nil {
+				logf("failover: %v", err)
+				return
+			}
+			leader := ops.leader()
+			if leader == nil {
+				logf("failover: no leader to kill")
+				return
+			}
+			leader.kill()
+			tKill := time.Now()
+			kills.Add(1)
+			rec.Mark("SIGKILL leader %s mid-drain", leader.name)
+			if err := poll(runCtx, 3*leaseSeconds*time.Second+10*time.Second, func() error {
+				if l := ops.leader(); l == nil || l == leader {
+					return errors.New("no new leader")
+				}
+				return nil
+			}); err != nil {
+				logf("failover: %v", err)
+				return
+			}
+			res.takeover = time.Since(tKill)
+			rec.Mark("new leader after %s", res.takeover.Round(time.Millisecond))
+		})
+	}
+
+	err = poll(ctx, s.timeout, func() error {
+		list := &clusterv1.MachineList{}
+		if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		if len(list.Items) > 0 {
+			return fmt.Errorf("%d Machines left: %s", len(list.Items), describeMachines(list.Items))
+		}
+		return nil
+	})
+	res.converge = time.Since(t0)
+	rec.Mark("all Machines gone (or deadline)")
+	stopDrivers()
+	drivers.Wait()
+	if px != nil {
+		px.On.Store(false)
+	}
+	res.kills, res.restarts = int(kills.Load()), int(restarts.Load())
+	if err != nil {
+		res.err = fmt.Errorf("not converged: %w", err)
+	}
+
+	// What the Machines owned goes asynchronously (the sim detaches
+	// volumes once the Node is gone): wait for the timeline to show it.
+	var rep *timeline.Report
+	_ = poll(ctx, 30*time.Second, func() error {
+		rep = timeline.Check(rec.Timeline(), w.rules, true)
+		if len(rep.Leaked) > 0 {
+			return errors.New(strings.Join(rep.Leaked, ", "))
+		}
+		return nil
+	})
+	res.report = rep
+	res.events = rec.Len()
+	if err := os.WriteFile(filepath.Join(logDir, "timeline.txt"), []byte(formatTimeline(rec.Timeline())), 0o644); err != nil {
+		logf("write timeline: %v", err)
+	}
+	w.cleanup(ctx, ns)
+	return res
+}
+
+func formatTimeline(t *timeline.Timeline) string {
+	var b strings.Builder
+	for _, w := range t.Blind {
+		fmt.Fprintf(&b, "blind window: rv %d..%d (changes in it may be seen only as end states)\n", w.From, w.To)
+	}
+	for i := range t.Events {
+		b.WriteString(t.Format(&t.Events[i]))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func describeMachines(ms []clusterv1.Machine) string {
+	var parts []string
+	for i, m := range ms {
+		if i == 5 {
+			parts = append(parts, "…")
+			break
+		}
+		var conds []string
+		for _, c := range m.Status.Conditions {
+			if c.Status != metav1.ConditionTrue || c.Type == clusterv1.DeletingCondition {
+				conds = append(conds, fmt.Sprintf("%s=%s %s: %s", c.Type, c.Status, c.Reason, c.Message))
+			}
+		}
+		row := ""
+		if lt := m.Status.LastTransition; lt != nil {
+			row = fmt.Sprintf(" row %s/%s %s at %s: %s", lt.Table, lt.Row, lt.Outcome, lt.Time.Format(time.TimeOnly), lt.Message)
+		}
+		parts = append(parts, fmt.Sprintf("%s[state %s%s; %s]", m.Name, m.Status.State, row, strings.Join(conds, "; ")))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// operators is the set of operator processes of a run.
+type operators struct {
+	bin    string
+	args   []string
+	logDir string
+
+	mu    sync.Mutex
+	procs []*proc
+	n     int
+}
+
+func (o *operators) start() (*proc, error) {
+	o.mu.Lock()
+	o.n++
+	name := fmt.Sprintf("operator-%d", o.n)
+	o.mu.Unlock()
+	p, err := startProc(name, o.bin, filepath.Join(o.logDir, "operator.log"), true, o.args...)
+	if err != nil {
+		return nil, err
+	}
+	o.mu.Lock()
+	o.procs = append(o.procs, p)
+	o.mu.Unlock()
+	return p, nil
+}
+
+// current is the newest operator.
+func (o *operators) current() *proc {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.procs[len(o.procs)-1]
+}
+
+func (o *operators) killCurrent() { o.current().kill() }
+
+// leader is the live replica that reports holding the Lease.
+func (o *operators) leader() *proc {
+	o.mu.Lock()
+	ps := append([]*proc(nil), o.procs...)
+	o.mu.Unlock()
+	for _, p := range ps {
+		if p.leader() {
+			return p
+		}
+	}
+	return nil
+}
+
+// supervise counts operators that exit without being killed and starts a
+// new one, so one crash does not end the run (and is reported).
+func (o *operators) supervise(ctx context.Context, rec *timeline.Recorder, exits *int) {
+	seen := map[*proc]bool{}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
+		o.mu.Lock()
+		ps := append([]*proc(nil), o.procs...)
+		o.mu.Unlock()
+		for _, p := range ps {
+			if seen[p] || !p.exited() {
+				continue
+			}
+			seen[p] = true
+			if p.err != nil && strings.Contains(p.err.Error(), "killed") {
+				continue
+			}
+			*exits++
+			rec.Mark("%s exited by itself: %v", p.name, p.err)
+			if p == o.current() {
+				_, _ = o.start()
+			}
+		}
+	}
+}
+
+func (o *operators) stopAll() {
+	o.mu.Lock()
+	ps := append([]*proc(nil), o.procs...)
+	o.mu.Unlock()
+	for _, p := range ps {
+		p.stop()
+	}
+}
+
+// poll runs cond every 100ms until it succeeds or timeout passes.
+func poll(ctx context.Context, timeout time.Duration, cond func() error) error {
+	deadline := time.Now().Add(timeout)
+	var last error
+	for {
+		if last = cond(); last == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not within %s: %w", timeout, last)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// createWorkload creates the Machines (half with a pre-drain hook, a third
+// with a pre-terminate hook) and, once they run, three or four Pods on each
+// Node: a plain one, one of a pair behind a PodDisruptionBudget
+// (minAvailable 1), one the drain skips, and on every other Node one with a
+// volume. A spare sim machine (no Machine) takes replacement Pods.
+func (w *world) createWorkload(ctx context.Context, ns string, n int) ([]string, error) {
+	c := w.c
+	if err := c.Create(ctx, &simv1.SimMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "spare"}}); err != nil {
+		return nil, err
+	}
+	names := make([]string, n)
+	for i := range n {
+		name := fmt.Sprintf("m-%03d", i)
+		names[i] = name
+		ann := map[string]string{}
+		if i%2 == 0 {
+			ann[clusterv1.PreDrainDeleteHookAnnotationPrefix+hookName] = "chaos driver"
+		}
+		if i%3 == 0 {
+			ann[clusterv1.PreTerminateDeleteHookAnnotationPrefix+hookName] = "chaos driver"
+		}
+		if err := errors.Join(
+			c.Create(ctx, &simv1.SimBootstrapConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}),
+			c.Create(ctx, &simv1.SimMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+				Spec: simv1.SimMachineSpec{Sim: simv1.SimBehavior{DeleteDelaySeconds: int32(i % 2)}}}),
+			c.Create(ctx, &clusterv1.Machine{
+				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Annotations: ann},
+				Spec: clusterv1.MachineSpec{
+					ClusterName: "c",
+					Bootstrap: clusterv1.MachineBootstrap{ConfigRef: &clusterv1.ObjectReference{
+						APIGroup: simv1.GroupVersion.Group, Kind: "SimBootstrapConfig", Name: name}},
+					InfrastructureRef: clusterv1.ObjectReference{APIGroup: simv1.GroupVersion.Group, Kind: "SimMachine", Name: name},
+				},
+			}),
+		); err != nil {
+			return nil, err
+		}
+	}
+	nodes := map[string]string{}
+	if err := poll(ctx, 90*time.Second, func() error {
+		list := &clusterv1.MachineList{}
+		if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		running := 0
+		for _, m := range list.Items {
+			if m.Status.Phase == clusterv1.MachinePhaseRunning && m.Status.NodeRef != nil {
+				running++
+				nodes[m.Name] = m.Status.NodeRef.Name
+			}
+		}
+		if running < n {
+			var waiting []clusterv1.Machine
+			for _, m := range list.Items {
+				if nodes[m.Name] == "" {
+					waiting = append(waiting, m)
+				}
+			}
+			return fmt.Errorf("%d of %d Machines Running; not yet: %s", running, n, describeMachines(waiting))
+		}
+		return c.Get(ctx, client.ObjectKey{Name: sim.NodeName(ns, "spare")}, &corev1.Node{})
+	}); err != nil {
+		return nil, err
+	}
+
+	min1 := intstr.FromInt32(1)
+	pod := func(name, node string, labels map[string]string, vols ...corev1.Volume) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
+			Spec: corev1.PodSpec{NodeName: node, Volumes: vols, TerminationGracePeriodSeconds: ptr.To[int64](1),
+				Containers: []corev1.Container{{Name: "main", Image: "registry.k8s.io/pause:3.10"}}}}
+	}
+	var objs []client.Object
+	for i, name := range names {
+		node := nodes[name]
+		group := fmt.Sprintf("db-%d", i/2)
+		if i%2 == 0 {
+			objs = append(objs, &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: group},
+				Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &min1, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": group}}}})
+		}
+		objs = append(objs,
+			pod("web-"+name, node, map[string]string{"app": "web"}),
+			pod("db-"+name, node, map[string]string{"app": group, groupLabel: group}),
+			pod("skip-"+name, node, map[string]string{clusterv1.PodDrainLabel: clusterv1.PodDrainLabelValueSkip}),
+		)
+		if i%2 == 0 {
+			objs = append(objs,
+				&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "data-" + name},
+					Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+						Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}},
+				pod("store-"+name, node, map[string]string{"app": "store"}, corev1.Volume{Name: "data", VolumeSource: corev1.VolumeSource{
+					PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data-" + name}}}))
+		}
+	}
+	for _, o := range objs {
+		if err := c.Create(ctx, o); err != nil {
+			return nil, err
+		}
+	}
+	return names, poll(ctx, 60*time.Second, func() error {
+		pods := &corev1.PodList{}
+		if err := c.List(ctx, pods, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for _, p := range pods.Items {
+			if p.Status.Phase != corev1.PodRunning {
+				return fmt.Errorf("Pod %s %q", p.Name, p.Status.Phase)
+			}
+		}
+		return nil
+	})
+}
+
+// hookOwner plays the owners of the hooks: once a Machine has waited on
+// its hook for a moment, the hook is removed.
+func (w *world) hookOwner(ctx context.Context, ns string, between func(a, b time.Duration) time.Duration) {
+	type wait struct {
+		since time.Time
+		hold  time.Duration
+	}
+	waiting := map[string]wait{}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
+		list := &clusterv1.MachineList{}
+		if err := w.c.List(ctx, list, client.InNamespace(ns)); err != nil {
+			continue
+		}
+		for i := range list.Items {
+			m := &list.Items[i]
+			cond := meta.FindStatusCondition(m.Status.Conditions, clusterv1.DeletingCondition)
+			if cond == nil {
+				continue
+			}
+			var hook string
+			switch cond.Reason {
+			case clusterv1.DeletingWaitingForPreDrainHookReason:
+				hook = clusterv1.PreDrainDeleteHookAnnotationPrefix + hookName
+			case clusterv1.DeletingWaitingForPreTerminateHookReason:
+				hook = clusterv1.PreTerminateDeleteHookAnnotationPrefix + hookName
+			default:
+				continue
+			}
+			if _, ok := m.Annotations[hook]; !ok {
+				continue
+			}
+			k := m.Name + "/" + hook
+			wt, ok := waiting[k]
+			if !ok {
+				waiting[k] = wait{since: time.Now(), hold: between(300*time.Millisecond, 1500*time.Millisecond)}
+				continue
+			}
+			if time.Since(wt.since) < wt.hold {
+				continue
+			}
+			before := m.DeepCopy()
+			delete(m.Annotations, hook)
+			_ = w.c.Patch(ctx, m, client.MergeFrom(before))
+		}
+	}
+}
+
+// replicaKeeper plays a ReplicaSet for the PodDisruptionBudget pairs: a
+// group with fewer than two Pods not being deleted gets a new one on the
+// spare Node, so a blocked eviction is unblocked the way a real workload
+// unblocks it.
+func (w *world) replicaKeeper(ctx context.Context, ns string) {
+	spare := sim.NodeName(ns, "spare")
+	n := 0
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
+		pods := &corev1.PodList{}
+		if err := w.c.List(ctx, pods, client.InNamespace(ns), client.HasLabels{groupLabel}); err != nil {
+			continue
+		}
+		live := map[string]int{}
+		for _, p := range pods.Items {
+			g := p.Labels[groupLabel]
+			if _, ok := live[g]; !ok {
+				live[g] = 0 // a group whose Pods are all going still counts
+			}
+			if p.DeletionTimestamp == nil {
+				live[g]++
+			}
+		}
+		for group, count := range live {
+			for ; count < 2; count++ {
+				n++
+				_ = w.c.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("%s-r%d", group, n),
+					Labels: map[string]string{"app": group, groupLabel: group}},
+					Spec: corev1.PodSpec{NodeName: spare, TerminationGracePeriodSeconds: ptr.To[int64](1),
+						Containers: []corev1.Container{{Name: "main", Image: "registry.k8s.io/pause:3.10"}}}})
+			}
+		}
+	}
+}
+
+// someDraining succeeds once a Machine reports a drain in progress.
+func (w *world) someDraining(ctx context.Context, ns string) error {
+	list := &clusterv1.MachineList{}
+	if err := w.c.List(ctx, list, client.InNamespace(ns)); err != nil {
+		return err
+	}
+	for _, m := range list.Items {
+		if c := meta.FindStatusCondition(m.Status.Conditions, clusterv1.DeletingCondition); c != nil && c.Reason == clusterv1.DeletingDrainingNodeReason {
+			return nil
+		}
+	}
+	return errors.New("no Machine draining yet")
+}
+
+// cleanup removes what the run's driver created outside the Machines: the
+// spare sim machine and its Node.
+func (w *world) cleanup(ctx context.Context, ns string) {
+	_ = w.c.Delete(ctx, &simv1.SimMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "spare"}})
+	_ = w.c.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: sim.NodeName(ns, "spare")}})
+}
+
+// leftovers lists, straight from the API server, what the run's Machines
+// could have left (a second opinion next to the timeline's).
+func (w *world) leftovers(ctx context.Context, ns string) ([]string, error) {
+	var out []string
+	for _, l := range []client.ObjectList{&clusterv1.MachineList{}, &simv1.SimMachineList{}, &simv1.SimBootstrapConfigList{}} {
+		if err := w.c.List(ctx, l, client.InNamespace(ns)); err != nil {
+			return nil, err
+		}
+		items, err := meta.ExtractList(l)
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range items {
+			o := it.(client.Object)
+			if o.GetName() == "spare" {
+				continue
+			}
+			out = append(out, fmt.Sprintf("%T %s", o, o.GetName()))
+		}
+	}
+	nodes := &corev1.NodeList{}
+	if err := w.c.List(ctx, nodes); err != nil {
+		return nil, err
+	}
+	for _, n := range nodes.Items {
+		if strings.HasPrefix(n.Name, ns+"-m-") {
+			out = append(out, "Node "+n.Name)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}

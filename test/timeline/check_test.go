@@ -1,0 +1,364 @@
+package timeline
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	simv1 "github.com/krtt-dev/krtt/api/sim/v1alpha1"
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	krtttables "github.com/krtt-dev/krtt/tables"
+)
+
+const ns = "t"
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// builder writes a hand-made timeline, one revision per event.
+type builder struct {
+	tl *Timeline
+	rv uint64
+}
+
+func (b *builder) ev(kind Kind, op Op, o client.Object) {
+	b.rv++
+	o = o.DeepCopyObject().(client.Object)
+	o.SetResourceVersion(strconv.FormatUint(b.rv, 10))
+	b.tl.Events = append(b.tl.Events, Event{Seq: int(b.rv), At: t0.Add(time.Duration(b.rv) * time.Millisecond), RV: b.rv, Kind: kind, Op: op, Obj: o})
+}
+
+// knobs break the good run in one place each.
+type knobs struct {
+	webNotEvicted      bool   // web is still on the Node when the infrastructure goes
+	drainRow           string // row that leaves the drain state (default the drain row D05)
+	plainDelete        bool   // web is deleted with a plain DELETE
+	forceRow           bool   // the Machine's row at that moment is a force-deletion row
+	cordonDuringHook   bool   // the Node is cordoned before the pre-drain hook goes
+	evictDuringHook    bool   // db-1 is evicted before the pre-drain hook goes
+	preTermHookStays   bool   // the pre-terminate hook is never removed
+	otherDBNotReady    bool   // db-2 is not Ready when db-1 is evicted
+	finalizerEarly     bool   // the finalizer goes before the bootstrap object
+	stateBack          bool   // the state goes from WaitingForVolumeDetach back to DrainingNode
+	nodeLeft           bool   // the Node is never deleted
+	machineLeft        bool   // the finalizer is never removed
+	vaLeft             bool   // a VolumeAttachment on the Node stays
+	approxInfraDeleted bool   // the infrastructure deletion is seen only as a tombstone
+}
+
+func run(k knobs) *Timeline {
+	b := &builder{tl: &Timeline{Start: t0}}
+	min1 := intstr.FromInt32(1)
+	b.ev(PDB, Added, &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db"},
+		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &min1, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}}})
+	boot := &simv1.SimBootstrapConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1", UID: "boot-uid"}}
+	b.ev(SimBootstrapConfig, Added, boot)
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1-bootstrap", OwnerReferences: []metav1.OwnerReference{
+		{APIVersion: simv1.GroupVersion.String(), Kind: "SimBootstrapConfig", Name: "m1", UID: "boot-uid", Controller: ptrTrue()}}}}
+	b.ev(Secret, Added, secret)
+	infra := &simv1.SimMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1", Finalizers: []string{"sim.krtt.dev/cloud"}}}
+	b.ev(SimMachine, Added, infra)
+	n1 := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}
+	b.ev(Node, Added, n1)
+	b.ev(Node, Added, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "spare"}})
+	va := &storagev1.VolumeAttachment{ObjectMeta: metav1.ObjectMeta{Name: "va1"}, Spec: storagev1.VolumeAttachmentSpec{NodeName: "n1"}}
+	b.ev(VolumeAttachment, Added, va)
+
+	m := &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1", Finalizers: []string{clusterv1.MachineFinalizer},
+		Annotations: map[string]string{
+			clusterv1.PreDrainDeleteHookAnnotationPrefix + "h1":     "",
+			clusterv1.PreTerminateDeleteHookAnnotationPrefix + "h2": "",
+		}},
+		Spec: clusterv1.MachineSpec{ClusterName: "c", InfrastructureRef: clusterv1.ObjectReference{Kind: "SimMachine", Name: "m1"},
+			Bootstrap: clusterv1.MachineBootstrap{ConfigRef: &clusterv1.ObjectReference{Kind: "SimBootstrapConfig", Name: "m1"}}},
+		Status: clusterv1.MachineStatus{State: "Running", NodeRef: &clusterv1.MachineNodeReference{Name: "n1"}}}
+	b.ev(Machine, Added, m)
+	pod := func(name, node string, ready bool, lbl ...string) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{}}, Spec: corev1.PodSpec{NodeName: node},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+		for i := 0; i+1 < len(lbl); i += 2 {
+			p.Labels[lbl[i]] = lbl[i+1]
+		}
+		st := corev1.ConditionFalse
+		if ready {
+			st = corev1.ConditionTrue
+		}
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: st}}
+		return p
+	}
+	web := pod("web", "n1", true)
+	db1 := pod("db-1", "n1", true, "app", "db")
+	db2 := pod("db-2", "spare", !k.otherDBNotReady, "app", "db")
+	skip := pod("skipped", "n1", true, clusterv1.PodDrainLabel, clusterv1.PodDrainLabelValueSkip)
+	for _, p := range []*corev1.Pod{web, db1, db2, skip} {
+		b.ev(Pod, Added, p)
+	}
+	row := func(table, id, from, to, outcome string) {
+		m = m.DeepCopy()
+		m.Status.State = to
+		m.Status.LastTransition = &clusterv1.LastTransition{Table: table, Row: id, From: from, To: to, Outcome: outcome}
+		b.ev(Machine, Updated, m)
+	}
+	dropHook := func(prefix string) {
+		m = m.DeepCopy()
+		for a := range m.Annotations {
+			if strings.HasPrefix(a, prefix) {
+				delete(m.Annotations, a)
+			}
+		}
+		b.ev(Machine, Updated, m)
+	}
+	now := metav1.NewTime(t0)
+	evict := func(p *corev1.Pod) {
+		p = p.DeepCopy()
+		if !k.plainDelete || p.Name != "web" {
+			p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "EvictionByEvictionAPI"})
+		}
+		p.DeletionTimestamp = &now
+		b.ev(Pod, Updated, p)
+		b.ev(Pod, Deleted, p)
+	}
+	cordon := func() {
+		n := n1.DeepCopy()
+		n.Spec.Unschedulable = true
+		b.ev(Node, Updated, n)
+	}
+
+	m = m.DeepCopy()
+	m.DeletionTimestamp = &now
+	b.ev(Machine, Updated, m)
+	row("machine-normal", "N05", "Running", "Deleting", "done")
+	row("machine-deletion", "D01", "Deleting", "WaitingForPreDrainHook", "done")
+	if k.cordonDuringHook {
+		cordon()
+	}
+	if k.evictDuringHook {
+		evict(db1)
+	}
+	dropHook(clusterv1.PreDrainDeleteHookAnnotationPrefix)
+	row("machine-deletion", "D04", "WaitingForPreDrainHook", "DrainingNode", "done")
+	if !k.cordonDuringHook {
+		cordon()
+	}
+	if k.forceRow {
+		row("machine-deletion", "D05", "DrainingNode", "DrainingNode", "InProgress")
+	}
+	if !k.webNotEvicted {
+		evict(web)
+	}
+	if !k.evictDuringHook {
+		evict(db1)
+	}
+	switch k.drainRow {
+	case "":
+		row("machine-deletion", "D05", "DrainingNode", "WaitingForVolumeDetach", "done")
+	default:
+		row("machine-deletion", k.drainRow, "DrainingNode", "WaitingForVolumeDetach", "done")
+	}
+	if k.stateBack {
+		row("machine-deletion", "D05", "DrainingNode", "DrainingNode", "InProgress")
+	}
+	if !k.vaLeft {
+		b.ev(VolumeAttachment, Deleted, va)
+	}
+	row("machine-deletion", "D08", "WaitingForVolumeDetach", "WaitingForPreTerminateHook", "done")
+	if !k.preTermHookStays {
+		dropHook(clusterv1.PreTerminateDeleteHookAnnotationPrefix)
+	}
+	row("machine-deletion", "D12", "WaitingForPreTerminateHook", "WaitingForInfrastructureDeletion", "done")
+	infra = infra.DeepCopy()
+	infra.DeletionTimestamp = &now
+	if k.approxInfraDeleted {
+		// Only the tombstone after a re-list, placed late.
+		b.rv += 5
+	} else {
+		b.ev(SimMachine, Updated, infra)
+		b.ev(SimMachine, Deleted, infra)
+	}
+	row("machine-deletion", "D14", "WaitingForInfrastructureDeletion", "WaitingForBootstrapDeletion", "done")
+	if !k.finalizerEarly {
+		b.ev(SimBootstrapConfig, Deleted, boot)
+	}
+	row("machine-deletion", "D16", "WaitingForBootstrapDeletion", "DeletingNode", "done")
+	if !k.nodeLeft {
+		b.ev(Node, Deleted, n1)
+	}
+	if !k.machineLeft {
+		m = m.DeepCopy()
+		m.Finalizers = nil
+		m.Status.State = "DeletionCompleted"
+		b.ev(Machine, Deleted, m)
+	}
+	if k.finalizerEarly {
+		b.ev(SimBootstrapConfig, Deleted, boot)
+	}
+	if k.approxInfraDeleted {
+		b.tl.Events = append(b.tl.Events, Event{Seq: int(b.rv) + 1, At: t0, RV: b.rv, Approx: true, Kind: SimMachine, Op: Deleted, Obj: infra})
+	}
+	b.tl.Sort()
+	return b.tl
+}
+
+func ptrTrue() *bool { t := true; return &t }
+
+func rules(t *testing.T) Rules {
+	t.Helper()
+	set, err := krtttables.Load(krtttables.Machine, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return RulesFrom(set)
+}
+
+func TestRulesFromTables(t *testing.T) {
+	r := rules(t)
+	if len(r.States) < 2 || len(r.DrainRows) == 0 || len(r.DrainStates) == 0 {
+		t.Fatalf("rules %+v", r)
+	}
+	// The drain comes after the first state and before the last.
+	if d := r.drainRank(); d <= 0 || d >= len(r.States)-1 {
+		t.Errorf("drain rank %d of %v", d, r.States)
+	}
+}
+
+func TestCheckGoodRun(t *testing.T) {
+	rep := Check(run(knobs{}), rules(t), true)
+	if rep.Failed() {
+		t.Fatalf("violations on a good run:\n%v", rep.Violations)
+	}
+	if rep.Evictions != 2 || rep.InfraDeletions != 1 || rep.FinalizerRemovals != 1 || rep.Cordons != 1 || rep.MachinesDeleted != 1 {
+		t.Errorf("counts %+v", rep)
+	}
+	if strings.Join(rep.AwaitingGC, ",") != "Secret t/m1-bootstrap" {
+		t.Errorf("awaiting GC %v", rep.AwaitingGC)
+	}
+}
+
+// Each invariant catches its violation, names it, and shows the event
+// that broke it at the end of its excerpt.
+func TestCheckCatchesEachViolation(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		k         knobs
+		invariant string
+		object    string
+		msg       string
+	}{
+		{"pods left at infrastructure deletion", knobs{webNotEvicted: true}, InfraAfterDrain, "SimMachine t/m1", "Pods [t/web] still on Node n1 although drain row machine-deletion/D05 reported done"},
+		{"pods left and no drain row recorded", knobs{webNotEvicted: true, drainRow: "-", stateBack: false}, InfraAfterDrain, "SimMachine t/m1", "Pods [t/web]"},
+		{"finalizer before bootstrap", knobs{finalizerEarly: true}, FinalizerLast, "Machine t/m1", "SimBootstrapConfig t/m1 still exists"},
+		{"cordon during pre-drain hook", knobs{cordonDuringHook: true}, NoDrainDuringPreDrain, "Node n1", "pre-drain hooks [h1]"},
+		{"eviction during pre-drain hook", knobs{evictDuringHook: true}, NoDrainDuringPreDrain, "Pod t/db-1", "pre-drain hooks [h1]"},
+		{"infrastructure during pre-terminate hook", knobs{preTermHookStays: true}, NoInfraDuringPreTerm, "SimMachine t/m1", "pre-terminate hooks [h2]"},
+		{"eviction beyond the budget", knobs{otherDBNotReady: true}, PDBRespected, "Pod t/db-1", "leaving 0 healthy Pods of PDB t/db, which needs 1"},
+		{"plain DELETE", knobs{plainDelete: true}, EvictionOnly, "Pod t/web", "deleted without the Eviction API"},
+		{"state backwards", knobs{stateBack: true}, StateForwardOnly, "Machine t/m1", "from WaitingForVolumeDetach to DrainingNode"},
+		{"Node left", knobs{nodeLeft: true}, NothingLeaks, "end of run", "Node n1"},
+		{"Machine left", knobs{machineLeft: true}, NothingLeaks, "end of run", "Machine t/m1"},
+		{"VolumeAttachment left", knobs{vaLeft: true}, NothingLeaks, "end of run", "VolumeAttachment va1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := rules(t)
+			if tc.k.drainRow == "-" {
+				// No row ever leaves the drain state: history has a gap.
+				tc.k.drainRow = "D05"
+				tl := run(tc.k)
+				var kept []Event
+				for _, e := range tl.Events {
+					if m, ok := e.Obj.(*clusterv1.Machine); ok && m.Status.LastTransition != nil && m.Status.LastTransition.From == "DrainingNode" {
+						continue
+					}
+					kept = append(kept, e)
+				}
+				tl.Events = kept
+				assertOne(t, Check(tl, r, true), tc.invariant, tc.object, tc.msg)
+				return
+			}
+			assertOne(t, Check(run(tc.k), r, true), tc.invariant, tc.object, tc.msg)
+		})
+	}
+}
+
+func assertOne(t *testing.T, rep *Report, invariant, object, msg string) {
+	t.Helper()
+	if len(rep.Violations) != 1 {
+		t.Fatalf("want exactly one violation of %q, got %d:\n%v", invariant, len(rep.Violations), rep.Violations)
+	}
+	v := rep.Violations[0]
+	if v.Invariant != invariant || v.Object != object || !strings.Contains(v.Message, msg) {
+		t.Fatalf("got %s | %s | %s\nwant %s | %s | …%s…", v.Invariant, v.Object, v.Message, invariant, object, msg)
+	}
+	if invariant != NothingLeaks {
+		if len(v.Excerpt) == 0 || !strings.HasSuffix(v.Excerpt[len(v.Excerpt)-1], "<== "+invariant) {
+			t.Errorf("excerpt does not end at the violating event:\n%s", strings.Join(v.Excerpt, "\n"))
+		}
+	}
+}
+
+// A drain skipped by a row is allowed, and the note names the row.
+func TestCheckNamesTheRowThatSkippedTheDrain(t *testing.T) {
+	rep := Check(run(knobs{webNotEvicted: true, drainRow: "D06"}), rules(t), true)
+	if rep.Failed() {
+		t.Fatalf("violations:\n%v", rep.Violations)
+	}
+	if !strings.Contains(strings.Join(rep.Notes, "\n"), "the drain was skipped by row machine-deletion/D06 (DrainingNode→WaitingForVolumeDetach)") {
+		t.Errorf("notes %v", rep.Notes)
+	}
+}
+
+// A Pod deleted while the Machine's row is a force-deletion row is allowed.
+func TestCheckAllowsForceDeletionRows(t *testing.T) {
+	r := rules(t)
+	r.ForceDeleteRows = map[string]bool{"machine-deletion/D05": true}
+	rep := Check(run(knobs{plainDelete: true, forceRow: true}), r, true)
+	if rep.Failed() {
+		t.Fatalf("violations:\n%v", rep.Violations)
+	}
+	if !strings.Contains(strings.Join(rep.Notes, "\n"), "deleted without the Eviction API by force-deletion row machine-deletion/D05") {
+		t.Errorf("notes %v", rep.Notes)
+	}
+	// Without the row it is a violation.
+	r.ForceDeleteRows = nil
+	assertOne(t, Check(run(knobs{plainDelete: true, forceRow: true}), r, true), EvictionOnly, "Pod t/web", "row \"machine-deletion/D05\"")
+}
+
+// An ordering lost to a re-list is reported as unverifiable, not as a
+// violation.
+func TestCheckTombstoneIsUnverifiable(t *testing.T) {
+	rep := Check(run(knobs{approxInfraDeleted: true}), rules(t), true)
+	if rep.Failed() {
+		t.Fatalf("violations:\n%v", rep.Violations)
+	}
+	if !strings.Contains(strings.Join(rep.Notes, "\n"), "seen gone only after a re-list") {
+		t.Errorf("notes %v", rep.Notes)
+	}
+}
+
+// A check that fails inside a window the recorder could not see is
+// reported as unverifiable, not as a violation; outside it, it counts.
+func TestCheckBlindWindow(t *testing.T) {
+	tl := run(knobs{preTermHookStays: true})
+	var at uint64
+	for _, e := range tl.Events {
+		if e.Kind == SimMachine && e.Op == Updated {
+			at = e.RV
+		}
+	}
+	tl.Blind = []Window{{From: at - 3, To: at + 1}}
+	rep := Check(tl, rules(t), true)
+	if rep.Failed() || rep.Unverifiable != 1 {
+		t.Fatalf("violations %v, unverifiable %d", rep.Violations, rep.Unverifiable)
+	}
+	if !strings.Contains(strings.Join(rep.Notes, "\n"), "unverifiable") {
+		t.Errorf("notes %v", rep.Notes)
+	}
+	tl.Blind = []Window{{From: at, To: at + 1}} // (From, To]: at is outside
+	assertOne(t, Check(tl, rules(t), true), NoInfraDuringPreTerm, "SimMachine t/m1", "pre-terminate hooks [h2]")
+}

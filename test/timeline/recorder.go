@@ -1,0 +1,266 @@
+package timeline
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	simv1 "github.com/krtt-dev/krtt/api/sim/v1alpha1"
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+)
+
+// blindWindow is a span the recorder may have missed events in: a watch
+// ended with an error, and the informer re-lists from the current state.
+type blindWindow struct {
+	from, to uint64
+	open     bool
+	r        *toolscache.Reflector
+	lastSync string
+}
+
+// lastSyncer is the part of an informer that says how far it has synced.
+type lastSyncer interface{ LastSyncResourceVersion() string }
+
+// Recorder watches one namespace (and the cluster-scoped Nodes and
+// VolumeAttachments) with an informer per kind and records every add,
+// update and delete. Its informers re-list by themselves after a broken
+// watch or an API server restart.
+type Recorder struct {
+	mu     sync.Mutex
+	start  time.Time
+	events []Event
+	seq    int
+	maxRV  uint64
+	counts map[Kind]int
+	blind  []*blindWindow
+	synced []lastSyncer
+	ns     string
+
+	cache  cache.Cache
+	cancel context.CancelFunc
+	done   chan error
+}
+
+var recordedKinds = []struct {
+	kind Kind
+	obj  client.Object
+}{
+	{Machine, &clusterv1.Machine{}},
+	{SimMachine, &simv1.SimMachine{}},
+	{SimBootstrapConfig, &simv1.SimBootstrapConfig{}},
+	{Secret, &corev1.Secret{}},
+	{Node, &corev1.Node{}},
+	{Pod, &corev1.Pod{}},
+	{PDB, &policyv1.PodDisruptionBudget{}},
+	{VolumeAttachment, &storagev1.VolumeAttachment{}},
+}
+
+// Record starts recording namespace ns through cfg (talk to the API server
+// directly, not through a fault-injecting proxy) and returns once every
+// informer has synced. Stop ends it.
+func Record(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, ns string) (*Recorder, error) {
+	r := &Recorder{start: time.Now(), done: make(chan error, 1), counts: map[Kind]int{}, ns: ns}
+	// Cluster-wide informers (filtered here) rather than namespaced ones:
+	// they report how far they have synced, which Resynced needs.
+	c, err := cache.New(cfg, cache.Options{Scheme: scheme, DefaultWatchErrorHandler: r.watchError})
+	if err != nil {
+		return nil, err
+	}
+	r.cache = c
+	for _, k := range recordedKinds {
+		inf, err := c.GetInformer(ctx, k.obj)
+		if err != nil {
+			return nil, fmt.Errorf("timeline: informer for %s: %w", k.kind, err)
+		}
+		ls, ok := inf.(lastSyncer)
+		if !ok {
+			return nil, fmt.Errorf("timeline: the informer for %s (%T) does not report its last synced resourceVersion", k.kind, inf)
+		}
+		r.synced = append(r.synced, ls)
+		kind := k.kind
+		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+			AddFunc: func(o any) { r.add(kind, Added, o) },
+			UpdateFunc: func(old, o any) {
+				oo, ok1 := old.(client.Object)
+				no, ok2 := o.(client.Object)
+				// A re-list replays unchanged objects as updates.
+				if ok1 && ok2 && oo.GetResourceVersion() == no.GetResourceVersion() {
+					return
+				}
+				r.add(kind, Updated, o)
+			},
+			DeleteFunc: func(o any) { r.add(kind, Deleted, o) },
+		}); err != nil {
+			return nil, err
+		}
+	}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	r.cancel = cancel
+	go func() { r.done <- c.Start(runCtx) }()
+	syncCtx, cancelSync := context.WithTimeout(ctx, 60*time.Second)
+	defer cancelSync()
+	if !c.WaitForCacheSync(syncCtx) {
+		r.Stop()
+		return nil, fmt.Errorf("timeline: informers did not sync for namespace %s", ns)
+	}
+	return r, nil
+}
+
+// watchError is called when an informer's watch ends with an error and it
+// is about to re-list: from here until the re-list, changes can be missed
+// (only their end state is seen).
+func (r *Recorder) watchError(_ context.Context, refl *toolscache.Reflector, _ error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, w := range r.blind {
+		if w.open && w.r == refl {
+			return
+		}
+	}
+	r.blind = append(r.blind, &blindWindow{from: r.maxRV, open: true, r: refl, lastSync: refl.LastSyncResourceVersion()})
+}
+
+// BlindFrom opens a blind window now: the driver is about to take the API
+// server down, and the informers will re-list (seeing only end states)
+// once it is back. Resynced closes it.
+func (r *Recorder) BlindFrom() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.blind = append(r.blind, &blindWindow{from: r.maxRV, open: true})
+}
+
+// Resynced closes the window BlindFrom opened once every informer has
+// synced to at least rv (the resourceVersion of a write made after the API
+// server came back): from then on nothing is missed. The window ends at
+// the newest resourceVersion any informer synced to by then. If an
+// informer does not get there within timeout (no event and no bookmark
+// for its kind), the window ends at the newest revision seen, and the
+// error says so.
+func (r *Recorder) Resynced(ctx context.Context, rv uint64, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		newest, behind := uint64(0), 0
+		for _, ls := range r.synced {
+			v := ParseRV(ls.LastSyncResourceVersion())
+			newest = max(newest, v)
+			if v < rv {
+				behind++
+			}
+		}
+		if behind == 0 || time.Now().After(deadline) || ctx.Err() != nil {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			for _, w := range r.blind {
+				if w.open && w.r == nil {
+					w.open, w.to = false, max(newest, rv, r.maxRV, w.from)
+				}
+			}
+			if behind > 0 {
+				return fmt.Errorf("timeline: %d informers had not synced to resourceVersion %d within %s", behind, rv, timeout)
+			}
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// closeWindows ends the windows whose informer has re-listed: its last
+// synced resourceVersion moved on, to at least the list's.
+func (r *Recorder) closeWindows() {
+	for _, w := range r.blind {
+		if !w.open || w.r == nil {
+			continue
+		}
+		if rv := w.r.LastSyncResourceVersion(); rv != w.lastSync {
+			w.open, w.to = false, max(ParseRV(rv), w.from)
+		}
+	}
+}
+
+func (r *Recorder) add(kind Kind, op Op, o any) {
+	approx := false
+	if tomb, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
+		o, approx = tomb.Obj, true
+	}
+	obj, ok := o.(client.Object)
+	if !ok || (obj.GetNamespace() != "" && obj.GetNamespace() != r.ns) {
+		return
+	}
+	obj = obj.DeepCopyObject().(client.Object)
+	obj.SetManagedFields(nil)
+	rv := ParseRV(obj.GetResourceVersion())
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if approx {
+		// The deletion happened while no watch was open; the newest
+		// revision seen so far is the earliest it can be placed.
+		rv = max(rv, r.maxRV)
+	}
+	r.maxRV = max(r.maxRV, rv)
+	r.closeWindows()
+	r.counts[kind]++
+	r.seq++
+	r.events = append(r.events, Event{Seq: r.seq, At: time.Now(), RV: rv, Approx: approx, Kind: kind, Op: op, Obj: obj})
+}
+
+// Mark adds a note of the run's driver at the newest revision seen.
+func (r *Recorder) Mark(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.seq++
+	r.events = append(r.events, Event{Seq: r.seq, At: time.Now(), RV: r.maxRV, Kind: Mark, Note: fmt.Sprintf(format, args...)})
+}
+
+// Len is how many events were recorded so far.
+func (r *Recorder) Len() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.events)
+}
+
+// Count is how many events of a kind were recorded so far.
+func (r *Recorder) Count(kind Kind) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.counts[kind]
+}
+
+// Timeline returns a sorted copy of what was recorded so far.
+func (r *Recorder) Timeline() *Timeline {
+	r.mu.Lock()
+	t := &Timeline{Start: r.start, Events: append([]Event(nil), r.events...)}
+	r.closeWindows()
+	for _, w := range r.blind {
+		to := w.to
+		if w.open {
+			to = r.maxRV // still re-listing: everything up to now is suspect
+		}
+		t.Blind = append(t.Blind, Window{From: w.from, To: to})
+	}
+	r.mu.Unlock()
+	t.Sort()
+	return t
+}
+
+// Stop ends recording.
+func (r *Recorder) Stop() {
+	if r.cancel == nil {
+		return
+	}
+	r.cancel()
+	<-r.done
+	r.cancel = nil
+}
