@@ -121,3 +121,11 @@ Feature: The operator copes with errors and stuck deletion steps
     And the Machine "m1" has condition "Deleting" with reason "WaitingForPreDrainHook"
     When the annotation "pre-drain.delete.hook.machine.cluster.krtt.dev/hold" is removed from the Machine "m1"
     Then the Machine "m1" is gone
+
+  @row:machine-errors:E12
+  Scenario: an infrastructure provider that reports a terminal failure fails the Machine
+    Given a running Machine "m1"
+    When the infrastructure of "m1" reports the failure "VMNotFound" "the VM is gone"
+    Then the Machine "m1" reaches phase "Failed"
+    And the Machine "m1" has failure reason "VMNotFound"
+    And the Machine "m1" has condition "Ready" with status "False" and reason "ProviderFailed"

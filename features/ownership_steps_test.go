@@ -23,6 +23,7 @@ func registerOwnershipSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^the infrastructure of "([^"]*)" reports the providerID "([^"]*)"$`, w.infraReportsProviderID)
 	sc.Step(`^the status of "([^"]*)" names the state "([^"]*)"$`, w.statusNamesState)
 	sc.Step(`^the Machine "([^"]*)" is paused$`, w.pause)
+	sc.Step(`^the infrastructure of "([^"]*)" reports the failure "([^"]*)" "([^"]*)"$`, w.infraReportsFailure)
 	sc.Step(`^a Machine "([^"]*)" whose infrastructure object was created by a MachineSet$`, w.aMachineFromMachineSet)
 	sc.Step(`^the infrastructure object of "([^"]*)" is controlled by the Machine$`, w.infraControlledByMachine)
 	sc.Step(`^the Machine "([^"]*)" is no longer paused$`, w.unpause)
@@ -159,5 +160,19 @@ func (w *world) infraControlledByMachine(ctx context.Context, name string) error
 			return fmt.Errorf("owner references %+v", sm.OwnerReferences)
 		}
 		return nil
+	})
+}
+
+// infraReportsFailure writes the v1beta1 contract's terminal failure fields,
+// as a provider whose VM vanished does.
+func (w *world) infraReportsFailure(ctx context.Context, name, reason, message string) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		sm := &simv1.SimMachine{}
+		if err := w.h.Client.Get(ctx, client.ObjectKey{Namespace: w.ns, Name: name}, sm); err != nil {
+			return err
+		}
+		sm.Status.FailureReason = ptr.To(reason)
+		sm.Status.FailureMessage = ptr.To(message)
+		return w.h.Client.Status().Update(ctx, sm)
 	})
 }
