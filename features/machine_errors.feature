@@ -128,4 +128,4 @@ Feature: The operator copes with errors and stuck deletion steps
     When the infrastructure of "m1" reports the failure "VMNotFound" "the VM is gone"
     Then the Machine "m1" reaches phase "Failed"
     And the Machine "m1" has failure reason "VMNotFound"
-    And the Machine "m1" has condition "Ready" with status "False" and reason "ProviderFailed"
+    And the Machine "m1" has condition "Ready" with status "False" and reason "Failed"

@@ -22,6 +22,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/krtt-dev/krtt/engine"
+	krttpoll "github.com/krtt-dev/krtt/internal/poll"
 	"github.com/krtt-dev/krtt/internal/testenv"
 )
 
@@ -217,21 +218,7 @@ func installDoorCRD() error {
 }
 
 func poll(ctx context.Context, cond func(context.Context) error) error {
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		err := cond(ctx)
-		if err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+	return krttpoll.Until(ctx, 30*time.Second, cond)
 }
 
 func doorSpec(c client.Client) Spec[*unstructured.Unstructured, *door] {

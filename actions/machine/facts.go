@@ -145,8 +145,10 @@ func registerFacts(r *engine.Registry[*Scope]) {
 	r.Bool("preTerminateHooks", "A pre-terminate hook annotation is present.", func(s *Scope) bool {
 		return s.Machine != nil && len(annotationsWithPrefix(s.Machine.Annotations, clusterv1.PreTerminateDeleteHookAnnotationPrefix)) > 0
 	})
-	r.Bool("nodeDeletionTimedOut", "The node deletion timeout has passed since the deletionTimestamp.", func(s *Scope) bool {
-		if s.Machine == nil || s.Machine.DeletionTimestamp == nil {
+	r.Bool("nodeDeletionTimedOut", "A Node deletion was attempted and the node deletion timeout has passed since the deletionTimestamp.", func(s *Scope) bool {
+		// As in Cluster API the Node is always tried once: the timeout only
+		// ends retries of a deletion that failed, never skips the attempt.
+		if s.Machine == nil || s.Machine.DeletionTimestamp == nil || s.Machine.Status.Deletion.NodeDeletionStartTime == nil {
 			return false
 		}
 		return timedOut(s.Now, s.Machine.DeletionTimestamp.Time, s.Machine.Spec.Deletion.NodeDeletionTimeoutSeconds)

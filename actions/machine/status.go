@@ -130,10 +130,18 @@ func nodeHealth(n *corev1.Node) (metav1.ConditionStatus, string, string) {
 	return metav1.ConditionTrue, "NodeHealthy", ""
 }
 
-// summarizeReady names the first of bootstrap, infrastructure and Node
-// health that is not True.
+// summarizeReady: a failed Machine is not Ready; otherwise Ready names the
+// first of bootstrap, infrastructure and Node health that is not True.
 func summarizeReady(s *Scope) {
 	m := s.Machine
+	if m.Status.FailureReason != nil {
+		msg := *m.Status.FailureReason
+		if m.Status.FailureMessage != nil {
+			msg = *m.Status.FailureMessage
+		}
+		setCondition(m, clusterv1.ReadyCondition, metav1.ConditionFalse, "Failed", msg)
+		return
+	}
 	if !m.DeletionTimestamp.IsZero() {
 		setCondition(m, clusterv1.ReadyCondition, metav1.ConditionFalse, "Deleting", "The Machine is being deleted")
 		return

@@ -2,7 +2,6 @@ package harness
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -14,6 +13,7 @@ import (
 
 	simv1 "github.com/krtt-dev/krtt/api/sim/v1alpha1"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/internal/poll"
 )
 
 // The helpers below create the objects of a scenario and play the
@@ -115,26 +115,10 @@ func (h *Harness) Machine(ctx context.Context, ns, name string) (*clusterv1.Mach
 	return m, h.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, m)
 }
 
-// Eventually polls cond every 100ms until it returns nil or the deadline
-// passes; the last error explains the failure.
+// Eventually polls cond until it returns nil or the deadline passes
+// (poll.Until); the last error explains the failure.
 func Eventually(ctx context.Context, timeout time.Duration, cond func(context.Context) error) error {
-	deadline := time.Now().Add(timeout)
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	var last error
-	for {
-		if last = cond(ctx); last == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("not within %s: %w", timeout, last)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-tick.C:
-		}
-	}
+	return poll.Until(ctx, timeout, cond)
 }
 
 // FinishTerminatingPods plays the kubelet for Pods on a Node that have a
