@@ -67,7 +67,11 @@ func compileSet(s *Set) {
 func compileTable(t *Table) *compiled {
 	sm := stateless.NewStateMachineWithExternalStorage(
 		func(ctx context.Context) (stateless.State, error) {
-			return firingOf(ctx).state, nil
+			if f, ok := ctx.Value(firingKey{}).(*firing); ok {
+				return f.state, nil
+			}
+			// Outside a firing (the graph export): the initial state.
+			return t.set.InitialState, nil
 		},
 		func(ctx context.Context, st stateless.State) error {
 			firingOf(ctx).state = st
@@ -192,3 +196,8 @@ func (t *Table) fire(fr *firing, state int) (err error) {
 	}()
 	return t.machine.sm.FireCtx(fr, reconcileTrigger)
 }
+
+// CompiledGraph is the compiled stateless machine's own Graphviz export:
+// states with their sub-states as clusters and one edge per row that
+// changes the state. Internal rows (no state change) do not appear in it.
+func (t *Table) CompiledGraph() string { return t.machine.sm.ToGraph() }

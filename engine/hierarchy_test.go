@@ -101,3 +101,13 @@ func TestUndeclaredConditionType(t *testing.T) {
 		t.Errorf("findings: %v", fs)
 	}
 }
+
+// The compiled machine carries the hierarchy: its own graph export shows the
+// legs as sub-states of Travelling.
+func TestCompiledGraphShowsHierarchy(t *testing.T) {
+	s := mustLoadBytes(t, "trip", trip)
+	g := s.Table("trip").CompiledGraph()
+	if !strings.Contains(g, "subgraph cluster_Travelling") || !strings.Contains(g, "Flying") {
+		t.Errorf("graph has no Travelling cluster:\n%s", g)
+	}
+}

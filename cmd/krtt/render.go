@@ -16,18 +16,18 @@ import (
 	krtttables "github.com/krtt-dev/krtt/tables"
 )
 
-// renderCmd: krtt render --format markdown|mermaid|dot [--table NAME] FILE|DIR...
+// renderCmd: krtt render --format markdown|mermaid|dot|stateless [--table NAME] FILE|DIR...
 func renderCmd(stdout, stderr io.Writer) *cobra.Command {
 	var format, table, coverage string
 	cmd := &cobra.Command{
-		Use:   "render [--format markdown|mermaid|dot] [--table NAME] FILE|DIR...",
+		Use:   "render [--format markdown|mermaid|dot|stateless] [--table NAME] FILE|DIR...",
 		Short: "Render tables as a Markdown page, a Mermaid state diagram or a Graphviz graph",
 		Args:  needPaths,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch format {
-			case "markdown", "md", "mermaid", "dot":
+			case "markdown", "md", "mermaid", "dot", "stateless":
 			default:
-				return usagef("unknown --format %q: use markdown, mermaid or dot", format)
+				return usagef("unknown --format %q: use markdown, mermaid, dot or stateless", format)
 			}
 			lib, err := load(stderr, args)
 			if err != nil {
@@ -55,6 +55,8 @@ func renderCmd(stdout, stderr io.Writer) *cobra.Command {
 					err = engine.RenderMermaid(&b, t)
 				case "dot":
 					err = engine.RenderDot(&b, t)
+				case "stateless":
+					_, err = b.WriteString(t.CompiledGraph())
 				default:
 					err = engine.RenderMarkdown(&b, t, krtttables.Catalogs()[t.Set().Registry], renderOptions(cov, t))
 				}
@@ -66,7 +68,7 @@ func renderCmd(stdout, stderr io.Writer) *cobra.Command {
 			return err
 		},
 	}
-	cmd.Flags().StringVarP(&format, "format", "f", "markdown", "output format: markdown, mermaid or dot")
+	cmd.Flags().StringVarP(&format, "format", "f", "markdown", "output format: markdown, mermaid, dot, or stateless (the compiled machine's own graph, with the state hierarchy)")
 	cmd.Flags().StringVarP(&table, "table", "t", "", "render only the named table")
 	cmd.Flags().StringVar(&coverage, "coverage", "", "JSON file mapping table → row → scenario links (markdown only)")
 	return cmd

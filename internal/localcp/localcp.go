@@ -335,29 +335,7 @@ func FreePort() (int, error) {
 // left running by a killed earlier run holds its data directory). Linux
 // only; elsewhere it finds nothing.
 func processesUsing(dir string) []int {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	needle := []byte("--data-dir=" + dir)
-	var pids []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		for _, arg := range bytes.Split(cmdline, []byte{0}) {
-			if bytes.Equal(arg, needle) {
-				pids = append(pids, pid)
-				break
-			}
-		}
-	}
-	return pids
+	return processesWithArg("--data-dir=" + dir)
 }
 
 func joinInts(xs []int) string {
