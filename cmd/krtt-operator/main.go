@@ -19,12 +19,14 @@ import (
 
 func main() {
 	var (
-		metricsAddr, probeAddr, tablesDir string
+		metricsAddr, probeAddr, pprofAddr string
+		tablesDir                         string
 		leaderElect                       bool
 		concurrency                       int
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address of the Prometheus metrics endpoint (0 disables it).")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address of the health and readiness probes.")
+	flag.StringVar(&pprofAddr, "profiler-address", "", "Address of the pprof endpoint (/debug/pprof/), e.g. 127.0.0.1:6060; empty disables it.")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader so only one replica reconciles.")
 	flag.IntVar(&concurrency, "machine-concurrency", 10, "Machines reconciled in parallel.")
 	flag.StringVar(&tablesDir, "tables", "", "Load the Machine tables from this directory instead of the embedded ones; the operator refuses to start on any lint finding.")
@@ -49,6 +51,7 @@ func main() {
 		Client:                 operator.ClientOptions(),
 		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
 		HealthProbeBindAddress: probeAddr,
+		PprofBindAddress:       pprofAddr,
 		LeaderElection:         leaderElect,
 		LeaderElectionID:       "krtt-operator.krtt.dev",
 	})
