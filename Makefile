@@ -46,6 +46,15 @@ $(CONTROLLER_GEN):
 	@mkdir -p $(BIN)
 	cd $(TOOLS_DIR) && go build -o $(CONTROLLER_GEN) sigs.k8s.io/controller-tools/cmd/controller-gen
 
+.PHONY: kube-apiserver-version
+kube-apiserver-version: $(KUBE_APISERVER) ## Relink bin/k8s/kube-apiserver when it does not report K8S_VERSION (an older build says v0.0.0-master).
+	@v="$$($(KUBE_APISERVER) --version 2>/dev/null || true)"; \
+	  if [ "$$v" != "Kubernetes $(K8S_VERSION)" ]; then \
+	    echo "$(KUBE_APISERVER) reports '$$v'; relinking it to report $(K8S_VERSION)"; \
+	    cd $(TOOLS_DIR) && go build -ldflags "$(K8S_VERSION_LDFLAGS)" -o $(KUBE_APISERVER).tmp k8s.io/kubernetes/cmd/kube-apiserver; \
+	    mv -f $(KUBE_APISERVER).tmp $(KUBE_APISERVER); \
+	  fi
+
 .PHONY: tools
 tools: $(ETCD) $(KUBE_APISERVER) $(CONTROLLER_GEN) ## Build kube-apiserver, etcd and controller-gen into bin/.
 
@@ -116,7 +125,7 @@ bench: tools ## Scale benchmark: BENCH_N Machines (default 200) created, given P
 	go run ./cmd/krtt-bench -n $(BENCH_N) $(BENCH_ARGS)
 
 .PHONY: bench-peer
-bench-peer: tools $(CAPI_MANAGER) ## Side-by-side bench: krtt and the Cluster API Machine controller (bin/capi-manager, built once) on the same API server, same BENCH_N; both tables and the ratios.
+bench-peer: tools kube-apiserver-version $(CAPI_MANAGER) ## Side-by-side bench: krtt and the Cluster API Machine controller (bin/capi-manager, built once) on the same API server, same BENCH_N; both tables and the ratios.
 	go run ./cmd/krtt-bench -n $(BENCH_N) -peer capi -capi-manager $(CAPI_MANAGER) -capi-crds "$$(cd $(CAPI_DIR) && go list -m -f '{{.Dir}}' sigs.k8s.io/cluster-api)/core/config/crd/bases" $(BENCH_ARGS)
 
 .PHONY: bench-engine

@@ -282,7 +282,7 @@ func TestPollPredicates(t *testing.T) {
 
 func TestCAPIRefusesAnUnversionedAPIServer(t *testing.T) {
 	err := capiCanRun("v0.0.0-master+$Format:%H$", capiOptions{manager: "/nonexistent", crds: "/nonexistent"})
-	if err == nil || !strings.Contains(err.Error(), "v1.20.0") || !strings.Contains(err.Error(), "make tools") {
+	if err == nil || !strings.Contains(err.Error(), "v1.20.0") || !strings.Contains(err.Error(), "make kube-apiserver-version") {
 		t.Fatalf("want an error naming the minimum version and the fix, got %v", err)
 	}
 	err = capiCanRun("v1.37.0", capiOptions{manager: "/nonexistent/capi-manager", crds: "/nonexistent"})

@@ -86,7 +86,7 @@ func capiCanRun(serverVersion string, o capiOptions) error {
 	}
 	if !v.AtLeast(utilversion.MustParseGeneric(capiMinServer)) {
 		return fmt.Errorf("kube-apiserver reports %s and Cluster API refuses API servers older than %s. "+
-			"A kube-apiserver built without version ldflags says v0.0.0; rebuild it with them: rm bin/k8s/kube-apiserver && make tools (about 10 minutes)",
+			"A kube-apiserver built without version ldflags says v0.0.0: `make kube-apiserver-version` relinks bin/k8s/kube-apiserver with them (make bench-peer does so first)",
 			serverVersion, capiMinServer)
 	}
 	if _, err := os.Stat(o.manager); err != nil {
@@ -145,7 +145,7 @@ func capiFlavour(o capiOptions) flavour {
 // makes the workload cluster this same API server.
 func capiPrepare(ctx context.Context, b *bench, o capiOptions, ns string) error {
 	logf("installing the Cluster API CRDs from %s", o.crds)
-	if _, err := envtest.InstallCRDs(b.cp.Config, envtest.CRDInstallOptions{Paths: []string{o.crds}, ErrorIfPathMissing: true}); err != nil {
+	if _, err := envtest.InstallCRDs(b.cp.Config, envtest.CRDInstallOptions{Paths: []string{o.crds}, ErrorIfPathMissing: true, MaxTime: time.Minute}); err != nil {
 		return fmt.Errorf("install the Cluster API CRDs: %w", err)
 	}
 	for _, name := range []string{"simmachines.sim.krtt.dev", "simbootstrapconfigs.sim.krtt.dev"} {
