@@ -290,3 +290,13 @@ func TestCAPIRefusesAnUnversionedAPIServer(t *testing.T) {
 		t.Fatalf("a recent API server passes; then the missing manager binary is reported, got %v", err)
 	}
 }
+
+func TestCompareSkipsABaselineThatRoundsToZero(t *testing.T) {
+	c := compare(result("krtt", 20, 30, 0.02, 20), result("capi", 30, 60, 4.1, 20))
+	if v, ok := c.ratio("requestsPerMachine.GET"); ok {
+		t.Errorf("GET ratio = %v against a baseline shown as 0.0, want none", v)
+	}
+	if _, ok := c.ratio("requestsPerMachine.PATCH"); !ok {
+		t.Error("PATCH is compared")
+	}
+}

@@ -19,19 +19,21 @@ import (
 // measure runs the whole lifecycle for one controller in its own
 // namespace. A failure ends it early: the Result keeps what was measured
 // until then and says why.
-func measure(ctx context.Context, b *bench, f flavour) Result {
-	res := Result{Controller: f.name, Version: f.version}
+func measure(ctx context.Context, b *bench, f flavour) (res Result) {
+	res = Result{Controller: f.name, Version: f.version}
 	ns := "bench-" + f.name
 	logf("== %s (%s), namespace %s", f.name, f.version, ns)
 	if err := b.client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
 		res.Error = err.Error()
 		return res
 	}
+	load0 := loadAverage()
 	proc, err := f.start(ctx, b, ns)
 	if err != nil {
 		res.Error = err.Error()
 		return res
 	}
+	defer func() { res.LoadAverage = &LoadAverage{Start: load0, End: loadAverage()} }()
 	err = lifecycle(ctx, b, f, ns, proc, &res)
 	if err != nil {
 		res.Error = err.Error()

@@ -43,7 +43,7 @@ import (
 type options struct {
 	n, concurrency, podsPerNode, workers int
 	dir, operatorBin, output, peer       string
-	build                                bool
+	build, peerFirst                     bool
 	timeout, heartbeat                   time.Duration
 	capi                                 capiOptions
 }
@@ -70,6 +70,7 @@ func main() {
 	flag.DurationVar(&o.heartbeat, "sim-heartbeat", time.Minute, "Node heartbeat interval of the simulated kubelet (each heartbeat updates the Node and so reconciles its Machine).")
 	flag.StringVar(&o.output, "o", "text", "Output: text (a Markdown table) or json (one JSON document).")
 	flag.StringVar(&o.peer, "peer", "", "Also measure this controller after krtt: capi (the Cluster API Machine controller).")
+	flag.BoolVar(&o.peerFirst, "peer-first", false, "Measure the peer before krtt (to see how much the order matters); the ratios stay peer ÷ krtt.")
 	flag.StringVar(&o.capi.manager, "capi-manager", "bin/capi-manager", "Cluster API core manager binary (`make bench-peer` builds it).")
 	flag.StringVar(&o.capi.crds, "capi-crds", "", "Cluster API CRD directory (default: core/config/crd/bases of the module hack/capi requires).")
 	flag.Parse()
@@ -138,6 +139,9 @@ func run(o options) (err error) {
 		}
 		o.capi.version = capiVersion(root)
 		flavours = append(flavours, capiFlavour(o.capi))
+		if o.peerFirst {
+			flavours[0], flavours[1] = flavours[1], flavours[0]
+		}
 	}
 
 	cp, err := localcp.Start(localcp.Options{Dir: o.dir, Fresh: true, Port: -1, Log: logWriter{}})
@@ -208,7 +212,11 @@ func run(o options) (err error) {
 		rep.Results = append(rep.Results, res)
 	}
 	if len(rep.Results) == 2 {
-		rep.Comparison = compare(rep.Results[0], rep.Results[1])
+		base, peer := rep.Results[0], rep.Results[1]
+		if o.peerFirst {
+			base, peer = peer, base
+		}
+		rep.Comparison = compare(base, peer)
 		rep.Notes = peerNotes(o)
 	}
 	if o.output == "json" {
@@ -233,15 +241,22 @@ func run(o options) (err error) {
 // peerNotes say what the side-by-side figures include, so nobody reads
 // more into a ratio than it holds.
 func peerNotes(o options) []string {
-	return []string{
-		"Both ran on one kube-apiserver (krtt first, then Cluster API, each in its own namespace, the other stopped), with the same simulated provider, " +
+	order := "krtt first, then Cluster API"
+	if o.peerFirst {
+		order = "Cluster API first, then krtt"
+	}
+	notes := []string{
+		fmt.Sprintf("Both ran on one kube-apiserver (%s, each in its own namespace, the other stopped), with the same simulated provider, ", order) +
 			fmt.Sprintf("N, Pods per Node, --machine-concurrency %d and client-side rate limits off (capi: --kube-api-qps -1 --clustercache-client-qps -1).", o.concurrency),
 		"Cluster API's workload cluster is the same API server (a <cluster>-kubeconfig Secret), so its Node, Pod and eviction requests are counted as well.",
 		"capi-manager runs all core Cluster API controllers (Cluster, MachineSet, MachineDeployment, MachineHealthCheck, ClusterClass, …) in one process: its CPU and RSS include their (idle) share.",
 		"No Cluster API webhooks are installed, so the bench sets what its Machine defaulting webhook would (cluster-name label, nodeDeletionTimeoutSeconds 10).",
-		"Cluster API re-checks a drain 20s after evicting, so no Machine with Pods on its Node is gone in less; krtt is woken when the Pods go.",
 		"krtt logs at error level; capi-manager at its default verbosity.",
 	}
+	if o.podsPerNode > 0 {
+		notes = append(notes, "Cluster API re-checks a drain 20s after evicting, so no Machine with Pods on its Node is gone in less; krtt is woken when the Pods go.")
+	}
+	return notes
 }
 
 type logWriter struct{}

@@ -142,3 +142,18 @@ func peakRSSKiB(pid int) (int64, error) {
 	}
 	return 0, fmt.Errorf("/proc/%d/status: no VmHWM", pid)
 }
+
+// loadAverage is the 1-minute load average of the machine (0 when
+// /proc/loadavg cannot be read: it is context, not a figure).
+func loadAverage() float64 {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	fields := strings.Fields(string(raw))
+	if len(fields) == 0 {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(fields[0], 64)
+	return v
+}

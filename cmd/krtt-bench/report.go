@@ -44,6 +44,17 @@ type Result struct {
 	// the resource figures then stop at the failure.
 	Complete bool   `json:"complete"`
 	Error    string `json:"error,omitempty"`
+	// LoadAverage is the machine's 1-minute load average when the
+	// controller started and when it was stopped: other work on the
+	// machine slows both halves, so a ratio is only as good as the loads
+	// were alike.
+	LoadAverage *LoadAverage `json:"loadAverage,omitempty"`
+}
+
+// LoadAverage is /proc/loadavg's first field at two instants.
+type LoadAverage struct {
+	Start float64 `json:"start"`
+	End   float64 `json:"end"`
 }
 
 // Half is one half of the lifecycle: wall time from the first create (or
@@ -106,7 +117,8 @@ func (r Result) figures() []figure {
 		figure{"peakRSSMiB", r.PeakRSSMiB})
 }
 
-// compare divides every figure both have (and the baseline's is not 0).
+// compare divides every figure both have. A baseline figure that rounds
+// to 0.0 is left out: dividing by it says nothing.
 func compare(baseline, peer Result) *Comparison {
 	c := &Comparison{Baseline: baseline.Controller, Peer: peer.Controller, Ratios: []Ratio{}}
 	theirs := map[string]float64{}
@@ -115,7 +127,7 @@ func compare(baseline, peer Result) *Comparison {
 	}
 	for _, f := range baseline.figures() {
 		p, ok := theirs[f.name]
-		if !ok || f.value == 0 {
+		if !ok || math.Abs(f.value) < 0.05 {
 			continue
 		}
 		c.Ratios = append(c.Ratios, Ratio{Figure: f.name, Baseline: f.value, Peer: p, PeerOverBaseline: round2(p / f.value)})
@@ -177,6 +189,15 @@ func writeTable(w io.Writer, rep Report) {
 	_, _ = fmt.Fprintln(w, "the same span (in brackets: since it started); peak RSS is its VmHWM.")
 	if rep.Comparison != nil {
 		_, _ = fmt.Fprintf(w, "The last row is %s ÷ %s: above 1, %s took longer, sent more or used more.\n", rep.Comparison.Peer, rep.Comparison.Baseline, rep.Comparison.Peer)
+	}
+	var loads []string
+	for _, r := range rep.Results {
+		if r.LoadAverage != nil {
+			loads = append(loads, fmt.Sprintf("%s %.1f → %.1f", r.Controller, r.LoadAverage.Start, r.LoadAverage.End))
+		}
+	}
+	if len(loads) > 0 {
+		_, _ = fmt.Fprintf(w, "Load average (1 min) of the machine from start to stop of each controller: %s.\n", strings.Join(loads, ", "))
 	}
 	for _, n := range rep.Notes {
 		_, _ = fmt.Fprintln(w, "- "+n)
