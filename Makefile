@@ -50,7 +50,7 @@ $(CONTROLLER_GEN):
 kube-apiserver-version: $(KUBE_APISERVER) ## Relink bin/k8s/kube-apiserver when it does not report K8S_VERSION (an older build says v0.0.0-master).
 	@v="$$($(KUBE_APISERVER) --version 2>/dev/null || true)"; \
 	  if [ "$$v" != "Kubernetes $(K8S_VERSION)" ]; then \
-	    echo "$(KUBE_APISERVER) reports '$$v'; relinking it to report $(K8S_VERSION)"; \
+	    echo "$(KUBE_APISERVER) reports '$$v'; relinking it to report $(K8S_VERSION)" >&2; \
 	    cd $(TOOLS_DIR) && go build -ldflags "$(K8S_VERSION_LDFLAGS)" -o $(KUBE_APISERVER).tmp k8s.io/kubernetes/cmd/kube-apiserver; \
 	    mv -f $(KUBE_APISERVER).tmp $(KUBE_APISERVER); \
 	  fi
@@ -122,11 +122,11 @@ demo: tools ## Narrated Machine lifecycle on a throw-away control plane in .krtt
 
 .PHONY: bench
 bench: tools ## Scale benchmark: BENCH_N Machines (default 200) created, given Pods, deleted; the operator measured as its own process (BENCH_ARGS='-o json' for JSON).
-	go run ./cmd/krtt-bench -n $(BENCH_N) $(BENCH_ARGS)
+	@go run ./cmd/krtt-bench -n $(BENCH_N) $(BENCH_ARGS)
 
 .PHONY: bench-peer
 bench-peer: tools kube-apiserver-version $(CAPI_MANAGER) ## Side-by-side bench: krtt and the Cluster API Machine controller (bin/capi-manager, built once) on the same API server, same BENCH_N; both tables and the ratios.
-	go run ./cmd/krtt-bench -n $(BENCH_N) -peer capi -capi-manager $(CAPI_MANAGER) -capi-crds "$$(cd $(CAPI_DIR) && go list -m -f '{{.Dir}}' sigs.k8s.io/cluster-api)/core/config/crd/bases" $(BENCH_ARGS)
+	@go run ./cmd/krtt-bench -n $(BENCH_N) -peer capi -capi-manager $(CAPI_MANAGER) -capi-crds "$$(cd $(CAPI_DIR) && go list -m -f '{{.Dir}}' sigs.k8s.io/cluster-api)/core/config/crd/bases" $(BENCH_ARGS)
 
 .PHONY: bench-engine
 bench-engine: ## Engine micro-benchmarks (kept out of make test).
