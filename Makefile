@@ -11,6 +11,15 @@ KUBE_APISERVER := $(K8S_BIN)/kube-apiserver
 ETCD       := $(K8S_BIN)/etcd
 KRTT       := $(BIN)/krtt
 TOOLS_DIR  := $(CURDIR)/hack/tools
+CAPI_DIR   := $(CURDIR)/hack/capi
+CAPI_MANAGER ?= $(BIN)/capi-manager
+# kube-apiserver reports this version (a plain `go build` says v0.0.0-master,
+# which Cluster API refuses); keep it in step with k8s.io/kubernetes in hack/tools.
+K8S_VERSION := v1.37.0
+K8S_VERSION_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) \
+  -X k8s.io/component-base/version.gitMajor=$(word 1,$(subst ., ,$(K8S_VERSION:v%=%))) \
+  -X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(K8S_VERSION:v%=%))) \
+  -X k8s.io/component-base/version.gitTreeState=clean
 GO_TEST_FLAGS ?= -timeout 30m
 export KUBEBUILDER_ASSETS ?= $(K8S_BIN)
 
@@ -26,11 +35,25 @@ $(ETCD):
 $(KUBE_APISERVER):
 	@mkdir -p $(K8S_BIN)
 	@echo "building kube-apiserver from k8s.io/kubernetes (about 10 minutes the first time)"
-	cd $(TOOLS_DIR) && go build -o $(KUBE_APISERVER) k8s.io/kubernetes/cmd/kube-apiserver
+	cd $(TOOLS_DIR) && go build -ldflags "$(K8S_VERSION_LDFLAGS)" -o $(KUBE_APISERVER) k8s.io/kubernetes/cmd/kube-apiserver
+
+$(CAPI_MANAGER):
+	@mkdir -p $(dir $(CAPI_MANAGER))
+	@echo "building the Cluster API core manager from sigs.k8s.io/cluster-api (about 2 minutes the first time)"
+	cd $(CAPI_DIR) && go build -o $(CAPI_MANAGER) sigs.k8s.io/cluster-api/core
 
 $(CONTROLLER_GEN):
 	@mkdir -p $(BIN)
 	cd $(TOOLS_DIR) && go build -o $(CONTROLLER_GEN) sigs.k8s.io/controller-tools/cmd/controller-gen
+
+.PHONY: kube-apiserver-version
+kube-apiserver-version: $(KUBE_APISERVER) ## Relink bin/k8s/kube-apiserver when it does not report K8S_VERSION (an older build says v0.0.0-master).
+	@v="$$($(KUBE_APISERVER) --version 2>/dev/null || true)"; \
+	  if [ "$$v" != "Kubernetes $(K8S_VERSION)" ]; then \
+	    echo "$(KUBE_APISERVER) reports '$$v'; relinking it to report $(K8S_VERSION)" >&2; \
+	    cd $(TOOLS_DIR) && go build -ldflags "$(K8S_VERSION_LDFLAGS)" -o $(KUBE_APISERVER).tmp k8s.io/kubernetes/cmd/kube-apiserver; \
+	    mv -f $(KUBE_APISERVER).tmp $(KUBE_APISERVER); \
+	  fi
 
 .PHONY: tools
 tools: $(ETCD) $(KUBE_APISERVER) $(CONTROLLER_GEN) ## Build kube-apiserver, etcd and controller-gen into bin/.
@@ -98,8 +121,12 @@ demo: tools ## Narrated Machine lifecycle on a throw-away control plane in .krtt
 	go run ./cmd/krtt-demo
 
 .PHONY: bench
-bench: tools ## Scale benchmark: BENCH_N Machines (default 200) created, given Pods, deleted; the operator measured as its own process.
-	go run ./bench -n $(BENCH_N)
+bench: tools ## Scale benchmark: BENCH_N Machines (default 200) created, given Pods, deleted; the operator measured as its own process (BENCH_ARGS='-o json' for JSON).
+	@go run ./cmd/krtt-bench -n $(BENCH_N) $(BENCH_ARGS)
+
+.PHONY: bench-peer
+bench-peer: tools kube-apiserver-version $(CAPI_MANAGER) ## Side-by-side bench: krtt and the Cluster API Machine controller (bin/capi-manager, built once) on the same API server, same BENCH_N; both tables and the ratios.
+	@go run ./cmd/krtt-bench -n $(BENCH_N) -peer capi -capi-manager $(CAPI_MANAGER) -capi-crds "$$(cd $(CAPI_DIR) && go list -m -f '{{.Dir}}' sigs.k8s.io/cluster-api)/core/config/crd/bases" $(BENCH_ARGS)
 
 CHAOS_ARGS ?=
 

@@ -20,7 +20,8 @@ import (
 
 func main() {
 	var (
-		metricsAddr, probeAddr, tablesDir string
+		metricsAddr, probeAddr, pprofAddr string
+		tablesDir                         string
 		leaderElect                       bool
 		leaderElectionNamespace           string
 		leaseDuration, renewDeadline      time.Duration
@@ -29,6 +30,7 @@ func main() {
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address of the Prometheus metrics endpoint (0 disables it).")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address of the health and readiness probes.")
+	flag.StringVar(&pprofAddr, "profiler-address", "", "Address of the pprof endpoint (/debug/pprof/), e.g. 127.0.0.1:6060; empty disables it.")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader so only one replica reconciles.")
 	flag.StringVar(&leaderElectionNamespace, "leader-election-namespace", "",
 		"Namespace of the leader election Lease (default: the Pod's namespace in a cluster; required outside one).")
@@ -58,6 +60,7 @@ func main() {
 		Client:                  operator.ClientOptions(),
 		Metrics:                 metricsserver.Options{BindAddress: metricsAddr},
 		HealthProbeBindAddress:  probeAddr,
+		PprofBindAddress:        pprofAddr,
 		LeaderElection:          leaderElect,
 		LeaderElectionID:        "krtt-operator.krtt.dev",
 		LeaderElectionNamespace: leaderElectionNamespace,

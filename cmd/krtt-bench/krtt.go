@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/internal/localcp"
+)
+
+func krttFlavour(root, operatorBin string) flavour {
+	version := "krtt"
+	if out, err := exec.Command("git", "-C", root, "describe", "--always", "--dirty").Output(); err == nil {
+		version += " " + strings.TrimSpace(string(out))
+	}
+	return flavour{
+		name:    "krtt",
+		version: version,
+		machine: clusterv1.GroupVersion.WithKind("Machine"),
+		start: func(ctx context.Context, b *bench, ns string) (*controllerProc, error) {
+			if err := b.client.Create(ctx, &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: clusterName}}); err != nil {
+				return nil, err
+			}
+			return startKrtt(b, operatorBin)
+		},
+		newMachine: func(ns, name string, controlPlane bool) *unstructured.Unstructured {
+			bootstrap, infra := simRefs(name)
+			labels := map[string]any{}
+			if controlPlane {
+				labels["cluster.krtt.dev/control-plane"] = ""
+			}
+			return &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": clusterv1.GroupVersion.String(),
+				"kind":       "Machine",
+				"metadata":   map[string]any{"namespace": ns, "name": name, "labels": labels},
+				"spec":       map[string]any{"clusterName": clusterName, "bootstrap": bootstrap, "infrastructureRef": infra},
+			}}
+		},
+	}
+}
+
+func startKrtt(b *bench, bin string) (*controllerProc, error) {
+	mport, err := localcp.FreePort()
+	if err != nil {
+		return nil, err
+	}
+	pport, err := localcp.FreePort()
+	if err != nil {
+		return nil, err
+	}
+	metrics := fmt.Sprintf("127.0.0.1:%d", mport)
+	probe := fmt.Sprintf("127.0.0.1:%d", pport)
+	// controller-runtime's default config has no client-side rate limit
+	// (QPS -1), so krtt needs no flag for that.
+	p, err := startProc("krtt-operator", bin, []string{
+		"--kubeconfig", b.cp.Kubeconfig,
+		"--metrics-bind-address", metrics,
+		"--health-probe-bind-address", probe,
+		"--machine-concurrency", strconv.Itoa(b.o.concurrency),
+		"--zap-log-level", "error",
+	}, "http://"+metrics+"/metrics", "http://"+probe+"/readyz", filepath.Join(b.cp.Dir, "logs", "krtt-operator.log"))
+	if err != nil {
+		return nil, err
+	}
+	if err := p.waitReady(time.Minute); err != nil {
+		return nil, errors.Join(err, p.stop())
+	}
+	return p, nil
+}

@@ -1,0 +1,200 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	simv1 "github.com/krtt-dev/krtt/api/sim/v1alpha1"
+)
+
+// measure runs the whole lifecycle for one controller in its own
+// namespace. A failure ends it early: the Result keeps what was measured
+// until then and says why.
+func measure(ctx context.Context, b *bench, f flavour) (res Result) {
+	res = Result{Controller: f.name, Version: f.version}
+	ns := "bench-" + f.name
+	logf("== %s (%s), namespace %s", f.name, f.version, ns)
+	if err := b.client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
+		res.Error = err.Error()
+		return res
+	}
+	load0 := loadAverage()
+	proc, err := f.start(ctx, b, ns)
+	if err != nil {
+		res.Error = err.Error()
+		return res
+	}
+	defer func() { res.LoadAverage = &LoadAverage{Start: load0, End: loadAverage()} }()
+	err = lifecycle(ctx, b, f, ns, proc, &res)
+	if err != nil {
+		res.Error = err.Error()
+	} else {
+		res.Complete = true
+	}
+	if err := proc.stop(); err != nil && res.Error == "" {
+		res.Error, res.Complete = err.Error(), false
+	}
+	return res
+}
+
+// lifecycle: a control-plane Machine first (Cluster API drains and deletes
+// worker Nodes only when the Cluster has one), then N workers created →
+// Running, Pods on every Node, every worker deleted → gone.
+func lifecycle(ctx context.Context, b *bench, f flavour, ns string, proc *controllerProc, res *Result) (err error) {
+	running := poll{gvk: f.machine, namespace: ns, what: "Running", done: phaseIs("Running"), describe: phaseOf}
+
+	logf("creating the control-plane Machine")
+	if err := createMachine(ctx, b.client, f, ns, "cp-0", true); err != nil {
+		return err
+	}
+	cp := running
+	cp.names, cp.timeout = []string{"cp-0"}, 2*time.Minute
+	if _, err := cp.wait(ctx, b.client); err != nil {
+		return fmt.Errorf("control-plane Machine: %w", err)
+	}
+
+	before, err := proc.sample()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		after, serr := proc.sample()
+		hwm, herr := peakRSSKiB(proc.pid())
+		if e := errors.Join(serr, herr); e != nil {
+			err = errors.Join(err, e)
+			return
+		}
+		res.RequestsPerMachine, res.RequestsPerMachineTotal = perMachine(before.requests, after.requests, b.o.n)
+		res.CPUSeconds = round1(after.cpu - before.cpu)
+		res.CPUSecondsInclStart = round1(after.cpu)
+		res.PeakRSSMiB = round1(float64(hwm) / 1024)
+	}()
+
+	names := make([]string, b.o.n)
+	for i := range names {
+		names[i] = fmt.Sprintf("m-%04d", i)
+	}
+
+	// Half 1: create → Running.
+	logf("creating %d Machines (with their SimBootstrapConfigs and SimMachines)", b.o.n)
+	created := make([]time.Time, b.o.n)
+	t0 := time.Now()
+	if err := parallel(b.o.workers, b.o.n, func(i int) error {
+		created[i] = time.Now()
+		return createMachine(ctx, b.client, f, ns, names[i], false)
+	}); err != nil {
+		return err
+	}
+	workers := running
+	workers.names, workers.timeout = names, b.o.timeout
+	at, err := workers.wait(ctx, b.client)
+	if err != nil {
+		return err
+	}
+	res.CreateToRunning = newHalf(latest(at).Sub(t0), durations(names, created, at))
+	logf("all %d Machines Running in %.1fs", b.o.n, res.CreateToRunning.WallSeconds)
+
+	if err := bindPods(ctx, b, f, ns, names); err != nil {
+		return err
+	}
+
+	// Half 2: delete → gone.
+	logf("deleting %d Machines", b.o.n)
+	deleted := make([]time.Time, b.o.n)
+	t1 := time.Now()
+	if err := parallel(b.o.workers, b.o.n, func(i int) error {
+		deleted[i] = time.Now()
+		m := &unstructured.Unstructured{}
+		m.SetGroupVersionKind(f.machine)
+		m.SetNamespace(ns)
+		m.SetName(names[i])
+		return b.client.Delete(ctx, m)
+	}); err != nil {
+		return err
+	}
+	gone := poll{gvk: f.machine, namespace: ns, names: names, what: "gone", timeout: b.o.timeout, done: absent, describe: phaseOf}
+	at, err = gone.wait(ctx, b.client)
+	if err != nil {
+		return err
+	}
+	res.DeleteToGone = newHalf(latest(at).Sub(t1), durations(names, deleted, at))
+	logf("all %d Machines gone in %.1fs", b.o.n, res.DeleteToGone.WallSeconds)
+	return nil
+}
+
+func createMachine(ctx context.Context, c client.Client, f flavour, ns, name string, controlPlane bool) error {
+	if err := c.Create(ctx, &simv1.SimBootstrapConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}); err != nil {
+		return err
+	}
+	if err := c.Create(ctx, &simv1.SimMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}); err != nil {
+		return err
+	}
+	return c.Create(ctx, f.newMachine(ns, name, controlPlane))
+}
+
+// bindPods puts podsPerNode Pods on the Node of every worker Machine and
+// waits until the sim kubelet runs them all.
+func bindPods(ctx context.Context, b *bench, f flavour, ns string, machines []string) error {
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(f.machine.GroupVersion().WithKind(f.machine.Kind + "List"))
+	if err := b.client.List(ctx, list, client.InNamespace(ns)); err != nil {
+		return err
+	}
+	nodeOf := map[string]string{}
+	for _, m := range list.Items {
+		node, _, _ := unstructured.NestedString(m.Object, "status", "nodeRef", "name")
+		nodeOf[m.GetName()] = node
+	}
+	nodes := make([]string, 0, len(machines))
+	for _, name := range machines {
+		if nodeOf[name] == "" {
+			return fmt.Errorf("Machine %s/%s is Running without status.nodeRef", ns, name)
+		}
+		nodes = append(nodes, nodeOf[name])
+	}
+	per := b.o.podsPerNode
+	pods := make([]string, 0, len(nodes)*per)
+	for _, node := range nodes {
+		for j := range per {
+			pods = append(pods, fmt.Sprintf("%s-p%d", node, j))
+		}
+	}
+	logf("binding %d Pods (%d per Node)", len(pods), per)
+	start := time.Now()
+	if err := parallel(b.o.workers, len(pods), func(i int) error {
+		return b.client.Create(ctx, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: pods[i]},
+			Spec: corev1.PodSpec{NodeName: nodes[i/per], TerminationGracePeriodSeconds: ptr.To[int64](1),
+				Containers: []corev1.Container{{Name: "main", Image: "registry.k8s.io/pause:3.10"}}},
+		})
+	}); err != nil {
+		return err
+	}
+	wait := poll{gvk: corev1.SchemeGroupVersion.WithKind("Pod"), namespace: ns, names: pods, what: "Running",
+		timeout: b.o.timeout, done: phaseIs(string(corev1.PodRunning)), describe: phaseOf}
+	if _, err := wait.wait(ctx, b.client); err != nil {
+		return err
+	}
+	logf("all Pods Running in %s", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// latest is the last of the times.
+func latest(at map[string]time.Time) time.Time {
+	var t time.Time
+	for _, v := range at {
+		if v.After(t) {
+			t = v
+		}
+	}
+	return t
+}

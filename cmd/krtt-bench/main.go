@@ -1,0 +1,267 @@
+// Command krtt-bench is the Machine lifecycle benchmark (`make bench`,
+// `make bench-peer`, or `go run ./cmd/krtt-bench -n 200`).
+//
+// On a fresh local control plane in .krtt/bench it runs the controller
+// under measurement as a separate process, so its CPU time and memory can
+// be read from /proc, and the simulated provider in this process. It
+// creates a control-plane Machine, then N worker Machines and waits until
+// all are Running, puts Pods on every Node, deletes every worker and waits
+// until all are gone, and reports: wall time of each half, p50/p95/p99 of
+// time-to-Running and time-to-gone, API requests per Machine by verb (the
+// controller's rest_client_requests_total), its CPU seconds and peak RSS.
+//
+// With -peer capi it then does the same, on the same API server and with
+// the same simulated provider, N, Pods per Node and concurrency, for the
+// Cluster API Machine controller (the core manager of
+// sigs.k8s.io/cluster-api, built by `make bench-peer` from hack/capi), and
+// adds the ratios. -o json prints the report as one JSON document.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/discovery"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/krtt-dev/krtt/internal/localcp"
+	"github.com/krtt-dev/krtt/sim"
+)
+
+type options struct {
+	n, concurrency, podsPerNode, workers int
+	dir, operatorBin, output, peer       string
+	build, peerFirst                     bool
+	timeout, heartbeat                   time.Duration
+	capi                                 capiOptions
+}
+
+// bench is what every measured controller shares.
+type bench struct {
+	o             options
+	root          string
+	cp            *localcp.ControlPlane
+	client        client.Client
+	serverVersion string
+}
+
+func main() {
+	var o options
+	flag.IntVar(&o.n, "n", 200, "Worker Machines to create and delete.")
+	flag.IntVar(&o.concurrency, "machine-concurrency", 10, "Machines each controller reconciles in parallel (its --machine-concurrency).")
+	flag.IntVar(&o.podsPerNode, "pods-per-node", 3, "Pods bound to every worker's Node before the deletion.")
+	flag.IntVar(&o.workers, "client-workers", 16, "Parallel creates/deletes of the bench driver.")
+	flag.StringVar(&o.dir, "dir", filepath.Join(localcp.DefaultDir, "bench"), "State directory of the bench control plane (wiped on start).")
+	flag.StringVar(&o.operatorBin, "operator", "bin/krtt-operator", "krtt operator binary (built from ./cmd/krtt-operator first unless -build=false).")
+	flag.BoolVar(&o.build, "build", true, "Build the krtt operator binary before running.")
+	flag.DurationVar(&o.timeout, "timeout", 0, "Deadline of each half (0: 2m + 1s per Machine).")
+	flag.DurationVar(&o.heartbeat, "sim-heartbeat", time.Minute, "Node heartbeat interval of the simulated kubelet (each heartbeat updates the Node and so reconciles its Machine).")
+	flag.StringVar(&o.output, "o", "text", "Output: text (a Markdown table) or json (one JSON document).")
+	flag.StringVar(&o.peer, "peer", "", "Also measure this controller after krtt: capi (the Cluster API Machine controller).")
+	flag.BoolVar(&o.peerFirst, "peer-first", false, "Measure the peer before krtt (to see how much the order matters); the ratios stay peer ÷ krtt.")
+	flag.StringVar(&o.capi.manager, "capi-manager", "bin/capi-manager", "Cluster API core manager binary (`make bench-peer` builds it).")
+	flag.StringVar(&o.capi.crds, "capi-crds", "", "Cluster API CRD directory (default: core/config/crd/bases of the module hack/capi requires).")
+	flag.Parse()
+	if o.timeout == 0 {
+		o.timeout = 2*time.Minute + time.Duration(o.n)*time.Second
+	}
+	if err := validate(o); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
+	}
+	if err := run(o); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func validate(o options) error {
+	switch {
+	case o.n < 1:
+		return fmt.Errorf("-n %d: need at least one Machine", o.n)
+	case o.podsPerNode < 0:
+		return fmt.Errorf("-pods-per-node %d: cannot be negative", o.podsPerNode)
+	case o.workers < 1 || o.concurrency < 1:
+		return errors.New("-client-workers and -machine-concurrency must be at least 1")
+	case o.output != "text" && o.output != "json":
+		return fmt.Errorf("-o %q: want text or json", o.output)
+	case o.peer != "" && o.peer != "capi":
+		return fmt.Errorf("-peer %q: the only peer is capi", o.peer)
+	}
+	return nil
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
+}
+
+func run(o options) (err error) {
+	root, err := localcp.Root()
+	if err != nil {
+		return err
+	}
+	abs := func(p string) string {
+		if p == "" || filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(root, p)
+	}
+	o.operatorBin, o.capi.manager, o.capi.crds = abs(o.operatorBin), abs(o.capi.manager), abs(o.capi.crds)
+	if o.build {
+		logf("building %s", o.operatorBin)
+		cmd := exec.Command("go", "build", "-o", o.operatorBin, "./cmd/krtt-operator")
+		cmd.Dir, cmd.Stdout, cmd.Stderr = root, os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("build the operator: %w", err)
+		}
+	}
+	if _, err := os.Stat(o.operatorBin); err != nil {
+		return fmt.Errorf("operator binary: %w (run `make build`)", err)
+	}
+	flavours := []flavour{krttFlavour(root, o.operatorBin)}
+	if o.peer == "capi" {
+		if o.capi.crds == "" {
+			if o.capi.crds, err = capiCRDDir(root); err != nil {
+				return err
+			}
+		}
+		o.capi.version = capiVersion(root)
+		flavours = append(flavours, capiFlavour(o.capi))
+		if o.peerFirst {
+			flavours[0], flavours[1] = flavours[1], flavours[0]
+		}
+	}
+
+	cp, err := localcp.Start(localcp.Options{Dir: o.dir, Fresh: true, Port: -1, Log: logWriter{}})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		logf("stopping kube-apiserver and etcd")
+		err = errors.Join(err, cp.Stop())
+	}()
+	logFile, err := os.Create(filepath.Join(cp.Dir, "logs", "sim.log"))
+	if err != nil {
+		return err
+	}
+	defer func() { _ = logFile.Close() }()
+	ctrl.SetLogger(zap.New(zap.WriteTo(logFile)))
+
+	// The driver and the sim are not what is measured: let them go fast.
+	fast := *cp.Config
+	fast.QPS, fast.Burst = 2000, 4000
+	c, err := client.New(&fast, client.Options{Scheme: cp.Scheme})
+	if err != nil {
+		return err
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(&fast)
+	if err != nil {
+		return err
+	}
+	sv, err := dc.ServerVersion()
+	if err != nil {
+		return fmt.Errorf("kube-apiserver version: %w", err)
+	}
+
+	// Ctrl-C or SIGTERM: stop waiting, then shut everything down in order.
+	sigCtx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stopSignals()
+	ctx, cancel := context.WithCancel(sigCtx)
+	defer cancel()
+
+	// The simulated provider, in this process, for every controller.
+	simMgr, err := ctrl.NewManager(&fast, ctrl.Options{Scheme: sim.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"}})
+	if err != nil {
+		return err
+	}
+	if err := sim.SetupWithManager(ctx, simMgr, sim.Options{KubeletGracePeriodCap: time.Second, HeartbeatInterval: o.heartbeat}); err != nil {
+		return err
+	}
+	simDone := make(chan error, 1)
+	go func() { simDone <- simMgr.Start(ctx) }()
+	defer func() {
+		cancel()
+		if e := <-simDone; e != nil {
+			err = errors.Join(err, fmt.Errorf("sim manager: %w", e))
+		}
+	}()
+
+	b := &bench{o: o, root: root, cp: cp, client: c, serverVersion: sv.GitVersion}
+	rep := Report{N: o.n, PodsPerNode: o.podsPerNode, MachineConcurrency: o.concurrency,
+		SimHeartbeatSeconds: o.heartbeat.Seconds(), APIServerVersion: sv.GitVersion, Started: time.Now().UTC().Round(time.Second)}
+	for _, f := range flavours {
+		if ctx.Err() != nil {
+			break
+		}
+		res := measure(ctx, b, f)
+		if res.Error != "" {
+			logf("%s: %s", f.name, res.Error)
+		}
+		rep.Results = append(rep.Results, res)
+	}
+	if len(rep.Results) == 2 {
+		base, peer := rep.Results[0], rep.Results[1]
+		if o.peerFirst {
+			base, peer = peer, base
+		}
+		rep.Comparison = compare(base, peer)
+		rep.Notes = peerNotes(o)
+	}
+	if o.output == "json" {
+		if err := writeJSON(os.Stdout, rep); err != nil {
+			return err
+		}
+	} else {
+		writeTable(os.Stdout, rep)
+	}
+	var failed []string
+	for _, r := range rep.Results {
+		if r.Error != "" {
+			failed = append(failed, r.Controller)
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("%s did not finish (see the report)", strings.Join(failed, ", "))
+	}
+	return ctx.Err()
+}
+
+// peerNotes say what the side-by-side figures include, so nobody reads
+// more into a ratio than it holds.
+func peerNotes(o options) []string {
+	order := "krtt first, then Cluster API"
+	if o.peerFirst {
+		order = "Cluster API first, then krtt"
+	}
+	notes := []string{
+		fmt.Sprintf("Both ran on one kube-apiserver (%s, each in its own namespace, the other stopped), with the same simulated provider, ", order) +
+			fmt.Sprintf("N, Pods per Node, --machine-concurrency %d and client-side rate limits off (capi: --kube-api-qps -1 --clustercache-client-qps -1).", o.concurrency),
+		"Cluster API's workload cluster is the same API server (a <cluster>-kubeconfig Secret), so its Node, Pod and eviction requests are counted as well.",
+		"capi-manager runs all core Cluster API controllers (Cluster, MachineSet, MachineDeployment, MachineHealthCheck, ClusterClass, …) in one process: its CPU and RSS include their (idle) share.",
+		"No Cluster API webhooks are installed, so the bench sets what its Machine defaulting webhook would (cluster-name label, nodeDeletionTimeoutSeconds 10).",
+		"krtt logs at error level; capi-manager at its default verbosity.",
+	}
+	if o.podsPerNode > 0 {
+		notes = append(notes, "Cluster API re-checks a drain 20s after evicting, so no Machine with Pods on its Node is gone in less; krtt is woken when the Pods go.")
+	}
+	return notes
+}
+
+type logWriter struct{}
+
+func (logWriter) Write(p []byte) (int, error) {
+	logf("%s", strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// requestCounts is client-go's rest_client_requests_total summed by HTTP
+// method (GET also counts LISTs and WATCHes: client-go labels by method).
+type requestCounts map[string]float64
+
+// parseRequests reads a Prometheus text exposition and sums
+// rest_client_requests_total by its method label.
+func parseRequests(r io.Reader) (requestCounts, error) {
+	out := requestCounts{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	found := false
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "rest_client_requests_total{") {
+			continue
+		}
+		found = true
+		_, labels, _ := strings.Cut(line, "{")
+		labels, value, ok := strings.Cut(labels, "} ")
+		if !ok {
+			return nil, fmt.Errorf("metrics line %q: no value", line)
+		}
+		// A sample may carry a timestamp after the value.
+		value, _, _ = strings.Cut(strings.TrimSpace(value), " ")
+		v, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			return nil, fmt.Errorf("metrics line %q: %w", line, err)
+		}
+		method := "?"
+		for _, kv := range strings.Split(labels, ",") {
+			if k, val, ok := strings.Cut(kv, "="); ok && k == "method" {
+				method = strings.Trim(val, `"`)
+			}
+		}
+		out[method] += v
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, errors.New("no rest_client_requests_total in the metrics (is client-go's metrics adapter registered?)")
+	}
+	return out, nil
+}
+
+// perMachine is (after-before)/n by method, and the total.
+func perMachine(before, after requestCounts, n int) (map[string]float64, float64) {
+	out := map[string]float64{}
+	total := 0.0
+	for m, v := range after {
+		d := v - before[m]
+		if d == 0 {
+			continue
+		}
+		out[m] = round2(d / float64(n))
+		total += d
+	}
+	return out, round2(total / float64(n))
+}
+
+// verbOrder is the column order of the tables; methods not listed follow
+// alphabetically.
+var verbOrder = []string{"GET", "POST", "PUT", "PATCH", "DELETE"}
+
+// verbs lists the methods that appear in any of the maps, in table order.
+func verbs(maps ...map[string]float64) []string {
+	present := map[string]bool{}
+	for _, m := range maps {
+		for k, v := range m {
+			if v != 0 {
+				present[k] = true
+			}
+		}
+	}
+	var out []string
+	for _, v := range verbOrder {
+		if present[v] {
+			out = append(out, v)
+			delete(present, v)
+		}
+	}
+	var extra []string
+	for v := range present {
+		extra = append(extra, v)
+	}
+	sort.Strings(extra)
+	return append(out, extra...)
+}
+
+// cpuSeconds reads utime+stime of a process (USER_HZ is 100 on Linux).
+func cpuSeconds(pid int) (float64, error) {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	return parseStatCPU(string(raw))
+}
+
+// parseStatCPU takes utime and stime from a /proc/PID/stat line. The
+// command name is parenthesised and may hold spaces, so fields are counted
+// from the last ')': state is field 3, utime 14, stime 15.
+func parseStatCPU(s string) (float64, error) {
+	end := strings.LastIndexByte(s, ')')
+	if end < 0 {
+		return 0, errors.New("/proc stat: no command name")
+	}
+	fields := strings.Fields(s[end+1:])
+	if len(fields) < 13 {
+		return 0, errors.New("/proc stat: too few fields")
+	}
+	ut, err1 := strconv.ParseFloat(fields[11], 64)
+	st, err2 := strconv.ParseFloat(fields[12], 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, err
+	}
+	return (ut + st) / 100, nil
+}
+
+// peakRSSKiB reads VmHWM (KiB) of a process.
+func peakRSSKiB(pid int) (int64, error) {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("/proc/%d/status: no VmHWM", pid)
+}
+
+// loadAverage is the 1-minute load average of the machine (0 when
+// /proc/loadavg cannot be read: it is context, not a figure).
+func loadAverage() float64 {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	fields := strings.Fields(string(raw))
+	if len(fields) == 0 {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(fields[0], 64)
+	return v
+}

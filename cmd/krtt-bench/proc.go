@@ -1,0 +1,112 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+// controllerProc is a controller under measurement, run as its own
+// process so its CPU time and memory can be read from /proc.
+type controllerProc struct {
+	name    string
+	cmd     *exec.Cmd
+	metrics string // URL of the Prometheus endpoint
+	ready   string // URL answering 200 once the manager is up
+	done    chan error
+	log     *os.File
+}
+
+func startProc(name, bin string, args []string, metricsURL, readyURL, logPath string) (*controllerProc, error) {
+	lf, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	p := &controllerProc{name: name, metrics: metricsURL, ready: readyURL, done: make(chan error, 1), log: lf}
+	p.cmd = exec.Command(bin, args...)
+	// Only --kubeconfig decides where it connects.
+	p.cmd.Env = append(os.Environ(), "KUBECONFIG=")
+	p.cmd.Stdout, p.cmd.Stderr = lf, lf
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // Ctrl-C reaches the bench, which stops it
+	if err := p.cmd.Start(); err != nil {
+		_ = lf.Close()
+		return nil, fmt.Errorf("start %s: %w", bin, err)
+	}
+	logf("%s pid %d, metrics %s, log %s", name, p.cmd.Process.Pid, metricsURL, logPath)
+	go func() { p.done <- p.cmd.Wait() }()
+	return p, nil
+}
+
+func (p *controllerProc) pid() int { return p.cmd.Process.Pid }
+
+func (p *controllerProc) waitReady(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		select {
+		case err := <-p.done:
+			p.done <- err
+			return fmt.Errorf("%s exited early (%v); see %s", p.name, err, p.log.Name())
+		default:
+		}
+		resp, err := http.Get(p.ready)
+		if err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				if _, err := p.scrape(); err == nil {
+					return nil
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s not ready within %s; see %s", p.name, timeout, p.log.Name())
+		}
+		time.Sleep(pollEvery)
+	}
+}
+
+func (p *controllerProc) stop() error {
+	defer func() { _ = p.log.Close() }()
+	select {
+	case err := <-p.done:
+		return fmt.Errorf("%s exited before the end: %v; see %s", p.name, err, p.log.Name())
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+		return nil
+	case <-time.After(30 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+		return fmt.Errorf("%s did not stop within 30s of SIGTERM; killed", p.name)
+	}
+}
+
+// scrape returns the process's client-go requests so far, by method.
+func (p *controllerProc) scrape() (requestCounts, error) {
+	resp, err := http.Get(p.metrics)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s metrics: %s", p.name, resp.Status)
+	}
+	return parseRequests(resp.Body)
+}
+
+// sample is what is read from a controller at one instant.
+type sample struct {
+	requests requestCounts
+	cpu      float64
+}
+
+func (p *controllerProc) sample() (sample, error) {
+	req, err1 := p.scrape()
+	cpu, err2 := cpuSeconds(p.pid())
+	return sample{requests: req, cpu: cpu}, errors.Join(err1, err2)
+}

@@ -1,0 +1,253 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"time"
+)
+
+// Report is one bench run: the settings, one Result per controller and,
+// when there are two, the peer's figures divided by krtt's. `-o json`
+// prints it as one JSON document.
+type Report struct {
+	N                   int       `json:"n"`
+	PodsPerNode         int       `json:"podsPerNode"`
+	MachineConcurrency  int       `json:"machineConcurrency"`
+	SimHeartbeatSeconds float64   `json:"simHeartbeatSeconds"`
+	APIServerVersion    string    `json:"apiServerVersion"`
+	Started             time.Time `json:"started"`
+	Results             []Result  `json:"results"`
+	// Comparison is set when a peer ran next to krtt.
+	Comparison *Comparison `json:"comparison,omitempty"`
+	// Notes say what the figures include and what is not comparable.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Result holds one controller's figures. Requests, CPU and RSS cover the
+// span from just before the first worker Machine is created to the end of
+// the last half reached.
+type Result struct {
+	Controller      string `json:"controller"`
+	Version         string `json:"version,omitempty"`
+	CreateToRunning *Half  `json:"createToRunning,omitempty"`
+	DeleteToGone    *Half  `json:"deleteToGone,omitempty"`
+	// RequestsPerMachine is client-go requests by HTTP method divided by N.
+	RequestsPerMachine      map[string]float64 `json:"requestsPerMachine,omitempty"`
+	RequestsPerMachineTotal float64            `json:"requestsPerMachineTotal"`
+	CPUSeconds              float64            `json:"cpuSeconds"`
+	CPUSecondsInclStart     float64            `json:"cpuSecondsInclStart"`
+	PeakRSSMiB              float64            `json:"peakRSSMiB"`
+	// Complete is false when a half did not finish; Error says why, and
+	// the resource figures then stop at the failure.
+	Complete bool   `json:"complete"`
+	Error    string `json:"error,omitempty"`
+	// LoadAverage is the machine's 1-minute load average when the
+	// controller started and when it was stopped: other work on the
+	// machine slows both halves, so a ratio is only as good as the loads
+	// were alike.
+	LoadAverage *LoadAverage `json:"loadAverage,omitempty"`
+}
+
+// LoadAverage is /proc/loadavg's first field at two instants.
+type LoadAverage struct {
+	Start float64 `json:"start"`
+	End   float64 `json:"end"`
+}
+
+// Half is one half of the lifecycle: wall time from the first create (or
+// delete) to the last Machine Running (or gone), and per-Machine
+// percentiles of the same.
+type Half struct {
+	WallSeconds float64 `json:"wallSeconds"`
+	P50Seconds  float64 `json:"p50Seconds"`
+	P95Seconds  float64 `json:"p95Seconds"`
+	P99Seconds  float64 `json:"p99Seconds"`
+}
+
+// Comparison divides the peer's figures by the baseline's: above 1 the
+// peer took longer, sent more or used more.
+type Comparison struct {
+	Baseline string  `json:"baseline"`
+	Peer     string  `json:"peer"`
+	Ratios   []Ratio `json:"ratios"`
+}
+
+// Ratio is one figure of both controllers.
+type Ratio struct {
+	Figure           string  `json:"figure"`
+	Baseline         float64 `json:"baseline"`
+	Peer             float64 `json:"peer"`
+	PeerOverBaseline float64 `json:"peerOverBaseline"`
+}
+
+type figure struct {
+	name  string
+	value float64
+}
+
+// figures flattens a Result in table order. Requests, CPU and RSS of an
+// incomplete run are left out: they stop at a failure, so they compare
+// with nothing.
+func (r Result) figures() []figure {
+	var out []figure
+	add := func(prefix string, h *Half) {
+		if h == nil {
+			return
+		}
+		out = append(out,
+			figure{prefix + ".wallSeconds", h.WallSeconds},
+			figure{prefix + ".p50Seconds", h.P50Seconds},
+			figure{prefix + ".p95Seconds", h.P95Seconds},
+			figure{prefix + ".p99Seconds", h.P99Seconds})
+	}
+	add("createToRunning", r.CreateToRunning)
+	add("deleteToGone", r.DeleteToGone)
+	if !r.Complete {
+		return out
+	}
+	for _, v := range verbs(r.RequestsPerMachine) {
+		out = append(out, figure{"requestsPerMachine." + v, r.RequestsPerMachine[v]})
+	}
+	return append(out,
+		figure{"requestsPerMachineTotal", r.RequestsPerMachineTotal},
+		figure{"cpuSeconds", r.CPUSeconds},
+		figure{"peakRSSMiB", r.PeakRSSMiB})
+}
+
+// compare divides every figure both have. A baseline figure that rounds
+// to 0.0 is left out: dividing by it says nothing.
+func compare(baseline, peer Result) *Comparison {
+	c := &Comparison{Baseline: baseline.Controller, Peer: peer.Controller, Ratios: []Ratio{}}
+	theirs := map[string]float64{}
+	for _, f := range peer.figures() {
+		theirs[f.name] = f.value
+	}
+	for _, f := range baseline.figures() {
+		p, ok := theirs[f.name]
+		if !ok || math.Abs(f.value) < 0.05 {
+			continue
+		}
+		c.Ratios = append(c.Ratios, Ratio{Figure: f.name, Baseline: f.value, Peer: p, PeerOverBaseline: round2(p / f.value)})
+	}
+	return c
+}
+
+func (c *Comparison) ratio(figure string) (float64, bool) {
+	if c == nil {
+		return 0, false
+	}
+	for _, r := range c.Ratios {
+		if r.Figure == figure {
+			return r.PeerOverBaseline, true
+		}
+	}
+	return 0, false
+}
+
+func writeJSON(w io.Writer, rep Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(rep)
+}
+
+// writeTable prints the report as a Markdown table: a row per controller
+// and, with a peer, a row of ratios.
+func writeTable(w io.Writer, rep Report) {
+	var perVerb []map[string]float64
+	for _, r := range rep.Results {
+		perVerb = append(perVerb, r.RequestsPerMachine)
+	}
+	vs := verbs(perVerb...)
+
+	head := []string{"controller", "N", "create→Running wall", "to-Running p50 / p95 / p99", "delete→gone wall", "to-gone p50 / p95 / p99"}
+	for _, v := range vs {
+		head = append(head, v+"/Machine")
+	}
+	head = append(head, "requests/Machine", "CPU", "peak RSS")
+
+	_, _ = fmt.Fprintf(w, "\nMachine lifecycle bench: N=%d, %d Pods per Node, --machine-concurrency %d, sim heartbeat %s, kube-apiserver %s\n\n",
+		rep.N, rep.PodsPerNode, rep.MachineConcurrency, time.Duration(rep.SimHeartbeatSeconds*float64(time.Second)), rep.APIServerVersion)
+	_, _ = fmt.Fprintln(w, "| "+strings.Join(head, " | ")+" |")
+	_, _ = fmt.Fprintln(w, "|"+strings.Repeat("---|", len(head)))
+	for _, r := range rep.Results {
+		_, _ = fmt.Fprintln(w, "| "+strings.Join(tableRow(rep.N, r, vs), " | ")+" |")
+	}
+	if c := rep.Comparison; c != nil {
+		_, _ = fmt.Fprintln(w, "| "+strings.Join(ratioRow(c, vs), " | ")+" |")
+	}
+	_, _ = fmt.Fprintln(w)
+	for _, r := range rep.Results {
+		if r.Error != "" {
+			_, _ = fmt.Fprintf(w, "%s did not finish: %s\n", r.Controller, r.Error)
+		}
+	}
+	_, _ = fmt.Fprintln(w, "Requests are each controller's client-go rest_client_requests_total (by HTTP method; GET includes lists and watches)")
+	_, _ = fmt.Fprintln(w, "from just before the first worker Machine is created to the end, divided by N; CPU is utime+stime of its process over")
+	_, _ = fmt.Fprintln(w, "the same span (in brackets: since it started); peak RSS is its VmHWM.")
+	if rep.Comparison != nil {
+		_, _ = fmt.Fprintf(w, "The last row is %s ÷ %s: above 1, %s took longer, sent more or used more.\n", rep.Comparison.Peer, rep.Comparison.Baseline, rep.Comparison.Peer)
+	}
+	var loads []string
+	for _, r := range rep.Results {
+		if r.LoadAverage != nil {
+			loads = append(loads, fmt.Sprintf("%s %.1f → %.1f", r.Controller, r.LoadAverage.Start, r.LoadAverage.End))
+		}
+	}
+	if len(loads) > 0 {
+		_, _ = fmt.Fprintf(w, "Load average (1 min) of the machine from start to stop of each controller: %s.\n", strings.Join(loads, ", "))
+	}
+	for _, n := range rep.Notes {
+		_, _ = fmt.Fprintln(w, "- "+n)
+	}
+}
+
+func tableRow(n int, r Result, vs []string) []string {
+	row := []string{r.Controller, fmt.Sprint(n)}
+	half := func(h *Half) []string {
+		if h == nil {
+			return []string{"—", "—"}
+		}
+		return []string{sec(h.WallSeconds), sec(h.P50Seconds) + " / " + sec(h.P95Seconds) + " / " + sec(h.P99Seconds)}
+	}
+	row = append(row, half(r.CreateToRunning)...)
+	row = append(row, half(r.DeleteToGone)...)
+	mark := ""
+	if !r.Complete {
+		mark = " (until the failure)"
+	}
+	for _, v := range vs {
+		row = append(row, fmt.Sprintf("%.1f", r.RequestsPerMachine[v]))
+	}
+	return append(row, fmt.Sprintf("%.1f%s", r.RequestsPerMachineTotal, mark),
+		fmt.Sprintf("%.1fs (%.1fs)", r.CPUSeconds, r.CPUSecondsInclStart),
+		fmt.Sprintf("%.0f MiB", r.PeakRSSMiB))
+}
+
+func ratioRow(c *Comparison, vs []string) []string {
+	x := func(figure string) string {
+		if v, ok := c.ratio(figure); ok {
+			return fmt.Sprintf("%.2f×", v)
+		}
+		return "—"
+	}
+	half := func(prefix string) []string {
+		return []string{x(prefix + ".wallSeconds"),
+			x(prefix+".p50Seconds") + " / " + x(prefix+".p95Seconds") + " / " + x(prefix+".p99Seconds")}
+	}
+	row := []string{c.Peer + " ÷ " + c.Baseline, ""}
+	row = append(row, half("createToRunning")...)
+	row = append(row, half("deleteToGone")...)
+	for _, v := range vs {
+		row = append(row, x("requestsPerMachine."+v))
+	}
+	return append(row, x("requestsPerMachineTotal"), x("cpuSeconds"), x("peakRSSMiB"))
+}
+
+func sec(s float64) string { return fmt.Sprintf("%.1fs", s) }
+
+func round1(v float64) float64 { return math.Round(v*10) / 10 }
+func round2(v float64) float64 { return math.Round(v*100) / 100 }
+func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
