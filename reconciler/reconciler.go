@@ -20,6 +20,10 @@ import (
 	"github.com/krtt-dev/krtt/engine"
 )
 
+// staleRequeue is how soon an object whose patch met a conflict is decided
+// again if no event brings it back first.
+const staleRequeue = 2 * time.Second
+
 // FactsConsistentCondition is the condition the kit sets to False (and
 // removes again) when an object's observed facts fall into a combination
 // its tables declare impossible.
@@ -198,9 +202,11 @@ func (r *Reconciler[O, E]) Reconcile(ctx context.Context, req reconcile.Request)
 		if IsStale(err) {
 			// Someone (often this controller's previous patch, not yet in
 			// the cache) wrote a newer version; its event brings the object
-			// back to be decided again, so this is no failure.
+			// back to be decided again, so this is no failure. The short
+			// requeue covers a conflict with no newer version behind it (a
+			// proxy answering 409), which sends no event.
 			log.V(1).Info("object changed meanwhile; will decide again on the newer version", "error", err.Error())
-			return reconcile.Result{}, nil
+			return reconcile.Result{RequeueAfter: staleRequeue}, nil
 		}
 		reconcileErrorsTotal.WithLabelValues(r.spec.Name, step.Trace.Table, step.Trace.Row).Inc()
 		return reconcile.Result{}, fmt.Errorf("row %s: %w", step.Trace.Row, err)

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/krtt-dev/krtt/engine"
+	krttexplain "github.com/krtt-dev/krtt/internal/explain"
 )
 
 // decideCmd: krtt decide --table FILE|DIR --state S --fact name=value... [--name TABLE] [-o json]
@@ -99,7 +100,9 @@ func pickSet(lib *engine.Library, name string) (*engine.Set, error) {
 	return nil, usagef("%d sets loaded (%s); pick one with --name", len(lib.Sets), strings.Join(sets, ", "))
 }
 
-// decideReport is the result of krtt decide; -o json prints it as is.
+// decideReport is the result of krtt decide; -o json prints it as is. The
+// row that fires and the other rows are reported in the same model as krtt
+// explain's (internal/explain), so tools read both the same way.
 type decideReport struct {
 	Set   string            `json:"set"`
 	State string            `json:"state"`
@@ -108,78 +111,12 @@ type decideReport struct {
 	// and took their first value.
 	Defaulted []string `json:"defaulted,omitempty"`
 	// Decision is the row that fires; null when none does.
-	Decision *firedRow `json:"decision"`
+	Decision *krttexplain.FiredRow `json:"decision"`
 	// Error says why no row fires.
-	Error  string     `json:"error,omitempty"`
-	Others []otherRow `json:"others"`
+	Error  string                 `json:"error,omitempty"`
+	Others []krttexplain.OtherRow `json:"others"`
 
 	factsString string
-}
-
-type firedRow struct {
-	Table string `json:"table"`
-	Row   string `json:"row"`
-	File  string `json:"file"`
-	Line  int    `json:"line"`
-	engine.Columns
-	When     []matchJSON `json:"when"`
-	Guards   []string    `json:"guards"`
-	Do       []string    `json:"do"`
-	Outcomes []outcome   `json:"outcomes"`
-
-	results []engine.ResultSummary
-}
-
-type matchJSON struct {
-	Fact   string   `json:"fact"`
-	Values []string `json:"values"`
-}
-
-// outcome is the row's result for one way its actions can end.
-type outcome struct {
-	// Branch is then, inProgress or onFailure.
-	Branch string `json:"branch"`
-	// Given is false when the row does not write this branch and the
-	// runtime's default applies.
-	Given bool `json:"given"`
-	// Arises is false for inProgress and onFailure of a row without
-	// actions: nothing can wait or fail.
-	Arises       bool           `json:"arises"`
-	To           string         `json:"to"`
-	Changed      bool           `json:"changed"`
-	Conditions   []conditionOut `json:"conditions,omitempty"`
-	RequeueAfter string         `json:"requeueAfter,omitempty"`
-	Retry        bool           `json:"retry"`
-	Status       []statusOut    `json:"status,omitempty"`
-}
-
-type conditionOut struct {
-	Type    string `json:"type"`
-	Status  string `json:"status"`
-	Reason  string `json:"reason"`
-	Message string `json:"message,omitempty"`
-}
-
-type statusOut struct {
-	Field string `json:"field"`
-	Value string `json:"value"`
-}
-
-// otherRow says why a row of the state did not fire.
-type otherRow struct {
-	Table string `json:"table"`
-	Row   string `json:"row"`
-	Line  int    `json:"line"`
-	// Verdict is one of: mismatch (a fact rules it out), masked (it matches
-	// but an earlier row of a hitPolicy first table wins), not-consulted (a
-	// table consulted earlier decided), shadowed (not consulted, and it
-	// would have matched).
-	Verdict string `json:"verdict"`
-	// Fact, Value and Wants name the first fact that rules the row out.
-	Fact   string   `json:"fact,omitempty"`
-	Value  string   `json:"value,omitempty"`
-	Wants  []string `json:"wants,omitempty"`
-	Reason string   `json:"reason"`
 }
 
 // decide builds the facts, fires the set and explains the other rows.
@@ -255,9 +192,10 @@ func decide(set *engine.Set, stateName string, given []string) (*decideReport, e
 		rep.Error = fmt.Sprintf("no row of set %s matches in state %s", set.Name, st.Name)
 	}
 	if d != nil {
-		rep.Decision = fired(d)
+		rep.Decision = krttexplain.Fired(d)
 	}
-	rep.Others = others(set.OtherRows(st, f, d))
+	// Each other row names the first fact that rules it out.
+	rep.Others = krttexplain.OtherRows(set, st, f, d, 1)
 	return rep, nil
 }
 
@@ -265,52 +203,6 @@ func factNames(set *engine.Set) []string {
 	var out []string
 	for _, f := range set.Facts {
 		out = append(out, f.Name)
-	}
-	return out
-}
-
-func fired(d *engine.Decision) *firedRow {
-	r := d.Row
-	out := &firedRow{
-		Table: d.Table.Name, Row: r.ID, File: r.Pos.File, Line: r.Pos.Line, Columns: r.Columns(),
-		When: []matchJSON{}, Guards: append([]string{}, r.Guards...), Do: append([]string{}, r.Do...),
-	}
-	for _, m := range r.When {
-		out.When = append(out.When, matchJSON{Fact: m.Fact, Values: m.Values})
-	}
-	// The runtime's own Resolve gives each outcome, defaults included; the
-	// action message stays the {detail} placeholder.
-	out.results = d.Results()
-	for _, res := range out.results {
-		oc := outcome{
-			Branch: res.Branch, Given: res.Given, Arises: res.Arises,
-			To: res.To, Changed: res.Changed(), Retry: res.Retry,
-		}
-		if res.RequeueAfter > 0 {
-			oc.RequeueAfter = res.RequeueAfter.String()
-		}
-		for _, c := range res.Conditions {
-			oc.Conditions = append(oc.Conditions, conditionOut{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message})
-		}
-		for _, st := range res.Status {
-			oc.Status = append(oc.Status, statusOut{Field: st.Field, Value: st.Value})
-		}
-		out.Outcomes = append(out.Outcomes, oc)
-	}
-	return out
-}
-
-// others says, for every row of the state that did not fire, why not,
-// naming the first fact that rules it out.
-func others(verdicts []engine.RowVerdict) []otherRow {
-	out := []otherRow{}
-	for _, v := range verdicts {
-		o := otherRow{Table: v.Table.Name, Row: v.Row.ID, Line: v.Row.Pos.Line, Verdict: string(v.Verdict), Reason: v.Reason(1)}
-		if len(v.Mismatches) > 0 {
-			m := v.Mismatches[0]
-			o.Fact, o.Value, o.Wants = m.Match.Fact, m.Value, m.Match.Values
-		}
-		out = append(out, o)
 	}
 	return out
 }
@@ -333,7 +225,8 @@ func writeDecision(w io.Writer, rep *decideReport) {
 		} else {
 			p("  do: nothing\n")
 		}
-		for _, res := range d.results {
+		for _, o := range d.Outcomes {
+			res := o.Summary(rep.State)
 			p("  %s\n", res.Line())
 			for _, l := range res.Details() {
 				p("      %s\n", l)

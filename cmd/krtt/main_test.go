@@ -222,7 +222,11 @@ func TestDecideJSON(t *testing.T) {
 		if o.Verdict != "mismatch" {
 			t.Errorf("row %s: verdict %s", o.Row, o.Verdict)
 		}
-		got[o.Row] = o.Fact + "=" + o.Value + " wants " + strings.Join(o.Wants, ",")
+		if len(o.Mismatches) == 0 {
+			t.Fatalf("row %s: no mismatch named", o.Row)
+		}
+		m := o.Mismatches[0]
+		got[o.Row] = m.Fact + "=" + m.Value + " wants " + strings.Join(m.Wants, ",")
 	}
 	want := map[string]string{"C2": "push=Push wants None", "C4": "locked=false wants true", "C3": "push=Push wants Remove"}
 	if len(got) != len(want) {

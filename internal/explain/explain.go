@@ -92,6 +92,7 @@ type FiredRow struct {
 	Line  int    `json:"line"`
 	engine.Columns
 	When     []Match   `json:"when"`
+	Guards   []string  `json:"guards"`
 	Do       []string  `json:"do"`
 	Outcomes []Outcome `json:"outcomes"`
 }
@@ -110,12 +111,21 @@ type Outcome struct {
 	// runtime's default applies.
 	Given bool `json:"given"`
 	// Arises is false for inProgress and onFailure of a row without actions.
-	Arises       bool        `json:"arises"`
-	To           string      `json:"to"`
-	Changed      bool        `json:"changed"`
-	RequeueAfter string      `json:"requeueAfter,omitempty"`
-	Retry        bool        `json:"retry"`
-	Conditions   []Condition `json:"conditions,omitempty"`
+	Arises       bool   `json:"arises"`
+	To           string `json:"to"`
+	Changed      bool   `json:"changed"`
+	RequeueAfter string `json:"requeueAfter,omitempty"`
+	Retry        bool   `json:"retry"`
+	// StatusUnchanged: the row writes nothing to status but its conditions.
+	StatusUnchanged bool          `json:"statusUnchanged,omitempty"`
+	Conditions      []Condition   `json:"conditions,omitempty"`
+	Status          []StatusValue `json:"status,omitempty"`
+}
+
+// StatusValue is a status field a row result sets.
+type StatusValue struct {
+	Field string `json:"field"`
+	Value string `json:"value"`
 }
 
 // Condition is a condition as a row writes it or as the Machine shows it.
@@ -273,13 +283,13 @@ func Machine(ctx context.Context, c client.Client, set *engine.Set, key client.O
 		rep.DecideError = fmt.Sprintf("state %s is terminal: no row applies", st.Name)
 	}
 	if d != nil {
-		rep.Fires = firedRow(d)
+		rep.Fires = Fired(d)
 		rep.Releases = Releases(set, st, facts, d)
 	}
 	if rep.Releases == nil {
 		rep.Releases = []Release{}
 	}
-	rep.Others = OtherRows(set, st, facts, d)
+	rep.Others = OtherRows(set, st, facts, d, 0)
 
 	if m != nil {
 		rep.Hooks = hooks(m)
@@ -302,36 +312,47 @@ func Machine(ctx context.Context, c client.Client, set *engine.Set, key client.O
 	return rep, nil
 }
 
-func firedRow(d *engine.Decision) *FiredRow {
+// Fired describes the row that fires, with its result for each way its
+// actions can end (the runtime's own Resolve, defaults included, the
+// action message kept as the {detail} placeholder). krtt decide and krtt
+// explain report it the same way.
+func Fired(d *engine.Decision) *FiredRow {
 	r := d.Row
 	out := &FiredRow{
 		Table: d.Table.Name, Row: r.ID, File: r.Pos.File, Line: r.Pos.Line, Columns: r.Columns(),
-		When: matches(r.WhenClause()), Do: append([]string{}, r.Do...),
+		When: matches(r.WhenClause()), Guards: append([]string{}, r.Guards...), Do: append([]string{}, r.Do...),
 	}
 	for _, res := range d.Results() {
 		oc := Outcome{Branch: res.Branch, Given: res.Given, Arises: res.Arises,
-			To: res.To, Changed: res.Changed(), Retry: res.Retry}
+			To: res.To, Changed: res.Changed(), Retry: res.Retry, StatusUnchanged: res.StatusUnchanged}
 		if res.RequeueAfter > 0 {
 			oc.RequeueAfter = shortDuration(res.RequeueAfter)
 		}
 		for _, c := range res.Conditions {
 			oc.Conditions = append(oc.Conditions, Condition{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message})
 		}
+		for _, st := range res.Status {
+			oc.Status = append(oc.Status, StatusValue{Field: st.Field, Value: st.Value})
+		}
 		out.Outcomes = append(out.Outcomes, oc)
 	}
 	return out
 }
 
-// summary turns the outcome back into the engine's summary, for its text;
+// Summary turns the outcome back into the engine's summary, for its text;
 // from is the state the row fires in.
-func (o Outcome) summary(from string) engine.ResultSummary {
-	s := engine.ResultSummary{Branch: o.Branch, Given: o.Given, Arises: o.Arises, From: from, To: o.To, Retry: o.Retry}
+func (o Outcome) Summary(from string) engine.ResultSummary {
+	s := engine.ResultSummary{Branch: o.Branch, Given: o.Given, Arises: o.Arises, From: from, To: o.To, Retry: o.Retry,
+		StatusUnchanged: o.StatusUnchanged}
 	if o.RequeueAfter != "" {
 		// RequeueAfter was printed by shortDuration and parses back.
 		s.RequeueAfter, _ = time.ParseDuration(o.RequeueAfter)
 	}
 	for _, c := range o.Conditions {
 		s.Conditions = append(s.Conditions, engine.Condition{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message})
+	}
+	for _, st := range o.Status {
+		s.Status = append(s.Status, engine.StatusValue{Field: st.Field, Value: st.Value})
 	}
 	return s
 }
@@ -346,12 +367,12 @@ func matches(ms []engine.Match) []Match {
 }
 
 // OtherRows says, for every row of the state other than the one that fired,
-// why it does not fire (engine.Set.OtherRows), naming every fact that rules
-// a row out.
-func OtherRows(set *engine.Set, st *engine.State, f engine.Facts, d *engine.Decision) []OtherRow {
+// why it does not fire (engine.Set.OtherRows): Mismatches names every fact
+// that rules a row out, the Reason text the first reasons of them (0: all).
+func OtherRows(set *engine.Set, st *engine.State, f engine.Facts, d *engine.Decision, reasons int) []OtherRow {
 	out := []OtherRow{}
 	for _, v := range set.OtherRows(st, f, d) {
-		o := OtherRow{Table: v.Table.Name, Row: v.Row.ID, Line: v.Row.Pos.Line, Verdict: string(v.Verdict), Reason: v.Reason(0)}
+		o := OtherRow{Table: v.Table.Name, Row: v.Row.ID, Line: v.Row.Pos.Line, Verdict: string(v.Verdict), Reason: v.Reason(reasons)}
 		for _, m := range v.Mismatches {
 			o.Mismatches = append(o.Mismatches, Mismatch{Fact: m.Match.Fact, Value: m.Value, Wants: append([]string{}, m.Match.Values...)})
 		}

@@ -50,7 +50,7 @@ func TestReleasesAndMismatches(t *testing.T) {
 		t.Errorf("releases %v, want %s", got, want)
 	}
 	// E02 wants apiError=true and deleting=false: both are reported.
-	for _, o := range OtherRows(set, st, f, d) {
+	for _, o := range OtherRows(set, st, f, d, 0) {
 		if o.Row == "E02" && len(o.Mismatches) != 2 {
 			t.Errorf("E02 mismatches %+v, want apiError and deleting", o.Mismatches)
 		}

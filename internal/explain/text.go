@@ -62,7 +62,7 @@ func (r *Report) Text(w io.Writer) {
 			p("  do:                    nothing\n")
 		}
 		for _, o := range d.Outcomes {
-			res := o.summary(r.State)
+			res := o.Summary(r.State)
 			p("  %s\n", res.Line())
 			for _, l := range res.Details() {
 				p("      %s\n", l)
