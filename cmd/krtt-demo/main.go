@@ -154,12 +154,7 @@ func (d *demo) startManagers(ctx context.Context, cp *localcp.ControlPlane, conc
 	if err != nil {
 		return err
 	}
-	opMgr, err := ctrl.NewManager(cp.Config, ctrl.Options{
-		Scheme:                 operator.Scheme(),
-		Client:                 operator.ClientOptions(),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-	})
+	opMgr, err := operator.NewManager(cp.Config, ctrl.Options{HealthProbeBindAddress: "0"})
 	if err != nil {
 		return err
 	}

@@ -93,13 +93,10 @@ func run(f flags) error {
 }
 
 func operatorManager(cfg *rest.Config, f flags, leaderElect bool) (manager.Manager, error) {
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 operator.Scheme(),
-		Client:                 operator.ClientOptions(),
+	mgr, err := operator.NewManager(cfg, ctrl.Options{
 		Metrics:                metricsserver.Options{BindAddress: f.metricsAddr},
 		HealthProbeBindAddress: f.probeAddr,
 		LeaderElection:         leaderElect,
-		LeaderElectionID:       "krtt-operator.krtt.dev",
 	})
 	if err != nil {
 		return nil, fmt.Errorf("operator manager: %w", err)

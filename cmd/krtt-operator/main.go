@@ -55,14 +55,11 @@ func main() {
 		log.Error(err, "no Kubernetes configuration")
 		os.Exit(1)
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                  operator.Scheme(),
-		Client:                  operator.ClientOptions(),
+	mgr, err := operator.NewManager(cfg, ctrl.Options{
 		Metrics:                 metricsserver.Options{BindAddress: metricsAddr},
 		HealthProbeBindAddress:  probeAddr,
 		PprofBindAddress:        pprofAddr,
 		LeaderElection:          leaderElect,
-		LeaderElectionID:        "krtt-operator.krtt.dev",
 		LeaderElectionNamespace: leaderElectionNamespace,
 		LeaseDuration:           &leaseDuration,
 		RenewDeadline:           &renewDeadline,

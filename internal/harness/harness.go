@@ -13,7 +13,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/internal/controller/machine"
@@ -60,12 +59,7 @@ func Start() (*Harness, error) {
 
 // StartOperator starts a fresh manager with the Machine controller.
 func (h *Harness) StartOperator() error {
-	mgr, err := ctrl.NewManager(h.Env.Config, ctrl.Options{
-		Scheme:     operator.Scheme(),
-		Client:     operator.ClientOptions(),
-		Metrics:    metricsserver.Options{BindAddress: "0"},
-		Controller: ctrlConfig(),
-	})
+	mgr, err := operator.NewManager(h.Env.Config, ctrl.Options{Controller: ctrlConfig()})
 	if err != nil {
 		return err
 	}

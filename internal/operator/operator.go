@@ -4,7 +4,10 @@ package operator
 
 import (
 	"context"
+
 	"time"
+
+	"k8s.io/client-go/rest"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -39,6 +42,25 @@ type Options struct {
 // Setup adds the Machine controller for the given table set.
 func Setup(ctx context.Context, mgr ctrl.Manager, set *engine.Set, opts Options) (*machine.Reconciler, error) {
 	return machine.Setup(ctx, mgr, set, machine.Options{MaxConcurrentReconciles: opts.MachineConcurrency, Now: opts.Now})
+}
+
+// LeaderElectionID names the Lease the operator's replicas elect a leader on.
+const LeaderElectionID = "krtt-operator.krtt.dev"
+
+// NewManager is the one way the operator's manager is built, by the binary,
+// make run, the demo and the tests alike: krtt's scheme, provider objects
+// read from the cache, the shared Lease name, and no metrics endpoint unless
+// one is asked for (tests run several managers in one process).
+func NewManager(cfg *rest.Config, o ctrl.Options) (ctrl.Manager, error) {
+	o.Scheme = Scheme()
+	o.Client = ClientOptions()
+	if o.LeaderElectionID == "" {
+		o.LeaderElectionID = LeaderElectionID
+	}
+	if o.Metrics.BindAddress == "" {
+		o.Metrics.BindAddress = "0"
+	}
+	return ctrl.NewManager(cfg, o)
 }
 
 // ClientOptions make the manager's client serve provider objects (read as

@@ -103,7 +103,10 @@ func start(t *testing.T) (client.Client, *traces) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opMgr := newMgr(ctrl.Options{Scheme: operator.Scheme(), Client: operator.ClientOptions()})
+	opMgr, err := operator.NewManager(env.Config, ctrl.Options{Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	r, err := operator.Setup(ctx, opMgr, set, operator.Options{MachineConcurrency: 4})
 	if err != nil {
 		t.Fatal(err)

@@ -329,12 +329,9 @@ func TestOperatorRunsWithGeneratedRBAC(t *testing.T) {
 			}
 		}()
 	}
-	opMgr, err := ctrl.NewManager(operatorConfig(rec), ctrl.Options{
-		Scheme: operator.Scheme(), Client: operator.ClientOptions(),
-		Metrics:                       metricsserver.Options{BindAddress: "0"},
+	opMgr, err := operator.NewManager(operatorConfig(rec), ctrl.Options{
 		Controller:                    config.Controller{SkipNameValidation: ptr.To(true)},
 		LeaderElection:                true,
-		LeaderElectionID:              "krtt-operator.krtt.dev",
 		LeaderElectionNamespace:       operatorNS,
 		LeaderElectionReleaseOnCancel: true,
 	})
