@@ -277,7 +277,9 @@ func printTable(results []*result) {
 			r.name, r.machines, kills, r.restarts, faults, r.watchesCut, r.events, viol, leaked, gc, conv, baseStr, ratio)
 		total.kills += r.kills
 		total.restarts += r.restarts
-		total.machines += r.machines
+		if r.report != nil {
+			total.machines += r.report.MachinesDeleted
+		}
 	}
 	fmt.Printf("\nruns %d, Machines deleted %d, kills %d, apiserver restarts %d, invariant violations %d, leaked objects %d\n",
 		len(results), total.machines, total.kills, total.restarts, total.violations, total.leaked)
