@@ -91,7 +91,8 @@ func setup(m *testing.M) int {
 	// A fast heartbeat wakes Machines waiting on their Node; a short grace
 	// cap lets evicted Pods go quickly.
 	simProc, err := startProc("sim", bins.sim, filepath.Join(dir, "sim.log"), false,
-		"--kubeconfig", cp.Kubeconfig, "--kubelet-grace-cap", "1s", "--heartbeat-interval", "2s")
+		"--kubeconfig", cp.Kubeconfig, "--kubelet-grace-cap", "1s", "--heartbeat-interval", "2s",
+		"--disrupted-pod-timeout", disruptedPodTimeout.String())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -130,13 +131,17 @@ func TestChaos(t *testing.T) {
 
 const baselineName = "baseline"
 
-// stalledEviction covers an eviction cut in the middle: when the operator
-// is killed (its request canceled) or kube-apiserver dies between the
-// Eviction API's two writes, the Pod keeps its DisruptionTarget condition
-// but is not deleted, and the budget's disruptedPods entry holds that
-// drain for 2 minutes (the disruption controller's DeletionTimeout). Runs
-// take 10-30s otherwise.
-const stalledEviction = 200 * time.Second
+// disruptedPodTimeout shortens a stall the runs hit often: an eviction cut
+// in the middle (the operator killed, so its request is canceled, or
+// kube-apiserver dying between the Eviction API's writes) leaves the Pod
+// with its DisruptionTarget condition but not deleted, and the budget's
+// disruptedPods entry holds that drain until it expires (2 minutes in
+// Kubernetes; the sim's timeout is a flag).
+const disruptedPodTimeout = 15 * time.Second
+
+// stalledEviction is the deadline of a short run: runs take 10-30s, plus
+// a stalled eviction or two.
+const stalledEviction = 120 * time.Second
 
 func shortSpecs(seed uint64) []spec {
 	return []spec{
