@@ -145,7 +145,7 @@ const stalledEviction = 120 * time.Second
 
 func shortSpecs(seed uint64) []spec {
 	return []spec{
-		{name: "kill", machines: 6, killGap: [2]time.Duration{500 * time.Millisecond, 1500 * time.Millisecond}, minKills: 3, timeout: stalledEviction, seed: seed},
+		{name: "kill", machines: 6, killGap: [2]time.Duration{200 * time.Millisecond, time.Second}, minKills: 3, timeout: stalledEviction, seed: seed},
 		{name: "apiserver", machines: 6, restarts: 1, restartDown: 2 * time.Second, timeout: stalledEviction, seed: seed + 1},
 		{name: "proxy", machines: 6, proxy: true, timeout: stalledEviction, seed: seed + 2},
 		{name: "failover", machines: 4, failover: true, timeout: stalledEviction, seed: seed + 3},
