@@ -155,7 +155,7 @@ func shortSpecs(seed uint64) []spec {
 func longSpecs(seed uint64) []spec {
 	return []spec{
 		{name: baselineName, machines: 60, timeout: 10 * time.Minute, seed: seed},
-		{name: "kill", machines: 60, killGap: [2]time.Duration{time.Second, 3 * time.Second}, minKills: 30, timeout: 15 * time.Minute, seed: seed + 1},
+		{name: "kill", machines: 60, killGap: [2]time.Duration{200 * time.Millisecond, 1500 * time.Millisecond}, minKills: 30, timeout: 15 * time.Minute, seed: seed + 1},
 		{name: "apiserver", machines: 20, restarts: 3, restartDown: 3 * time.Second, timeout: 10 * time.Minute, seed: seed + 2},
 		{name: "proxy", machines: 30, proxy: true, timeout: 10 * time.Minute, seed: seed + 3},
 		{name: "failover", machines: 12, failover: true, timeout: 10 * time.Minute, seed: seed + 4},
