@@ -22,22 +22,18 @@ import (
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 
-// disruptedPodTimeout is how long a Pod the Eviction API recorded in
-// status.disruptedPods counts as disrupted before it is forgotten (the
-// disruption controller's DeletionTimeout).
-const disruptedPodTimeout = 2 * time.Minute
-
 // disruptionReconciler is a minimal stand-in for the disruption controller
 // of kube-controller-manager: it keeps PodDisruptionBudget status current,
 // so the Eviction API can allow disruptions. Expected Pods are the Pods
 // matching the selector (no scale subresource lookups).
 type disruptionReconciler struct {
-	client client.Client
-	now    func() time.Time
+	client  client.Client
+	now     func() time.Time
+	timeout time.Duration
 }
 
-func setupDisruption(mgr ctrl.Manager, _ Options) error {
-	r := &disruptionReconciler{client: mgr.GetClient(), now: time.Now}
+func setupDisruption(mgr ctrl.Manager, opts Options) error {
+	r := &disruptionReconciler{client: mgr.GetClient(), now: time.Now, timeout: opts.DisruptedPodTimeout}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&policyv1.PodDisruptionBudget{}).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
@@ -114,7 +110,7 @@ func (r *disruptionReconciler) reconcile(ctx context.Context, req reconcile.Requ
 		if p == nil || !p.DeletionTimestamp.IsZero() {
 			continue
 		}
-		expires := at.Add(disruptedPodTimeout)
+		expires := at.Add(r.timeout)
 		if !now.Before(expires) {
 			continue
 		}

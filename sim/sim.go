@@ -37,12 +37,17 @@ type Options struct {
 	KubeletGracePeriodCap time.Duration
 	// HeartbeatInterval for sim Node Ready heartbeats (default 10s).
 	HeartbeatInterval time.Duration
+	// DisruptedPodTimeout is how long a Pod the Eviction API recorded in a
+	// budget's status.disruptedPods counts as disrupted while it is not
+	// deleted (default 2m, the disruption controller's DeletionTimeout).
+	DisruptedPodTimeout time.Duration
 }
 
 // Defaults of Options.
 const (
 	DefaultKubeletGracePeriodCap = 2 * time.Second
 	DefaultHeartbeatInterval     = 10 * time.Second
+	DefaultDisruptedPodTimeout   = 2 * time.Minute
 )
 
 // Names shared by the sim controllers.
@@ -78,6 +83,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.HeartbeatInterval <= 0 {
 		o.HeartbeatInterval = DefaultHeartbeatInterval
+	}
+	if o.DisruptedPodTimeout <= 0 {
+		o.DisruptedPodTimeout = DefaultDisruptedPodTimeout
 	}
 	return o
 }

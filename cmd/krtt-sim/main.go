@@ -26,6 +26,8 @@ func main() {
 	flag.StringVar(&probeAddr, "health-probe-bind-address", "0", "Address of the health and readiness probes (0 disables them).")
 	flag.DurationVar(&opts.KubeletGracePeriodCap, "kubelet-grace-cap", sim.DefaultKubeletGracePeriodCap, "Longest a terminating Pod on a sim Node waits before the sim kubelet removes it.")
 	flag.DurationVar(&opts.HeartbeatInterval, "heartbeat-interval", sim.DefaultHeartbeatInterval, "Interval of the sim Nodes' Ready heartbeats.")
+	flag.DurationVar(&opts.DisruptedPodTimeout, "disrupted-pod-timeout", sim.DefaultDisruptedPodTimeout,
+		"How long a Pod the Eviction API recorded in a PodDisruptionBudget's disruptedPods holds the budget while it is not deleted.")
 	zopts := zap.Options{Development: false}
 	zopts.BindFlags(flag.CommandLine)
 	flag.Parse()

@@ -314,6 +314,13 @@ func (c *checker) infra(i int, prev client.Object) {
 	c.rep.InfraDeletions++
 	k := e.Key()
 	mk := c.machineOf[ref(SimMachine, k)]
+	if e.Approx {
+		// Seen only as a tombstone after a re-list: when it started is
+		// unknown, so nothing can be checked against it.
+		c.rep.Unverifiable++
+		c.note("unverifiable: infrastructure %s of %s was seen deleted only after a re-list", k, mk)
+		return
+	}
 	m := c.lastMach[mk]
 	if m == nil {
 		return
