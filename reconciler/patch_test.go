@@ -42,9 +42,9 @@ func setCondition(u *unstructured.Unstructured, typ string, status metav1.Condit
 // stale read would drop a finalizer another controller added meanwhile: it
 // must conflict instead, and write no status either.
 func TestPatchNeverDropsAConcurrentFinalizer(t *testing.T) {
-	createNamespace(t, "patch-meta")
+	ns := createNamespace(t, "patch-meta")
 	ctx := context.Background()
-	stale := createDoor(t, "patch-meta", "d")
+	stale := createDoor(t, ns, "d")
 	other := stale.DeepCopy()
 	other.SetFinalizers(append(other.GetFinalizers(), "example.com/keep"))
 	if err := env.Client.Update(ctx, other); err != nil {
@@ -57,7 +57,7 @@ func TestPatchNeverDropsAConcurrentFinalizer(t *testing.T) {
 	if err := p.patch(ctx, stale, after); !apierrors.IsConflict(err) || !IsStale(err) {
 		t.Fatalf("patch from a stale read: want a conflict, got %v", err)
 	}
-	got, _ := getDoor(ctx, "patch-meta", "d")
+	got, _ := getDoor(ctx, ns, "d")
 	if len(got.GetFinalizers()) != 2 || got.GetLabels()["touched"] != "" || doorStatus.Get(got).State != "Closed" {
 		t.Fatalf("stale patch changed the Door: finalizers %v labels %v state %q", got.GetFinalizers(), got.GetLabels(), doorStatus.Get(got).State)
 	}
@@ -67,9 +67,9 @@ func TestPatchNeverDropsAConcurrentFinalizer(t *testing.T) {
 // controller's conditions and fields land on top of the newest object, and
 // the other writer's condition stays.
 func TestStatusPatchRebasesOntoOtherWriters(t *testing.T) {
-	createNamespace(t, "patch-status")
+	ns := createNamespace(t, "patch-status")
 	ctx := context.Background()
-	stale := createDoor(t, "patch-status", "d")
+	stale := createDoor(t, ns, "d")
 	setCondition(stale, "DoorOpen", metav1.ConditionFalse)
 	if err := env.Client.Status().Update(ctx, stale); err != nil {
 		t.Fatal(err)
@@ -86,7 +86,7 @@ func TestStatusPatchRebasesOntoOtherWriters(t *testing.T) {
 	if err := p.patch(ctx, stale, after); err != nil {
 		t.Fatalf("patch: %v", err)
 	}
-	got, _ := getDoor(ctx, "patch-status", "d")
+	got, _ := getDoor(ctx, ns, "d")
 	cs := doorStatus.GetConditions(got)
 	by, _, _ := unstructured.NestedString(got.Object, "status", "openedBy")
 	if c := meta.FindStatusCondition(cs, "DoorOpen"); c == nil || c.Status != metav1.ConditionTrue {
@@ -103,9 +103,9 @@ func TestStatusPatchRebasesOntoOtherWriters(t *testing.T) {
 // A status patch decided on a state that has moved on since is dropped: the
 // newer state must never be rewound.
 func TestStatusPatchNeverRewindsTheState(t *testing.T) {
-	createNamespace(t, "patch-rewind")
+	ns := createNamespace(t, "patch-rewind")
 	ctx := context.Background()
-	stale := createDoor(t, "patch-rewind", "d")
+	stale := createDoor(t, ns, "d")
 	newer := stale.DeepCopy()
 	doorStatus.Set(newer, Record{State: "Open", Phase: "Open"})
 	if err := env.Client.Status().Update(ctx, newer); err != nil {
@@ -118,7 +118,7 @@ func TestStatusPatchNeverRewindsTheState(t *testing.T) {
 	if !errors.Is(err, errStale) || !IsStale(err) {
 		t.Fatalf("want a stale error, got %v", err)
 	}
-	got, _ := getDoor(ctx, "patch-rewind", "d")
+	got, _ := getDoor(ctx, ns, "d")
 	if doorStatus.Get(got).State != "Open" {
 		t.Fatalf("state rewound to %q", doorStatus.Get(got).State)
 	}

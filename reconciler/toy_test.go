@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -252,18 +253,24 @@ func getDoor(ctx context.Context, ns, name string) (*unstructured.Unstructured, 
 	return u, env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, u)
 }
 
-func createNamespace(t *testing.T, name string) {
+var nsSeq atomic.Int32
+
+// createNamespace creates a fresh namespace for one run of a test (so
+// -count=N runs on one control plane) and returns its name.
+func createNamespace(t *testing.T, base string) string {
 	t.Helper()
+	name := fmt.Sprintf("%s-%d", base, nsSeq.Add(1))
 	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name}}}
 	if err := env.Client.Create(context.Background(), ns); err != nil {
 		t.Fatal(err)
 	}
+	return name
 }
 
 // TestToyController runs the Door controller in a manager: the kit alone
 // turns its rows into state, phase, conditions, status fields and traces.
 func TestToyController(t *testing.T) {
-	createNamespace(t, "toy")
+	ns := createNamespace(t, "toy")
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"},
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
 	if err != nil {
@@ -275,7 +282,7 @@ func TestToyController(t *testing.T) {
 	}
 	fired := make(chan string, 100)
 	r.Runner().Subscribe(func(tr engine.Trace) {
-		if tr.Object == "toy/front" {
+		if tr.Object == ns+"/front" {
 			fired <- tr.Row
 		}
 	})
@@ -287,14 +294,14 @@ func TestToyController(t *testing.T) {
 	go func() { _ = mgr.Start(ctx) }()
 
 	d := newDoor()
-	d.SetNamespace("toy")
+	d.SetNamespace(ns)
 	d.SetName("front")
 	_ = unstructured.SetNestedField(d.Object, true, "spec", "open")
 	if err := env.Client.Create(ctx, d); err != nil {
 		t.Fatal(err)
 	}
 	err = poll(ctx, func(ctx context.Context) error {
-		u, err := getDoor(ctx, "toy", "front")
+		u, err := getDoor(ctx, ns, "front")
 		if err != nil {
 			return err
 		}
@@ -315,14 +322,14 @@ func TestToyController(t *testing.T) {
 	}
 
 	// Another controller's condition survives the Door closing.
-	u, _ := getDoor(ctx, "toy", "front")
+	u, _ := getDoor(ctx, ns, "front")
 	conds := append(doorStatus.GetConditions(u), metav1.Condition{Type: "Painted", Status: metav1.ConditionTrue, Reason: "Blue", LastTransitionTime: metav1.Now()})
 	doorStatus.SetConditions(u, conds)
 	if err := env.Client.Status().Update(ctx, u); err != nil {
 		t.Fatal(err)
 	}
 	if err := poll(ctx, func(ctx context.Context) error {
-		u, err := getDoor(ctx, "toy", "front")
+		u, err := getDoor(ctx, ns, "front")
 		if err != nil {
 			return err
 		}
@@ -332,7 +339,7 @@ func TestToyController(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = poll(ctx, func(ctx context.Context) error {
-		u, err := getDoor(ctx, "toy", "front")
+		u, err := getDoor(ctx, ns, "front")
 		if err != nil {
 			return err
 		}

@@ -255,6 +255,7 @@ func newObject(kind, name string) obj {
 }
 
 func TestBadInputCatalog(t *testing.T) {
+	freshNamespace(t)
 	if len(catalog) < 30 {
 		t.Fatalf("%d cases, want at least 30", len(catalog))
 	}
@@ -302,6 +303,7 @@ func TestBadInputCatalog(t *testing.T) {
 // The limits above are not off by one, and what looks odd but is harmless
 // stays allowed.
 func TestHostileButValid(t *testing.T) {
+	freshNamespace(t)
 	ctx := context.Background()
 	strict := client.FieldValidation("Strict")
 	for _, tc := range []struct {

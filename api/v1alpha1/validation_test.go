@@ -44,6 +44,20 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// freshNamespace gives a test that names its objects a namespace of its own
+// for this run, so -count=N runs on one control plane (tests here do not run
+// in parallel).
+func freshNamespace(t *testing.T) {
+	t.Helper()
+	name := fmt.Sprintf("validation-%d", seq.Add(1))
+	if err := env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+		t.Fatal(err)
+	}
+	prev := ns
+	ns = name
+	t.Cleanup(func() { ns = prev })
+}
+
 // validMachine returns a Machine that the API server accepts.
 func validMachine() *clusterv1.Machine {
 	return &clusterv1.Machine{
@@ -93,6 +107,7 @@ func TestValidMachineAccepted(t *testing.T) {
 }
 
 func TestNodeDeletionTimeoutDefaults(t *testing.T) {
+	freshNamespace(t)
 	m := validMachine()
 	create(t, m)
 	if got := m.Spec.Deletion.NodeDeletionTimeoutSeconds; got == nil || *got != 10 {
@@ -149,6 +164,7 @@ func TestCreateRejected(t *testing.T) {
 }
 
 func TestClusterNameRequired(t *testing.T) {
+	freshNamespace(t)
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": clusterv1.GroupVersion.String(),
 		"kind":       "Machine",

@@ -85,8 +85,7 @@ func transitionsTotal(t *testing.T, table, row, outcome string) float64 {
 // the budget allows the eviction, an Event for the next step follows, and
 // the row's firings are counted in krtt_transitions_total.
 func TestEventsOnDrainBlockedByPDB(t *testing.T) {
-	ns := "events-pdb"
-	setup(t, ns)
+	ns := setup(t, "events-pdb")
 	ctx := context.Background()
 	key := types.NamespacedName{Namespace: ns, Name: "m1"}
 	node := running(t, ns, "m1")

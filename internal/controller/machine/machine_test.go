@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -87,17 +88,22 @@ func running(t *testing.T, ns, name string, mutate ...func(*clusterv1.Machine)) 
 	return n
 }
 
-func setup(t *testing.T, ns string) {
+var nsSeq atomic.Int32
+
+// setup creates a fresh namespace for one run of a test (so -count=N runs
+// on one control plane) with Cluster c1, and returns its name.
+func setup(t *testing.T, base string) string {
 	t.Helper()
 	ctx := context.Background()
+	ns := fmt.Sprintf("%s-%d", base, nsSeq.Add(1))
 	must(t, h.Namespace(ctx, ns))
 	_, err := h.Cluster(ctx, ns, "c1")
 	must(t, err)
+	return ns
 }
 
 func TestCreateToRunning(t *testing.T) {
-	ns := "create"
-	setup(t, ns)
+	ns := setup(t, "create")
 	node := running(t, ns, "m1", func(m *clusterv1.Machine) {
 		m.Labels = map[string]string{"node-role.kubernetes.io/worker": "", "unrelated": "x"}
 	})
@@ -161,8 +167,7 @@ func TestCreateToRunning(t *testing.T) {
 }
 
 func TestPausedMachineIsLeftAlone(t *testing.T) {
-	ns := "paused"
-	setup(t, ns)
+	ns := setup(t, "paused")
 	ctx := context.Background()
 	_, err := h.MachineObjects(ctx, ns, "c1", "m1", func(m *clusterv1.Machine) {
 		m.Annotations = map[string]string{clusterv1.PausedAnnotation: ""}
@@ -189,8 +194,7 @@ func TestPausedMachineIsLeftAlone(t *testing.T) {
 }
 
 func TestMissingBootstrapObjectWaits(t *testing.T) {
-	ns := "missing"
-	setup(t, ns)
+	ns := setup(t, "missing")
 	ctx := context.Background()
 	m := &clusterv1.Machine{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1"},
@@ -219,8 +223,7 @@ func TestMissingBootstrapObjectWaits(t *testing.T) {
 // attached volume holds it, then infrastructure, bootstrap and Node go, and
 // an operator restart in the middle changes nothing.
 func TestDeletionWithHookPDBAndVolumes(t *testing.T) {
-	ns := "deletion"
-	setup(t, ns)
+	ns := setup(t, "deletion")
 	ctx := context.Background()
 	node := running(t, ns, "m1", func(m *clusterv1.Machine) {
 		m.Annotations = map[string]string{clusterv1.PreDrainDeleteHookAnnotationPrefix + "backup": "team-a"}
@@ -409,8 +412,7 @@ func gauge(t *testing.T, family string, want map[string]string) (float64, bool) 
 // TestMetricsMachinesAndDeletionStep: Machines are counted by phase, and a
 // Machine held in a deletion step reports how long it has been there.
 func TestMetricsMachinesAndDeletionStep(t *testing.T) {
-	ns := "metrics"
-	setup(t, ns)
+	ns := setup(t, "metrics")
 	ctx := context.Background()
 	running(t, ns, "m1", func(m *clusterv1.Machine) {
 		m.Annotations = map[string]string{clusterv1.PreDrainDeleteHookAnnotationPrefix + "hold": ""}
