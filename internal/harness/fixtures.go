@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -156,4 +157,27 @@ func (h *Harness) RunningPod(ctx context.Context, ns, name, node string, labels 
 	p.Status.Phase = corev1.PodRunning
 	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now()}}
 	return p, h.Client.Status().Update(ctx, p)
+}
+
+// PodsRunning reports, as a condition to poll, whether every Pod runs and
+// the Node has exactly volumes volumes attached (the simulated kubelet and
+// CSI driver at work).
+func PodsRunning(ctx context.Context, c client.Client, pods []*corev1.Pod, node string, volumes int) error {
+	for _, p := range pods {
+		got := &corev1.Pod{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(p), got); err != nil {
+			return err
+		}
+		if got.Status.Phase != corev1.PodRunning {
+			return fmt.Errorf("Pod %s phase %q", p.Name, got.Status.Phase)
+		}
+	}
+	n := &corev1.Node{}
+	if err := c.Get(ctx, client.ObjectKey{Name: node}, n); err != nil {
+		return err
+	}
+	if len(n.Status.VolumesAttached) != volumes {
+		return fmt.Errorf("volumesAttached %+v, want %d", n.Status.VolumesAttached, volumes)
+	}
+	return nil
 }

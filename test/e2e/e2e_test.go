@@ -211,21 +211,8 @@ func TestMachineLifecycleWithSimProvider(t *testing.T) {
 		must(t, c.Create(ctx, p))
 	}
 	eventually(t, 30*time.Second, "workload running, volume attached, PDB allows 1", func(ctx context.Context) error {
-		for _, p := range pods {
-			got := &corev1.Pod{}
-			if err := c.Get(ctx, client.ObjectKeyFromObject(p), got); err != nil {
-				return err
-			}
-			if got.Status.Phase != corev1.PodRunning {
-				return fmt.Errorf("Pod %s phase %q", p.Name, got.Status.Phase)
-			}
-		}
-		n := &corev1.Node{}
-		if err := c.Get(ctx, client.ObjectKey{Name: node}, n); err != nil {
+		if err := harness.PodsRunning(ctx, c, pods, node, 1); err != nil {
 			return err
-		}
-		if len(n.Status.VolumesAttached) != 1 {
-			return fmt.Errorf("volumesAttached %+v", n.Status.VolumesAttached)
 		}
 		pdb := &policyv1.PodDisruptionBudget{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db"}, pdb); err != nil {

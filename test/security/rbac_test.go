@@ -411,23 +411,7 @@ func TestOperatorRunsWithGeneratedRBAC(t *testing.T) {
 		must(t, c.Create(ctx, p))
 	}
 	eventually(t, 60*time.Second, "Pods running, volumes attached", func(ctx context.Context) error {
-		for _, p := range pods {
-			got := &corev1.Pod{}
-			if err := c.Get(ctx, client.ObjectKeyFromObject(p), got); err != nil {
-				return err
-			}
-			if got.Status.Phase != corev1.PodRunning {
-				return fmt.Errorf("Pod %s phase %q", p.Name, got.Status.Phase)
-			}
-		}
-		n := &corev1.Node{}
-		if err := c.Get(ctx, client.ObjectKey{Name: node}, n); err != nil {
-			return err
-		}
-		if len(n.Status.VolumesAttached) != 2 {
-			return fmt.Errorf("volumesAttached %+v", n.Status.VolumesAttached)
-		}
-		return nil
+		return harness.PodsRunning(ctx, c, pods, node, 2)
 	})
 
 	must(t, c.Delete(ctx, &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1"}}))
