@@ -523,6 +523,12 @@ func (w *world) createWorkload(ctx context.Context, ns string, n int) ([]string,
 					Bootstrap: clusterv1.MachineBootstrap{ConfigRef: &clusterv1.ObjectReference{
 						APIGroup: simv1.GroupVersion.Group, Kind: "SimBootstrapConfig", Name: name}},
 					InfrastructureRef: clusterv1.ObjectReference{APIGroup: simv1.GroupVersion.Group, Kind: "SimMachine", Name: name},
+					// Never give up on the Node: the default 10 s, counted from
+					// the deletionTimestamp as in Cluster API, lets one failed
+					// Node deletion (a fault the proxy injects) leave the Node
+					// behind by design (row E08), which "nothing leaks" would
+					// report as a leak.
+					Deletion: clusterv1.MachineDeletionSpec{NodeDeletionTimeoutSeconds: ptr.To(int32(0))},
 				},
 			}),
 		); err != nil {
