@@ -202,7 +202,7 @@ func explainText(t *testing.T, kubeconfig, ns string) string {
 // Machines into five states and compares krtt explain machine with goldens.
 func TestExplainMachineGolden(t *testing.T) {
 	if testing.Short() {
-		t.Skip("needs envtest")
+		t.Skip("skipped under testing.Short: needs envtest")
 	}
 	h, err := harness.Start()
 	if err != nil {
