@@ -38,10 +38,18 @@ func (h *Harness) Cluster(ctx context.Context, ns, name string) (*clusterv1.Clus
 // MachineObjects creates a SimBootstrapConfig, a SimMachine and a Machine
 // that references them, all named name.
 func (h *Harness) MachineObjects(ctx context.Context, ns, cluster, name string, mutate ...func(*clusterv1.Machine)) (*clusterv1.Machine, error) {
-	if err := h.Client.Create(ctx, &simv1.SimBootstrapConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}); err != nil {
+	return MachineObjects(ctx, h.Client, ns, cluster, name, simv1.SimBehavior{}, mutate...)
+}
+
+// MachineObjects creates through c a SimBootstrapConfig, a SimMachine that
+// behaves as sim says, and a Machine that references them, all named name:
+// the fixture every test that needs a Machine builds.
+func MachineObjects(ctx context.Context, c client.Client, ns, cluster, name string, sim simv1.SimBehavior, mutate ...func(*clusterv1.Machine)) (*clusterv1.Machine, error) {
+	if err := c.Create(ctx, &simv1.SimBootstrapConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}); err != nil {
 		return nil, err
 	}
-	if err := h.Client.Create(ctx, &simv1.SimMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}); err != nil {
+	if err := c.Create(ctx, &simv1.SimMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: simv1.SimMachineSpec{Sim: sim}}); err != nil {
 		return nil, err
 	}
 	m := &clusterv1.Machine{
@@ -56,7 +64,7 @@ func (h *Harness) MachineObjects(ctx context.Context, ns, cluster, name string, 
 	for _, fn := range mutate {
 		fn(m)
 	}
-	return m, h.Client.Create(ctx, m)
+	return m, c.Create(ctx, m)
 }
 
 // ProviderID is the providerID the scenarios give a Machine's SimMachine.

@@ -155,19 +155,10 @@ func TestMachineLifecycleWithSimProvider(t *testing.T) {
 
 	// The Machine and its provider objects, and a second sim machine
 	// (no Machine) for the PDB's other Pod.
-	must(t, c.Create(ctx, &simv1.SimBootstrapConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1"}}))
-	must(t, c.Create(ctx, &simv1.SimMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1"},
-		Spec: simv1.SimMachineSpec{Sim: simv1.SimBehavior{ProvisionDelaySeconds: 1, DeleteDelaySeconds: 2}}}))
 	must(t, c.Create(ctx, &simv1.SimMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "other"}}))
-	must(t, c.Create(ctx, &clusterv1.Machine{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1"},
-		Spec: clusterv1.MachineSpec{
-			ClusterName: "c1",
-			Bootstrap: clusterv1.MachineBootstrap{ConfigRef: &clusterv1.ObjectReference{
-				APIGroup: simv1.GroupVersion.Group, Kind: "SimBootstrapConfig", Name: "m1"}},
-			InfrastructureRef: clusterv1.ObjectReference{APIGroup: simv1.GroupVersion.Group, Kind: "SimMachine", Name: "m1"},
-		},
-	}))
+	if _, err := harness.MachineObjects(ctx, c, ns, "c1", "m1", simv1.SimBehavior{ProvisionDelaySeconds: 1, DeleteDelaySeconds: 2}); err != nil {
+		t.Fatal(err)
+	}
 	node := sim.NodeName(ns, "m1")
 	eventually(t, 60*time.Second, "Machine Running", func(ctx context.Context) error {
 		m := &clusterv1.Machine{}

@@ -364,18 +364,8 @@ func TestOperatorRunsWithGeneratedRBAC(t *testing.T) {
 	ns := fmt.Sprintf("rbac-%d", runs.Add(1))
 	must(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
 	must(t, c.Create(ctx, &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "c1"}}))
-	must(t, c.Create(ctx, &simv1.SimBootstrapConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1"}}))
-	must(t, c.Create(ctx, &simv1.SimMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1"},
-		Spec: simv1.SimMachineSpec{Sim: simv1.SimBehavior{ProvisionDelaySeconds: 1, DeleteDelaySeconds: 1}}}))
-	must(t, c.Create(ctx, &clusterv1.Machine{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1"},
-		Spec: clusterv1.MachineSpec{
-			ClusterName: "c1",
-			Bootstrap: clusterv1.MachineBootstrap{ConfigRef: &clusterv1.ObjectReference{
-				APIGroup: simv1.GroupVersion.Group, Kind: "SimBootstrapConfig", Name: "m1"}},
-			InfrastructureRef: clusterv1.ObjectReference{APIGroup: simv1.GroupVersion.Group, Kind: "SimMachine", Name: "m1"},
-		},
-	}))
+	_, err = harness.MachineObjects(ctx, c, ns, "c1", "m1", simv1.SimBehavior{ProvisionDelaySeconds: 1, DeleteDelaySeconds: 1})
+	must(t, err)
 	node := sim.NodeName(ns, "m1")
 	eventually(t, 90*time.Second, "Machine Running", func(ctx context.Context) error {
 		m := &clusterv1.Machine{}
