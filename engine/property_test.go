@@ -24,6 +24,12 @@ func EnumerateAssignments(set *Set, facts []int, fn func(Facts) bool) {
 	for i := range f.v {
 		f.v[i] = 0
 	}
+	enumerateFrom(set, f, facts, fn)
+}
+
+// enumerateFrom is EnumerateAssignments with every other fact at its value
+// in f.
+func enumerateFrom(set *Set, f Facts, facts []int, fn func(Facts) bool) {
 	var rec func(k int) bool
 	rec = func(k int) bool {
 		if k == len(facts) {
@@ -89,6 +95,20 @@ func stateFacts(set *Set, st *State) ([]int, int) {
 	return out, points()
 }
 
+// possibleAssignment samples random assignments until one is possible.
+func possibleAssignment(set *Set, rng *rand.Rand) (Facts, bool) {
+	f := set.NewFacts()
+	for range maxSamples {
+		for i, fact := range set.Facts {
+			f.v[i] = uint8(rng.Intn(len(fact.Values)))
+		}
+		if !impossibleAssignment(set, f) {
+			return f, true
+		}
+	}
+	return f, false
+}
+
 func impossibleAssignment(set *Set, f Facts) bool {
 	for _, im := range set.Impossible {
 		if im.cube.matches(f.v) {
@@ -134,6 +154,15 @@ func checkDecideAgrees(t *testing.T, set *Set) {
 		}
 		if points <= maxPoints {
 			EnumerateAssignments(set, facts, visit)
+			if n == 0 && failures == 0 {
+				// The facts left at their first values form an impossible
+				// combination (stateFacts could not take in every fact of
+				// the impossible combinations): enumerate again around a
+				// possible assignment.
+				if base, ok := possibleAssignment(set, rng); ok {
+					enumerateFrom(set, base, facts, visit)
+				}
+			}
 		} else {
 			f := set.NewFacts()
 			for range maxSamples {
