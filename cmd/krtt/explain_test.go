@@ -148,7 +148,9 @@ func deleteMachine(t *testing.T, h *harness.Harness, ns string) {
 
 // settled waits until the Machine has the Deleting reason (empty: any) with
 // the words in its message, its last transition is the row that fires now
-// and the newest Event is about that row, then returns the report.
+// and the newest Event is the one of entering its state (Events are recorded
+// on state changes and failures, not for every reconcile of a wait), then
+// returns the report.
 func settled(t *testing.T, h *harness.Harness, ns, reason, inMessage string) *krttexplain.Report {
 	t.Helper()
 	var rep *krttexplain.Report
@@ -163,8 +165,8 @@ func settled(t *testing.T, h *harness.Harness, ns, reason, inMessage string) *kr
 		if r.Fires == nil || r.LastTransition == nil || r.LastTransition.Row != r.Fires.Row {
 			return fmt.Errorf("fires %+v, last transition %+v", r.Fires, r.LastTransition)
 		}
-		if len(r.Events) == 0 || !strings.Contains(r.Events[len(r.Events)-1].Note, r.Fires.Table+" row "+r.Fires.Row) {
-			return fmt.Errorf("newest Event is not about row %s: %+v", r.Fires.Row, r.Events)
+		if len(r.Events) == 0 || !strings.Contains(r.Events[len(r.Events)-1].Note, "→ "+r.State) {
+			return fmt.Errorf("newest Event is not about entering state %s: %+v", r.State, r.Events)
 		}
 		rep = r
 		return nil
