@@ -4,14 +4,19 @@ package operator
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"time"
 
 	"k8s.io/client-go/rest"
 
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
@@ -42,6 +47,31 @@ type Options struct {
 // Setup adds the Machine controller for the given table set.
 func Setup(ctx context.Context, mgr ctrl.Manager, set *engine.Set, opts Options) (*machine.Reconciler, error) {
 	return machine.Setup(ctx, mgr, set, machine.Options{MaxConcurrentReconciles: opts.MachineConcurrency, Now: opts.Now})
+}
+
+// WatchFilter makes a manager see only the Machines labelled
+// cluster.krtt.dev/watch-filter=value (no filter when value is empty), as
+// Cluster API's --watch-filter does: its cache holds no other Machine, so no
+// event, mapping or list of this operator ever reaches one. Clusters,
+// provider objects and Nodes are not filtered. Instances with different
+// filters elect their leaders apart (a Lease per filter value).
+func WatchFilter(o *ctrl.Options, value string) error {
+	if value == "" {
+		return nil
+	}
+	if errs := validation.IsValidLabelValue(value); len(errs) > 0 {
+		return fmt.Errorf("--watch-filter %q is not a label value: %s", value, strings.Join(errs, "; "))
+	}
+	if o.Cache.ByObject == nil {
+		o.Cache.ByObject = map[client.Object]cache.ByObject{}
+	}
+	o.Cache.ByObject[&clusterv1.Machine{}] = cache.ByObject{
+		Label: labels.SelectorFromSet(labels.Set{clusterv1.WatchFilterLabel: value}),
+	}
+	if o.LeaderElectionID == "" {
+		o.LeaderElectionID = strings.ReplaceAll(strings.ToLower(value), "_", "-") + "." + LeaderElectionID
+	}
+	return nil
 }
 
 // LeaderElectionID names the Lease the operator's replicas elect a leader on.
