@@ -15,7 +15,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/krtt-dev/krtt/internal/operator"
-	krtttables "github.com/krtt-dev/krtt/tables"
 )
 
 func main() {
@@ -38,14 +37,14 @@ func main() {
 	flag.DurationVar(&renewDeadline, "leader-election-renew-deadline", 10*time.Second, "How long the leader keeps retrying to renew before it gives up leadership.")
 	flag.DurationVar(&retryPeriod, "leader-election-retry-period", 2*time.Second, "How often replicas try to acquire or renew the Lease.")
 	flag.IntVar(&concurrency, "machine-concurrency", 10, "Machines reconciled in parallel.")
-	flag.StringVar(&tablesDir, "tables", "", "Load the Machine tables from this directory instead of the embedded ones; the operator refuses to start on any lint finding.")
+	flag.StringVar(&tablesDir, "tables", "", "Load the Machine and MachineSet tables from this directory instead of the embedded ones; the operator refuses to start on any lint finding.")
 	opts := zap.Options{Development: false}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
 	log := ctrl.Log.WithName("setup")
 
-	set, err := krtttables.Load(krtttables.Machine, tablesDir)
+	set, machineSets, err := operator.Sets(tablesDir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -70,8 +69,8 @@ func main() {
 		os.Exit(1)
 	}
 	ctx := ctrl.SetupSignalHandler()
-	if _, err := operator.Setup(ctx, mgr, set, operator.Options{MachineConcurrency: concurrency}); err != nil {
-		log.Error(err, "unable to set up the Machine controller")
+	if _, err := operator.Setup(ctx, mgr, set, operator.Options{MachineConcurrency: concurrency, MachineSets: machineSets}); err != nil {
+		log.Error(err, "unable to set up the controllers")
 		os.Exit(1)
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {

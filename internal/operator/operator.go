@@ -4,7 +4,7 @@ package operator
 
 import (
 	"context"
-
+	"fmt"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -17,6 +17,8 @@ import (
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/internal/controller/machine"
+	"github.com/krtt-dev/krtt/internal/controller/machineset"
+	krtttables "github.com/krtt-dev/krtt/tables"
 )
 
 // Scheme knows the built-in types and the cluster.krtt.dev API. Provider
@@ -35,13 +37,54 @@ func Scheme() *runtime.Scheme {
 // Options for Setup.
 type Options struct {
 	MachineConcurrency int
+	// MachineSets is the MachineSet table set; nil leaves the MachineSet
+	// controller out.
+	MachineSets *engine.Set
+	// MachineSetConcurrency defaults to MachineConcurrency.
+	MachineSetConcurrency int
+	// Traces, when set, receives every row fired by every controller.
+	Traces func(engine.Trace)
 	// Now is the controllers' clock; time.Now when nil (tests inject one).
 	Now func() time.Time
 }
 
-// Setup adds the Machine controller for the given table set.
+// Setup adds the Machine controller for the given table set and, when
+// opts.MachineSets is given, the MachineSet controller.
 func Setup(ctx context.Context, mgr ctrl.Manager, set *engine.Set, opts Options) (*machine.Reconciler, error) {
-	return machine.Setup(ctx, mgr, set, machine.Options{MaxConcurrentReconciles: opts.MachineConcurrency, Now: opts.Now})
+	r, err := machine.Setup(ctx, mgr, set, machine.Options{MaxConcurrentReconciles: opts.MachineConcurrency, Now: opts.Now})
+	if err != nil {
+		return nil, err
+	}
+	if opts.Traces != nil {
+		r.Runner().Subscribe(opts.Traces)
+	}
+	if opts.MachineSets == nil {
+		return r, nil
+	}
+	concurrency := opts.MachineSetConcurrency
+	if concurrency == 0 {
+		concurrency = opts.MachineConcurrency
+	}
+	msr, err := machineset.Setup(ctx, mgr, opts.MachineSets, machineset.Options{MaxConcurrentReconciles: concurrency, Now: opts.Now})
+	if err != nil {
+		return nil, fmt.Errorf("MachineSet controller: %w", err)
+	}
+	if opts.Traces != nil {
+		msr.Runner().Subscribe(opts.Traces)
+	}
+	return r, nil
+}
+
+// Sets loads the table sets of every controller from dir (the embedded
+// tables when dir is empty): the Machine set and the MachineSet set.
+func Sets(dir string) (machines, machineSets *engine.Set, err error) {
+	if machines, err = krtttables.Load(krtttables.Machine, dir); err != nil {
+		return nil, nil, err
+	}
+	if machineSets, err = krtttables.Load(krtttables.MachineSet, dir); err != nil {
+		return nil, nil, err
+	}
+	return machines, machineSets, nil
 }
 
 // LeaderElectionID names the Lease the operator's replicas elect a leader on.
