@@ -411,6 +411,17 @@ func (w *world) setHasMachines(ctx context.Context, set string, n int) error {
 func (w *world) setControlsMachines(ctx context.Context, set string, n int) error {
 	return w.eventually(ctx, fmt.Sprintf("%s controls %d Machines", set, n), func(ctx context.Context) error {
 		ms, err := w.h.MachineSet(ctx, w.ns, set)
+		if apierrors.IsNotFound(err) && n == 0 {
+			// The set is gone already: none of its Machines may be left.
+			list := &clusterv1.MachineList{}
+			if err := w.h.Client.List(ctx, list, client.InNamespace(w.ns), client.MatchingLabels{clusterv1.SetNameLabel: set}); err != nil {
+				return err
+			}
+			if len(list.Items) > 0 {
+				return fmt.Errorf("the set is gone, %d of its Machines are left", len(list.Items))
+			}
+			return nil
+		}
 		if err != nil {
 			return err
 		}

@@ -216,6 +216,8 @@ func TestExplainMachineGolden(t *testing.T) {
 	kubeconfig := kubeconfigFor(t, h)
 	ctx := context.Background()
 
+	t.Run("MachineSetWaitingForTemplate", func(t *testing.T) { explainMachineSetWaitingForTemplate(t, h, kubeconfig) })
+
 	t.Run("Running", func(t *testing.T) {
 		ns := "explain-running"
 		runningMachine(t, h, ns)
