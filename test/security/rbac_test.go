@@ -289,8 +289,6 @@ var runs atomic.Int32
 // listed here (the test fails on a stale entry), and a grant neither used nor
 // listed fails the test: remove it from internal/controller/machine/rbac.go.
 var unusedOK = map[string]string{
-	"ClusterRole: cluster.krtt.dev machines delete": "OwnerReferencesPermissionEnforcement (enabled in this API server) " +
-		"lets only who may delete an object change its ownerReferences: the Cluster owner set on a Machine; no delete request is sent",
 	"ClusterRole: cluster.krtt.dev machines/finalizers update": "OwnerReferencesPermissionEnforcement lets only who may update " +
 		"the owner's finalizers set blockOwnerDeletion: the Machine as controller of its provider objects; no request goes there",
 	"ClusterRole: cluster.krtt.dev machinesets/finalizers update": "OwnerReferencesPermissionEnforcement lets only who may " +
