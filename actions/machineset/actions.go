@@ -181,6 +181,11 @@ func createMachine(ctx context.Context, s *Scope) (*clusterv1.Machine, error) {
 	maps.Copy(labels, ms.Spec.Template.ObjectMeta.Labels)
 	labels[clusterv1.SetNameLabel] = ms.Name
 	labels[clusterv1.ClusterNameLabel] = ms.Spec.ClusterName
+	if v, ok := ms.Labels[clusterv1.WatchFilterLabel]; ok {
+		// The operator instance that sees the set (--watch-filter) must
+		// see its Machines, or it would create them again and again.
+		labels[clusterv1.WatchFilterLabel] = v
+	}
 	spec := *ms.Spec.Template.Spec.DeepCopy()
 	spec.ClusterName = ms.Spec.ClusterName
 

@@ -71,6 +71,11 @@ const (
 	// CertificatesExpiryAnnotation overrides the certificates expiry date
 	// (RFC 3339) reported in status.certificatesExpiryDate.
 	CertificatesExpiryAnnotation = "machine.cluster.krtt.dev/certificates-expiry"
+
+	// WatchFilterLabel splits a fleet between operator instances: one
+	// started with --watch-filter=VALUE manages only the Machines labelled
+	// with VALUE (label a Cluster's Machines alike, control plane included).
+	WatchFilterLabel = "cluster.krtt.dev/watch-filter"
 )
 
 // Labels on Machines.

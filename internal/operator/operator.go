@@ -5,13 +5,18 @@ package operator
 import (
 	"context"
 	"fmt"
+	"strings"
+
 	"time"
 
 	"k8s.io/client-go/rest"
 
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
@@ -85,6 +90,34 @@ func Sets(dir string) (machines, machineSets *engine.Set, err error) {
 		return nil, nil, err
 	}
 	return machines, machineSets, nil
+}
+
+// WatchFilter makes a manager see only the Machines labelled
+// cluster.krtt.dev/watch-filter=value (no filter when value is empty), as
+// Cluster API's --watch-filter does: its cache holds no other Machine, so no
+// event, mapping or list of this operator ever reaches one; MachineSets are
+// filtered alike and label the Machines they create. Clusters,
+// provider objects and Nodes are not filtered. Instances with different
+// filters elect their leaders apart (a Lease per filter value).
+func WatchFilter(o *ctrl.Options, value string) error {
+	if value == "" {
+		return nil
+	}
+	if errs := validation.IsValidLabelValue(value); len(errs) > 0 {
+		return fmt.Errorf("--watch-filter %q is not a label value: %s", value, strings.Join(errs, "; "))
+	}
+	if o.Cache.ByObject == nil {
+		o.Cache.ByObject = map[client.Object]cache.ByObject{}
+	}
+	filter := labels.SelectorFromSet(labels.Set{clusterv1.WatchFilterLabel: value})
+	o.Cache.ByObject[&clusterv1.Machine{}] = cache.ByObject{Label: filter}
+	// A MachineSet passes its label on to the Machines it creates: an
+	// instance sees its sets and their Machines, never half of a set.
+	o.Cache.ByObject[&clusterv1.MachineSet{}] = cache.ByObject{Label: filter}
+	if o.LeaderElectionID == "" {
+		o.LeaderElectionID = strings.ReplaceAll(strings.ToLower(value), "_", "-") + "." + LeaderElectionID
+	}
+	return nil
 }
 
 // LeaderElectionID names the Lease the operator's replicas elect a leader on.
