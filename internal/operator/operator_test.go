@@ -65,8 +65,8 @@ func TestSlimCacheTrimsPods(t *testing.T) {
 			transform = by.Transform
 		}
 	}
-	if transform == nil || len(o.Cache.ByObject) != 2 {
-		t.Fatalf("Pod transform %v among %d cache entries, want it beside the Machine filter", transform != nil, len(o.Cache.ByObject))
+	if transform == nil || len(o.Cache.ByObject) != 3 {
+		t.Fatalf("Pod transform %v among %d cache entries, want it beside the Machine and MachineSet filters", transform != nil, len(o.Cache.ByObject))
 	}
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Labels: map[string]string{"app": "web"},
