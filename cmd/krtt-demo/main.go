@@ -6,9 +6,11 @@
 // shows every deletion step (pre-drain hook, drain, volume detach,
 // infrastructure, bootstrap, Node) as the tables decide it. Then another
 // Machine's Node goes NotReady: the Machine turns Unknown, and Failed once its
-// (shortened) health timeout has passed. It ends by itself within about two
-// minutes, prints the rows that fired, and exits 0; it exits 1 naming the
-// step that did not happen in time.
+// (shortened) health timeout has passed. Then a MachineSet scales up,
+// replaces a Machine whose VM is lost and scales down honouring the
+// delete-machine annotation. It ends by itself within about two minutes,
+// prints the rows that fired, and exits 0; it exits 1 naming the step that
+// did not happen in time.
 package main
 
 import (
@@ -46,7 +48,6 @@ import (
 	"github.com/krtt-dev/krtt/internal/localcp"
 	"github.com/krtt-dev/krtt/internal/operator"
 	"github.com/krtt-dev/krtt/sim"
-	krtttables "github.com/krtt-dev/krtt/tables"
 )
 
 const (
@@ -152,15 +153,17 @@ func (d *demo) run(dir string, concurrency int) (err error) {
 	if err := d.story(ctx); err != nil {
 		return err
 	}
-	d.summary(victim)
-	d.summary(sick)
-	d.say("    (×N: the same row fired N times in a row, e.g. the drain looking again while a Pod remained)")
-	d.say("    Explain any row: bin/krtt decide --table transitions --state <FROM> --fact ...; tables: docs/tables/")
+	if err := d.machineSetStory(ctx); err != nil {
+		return err
+	}
+	d.summary(ns + "/" + victim)
+	d.summary(ns + "/" + sick)
+	d.summary(ns + "/" + pool)
 	return nil
 }
 
 func (d *demo) startManagers(ctx context.Context, cp *localcp.ControlPlane, concurrency int, wg *sync.WaitGroup, cancel context.CancelFunc) error {
-	set, err := krtttables.Load(krtttables.Machine, "")
+	set, machineSets, err := operator.Sets("")
 	if err != nil {
 		return err
 	}
@@ -168,15 +171,15 @@ func (d *demo) startManagers(ctx context.Context, cp *localcp.ControlPlane, conc
 	if err != nil {
 		return err
 	}
-	r, err := operator.Setup(ctx, opMgr, set, operator.Options{MachineConcurrency: concurrency})
+	_, err = operator.Setup(ctx, opMgr, set, operator.Options{MachineConcurrency: concurrency, MachineSets: machineSets,
+		Traces: func(tr engine.Trace) {
+			d.trMu.Lock()
+			d.traces = append(d.traces, tr)
+			d.trMu.Unlock()
+		}})
 	if err != nil {
 		return err
 	}
-	r.Runner().Subscribe(func(tr engine.Trace) {
-		d.trMu.Lock()
-		d.traces = append(d.traces, tr)
-		d.trMu.Unlock()
-	})
 	simMgr, err := ctrl.NewManager(cp.Config, ctrl.Options{
 		Scheme:     sim.Scheme(),
 		Metrics:    metricsserver.Options{BindAddress: "0"},
@@ -670,11 +673,10 @@ func (d *demo) refreshTable(ctx context.Context) {
 	d.say("[%5.1fs]    Machines:\n%s", time.Since(d.start).Seconds(), strings.TrimRight(tbl, "\n"))
 }
 
-func (d *demo) summary(name string) {
+func (d *demo) summary(key string) {
 	d.trMu.Lock()
 	trs := append([]engine.Trace(nil), d.traces...)
 	d.trMu.Unlock()
-	key := ns + "/" + name
 	d.step("Summary: the rows that fired for %s, in order", key)
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
@@ -705,6 +707,8 @@ func (d *demo) summary(name string) {
 	flush()
 	_ = tw.Flush()
 	d.say("%s", strings.TrimRight(b.String(), "\n"))
+	d.say("    (×N: the same row fired N times in a row, e.g. the drain looking again while a Pod remained)")
+	d.say("    Explain any row: bin/krtt decide --table transitions --state <FROM> --fact ...; tables: docs/tables/")
 }
 
 type noteWriter struct{ d *demo }

@@ -23,6 +23,8 @@ import (
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/internal/controller/machine"
+	"github.com/krtt-dev/krtt/internal/controller/machineset"
+	krtttables "github.com/krtt-dev/krtt/tables"
 )
 
 // Scheme knows the built-in types and the cluster.krtt.dev API. Provider
@@ -41,19 +43,61 @@ func Scheme() *runtime.Scheme {
 // Options for Setup.
 type Options struct {
 	MachineConcurrency int
+	// MachineSets is the MachineSet table set; nil leaves the MachineSet
+	// controller out.
+	MachineSets *engine.Set
+	// MachineSetConcurrency defaults to MachineConcurrency.
+	MachineSetConcurrency int
+	// Traces, when set, receives every row fired by every controller.
+	Traces func(engine.Trace)
 	// Now is the controllers' clock; time.Now when nil (tests inject one).
 	Now func() time.Time
 }
 
-// Setup adds the Machine controller for the given table set.
+// Setup adds the Machine controller for the given table set and, when
+// opts.MachineSets is given, the MachineSet controller.
 func Setup(ctx context.Context, mgr ctrl.Manager, set *engine.Set, opts Options) (*machine.Reconciler, error) {
-	return machine.Setup(ctx, mgr, set, machine.Options{MaxConcurrentReconciles: opts.MachineConcurrency, Now: opts.Now})
+	r, err := machine.Setup(ctx, mgr, set, machine.Options{MaxConcurrentReconciles: opts.MachineConcurrency, Now: opts.Now})
+	if err != nil {
+		return nil, err
+	}
+	if opts.Traces != nil {
+		r.Runner().Subscribe(opts.Traces)
+	}
+	if opts.MachineSets == nil {
+		return r, nil
+	}
+	concurrency := opts.MachineSetConcurrency
+	if concurrency == 0 {
+		concurrency = opts.MachineConcurrency
+	}
+	msr, err := machineset.Setup(ctx, mgr, opts.MachineSets, machineset.Options{MaxConcurrentReconciles: concurrency, Now: opts.Now})
+	if err != nil {
+		return nil, fmt.Errorf("MachineSet controller: %w", err)
+	}
+	if opts.Traces != nil {
+		msr.Runner().Subscribe(opts.Traces)
+	}
+	return r, nil
+}
+
+// Sets loads the table sets of every controller from dir (the embedded
+// tables when dir is empty): the Machine set and the MachineSet set.
+func Sets(dir string) (machines, machineSets *engine.Set, err error) {
+	if machines, err = krtttables.Load(krtttables.Machine, dir); err != nil {
+		return nil, nil, err
+	}
+	if machineSets, err = krtttables.Load(krtttables.MachineSet, dir); err != nil {
+		return nil, nil, err
+	}
+	return machines, machineSets, nil
 }
 
 // WatchFilter makes a manager see only the Machines labelled
 // cluster.krtt.dev/watch-filter=value (no filter when value is empty), as
 // Cluster API's --watch-filter does: its cache holds no other Machine, so no
-// event, mapping or list of this operator ever reaches one. Clusters,
+// event, mapping or list of this operator ever reaches one; MachineSets are
+// filtered alike and label the Machines they create. Clusters,
 // provider objects and Nodes are not filtered. Instances with different
 // filters elect their leaders apart (a Lease per filter value).
 func WatchFilter(o *ctrl.Options, value string) error {
@@ -66,9 +110,11 @@ func WatchFilter(o *ctrl.Options, value string) error {
 	if o.Cache.ByObject == nil {
 		o.Cache.ByObject = map[client.Object]cache.ByObject{}
 	}
-	o.Cache.ByObject[&clusterv1.Machine{}] = cache.ByObject{
-		Label: labels.SelectorFromSet(labels.Set{clusterv1.WatchFilterLabel: value}),
-	}
+	filter := labels.SelectorFromSet(labels.Set{clusterv1.WatchFilterLabel: value})
+	o.Cache.ByObject[&clusterv1.Machine{}] = cache.ByObject{Label: filter}
+	// A MachineSet passes its label on to the Machines it creates: an
+	// instance sees its sets and their Machines, never half of a set.
+	o.Cache.ByObject[&clusterv1.MachineSet{}] = cache.ByObject{Label: filter}
 	if o.LeaderElectionID == "" {
 		o.LeaderElectionID = strings.ReplaceAll(strings.ToLower(value), "_", "-") + "." + LeaderElectionID
 	}
