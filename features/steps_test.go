@@ -109,6 +109,7 @@ func registerSteps(sc *godog.ScenarioContext, h *harness.Harness, cov *coverage)
 
 	registerNodeSkipSteps(sc, w)
 	registerOwnershipSteps(sc, w)
+	registerDrainSteps(sc, w)
 
 	// --- Given: the world ---
 	sc.Step(`^a Cluster "([^"]*)"$`, w.aCluster)

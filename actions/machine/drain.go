@@ -9,14 +9,12 @@ import (
 	"strings"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
 )
 
@@ -34,27 +32,8 @@ func PodNodeNameIndexer(obj client.Object) []string {
 	return []string{p.Spec.NodeName}
 }
 
-// mirrorPodAnnotation marks a static Pod's mirror in the API server.
-const mirrorPodAnnotation = "kubernetes.io/config.mirror"
-
 // maxNamesPerClass bounds how many Pods or volumes a message names per class.
 const maxNamesPerClass = 3
-
-// podVerdict is what the drain does with one Pod.
-type podVerdict int
-
-const (
-	// verdictEvict: the Pod is evicted.
-	verdictEvict podVerdict = iota
-	// verdictSkip: the drain leaves the Pod alone (DaemonSet, mirror, skip label).
-	verdictSkip
-	// verdictDone: the Pod has finished; it is ignored.
-	verdictDone
-	// verdictTerminating: the Pod is already being deleted.
-	verdictTerminating
-	// verdictError: the drain could not decide (the DaemonSet lookup failed).
-	verdictError
-)
 
 // Skip reasons, in the order messages list them.
 const (
@@ -64,6 +43,17 @@ const (
 )
 
 var skipOrder = []string{skipDaemonSet, skipMirror, skipLabel}
+
+// skipReason names why a Pod was skipped, from the facts its verdict read.
+func skipReason(dec engine.ItemDecision) string {
+	switch {
+	case dec.Facts.Get("mirror") == "true":
+		return skipMirror
+	case dec.Facts.Get("daemonSet") == "Live":
+		return skipDaemonSet
+	}
+	return skipLabel
+}
 
 // Remaining-Pod classes, in the order messages list them.
 const (
@@ -75,37 +65,6 @@ const (
 )
 
 var classOrder = []string{classPDB, classError, classNamespace, classTerminating, classEvicted}
-
-// classifyPod decides what the drain does with a Pod; for verdictSkip the
-// reason says why, for verdictError it carries the error text.
-func classifyPod(ctx context.Context, c client.Client, pod *corev1.Pod) (podVerdict, string) {
-	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
-		return verdictDone, ""
-	}
-	if !pod.DeletionTimestamp.IsZero() {
-		return verdictTerminating, ""
-	}
-	if _, ok := pod.Annotations[mirrorPodAnnotation]; ok {
-		return verdictSkip, skipMirror
-	}
-	if pod.Labels[clusterv1.PodDrainLabel] == clusterv1.PodDrainLabelValueSkip {
-		return verdictSkip, skipLabel
-	}
-	if ref := metav1.GetControllerOf(pod); ref != nil && ref.Kind == "DaemonSet" && strings.HasPrefix(ref.APIVersion, "apps/") {
-		ds := &appsv1.DaemonSet{}
-		err := c.Get(ctx, client.ObjectKey{Namespace: pod.Namespace, Name: ref.Name}, ds)
-		switch {
-		case err == nil && (ref.UID == "" || ds.UID == ref.UID):
-			return verdictSkip, skipDaemonSet
-		case err == nil, apierrors.IsNotFound(err):
-			// Orphaned: its DaemonSet is gone (or replaced), nothing
-			// recreates it, so it is evicted like any other Pod.
-		default:
-			return verdictError, fmt.Sprintf("get DaemonSet %s: %v", ref.Name, err)
-		}
-	}
-	return verdictEvict, ""
-}
 
 // podsOnNode lists the Pods bound to a Node, through the spec.nodeName
 // index or field selector, falling back to a filtered list where the client
@@ -131,18 +90,26 @@ func podsOnNode(ctx context.Context, c client.Client, node string) ([]corev1.Pod
 	return pods, nil
 }
 
-// DrainSkippedPods returns the Pods on a Node that the drain leaves alone:
-// Pods of an existing DaemonSet, mirror (static) Pods and Pods labelled
-// cluster.krtt.dev/drain=skip. The volume wait ignores their volumes.
-func DrainSkippedPods(ctx context.Context, c client.Client, node string) ([]corev1.Pod, error) {
-	pods, err := podsOnNode(ctx, c, node)
+// skippedPods returns the Pods on the Machine's Node whose verdict is Skip
+// (DaemonSet, mirror and drain-label Pods): the volume wait ignores their
+// volumes.
+func skippedPods(ctx context.Context, s *Scope, node *corev1.Node) ([]*corev1.Pod, error) {
+	pods, err := podsOnNode(ctx, s.NodeClient, node.Name)
 	if err != nil {
 		return nil, err
 	}
-	var out []corev1.Pod
-	for i := range pods {
-		if v, _ := classifyPod(ctx, c, &pods[i]); v == verdictSkip {
-			out = append(out, pods[i])
+	v := &drainView{s: s, pods: pods, unreachable: NodeUnreachable(node)}
+	verdicts, err := v.decide(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []*corev1.Pod
+	for _, pv := range verdicts {
+		if pv.err != nil {
+			return nil, pv.err
+		}
+		if pv.verdict() == verdictSkip {
+			out = append(out, pv.pod)
 		}
 	}
 	return out, nil
@@ -172,38 +139,43 @@ func drain(ctx context.Context, s *Scope, unreachable bool) engine.Outcome {
 		return engine.Fail(fmt.Errorf("list Pods on Node %s: %w", node.Name, err))
 	}
 
+	view := &drainView{s: s, pods: pods, unreachable: unreachable}
+	verdicts, err := view.decide(ctx)
+	if err != nil {
+		return engine.Fail(err)
+	}
+	view.record(ctx, verdicts)
+
 	skipped := map[string][]string{}
-	gone := 0 // terminating Pods of an unreachable Node no longer waited for
+	gone := 0 // Pods whose verdict is Gone on an unreachable Node
 	remaining := map[string][]string{}
 	nRemaining := 0
 	keep := func(class, name string) {
 		remaining[class] = append(remaining[class], name)
 		nRemaining++
 	}
-	for i := range pods {
-		pod := &pods[i]
+	for _, pv := range verdicts {
+		pod := pv.pod
 		name := podName(pod)
-		verdict, why := classifyPod(ctx, s.NodeClient, pod)
-		switch verdict {
-		case verdictDone:
-			// A finished Pod holds nothing, but it would stay behind on a
-			// Node that is going: remove it too (never waited for).
-			if pod.DeletionTimestamp.IsZero() {
-				_ = evict(ctx, s.NodeClient, pod, unreachable)
+		if pv.err != nil {
+			keep(classError, name+" ("+pv.err.Error()+")")
+			continue
+		}
+		switch pv.verdict() {
+		case verdictRemoveFinished:
+			_ = evict(ctx, s.NodeClient, pod, unreachable)
+			continue
+		case verdictGone:
+			if pv.dec.Facts.Get("finished") == "false" {
+				gone++ // terminating on an unreachable Node
 			}
 			continue
 		case verdictSkip:
+			why := skipReason(pv.dec)
 			skipped[why] = append(skipped[why], name)
 			continue
-		case verdictTerminating:
-			if unreachable && s.Now.Sub(pod.DeletionTimestamp.Time) > unreachableGrace {
-				gone++
-				continue
-			}
+		case verdictWaitTerminating:
 			keep(classTerminating, name)
-			continue
-		case verdictError:
-			keep(classError, name+" ("+why+")")
 			continue
 		}
 		err := evict(ctx, s.NodeClient, pod, unreachable)

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/engine"
 )
 
 // NodeProviderIDIndex is the field index on Nodes by spec.providerID that the
@@ -33,6 +34,8 @@ type Observer struct {
 	Clusters ClusterClients
 	Watcher  Watcher
 	Now      func() time.Time
+	// PodVerdicts is handed to every Scope: the drain asks it about Pods.
+	PodVerdicts *engine.Decider[*PodItem]
 }
 
 // Observe builds the Scope for one Machine. API errors do not abort it: the
@@ -47,7 +50,7 @@ func (o *Observer) Observe(ctx context.Context, key client.ObjectKey) *Scope {
 
 // ObserveAt is Observe with the reconcile's clock reading.
 func (o *Observer) ObserveAt(ctx context.Context, key client.ObjectKey, now time.Time) *Scope {
-	s := &Scope{Client: o.Client, Watcher: o.Watcher, Now: now, Key: key}
+	s := &Scope{Client: o.Client, Watcher: o.Watcher, Now: now, Key: key, PodVerdicts: o.PodVerdicts}
 	m := &clusterv1.Machine{}
 	if err := o.Client.Get(ctx, key, m); err != nil {
 		if !apierrors.IsNotFound(err) {

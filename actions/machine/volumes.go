@@ -79,14 +79,14 @@ func (iv ignoredVolumes) csi(v csiVolume) bool { return iv.volumes[v] }
 
 // volumesOfSkippedPods maps the skipped Pods' PersistentVolumeClaims (and
 // generic ephemeral volumes) to PV names and CSI volume handles.
-func volumesOfSkippedPods(ctx context.Context, c client.Client, pvs *pvCache, node string) (ignoredVolumes, error) {
+func volumesOfSkippedPods(ctx context.Context, s *Scope, pvs *pvCache, node *corev1.Node) (ignoredVolumes, error) {
 	iv := ignoredVolumes{pvNames: map[string]bool{}, volumes: map[csiVolume]bool{}}
-	pods, err := DrainSkippedPods(ctx, c, node)
+	c := s.NodeClient
+	pods, err := skippedPods(ctx, s, node)
 	if err != nil {
 		return iv, err
 	}
-	for i := range pods {
-		pod := &pods[i]
+	for _, pod := range pods {
 		for _, vol := range pod.Spec.Volumes {
 			var claim string
 			switch {
@@ -129,7 +129,7 @@ func waitForVolumeDetach(ctx context.Context, s *Scope) engine.Outcome {
 		return engine.OK()
 	}
 	pvs := &pvCache{c: s.NodeClient, pv: map[string]*corev1.PersistentVolume{}}
-	ignored, err := volumesOfSkippedPods(ctx, s.NodeClient, pvs, node.Name)
+	ignored, err := volumesOfSkippedPods(ctx, s, pvs, node)
 	if err != nil {
 		return engine.Fail(fmt.Errorf("volumes of the Pods the drain skipped on Node %s: %w", node.Name, err))
 	}

@@ -67,6 +67,9 @@ var Status = reconciler.Status[*clusterv1.Machine]{
 // observer. c reads the management cluster; w may be nil (explain).
 func Spec(set *engine.Set, c client.Client, w *reconciler.KindWatcher) reconciler.Spec[*clusterv1.Machine, *machineactions.Scope] {
 	obs := &machineactions.Observer{Client: c, Clusters: machineactions.LocalClusterClients{Client: c}}
+	// Setup refuses a set without the Pod verdict table; without it the
+	// drain fails with a message naming it.
+	obs.PodVerdicts, _ = machineactions.PodVerdicts(set)
 	if w != nil {
 		obs.Watcher = w
 	}
@@ -89,6 +92,9 @@ func Spec(set *engine.Set, c client.Client, w *reconciler.KindWatcher) reconcile
 // Setup registers the indexes, builds the Machine controller on the kit and
 // adds it to the manager.
 func Setup(ctx context.Context, mgr ctrl.Manager, set *engine.Set, opts Options) (*Reconciler, error) {
+	if _, err := machineactions.PodVerdicts(set); err != nil {
+		return nil, err
+	}
 	w := reconciler.NewKindWatcher(&clusterv1.Machine{})
 	r, err := reconciler.New(Spec(set, mgr.GetClient(), w), reconciler.Options{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
