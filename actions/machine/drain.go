@@ -11,9 +11,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 
 	"github.com/krtt-dev/krtt/engine"
 )
@@ -44,27 +47,41 @@ const (
 
 var skipOrder = []string{skipDaemonSet, skipMirror, skipLabel}
 
-// skipReason names why a Pod was skipped, from the facts its verdict read.
-func skipReason(dec engine.ItemDecision) string {
+// skipReason names why a Pod was skipped, from the row that skipped it.
+func skipReason(pv podVerdict) string {
 	switch {
-	case dec.Facts.Get("mirror") == "true":
+	case pv.dec.Facts.Get("mirror") == "true":
 		return skipMirror
-	case dec.Facts.Get("daemonSet") == "Live":
+	case pv.dec.Facts.Get("daemonSet") == "Live":
 		return skipDaemonSet
+	case pv.dec.Facts.Get("drainLabel") == "Skip":
+		return skipLabel
 	}
-	return skipLabel
+	return "MachineDrainRule " + pv.item.Rule.Name
+}
+
+// waitCompletedWhy names the label or rule that makes the drain wait for a
+// Pod to complete.
+func waitCompletedWhy(it *PodItem) string {
+	if it.Pod.Labels[clusterv1.PodDrainLabel] == clusterv1.PodDrainLabelValueWaitCompleted {
+		return "label " + clusterv1.PodDrainLabel + "=" + clusterv1.PodDrainLabelValueWaitCompleted
+	}
+	return "MachineDrainRule " + it.Rule.Name
 }
 
 // Remaining-Pod classes, in the order messages list them.
 const (
-	classPDB         = "blocked by PodDisruptionBudget"
-	classError       = "eviction error"
-	classTerminating = "still terminating"
-	classEvicted     = "evicted, waiting for termination"
-	classNamespace   = "eviction refused because the namespace is being deleted (the Pod goes with it)"
+	classPDB           = "blocked by PodDisruptionBudget"
+	classError         = "eviction error"
+	classTerminating   = "still terminating"
+	classEvicted       = "evicted, waiting for termination"
+	classNamespace     = "eviction refused because the namespace is being deleted (the Pod goes with it)"
+	classWaitCompleted = "waiting to complete"
+	classLater         = "evicted later"
+	classSerial        = "evicted one at a time"
 )
 
-var classOrder = []string{classPDB, classError, classNamespace, classTerminating, classEvicted}
+var classOrder = []string{classPDB, classError, classNamespace, classTerminating, classEvicted, classWaitCompleted, classLater, classSerial}
 
 // podsOnNode lists the Pods bound to a Node, through the spec.nodeName
 // index or field selector, falling back to a filtered list where the client
@@ -98,7 +115,7 @@ func skippedPods(ctx context.Context, s *Scope, node *corev1.Node) ([]*corev1.Po
 	if err != nil {
 		return nil, err
 	}
-	v := &drainView{s: s, pods: pods, unreachable: NodeUnreachable(node)}
+	v := &drainView{s: s, node: node, pods: pods, unreachable: NodeUnreachable(node)}
 	verdicts, err := v.decide(ctx)
 	if err != nil {
 		return nil, err
@@ -120,13 +137,22 @@ func skippedPods(ctx context.Context, s *Scope, node *corev1.Node) ([]*corev1.Po
 // cannot confirm the end, and the taint manager removes such Pods anyway.
 const unreachableGrace = time.Second
 
-func drainNode(ctx context.Context, s *Scope) engine.Outcome { return drain(ctx, s, false) }
+func drainNode(ctx context.Context, s *Scope) engine.Outcome { return drain(ctx, s, false, false) }
 
-func drainUnreachableNode(ctx context.Context, s *Scope) engine.Outcome { return drain(ctx, s, true) }
+func drainUnreachableNode(ctx context.Context, s *Scope) engine.Outcome {
+	return drain(ctx, s, true, false)
+}
 
-// drain cordons the Node and makes one eviction pass over its Pods. It
-// never waits for a Pod: Pods that remain are reported, and the row requeues.
-func drain(ctx context.Context, s *Scope, unreachable bool) engine.Outcome {
+// forceDrainNode is the drain of a forced deletion: the Pod verdict table
+// is asked with force=true, so Pods are deleted with grace period 0.
+func forceDrainNode(ctx context.Context, s *Scope) engine.Outcome {
+	return drain(ctx, s, NodeUnreachable(s.Node()), true)
+}
+
+// drain cordons the Node and makes one pass over its Pods, acting on each
+// Pod's verdict. It never waits for a Pod: Pods that remain are reported,
+// and the row requeues.
+func drain(ctx context.Context, s *Scope, unreachable, force bool) engine.Outcome {
 	node := s.Node()
 	if node == nil {
 		return engine.OK()
@@ -139,7 +165,7 @@ func drain(ctx context.Context, s *Scope, unreachable bool) engine.Outcome {
 		return engine.Fail(fmt.Errorf("list Pods on Node %s: %w", node.Name, err))
 	}
 
-	view := &drainView{s: s, pods: pods, unreachable: unreachable}
+	view := &drainView{s: s, node: node, pods: pods, unreachable: unreachable, force: force}
 	verdicts, err := view.decide(ctx)
 	if err != nil {
 		return engine.Fail(err)
@@ -147,7 +173,8 @@ func drain(ctx context.Context, s *Scope, unreachable bool) engine.Outcome {
 	view.record(ctx, verdicts)
 
 	skipped := map[string][]string{}
-	gone := 0 // Pods whose verdict is Gone on an unreachable Node
+	gone := 0   // Pods whose verdict is Gone on an unreachable Node
+	forced := 0 // Pods deleted with grace period 0
 	remaining := map[string][]string{}
 	nRemaining := 0
 	keep := func(class, name string) {
@@ -171,11 +198,27 @@ func drain(ctx context.Context, s *Scope, unreachable bool) engine.Outcome {
 			}
 			continue
 		case verdictSkip:
-			why := skipReason(pv.dec)
+			why := skipReason(pv)
 			skipped[why] = append(skipped[why], name)
 			continue
 		case verdictWaitTerminating:
 			keep(classTerminating, name)
+			continue
+		case verdictWaitCompleted:
+			keep(classWaitCompleted, name+" ("+waitCompletedWhy(pv.item)+")")
+			continue
+		case verdictEvictLater:
+			keep(classLater, name+" ("+pv.item.WaitingOn+")")
+			continue
+		case verdictEvictSerially:
+			keep(classSerial, name+" (waiting for "+pv.item.WaitingOn+")")
+			continue
+		case verdictForceDelete:
+			if err := forceDelete(ctx, s.NodeClient, pod); err != nil {
+				keep(classError, name+" ("+apiMessage(err)+")")
+			} else {
+				forced++
+			}
 			continue
 		}
 		err := evict(ctx, s.NodeClient, pod, unreachable)
@@ -194,7 +237,10 @@ func drain(ctx context.Context, s *Scope, unreachable bool) engine.Outcome {
 	}
 
 	note := ""
-	if unreachable {
+	if force {
+		note = fmt.Sprintf("; forced: %s deleted with grace period 0", plural(forced, "Pod"))
+	}
+	if unreachable && !force {
 		note = fmt.Sprintf("; the Node is unreachable: evictions use a %s grace period and Pods terminating for longer are not waited for", unreachableGrace)
 		if gone > 0 {
 			note += fmt.Sprintf(" (%s)", plural(gone, "Pod"))
@@ -252,6 +298,44 @@ func evict(ctx context.Context, c client.Client, pod *corev1.Pod, unreachable bo
 		eviction.DeleteOptions.GracePeriodSeconds = &grace
 	}
 	return c.SubResource("eviction").Create(ctx, pod, eviction)
+}
+
+// forceDelete deletes a Pod with grace period 0: no eviction, so no
+// PodDisruptionBudget is consulted, and the API server removes it at once.
+func forceDelete(ctx context.Context, c client.Client, pod *corev1.Pod) error {
+	err := c.Delete(ctx, pod, client.GracePeriodSeconds(0), client.Preconditions{UID: &pod.UID})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// deleteVolumeAttachments deletes the Node's VolumeAttachments, as a
+// forced deletion does before it skips the volume wait.
+func deleteVolumeAttachments(ctx context.Context, s *Scope) engine.Outcome {
+	node := s.Node()
+	if node == nil {
+		return engine.OK()
+	}
+	vas := &storagev1.VolumeAttachmentList{}
+	if err := s.NodeClient.List(ctx, vas); err != nil && !isNoMatch(err) {
+		return engine.Fail(fmt.Errorf("list VolumeAttachments: %w", err))
+	}
+	var names []string
+	for i := range vas.Items {
+		va := &vas.Items[i]
+		if va.Spec.NodeName != node.Name || !va.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if err := s.NodeClient.Delete(ctx, va); err != nil && !apierrors.IsNotFound(err) {
+			return engine.Fail(fmt.Errorf("delete VolumeAttachment %s: %w", va.Name, err))
+		}
+		names = append(names, va.Name)
+	}
+	if len(names) == 0 {
+		return engine.OKf("no VolumeAttachment left on Node %s", node.Name)
+	}
+	return engine.OKf("deleted %s of Node %s: %s", plural(len(names), "VolumeAttachment"), node.Name, fewNames(names, maxNamesPerClass))
 }
 
 // apiMessage is the API server's message plus the causes it lists (the

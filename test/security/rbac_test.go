@@ -294,6 +294,12 @@ var unusedOK = map[string]string{
 		"lets only who may delete an object change its ownerReferences: the Cluster owner set on a Machine; no delete request is sent",
 	"ClusterRole: cluster.krtt.dev machines/finalizers update": "OwnerReferencesPermissionEnforcement lets only who may update " +
 		"the owner's finalizers set blockOwnerDeletion: the Machine as controller of its provider objects; no request goes there",
+	"ClusterRole: core pods delete": "a forced Machine deletion (force-deletion label, onDrainTimeout Force, a Node unhealthy " +
+		"for 5 minutes) deletes Pods with grace period 0; this lifecycle deletes politely",
+	"ClusterRole: storage.k8s.io volumeattachments delete": "a forced Machine deletion deletes the Node's VolumeAttachments; " +
+		"this lifecycle deletes politely",
+	"ClusterRole: core namespaces list":  "a MachineDrainRule with a namespaceSelector reads the Pod's Namespace; this lifecycle has no rule",
+	"ClusterRole: core namespaces watch": "a MachineDrainRule with a namespaceSelector reads the Pod's Namespace; this lifecycle has no rule",
 	"Role: core events patch": "the leader-election event recorder patches an event it repeats (a re-election soon after " +
 		"the last); this lifecycle elects once",
 }

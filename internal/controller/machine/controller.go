@@ -118,7 +118,9 @@ func Setup(ctx context.Context, mgr ctrl.Manager, set *engine.Set, opts Options)
 		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(m.clusterToMachines)).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(m.nodeToMachines)).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(m.podToMachines), builder.WithPredicates(podGoneOrGoing())).
-		Watches(&policyv1.PodDisruptionBudget{}, handler.EnqueueRequestsFromMapFunc(m.drainingMachines))
+		Watches(&policyv1.PodDisruptionBudget{}, handler.EnqueueRequestsFromMapFunc(m.drainingMachines)).
+		// A drain rule that changes changes Pod verdicts: look again at once.
+		Watches(&clusterv1.MachineDrainRule{}, handler.EnqueueRequestsFromMapFunc(m.drainingMachines))
 	if err := r.Setup(mgr, b, opts.MaxConcurrentReconciles, w); err != nil {
 		return nil, err
 	}
