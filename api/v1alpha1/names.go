@@ -20,6 +20,10 @@ const (
 	PausedCondition = "Paused"
 	// ReadyCondition summarises the other conditions.
 	ReadyCondition = "Ready"
+	// CertificatesExpiryKnownCondition appears, False, only while a
+	// control-plane Machine's certificates-expiry annotation is not an RFC
+	// 3339 date, so the bad value is visible rather than silently dropped.
+	CertificatesExpiryKnownCondition = "CertificatesExpiryKnown"
 )
 
 // Reasons of the Deleting condition.

@@ -151,7 +151,8 @@ func TestMachineLifecycleWithSimProvider(t *testing.T) {
 	ctx := context.Background()
 	ns := "e2e"
 	must(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
-	must(t, c.Create(ctx, &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "c1"}}))
+	_, err := harness.ClusterObjects(ctx, c, ns, "c1", true)
+	must(t, err)
 
 	// The Machine and its provider objects, and a second sim machine
 	// (no Machine) for the PDB's other Pod.
