@@ -21,7 +21,8 @@ import (
 // @row:<table>:<row id>.
 const rowTagPrefix = "@row:"
 
-// coverage records which rows fired for the Machines of which scenario.
+// coverage records which rows fired for the objects (Machines, MachineSets)
+// of which scenario.
 // Scenarios are told apart by namespace: every scenario has its own.
 type coverage struct {
 	h *harness.Harness
@@ -62,9 +63,18 @@ type tableRows struct {
 	rows []string
 }
 
-// coverable lists every table whose rows must fire: the set's transition
-// tables, then its decision tables.
-func coverable(set *engine.Set) []tableRows {
+// coverable lists every table whose rows must fire: of every set the
+// operator runs (Machine, MachineSet), its transition tables, then the
+// decision tables it consults.
+func coverable(sets []*engine.Set) []tableRows {
+	var out []tableRows
+	for _, set := range sets {
+		out = append(out, setTables(set)...)
+	}
+	return out
+}
+
+func setTables(set *engine.Set) []tableRows {
 	var out []tableRows
 	for _, t := range set.Tables {
 		tr := tableRows{name: t.Name}
@@ -85,7 +95,7 @@ func coverable(set *engine.Set) []tableRows {
 
 // known reports whether "table:row" names a row of the loaded tables.
 func (c *coverage) known(key string) bool {
-	for _, t := range coverable(c.h.Set) {
+	for _, t := range coverable(c.h.Sets) {
 		for _, id := range t.rows {
 			if rowKey(t.name, id) == key {
 				return true
@@ -209,7 +219,7 @@ type coverageReport struct {
 func (c *coverage) report() *coverageReport {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	r := &coverageReport{tables: coverable(c.h.Set), hits: map[string]map[string][]string{}}
+	r := &coverageReport{tables: coverable(c.h.Sets), hits: map[string]map[string][]string{}}
 	for _, t := range r.tables {
 		r.hits[t.name] = map[string][]string{}
 		for _, id := range t.rows {
@@ -229,7 +239,7 @@ func (c *coverage) report() *coverageReport {
 
 func (r *coverageReport) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-18s %5s %8s  %s\n", "TABLE", "ROWS", "COVERED", "MISSING")
+	fmt.Fprintf(&b, "%-24s %5s %8s  %s\n", "TABLE", "ROWS", "COVERED", "MISSING")
 	for _, t := range r.tables {
 		covered := 0
 		var missing []string
@@ -244,7 +254,7 @@ func (r *coverageReport) String() string {
 		if m == "" {
 			m = "-"
 		}
-		fmt.Fprintf(&b, "%-18s %5d %8d  %s\n", t.name, len(t.rows), covered, m)
+		fmt.Fprintf(&b, "%-24s %5d %8d  %s\n", t.name, len(t.rows), covered, m)
 	}
 	return b.String()
 }

@@ -42,7 +42,7 @@ func registerDrainSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^the Machine "([^"]*)" carries the force-deletion label$`, w.forceDeletionLabel)
 	sc.Step(`^the Machine "([^"]*)" forces its deletion when the drain times out$`, w.onDrainTimeoutForce)
 	sc.Step(`^the Node of "([^"]*)" reports Ready=False$`, w.nodeNotReady)
-	sc.Step(`^(\d+) minutes pass for "([^"]*)"$`, w.minutesPass)
+	sc.Step(`^(\d+) minutes pass for "([^"]*)"$`, w.minutesPassFor)
 }
 
 func (w *world) mirrorPodRuns(ctx context.Context, pod, machine string) error {
@@ -277,9 +277,9 @@ func (w *world) nodeNotReady(ctx context.Context, machine string) error {
 	}, true)
 }
 
-// minutesPass advances the operator's clock (the scenario is @serial) and
+// minutesPassFor advances the operator's clock (the scenario is @serial) and
 // touches the Machine so it is looked at again at once.
-func (w *world) minutesPass(ctx context.Context, minutes int, name string) error {
+func (w *world) minutesPassFor(ctx context.Context, minutes int, name string) error {
 	w.h.Clock.Advance(time.Duration(minutes) * time.Minute)
 	return w.updateMachine(ctx, name, func(m *clusterv1.Machine) {
 		if m.Annotations == nil {

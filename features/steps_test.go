@@ -99,7 +99,7 @@ func registerSteps(sc *godog.ScenarioContext, h *harness.Harness, cov *coverage)
 		want := tagged(s)
 		for _, k := range want {
 			if !cov.known(k) {
-				return ctx, fmt.Errorf("tag @row:%s names no row of the Machine tables", k)
+				return ctx, fmt.Errorf("tag @row:%s names no row of the shipped tables", k)
 			}
 		}
 		perr := harness.Eventually(ctx, 10*time.Second, func(context.Context) error {
@@ -122,6 +122,7 @@ func registerSteps(sc *godog.ScenarioContext, h *harness.Harness, cov *coverage)
 	registerCertificatesSteps(sc, w)
 	registerOwnershipSteps(sc, w)
 	registerDrainSteps(sc, w)
+	registerMachineSetSteps(sc, w)
 
 	// --- Given: the world ---
 	sc.Step(`^a Cluster "([^"]*)"$`, w.aCluster)

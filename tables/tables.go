@@ -8,13 +8,15 @@ import (
 	"fmt"
 
 	machineactions "github.com/krtt-dev/krtt/actions/machine"
+	machinesetactions "github.com/krtt-dev/krtt/actions/machineset"
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/transitions"
 )
 
 // Set names of the shipped controllers (a TableSet's metadata.name).
 const (
-	Machine = "machine"
+	Machine    = "machine"
+	MachineSet = "machineset"
 )
 
 // Catalogs are the registries krtt is built with, by registry name (a table
@@ -22,7 +24,7 @@ const (
 // action and fact descriptions from them.
 func Catalogs() map[string]*engine.Catalog {
 	out := map[string]*engine.Catalog{}
-	for _, c := range []*engine.Catalog{machineactions.Registry().Catalog(), machineactions.PodRegistry().Catalog()} {
+	for _, c := range []*engine.Catalog{machineactions.Registry().Catalog(), machineactions.PodRegistry().Catalog(), machinesetactions.Registry().Catalog()} {
 		out[c.Name] = c
 	}
 	return out

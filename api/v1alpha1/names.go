@@ -71,6 +71,11 @@ const (
 	// CertificatesExpiryAnnotation overrides the certificates expiry date
 	// (RFC 3339) reported in status.certificatesExpiryDate.
 	CertificatesExpiryAnnotation = "machine.cluster.krtt.dev/certificates-expiry"
+
+	// WatchFilterLabel splits a fleet between operator instances: one
+	// started with --watch-filter=VALUE manages only the Machines labelled
+	// with VALUE (label a Cluster's Machines alike, control plane included).
+	WatchFilterLabel = "cluster.krtt.dev/watch-filter"
 )
 
 // Labels on Machines.
@@ -114,4 +119,24 @@ const (
 	MachineAnnotation          = "cluster.krtt.dev/machine"
 	ClusterNameAnnotation      = "cluster.krtt.dev/cluster-name"
 	ClusterNamespaceAnnotation = "cluster.krtt.dev/cluster-namespace"
+)
+
+// MachineSet names.
+const (
+	// MachineSetFinalizer keeps a MachineSet until its Machines are gone.
+	MachineSetFinalizer = "machineset.cluster.krtt.dev"
+	// SetNameLabel names the MachineSet that created a Machine.
+	SetNameLabel = "cluster.krtt.dev/set-name"
+	// DeleteMachineAnnotation marks a Machine its MachineSet deletes first
+	// when it scales down.
+	DeleteMachineAnnotation = "cluster.krtt.dev/delete-machine"
+)
+
+// Condition types set on MachineSets (Paused too).
+const (
+	MachinesReadyCondition = "MachinesReady"
+	ScalingUpCondition     = "ScalingUp"
+	ScalingDownCondition   = "ScalingDown"
+	RemediatingCondition   = "Remediating"
+	FrozenCondition        = "Frozen"
 )

@@ -15,7 +15,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/krtt-dev/krtt/internal/operator"
-	krtttables "github.com/krtt-dev/krtt/tables"
 )
 
 func main() {
@@ -27,6 +26,7 @@ func main() {
 		leaseDuration, renewDeadline      time.Duration
 		retryPeriod                       time.Duration
 		concurrency                       int
+		watchFilter                       string
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address of the Prometheus metrics endpoint (0 disables it).")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address of the health and readiness probes.")
@@ -38,14 +38,16 @@ func main() {
 	flag.DurationVar(&renewDeadline, "leader-election-renew-deadline", 10*time.Second, "How long the leader keeps retrying to renew before it gives up leadership.")
 	flag.DurationVar(&retryPeriod, "leader-election-retry-period", 2*time.Second, "How often replicas try to acquire or renew the Lease.")
 	flag.IntVar(&concurrency, "machine-concurrency", 10, "Machines reconciled in parallel.")
-	flag.StringVar(&tablesDir, "tables", "", "Load the Machine tables from this directory instead of the embedded ones; the operator refuses to start on any lint finding.")
+	flag.StringVar(&watchFilter, "watch-filter", "",
+		"Manage only the Machines labelled cluster.krtt.dev/watch-filter=VALUE, so several instances can each run a part of a fleet (label a Cluster's Machines alike); empty manages all.")
+	flag.StringVar(&tablesDir, "tables", "", "Load the Machine and MachineSet tables from this directory instead of the embedded ones; the operator refuses to start on any lint finding.")
 	opts := zap.Options{Development: false}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
 	log := ctrl.Log.WithName("setup")
 
-	set, err := krtttables.Load(krtttables.Machine, tablesDir)
+	set, machineSets, err := operator.Sets(tablesDir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -55,7 +57,7 @@ func main() {
 		log.Error(err, "no Kubernetes configuration")
 		os.Exit(1)
 	}
-	mgr, err := operator.NewManager(cfg, ctrl.Options{
+	mgrOpts := ctrl.Options{
 		Metrics:                 metricsserver.Options{BindAddress: metricsAddr},
 		HealthProbeBindAddress:  probeAddr,
 		PprofBindAddress:        pprofAddr,
@@ -64,14 +66,19 @@ func main() {
 		LeaseDuration:           &leaseDuration,
 		RenewDeadline:           &renewDeadline,
 		RetryPeriod:             &retryPeriod,
-	})
+	}
+	if err := operator.WatchFilter(&mgrOpts, watchFilter); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	mgr, err := operator.NewManager(cfg, mgrOpts)
 	if err != nil {
 		log.Error(err, "unable to create the manager")
 		os.Exit(1)
 	}
 	ctx := ctrl.SetupSignalHandler()
-	if _, err := operator.Setup(ctx, mgr, set, operator.Options{MachineConcurrency: concurrency}); err != nil {
-		log.Error(err, "unable to set up the Machine controller")
+	if _, err := operator.Setup(ctx, mgr, set, operator.Options{MachineConcurrency: concurrency, MachineSets: machineSets}); err != nil {
+		log.Error(err, "unable to set up the controllers")
 		os.Exit(1)
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
@@ -82,7 +89,7 @@ func main() {
 		log.Error(err, "ready check")
 		os.Exit(1)
 	}
-	log.Info("starting", "tables", orEmbedded(tablesDir), "machineConcurrency", concurrency)
+	log.Info("starting", "tables", orEmbedded(tablesDir), "machineConcurrency", concurrency, "watchFilter", watchFilter)
 	if err := mgr.Start(ctx); err != nil {
 		log.Error(err, "manager stopped")
 		os.Exit(1)

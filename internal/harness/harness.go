@@ -18,14 +18,16 @@ import (
 	"github.com/krtt-dev/krtt/internal/controller/machine"
 	"github.com/krtt-dev/krtt/internal/operator"
 	"github.com/krtt-dev/krtt/internal/testenv"
-	krtttables "github.com/krtt-dev/krtt/tables"
 )
 
 // Harness is a control plane plus a restartable operator.
 type Harness struct {
 	Env    *testenv.Env
 	Client client.Client
-	Set    *engine.Set
+	// Set is the Machine table set; Sets every set the operator runs
+	// (Machine and MachineSet), for row coverage.
+	Set  *engine.Set
+	Sets []*engine.Set
 	// Clock is the operator's clock; scenarios advance it past timeouts.
 	Clock *Clock
 
@@ -44,12 +46,12 @@ func Start() (*Harness, error) {
 	if err != nil {
 		return nil, err
 	}
-	set, err := krtttables.Load(krtttables.Machine, "")
+	set, machineSets, err := operator.Sets("")
 	if err != nil {
 		_ = env.Stop()
 		return nil, err
 	}
-	h := &Harness{Env: env, Client: env.Client, Set: set, Clock: &Clock{}}
+	h := &Harness{Env: env, Client: env.Client, Set: set, Sets: []*engine.Set{set, machineSets}, Clock: &Clock{}}
 	if err := h.StartOperator(); err != nil {
 		_ = env.Stop()
 		return nil, err
@@ -57,19 +59,20 @@ func Start() (*Harness, error) {
 	return h, nil
 }
 
-// StartOperator starts a fresh manager with the Machine controller.
+// StartOperator starts a fresh manager with the Machine and MachineSet
+// controllers.
 func (h *Harness) StartOperator() error {
 	mgr, err := operator.NewManager(h.Env.Config, ctrl.Options{Controller: ctrlConfig()})
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r, err := operator.Setup(ctx, mgr, h.Set, operator.Options{MachineConcurrency: 4, Now: h.Clock.Now})
+	r, err := operator.Setup(ctx, mgr, h.Set, operator.Options{MachineConcurrency: 4, MachineSets: h.Sets[1],
+		Traces: h.record, Now: h.Clock.Now})
 	if err != nil {
 		cancel()
 		return err
 	}
-	r.Runner().Subscribe(h.record)
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
 	h.mu.Lock()

@@ -4,19 +4,27 @@ package operator
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"time"
 
 	"k8s.io/client-go/rest"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/internal/controller/machine"
+	"github.com/krtt-dev/krtt/internal/controller/machineset"
+	krtttables "github.com/krtt-dev/krtt/tables"
 )
 
 // Scheme knows the built-in types and the cluster.krtt.dev API. Provider
@@ -35,13 +43,82 @@ func Scheme() *runtime.Scheme {
 // Options for Setup.
 type Options struct {
 	MachineConcurrency int
+	// MachineSets is the MachineSet table set; nil leaves the MachineSet
+	// controller out.
+	MachineSets *engine.Set
+	// MachineSetConcurrency defaults to MachineConcurrency.
+	MachineSetConcurrency int
+	// Traces, when set, receives every row fired by every controller.
+	Traces func(engine.Trace)
 	// Now is the controllers' clock; time.Now when nil (tests inject one).
 	Now func() time.Time
 }
 
-// Setup adds the Machine controller for the given table set.
+// Setup adds the Machine controller for the given table set and, when
+// opts.MachineSets is given, the MachineSet controller.
 func Setup(ctx context.Context, mgr ctrl.Manager, set *engine.Set, opts Options) (*machine.Reconciler, error) {
-	return machine.Setup(ctx, mgr, set, machine.Options{MaxConcurrentReconciles: opts.MachineConcurrency, Now: opts.Now})
+	r, err := machine.Setup(ctx, mgr, set, machine.Options{MaxConcurrentReconciles: opts.MachineConcurrency, Now: opts.Now})
+	if err != nil {
+		return nil, err
+	}
+	if opts.Traces != nil {
+		r.Runner().Subscribe(opts.Traces)
+	}
+	if opts.MachineSets == nil {
+		return r, nil
+	}
+	concurrency := opts.MachineSetConcurrency
+	if concurrency == 0 {
+		concurrency = opts.MachineConcurrency
+	}
+	msr, err := machineset.Setup(ctx, mgr, opts.MachineSets, machineset.Options{MaxConcurrentReconciles: concurrency, Now: opts.Now})
+	if err != nil {
+		return nil, fmt.Errorf("MachineSet controller: %w", err)
+	}
+	if opts.Traces != nil {
+		msr.Runner().Subscribe(opts.Traces)
+	}
+	return r, nil
+}
+
+// Sets loads the table sets of every controller from dir (the embedded
+// tables when dir is empty): the Machine set and the MachineSet set.
+func Sets(dir string) (machines, machineSets *engine.Set, err error) {
+	if machines, err = krtttables.Load(krtttables.Machine, dir); err != nil {
+		return nil, nil, err
+	}
+	if machineSets, err = krtttables.Load(krtttables.MachineSet, dir); err != nil {
+		return nil, nil, err
+	}
+	return machines, machineSets, nil
+}
+
+// WatchFilter makes a manager see only the Machines labelled
+// cluster.krtt.dev/watch-filter=value (no filter when value is empty), as
+// Cluster API's --watch-filter does: its cache holds no other Machine, so no
+// event, mapping or list of this operator ever reaches one; MachineSets are
+// filtered alike and label the Machines they create. Clusters,
+// provider objects and Nodes are not filtered. Instances with different
+// filters elect their leaders apart (a Lease per filter value).
+func WatchFilter(o *ctrl.Options, value string) error {
+	if value == "" {
+		return nil
+	}
+	if errs := validation.IsValidLabelValue(value); len(errs) > 0 {
+		return fmt.Errorf("--watch-filter %q is not a label value: %s", value, strings.Join(errs, "; "))
+	}
+	if o.Cache.ByObject == nil {
+		o.Cache.ByObject = map[client.Object]cache.ByObject{}
+	}
+	filter := labels.SelectorFromSet(labels.Set{clusterv1.WatchFilterLabel: value})
+	o.Cache.ByObject[&clusterv1.Machine{}] = cache.ByObject{Label: filter}
+	// A MachineSet passes its label on to the Machines it creates: an
+	// instance sees its sets and their Machines, never half of a set.
+	o.Cache.ByObject[&clusterv1.MachineSet{}] = cache.ByObject{Label: filter}
+	if o.LeaderElectionID == "" {
+		o.LeaderElectionID = strings.ReplaceAll(strings.ToLower(value), "_", "-") + "." + LeaderElectionID
+	}
+	return nil
 }
 
 // LeaderElectionID names the Lease the operator's replicas elect a leader on.
@@ -54,6 +131,7 @@ const LeaderElectionID = "krtt-operator.krtt.dev"
 func NewManager(cfg *rest.Config, o ctrl.Options) (ctrl.Manager, error) {
 	o.Scheme = Scheme()
 	o.Client = ClientOptions()
+	SlimCache(&o)
 	if o.LeaderElectionID == "" {
 		o.LeaderElectionID = LeaderElectionID
 	}
@@ -68,4 +146,57 @@ func NewManager(cfg *rest.Config, o ctrl.Options) (ctrl.Manager, error) {
 // operator reads them on every reconcile and watches their kinds anyway.
 func ClientOptions() client.Options {
 	return client.Options{Cache: &client.CacheOptions{Unstructured: true}}
+}
+
+// SlimCache keeps in the manager's cache only what the observers read: no
+// object keeps its managedFields, and a Pod keeps no container specs beyond
+// their names, no container statuses and no last-applied annotation. With
+// tens of Pods per Node, Pods are most of an operator's memory. The operator
+// never updates a Pod (its RBAC has no verb for it), so a trimmed copy is
+// never written back.
+func SlimCache(o *ctrl.Options) {
+	if o.Cache.DefaultTransform == nil {
+		o.Cache.DefaultTransform = cache.TransformStripManagedFields()
+	}
+	if o.Cache.ByObject == nil {
+		o.Cache.ByObject = map[client.Object]cache.ByObject{}
+	}
+	for obj, by := range o.Cache.ByObject {
+		if _, ok := obj.(*corev1.Pod); ok {
+			if by.Transform == nil {
+				by.Transform = slimPod
+				o.Cache.ByObject[obj] = by
+			}
+			return
+		}
+	}
+	o.Cache.ByObject[&corev1.Pod{}] = cache.ByObject{Transform: slimPod}
+}
+
+// slimPod is SlimCache's transform for Pods.
+func slimPod(obj any) (any, error) {
+	p, ok := obj.(*corev1.Pod)
+	if !ok {
+		return obj, nil
+	}
+	p.ManagedFields = nil
+	delete(p.Annotations, corev1.LastAppliedConfigAnnotation)
+	p.Spec.Containers = namesOnly(p.Spec.Containers)
+	p.Spec.InitContainers = namesOnly(p.Spec.InitContainers)
+	p.Spec.EphemeralContainers = nil
+	p.Status.ContainerStatuses = nil
+	p.Status.InitContainerStatuses = nil
+	p.Status.EphemeralContainerStatuses = nil
+	return p, nil
+}
+
+func namesOnly(cs []corev1.Container) []corev1.Container {
+	if cs == nil {
+		return nil
+	}
+	out := make([]corev1.Container, len(cs))
+	for i := range cs {
+		out[i] = corev1.Container{Name: cs[i].Name}
+	}
+	return out
 }

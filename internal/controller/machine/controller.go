@@ -19,6 +19,7 @@ import (
 	machineactions "github.com/krtt-dev/krtt/actions/machine"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/internal/controller/record"
 	"github.com/krtt-dev/krtt/reconciler"
 )
 
@@ -43,21 +44,14 @@ var Status = reconciler.Status[*clusterv1.Machine]{
 	Get: func(m *clusterv1.Machine) reconciler.Record {
 		rec := reconciler.Record{State: m.Status.State, StateSince: m.Status.StateSince,
 			Phase: string(m.Status.Phase), ObservedGeneration: m.Status.ObservedGeneration}
-		if lt := m.Status.LastTransition; lt != nil {
-			rec.LastTransition = &reconciler.Transition{Table: lt.Table, Row: lt.Row, From: lt.From, To: lt.To,
-				Action: lt.Action, Outcome: lt.Outcome, Message: lt.Message, Time: lt.Time}
-		}
+		rec.LastTransition = record.Transition(m.Status.LastTransition)
 		return rec
 	},
 	Set: func(m *clusterv1.Machine, rec reconciler.Record) {
 		m.Status.State, m.Status.StateSince = rec.State, rec.StateSince
 		m.Status.Phase = clusterv1.MachinePhase(rec.Phase)
 		m.Status.ObservedGeneration = rec.ObservedGeneration
-		m.Status.LastTransition = nil
-		if lt := rec.LastTransition; lt != nil {
-			m.Status.LastTransition = &clusterv1.LastTransition{Table: lt.Table, Row: lt.Row, From: lt.From, To: lt.To,
-				Action: lt.Action, Outcome: lt.Outcome, Message: lt.Message, Time: lt.Time}
-		}
+		m.Status.LastTransition = record.LastTransition(rec.LastTransition)
 	},
 	GetConditions: func(m *clusterv1.Machine) []metav1.Condition { return m.Status.Conditions },
 	SetConditions: func(m *clusterv1.Machine, c []metav1.Condition) { m.Status.Conditions = c },
