@@ -49,7 +49,7 @@ Feature: Machines whose Node goes bad, and Machines that never come up
     And the Machine "m1" has condition "NodeHealthy" with reason "NodeConditionsFailed" and message containing "MemoryPressure=True"
     And the NodeHealthy condition of "m1" does not mention "DiskPressure"
 
-  @serial @row:machine-errors:E16 @row:machine-normal:N50
+  @serial @row:machine-errors:E20 @row:machine-normal:N50
   Scenario: a Machine unhealthy for longer than its health timeout fails and is left for its owner to replace
     Given a running Machine "m1"
     When the Node of "m1" reports "Ready" as "False" because "KubeletNotReady: PLEG is not healthy"
@@ -63,7 +63,7 @@ Feature: Machines whose Node goes bad, and Machines that never come up
     And the Machine "m1" reaches phase "Failed"
     And the Machine "m1" has the krtt finalizer
 
-  @serial @row:machine-errors:E13 @row:machine-errors:E14 @row:machine-errors:E15
+  @serial @row:machine-errors:E17 @row:machine-errors:E18 @row:machine-errors:E19
   Scenario: a Machine that is not Running within its creation timeout fails, naming the step it waited on
     Given a Machine "m1" with its bootstrap and infrastructure objects
     And a Machine "m2" with its bootstrap and infrastructure objects

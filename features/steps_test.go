@@ -122,6 +122,7 @@ func registerSteps(sc *godog.ScenarioContext, h *harness.Harness, cov *coverage)
 	registerCertificatesSteps(sc, w)
 	registerOwnershipSteps(sc, w)
 	registerHealthSteps(sc, w)
+	registerDrainSteps(sc, w)
 	registerMachineSetSteps(sc, w)
 
 	// --- Given: the world ---

@@ -61,6 +61,9 @@ var Status = reconciler.Status[*clusterv1.Machine]{
 // observer. c reads the management cluster; w may be nil (explain).
 func Spec(set *engine.Set, c client.Client, w *reconciler.KindWatcher) reconciler.Spec[*clusterv1.Machine, *machineactions.Scope] {
 	obs := &machineactions.Observer{Client: c, Clusters: machineactions.LocalClusterClients{Client: c}}
+	// Setup refuses a set without the Pod verdict table; without it the
+	// drain fails with a message naming it.
+	obs.PodVerdicts, _ = machineactions.PodVerdicts(set)
 	if w != nil {
 		obs.Watcher = w
 	}
@@ -83,6 +86,9 @@ func Spec(set *engine.Set, c client.Client, w *reconciler.KindWatcher) reconcile
 // Setup registers the indexes, builds the Machine controller on the kit and
 // adds it to the manager.
 func Setup(ctx context.Context, mgr ctrl.Manager, set *engine.Set, opts Options) (*Reconciler, error) {
+	if _, err := machineactions.PodVerdicts(set); err != nil {
+		return nil, err
+	}
 	w := reconciler.NewKindWatcher(&clusterv1.Machine{})
 	r, err := reconciler.New(Spec(set, mgr.GetClient(), w), reconciler.Options{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
@@ -106,7 +112,9 @@ func Setup(ctx context.Context, mgr ctrl.Manager, set *engine.Set, opts Options)
 		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(m.clusterToMachines)).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(m.nodeToMachines)).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(m.podToMachines), builder.WithPredicates(podGoneOrGoing())).
-		Watches(&policyv1.PodDisruptionBudget{}, handler.EnqueueRequestsFromMapFunc(m.drainingMachines))
+		Watches(&policyv1.PodDisruptionBudget{}, handler.EnqueueRequestsFromMapFunc(m.drainingMachines)).
+		// A drain rule that changes changes Pod verdicts: look again at once.
+		Watches(&clusterv1.MachineDrainRule{}, handler.EnqueueRequestsFromMapFunc(m.drainingMachines))
 	if err := r.Setup(mgr, b, opts.MaxConcurrentReconciles, w); err != nil {
 		return nil, err
 	}
