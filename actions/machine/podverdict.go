@@ -302,8 +302,11 @@ func priority(p *corev1.Pod) int32 {
 	return 0
 }
 
-// releasedVolumes names the volumes still attached to the Node that no Pod
-// on it mounts: the volumes of Pods that left, not yet detached.
+// releasedVolumes names the claimed volumes still attached to the Node that
+// no Pod on it mounts: the volumes of Pods with PVCs that left, not yet
+// detached. A volume no claim binds (an inline volume, a disk attached by
+// hand) was never a Pod's to release, so it does not hold the next Pod's
+// turn; the volume wait after the drain still waits for it.
 func (v *drainView) releasedVolumes(ctx context.Context) ([]string, error) {
 	pvs := &pvCache{c: v.s.NodeClient, pv: map[string]*corev1.PersistentVolume{}}
 	present := make([]*corev1.Pod, len(v.pods))
@@ -314,7 +317,21 @@ func (v *drainView) releasedVolumes(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return attachedVolumes(ctx, v.s.NodeClient, pvs, v.node, inUse)
+	attached, err := attachedVolumes(ctx, v.s.NodeClient, pvs, v.node, inUse)
+	if err != nil {
+		return nil, err
+	}
+	var claimed []string
+	for _, name := range attached {
+		pv, err := pvs.get(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		if pv != nil && pv.Spec.ClaimRef != nil {
+			claimed = append(claimed, name)
+		}
+	}
+	return claimed, nil
 }
 
 // drainRules lists the MachineDrainRules in the Machine's namespace that

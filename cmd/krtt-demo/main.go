@@ -309,16 +309,7 @@ func (d *demo) story(ctx context.Context) error {
 	if err := d.waitReason(ctx, clusterv1.DeletingDrainingNodeReason, "web-0", 30*time.Second); err != nil {
 		return err
 	}
-	d.note("the drain cordoned %s and evicted what it may; web-0 is blocked by PodDisruptionBudget web", nodeA)
-	if err := d.waitFor(ctx, "db-0 evicted and gone (the sim kubelet finishes it)", 45*time.Second, func() (bool, string, error) {
-		err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db-0"}, &corev1.Pod{})
-		if apierrors.IsNotFound(err) {
-			return true, "", nil
-		}
-		return false, "db-0 still there", err
-	}); err != nil {
-		return err
-	}
+	d.note("the drain cordoned %s; web-0 is blocked by PodDisruptionBudget web, and db-0 waits its turn: Pods with volumes are evicted one at a time, after the others (pod-verdict row P16)", nodeA)
 
 	d.step("Scaling app=web: web-1 starts on %s, so PDB web allows one disruption", nodeB)
 	if err := d.createPod(ctx, "web-1", nodeB, map[string]string{"app": "web"}, nil); err != nil {
@@ -347,6 +338,16 @@ func (d *demo) story(ctx context.Context) error {
 		return err
 	}
 	d.note("PDB web allowed one disruption; the change woke the drain, which evicted web-0")
+	d.note("now db-0, the Pod with a volume, is evicted")
+	if err := d.waitFor(ctx, "db-0 evicted and gone (the sim kubelet finishes it)", 45*time.Second, func() (bool, string, error) {
+		err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db-0"}, &corev1.Pod{})
+		if apierrors.IsNotFound(err) {
+			return true, "", nil
+		}
+		return false, "db-0 still there", err
+	}); err != nil {
+		return err
+	}
 
 	if err := d.waitReason(ctx, clusterv1.DeletingWaitingForVolumeDetachReason, legacyPV, 75*time.Second); err != nil {
 		return err
