@@ -232,7 +232,7 @@ type Event struct {
 func Machine(ctx context.Context, c client.Client, set *engine.Set, key client.ObjectKey, now time.Time) (*Report, error) {
 	// The operator's own observe and decide, through the controller kit,
 	// with a direct client and no action run.
-	r, err := reconciler.New(machine.Spec(set, c, nil), reconciler.Options{Client: c, Now: func() time.Time { return now }})
+	r, err := reconciler.New(machine.Spec(set, c, nil, nil), reconciler.Options{Client: c, Now: func() time.Time { return now }})
 	if err != nil {
 		return nil, err
 	}

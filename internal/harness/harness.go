@@ -35,6 +35,7 @@ type Harness struct {
 	traces   []engine.Trace
 	subs     []func(engine.Trace)
 	Reconcil *machine.Reconciler
+	workload workload
 }
 
 // Start brings up envtest and the operator.
@@ -64,7 +65,7 @@ func (h *Harness) StartOperator() error {
 		return err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r, err := operator.Setup(ctx, mgr, h.Set, operator.Options{MachineConcurrency: 4, Now: h.Clock.Now})
+	r, err := operator.Setup(ctx, mgr, h.Set, operator.Options{MachineConcurrency: 4, Now: h.Clock.Now, Workload: workloadOptions})
 	if err != nil {
 		cancel()
 		return err
@@ -107,6 +108,9 @@ func (h *Harness) RestartOperator() error {
 // Stop tears everything down.
 func (h *Harness) Stop() error {
 	err := h.StopOperator()
+	if e := h.stopWorkload(); err == nil {
+		err = e
+	}
 	if e := h.Env.Stop(); err == nil {
 		err = e
 	}

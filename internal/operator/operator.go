@@ -17,6 +17,7 @@ import (
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/internal/controller/machine"
+	"github.com/krtt-dev/krtt/internal/remote"
 )
 
 // Scheme knows the built-in types and the cluster.krtt.dev API. Provider
@@ -37,11 +38,33 @@ type Options struct {
 	MachineConcurrency int
 	// Now is the controllers' clock; time.Now when nil (tests inject one).
 	Now func() time.Time
+	// Workload configures the workload cluster connections (health probe
+	// interval, timeout, failure threshold); zero values are the defaults.
+	Workload remote.Options
 }
 
-// Setup adds the Machine controller for the given table set.
+// Setup adds the Machine controller for the given table set, and the
+// workload cluster connections its Node side goes through.
 func Setup(ctx context.Context, mgr ctrl.Manager, set *engine.Set, opts Options) (*machine.Reconciler, error) {
-	return machine.Setup(ctx, mgr, set, machine.Options{MaxConcurrentReconciles: opts.MachineConcurrency, Now: opts.Now})
+	clusters, err := WorkloadClusters(mgr, opts.Workload)
+	if err != nil {
+		return nil, err
+	}
+	return machine.Setup(ctx, mgr, set, machine.Options{MaxConcurrentReconciles: opts.MachineConcurrency, Now: opts.Now, Clusters: clusters})
+}
+
+// WorkloadClusters is the manager's cache of workload cluster connections,
+// with the indexes the Machine controller reads through.
+func WorkloadClusters(mgr ctrl.Manager, o remote.Options) (*remote.Cache, error) {
+	if o.Scheme == nil {
+		o.Scheme = Scheme()
+	}
+	o.Indexes = append(o.Indexes, machine.Indexes()...)
+	c := remote.New(mgr.GetClient(), mgr.GetAPIReader(), o)
+	if err := mgr.Add(c); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // LeaderElectionID names the Lease the operator's replicas elect a leader on.

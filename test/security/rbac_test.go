@@ -294,6 +294,8 @@ var unusedOK = map[string]string{
 		"lets only who may delete an object change its ownerReferences: the Cluster owner set on a Machine; no delete request is sent",
 	"ClusterRole: cluster.krtt.dev machines/finalizers update": "OwnerReferencesPermissionEnforcement lets only who may update " +
 		"the owner's finalizers set blockOwnerDeletion: the Machine as controller of its provider objects; no request goes there",
+	"ClusterRole: core secrets get": "reads the data of a Cluster's <cluster>-kubeconfig Secret once per workload cluster " +
+		"connection (uncached, so no other Secret's data is held); this lifecycle is self-hosted and has no such Secret",
 	"Role: core events patch": "the leader-election event recorder patches an event it repeats (a re-election soon after " +
 		"the last); this lifecycle elects once",
 }
