@@ -20,10 +20,13 @@ const (
 // first value. fn returns false to stop. The Facts passed to fn is reused
 // between calls; Clone it to keep it.
 func EnumerateAssignments(set *Set, facts []int, fn func(Facts) bool) {
+	enumerateFrom(set, facts, make([]uint8, len(set.Facts)), fn)
+}
+
+// enumerateFrom is EnumerateAssignments with the other facts set to base.
+func enumerateFrom(set *Set, facts []int, base []uint8, fn func(Facts) bool) {
 	f := set.NewFacts()
-	for i := range f.v {
-		f.v[i] = 0
-	}
+	copy(f.v, base)
 	var rec func(k int) bool
 	rec = func(k int) bool {
 		if k == len(facts) {
@@ -36,7 +39,7 @@ func EnumerateAssignments(set *Set, facts []int, fn func(Facts) bool) {
 				return false
 			}
 		}
-		f.v[fi] = 0
+		f.v[fi] = base[fi]
 		return true
 	}
 	rec(0)
@@ -89,6 +92,43 @@ func stateFacts(set *Set, st *State) ([]int, int) {
 	return out, points()
 }
 
+// possibleBase picks values for the facts not enumerated that keep clear of
+// the impossible combinations where it can (greedily): a fact left at its
+// first value must not make every enumerated assignment impossible just
+// because its combination with another unenumerated fact is.
+func possibleBase(set *Set, enumerated []int) []uint8 {
+	base := make([]uint8, len(set.Facts))
+	isEnum := map[int]bool{}
+	for _, i := range enumerated {
+		isEnum[i] = true
+	}
+	for _, im := range set.Impossible {
+		first, avoided := -1, false
+		for i, m := range im.cube {
+			if isEnum[i] || m == fullMask(set.Facts[i]) {
+				continue
+			}
+			if m&(uint64(1)<<base[i]) == 0 {
+				avoided = true
+				break
+			}
+			if first < 0 {
+				first = i
+			}
+		}
+		if avoided || first < 0 {
+			continue
+		}
+		for v := range set.Facts[first].Values {
+			if im.cube[first]&(uint64(1)<<uint(v)) == 0 {
+				base[first] = uint8(v)
+				break
+			}
+		}
+	}
+	return base
+}
+
 func impossibleAssignment(set *Set, f Facts) bool {
 	for _, im := range set.Impossible {
 		if im.cube.matches(f.v) {
@@ -133,7 +173,7 @@ func checkDecideAgrees(t *testing.T, set *Set) {
 			return failures < 5
 		}
 		if points <= maxPoints {
-			EnumerateAssignments(set, facts, visit)
+			enumerateFrom(set, facts, possibleBase(set, facts), visit)
 		} else {
 			f := set.NewFacts()
 			for range maxSamples {

@@ -57,7 +57,7 @@ func (c *coverage) record(tr engine.Trace) {
 
 // known reports whether "table:row" names a row of the loaded tables.
 func (c *coverage) known(key string) bool {
-	for _, t := range c.h.Set.Tables {
+	for _, t := range c.h.Tables() {
 		for _, r := range t.Rows {
 			if rowKey(t.Name, r.ID) == key {
 				return true
@@ -181,8 +181,8 @@ type coverageReport struct {
 func (c *coverage) report() *coverageReport {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	r := &coverageReport{tables: c.h.Set.Tables, hits: map[string]map[string][]string{}}
-	for _, t := range c.h.Set.Tables {
+	r := &coverageReport{tables: c.h.Tables(), hits: map[string]map[string][]string{}}
+	for _, t := range c.h.Tables() {
 		r.hits[t.Name] = map[string][]string{}
 		for _, row := range t.Rows {
 			var where []string

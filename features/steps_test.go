@@ -96,7 +96,7 @@ func registerSteps(sc *godog.ScenarioContext, h *harness.Harness, cov *coverage)
 		want := tagged(s)
 		for _, k := range want {
 			if !cov.known(k) {
-				return ctx, fmt.Errorf("tag @row:%s names no row of the Machine tables", k)
+				return ctx, fmt.Errorf("tag @row:%s names no row of the shipped tables", k)
 			}
 		}
 		perr := harness.Eventually(ctx, 10*time.Second, func(context.Context) error {

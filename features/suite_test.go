@@ -81,7 +81,7 @@ func TestFeatures(t *testing.T) {
 	// Rows may fire a little after a scenario's last step (for example N01
 	// once a Machine is gone); coverage is computed over everything recorded.
 	report := cov.report()
-	fmt.Fprintf(os.Stdout, "\nRow coverage (every row of every table in the Machine set):\n%s", report.String())
+	fmt.Fprintf(os.Stdout, "\nRow coverage (every row of every shipped table):\n%s", report.String())
 	if os.Getenv("KRTT_WRITE_COVERAGE") == "1" {
 		if err := report.writeJSON("coverage.json"); err != nil {
 			t.Errorf("write coverage.json: %v", err)

@@ -3,14 +3,17 @@ package features
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/cucumber/godog"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/internal/harness"
 )
 
@@ -24,6 +27,9 @@ func registerWorkloadSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^the Node of "([^"]*)" is not in the management cluster$`, w.nodeNotInManagement)
 	sc.Step(`^the workload cluster's API server stops$`, w.workloadAPIServerStops)
 	sc.Step(`^the workload cluster's API server starts again$`, w.workloadAPIServerStarts)
+	sc.Step(`^the Cluster "([^"]*)" has condition "([^"]*)" with status "([^"]*)" and reason "([^"]*)" and message containing "([^"]*)"$`, w.clusterHasCondition)
+	sc.Step(`^the Cluster "([^"]*)" counts (\d+) Machines?, (\d+) Ready$`, w.clusterCounts)
+	sc.Step(`^the Cluster "([^"]*)" is deleted$`, w.deleteCluster)
 	sc.After(func(ctx context.Context, _ *godog.Scenario, err error) (context.Context, error) {
 		// A scenario that failed while the API server was down must not
 		// leave it down for the next ones.
@@ -129,4 +135,35 @@ func (w *world) workloadAPIServerStarts(context.Context) error {
 		w.kubelets[n] = true
 	}
 	return nil
+}
+
+func (w *world) clusterHasCondition(ctx context.Context, name, ctype, status, reason, msg string) error {
+	return w.eventually(ctx, fmt.Sprintf("Cluster condition %s reason %s", ctype, reason), func(ctx context.Context) error {
+		c := &clusterv1.Cluster{}
+		if err := w.h.Client.Get(ctx, w.key(name), c); err != nil {
+			return err
+		}
+		cond := meta.FindStatusCondition(c.Status.Conditions, ctype)
+		if cond == nil || string(cond.Status) != status || cond.Reason != reason || !strings.Contains(cond.Message, msg) {
+			return fmt.Errorf("%s = %+v", ctype, cond)
+		}
+		return nil
+	})
+}
+
+func (w *world) clusterCounts(ctx context.Context, name string, total, ready int) error {
+	return w.eventually(ctx, "Cluster machine counts", func(ctx context.Context) error {
+		c := &clusterv1.Cluster{}
+		if err := w.h.Client.Get(ctx, w.key(name), c); err != nil {
+			return err
+		}
+		if got := c.Status.Machines; int(got.Total) != total || int(got.Ready) != ready {
+			return fmt.Errorf("status.machines %+v, want total %d ready %d", got, total, ready)
+		}
+		return nil
+	})
+}
+
+func (w *world) deleteCluster(ctx context.Context, name string) error {
+	return w.h.Client.Delete(ctx, &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name}})
 }

@@ -7,6 +7,7 @@ package tables
 import (
 	"fmt"
 
+	clusteractions "github.com/krtt-dev/krtt/actions/cluster"
 	machineactions "github.com/krtt-dev/krtt/actions/machine"
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/transitions"
@@ -15,6 +16,7 @@ import (
 // Set names of the shipped controllers (a TableSet's metadata.name).
 const (
 	Machine = "machine"
+	Cluster = "cluster"
 )
 
 // Catalogs are the registries krtt is built with, by registry name (a table
@@ -22,7 +24,7 @@ const (
 // action and fact descriptions from them.
 func Catalogs() map[string]*engine.Catalog {
 	out := map[string]*engine.Catalog{}
-	for _, c := range []*engine.Catalog{machineactions.Registry().Catalog()} {
+	for _, c := range []*engine.Catalog{machineactions.Registry().Catalog(), clusteractions.Registry().Catalog()} {
 		out[c.Name] = c
 	}
 	return out

@@ -26,6 +26,8 @@ type Harness struct {
 	Env    *testenv.Env
 	Client client.Client
 	Set    *engine.Set
+	// ClusterSet is the Cluster controller's tables.
+	ClusterSet *engine.Set
 	// Clock is the operator's clock; scenarios advance it past timeouts.
 	Clock *Clock
 
@@ -50,7 +52,12 @@ func Start() (*Harness, error) {
 		_ = env.Stop()
 		return nil, err
 	}
-	h := &Harness{Env: env, Client: env.Client, Set: set, Clock: &Clock{}}
+	clusterSet, err := krtttables.Load(krtttables.Cluster, "")
+	if err != nil {
+		_ = env.Stop()
+		return nil, err
+	}
+	h := &Harness{Env: env, Client: env.Client, Set: set, ClusterSet: clusterSet, Clock: &Clock{}}
 	if err := h.StartOperator(); err != nil {
 		_ = env.Stop()
 		return nil, err
@@ -65,7 +72,7 @@ func (h *Harness) StartOperator() error {
 		return err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r, err := operator.Setup(ctx, mgr, h.Set, operator.Options{MachineConcurrency: 4, Now: h.Clock.Now, Workload: workloadOptions})
+	r, err := operator.Setup(ctx, mgr, h.Set, operator.Options{MachineConcurrency: 4, Now: h.Clock.Now, Workload: workloadOptions, ClusterSet: h.ClusterSet, Traces: h.record})
 	if err != nil {
 		cancel()
 		return err
@@ -145,6 +152,11 @@ func (h *Harness) Traces(key types.NamespacedName) []engine.Trace {
 		}
 	}
 	return out
+}
+
+// Tables are the tables of every controller the harness runs.
+func (h *Harness) Tables() []*engine.Table {
+	return append(append([]*engine.Table{}, h.Set.Tables...), h.ClusterSet.Tables...)
 }
 
 // Fired reports whether a row fired for the Machine.

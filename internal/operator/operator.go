@@ -16,8 +16,10 @@ import (
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/internal/controller/cluster"
 	"github.com/krtt-dev/krtt/internal/controller/machine"
 	"github.com/krtt-dev/krtt/internal/remote"
+	krtttables "github.com/krtt-dev/krtt/tables"
 )
 
 // Scheme knows the built-in types and the cluster.krtt.dev API. Provider
@@ -41,6 +43,11 @@ type Options struct {
 	// Workload configures the workload cluster connections (health probe
 	// interval, timeout, failure threshold); zero values are the defaults.
 	Workload remote.Options
+	// ClusterSet is the Cluster controller's table set; nil: the embedded one.
+	ClusterSet *engine.Set
+	// Traces, when set, receives the traces of the controllers other than
+	// the Machine controller (whose runner the caller gets back).
+	Traces func(engine.Trace)
 }
 
 // Setup adds the Machine controller for the given table set, and the
@@ -50,7 +57,30 @@ func Setup(ctx context.Context, mgr ctrl.Manager, set *engine.Set, opts Options)
 	if err != nil {
 		return nil, err
 	}
+	if err := setupCluster(mgr, clusters, opts); err != nil {
+		return nil, err
+	}
 	return machine.Setup(ctx, mgr, set, machine.Options{MaxConcurrentReconciles: opts.MachineConcurrency, Now: opts.Now, Clusters: clusters})
+}
+
+// setupCluster adds the Cluster controller (conditions and counts only, so
+// two workers are plenty).
+func setupCluster(mgr ctrl.Manager, clusters *remote.Cache, opts Options) error {
+	set := opts.ClusterSet
+	if set == nil {
+		var err error
+		if set, err = krtttables.Load(krtttables.Cluster, ""); err != nil {
+			return err
+		}
+	}
+	r, err := cluster.Setup(mgr, set, cluster.Options{MaxConcurrentReconciles: 2, Now: opts.Now, Clusters: clusters})
+	if err != nil {
+		return err
+	}
+	if opts.Traces != nil {
+		r.Runner().Subscribe(opts.Traces)
+	}
+	return nil
 }
 
 // WorkloadClusters is the manager's cache of workload cluster connections,

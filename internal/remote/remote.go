@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 )
 
 // State is how the Node side of a Cluster is reached.
@@ -68,6 +69,14 @@ func ClusterOfSecret(secretName string) (string, bool) {
 		return "", false
 	}
 	return secretName[:len(secretName)-len(suffix)], true
+}
+
+// KubeconfigSecrets passes only events of Secrets named <cluster>-kubeconfig.
+func KubeconfigSecrets() predicate.Predicate {
+	return predicate.NewPredicateFuncs(func(o client.Object) bool {
+		_, ok := ClusterOfSecret(o.GetName())
+		return ok
+	})
 }
 
 // Connection is what one reconcile learns about a Cluster's Node side.

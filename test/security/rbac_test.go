@@ -307,6 +307,8 @@ var usedSometimes = map[string]string{
 		"(an operator restart, a second run of this test) only updates it",
 	"ClusterRole: cluster.krtt.dev machines get": "after a status patch conflict the kit re-reads the Machine uncached " +
 		"to rebase its change; whether a conflict happens depends on timing",
+	"ClusterRole: cluster.krtt.dev clusters get": "after a status patch conflict the kit re-reads the Cluster uncached " +
+		"to rebase its change; whether a conflict happens depends on timing",
 	"ClusterRole: events.k8s.io events patch": "the event recorder patches an event's series when the same event " +
 		"repeats within minutes, which depends on how often a wait is reconciled",
 }

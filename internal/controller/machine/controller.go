@@ -18,6 +18,7 @@ import (
 	machineactions "github.com/krtt-dev/krtt/actions/machine"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/internal/controller/transition"
 	"github.com/krtt-dev/krtt/internal/remote"
 	"github.com/krtt-dev/krtt/reconciler"
 )
@@ -46,21 +47,14 @@ var Status = reconciler.Status[*clusterv1.Machine]{
 	Get: func(m *clusterv1.Machine) reconciler.Record {
 		rec := reconciler.Record{State: m.Status.State, StateSince: m.Status.StateSince,
 			Phase: string(m.Status.Phase), ObservedGeneration: m.Status.ObservedGeneration}
-		if lt := m.Status.LastTransition; lt != nil {
-			rec.LastTransition = &reconciler.Transition{Table: lt.Table, Row: lt.Row, From: lt.From, To: lt.To,
-				Action: lt.Action, Outcome: lt.Outcome, Message: lt.Message, Time: lt.Time}
-		}
+		rec.LastTransition = transition.ToKit(m.Status.LastTransition)
 		return rec
 	},
 	Set: func(m *clusterv1.Machine, rec reconciler.Record) {
 		m.Status.State, m.Status.StateSince = rec.State, rec.StateSince
 		m.Status.Phase = clusterv1.MachinePhase(rec.Phase)
 		m.Status.ObservedGeneration = rec.ObservedGeneration
-		m.Status.LastTransition = nil
-		if lt := rec.LastTransition; lt != nil {
-			m.Status.LastTransition = &clusterv1.LastTransition{Table: lt.Table, Row: lt.Row, From: lt.From, To: lt.To,
-				Action: lt.Action, Outcome: lt.Outcome, Message: lt.Message, Time: lt.Time}
-		}
+		m.Status.LastTransition = transition.FromKit(rec.LastTransition)
 	},
 	GetConditions: func(m *clusterv1.Machine) []metav1.Condition { return m.Status.Conditions },
 	SetConditions: func(m *clusterv1.Machine, c []metav1.Condition) { m.Status.Conditions = c },
@@ -120,7 +114,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, set *engine.Set, opts Options)
 	m := mapper{client: mgr.GetClient(), nodes: mgr.GetClient()}
 	b := r.Builder(mgr).
 		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(m.clusterToMachines)).
-		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(m.secretToMachines), builder.WithPredicates(kubeconfigSecrets()))
+		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(m.secretToMachines), builder.WithPredicates(remote.KubeconfigSecrets()))
 	// The management cluster is the Node side of self-hosted Clusters.
 	for _, src := range m.nodeSideSources(mgr.GetCache()) {
 		b = b.WatchesRawSource(src)

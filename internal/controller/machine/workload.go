@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -79,14 +78,6 @@ func (m mapper) secretToMachines(ctx context.Context, obj client.Object) []recon
 		return nil
 	}
 	return m.machinesOfCluster(ctx, obj.GetNamespace(), name)
-}
-
-// kubeconfigSecrets passes only Secrets named <cluster>-kubeconfig.
-func kubeconfigSecrets() predicate.Predicate {
-	return predicate.NewPredicateFuncs(func(o client.Object) bool {
-		_, ok := remote.ClusterOfSecret(o.GetName())
-		return ok
-	})
 }
 
 // workloadEvents turns the connection state changes the cache announces
