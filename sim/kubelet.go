@@ -131,8 +131,8 @@ type kubeletNodeReconciler struct {
 type kubeletPodReconciler struct {
 	client   client.Client
 	machines client.Reader
-	cap    time.Duration
-	now    func() time.Time
+	cap      time.Duration
+	now      func() time.Time
 }
 
 func simNodePredicate() predicate.Predicate {
