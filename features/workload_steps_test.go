@@ -15,6 +15,7 @@ import (
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/internal/harness"
+	"github.com/krtt-dev/krtt/internal/remote"
 )
 
 // Steps for workload clusters: the harness's second control plane holds
@@ -72,7 +73,7 @@ func (w *world) kubeconfigSecretFor(ctx context.Context, cluster string) error {
 		return err
 	}
 	w.nodes = c
-	return harness.KubeconfigSecret(ctx, w.h.Client, w.ns, cluster, cfg)
+	return remote.WriteSecret(ctx, w.h.Client, w.ns, cluster, cfg)
 }
 
 func (w *world) aClusterWithRefusedCredentials(ctx context.Context, name string) error {
@@ -86,7 +87,7 @@ func (w *world) aClusterWithRefusedCredentials(ctx context.Context, name string)
 	w.nodes = c
 	bad := rest.CopyConfig(cfg)
 	bad.CertData, bad.KeyData, bad.BearerToken = nil, nil, "a-token-the-api-server-does-not-know"
-	return harness.KubeconfigSecret(ctx, w.h.Client, w.ns, name, bad)
+	return remote.WriteSecret(ctx, w.h.Client, w.ns, name, bad)
 }
 
 func (w *world) nodeJoinsInWorkload(ctx context.Context, name string) error {

@@ -12,7 +12,7 @@ import (
 
 	simv1 "github.com/krtt-dev/krtt/api/sim/v1alpha1"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
-	"github.com/krtt-dev/krtt/internal/harness"
+	"github.com/krtt-dev/krtt/internal/remote"
 	"github.com/krtt-dev/krtt/internal/testenv"
 	"github.com/krtt-dev/krtt/sim"
 )
@@ -27,7 +27,7 @@ func TestNodeJoinsTheWorkloadCluster(t *testing.T) {
 	ctx := context.Background()
 	ns := namespace(t, "workload")
 	must(t, workload.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
-	must(t, harness.KubeconfigSecret(ctx, c, ns, "wc", workload.Config))
+	must(t, remote.WriteSecret(ctx, c, ns, "wc", workload.Config))
 
 	simMachine(t, ns, "m1", func(sm *simv1.SimMachine) { sm.Labels[clusterv1.ClusterNameLabel] = "wc" })
 	provisioned(t, ns, "m1")

@@ -557,3 +557,29 @@ func Kubeconfig(cfg *rest.Config, name string) ([]byte, error) {
 	kc.CurrentContext = name
 	return clientcmd.Write(*kc)
 }
+
+// WriteSecret creates (or replaces the data of) the Secret that makes
+// cfg's API server the workload cluster of Cluster ns/cluster.
+func WriteSecret(ctx context.Context, c client.Client, ns, cluster string, cfg *rest.Config) error {
+	data, err := Kubeconfig(cfg, cluster)
+	if err != nil {
+		return err
+	}
+	return SetSecret(ctx, c, ns, cluster, data)
+}
+
+// SetSecret writes data as the kubeconfig of Cluster ns/cluster.
+func SetSecret(ctx context.Context, c client.Client, ns, cluster string, data []byte) error {
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: SecretName(cluster)},
+		Data: map[string][]byte{SecretKey: data}}
+	err := c.Create(ctx, s)
+	if !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	cur := &corev1.Secret{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(s), cur); err != nil {
+		return err
+	}
+	cur.Data = s.Data
+	return c.Update(ctx, cur)
+}
