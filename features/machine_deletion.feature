@@ -129,8 +129,21 @@ Feature: Deleting a Machine takes it apart in order
 
     @row:machine-deletion-checks:C04 @row:machine-deletion-checks:C14
     Examples: the last control-plane Machine
-      | why                                            | kind                  | situation                                             | row | reason                                 |
-      | it is the Cluster's last control-plane Machine | control-plane Machine | "m1" is the only control-plane Machine of the Cluster | C04 | this is the last control-plane Machine |
+      | why                                            | kind                  | situation                                                                                         | row | reason                                 |
+      | it is the Cluster's last control-plane Machine | control-plane Machine | "m1" is the only control-plane Machine of the Cluster and the control plane is not externally managed | C04 | this is the last control-plane Machine |
+
+    @row:machine-deletion-checks:C06 @row:machine-deletion-checks:C16
+    Examples: no control plane left for a worker
+      | why                                                   | kind    | situation                                                                                      | row | reason                                          |
+      | the Cluster has no control-plane Machine to keep it up | Machine | the Cluster has no control-plane Machine and the control plane is not externally managed | C06 | the Cluster has no control-plane Machine left |
+
+  @row:machine-deletion:D18
+  Scenario: an externally managed control plane lets the last control-plane Machine's Node be drained and deleted
+    Given a running control-plane Machine "m1"
+    And "m1" is the only control-plane Machine of the Cluster
+    When I delete the Machine "m1"
+    Then the Machine "m1" is gone
+    And the Node of "m1" is gone
 
   @row:machine-deletion-checks:C01
   Scenario: a Cluster deleted while a pre-drain hook holds the deletion skips the Node steps at once

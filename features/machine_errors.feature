@@ -16,6 +16,18 @@ Feature: The operator copes with errors and stuck deletion steps
     When the finalizer "example.com/keep" is removed from the Machine "m1"
     Then the Machine "m1" is gone
 
+  @serial @row:machine-errors:E02
+  Scenario: an infrastructure kind that is not served for a while is an API error, not lost infrastructure
+    Given a running Machine "m1"
+    When the API server stops serving the infrastructure kind of "m1"
+    And the operator restarts
+    Then row "E02" fired for "m1" saying "does not serve the infrastructure kind SimMachine"
+    And the Machine "m1" reaches phase "Running"
+    When the API server serves the infrastructure kind of "m1" again
+    And I delete the Machine "m1"
+    Then the Machine "m1" is gone
+    And the Node of "m1" is gone
+
   @row:machine-errors:E03 @row:machine-normal:N50
   Scenario: infrastructure lost after provisioning fails the Machine for good
     Given a Machine "m1" with its bootstrap and infrastructure objects

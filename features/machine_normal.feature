@@ -75,3 +75,18 @@ Feature: A Machine walks from Pending to Running
     And the infrastructure of "m1" is provisioned
     Then the Machine "m1" reaches phase "Provisioned"
     And the infrastructure object of "m1" is controlled by the Machine
+
+  @row:machine-normal:N40
+  Scenario: certificates expiry is reported for control-plane Machines only, and a bad date says so
+    Given a running control-plane Machine "m1"
+    And a running Machine "m2"
+    When the Machine "m1" has annotation "machine.cluster.krtt.dev/certificates-expiry" set to "2027-01-31T00:00:00Z"
+    And the Machine "m2" has annotation "machine.cluster.krtt.dev/certificates-expiry" set to "2027-01-31T00:00:00Z"
+    Then the Machine "m1" reports certificates expiring at "2027-01-31T00:00:00Z"
+    And the Machine "m2" reports no certificates expiry date
+    When the Machine "m1" has annotation "machine.cluster.krtt.dev/certificates-expiry" set to "end of January"
+    Then the Machine "m1" has condition "CertificatesExpiryKnown" with status "False" and reason "InvalidDate"
+    And the Machine "m1" reports no certificates expiry date
+    When the Machine "m1" has annotation "machine.cluster.krtt.dev/certificates-expiry" set to "2027-02-28T00:00:00Z"
+    Then the Machine "m1" reports certificates expiring at "2027-02-28T00:00:00Z"
+    And the Machine "m1" has no condition "CertificatesExpiryKnown"

@@ -8,6 +8,7 @@ import (
 	"github.com/cucumber/godog"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	simv1 "github.com/krtt-dev/krtt/api/sim/v1alpha1"
@@ -25,6 +26,8 @@ func registerNodeSkipSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^the Cluster is being deleted$`, w.clusterBeingDeleted)
 	sc.Step(`^the control plane of the Cluster is being deleted$`, w.controlPlaneBeingDeleted)
 	sc.Step(`^"([^"]*)" is the only control-plane Machine of the Cluster$`, w.onlyControlPlaneMachine)
+	sc.Step(`^"([^"]*)" is the only control-plane Machine of the Cluster and the control plane is not externally managed$`, w.onlyControlPlaneMachineNotExternal)
+	sc.Step(`^the Cluster has no control-plane Machine and the control plane is not externally managed$`, w.noControlPlaneMachineNotExternal)
 	sc.Step(`^row "([^"]*)" fired for "([^"]*)" saying "([^"]*)"$`, w.rowFiredSaying)
 }
 
@@ -55,33 +58,55 @@ func (w *world) clusterBeingDeleted(ctx context.Context) error {
 	return w.deleteHeld(ctx, &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: w.cluster}})
 }
 
-// controlPlaneBeingDeleted gives the Cluster a control plane object (any
-// contract object will do; the operator reads it as unstructured) and
-// deletes it.
+// controlPlaneBeingDeleted deletes the Cluster's control plane object and
+// keeps it in its "being deleted" state.
 func (w *world) controlPlaneBeingDeleted(ctx context.Context) error {
-	cp := &simv1.SimBootstrapConfig{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: "control-plane"}}
-	if err := w.h.Client.Create(ctx, cp); err != nil {
-		return err
-	}
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		c := &clusterv1.Cluster{}
-		if err := w.h.Client.Get(ctx, client.ObjectKey{Namespace: w.ns, Name: w.cluster}, c); err != nil {
+	return w.deleteHeld(ctx, &simv1.SimControlPlane{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: w.cluster}})
+}
+
+// controlPlaneNotExternal plays the control plane provider of a control plane
+// made of the Cluster's own Machines.
+func (w *world) controlPlaneNotExternal(ctx context.Context) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cp := &simv1.SimControlPlane{}
+		if err := w.h.Client.Get(ctx, client.ObjectKey{Namespace: w.ns, Name: w.cluster}, cp); err != nil {
 			return err
 		}
-		c.Spec.ControlPlaneRef = &clusterv1.ObjectReference{APIGroup: simv1.GroupVersion.Group, Kind: "SimBootstrapConfig", Name: cp.Name}
-		return w.h.Client.Update(ctx, c)
+		cp.Status.ExternalManagedControlPlane = ptr.To(false)
+		return w.h.Client.Status().Update(ctx, cp)
 	})
-	if err != nil {
+}
+
+func (w *world) onlyControlPlaneMachineNotExternal(ctx context.Context, name string) error {
+	if err := w.onlyControlPlaneMachine(ctx, name); err != nil {
 		return err
 	}
-	return w.deleteHeld(ctx, cp)
+	return w.controlPlaneNotExternal(ctx)
+}
+
+func (w *world) noControlPlaneMachineNotExternal(ctx context.Context) error {
+	if cp, err := w.controlPlaneMachines(ctx); err != nil || len(cp) > 0 {
+		return fmt.Errorf("control-plane Machines of %s: %v (%v), want none", w.cluster, cp, err)
+	}
+	return w.controlPlaneNotExternal(ctx)
 }
 
 // onlyControlPlaneMachine checks the premise rather than assuming it.
 func (w *world) onlyControlPlaneMachine(ctx context.Context, name string) error {
+	cp, err := w.controlPlaneMachines(ctx)
+	if err != nil {
+		return err
+	}
+	if len(cp) != 1 || cp[0] != name {
+		return fmt.Errorf("control-plane Machines of %s: %v, want only %s", w.cluster, cp, name)
+	}
+	return nil
+}
+
+func (w *world) controlPlaneMachines(ctx context.Context) ([]string, error) {
 	list := &clusterv1.MachineList{}
 	if err := w.h.Client.List(ctx, list, client.InNamespace(w.ns)); err != nil {
-		return err
+		return nil, err
 	}
 	var cp []string
 	for _, m := range list.Items {
@@ -89,10 +114,7 @@ func (w *world) onlyControlPlaneMachine(ctx context.Context, name string) error 
 			cp = append(cp, m.Name)
 		}
 	}
-	if len(cp) != 1 || cp[0] != name {
-		return fmt.Errorf("control-plane Machines of %s: %v, want only %s", w.cluster, cp, name)
-	}
-	return nil
+	return cp, nil
 }
 
 func (w *world) rowFiredSaying(ctx context.Context, row, name, text string) error {

@@ -50,6 +50,11 @@ type world struct {
 	workloadDown   bool
 	// release ends the scenario's hold on the shared operator.
 	release func()
+	// undo puts back what a scenario changed outside its namespace (a CRD),
+	// whether it passed or not; run in order after the scenario.
+	undo []func(context.Context) error
+	// decided counts the rows fired for a Machine before a step changed it.
+	decided map[string]int
 }
 
 // serial lets scenarios run in parallel, each in its own namespace, except
@@ -81,6 +86,11 @@ func registerSteps(sc *godog.ScenarioContext, h *harness.Harness, cov *coverage)
 	})
 	sc.After(func(ctx context.Context, s *godog.Scenario, err error) (context.Context, error) {
 		defer w.release()
+		for _, undo := range w.undo {
+			if uerr := undo(ctx); uerr != nil {
+				return ctx, fmt.Errorf("restore after the scenario: %w", uerr)
+			}
+		}
 		// Only @serial scenarios advance the clock, and nothing runs beside
 		// them: set it back before the next ones start.
 		defer w.h.Clock.Reset()
@@ -115,6 +125,8 @@ func registerSteps(sc *godog.ScenarioContext, h *harness.Harness, cov *coverage)
 	})
 
 	registerNodeSkipSteps(sc, w)
+	registerServedSteps(sc, w)
+	registerCertificatesSteps(sc, w)
 	registerOwnershipSteps(sc, w)
 	registerWorkloadSteps(sc, w)
 

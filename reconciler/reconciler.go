@@ -195,6 +195,12 @@ func (r *Reconciler[O, E]) Reconcile(ctx context.Context, req reconcile.Request)
 		before = p.Obs.Object.DeepCopyObject().(O)
 	}
 	step := r.runner.Act(ctx, req.String(), p.Decision, p.Obs.Env)
+	if p.Obs.Err != nil && step.Trace.Message == "" {
+		// The row that handles an API error says only "retry"; what failed
+		// belongs on the object (lastTransition) and its Event, not only in
+		// the operator's log.
+		step.Trace.Message = p.Obs.Err.Error()
+	}
 	log = log.WithValues("table", step.Trace.Table, "row", step.Trace.Row, "from", step.Trace.From, "to", step.Trace.To)
 	if !p.Obs.Found {
 		r.runner.Publish(step.Trace)
@@ -299,8 +305,10 @@ func (r *Reconciler[O, E]) record(p *Plan[O, E], step *engine.Step, obj O) error
 }
 
 // publish hands the trace to subscribers and metrics, and records an Event
-// when the row, its outcome or its message changed (an unchanged wait emits
-// nothing new).
+// when the object's state changed or an action failed. A wait that stays in
+// its state (its message changing as Pods go) is told by the conditions and
+// lastTransition, not by an Event each time: Events are the bulk of an
+// operator's writes. A failure repeating the same message is not told twice.
 func (r *Reconciler[O, E]) publish(step *engine.Step, before, after O) {
 	tr := step.Trace
 	r.runner.Publish(tr)
@@ -308,8 +316,13 @@ func (r *Reconciler[O, E]) publish(step *engine.Step, before, after O) {
 	if r.recorder == nil {
 		return
 	}
-	if prev := r.spec.Status.Get(before).LastTransition; prev != nil && prev.Table == tr.Table && prev.Row == tr.Row &&
-		prev.To == tr.To && prev.Outcome == string(tr.Outcome) && prev.Message == tr.Message {
+	prev := r.spec.Status.Get(before)
+	failed := tr.Outcome == engine.Failed
+	if !failed && prev.State == tr.To {
+		return
+	}
+	if lt := prev.LastTransition; failed && lt != nil && lt.Table == tr.Table && lt.Row == tr.Row &&
+		lt.Outcome == string(tr.Outcome) && lt.Message == tr.Message {
 		return
 	}
 	kind := corev1.EventTypeNormal

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"sync"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 )
 
@@ -56,13 +58,37 @@ func (w *KindWatcher) Watch(_ context.Context, obj *unstructured.Unstructured) e
 	if w.watched[gvk] {
 		return nil
 	}
+	ownerGVK, err := w.client.GroupVersionKindFor(w.owner)
+	if err != nil {
+		return fmt.Errorf("watch %s: the owner's kind: %w", gvk, err)
+	}
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(gvk)
-	err := w.ctrl.Watch(source.Kind(w.cache, u, handler.TypedEnqueueRequestForOwner[*unstructured.Unstructured](
-		w.client.Scheme(), w.client.RESTMapper(), w.owner, handler.OnlyControllerOwner())))
+	err = w.ctrl.Watch(source.Kind(w.cache, u, handler.TypedEnqueueRequestsFromMapFunc(w.ownerOf(ownerGVK))))
 	if err != nil {
 		return fmt.Errorf("watch %s: %w", gvk, err)
 	}
 	w.watched[gvk] = true
 	return nil
+}
+
+// ownerOf maps an object to its controlling owner of the watcher's kind, if
+// this manager's cache holds that owner: under a watch filter, another
+// instance's objects are not this one's to wake (they would only reach the
+// "object gone" row here).
+func (w *KindWatcher) ownerOf(owner schema.GroupVersionKind) handler.TypedMapFunc[*unstructured.Unstructured, reconcile.Request] {
+	return func(ctx context.Context, o *unstructured.Unstructured) []reconcile.Request {
+		ref := metav1.GetControllerOf(o)
+		if ref == nil || ref.Kind != owner.Kind {
+			return nil
+		}
+		if gv, err := schema.ParseGroupVersion(ref.APIVersion); err != nil || gv.Group != owner.Group {
+			return nil
+		}
+		key := client.ObjectKey{Namespace: o.GetNamespace(), Name: ref.Name}
+		if err := w.client.Get(ctx, key, w.owner.DeepCopyObject().(client.Object)); err != nil {
+			return nil
+		}
+		return []reconcile.Request{{NamespacedName: key}}
+	}
 }

@@ -1,5 +1,6 @@
 // Package sim is a simulated provider for krtt: controllers that play the
-// bootstrap provider (SimBootstrapConfig), the infrastructure provider
+// bootstrap provider (SimBootstrapConfig), a control plane provider
+// (SimControlPlane), the infrastructure provider
 // (SimMachine, which also registers a Node), the kubelet (Node heartbeats,
 // Pods Running, terminating Pods finished), a CSI driver (PersistentVolumes,
 // VolumeAttachments, node.status.volumesAttached) and the disruption
@@ -112,7 +113,7 @@ func Scheme() *runtime.Scheme {
 	return s
 }
 
-// SetupWithManager registers all sim controllers (bootstrap, cloud, kubelet, csi, disruption) on mgr. mgr's scheme must include clientgoscheme and api/sim/v1alpha1 and api/v1alpha1.
+// SetupWithManager registers all sim controllers (bootstrap, control plane, cloud, kubelet, csi, disruption) on mgr. mgr's scheme must include clientgoscheme and api/sim/v1alpha1 and api/v1alpha1.
 //
 // With opts.WorkloadClusters, a Machine whose Cluster has a <cluster>-kubeconfig
 // Secret gets its Node in that workload cluster, where the kubelet, CSI and
@@ -131,7 +132,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	if err := setupNodeSide(ctx, mgr, mgr.GetClient(), true, opts); err != nil {
 		return err
 	}
-	for _, setup := range []func(ctrl.Manager, Options) error{setupBootstrap, setupCloud} {
+	for _, setup := range []func(ctrl.Manager, Options) error{setupBootstrap, setupControlPlane, setupCloud} {
 		if err := setup(mgr, opts); err != nil {
 			return err
 		}

@@ -107,13 +107,15 @@ func registerFacts(r *engine.Registry[*Scope]) {
 			return "Missing"
 		case s.ControlPlane.GetDeletionTimestamp() != nil:
 			return "Deleting"
+		case externallyManaged(s.ControlPlane):
+			return "ExternallyManaged"
 		}
 		return "Found"
 	})
 	r.Bool("controlPlaneMachine", "The Machine has the control-plane label.", func(s *Scope) bool {
 		return s.Machine != nil && hasKey(s.Machine.Labels, clusterv1.ControlPlaneLabel)
 	})
-	r.Bool("otherControlPlaneMachines", "Other control-plane Machines of the Cluster are not being deleted.", func(s *Scope) bool {
+	r.Bool("otherControlPlaneMachines", "Control-plane Machines of the Cluster other than this one are not being deleted.", func(s *Scope) bool {
 		return s.ControlPlaneMachines > 0
 	})
 	r.Bool("bootstrapControlledByOther", "The bootstrap object has another controller owner.", func(s *Scope) bool {
@@ -212,6 +214,13 @@ func onCreateOwner(s *Scope, ref metav1.OwnerReference) bool {
 	}
 	cpRef := s.Cluster.Spec.ControlPlaneRef
 	return gv.Group == cpRef.APIGroup && ref.Kind == cpRef.Kind
+}
+
+// externallyManaged reads status.externalManagedControlPlane of a control
+// plane object (the Cluster API control plane contract).
+func externallyManaged(cp *unstructured.Unstructured) bool {
+	v, found, err := unstructured.NestedBool(cp.Object, "status", "externalManagedControlPlane")
+	return found && err == nil && v
 }
 
 func hasNodeRef(s *Scope) bool {

@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
@@ -63,7 +65,7 @@ func (o *Observer) ObserveAt(ctx context.Context, key client.ObjectKey, now time
 	if s.Cluster != nil && s.Cluster.Spec.ControlPlaneRef != nil {
 		s.ControlPlane = o.getExternal(ctx, s, *s.Cluster.Spec.ControlPlaneRef, m.Namespace, "control plane")
 	}
-	if _, cp := m.Labels[clusterv1.ControlPlaneLabel]; s.Cluster != nil && cp {
+	if s.Cluster != nil {
 		o.countControlPlaneMachines(ctx, s)
 	}
 	if ref := m.Spec.Bootstrap.ConfigRef; ref != nil {
@@ -154,10 +156,16 @@ func (o *Observer) getExternal(ctx context.Context, s *Scope, ref clusterv1.Obje
 }
 
 func (o *Observer) countControlPlaneMachines(ctx context.Context, s *Scope) {
+	// Every Machine asks (a worker's Node is not touched without a control
+	// plane either), so the selector keeps the cache from copying workers.
+	sel := labels.SelectorFromSet(labels.Set{clusterv1.ClusterNameLabel: s.Machine.Spec.ClusterName})
+	cp, err := labels.NewRequirement(clusterv1.ControlPlaneLabel, selection.Exists, nil)
+	if err != nil {
+		s.keep(fmt.Errorf("list control-plane Machines: %w", err))
+		return
+	}
 	list := &clusterv1.MachineList{}
-	err := o.Client.List(ctx, list, client.InNamespace(s.Machine.Namespace), client.MatchingLabels{
-		clusterv1.ClusterNameLabel: s.Machine.Spec.ClusterName,
-	})
+	err = o.Client.List(ctx, list, client.InNamespace(s.Machine.Namespace), client.MatchingLabelsSelector{Selector: sel.Add(*cp)})
 	if err != nil {
 		s.keep(fmt.Errorf("list control-plane Machines: %w", err))
 		return
@@ -167,9 +175,7 @@ func (o *Observer) countControlPlaneMachines(ctx context.Context, s *Scope) {
 		if other.UID == s.Machine.UID || !other.DeletionTimestamp.IsZero() {
 			continue
 		}
-		if _, ok := other.Labels[clusterv1.ControlPlaneLabel]; ok {
-			s.ControlPlaneMachines++
-		}
+		s.ControlPlaneMachines++
 	}
 }
 

@@ -1,6 +1,7 @@
 package machine
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -28,7 +29,7 @@ func registerStatus(r *engine.Registry[*Scope]) {
 	r.StatusField("failureReason", "status.failureReason", func(s *Scope, v string) { s.Machine.Status.FailureReason = ptr.To(v) })
 	r.StatusField("failureMessage", "status.failureMessage", func(s *Scope, v string) { s.Machine.Status.FailureMessage = ptr.To(v) })
 	r.Mirror("providerConditions", "BootstrapConfigReady, InfrastructureReady, NodeReady and NodeHealthy mirror the bootstrap object, the infrastructure object and the Node; Paused and Deleting are False unless a row says otherwise.", mirrorConditions)
-	r.Mirror("certificatesExpiry", "status.certificatesExpiryDate from the certificates-expiry annotation of the Machine or its bootstrap object.", mirrorCertificatesExpiry)
+	r.Mirror("certificatesExpiry", "status.certificatesExpiryDate from the certificates-expiry annotation of the Machine or its bootstrap object (control-plane Machines only); CertificatesExpiryKnown=False names an annotation that is not an RFC 3339 date.", mirrorCertificatesExpiry)
 	r.Summary(clusterv1.ReadyCondition, "True when the Machine is not being deleted and BootstrapConfigReady, InfrastructureReady and NodeHealthy are True; otherwise the first that is not.", summarizeReady)
 }
 
@@ -164,24 +165,26 @@ func summarizeReady(s *Scope) {
 
 // mirrorCertificatesExpiry: only control-plane Machines carry certificates
 // whose expiry matters (as in Cluster API); a date that does not parse is
-// left out rather than guessed.
+// left out rather than guessed, and said so in a condition.
 func mirrorCertificatesExpiry(s *Scope) {
 	m := s.Machine
+	m.Status.CertificatesExpiryDate = nil
+	meta.RemoveStatusCondition(&m.Status.Conditions, clusterv1.CertificatesExpiryKnownCondition)
 	if _, cp := m.Labels[clusterv1.ControlPlaneLabel]; !cp {
-		m.Status.CertificatesExpiryDate = nil
 		return
 	}
-	raw := m.Annotations[clusterv1.CertificatesExpiryAnnotation]
+	raw, from := m.Annotations[clusterv1.CertificatesExpiryAnnotation], "the Machine"
 	if raw == "" && s.Bootstrap != nil {
-		raw = s.Bootstrap.GetAnnotations()[clusterv1.CertificatesExpiryAnnotation]
+		raw, from = s.Bootstrap.GetAnnotations()[clusterv1.CertificatesExpiryAnnotation], "the bootstrap object"
 	}
 	if raw == "" {
-		m.Status.CertificatesExpiryDate = nil
 		return
 	}
 	t, err := time.Parse(time.RFC3339, raw)
 	if err != nil {
-		m.Status.CertificatesExpiryDate = nil
+		setCondition(m, clusterv1.CertificatesExpiryKnownCondition, metav1.ConditionFalse, "InvalidDate",
+			fmt.Sprintf("annotation %s on %s is %q, not an RFC 3339 date (such as 2027-01-31T00:00:00Z); status.certificatesExpiryDate is left unset",
+				clusterv1.CertificatesExpiryAnnotation, from, raw))
 		return
 	}
 	m.Status.CertificatesExpiryDate = &metav1.Time{Time: t}

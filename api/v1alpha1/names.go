@@ -20,6 +20,10 @@ const (
 	PausedCondition = "Paused"
 	// ReadyCondition summarises the other conditions.
 	ReadyCondition = "Ready"
+	// CertificatesExpiryKnownCondition appears, False, only while a
+	// control-plane Machine's certificates-expiry annotation is not an RFC
+	// 3339 date, so the bad value is visible rather than silently dropped.
+	CertificatesExpiryKnownCondition = "CertificatesExpiryKnown"
 )
 
 // Reasons of the Deleting condition.
@@ -67,6 +71,11 @@ const (
 	// CertificatesExpiryAnnotation overrides the certificates expiry date
 	// (RFC 3339) reported in status.certificatesExpiryDate.
 	CertificatesExpiryAnnotation = "machine.cluster.krtt.dev/certificates-expiry"
+
+	// WatchFilterLabel splits a fleet between operator instances: one
+	// started with --watch-filter=VALUE manages only the Machines labelled
+	// with VALUE (label a Cluster's Machines alike, control plane included).
+	WatchFilterLabel = "cluster.krtt.dev/watch-filter"
 )
 
 // Labels on Machines.

@@ -40,6 +40,7 @@ import (
 	simv1 "github.com/krtt-dev/krtt/api/sim/v1alpha1"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/internal/harness"
 	"github.com/krtt-dev/krtt/internal/localcp"
 	"github.com/krtt-dev/krtt/internal/operator"
 	"github.com/krtt-dev/krtt/sim"
@@ -198,7 +199,7 @@ func (d *demo) story(ctx context.Context) error {
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		return err
 	}
-	if err := c.Create(ctx, &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: clusterName}}); err != nil {
+	if _, err := harness.ClusterObjects(ctx, c, ns, clusterName, true); err != nil {
 		return err
 	}
 	for _, w := range workers {

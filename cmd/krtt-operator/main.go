@@ -27,6 +27,7 @@ func main() {
 		leaseDuration, renewDeadline      time.Duration
 		retryPeriod                       time.Duration
 		concurrency                       int
+		watchFilter                       string
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address of the Prometheus metrics endpoint (0 disables it).")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address of the health and readiness probes.")
@@ -38,6 +39,8 @@ func main() {
 	flag.DurationVar(&renewDeadline, "leader-election-renew-deadline", 10*time.Second, "How long the leader keeps retrying to renew before it gives up leadership.")
 	flag.DurationVar(&retryPeriod, "leader-election-retry-period", 2*time.Second, "How often replicas try to acquire or renew the Lease.")
 	flag.IntVar(&concurrency, "machine-concurrency", 10, "Machines reconciled in parallel.")
+	flag.StringVar(&watchFilter, "watch-filter", "",
+		"Manage only the Machines labelled cluster.krtt.dev/watch-filter=VALUE, so several instances can each run a part of a fleet (label a Cluster's Machines alike); empty manages all.")
 	flag.StringVar(&tablesDir, "tables", "", "Load the Machine tables from this directory instead of the embedded ones; the operator refuses to start on any lint finding.")
 	opts := zap.Options{Development: false}
 	opts.BindFlags(flag.CommandLine)
@@ -55,7 +58,7 @@ func main() {
 		log.Error(err, "no Kubernetes configuration")
 		os.Exit(1)
 	}
-	mgr, err := operator.NewManager(cfg, ctrl.Options{
+	mgrOpts := ctrl.Options{
 		Metrics:                 metricsserver.Options{BindAddress: metricsAddr},
 		HealthProbeBindAddress:  probeAddr,
 		PprofBindAddress:        pprofAddr,
@@ -64,7 +67,12 @@ func main() {
 		LeaseDuration:           &leaseDuration,
 		RenewDeadline:           &renewDeadline,
 		RetryPeriod:             &retryPeriod,
-	})
+	}
+	if err := operator.WatchFilter(&mgrOpts, watchFilter); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	mgr, err := operator.NewManager(cfg, mgrOpts)
 	if err != nil {
 		log.Error(err, "unable to create the manager")
 		os.Exit(1)
@@ -82,7 +90,7 @@ func main() {
 		log.Error(err, "ready check")
 		os.Exit(1)
 	}
-	log.Info("starting", "tables", orEmbedded(tablesDir), "machineConcurrency", concurrency)
+	log.Info("starting", "tables", orEmbedded(tablesDir), "machineConcurrency", concurrency, "watchFilter", watchFilter)
 	if err := mgr.Start(ctx); err != nil {
 		log.Error(err, "manager stopped")
 		os.Exit(1)

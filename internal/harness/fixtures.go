@@ -29,10 +29,35 @@ func (h *Harness) Namespace(ctx context.Context, name string) error {
 	return err
 }
 
-// Cluster creates a Cluster.
+// Cluster creates a Cluster whose control plane is externally managed (see
+// ClusterObjects).
 func (h *Harness) Cluster(ctx context.Context, ns, name string) (*clusterv1.Cluster, error) {
-	c := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-	return c, h.Client.Create(ctx, c)
+	return ClusterObjects(ctx, h.Client, ns, name, true)
+}
+
+// ClusterObjects creates through c a SimControlPlane and a Cluster named name
+// whose spec.controlPlaneRef names it, and plays the control plane provider:
+// status.externalManagedControlPlane is set to externallyManaged (the sim
+// writes the same when it runs). Cluster API's Machine controller touches a
+// Node only while the Cluster has a control-plane Machine or an externally
+// managed control plane, so a fixture of worker Machines needs the latter.
+func ClusterObjects(ctx context.Context, c client.Client, ns, name string, externallyManaged bool) (*clusterv1.Cluster, error) {
+	cp := &simv1.SimControlPlane{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: simv1.SimControlPlaneSpec{ExternallyManaged: ptr.To(externallyManaged)}}
+	if err := c.Create(ctx, cp); err != nil {
+		return nil, fmt.Errorf("create SimControlPlane %s/%s: %w", ns, name, err)
+	}
+	// A merge patch without a resourceVersion: the sim, when it runs, may
+	// have written the same status already.
+	before := cp.DeepCopy()
+	cp.Status.ExternalManagedControlPlane = ptr.To(externallyManaged)
+	if err := c.Status().Patch(ctx, cp, client.MergeFrom(before)); err != nil {
+		return nil, fmt.Errorf("report SimControlPlane %s/%s: %w", ns, name, err)
+	}
+	cl := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: clusterv1.ClusterSpec{ControlPlaneRef: &clusterv1.ObjectReference{
+			APIGroup: simv1.GroupVersion.Group, Kind: "SimControlPlane", Name: name}}}
+	return cl, c.Create(ctx, cl)
 }
 
 // MachineObjects creates a SimBootstrapConfig, a SimMachine and a Machine

@@ -4,14 +4,20 @@ package operator
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"time"
 
 	"k8s.io/client-go/rest"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
@@ -90,11 +96,39 @@ func WorkloadClusters(mgr ctrl.Manager, o remote.Options) (*remote.Cache, error)
 		o.Scheme = Scheme()
 	}
 	o.Indexes = append(o.Indexes, machine.Indexes()...)
+	slim := ctrl.Options{}
+	SlimCache(&slim)
+	o.Cache = slim.Cache
 	c := remote.New(mgr.GetClient(), mgr.GetAPIReader(), o)
 	if err := mgr.Add(c); err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// WatchFilter makes a manager see only the Machines labelled
+// cluster.krtt.dev/watch-filter=value (no filter when value is empty), as
+// Cluster API's --watch-filter does: its cache holds no other Machine, so no
+// event, mapping or list of this operator ever reaches one. Clusters,
+// provider objects and Nodes are not filtered. Instances with different
+// filters elect their leaders apart (a Lease per filter value).
+func WatchFilter(o *ctrl.Options, value string) error {
+	if value == "" {
+		return nil
+	}
+	if errs := validation.IsValidLabelValue(value); len(errs) > 0 {
+		return fmt.Errorf("--watch-filter %q is not a label value: %s", value, strings.Join(errs, "; "))
+	}
+	if o.Cache.ByObject == nil {
+		o.Cache.ByObject = map[client.Object]cache.ByObject{}
+	}
+	o.Cache.ByObject[&clusterv1.Machine{}] = cache.ByObject{
+		Label: labels.SelectorFromSet(labels.Set{clusterv1.WatchFilterLabel: value}),
+	}
+	if o.LeaderElectionID == "" {
+		o.LeaderElectionID = strings.ReplaceAll(strings.ToLower(value), "_", "-") + "." + LeaderElectionID
+	}
+	return nil
 }
 
 // LeaderElectionID names the Lease the operator's replicas elect a leader on.
@@ -107,6 +141,7 @@ const LeaderElectionID = "krtt-operator.krtt.dev"
 func NewManager(cfg *rest.Config, o ctrl.Options) (ctrl.Manager, error) {
 	o.Scheme = Scheme()
 	o.Client = ClientOptions()
+	SlimCache(&o)
 	if o.LeaderElectionID == "" {
 		o.LeaderElectionID = LeaderElectionID
 	}
@@ -121,4 +156,57 @@ func NewManager(cfg *rest.Config, o ctrl.Options) (ctrl.Manager, error) {
 // operator reads them on every reconcile and watches their kinds anyway.
 func ClientOptions() client.Options {
 	return client.Options{Cache: &client.CacheOptions{Unstructured: true}}
+}
+
+// SlimCache keeps in the manager's cache only what the observers read: no
+// object keeps its managedFields, and a Pod keeps no container specs beyond
+// their names, no container statuses and no last-applied annotation. With
+// tens of Pods per Node, Pods are most of an operator's memory. The operator
+// never updates a Pod (its RBAC has no verb for it), so a trimmed copy is
+// never written back.
+func SlimCache(o *ctrl.Options) {
+	if o.Cache.DefaultTransform == nil {
+		o.Cache.DefaultTransform = cache.TransformStripManagedFields()
+	}
+	if o.Cache.ByObject == nil {
+		o.Cache.ByObject = map[client.Object]cache.ByObject{}
+	}
+	for obj, by := range o.Cache.ByObject {
+		if _, ok := obj.(*corev1.Pod); ok {
+			if by.Transform == nil {
+				by.Transform = slimPod
+				o.Cache.ByObject[obj] = by
+			}
+			return
+		}
+	}
+	o.Cache.ByObject[&corev1.Pod{}] = cache.ByObject{Transform: slimPod}
+}
+
+// slimPod is SlimCache's transform for Pods.
+func slimPod(obj any) (any, error) {
+	p, ok := obj.(*corev1.Pod)
+	if !ok {
+		return obj, nil
+	}
+	p.ManagedFields = nil
+	delete(p.Annotations, corev1.LastAppliedConfigAnnotation)
+	p.Spec.Containers = namesOnly(p.Spec.Containers)
+	p.Spec.InitContainers = namesOnly(p.Spec.InitContainers)
+	p.Spec.EphemeralContainers = nil
+	p.Status.ContainerStatuses = nil
+	p.Status.InitContainerStatuses = nil
+	p.Status.EphemeralContainerStatuses = nil
+	return p, nil
+}
+
+func namesOnly(cs []corev1.Container) []corev1.Container {
+	if cs == nil {
+		return nil
+	}
+	out := make([]corev1.Container, len(cs))
+	for i := range cs {
+		out[i] = corev1.Container{Name: cs[i].Name}
+	}
+	return out
 }

@@ -29,6 +29,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -135,6 +136,9 @@ type Options struct {
 	FailureThreshold int
 	// Indexes every workload cluster's cache gets.
 	Indexes []Index
+	// Cache is the base of every workload cluster's cache options (the
+	// operator trims cached objects the same way in every cluster).
+	Cache cache.Options
 	// Now is the clock of Since; time.Now when nil.
 	Now func() time.Time
 }
@@ -374,6 +378,7 @@ func (c *Cache) connect(cn *conn) {
 	}
 	cl, err := cluster.New(cfg, func(o *cluster.Options) {
 		o.Scheme = c.opts.Scheme
+		o.Cache = c.opts.Cache
 		o.Logger = logf.Log.WithName("remote").WithValues("cluster", cn.key.String())
 	})
 	if err != nil {

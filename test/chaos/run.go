@@ -24,6 +24,7 @@ import (
 
 	simv1 "github.com/krtt-dev/krtt/api/sim/v1alpha1"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/internal/harness"
 	"github.com/krtt-dev/krtt/internal/localcp"
 	"github.com/krtt-dev/krtt/sim"
 	"github.com/krtt-dev/krtt/test/chaos/faultproxy"
@@ -104,7 +105,7 @@ func (w *world) run(ctx context.Context, s spec, logf func(string, ...any)) (res
 	c := w.c
 	if err := errors.Join(
 		c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}),
-		c.Create(ctx, &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "c"}}),
+		func() error { _, err := harness.ClusterObjects(ctx, c, ns, "c", true); return err }(),
 	); err != nil {
 		res.err = err
 		return res

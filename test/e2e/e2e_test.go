@@ -62,66 +62,102 @@ func zapLevel() zapcore.Level {
 	return zapcore.ErrorLevel
 }
 
-// start runs envtest, the operator and the sim provider (two managers, as
-// they would run as two processes).
-func start(t *testing.T) (client.Client, *traces) {
-	t.Helper()
+// env is the package's one control plane; each test runs its own managers
+// on it, in its own namespace, and stops them when it ends.
+var env *testenv.Env
+
+func TestMain(m *testing.M) {
 	ctrl.SetLogger(zap.New(zap.UseDevMode(false), zap.Level(zapLevel())))
-	env, err := testenv.Start()
+	var err error
+	env, err = testenv.Start()
 	if err != nil {
-		t.Fatal(err)
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
+	code := m.Run()
+	if err := env.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
+	os.Exit(code)
+}
+
+// managers runs managers for one test and stops them when it ends.
+type managers struct {
+	t   *testing.T
+	ctx context.Context
+	wg  sync.WaitGroup
+}
+
+func newManagers(t *testing.T) *managers {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
+	ms := &managers{t: t, ctx: ctx}
 	t.Cleanup(func() {
 		cancel()
-		wg.Wait()
-		if err := env.Stop(); err != nil {
-			t.Log(err)
-		}
+		ms.wg.Wait()
 	})
-	newMgr := func(opts ctrl.Options) ctrl.Manager {
-		opts.Metrics = metricsserver.Options{BindAddress: "0"}
-		opts.Controller = config.Controller{SkipNameValidation: ptr.To(true)}
-		mgr, err := ctrl.NewManager(env.Config, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return mgr
-	}
-	run := func(name string, mgr ctrl.Manager) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := mgr.Start(ctx); err != nil {
-				t.Errorf("%s manager: %v", name, err)
-			}
-		}()
-	}
+	return ms
+}
 
+func (ms *managers) run(name string, mgr ctrl.Manager) {
+	ms.wg.Add(1)
+	go func() {
+		defer ms.wg.Done()
+		if err := mgr.Start(ms.ctx); err != nil {
+			ms.t.Errorf("%s manager: %v", name, err)
+		}
+	}()
+}
+
+// operator starts the operator, managing only the Machines labelled with
+// watchFilter when it is not empty, and records the rows it fires.
+func (ms *managers) operator(watchFilter string) *traces {
+	ms.t.Helper()
 	set, err := krtttables.Load(krtttables.Machine, "")
 	if err != nil {
-		t.Fatal(err)
+		ms.t.Fatal(err)
 	}
-	opMgr, err := operator.NewManager(env.Config, ctrl.Options{Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
-	if err != nil {
-		t.Fatal(err)
+	o := ctrl.Options{Controller: config.Controller{SkipNameValidation: ptr.To(true)}}
+	if err := operator.WatchFilter(&o, watchFilter); err != nil {
+		ms.t.Fatal(err)
 	}
-	r, err := operator.Setup(ctx, opMgr, set, operator.Options{MachineConcurrency: 4})
+	opMgr, err := operator.NewManager(env.Config, o)
 	if err != nil {
-		t.Fatal(err)
+		ms.t.Fatal(err)
+	}
+	r, err := operator.Setup(ms.ctx, opMgr, set, operator.Options{MachineConcurrency: 4})
+	if err != nil {
+		ms.t.Fatal(err)
 	}
 	tr := &traces{rows: map[string][]engine.Trace{}}
 	r.Runner().Subscribe(tr.add)
+	ms.run("operator "+watchFilter, opMgr)
+	return tr
+}
 
-	simMgr := newMgr(ctrl.Options{Scheme: sim.Scheme()})
+// sim starts the simulated provider, as its own process would.
+func (ms *managers) sim() {
+	ms.t.Helper()
+	simMgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: sim.Scheme(),
+		Metrics: metricsserver.Options{BindAddress: "0"}, Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
+	if err != nil {
+		ms.t.Fatal(err)
+	}
 	// A fast heartbeat wakes the Machine (it watches its Node) while it
 	// drains and waits for volumes, instead of the rows' 20s requeue.
-	if err := sim.SetupWithManager(ctx, simMgr, sim.Options{KubeletGracePeriodCap: 2 * time.Second, HeartbeatInterval: time.Second}); err != nil {
-		t.Fatal(err)
+	if err := sim.SetupWithManager(ms.ctx, simMgr, sim.Options{KubeletGracePeriodCap: 2 * time.Second, HeartbeatInterval: time.Second}); err != nil {
+		ms.t.Fatal(err)
 	}
-	run("operator", opMgr)
-	run("sim", simMgr)
+	ms.run("sim", simMgr)
+}
+
+// start runs the operator and the sim provider (two managers, as they would
+// run as two processes).
+func start(t *testing.T) (client.Client, *traces) {
+	t.Helper()
+	ms := newManagers(t)
+	tr := ms.operator("")
+	ms.sim()
 	return env.Client, tr
 }
 
@@ -151,7 +187,8 @@ func TestMachineLifecycleWithSimProvider(t *testing.T) {
 	ctx := context.Background()
 	ns := "e2e"
 	must(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
-	must(t, c.Create(ctx, &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "c1"}}))
+	_, err := harness.ClusterObjects(ctx, c, ns, "c1", true)
+	must(t, err)
 
 	// The Machine and its provider objects, and a second sim machine
 	// (no Machine) for the PDB's other Pod.

@@ -367,7 +367,8 @@ func TestOperatorRunsWithGeneratedRBAC(t *testing.T) {
 	c := env.Client
 	ns := fmt.Sprintf("rbac-%d", runs.Add(1))
 	must(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
-	must(t, c.Create(ctx, &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "c1"}}))
+	_, err = harness.ClusterObjects(ctx, c, ns, "c1", true)
+	must(t, err)
 	_, err = harness.MachineObjects(ctx, c, ns, "c1", "m1", simv1.SimBehavior{ProvisionDelaySeconds: 1, DeleteDelaySeconds: 1})
 	must(t, err)
 	node := sim.NodeName(ns, "m1")

@@ -56,7 +56,13 @@ func (r mapper) nodeToMachines(ctx context.Context, obj client.Object) []reconci
 		return nil
 	}
 	if name, ns := n.Annotations[clusterv1.MachineAnnotation], n.Annotations[clusterv1.ClusterNamespaceAnnotation]; name != "" && ns != "" {
-		return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: ns, Name: name}}}
+		key := client.ObjectKey{Namespace: ns, Name: name}
+		// Only a Machine this operator's cache holds: under a watch filter
+		// the others belong to another instance.
+		if err := r.client.Get(ctx, key, &clusterv1.Machine{}); err != nil {
+			return nil
+		}
+		return []reconcile.Request{{NamespacedName: key}}
 	}
 	if n.Spec.ProviderID == "" {
 		return nil

@@ -1,0 +1,69 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// SimControlPlaneSpec is the desired state of a SimControlPlane.
+type SimControlPlaneSpec struct {
+	// externallyManaged makes the control plane one a service runs outside the
+	// Cluster's Machines (as EKS, AKS or GKE do): the sim reports
+	// status.externalManagedControlPlane=true, and the Machine controller then
+	// does not need a control-plane Machine before it may touch worker Nodes.
+	// With false, the control plane is made of the Cluster's control-plane
+	// Machines (label cluster.krtt.dev/control-plane).
+	// +optional
+	// +kubebuilder:default=true
+	ExternallyManaged *bool `json:"externallyManaged,omitempty"`
+}
+
+// SimControlPlaneStatus is the observed state of a SimControlPlane, by the
+// Cluster API control plane contract.
+type SimControlPlaneStatus struct {
+	// externalManagedControlPlane is true for a control plane that has no
+	// control-plane Machines.
+	// +optional
+	ExternalManagedControlPlane *bool `json:"externalManagedControlPlane,omitempty"`
+
+	// conditions describe the current state of the SimControlPlane.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=32
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// SimControlPlane is a simulated control plane provider object: a Cluster's
+// spec.controlPlaneRef names it, and its status says whether the control
+// plane is managed outside the Cluster's Machines.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:path=simcontrolplanes,scope=Namespaced,categories=krtt
+// +kubebuilder:printcolumn:name="External",type="boolean",JSONPath=".status.externalManagedControlPlane"
+// +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
+type SimControlPlane struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is the desired state of the SimControlPlane.
+	// +optional
+	Spec SimControlPlaneSpec `json:"spec,omitempty"`
+
+	// status is the observed state of the SimControlPlane.
+	// +optional
+	Status SimControlPlaneStatus `json:"status,omitempty,omitzero"`
+}
+
+// SimControlPlaneList is a list of SimControlPlanes.
+//
+// +kubebuilder:object:root=true
+type SimControlPlaneList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []SimControlPlane `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&SimControlPlane{}, &SimControlPlaneList{})
+}

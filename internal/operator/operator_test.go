@@ -1,0 +1,97 @@
+package operator
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+)
+
+func TestWatchFilter(t *testing.T) {
+	var none ctrl.Options
+	if err := WatchFilter(&none, ""); err != nil || none.Cache.ByObject != nil || none.LeaderElectionID != "" {
+		t.Errorf("an empty filter changed the options: %v %+v %q", err, none.Cache.ByObject, none.LeaderElectionID)
+	}
+
+	var o ctrl.Options
+	if err := WatchFilter(&o, "Team_A"); err != nil {
+		t.Fatal(err)
+	}
+	if len(o.Cache.ByObject) != 1 {
+		t.Fatalf("cache restricted for %d kinds, want Machines only", len(o.Cache.ByObject))
+	}
+	for obj, by := range o.Cache.ByObject {
+		if _, ok := obj.(*clusterv1.Machine); !ok {
+			t.Errorf("cache restricted for %T, want *Machine", obj)
+		}
+		if got, want := by.Label.String(), clusterv1.WatchFilterLabel+"=Team_A"; got != want {
+			t.Errorf("selector %q, want %q", got, want)
+		}
+	}
+	if got, want := o.LeaderElectionID, "team-a."+LeaderElectionID; got != want {
+		t.Errorf("LeaderElectionID %q, want %q", got, want)
+	}
+
+	kept := ctrl.Options{LeaderElectionID: "mine"}
+	if err := WatchFilter(&kept, "a"); err != nil || kept.LeaderElectionID != "mine" {
+		t.Errorf("a given LeaderElectionID was replaced: %v %q", err, kept.LeaderElectionID)
+	}
+
+	err := WatchFilter(&ctrl.Options{}, "not a label value!")
+	if err == nil || !strings.Contains(err.Error(), "--watch-filter") {
+		t.Errorf("a bad value gave %v, want an error naming --watch-filter", err)
+	}
+}
+
+func TestSlimCacheTrimsPods(t *testing.T) {
+	var o ctrl.Options
+	if err := WatchFilter(&o, "a"); err != nil {
+		t.Fatal(err)
+	}
+	SlimCache(&o)
+	if o.Cache.DefaultTransform == nil {
+		t.Error("no default transform: managedFields stay in the cache")
+	}
+	var transform func(any) (any, error)
+	for obj, by := range o.Cache.ByObject {
+		if _, ok := obj.(*corev1.Pod); ok {
+			transform = by.Transform
+		}
+	}
+	if transform == nil || len(o.Cache.ByObject) != 2 {
+		t.Fatalf("Pod transform %v among %d cache entries, want it beside the Machine filter", transform != nil, len(o.Cache.ByObject))
+	}
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Labels: map[string]string{"app": "web"},
+			Annotations:     map[string]string{corev1.LastAppliedConfigAnnotation: "{...}", corev1.MirrorPodAnnotationKey: "x"},
+			ManagedFields:   []metav1.ManagedFieldsEntry{{Manager: "kubectl"}},
+			OwnerReferences: []metav1.OwnerReference{{Kind: "DaemonSet", Name: "ds"}}},
+		Spec: corev1.PodSpec{NodeName: "n1", Priority: ptr.To[int32](7),
+			Containers:     []corev1.Container{{Name: "app", Image: "nginx", Env: []corev1.EnvVar{{Name: "A", Value: "b"}}}},
+			InitContainers: []corev1.Container{{Name: "init", Image: "busybox"}},
+			Volumes:        []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{Name: "app"}}},
+	}
+	out, err := transform(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := out.(*corev1.Pod)
+	if got.ManagedFields != nil || got.Status.ContainerStatuses != nil || got.Annotations[corev1.LastAppliedConfigAnnotation] != "" {
+		t.Errorf("not trimmed: managedFields %v, container statuses %v, annotations %v", got.ManagedFields, got.Status.ContainerStatuses, got.Annotations)
+	}
+	if len(got.Spec.Containers) != 1 || got.Spec.Containers[0].Name != "app" || got.Spec.Containers[0].Image != "" ||
+		len(got.Spec.InitContainers) != 1 || got.Spec.InitContainers[0].Image != "" {
+		t.Errorf("containers %+v / %+v, want names only", got.Spec.Containers, got.Spec.InitContainers)
+	}
+	// What the drain reads stays.
+	if got.Spec.NodeName != "n1" || *got.Spec.Priority != 7 || len(got.Spec.Volumes) != 1 || got.Status.Phase != corev1.PodRunning ||
+		got.Labels["app"] != "web" || got.Annotations[corev1.MirrorPodAnnotationKey] != "x" || len(got.OwnerReferences) != 1 {
+		t.Errorf("lost a field the drain reads: %+v", got)
+	}
+}

@@ -1,0 +1,112 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	simv1 "github.com/krtt-dev/krtt/api/sim/v1alpha1"
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/internal/harness"
+)
+
+// TestWatchFilterSplitsTheFleet: two operators started with --watch-filter a
+// and b each run the Machines labelled for them, through Running and
+// deletion, and neither touches the other's nor an unlabelled Machine.
+func TestWatchFilterSplitsTheFleet(t *testing.T) {
+	ms := newManagers(t)
+	trA, trB := ms.operator("a"), ms.operator("b")
+	ms.sim()
+	c := env.Client
+	ctx := context.Background()
+	ns := "split"
+	must(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	_, err := harness.ClusterObjects(ctx, c, ns, "c1", true)
+	must(t, err)
+
+	fast := simv1.SimBehavior{ProvisionDelaySeconds: 1, DeleteDelaySeconds: 1}
+	labelled := func(v string) func(*clusterv1.Machine) {
+		return func(m *clusterv1.Machine) { m.Labels = map[string]string{clusterv1.WatchFilterLabel: v} }
+	}
+	// The unlabelled Machine first: by the time the others are Running, both
+	// operators have long had the chance to see it.
+	_, err = harness.MachineObjects(ctx, c, ns, "c1", "m-none", fast)
+	must(t, err)
+	_, err = harness.MachineObjects(ctx, c, ns, "c1", "m-a", fast, labelled("a"))
+	must(t, err)
+	_, err = harness.MachineObjects(ctx, c, ns, "c1", "m-b", fast, labelled("b"))
+	must(t, err)
+
+	machine := func(ctx context.Context, name string) (*clusterv1.Machine, error) {
+		m := &clusterv1.Machine{}
+		return m, c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, m)
+	}
+	for _, name := range []string{"m-a", "m-b"} {
+		eventually(t, 60*time.Second, name+" Running", func(ctx context.Context) error {
+			m, err := machine(ctx, name)
+			if err != nil {
+				return err
+			}
+			if m.Status.Phase != clusterv1.MachinePhaseRunning {
+				return fmt.Errorf("phase %q, last row %+v", m.Status.Phase, m.Status.LastTransition)
+			}
+			return nil
+		})
+	}
+
+	// Each operator fired rows for its own Machine only.
+	for _, o := range []struct {
+		name        string
+		tr          *traces
+		own, others []string
+	}{
+		{"a", trA, []string{"m-a"}, []string{"m-b", "m-none"}},
+		{"b", trB, []string{"m-b"}, []string{"m-a", "m-none"}},
+	} {
+		for _, m := range o.own {
+			if len(o.tr.of(ns+"/"+m)) == 0 {
+				t.Errorf("operator %s fired no row for its Machine %s", o.name, m)
+			}
+		}
+		for _, m := range o.others {
+			if rows := o.tr.of(ns + "/" + m); len(rows) > 0 {
+				t.Errorf("operator %s fired %d rows for %s, which is not labelled for it (first: %s %s)", o.name, len(rows), m, rows[0].Table, rows[0].Row)
+			}
+		}
+	}
+	none, err := machine(ctx, "m-none")
+	must(t, err)
+	if none.Status.State != "" || len(none.Finalizers) > 0 {
+		t.Errorf("the unlabelled Machine was reconciled: state %q, finalizers %v", none.Status.State, none.Finalizers)
+	}
+
+	// Deletion runs on the same split.
+	for _, name := range []string{"m-a", "m-b"} {
+		must(t, c.Delete(ctx, &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}))
+	}
+	for _, name := range []string{"m-a", "m-b"} {
+		eventually(t, 60*time.Second, name+" gone", func(ctx context.Context) error {
+			m, err := machine(ctx, name)
+			if client.IgnoreNotFound(err) != nil {
+				return err
+			}
+			if err == nil {
+				return fmt.Errorf("still there: state %q, last row %+v", m.Status.State, m.Status.LastTransition)
+			}
+			return nil
+		})
+	}
+	for _, tr := range []*traces{trA, trB} {
+		for _, m := range []string{"m-none"} {
+			if rows := tr.of(ns + "/" + m); len(rows) > 0 {
+				t.Errorf("a filtered operator fired rows for %s: %s", m, strings.Join([]string{rows[0].Table, rows[0].Row}, " "))
+			}
+		}
+	}
+}
