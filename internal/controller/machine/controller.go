@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	machineactions "github.com/krtt-dev/krtt/actions/machine"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
@@ -113,7 +114,11 @@ func Setup(ctx context.Context, mgr ctrl.Manager, set *engine.Set, opts Options)
 	}
 	m := mapper{client: mgr.GetClient(), nodes: mgr.GetClient()}
 	b := r.Builder(mgr).
-		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(m.clusterToMachines)).
+		// A Cluster's spec (pause) and deletion matter to its Machines, not
+		// its status, which the Cluster controller rewrites as they change.
+		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(m.clusterToMachines), builder.WithPredicates(
+			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{},
+				predicate.AnnotationChangedPredicate{}, deletionRequested()))).
 		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(m.secretToMachines), builder.WithPredicates(remote.KubeconfigSecrets()))
 	// The management cluster is the Node side of self-hosted Clusters.
 	for _, src := range m.nodeSideSources(mgr.GetCache()) {

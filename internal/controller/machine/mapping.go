@@ -124,3 +124,13 @@ func (r mapper) drainingMachines(ctx context.Context, _ client.Object) []reconci
 	}
 	return out
 }
+
+// deletionRequested passes the update that sets an object's
+// deletionTimestamp.
+func deletionRequested() predicate.Predicate {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			return e.ObjectOld.GetDeletionTimestamp() == nil && e.ObjectNew.GetDeletionTimestamp() != nil
+		},
+	}
+}
