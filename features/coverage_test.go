@@ -21,7 +21,8 @@ import (
 // @row:<table>:<row id>.
 const rowTagPrefix = "@row:"
 
-// coverage records which rows fired for the Machines of which scenario.
+// coverage records which rows fired for the objects (Machines, MachineSets)
+// of which scenario.
 // Scenarios are told apart by namespace: every scenario has its own.
 type coverage struct {
 	h *harness.Harness
@@ -55,9 +56,19 @@ func (c *coverage) record(tr engine.Trace) {
 	c.byNS[ns][rowKey(tr.Table, tr.Row)] = true
 }
 
+// tables lists every table of every set the operator runs (Machine,
+// MachineSet), in set order.
+func (c *coverage) tables() []*engine.Table {
+	var out []*engine.Table
+	for _, s := range c.h.Sets {
+		out = append(out, s.Tables...)
+	}
+	return out
+}
+
 // known reports whether "table:row" names a row of the loaded tables.
 func (c *coverage) known(key string) bool {
-	for _, t := range c.h.Tables() {
+	for _, t := range c.tables() {
 		for _, r := range t.Rows {
 			if rowKey(t.Name, r.ID) == key {
 				return true
@@ -181,8 +192,8 @@ type coverageReport struct {
 func (c *coverage) report() *coverageReport {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	r := &coverageReport{tables: c.h.Tables(), hits: map[string]map[string][]string{}}
-	for _, t := range c.h.Tables() {
+	r := &coverageReport{tables: c.tables(), hits: map[string]map[string][]string{}}
+	for _, t := range r.tables {
 		r.hits[t.Name] = map[string][]string{}
 		for _, row := range t.Rows {
 			var where []string
@@ -201,7 +212,7 @@ func (c *coverage) report() *coverageReport {
 
 func (r *coverageReport) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-18s %5s %8s  %s\n", "TABLE", "ROWS", "COVERED", "MISSING")
+	fmt.Fprintf(&b, "%-24s %5s %8s  %s\n", "TABLE", "ROWS", "COVERED", "MISSING")
 	for _, t := range r.tables {
 		covered := 0
 		var missing []string
@@ -216,7 +227,7 @@ func (r *coverageReport) String() string {
 		if m == "" {
 			m = "-"
 		}
-		fmt.Fprintf(&b, "%-18s %5d %8d  %s\n", t.Name, len(t.Rows), covered, m)
+		fmt.Fprintf(&b, "%-24s %5d %8d  %s\n", t.Name, len(t.Rows), covered, m)
 	}
 	return b.String()
 }

@@ -1,7 +1,8 @@
-// Package features holds the behaviour specs of the krtt Machine lifecycle,
-// written in Gherkin and run against a real kube-apiserver and etcd with the
-// operator in-process (internal/harness). Every row of every Machine table
-// must fire in at least one scenario; TestFeatures fails otherwise.
+// Package features holds the behaviour specs of the krtt controllers
+// (Machine, MachineSet), written in Gherkin and run against a real
+// kube-apiserver and etcd with the operator in-process (internal/harness).
+// Every row of every table of every set must fire in at least one scenario;
+// TestFeatures fails otherwise.
 package features
 
 import (
@@ -81,7 +82,7 @@ func TestFeatures(t *testing.T) {
 	// Rows may fire a little after a scenario's last step (for example N01
 	// once a Machine is gone); coverage is computed over everything recorded.
 	report := cov.report()
-	fmt.Fprintf(os.Stdout, "\nRow coverage (every row of every shipped table):\n%s", report.String())
+	fmt.Fprintf(os.Stdout, "\nRow coverage (every row of every table of every set the operator runs):\n%s", report.String())
 	if os.Getenv("KRTT_WRITE_COVERAGE") == "1" {
 		if err := report.writeJSON("coverage.json"); err != nil {
 			t.Errorf("write coverage.json: %v", err)

@@ -36,6 +36,20 @@ type patcher[O client.Object] struct {
 	status    Status[O]
 	owned     map[string]bool
 	finalizer string
+	// initialState is the state an empty status.state stands for: a status
+	// written by the object's first reconcile moved nothing.
+	initialState string
+}
+
+// sameState compares two persisted states, an empty one being the initial.
+func (p *patcher[O]) sameState(a, b string) bool {
+	if a == "" {
+		a = p.initialState
+	}
+	if b == "" {
+		b = p.initialState
+	}
+	return a == b
 }
 
 // patch writes what changed between before and after. A conflict on the
@@ -98,7 +112,7 @@ func (p *patcher[O]) patchStatus(ctx context.Context, before, after O, bs, as ma
 		if gerr := p.apiReader.Get(ctx, client.ObjectKeyFromObject(before), latest); gerr != nil {
 			return fmt.Errorf("patch status: %w (re-read: %v)", err, gerr)
 		}
-		if p.status.Get(latest).State != p.status.Get(before).State {
+		if !p.sameState(p.status.Get(latest).State, p.status.Get(before).State) {
 			return fmt.Errorf("patch status: %w: %w", errStale, err)
 		}
 		// Someone else wrote (another controller's condition, a label):

@@ -124,6 +124,46 @@ func TestStatusPatchNeverRewindsTheState(t *testing.T) {
 	}
 }
 
+// A decision made on an object whose first status write the cache had not
+// shown yet (status.state empty) was made in the initial state: when the
+// newer object says the initial state, the patch is rebased, not dropped,
+// so the row that fired (and whatever its actions did) is recorded.
+func TestStatusPatchEmptyStateIsTheInitialState(t *testing.T) {
+	ns := createNamespace(t, "patch-initial")
+	ctx := context.Background()
+	d := newDoor()
+	d.SetNamespace(ns)
+	d.SetName("d")
+	if err := env.Client.Create(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	stale := d.DeepCopy()
+	newer := d.DeepCopy()
+	doorStatus.Set(newer, Record{State: "Closed", Phase: "Closed"})
+	if err := env.Client.Status().Update(ctx, newer); err != nil {
+		t.Fatal(err)
+	}
+	after := stale.DeepCopy()
+	doorStatus.Set(after, Record{State: "Open", Phase: "Open"})
+	p := doorPatcher()
+	p.initialState = "Closed"
+	if err := p.patch(ctx, stale, after); err != nil {
+		t.Fatalf("patch decided in the initial state: %v", err)
+	}
+	got, _ := getDoor(ctx, ns, "d")
+	if doorStatus.Get(got).State != "Open" {
+		t.Fatalf("state %q, want Open", doorStatus.Get(got).State)
+	}
+	// Without the initial state the same patch is stale.
+	p.initialState = ""
+	stale2 := d.DeepCopy()
+	after2 := stale2.DeepCopy()
+	doorStatus.Set(after2, Record{State: "Closed"})
+	if err := p.patch(ctx, stale2, after2); !errors.Is(err, errStale) {
+		t.Fatalf("want a stale error against state Open, got %v", err)
+	}
+}
+
 func TestOwnedChanges(t *testing.T) {
 	c := func(typ string, st metav1.ConditionStatus) metav1.Condition {
 		return metav1.Condition{Type: typ, Status: st, Reason: "R"}

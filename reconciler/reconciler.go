@@ -73,7 +73,7 @@ func New[O client.Object, E any](spec Spec[O, E], opts Options) (*Reconciler[O, 
 	}
 	r := &Reconciler[O, E]{spec: spec, runner: runner, client: opts.Client, recorder: opts.Recorder, now: now,
 		patcher: patcher[O]{client: opts.Client, apiReader: reader, newObject: spec.NewObject, status: spec.Status,
-			owned: owned, finalizer: spec.Finalizer}}
+			owned: owned, finalizer: spec.Finalizer, initialState: spec.Set.InitialState}}
 	return r, nil
 }
 

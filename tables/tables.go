@@ -9,14 +9,16 @@ import (
 
 	clusteractions "github.com/krtt-dev/krtt/actions/cluster"
 	machineactions "github.com/krtt-dev/krtt/actions/machine"
+	machinesetactions "github.com/krtt-dev/krtt/actions/machineset"
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/transitions"
 )
 
 // Set names of the shipped controllers (a TableSet's metadata.name).
 const (
-	Machine = "machine"
-	Cluster = "cluster"
+	Machine    = "machine"
+	MachineSet = "machineset"
+	Cluster    = "cluster"
 )
 
 // Catalogs are the registries krtt is built with, by registry name (a table
@@ -24,7 +26,7 @@ const (
 // action and fact descriptions from them.
 func Catalogs() map[string]*engine.Catalog {
 	out := map[string]*engine.Catalog{}
-	for _, c := range []*engine.Catalog{machineactions.Registry().Catalog(), clusteractions.Registry().Catalog()} {
+	for _, c := range []*engine.Catalog{machineactions.Registry().Catalog(), machinesetactions.Registry().Catalog(), clusteractions.Registry().Catalog()} {
 		out[c.Name] = c
 	}
 	return out

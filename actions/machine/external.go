@@ -2,7 +2,6 @@ package machine
 
 import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 )
@@ -11,12 +10,6 @@ import (
 // provider contract only (v1beta2 fields first, v1beta1 `status.ready` as a
 // fallback), so any provider that follows it works without krtt knowing its
 // Go types.
-
-// GVKFor turns a contract reference into a GroupVersionKind. References name
-// the group only; the version is found through the REST mapper.
-func GroupKindFor(ref clusterv1.ObjectReference) schema.GroupKind {
-	return schema.GroupKind{Group: ref.APIGroup, Kind: ref.Kind}
-}
 
 func nestedBool(u *unstructured.Unstructured, fields ...string) (bool, bool) {
 	if u == nil {

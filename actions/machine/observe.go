@@ -2,7 +2,6 @@ package machine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/selection"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/krtt-dev/krtt/actions/contract"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/internal/remote"
 )
@@ -122,35 +122,12 @@ func (o *Observer) getCluster(ctx context.Context, s *Scope) *clusterv1.Cluster 
 	return nil
 }
 
-// getExternal reads a contract object as unstructured; the version comes
-// from the REST mapper, since references carry only the group.
+// getExternal reads a contract object as unstructured; API errors are kept
+// for the apiError fact.
 func (o *Observer) getExternal(ctx context.Context, s *Scope, ref clusterv1.ObjectReference, namespace, what string) *unstructured.Unstructured {
-	mapping, err := o.Client.RESTMapper().RESTMapping(GroupKindFor(ref))
+	u, err := contract.Get(ctx, o.Client, ref, namespace, what)
 	if err != nil {
-		// A kind that is not served (yet, or for a moment while its CRD is
-		// replaced) is an API error, never "the object is gone": the
-		// latter would fail a provisioned Machine for good.
-		if isNoMatch(err) {
-			s.keep(fmt.Errorf("the API server does not serve the %s kind %s.%s; check that the provider's CRDs are installed: %w", what, ref.Kind, ref.APIGroup, err))
-			return nil
-		}
-		s.keep(fmt.Errorf("resolve %s kind %s.%s: %w", what, ref.Kind, ref.APIGroup, err))
-		return nil
-	}
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(mapping.GroupVersionKind)
-	if err := o.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: ref.Name}, u); err != nil {
-		switch {
-		case apierrors.IsNotFound(err):
-		case apierrors.IsTimeout(err) || errors.Is(err, context.DeadlineExceeded):
-			// With a cached client this means the kind's informer cannot
-			// list it: the provider's API is failing, not this object.
-			s.keep(fmt.Errorf("get %s %s %s: the %s API did not answer in time; check that the provider serves it (kubectl get %s): %w",
-				what, ref.Kind, ref.Name, mapping.GroupVersionKind.GroupVersion(), mapping.Resource.Resource+"."+ref.APIGroup, err))
-		default:
-			s.keep(fmt.Errorf("get %s %s %s: %w", what, ref.Kind, ref.Name, err))
-		}
-		return nil
+		s.keep(err)
 	}
 	return u
 }

@@ -1,19 +1,14 @@
 package machine
 
 import (
-	"errors"
 	"sort"
 	"strconv"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/api/meta"
+	"github.com/krtt-dev/krtt/actions/contract"
 )
 
-func isNoMatch(err error) bool {
-	var noKind *meta.NoKindMatchError
-	var noRes *meta.NoResourceMatchError
-	return errors.As(err, &noKind) || errors.As(err, &noRes) || meta.IsNoMatchError(err)
-}
+func isNoMatch(err error) bool { return contract.IsNoMatch(err) }
 
 // annotationsWithPrefix lists the suffixes of annotations that start with
 // prefix, sorted, so messages are stable.

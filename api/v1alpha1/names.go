@@ -109,3 +109,23 @@ const (
 	ClusterNameAnnotation      = "cluster.krtt.dev/cluster-name"
 	ClusterNamespaceAnnotation = "cluster.krtt.dev/cluster-namespace"
 )
+
+// MachineSet names.
+const (
+	// MachineSetFinalizer keeps a MachineSet until its Machines are gone.
+	MachineSetFinalizer = "machineset.cluster.krtt.dev"
+	// SetNameLabel names the MachineSet that created a Machine.
+	SetNameLabel = "cluster.krtt.dev/set-name"
+	// DeleteMachineAnnotation marks a Machine its MachineSet deletes first
+	// when it scales down.
+	DeleteMachineAnnotation = "cluster.krtt.dev/delete-machine"
+)
+
+// Condition types set on MachineSets (Paused too).
+const (
+	MachinesReadyCondition = "MachinesReady"
+	ScalingUpCondition     = "ScalingUp"
+	ScalingDownCondition   = "ScalingDown"
+	RemediatingCondition   = "Remediating"
+	FrozenCondition        = "Frozen"
+)

@@ -34,7 +34,11 @@ func measure(ctx context.Context, b *bench, f flavour) (res Result) {
 		return res
 	}
 	defer func() { res.LoadAverage = &LoadAverage{Start: load0, End: loadAverage()} }()
-	err = lifecycle(ctx, b, f, ns, proc, &res)
+	if b.o.machineSets {
+		err = machineSetLifecycle(ctx, b, f, ns, proc, &res)
+	} else {
+		err = lifecycle(ctx, b, f, ns, proc, &res)
+	}
 	if err != nil {
 		res.Error = err.Error()
 	} else {
@@ -51,33 +55,14 @@ func measure(ctx context.Context, b *bench, f flavour) (res Result) {
 // Running, Pods on every Node, every worker deleted → gone.
 func lifecycle(ctx context.Context, b *bench, f flavour, ns string, proc *controllerProc, res *Result) (err error) {
 	running := poll{gvk: f.machine, namespace: ns, what: "Running", done: phaseIs("Running"), describe: phaseOf}
-
-	logf("creating the control-plane Machine")
-	if err := createMachine(ctx, b.client, f, ns, "cp-0", true); err != nil {
+	if err := controlPlaneFirst(ctx, b, f, ns); err != nil {
 		return err
 	}
-	cp := running
-	cp.names, cp.timeout = []string{"cp-0"}, 2*time.Minute
-	if _, err := cp.wait(ctx, b.client); err != nil {
-		return fmt.Errorf("control-plane Machine: %w", err)
-	}
-
-	before, err := proc.sample()
+	finish, err := sampleResources(proc, b, res)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		after, serr := proc.sample()
-		hwm, herr := peakRSSKiB(proc.pid())
-		if e := errors.Join(serr, herr); e != nil {
-			err = errors.Join(err, e)
-			return
-		}
-		res.RequestsPerMachine, res.RequestsPerMachineTotal = perMachine(before.requests, after.requests, b.o.n)
-		res.CPUSeconds = round1(after.cpu - before.cpu)
-		res.CPUSecondsInclStart = round1(after.cpu)
-		res.PeakRSSMiB = round1(float64(hwm) / 1024)
-	}()
+	defer func() { err = errors.Join(err, finish()) }()
 
 	names := make([]string, b.o.n)
 	for i := range names {
@@ -129,6 +114,44 @@ func lifecycle(ctx context.Context, b *bench, f flavour, ns string, proc *contro
 	res.DeleteToGone = newHalf(latest(at).Sub(t1), durations(names, deleted, at))
 	logf("all %d Machines gone in %.1fs", b.o.n, res.DeleteToGone.WallSeconds)
 	return nil
+}
+
+// controlPlaneFirst creates the control-plane Machine and waits until it
+// runs: Cluster API drains and deletes worker Nodes only when the Cluster
+// has one.
+func controlPlaneFirst(ctx context.Context, b *bench, f flavour, ns string) error {
+	logf("creating the control-plane Machine")
+	if err := createMachine(ctx, b.client, f, ns, "cp-0", true); err != nil {
+		return err
+	}
+	cp := poll{gvk: f.machine, namespace: ns, what: "Running", done: phaseIs("Running"), describe: phaseOf,
+		names: []string{"cp-0"}, timeout: 2 * time.Minute}
+	if _, err := cp.wait(ctx, b.client); err != nil {
+		return fmt.Errorf("control-plane Machine: %w", err)
+	}
+	return nil
+}
+
+// sampleResources samples the controller's requests and CPU now; finish
+// samples again and writes the differences (per worker Machine) and the
+// peak RSS into res.
+func sampleResources(proc *controllerProc, b *bench, res *Result) (finish func() error, err error) {
+	before, err := proc.sample()
+	if err != nil {
+		return nil, err
+	}
+	return func() error {
+		after, serr := proc.sample()
+		hwm, herr := peakRSSKiB(proc.pid())
+		if e := errors.Join(serr, herr); e != nil {
+			return e
+		}
+		res.RequestsPerMachine, res.RequestsPerMachineTotal = perMachine(before.requests, after.requests, b.o.n)
+		res.CPUSeconds = round1(after.cpu - before.cpu)
+		res.CPUSecondsInclStart = round1(after.cpu)
+		res.PeakRSSMiB = round1(float64(hwm) / 1024)
+		return nil
+	}, nil
 }
 
 func createMachine(ctx context.Context, c client.Client, f flavour, ns, name string, controlPlane bool) error {

@@ -15,6 +15,9 @@
 // Cluster API Machine controller (the core manager of
 // sigs.k8s.io/cluster-api, built by `make bench-peer` from hack/capi), and
 // adds the ratios. -o json prints the report as one JSON document.
+//
+// With -machinesets it measures a MachineSet instead of N Machines created
+// one by one: scaled from 0 to N, Running, Pods bound, scaled to 0, gone.
 package main
 
 import (
@@ -43,7 +46,7 @@ import (
 type options struct {
 	n, concurrency, podsPerNode, workers int
 	dir, operatorBin, output, peer       string
-	build, peerFirst                     bool
+	build, peerFirst, machineSets        bool
 	timeout, heartbeat                   time.Duration
 	capi                                 capiOptions
 }
@@ -70,6 +73,7 @@ func main() {
 	flag.DurationVar(&o.heartbeat, "sim-heartbeat", time.Minute, "Node heartbeat interval of the simulated kubelet (each heartbeat updates the Node and so reconciles its Machine).")
 	flag.StringVar(&o.output, "o", "text", "Output: text (a Markdown table) or json (one JSON document).")
 	flag.StringVar(&o.peer, "peer", "", "Also measure this controller after krtt: capi (the Cluster API Machine controller).")
+	flag.BoolVar(&o.machineSets, "machinesets", false, "Measure a MachineSet instead: scaled 0 → N (the scale subresource) → Running, Pods on every Node, then N → 0 → gone.")
 	flag.BoolVar(&o.peerFirst, "peer-first", false, "Measure the peer before krtt (to see how much the order matters); the ratios stay peer ÷ krtt.")
 	flag.StringVar(&o.capi.manager, "capi-manager", "bin/capi-manager", "Cluster API core manager binary (`make bench-peer` builds it).")
 	flag.StringVar(&o.capi.crds, "capi-crds", "", "Cluster API CRD directory (default: core/config/crd/bases of the module hack/capi requires).")
@@ -99,6 +103,8 @@ func validate(o options) error {
 		return fmt.Errorf("-o %q: want text or json", o.output)
 	case o.peer != "" && o.peer != "capi":
 		return fmt.Errorf("-peer %q: the only peer is capi", o.peer)
+	case o.peer != "" && o.machineSets:
+		return errors.New("-machinesets measures krtt only; drop -peer")
 	}
 	return nil
 }
@@ -131,6 +137,9 @@ func run(o options) (err error) {
 		return fmt.Errorf("operator binary: %w (run `make build`)", err)
 	}
 	flavours := []flavour{krttFlavour(root, o.operatorBin)}
+	if o.machineSets {
+		flavours[0].name = "krtt-machineset"
+	}
 	if o.peer == "capi" {
 		if o.capi.crds == "" {
 			if o.capi.crds, err = capiCRDDir(root); err != nil {

@@ -4,7 +4,9 @@
 // creates a Cluster and three Machines, puts Pods on one Machine's Node (one
 // with a volume, one behind a PodDisruptionBudget), deletes that Machine and
 // shows every deletion step (pre-drain hook, drain, volume detach,
-// infrastructure, bootstrap, Node) as the tables decide it. It ends by
+// infrastructure, bootstrap, Node) as the tables decide it. Then a
+// MachineSet scales up, replaces a Machine whose VM is lost and scales down
+// honouring the delete-machine annotation. It ends by
 // itself within about two minutes, prints the rows that fired, and exits 0;
 // it exits 1 naming the step that did not happen in time.
 package main
@@ -44,7 +46,6 @@ import (
 	"github.com/krtt-dev/krtt/internal/localcp"
 	"github.com/krtt-dev/krtt/internal/operator"
 	"github.com/krtt-dev/krtt/sim"
-	krtttables "github.com/krtt-dev/krtt/tables"
 )
 
 const (
@@ -146,12 +147,16 @@ func (d *demo) run(dir string, concurrency int) (err error) {
 	if err := d.story(ctx); err != nil {
 		return err
 	}
-	d.summary()
+	if err := d.machineSetStory(ctx); err != nil {
+		return err
+	}
+	d.summary(ns + "/" + victim)
+	d.summary(ns + "/" + pool)
 	return nil
 }
 
 func (d *demo) startManagers(ctx context.Context, cp *localcp.ControlPlane, concurrency int, wg *sync.WaitGroup, cancel context.CancelFunc) error {
-	set, err := krtttables.Load(krtttables.Machine, "")
+	set, machineSets, err := operator.Sets("")
 	if err != nil {
 		return err
 	}
@@ -159,15 +164,15 @@ func (d *demo) startManagers(ctx context.Context, cp *localcp.ControlPlane, conc
 	if err != nil {
 		return err
 	}
-	r, err := operator.Setup(ctx, opMgr, set, operator.Options{MachineConcurrency: concurrency})
+	_, err = operator.Setup(ctx, opMgr, set, operator.Options{MachineConcurrency: concurrency, MachineSets: machineSets,
+		Traces: func(tr engine.Trace) {
+			d.trMu.Lock()
+			d.traces = append(d.traces, tr)
+			d.trMu.Unlock()
+		}})
 	if err != nil {
 		return err
 	}
-	r.Runner().Subscribe(func(tr engine.Trace) {
-		d.trMu.Lock()
-		d.traces = append(d.traces, tr)
-		d.trMu.Unlock()
-	})
 	simMgr, err := ctrl.NewManager(cp.Config, ctrl.Options{
 		Scheme:     sim.Scheme(),
 		Metrics:    metricsserver.Options{BindAddress: "0"},
@@ -609,11 +614,10 @@ func (d *demo) refreshTable(ctx context.Context) {
 	d.say("[%5.1fs]    Machines:\n%s", time.Since(d.start).Seconds(), strings.TrimRight(tbl, "\n"))
 }
 
-func (d *demo) summary() {
+func (d *demo) summary(key string) {
 	d.trMu.Lock()
 	trs := append([]engine.Trace(nil), d.traces...)
 	d.trMu.Unlock()
-	key := ns + "/" + victim
 	d.step("Summary: the rows that fired for %s, in order", key)
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)

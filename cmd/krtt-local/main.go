@@ -33,15 +33,16 @@ import (
 	"github.com/krtt-dev/krtt/internal/operator"
 	"github.com/krtt-dev/krtt/internal/remote"
 	"github.com/krtt-dev/krtt/sim"
-	krtttables "github.com/krtt-dev/krtt/tables"
 )
 
 type flags struct {
 	local, fresh, leaderElect, samples bool
-	dir, tablesDir                     string
-	metricsAddr, probeAddr             string
-	concurrency, port                  int
-	heartbeat                          time.Duration
+	// machineSets is the MachineSet table set, loaded with the Machine set.
+	machineSets            *engine.Set
+	dir, tablesDir         string
+	metricsAddr, probeAddr string
+	concurrency, port      int
+	heartbeat              time.Duration
 }
 
 func main() {
@@ -56,7 +57,7 @@ func main() {
 	flag.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "Address of the health and readiness probes.")
 	flag.BoolVar(&f.leaderElect, "leader-elect", false, "Elect a leader so only one replica reconciles (existing cluster only).")
 	flag.IntVar(&f.concurrency, "machine-concurrency", 10, "Machines reconciled in parallel.")
-	flag.StringVar(&f.tablesDir, "tables", "", "Load the Machine tables from this directory instead of the embedded ones; the operator refuses to start on any lint finding.")
+	flag.StringVar(&f.tablesDir, "tables", "", "Load the Machine and MachineSet tables from this directory instead of the embedded ones; the operator refuses to start on any lint finding.")
 	zopts := zap.Options{Development: true}
 	zopts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -77,10 +78,11 @@ func kubeconfigGiven() bool {
 }
 
 func run(f flags) error {
-	set, err := krtttables.Load(krtttables.Machine, f.tablesDir)
+	set, machineSets, err := operator.Sets(f.tablesDir)
 	if err != nil {
 		return err
 	}
+	f.machineSets = machineSets
 	ctx := ctrl.SetupSignalHandler()
 	if kubeconfigGiven() && !f.local {
 		cfg, err := ctrl.GetConfig()
@@ -116,8 +118,8 @@ func runOperator(ctx context.Context, cfg *rest.Config, set *engine.Set, f flags
 	if err != nil {
 		return err
 	}
-	if _, err := operator.Setup(ctx, mgr, set, operator.Options{MachineConcurrency: f.concurrency}); err != nil {
-		return fmt.Errorf("set up the Machine controller: %w", err)
+	if _, err := operator.Setup(ctx, mgr, set, operator.Options{MachineConcurrency: f.concurrency, MachineSets: f.machineSets}); err != nil {
+		return fmt.Errorf("set up the controllers: %w", err)
 	}
 	return mgr.Start(ctx)
 }
@@ -159,8 +161,8 @@ func runLocal(ctx context.Context, set *engine.Set, f flags) error {
 	if err != nil {
 		return errors.Join(err, stopCP())
 	}
-	if _, err := operator.Setup(mctx, opMgr, set, operator.Options{MachineConcurrency: f.concurrency}); err != nil {
-		return errors.Join(fmt.Errorf("set up the Machine controller: %w", err), stopCP())
+	if _, err := operator.Setup(mctx, opMgr, set, operator.Options{MachineConcurrency: f.concurrency, MachineSets: f.machineSets}); err != nil {
+		return errors.Join(fmt.Errorf("set up the controllers: %w", err), stopCP())
 	}
 	simMgr, err := ctrl.NewManager(cp.Config, ctrl.Options{
 		Scheme:     sim.Scheme(),

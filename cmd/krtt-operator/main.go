@@ -15,7 +15,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/krtt-dev/krtt/internal/operator"
-	krtttables "github.com/krtt-dev/krtt/tables"
 )
 
 func main() {
@@ -41,14 +40,14 @@ func main() {
 	flag.IntVar(&concurrency, "machine-concurrency", 10, "Machines reconciled in parallel.")
 	flag.StringVar(&watchFilter, "watch-filter", "",
 		"Manage only the Machines labelled cluster.krtt.dev/watch-filter=VALUE, so several instances can each run a part of a fleet (label a Cluster's Machines alike); empty manages all.")
-	flag.StringVar(&tablesDir, "tables", "", "Load the Machine tables from this directory instead of the embedded ones; the operator refuses to start on any lint finding.")
+	flag.StringVar(&tablesDir, "tables", "", "Load the Machine and MachineSet tables from this directory instead of the embedded ones; the operator refuses to start on any lint finding.")
 	opts := zap.Options{Development: false}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
 	log := ctrl.Log.WithName("setup")
 
-	set, err := krtttables.Load(krtttables.Machine, tablesDir)
+	set, machineSets, err := operator.Sets(tablesDir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -78,8 +77,8 @@ func main() {
 		os.Exit(1)
 	}
 	ctx := ctrl.SetupSignalHandler()
-	if _, err := operator.Setup(ctx, mgr, set, operator.Options{MachineConcurrency: concurrency}); err != nil {
-		log.Error(err, "unable to set up the Machine controller")
+	if _, err := operator.Setup(ctx, mgr, set, operator.Options{MachineConcurrency: concurrency, MachineSets: machineSets}); err != nil {
+		log.Error(err, "unable to set up the controllers")
 		os.Exit(1)
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {

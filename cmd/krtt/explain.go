@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/krtt-dev/krtt/engine"
 	krttexplain "github.com/krtt-dev/krtt/internal/explain"
 	"github.com/krtt-dev/krtt/internal/operator"
 	krtttables "github.com/krtt-dev/krtt/tables"
@@ -39,14 +40,18 @@ var explainNow = time.Now
 // explainCmd: krtt explain machine NAME | krtt explain table TABLE
 func explainCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "explain machine NAME | explain table TABLE",
-		Short: "Explain why a Machine is where it is, or list a table's rows and their coverage",
+		Use:   "explain machine NAME | explain machineset NAME | explain table TABLE",
+		Short: "Explain why a Machine or MachineSet is where it is, or list a table's rows and their coverage",
 		Long: `explain machine observes a Machine exactly as the operator does (same
 observers, same facts), asks the Machine tables which row fires and prints
 that row, why every other row of the state does not fire, what the Machine
 waits on (start time, timeout, hooks, the Deleting condition), which single
 fact change would make another row fire, and its last Events. It only reads:
 no row's actions are run.
+
+explain machineset does the same for a MachineSet, with its counts
+(desired, working, failed, being deleted, Ready, available) and limits
+(maxUnhealthy, maxInFlight, the burst per reconcile, the freeze).
 
 explain table lists a table's rows with the scenarios that cover them.
 
@@ -55,26 +60,39 @@ krtt also works as a kubectl plugin:
   ln -s "$PWD/bin/krtt" ~/bin/kubectl-krtt   # any directory on the PATH
   kubectl krtt explain machine m1 -n default`,
 	}
-	cmd.AddCommand(explainMachineCmd(stdout, stderr), explainTableCmd(stdout, stderr))
+	cmd.AddCommand(explainMachineCmd(stdout, stderr), explainMachineSetCmd(stdout, stderr), explainTableCmd(stdout, stderr))
 	return cmd
 }
 
 func explainMachineCmd(stdout, stderr io.Writer) *cobra.Command {
+	return explainObjectCmd(stdout, "machine", "Machine", krtttables.Machine, krttexplain.Machine,
+		"Explain why a Machine is in its state and what would move it on")
+}
+
+func explainMachineSetCmd(stdout, stderr io.Writer) *cobra.Command {
+	return explainObjectCmd(stdout, "machineset", "MachineSet", krtttables.MachineSet, krttexplain.MachineSet,
+		"Explain why a MachineSet is in its state: its counts, limits and what would move it on")
+}
+
+// explainObjectCmd is krtt explain <resource> NAME for one controller's
+// objects: the same flags, client and output for every kind.
+func explainObjectCmd(stdout io.Writer, resource, kind, setName string,
+	explain func(context.Context, client.Client, *engine.Set, client.ObjectKey, time.Time) (*krttexplain.Report, error), short string) *cobra.Command {
 	var namespace, kubeconfig, kubecontext, output, tables string
 	var timeout time.Duration
 	cmd := &cobra.Command{
-		Use:   "machine NAME [-n NAMESPACE] [--kubeconfig FILE] [--context NAME] [-o text|json] [--tables DIR]",
-		Short: "Explain why a Machine is in its state and what would move it on",
-		Example: `  krtt explain machine m1 -n default
-  kubectl krtt explain machine m1 -n default -o json`,
+		Use:   resource + " NAME [-n NAMESPACE] [--kubeconfig FILE] [--context NAME] [-o text|json] [--tables DIR]",
+		Short: short,
+		Example: fmt.Sprintf(`  krtt explain %[1]s m1 -n default
+  kubectl krtt explain %[1]s m1 -n default -o json`, resource),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return usagef("%s explain machine needs exactly one NAME", invokedAs())
+				return usagef("%s explain %s needs exactly one NAME", invokedAs(), resource)
 			}
 			if output != "text" && output != "json" {
 				return usagef("unknown -o %q: use text or json", output)
 			}
-			set, err := krtttables.Load(krtttables.Machine, tables)
+			set, err := krtttables.Load(setName, tables)
 			if err != nil {
 				return err
 			}
@@ -87,7 +105,7 @@ func explainMachineCmd(stdout, stderr io.Writer) *cobra.Command {
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 			defer cancel()
-			rep, err := krttexplain.Machine(ctx, c, set, client.ObjectKey{Namespace: ns, Name: args[0]}, explainNow().UTC())
+			rep, err := explain(ctx, c, set, client.ObjectKey{Namespace: ns, Name: args[0]}, explainNow().UTC())
 			if err != nil {
 				return err
 			}
@@ -104,11 +122,11 @@ func explainMachineCmd(stdout, stderr io.Writer) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&namespace, "namespace", "n", "", "the Machine's namespace (default: the kubeconfig context's, else default)")
+	cmd.Flags().StringVarP(&namespace, "namespace", "n", "", "the "+kind+"'s namespace (default: the kubeconfig context's, else default)")
 	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster)")
 	cmd.Flags().StringVar(&kubecontext, "context", "", "kubeconfig context to use")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
-	cmd.Flags().StringVar(&tables, "tables", "", "load the Machine tables from DIR instead of the embedded ones")
+	cmd.Flags().StringVar(&tables, "tables", "", "load the "+kind+" tables from DIR instead of the embedded ones")
 	cmd.Flags().DurationVar(&timeout, "timeout", 30*time.Second, "give up reading the cluster after this long")
 	return cmd
 }
@@ -141,7 +159,7 @@ func explainTableCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "table TABLE [--features DIR | --coverage FILE] [--tables DIR] [-o text|json]",
 		Short: "List a table's rows with the scenarios that cover them",
-		Long: `table prints every row of a Machine table: id, the states it applies in,
+		Long: `table prints every row of a Machine or MachineSet table: id, the states it applies in,
 its when clause, what it does and the state it leads to, and which scenarios
 cover it: by default the scenarios of --features DIR (default features) whose
 @row:<table>:<row> tags name the row (the Gherkin suite fails when a tagged row
@@ -155,9 +173,13 @@ be read, coverage is reported as unknown.`,
 			if output != "text" && output != "json" {
 				return usagef("unknown -o %q: use text or json", output)
 			}
-			set, err := krtttables.Load(krtttables.Machine, tables)
+			machines, machineSets, err := operator.Sets(tables)
 			if err != nil {
 				return err
+			}
+			set := machines
+			if machineSets.Table(args[0]) != nil {
+				set = machineSets
 			}
 			var cov coverageFile
 			if coverage != "" {
@@ -187,6 +209,6 @@ be read, coverage is reported as unknown.`,
 	cmd.Flags().StringVar(&features, "features", "features", "directory of .feature files whose @row tags give coverage")
 	cmd.Flags().StringVar(&coverage, "coverage", "", "JSON file mapping table → row → scenarios, instead of --features; a missing file means coverage unknown")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
-	cmd.Flags().StringVar(&tables, "tables", "", "load the Machine tables from DIR instead of the embedded ones")
+	cmd.Flags().StringVar(&tables, "tables", "", "load the tables from DIR instead of the embedded ones")
 	return cmd
 }

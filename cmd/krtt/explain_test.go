@@ -148,7 +148,8 @@ func deleteMachine(t *testing.T, h *harness.Harness, ns string) {
 
 // settled waits until the Machine has the Deleting reason (empty: any) with
 // the words in its message, its last transition is the row that fires now
-// and the newest Event is about that row, then returns the report.
+// and the newest Event is about entering its state, then returns the
+// report.
 func settled(t *testing.T, h *harness.Harness, ns, reason, inMessage string) *krttexplain.Report {
 	t.Helper()
 	var rep *krttexplain.Report
@@ -163,8 +164,10 @@ func settled(t *testing.T, h *harness.Harness, ns, reason, inMessage string) *kr
 		if r.Fires == nil || r.LastTransition == nil || r.LastTransition.Row != r.Fires.Row {
 			return fmt.Errorf("fires %+v, last transition %+v", r.Fires, r.LastTransition)
 		}
-		if len(r.Events) == 0 || !strings.Contains(r.Events[len(r.Events)-1].Note, r.Fires.Table+" row "+r.Fires.Row) {
-			return fmt.Errorf("newest Event is not about row %s: %+v", r.Fires.Row, r.Events)
+		// Events are recorded on state changes (and failures): the newest
+		// is the one that brought the Machine into its state.
+		if len(r.Events) == 0 || !strings.Contains(r.Events[len(r.Events)-1].Note, " → "+r.State) {
+			return fmt.Errorf("newest Event is not about entering state %s: %+v", r.State, r.Events)
 		}
 		rep = r
 		return nil
@@ -215,6 +218,8 @@ func TestExplainMachineGolden(t *testing.T) {
 	})
 	kubeconfig := kubeconfigFor(t, h)
 	ctx := context.Background()
+
+	t.Run("MachineSetWaitingForTemplate", func(t *testing.T) { explainMachineSetWaitingForTemplate(t, h, kubeconfig) })
 
 	t.Run("Running", func(t *testing.T) {
 		ns := "explain-running"

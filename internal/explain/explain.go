@@ -23,9 +23,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	machineactions "github.com/krtt-dev/krtt/actions/machine"
+	msactions "github.com/krtt-dev/krtt/actions/machineset"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/internal/controller/machine"
+	"github.com/krtt-dev/krtt/internal/controller/machineset"
 	"github.com/krtt-dev/krtt/internal/remote"
 	"github.com/krtt-dev/krtt/reconciler"
 )
@@ -33,8 +35,11 @@ import (
 // MaxEvents is how many of the Machine's most recent Events a report keeps.
 const MaxEvents = 10
 
-// Report is everything krtt explain machine says about one Machine.
+// Report is everything krtt explain machine (or machineset) says about one
+// object.
 type Report struct {
+	// Kind is Machine or MachineSet.
+	Kind      string `json:"kind"`
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
 	// Found is false when the Machine does not exist.
@@ -71,7 +76,9 @@ type Report struct {
 	// Releases lists the single fact changes that would make another row fire.
 	Releases []Release `json:"wouldRelease"`
 
-	// WaitingOn is the deletion step the Machine waits in, when it does.
+	// Replicas are a MachineSet's counts.
+	Replicas *Replicas `json:"replicas,omitempty"`
+	// WaitingOn is the deletion step the object waits in, when it does.
 	WaitingOn *Wait `json:"waitingOn,omitempty"`
 	// Hooks are the deletion hook annotations on the Machine.
 	Hooks []Hook `json:"hooks"`
@@ -252,27 +259,85 @@ func Machine(ctx context.Context, c client.Client, set *engine.Set, key client.O
 	if err != nil {
 		return nil, err
 	}
+	rep, plan, err := explain(ctx, c, r, machine.Status, "Machine", key, now)
+	if err != nil {
+		return nil, err
+	}
+	if w := plan.Obs.Env.Workload; w.State != "" {
+		rep.NodeSide = &NodeSide{State: string(w.State), Server: w.Server, Secret: w.Secret, Message: w.Message}
+	}
+	if m := plan.Obs.Env.Machine; m != nil {
+		rep.Hooks = hooks(m)
+		if c := meta.FindStatusCondition(m.Status.Conditions, clusterv1.DeletingCondition); c != nil {
+			t := c.LastTransitionTime.UTC()
+			rep.Deleting = &Condition{Type: c.Type, Status: string(c.Status), Reason: c.Reason, Message: c.Message, Since: &t}
+		}
+		rep.WaitingOn = waitingOn(plan.Obs.Env, plan.State, now)
+	}
+	return rep, nil
+}
+
+// MachineSet explains one MachineSet the same way: the operator's observer,
+// facts and decision, its replica counts, what its deletion waits on, and
+// its Events. It runs no action.
+func MachineSet(ctx context.Context, c client.Client, set *engine.Set, key client.ObjectKey, now time.Time) (*Report, error) {
+	r, err := reconciler.New(machineset.Spec(set, c, nil), reconciler.Options{Client: c, Now: func() time.Time { return now }})
+	if err != nil {
+		return nil, err
+	}
+	rep, plan, err := explain(ctx, c, r, machineset.Status, "MachineSet", key, now)
+	if err != nil {
+		return nil, err
+	}
+	s := plan.Obs.Env
+	if ms := s.Set; ms != nil {
+		c := s.Counts
+		rep.Replicas = &Replicas{Desired: s.Replicas(), Working: c.Active, Failed: c.Failed, Deleting: c.Deleting,
+			Ready: c.Ready, Available: c.Available, MaxUnhealthy: s.MaxUnhealthy(), MaxInFlight: s.MaxInFlight(),
+			Orphans: len(s.Orphans), Strays: len(s.Strays), MissingTemplates: s.MissingTemplates,
+			Burst: msactions.BurstReplicas, FrozenAbove: s.Replicas() + msactions.OvershootMargin}
+		if st := plan.State; st.Wait != nil {
+			rep.WaitingOn = waitFromPaths(ms, st, now)
+			rep.WaitingOn.On += fmt.Sprintf(" (%d left)", len(s.Owned)+len(s.Strays))
+		}
+	}
+	return rep, nil
+}
+
+// Replicas is what a MachineSet counts, for its report.
+type Replicas struct {
+	Desired, Working, Failed, Deleting, Ready, Available int
+	MaxUnhealthy, MaxInFlight                            int
+	// Burst caps creations and deletions per reconcile; FrozenAbove is
+	// the number of Machines not being deleted that freezes creation.
+	Burst, FrozenAbove int
+	// Orphans wait to be adopted; Strays to be released.
+	Orphans, Strays  int
+	MissingTemplates []string `json:",omitempty"`
+}
+
+// explain is what every report starts from: the kit's Plan of the object
+// (the operator's own observe and decide), its status as the kit reads it,
+// and its Events.
+func explain[O client.Object, E any](ctx context.Context, c client.Client, r *reconciler.Reconciler[O, E], status reconciler.Status[O],
+	kind string, key client.ObjectKey, now time.Time) (*Report, *reconciler.Plan[O, E], error) {
+	set := r.Runner().Set()
 	plan, planErr := r.Plan(ctx, key)
 	if planErr != nil && plan.Facts.Map() == nil {
 		// Nothing was decided on: no facts to show.
-		return nil, planErr
+		return nil, nil, planErr
 	}
-	scope, facts := plan.Obs.Env, plan.Facts
+	facts := plan.Facts
 	rep := &Report{
-		Namespace: key.Namespace, Name: key.Name, Found: scope.MachineFound, Set: set.Name,
+		Kind: kind, Namespace: key.Namespace, Name: key.Name, Found: plan.Obs.Found, Set: set.Name,
 		Now: now, Facts: facts.Map(), Hooks: []Hook{}, Events: []Event{},
 	}
 	for _, f := range set.Facts {
 		rep.FactOrder = append(rep.FactOrder, f.Name)
 	}
-	if scope.Err != nil {
-		rep.ObserveError = scope.Err.Error()
+	if plan.Obs.Err != nil {
+		rep.ObserveError = plan.Obs.Err.Error()
 	}
-	if w := scope.Workload; w.State != "" {
-		rep.NodeSide = &NodeSide{State: string(w.State), Server: w.Server, Secret: w.Secret, Message: w.Message}
-	}
-
-	m := scope.Machine
 	st := plan.State
 	if plan.PersistedState != "" && plan.PersistedState != st.Name {
 		rep.StateNote = fmt.Sprintf("status.state %q is unknown to the tables; the operator decides in %s", plan.PersistedState, st.Name)
@@ -283,15 +348,6 @@ func Machine(ctx context.Context, c client.Client, set *engine.Set, key client.O
 	rep.State = st.Name
 	rep.StateDescription = st.Description
 	rep.Phase = st.Phase
-	if m != nil {
-		if m.Status.Phase != "" {
-			rep.Phase = string(m.Status.Phase)
-		}
-		if !m.DeletionTimestamp.IsZero() {
-			t := m.DeletionTimestamp.UTC()
-			rep.DeletionRequested = &t
-		}
-	}
 	d := plan.Decision
 	switch {
 	case planErr != nil && errors.Is(planErr, engine.ErrNoDecision):
@@ -309,26 +365,29 @@ func Machine(ctx context.Context, c client.Client, set *engine.Set, key client.O
 		rep.Releases = []Release{}
 	}
 	rep.Others = OtherRows(set, st, facts, d, 0)
-
-	if m != nil {
-		rep.Hooks = hooks(m)
-		if c := meta.FindStatusCondition(m.Status.Conditions, clusterv1.DeletingCondition); c != nil {
-			t := c.LastTransitionTime.UTC()
-			rep.Deleting = &Condition{Type: c.Type, Status: string(c.Status), Reason: c.Reason, Message: c.Message, Since: &t}
-		}
-		if lt := m.Status.LastTransition; lt != nil {
-			rep.LastTransition = &Transition{Table: lt.Table, Row: lt.Row, From: lt.From, To: lt.To, Action: lt.Action,
-				Outcome: lt.Outcome, Time: lt.Time.UTC(), Message: lt.Message}
-		}
-		rep.WaitingOn = waitingOn(scope, st, now)
-		events, err := machineEvents(ctx, c, m)
-		if err != nil {
-			rep.EventsError = err.Error()
-		} else {
-			rep.Events = events
-		}
+	if !plan.Obs.Found {
+		return rep, plan, nil
 	}
-	return rep, nil
+	obj := plan.Obs.Object
+	rec := status.Get(obj)
+	if rec.Phase != "" {
+		rep.Phase = rec.Phase
+	}
+	if ts := obj.GetDeletionTimestamp(); ts != nil {
+		t := ts.UTC()
+		rep.DeletionRequested = &t
+	}
+	if lt := rec.LastTransition; lt != nil {
+		rep.LastTransition = &Transition{Table: lt.Table, Row: lt.Row, From: lt.From, To: lt.To, Action: lt.Action,
+			Outcome: lt.Outcome, Time: lt.Time.UTC(), Message: lt.Message}
+	}
+	events, err := objectEvents(ctx, c, kind, obj)
+	if err != nil {
+		rep.EventsError = err.Error()
+	} else {
+		rep.Events = events
+	}
+	return rep, plan, nil
 }
 
 // Fired describes the row that fires, with its result for each way its
@@ -464,11 +523,7 @@ func waitingOn(s *machineactions.Scope, st *engine.State, now time.Time) *Wait {
 		return nil
 	}
 	m := s.Machine
-	w := &Wait{Step: sw.Step, On: sw.On}
-	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(m)
-	if err != nil {
-		return w
-	}
+	w := waitFromPaths(m, st, now)
 	switch sw.Object {
 	case "infrastructure":
 		w.On += objectText(s.Infrastructure, m.Spec.InfrastructureRef)
@@ -484,6 +539,19 @@ func waitingOn(s *machineactions.Scope, st *engine.State, now time.Time) *Wait {
 		if strings.Contains(sw.On, "Node") {
 			w.On += nodeName(s)
 		}
+	}
+	return w
+}
+
+// waitFromPaths describes the state's wait from the tables: the field that
+// records since when and the one that bounds it are read from the object
+// by their paths.
+func waitFromPaths(o client.Object, st *engine.State, now time.Time) *Wait {
+	sw := st.Wait
+	w := &Wait{Step: sw.Step, On: sw.On}
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
+	if err != nil {
+		return w
 	}
 	if sw.Since != "" {
 		w.StartField = sw.Since
@@ -568,23 +636,23 @@ func (w *Wait) setTimeout(field string, seconds *int32, now time.Time) {
 	}
 }
 
-// machineEvents lists the Machine's Events (events.k8s.io/v1, which the
+// objectEvents lists an object's Events (events.k8s.io/v1, which the
 // operator writes through), newest last, at most MaxEvents.
-func machineEvents(ctx context.Context, c client.Client, m *clusterv1.Machine) ([]Event, error) {
+func objectEvents(ctx context.Context, c client.Client, kind string, m client.Object) ([]Event, error) {
 	list := &eventsv1.EventList{}
-	sel := fields.SelectorFromSet(fields.Set{"regarding.name": m.Name, "regarding.kind": "Machine"})
-	if err := c.List(ctx, list, client.InNamespace(m.Namespace), client.MatchingFieldsSelector{Selector: sel}); err != nil {
+	sel := fields.SelectorFromSet(fields.Set{"regarding.name": m.GetName(), "regarding.kind": kind})
+	if err := c.List(ctx, list, client.InNamespace(m.GetNamespace()), client.MatchingFieldsSelector{Selector: sel}); err != nil {
 		// Fall back to filtering here, for servers or clients without the
 		// field selector.
 		list = &eventsv1.EventList{}
-		if err2 := c.List(ctx, list, client.InNamespace(m.Namespace)); err2 != nil {
+		if err2 := c.List(ctx, list, client.InNamespace(m.GetNamespace())); err2 != nil {
 			return nil, fmt.Errorf("list Events: %w", err)
 		}
 	}
 	var out []Event
 	for i := range list.Items {
 		e := &list.Items[i]
-		if e.Regarding.Kind != "Machine" || e.Regarding.Name != m.Name || (e.Regarding.UID != "" && e.Regarding.UID != m.UID) {
+		if e.Regarding.Kind != kind || e.Regarding.Name != m.GetName() || (e.Regarding.UID != "" && e.Regarding.UID != m.GetUID()) {
 			continue
 		}
 		ev := Event{Time: eventTime(e), Type: e.Type, Reason: e.Reason, Action: e.Action, Note: e.Note, Count: 1, Controller: e.ReportingController}

@@ -26,9 +26,14 @@ func writeJSON(w io.Writer, v any) error {
 // Text writes the report in plain words, in a stable order.
 func (r *Report) Text(w io.Writer) {
 	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
-	p("Machine %s/%s\n", r.Namespace, r.Name)
+	kind := r.Kind
+	if kind == "" {
+		kind = "Machine"
+	}
+	p("%s %s/%s\n", kind, r.Namespace, r.Name)
 	if !r.Found {
-		p("  not found (the tables' machineFound=false row decides)\n")
+		found := strings.ToLower(kind[:1]) + kind[1:] + "Found"
+		p("  not found (the tables' %s=false row decides)\n", found)
 	}
 	p("  state:  %s", r.State)
 	if r.StateDescription != "" {
@@ -51,6 +56,18 @@ func (r *Report) Text(w io.Writer) {
 	}
 	if r.ObserveError != "" {
 		p("  observing failed: %s\n", r.ObserveError)
+	}
+	if rp := r.Replicas; rp != nil {
+		p("  replicas: %d desired, %d working, %d failed, %d being deleted; %d Ready, %d available\n",
+			rp.Desired, rp.Working, rp.Failed, rp.Deleting, rp.Ready, rp.Available)
+		p("  limits:   maxUnhealthy %d, maxInFlight %d, burst %d per reconcile, frozen above %d\n",
+			rp.MaxUnhealthy, rp.MaxInFlight, rp.Burst, rp.FrozenAbove)
+		if rp.Orphans > 0 || rp.Strays > 0 {
+			p("  claims:   %d orphan(s) to adopt, %d Machine(s) to release\n", rp.Orphans, rp.Strays)
+		}
+		for _, t := range rp.MissingTemplates {
+			p("  missing:  %s\n", t)
+		}
 	}
 	if r.ImpossibleFacts != "" {
 		p("  the facts fall into a combination the tables declare impossible: %s\n", r.ImpossibleFacts)

@@ -25,9 +25,10 @@ import (
 type Harness struct {
 	Env    *testenv.Env
 	Client client.Client
-	Set    *engine.Set
-	// ClusterSet is the Cluster controller's tables.
-	ClusterSet *engine.Set
+	// Set is the Machine table set; Sets every set the operator runs
+	// (Machine, MachineSet and Cluster), for row coverage.
+	Set  *engine.Set
+	Sets []*engine.Set
 	// Clock is the operator's clock; scenarios advance it past timeouts.
 	Clock *Clock
 
@@ -47,7 +48,7 @@ func Start() (*Harness, error) {
 	if err != nil {
 		return nil, err
 	}
-	set, err := krtttables.Load(krtttables.Machine, "")
+	set, machineSets, err := operator.Sets("")
 	if err != nil {
 		_ = env.Stop()
 		return nil, err
@@ -57,7 +58,7 @@ func Start() (*Harness, error) {
 		_ = env.Stop()
 		return nil, err
 	}
-	h := &Harness{Env: env, Client: env.Client, Set: set, ClusterSet: clusterSet, Clock: &Clock{}}
+	h := &Harness{Env: env, Client: env.Client, Set: set, Sets: []*engine.Set{set, machineSets, clusterSet}, Clock: &Clock{}}
 	if err := h.StartOperator(); err != nil {
 		_ = env.Stop()
 		return nil, err
@@ -65,19 +66,20 @@ func Start() (*Harness, error) {
 	return h, nil
 }
 
-// StartOperator starts a fresh manager with the Machine controller.
+// StartOperator starts a fresh manager with the Machine and MachineSet
+// controllers.
 func (h *Harness) StartOperator() error {
 	mgr, err := operator.NewManager(h.Env.Config, ctrl.Options{Controller: ctrlConfig()})
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r, err := operator.Setup(ctx, mgr, h.Set, operator.Options{MachineConcurrency: 4, Now: h.Clock.Now, Workload: workloadOptions, ClusterSet: h.ClusterSet, Traces: h.record})
+	r, err := operator.Setup(ctx, mgr, h.Set, operator.Options{MachineConcurrency: 4, MachineSets: h.Sets[1],
+		ClusterSet: h.Sets[2], Workload: workloadOptions, Traces: h.record, Now: h.Clock.Now})
 	if err != nil {
 		cancel()
 		return err
 	}
-	r.Runner().Subscribe(h.record)
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
 	h.mu.Lock()
@@ -152,11 +154,6 @@ func (h *Harness) Traces(key types.NamespacedName) []engine.Trace {
 		}
 	}
 	return out
-}
-
-// Tables are the tables of every controller the harness runs.
-func (h *Harness) Tables() []*engine.Table {
-	return append(append([]*engine.Table{}, h.Set.Tables...), h.ClusterSet.Tables...)
 }
 
 // Fired reports whether a row fired for the Machine.

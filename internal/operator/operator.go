@@ -24,6 +24,7 @@ import (
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/internal/controller/cluster"
 	"github.com/krtt-dev/krtt/internal/controller/machine"
+	"github.com/krtt-dev/krtt/internal/controller/machineset"
 	"github.com/krtt-dev/krtt/internal/remote"
 	krtttables "github.com/krtt-dev/krtt/tables"
 )
@@ -44,6 +45,13 @@ func Scheme() *runtime.Scheme {
 // Options for Setup.
 type Options struct {
 	MachineConcurrency int
+	// MachineSets is the MachineSet table set; nil leaves the MachineSet
+	// controller out.
+	MachineSets *engine.Set
+	// MachineSetConcurrency defaults to MachineConcurrency.
+	MachineSetConcurrency int
+	// Traces, when set, receives every row fired by every controller.
+	Traces func(engine.Trace)
 	// Now is the controllers' clock; time.Now when nil (tests inject one).
 	Now func() time.Time
 	// Workload configures the workload cluster connections (health probe
@@ -51,13 +59,11 @@ type Options struct {
 	Workload remote.Options
 	// ClusterSet is the Cluster controller's table set; nil: the embedded one.
 	ClusterSet *engine.Set
-	// Traces, when set, receives the traces of the controllers other than
-	// the Machine controller (whose runner the caller gets back).
-	Traces func(engine.Trace)
 }
 
-// Setup adds the Machine controller for the given table set, and the
-// workload cluster connections its Node side goes through.
+// Setup adds the Machine controller for the given table set, the workload
+// cluster connections its Node side goes through, the Cluster controller
+// and, when opts.MachineSets is given, the MachineSet controller.
 func Setup(ctx context.Context, mgr ctrl.Manager, set *engine.Set, opts Options) (*machine.Reconciler, error) {
 	clusters, err := WorkloadClusters(mgr, opts.Workload)
 	if err != nil {
@@ -66,7 +72,28 @@ func Setup(ctx context.Context, mgr ctrl.Manager, set *engine.Set, opts Options)
 	if err := setupCluster(mgr, clusters, opts); err != nil {
 		return nil, err
 	}
-	return machine.Setup(ctx, mgr, set, machine.Options{MaxConcurrentReconciles: opts.MachineConcurrency, Now: opts.Now, Clusters: clusters})
+	r, err := machine.Setup(ctx, mgr, set, machine.Options{MaxConcurrentReconciles: opts.MachineConcurrency, Now: opts.Now, Clusters: clusters})
+	if err != nil {
+		return nil, err
+	}
+	if opts.Traces != nil {
+		r.Runner().Subscribe(opts.Traces)
+	}
+	if opts.MachineSets == nil {
+		return r, nil
+	}
+	concurrency := opts.MachineSetConcurrency
+	if concurrency == 0 {
+		concurrency = opts.MachineConcurrency
+	}
+	msr, err := machineset.Setup(ctx, mgr, opts.MachineSets, machineset.Options{MaxConcurrentReconciles: concurrency, Now: opts.Now})
+	if err != nil {
+		return nil, fmt.Errorf("MachineSet controller: %w", err)
+	}
+	if opts.Traces != nil {
+		msr.Runner().Subscribe(opts.Traces)
+	}
+	return r, nil
 }
 
 // setupCluster adds the Cluster controller (conditions and counts only, so
@@ -106,10 +133,23 @@ func WorkloadClusters(mgr ctrl.Manager, o remote.Options) (*remote.Cache, error)
 	return c, nil
 }
 
+// Sets loads the table sets of every controller from dir (the embedded
+// tables when dir is empty): the Machine set and the MachineSet set.
+func Sets(dir string) (machines, machineSets *engine.Set, err error) {
+	if machines, err = krtttables.Load(krtttables.Machine, dir); err != nil {
+		return nil, nil, err
+	}
+	if machineSets, err = krtttables.Load(krtttables.MachineSet, dir); err != nil {
+		return nil, nil, err
+	}
+	return machines, machineSets, nil
+}
+
 // WatchFilter makes a manager see only the Machines labelled
 // cluster.krtt.dev/watch-filter=value (no filter when value is empty), as
 // Cluster API's --watch-filter does: its cache holds no other Machine, so no
-// event, mapping or list of this operator ever reaches one. Clusters,
+// event, mapping or list of this operator ever reaches one; MachineSets are
+// filtered alike and label the Machines they create. Clusters,
 // provider objects and Nodes are not filtered. Instances with different
 // filters elect their leaders apart (a Lease per filter value).
 func WatchFilter(o *ctrl.Options, value string) error {
@@ -122,9 +162,11 @@ func WatchFilter(o *ctrl.Options, value string) error {
 	if o.Cache.ByObject == nil {
 		o.Cache.ByObject = map[client.Object]cache.ByObject{}
 	}
-	o.Cache.ByObject[&clusterv1.Machine{}] = cache.ByObject{
-		Label: labels.SelectorFromSet(labels.Set{clusterv1.WatchFilterLabel: value}),
-	}
+	filter := labels.SelectorFromSet(labels.Set{clusterv1.WatchFilterLabel: value})
+	o.Cache.ByObject[&clusterv1.Machine{}] = cache.ByObject{Label: filter}
+	// A MachineSet passes its label on to the Machines it creates: an
+	// instance sees its sets and their Machines, never half of a set.
+	o.Cache.ByObject[&clusterv1.MachineSet{}] = cache.ByObject{Label: filter}
 	if o.LeaderElectionID == "" {
 		o.LeaderElectionID = strings.ReplaceAll(strings.ToLower(value), "_", "-") + "." + LeaderElectionID
 	}

@@ -45,7 +45,6 @@ import (
 	"github.com/krtt-dev/krtt/internal/operator"
 	"github.com/krtt-dev/krtt/internal/testenv"
 	"github.com/krtt-dev/krtt/sim"
-	krtttables "github.com/krtt-dev/krtt/tables"
 )
 
 const (
@@ -290,12 +289,12 @@ var runs atomic.Int32
 // listed here (the test fails on a stale entry), and a grant neither used nor
 // listed fails the test: remove it from internal/controller/machine/rbac.go.
 var unusedOK = map[string]string{
-	"ClusterRole: cluster.krtt.dev machines delete": "OwnerReferencesPermissionEnforcement (enabled in this API server) " +
-		"lets only who may delete an object change its ownerReferences: the Cluster owner set on a Machine; no delete request is sent",
 	"ClusterRole: cluster.krtt.dev machines/finalizers update": "OwnerReferencesPermissionEnforcement lets only who may update " +
 		"the owner's finalizers set blockOwnerDeletion: the Machine as controller of its provider objects; no request goes there",
 	"ClusterRole: core secrets get": "reads the data of a Cluster's <cluster>-kubeconfig Secret once per workload cluster " +
 		"connection (uncached, so no other Secret's data is held); this lifecycle is self-hosted and has no such Secret",
+	"ClusterRole: cluster.krtt.dev machinesets/finalizers update": "OwnerReferencesPermissionEnforcement lets only who may " +
+		"update the owner's finalizers set blockOwnerDeletion: the MachineSet as controller of the Machines and clones it creates; no request goes there",
 	"Role: core events patch": "the leader-election event recorder patches an event it repeats (a re-election soon after " +
 		"the last); this lifecycle elects once",
 }
@@ -308,6 +307,8 @@ var usedSometimes = map[string]string{
 	"ClusterRole: cluster.krtt.dev machines get": "after a status patch conflict the kit re-reads the Machine uncached " +
 		"to rebase its change; whether a conflict happens depends on timing",
 	"ClusterRole: cluster.krtt.dev clusters get": "after a status patch conflict the kit re-reads the Cluster uncached " +
+		"to rebase its change; whether a conflict happens depends on timing",
+	"ClusterRole: cluster.krtt.dev machinesets get": "after a status patch conflict the kit re-reads the MachineSet uncached " +
 		"to rebase its change; whether a conflict happens depends on timing",
 	"ClusterRole: events.k8s.io events patch": "the event recorder patches an event's series when the same event " +
 		"repeats within minutes, which depends on how often a wait is reconciled",
@@ -322,6 +323,9 @@ func init() {
 			unusedOK[grantKey("ClusterRole", g, "*", v)] = "provider group; the lifecycle exercises the identical grant on sim.krtt.dev"
 		}
 	}
+	for _, g := range []string{"bootstrap.cluster.x-k8s.io", "infrastructure.cluster.x-k8s.io"} {
+		unusedOK[grantKey("ClusterRole", g, "*", "create")] = "provider group; the MachineSet exercises the identical grant on sim.krtt.dev"
+	}
 }
 
 func TestOperatorRunsWithGeneratedRBAC(t *testing.T) {
@@ -331,7 +335,7 @@ func TestOperatorRunsWithGeneratedRBAC(t *testing.T) {
 
 	// The operator: impersonating its ServiceAccount, with leader election
 	// as the shipped Deployment runs it.
-	set, err := krtttables.Load(krtttables.Machine, "")
+	set, machineSets, err := operator.Sets("")
 	must(t, err)
 	mctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -352,7 +356,7 @@ func TestOperatorRunsWithGeneratedRBAC(t *testing.T) {
 		LeaderElectionReleaseOnCancel: true,
 	})
 	must(t, err)
-	_, err = operator.Setup(mctx, opMgr, set, operator.Options{MachineConcurrency: 2})
+	_, err = operator.Setup(mctx, opMgr, set, operator.Options{MachineConcurrency: 2, MachineSets: machineSets})
 	must(t, err)
 	// The simulated provider, kubelet and CSI driver are not the operator:
 	// they run with the admin config.
@@ -437,6 +441,39 @@ func TestOperatorRunsWithGeneratedRBAC(t *testing.T) {
 			if !apierrors.IsNotFound(err) {
 				return err
 			}
+		}
+		return nil
+	})
+
+	// A MachineSet of one: it clones its templates, creates its Machine,
+	// and on deletion deletes the Machine and waits until it is gone.
+	ms, err := harness.MachineSetObjects(ctx, c, ns, "c1", "ms", 1, simv1.SimBehavior{ProvisionDelaySeconds: 1, DeleteDelaySeconds: 1})
+	must(t, err)
+	eventually(t, 90*time.Second, "the MachineSet's Machine Running", func(ctx context.Context) error {
+		machines, err := harness.MachinesOf(ctx, c, ms)
+		if err != nil {
+			return err
+		}
+		if len(machines) != 1 || machines[0].Status.Phase != clusterv1.MachinePhaseRunning {
+			return fmt.Errorf("%d Machines; forbidden so far %v", len(machines), rec.forbiddenList())
+		}
+		return nil
+	})
+	must(t, c.Delete(ctx, ms))
+	eventually(t, 120*time.Second, "MachineSet and its Machine gone", func(ctx context.Context) error {
+		err := c.Get(ctx, client.ObjectKeyFromObject(ms), &clusterv1.MachineSet{})
+		if err == nil {
+			return fmt.Errorf("MachineSet still there; forbidden so far %v", rec.forbiddenList())
+		}
+		if !apierrors.IsNotFound(err) {
+			return err
+		}
+		list := &clusterv1.MachineList{}
+		if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		if len(list.Items) > 0 {
+			return fmt.Errorf("%d Machines left", len(list.Items))
 		}
 		return nil
 	})

@@ -19,7 +19,7 @@ import (
 	clusteractions "github.com/krtt-dev/krtt/actions/cluster"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
-	"github.com/krtt-dev/krtt/internal/controller/transition"
+	"github.com/krtt-dev/krtt/internal/controller/record"
 	"github.com/krtt-dev/krtt/internal/remote"
 	"github.com/krtt-dev/krtt/reconciler"
 )
@@ -39,13 +39,13 @@ var Status = reconciler.Status[*clusterv1.Cluster]{
 	Get: func(c *clusterv1.Cluster) reconciler.Record {
 		rec := reconciler.Record{State: c.Status.State, StateSince: c.Status.StateSince, Phase: c.Status.Phase,
 			ObservedGeneration: c.Status.ObservedGeneration}
-		rec.LastTransition = transition.ToKit(c.Status.LastTransition)
+		rec.LastTransition = record.Transition(c.Status.LastTransition)
 		return rec
 	},
 	Set: func(c *clusterv1.Cluster, rec reconciler.Record) {
 		c.Status.State, c.Status.StateSince, c.Status.Phase = rec.State, rec.StateSince, rec.Phase
 		c.Status.ObservedGeneration = rec.ObservedGeneration
-		c.Status.LastTransition = transition.FromKit(rec.LastTransition)
+		c.Status.LastTransition = record.LastTransition(rec.LastTransition)
 	},
 	GetConditions: func(c *clusterv1.Cluster) []metav1.Condition { return c.Status.Conditions },
 	SetConditions: func(c *clusterv1.Cluster, conds []metav1.Condition) { c.Status.Conditions = conds },

@@ -19,7 +19,7 @@ import (
 	machineactions "github.com/krtt-dev/krtt/actions/machine"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
-	"github.com/krtt-dev/krtt/internal/controller/transition"
+	"github.com/krtt-dev/krtt/internal/controller/record"
 	"github.com/krtt-dev/krtt/internal/remote"
 	"github.com/krtt-dev/krtt/reconciler"
 )
@@ -48,14 +48,14 @@ var Status = reconciler.Status[*clusterv1.Machine]{
 	Get: func(m *clusterv1.Machine) reconciler.Record {
 		rec := reconciler.Record{State: m.Status.State, StateSince: m.Status.StateSince,
 			Phase: string(m.Status.Phase), ObservedGeneration: m.Status.ObservedGeneration}
-		rec.LastTransition = transition.ToKit(m.Status.LastTransition)
+		rec.LastTransition = record.Transition(m.Status.LastTransition)
 		return rec
 	},
 	Set: func(m *clusterv1.Machine, rec reconciler.Record) {
 		m.Status.State, m.Status.StateSince = rec.State, rec.StateSince
 		m.Status.Phase = clusterv1.MachinePhase(rec.Phase)
 		m.Status.ObservedGeneration = rec.ObservedGeneration
-		m.Status.LastTransition = transition.FromKit(rec.LastTransition)
+		m.Status.LastTransition = record.LastTransition(rec.LastTransition)
 	},
 	GetConditions: func(m *clusterv1.Machine) []metav1.Condition { return m.Status.Conditions },
 	SetConditions: func(m *clusterv1.Machine, c []metav1.Condition) { m.Status.Conditions = c },

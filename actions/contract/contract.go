@@ -1,0 +1,64 @@
+// Package contract reads and writes provider objects by the Cluster API
+// provider contract only, as unstructured, so any provider that follows it
+// works without krtt knowing its Go types. The Machine and MachineSet
+// controllers share it.
+package contract
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+)
+
+// GroupKindFor turns a contract reference into a GroupKind. References name
+// the group only; the version is found through the REST mapper.
+func GroupKindFor(ref clusterv1.ObjectReference) schema.GroupKind {
+	return schema.GroupKind{Group: ref.APIGroup, Kind: ref.Kind}
+}
+
+// IsNoMatch reports whether err says the API server does not serve a kind.
+func IsNoMatch(err error) bool {
+	var noKind *meta.NoKindMatchError
+	var noRes *meta.NoResourceMatchError
+	return errors.As(err, &noKind) || errors.As(err, &noRes) || meta.IsNoMatchError(err)
+}
+
+// Get reads the object ref names in namespace as unstructured; the version
+// comes from the REST mapper. It returns nil and no error when the object
+// does not exist. Errors say what to check: what ("bootstrap",
+// "infrastructure template", ...) names the object's role.
+func Get(ctx context.Context, c client.Client, ref clusterv1.ObjectReference, namespace, what string) (*unstructured.Unstructured, error) {
+	mapping, err := c.RESTMapper().RESTMapping(GroupKindFor(ref))
+	if err != nil {
+		// A kind that is not served (yet, or for a moment while its CRD is
+		// replaced) is an API error, never "the object is gone": the
+		// latter would fail a provisioned Machine for good.
+		if IsNoMatch(err) {
+			return nil, fmt.Errorf("the API server does not serve the %s kind %s.%s; check that the provider's CRDs are installed: %w", what, ref.Kind, ref.APIGroup, err)
+		}
+		return nil, fmt.Errorf("resolve %s kind %s.%s: %w", what, ref.Kind, ref.APIGroup, err)
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(mapping.GroupVersionKind)
+	err = c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: ref.Name}, u)
+	switch {
+	case err == nil:
+		return u, nil
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case apierrors.IsTimeout(err) || errors.Is(err, context.DeadlineExceeded):
+		// With a cached client this means the kind's informer cannot
+		// list it: the provider's API is failing, not this object.
+		return nil, fmt.Errorf("get %s %s %s: the %s API did not answer in time; check that the provider serves it (kubectl get %s): %w",
+			what, ref.Kind, ref.Name, mapping.GroupVersionKind.GroupVersion(), mapping.Resource.Resource+"."+ref.APIGroup, err)
+	}
+	return nil, fmt.Errorf("get %s %s %s: %w", what, ref.Kind, ref.Name, err)
+}

@@ -1,0 +1,234 @@
+package machineset
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/krtt-dev/krtt/actions/contract"
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+)
+
+// ControllerUIDIndex indexes Machines by the UID of their controller owner,
+// so a set finds its Machines by lookup, not by scanning the namespace.
+const ControllerUIDIndex = "metadata.controllerUID"
+
+// ControllerUIDIndexer extracts the index key.
+func ControllerUIDIndexer(obj client.Object) []string {
+	ref := metav1.GetControllerOf(obj)
+	if ref == nil {
+		return nil
+	}
+	return []string{string(ref.UID)}
+}
+
+// Observer reads everything a MachineSet reconcile looks at, once.
+type Observer struct {
+	Client client.Client
+	// Reader is handed to actions to wait for their writes; Client if nil.
+	Reader client.Reader
+}
+
+// Observe builds the Scope for one MachineSet. API errors do not abort it:
+// the first is kept in Scope.Err and the apiError fact lets a row decide.
+func (o *Observer) Observe(ctx context.Context, key client.ObjectKey, now time.Time) *Scope {
+	s := &Scope{Client: o.Client, Reader: o.Reader, Now: now, Key: key}
+	ms := &clusterv1.MachineSet{}
+	if err := o.Client.Get(ctx, key, ms); err != nil {
+		if !apierrors.IsNotFound(err) {
+			s.keep(fmt.Errorf("get MachineSet: %w", err))
+		}
+		return s
+	}
+	s.Found, s.Set = true, ms
+
+	c := &clusterv1.Cluster{}
+	switch err := o.Client.Get(ctx, client.ObjectKey{Namespace: ms.Namespace, Name: ms.Spec.ClusterName}, c); {
+	case err == nil:
+		s.Cluster = c
+	case !apierrors.IsNotFound(err):
+		s.keep(fmt.Errorf("get Cluster %s: %w", ms.Spec.ClusterName, err))
+	}
+	o.readTemplates(ctx, s)
+	o.claim(ctx, s)
+	s.Counts = count(s.Owned, ms, now)
+	return s
+}
+
+func (o *Observer) readTemplates(ctx context.Context, s *Scope) {
+	spec := s.Set.Spec.Template.Spec
+	if ref := spec.Bootstrap.ConfigRef; ref != nil {
+		s.BootstrapTemplate = o.readTemplate(ctx, s, *ref, "bootstrap template")
+	}
+	s.InfrastructureTemplate = o.readTemplate(ctx, s, spec.InfrastructureRef, "infrastructure template")
+}
+
+// readTemplate reads one template; a missing one is named for the
+// messages, an API error kept.
+func (o *Observer) readTemplate(ctx context.Context, s *Scope, ref clusterv1.ObjectReference, what string) *unstructured.Unstructured {
+	t, err := contract.Get(ctx, o.Client, ref, s.Set.Namespace, what)
+	switch {
+	case err != nil:
+		s.keep(err)
+	case t == nil:
+		s.MissingTemplates = append(s.MissingTemplates, fmt.Sprintf("%s %s %s", what, ref.Kind, ref.Name))
+	}
+	return t
+}
+
+// claim sorts the Machines the set may care about: those it controls (minus
+// the strays that no longer match) and the orphans it may adopt.
+func (o *Observer) claim(ctx context.Context, s *Scope) {
+	ms := s.Set
+	owned, err := o.controlledBy(ctx, ms)
+	if err != nil {
+		s.keep(err)
+		return
+	}
+	for _, m := range owned {
+		if Matches(ms, m) {
+			s.Owned = append(s.Owned, m)
+		} else {
+			s.Strays = append(s.Strays, m)
+		}
+	}
+	candidates := &clusterv1.MachineList{}
+	if err := o.Client.List(ctx, candidates, client.InNamespace(ms.Namespace), client.MatchingLabels(ms.Spec.Selector.MatchLabels)); err != nil {
+		s.keep(fmt.Errorf("list Machines matching the selector: %w", err))
+		return
+	}
+	for i := range candidates.Items {
+		m := &candidates.Items[i]
+		if metav1.GetControllerOf(m) == nil && m.DeletionTimestamp.IsZero() && Matches(ms, m) {
+			s.Orphans = append(s.Orphans, m)
+		}
+	}
+	sortByName(s.Owned)
+	sortByName(s.Orphans)
+	sortByName(s.Strays)
+}
+
+// controlledBy lists the Machines whose controller is the set, through the
+// index, or by a filtered list where the client has none (krtt explain).
+func (o *Observer) controlledBy(ctx context.Context, ms *clusterv1.MachineSet) ([]*clusterv1.Machine, error) {
+	list := &clusterv1.MachineList{}
+	if err := o.Client.List(ctx, list, client.InNamespace(ms.Namespace), client.MatchingFields{ControllerUIDIndex: string(ms.UID)}); err != nil {
+		if err := o.Client.List(ctx, list, client.InNamespace(ms.Namespace)); err != nil {
+			return nil, fmt.Errorf("list Machines: %w", err)
+		}
+	}
+	var out []*clusterv1.Machine
+	for i := range list.Items {
+		if ref := metav1.GetControllerOf(&list.Items[i]); ref != nil && ref.UID == ms.UID {
+			out = append(out, &list.Items[i])
+		}
+	}
+	return out, nil
+}
+
+func sortByName(ms []*clusterv1.Machine) {
+	sort.Slice(ms, func(i, j int) bool { return ms[i].Name < ms[j].Name })
+}
+
+// Matches reports whether a Machine belongs to the set: it carries every
+// selector label and names the set's Cluster.
+func Matches(ms *clusterv1.MachineSet, m *clusterv1.Machine) bool {
+	if m.Spec.ClusterName != ms.Spec.ClusterName {
+		return false
+	}
+	for k, v := range ms.Spec.Selector.MatchLabels {
+		if got, ok := m.Labels[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}
+
+// Failed reports whether a Machine failed for good: a failure reason (the
+// provider or the Machine controller gave up) or the Failed phase.
+func Failed(m *clusterv1.Machine) bool {
+	return m.Status.FailureReason != nil || m.Status.Phase == clusterv1.MachinePhaseFailed
+}
+
+// readySince is when the Machine's Ready condition turned True; nil when it
+// is not True.
+func readySince(m *clusterv1.Machine) *time.Time {
+	c := meta.FindStatusCondition(m.Status.Conditions, clusterv1.ReadyCondition)
+	if c == nil || c.Status != metav1.ConditionTrue {
+		return nil
+	}
+	return &c.LastTransitionTime.Time
+}
+
+// count classifies the set's Machines for the facts and messages.
+func count(owned []*clusterv1.Machine, ms *clusterv1.MachineSet, now time.Time) Counts {
+	var c Counts
+	minReady := time.Duration(ms.Spec.MinReadySeconds) * time.Second
+	for _, m := range owned {
+		if !m.DeletionTimestamp.IsZero() {
+			c.Deleting++
+			if Failed(m) {
+				c.InFlight++
+			}
+			continue
+		}
+		c.Live++
+		if Failed(m) {
+			c.Failed++
+		} else {
+			c.Active++
+		}
+		if fullyLabeled(ms, m) {
+			c.FullyLabeled++
+		}
+		if since := readySince(m); since != nil {
+			c.Ready++
+			if !now.Before(since.Add(minReady)) {
+				c.Available++
+			} else {
+				c.AwaitingAvailability++
+			}
+		}
+	}
+	return c
+}
+
+func fullyLabeled(ms *clusterv1.MachineSet, m *clusterv1.Machine) bool {
+	for k, v := range ms.Spec.Template.ObjectMeta.Labels {
+		if m.Labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// MaxUnhealthy is how many failed Machines the set tolerates before it stops
+// replacing them: spec.remediation.maxUnhealthy of spec.replicas (100% when
+// unset; a percentage rounds down).
+func (s *Scope) MaxUnhealthy() int {
+	v := intstr.FromString("100%")
+	if s.Set.Spec.Remediation.MaxUnhealthy != nil {
+		v = *s.Set.Spec.Remediation.MaxUnhealthy
+	}
+	n, err := intstr.GetScaledValueFromIntOrPercent(&v, s.Replicas(), false)
+	if err != nil {
+		return s.Replicas()
+	}
+	return n
+}
+
+// MaxInFlight is spec.remediation.maxInFlight (1 when unset).
+func (s *Scope) MaxInFlight() int {
+	if p := s.Set.Spec.Remediation.MaxInFlight; p != nil && *p > 0 {
+		return int(*p)
+	}
+	return 1
+}

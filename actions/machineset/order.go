@@ -1,0 +1,66 @@
+package machineset
+
+import (
+	"hash/fnv"
+	"sort"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+)
+
+// deletePriority: lower goes first. Machines marked with the delete-machine
+// annotation always go first, then failed or not Ready ones (the least
+// useful, as MCM's NonReady < Ready), then the rest.
+func deletePriority(m *clusterv1.Machine) int {
+	if _, ok := m.Annotations[clusterv1.DeleteMachineAnnotation]; ok {
+		return 0
+	}
+	if Failed(m) {
+		return 1
+	}
+	if c := meta.FindStatusCondition(m.Status.Conditions, clusterv1.ReadyCondition); c == nil || c.Status != metav1.ConditionTrue {
+		return 1
+	}
+	return 2
+}
+
+// randomKey orders Machines "randomly" but the same way on every reconcile,
+// so a scale-down interrupted halfway picks the same victims again.
+func randomKey(m *clusterv1.Machine) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(m.UID))
+	_, _ = h.Write([]byte(m.Name))
+	return h.Sum64()
+}
+
+// DeletionOrder returns the Machines in the order a scale-down deletes them:
+// by deletePriority, then by order (Newest or Oldest creationTimestamp
+// first, or Random), then by name. ms is not changed.
+func DeletionOrder(ms []*clusterv1.Machine, order clusterv1.MachineSetDeletionOrder) []*clusterv1.Machine {
+	out := append([]*clusterv1.Machine(nil), ms...)
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if pa, pb := deletePriority(a), deletePriority(b); pa != pb {
+			return pa < pb
+		}
+		ta, tb := a.CreationTimestamp.Time, b.CreationTimestamp.Time
+		switch order {
+		case clusterv1.DeletionOrderNewest:
+			if !ta.Equal(tb) {
+				return ta.After(tb)
+			}
+		case clusterv1.DeletionOrderOldest:
+			if !ta.Equal(tb) {
+				return ta.Before(tb)
+			}
+		default:
+			if ka, kb := randomKey(a), randomKey(b); ka != kb {
+				return ka < kb
+			}
+		}
+		return a.Name < b.Name
+	})
+	return out
+}

@@ -1,0 +1,196 @@
+package machineset
+
+import (
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/transitions"
+)
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+type opt func(*clusterv1.Machine)
+
+func ready(since time.Time) opt {
+	return func(m *clusterv1.Machine) {
+		m.Status.Conditions = append(m.Status.Conditions, metav1.Condition{Type: clusterv1.ReadyCondition, Status: metav1.ConditionTrue, LastTransitionTime: metav1.NewTime(since)})
+	}
+}
+func failed(m *clusterv1.Machine) { m.Status.FailureReason = ptr.To("VMNotFound") }
+func marked(m *clusterv1.Machine) {
+	m.Annotations = map[string]string{clusterv1.DeleteMachineAnnotation: ""}
+}
+func deleting(m *clusterv1.Machine) { m.DeletionTimestamp = ptr.To(metav1.NewTime(t0)) }
+
+func machine(name string, age int, opts ...opt) *clusterv1.Machine {
+	m := &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID("uid-" + name),
+		CreationTimestamp: metav1.NewTime(t0.Add(time.Duration(age) * time.Minute)), Labels: map[string]string{"pool": "a"}},
+		Spec: clusterv1.MachineSpec{ClusterName: "c1"}}
+	for _, o := range opts {
+		o(m)
+	}
+	return m
+}
+
+func order(ms []*clusterv1.Machine) string {
+	var out []string
+	for _, m := range ms {
+		out = append(out, m.Name)
+	}
+	return strings.Join(out, " ")
+}
+
+func TestDeletionOrder(t *testing.T) {
+	ms := []*clusterv1.Machine{
+		machine("old", 1, ready(t0)), machine("mid", 2, ready(t0)), machine("new", 3, ready(t0)),
+		machine("notready", 4), machine("failed", 0, ready(t0), failed), machine("marked", 5, ready(t0), marked),
+	}
+	if got := order(DeletionOrder(ms, clusterv1.DeletionOrderNewest)); got != "marked notready failed new mid old" {
+		t.Errorf("Newest: %s", got)
+	}
+	if got := order(DeletionOrder(ms, clusterv1.DeletionOrderOldest)); got != "marked failed notready old mid new" {
+		t.Errorf("Oldest: %s", got)
+	}
+	random := order(DeletionOrder(ms, clusterv1.DeletionOrderRandom))
+	if !strings.HasPrefix(random, "marked ") || !strings.Contains(random, "failed") || strings.Index(random, "old") < strings.Index(random, "notready") {
+		t.Errorf("Random keeps the priorities: %s", random)
+	}
+	// The same Machines come out in the same order every time, whatever the
+	// input order, so an interrupted scale-down picks the same victims.
+	reversed := []*clusterv1.Machine{ms[5], ms[4], ms[3], ms[2], ms[1], ms[0]}
+	if again := order(DeletionOrder(reversed, clusterv1.DeletionOrderRandom)); again != random {
+		t.Errorf("Random is not stable: %s then %s", random, again)
+	}
+	if order(ms) != "old mid new notready failed marked" {
+		t.Errorf("DeletionOrder changed its input: %s", order(ms))
+	}
+}
+
+func TestSlowStart(t *testing.T) {
+	var calls atomic.Int32
+	done, err := SlowStart(10, func(int) error { calls.Add(1); return nil })
+	if done != 10 || err != nil || calls.Load() != 10 {
+		t.Fatalf("done %d err %v calls %d, want 10 nil 10", done, err, calls.Load())
+	}
+	// A failure in the third batch (calls 3..6) stops the run after it:
+	// batches 1 and 2 succeeded, the third ran whole with one failure.
+	calls.Store(0)
+	done, err = SlowStart(100, func(i int) error {
+		calls.Add(1)
+		if i == 4 {
+			return errors.New("quota exceeded")
+		}
+		return nil
+	})
+	if done != 6 || err == nil || !strings.Contains(err.Error(), "quota exceeded") || calls.Load() != 7 {
+		t.Fatalf("done %d err %v calls %d, want 6, the error, 7 calls", done, err, calls.Load())
+	}
+	if done, err := SlowStart(0, func(int) error { t.Fatal("called"); return nil }); done != 0 || err != nil {
+		t.Fatalf("nothing to do: %d %v", done, err)
+	}
+}
+
+func set(replicas int32, maxUnhealthy string) *clusterv1.MachineSet {
+	ms := &clusterv1.MachineSet{Spec: clusterv1.MachineSetSpec{ClusterName: "c1", Replicas: ptr.To(replicas), MinReadySeconds: 60,
+		Selector: clusterv1.MachineSetSelector{MatchLabels: map[string]string{"pool": "a"}}}}
+	ms.Spec.Template.ObjectMeta.Labels = map[string]string{"pool": "a", "tier": "web"}
+	if maxUnhealthy != "" {
+		ms.Spec.Remediation.MaxUnhealthy = ptr.To(intstr.Parse(maxUnhealthy))
+	}
+	return ms
+}
+
+// facts computes every fact through the registry against the shipped
+// tables, as the controller does.
+func facts(t *testing.T, s *Scope) map[string]string {
+	t.Helper()
+	lib, findings := engine.LoadFS(transitions.FS(), ".")
+	if findings.HasErrors() {
+		t.Fatalf("load tables: %v", findings.Errors())
+	}
+	r, err := engine.NewRunner(lib.Set(RegistryName), Registry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := r.Observe(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f.Map()
+}
+
+func TestCountsAndFacts(t *testing.T) {
+	now := t0.Add(time.Hour)
+	owned := []*clusterv1.Machine{
+		machine("a", 1, ready(now.Add(-time.Hour))),   // available
+		machine("b", 2, ready(now.Add(-time.Second))), // Ready, not yet available
+		machine("c", 3), // provisioning
+		machine("d", 4, failed),
+		machine("e", 5, failed, deleting), // a replacement in flight
+		machine("f", 6, deleting),
+	}
+	owned[0].Labels["tier"] = "web"
+	ms := set(3, "")
+	s := &Scope{Found: true, Set: ms, Owned: owned, Counts: count(owned, ms, now), Cluster: &clusterv1.Cluster{}}
+	want := Counts{Live: 4, Active: 3, Failed: 1, Deleting: 2, InFlight: 1, Ready: 2, Available: 1, FullyLabeled: 1, AwaitingAvailability: 1}
+	if s.Counts != want {
+		t.Fatalf("counts %+v, want %+v", s.Counts, want)
+	}
+	f := facts(t, s)
+	for k, v := range map[string]string{"replicasDiff": "Equal", "failedMachines": "Throttled", "overshoot": "false",
+		"availabilityPending": "true", "machinesLeft": "true", "cluster": "Found", "templates": "Found"} {
+		if f[k] != v {
+			t.Errorf("%s = %s, want %s", k, f[k], v)
+		}
+	}
+
+	// maxUnhealthy 0: one failed Machine is over the limit. Replicas 2:
+	// three working Machines are a surplus.
+	s.Set = set(2, "0")
+	if f := facts(t, s); f["failedMachines"] != "OverLimit" || f["replicasDiff"] != "Surplus" {
+		t.Errorf("maxUnhealthy 0, replicas 2: failedMachines %s replicasDiff %s", f["failedMachines"], f["replicasDiff"])
+	}
+	// maxInFlight 2: the in-flight replacement leaves room for one more.
+	s.Set = set(5, "50%")
+	s.Set.Spec.Remediation.MaxInFlight = ptr.To[int32](2)
+	if f := facts(t, s); f["failedMachines"] != "Replaceable" || f["replicasDiff"] != "Missing" {
+		t.Errorf("maxInFlight 2, replicas 5: failedMachines %s replicasDiff %s", f["failedMachines"], f["replicasDiff"])
+	}
+	// 14 live Machines against 3 wanted: more than 3 + 10.
+	var many []*clusterv1.Machine
+	for i := 0; i < 14; i++ {
+		many = append(many, machine(string(rune('a'+i)), i, failed))
+	}
+	s = &Scope{Found: true, Set: set(3, ""), Owned: many}
+	s.Counts = count(many, s.Set, now)
+	if f := facts(t, s); f["overshoot"] != "true" || f["replicasDiff"] != "Missing" || f["failedMachines"] != "OverLimit" {
+		t.Errorf("14 failed of 3: %v", f)
+	}
+}
+
+func TestMatches(t *testing.T) {
+	ms := set(1, "")
+	m := machine("m", 0)
+	if !Matches(ms, m) {
+		t.Error("a Machine with the selector's labels and the set's Cluster matches")
+	}
+	m.Spec.ClusterName = "c2"
+	if Matches(ms, m) {
+		t.Error("a Machine of another Cluster does not match")
+	}
+	m = machine("m", 0)
+	m.Labels["pool"] = "b"
+	if Matches(ms, m) {
+		t.Error("a Machine with another label value does not match")
+	}
+}

@@ -1,0 +1,42 @@
+package machineset
+
+import (
+	"sync"
+
+	"github.com/krtt-dev/krtt/engine"
+)
+
+// RegistryName is the name the MachineSet TableSet gives in spec.registry.
+const RegistryName = "machineset"
+
+var (
+	once sync.Once
+	reg  *engine.Registry[*Scope]
+)
+
+// Registry returns the MachineSet registry: every fact observer, action and
+// status projection the MachineSet tables may name.
+func Registry() *engine.Registry[*Scope] {
+	once.Do(func() {
+		reg = engine.NewRegistry[*Scope](RegistryName)
+		registerFacts(reg)
+		registerActions(reg)
+		registerStatus(reg)
+	})
+	return reg
+}
+
+func registerActions(r *engine.Registry[*Scope]) {
+	r.Action("ReportObserveError", "Fail with the API error met while observing, so the row's onFailure names it.", reportObserveError)
+	r.Action("AddFinalizer", "Add the machineset.cluster.krtt.dev finalizer to the MachineSet.", addFinalizer)
+	r.Action("RemoveFinalizer", "Remove the machineset.cluster.krtt.dev finalizer so Kubernetes can delete the MachineSet.", removeFinalizer)
+	r.Action("AdoptMachines", "Make the set the controller owner of the matching orphan Machines and label them with its name.", adoptMachines)
+	r.Action("ReleaseMachines", "Remove the set's controller reference and set-name label from the Machines that no longer match.", releaseMachines)
+	r.Action("DeleteFailedMachines", "Delete failed Machines, at most maxInFlight being deleted at once; wait until the cache shows it.", deleteFailedMachines)
+	r.Action("DescribeFailedMachines", "Report the failed Machines against maxUnhealthy and maxInFlight (no change).", describeFailedMachines)
+	r.Action("DescribeOvershoot", "Report how far the set is over spec.replicas + 10 (no change).", describeOvershoot)
+	r.Action("DescribeMissingTemplates", "Report the templates that do not exist (no change).", describeMissingTemplates)
+	r.Action("CreateMachines", "Clone the templates and create the missing Machines in slow-start batches, at most 100 per reconcile; wait until the cache shows them.", createMachines, engine.MayWait())
+	r.Action("DeleteSurplusMachines", "Delete the surplus Machines, at most 100 per reconcile: delete-machine annotation first, then failed or not Ready, then spec.deletion.order.", deleteSurplusMachines, engine.MayWait())
+	r.Action("DeleteAllMachines", "Delete every Machine of the set once and wait until they are gone.", deleteAllMachines, engine.MayWait())
+}

@@ -1,0 +1,92 @@
+// Package machineset holds the Go side of the MachineSet tables: the
+// observer that reads a MachineSet's world once per reconcile, the facts
+// (finite: which side of a limit the set is on) and the actions the rows
+// run (with the counts). Lifecycle decisions are rows in
+// transitions/machineset.
+package machineset
+
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+)
+
+// BurstReplicas caps the Machines created or deleted in one reconcile (MCM
+// BurstReplicas).
+const BurstReplicas = 100
+
+// OvershootMargin is how many Machines beyond spec.replicas freeze creation.
+const OvershootMargin = 10
+
+// Scope is one reconcile's view of a MachineSet and its Machines. Observe
+// fills it once; facts read it, actions act through it and change Set in
+// memory, and the kit patches Set once.
+type Scope struct {
+	Client client.Client
+	// Reader is what actions wait on to see their own writes (the
+	// manager's cache); Client when nil.
+	Reader client.Reader
+	Now    time.Time
+	Key    client.ObjectKey
+
+	Found bool
+	Set   *clusterv1.MachineSet
+
+	Cluster *clusterv1.Cluster
+
+	// Templates the template's spec names; nil when not used or missing.
+	BootstrapTemplate, InfrastructureTemplate *unstructured.Unstructured
+	// MissingTemplates names the templates that do not exist.
+	MissingTemplates []string
+
+	// Owned are the Machines the set controls (being deleted or not).
+	Owned []*clusterv1.Machine
+	// Orphans match the selector, belong to the set's Cluster, have no
+	// controller and are not being deleted.
+	Orphans []*clusterv1.Machine
+	// Strays are controlled by the set but no longer match it.
+	Strays []*clusterv1.Machine
+
+	// Counts classifies Owned (Strays excluded).
+	Counts Counts
+
+	// Err is the first API error met while observing.
+	Err error
+}
+
+// Counts are what the facts compare against the spec and what the actions
+// and messages report.
+type Counts struct {
+	// Live: not being deleted. Active: live and not failed.
+	Live, Active, Failed int
+	// Deleting: being deleted; InFlight: of those, the failed ones (their
+	// replacement is in flight).
+	Deleting, InFlight             int
+	Ready, Available, FullyLabeled int
+	// AwaitingAvailability: Ready, not yet for minReadySeconds.
+	AwaitingAvailability int
+}
+
+func (s *Scope) keep(err error) {
+	if s.Err == nil {
+		s.Err = err
+	}
+}
+
+func (s *Scope) reader() client.Reader {
+	if s.Reader != nil {
+		return s.Reader
+	}
+	return s.Client
+}
+
+// Replicas is spec.replicas (1 when unset, as the API defaults it).
+func (s *Scope) Replicas() int {
+	if s.Set == nil || s.Set.Spec.Replicas == nil {
+		return 1
+	}
+	return int(*s.Set.Spec.Replicas)
+}

@@ -1,0 +1,75 @@
+package machineset
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/engine"
+)
+
+// registerStatus registers what every reconcile mirrors from the observed
+// Machines: the replica counts, the selector for the scale subresource, the
+// conditions' default (rows that fire write theirs over them) and the
+// MachinesReady summary.
+func registerStatus(r *engine.Registry[*Scope]) {
+	r.Mirror("replicaCounts", "status.replicas, readyReplicas, availableReplicas, fullyLabeledReplicas, failedReplicas and selector from the set's Machines.", mirrorCounts)
+	r.Mirror("replicaConditions", "ScalingUp, ScalingDown and Remediating say what the counts show; Frozen and Paused are False unless a row says otherwise.", mirrorConditions)
+	r.Summary(clusterv1.MachinesReadyCondition, "True when every Machine of the set that is not being deleted is Ready; otherwise names those that are not.", summarizeMachinesReady)
+}
+
+func mirrorCounts(s *Scope) {
+	st, c := &s.Set.Status, s.Counts
+	st.Replicas = int32(c.Live)
+	st.ReadyReplicas = int32(c.Ready)
+	st.AvailableReplicas = int32(c.Available)
+	st.FullyLabeledReplicas = int32(c.FullyLabeled)
+	st.FailedReplicas = int32(c.Failed)
+	st.Selector = labels.SelectorFromSet(s.Set.Spec.Selector.MatchLabels).String()
+}
+
+func setCondition(s *Scope, t string, status metav1.ConditionStatus, reason, message string) {
+	meta.SetStatusCondition(&s.Set.Status.Conditions, metav1.Condition{
+		Type: t, Status: status, Reason: reason, Message: message, ObservedGeneration: s.Set.Generation,
+	})
+}
+
+func mirrorConditions(s *Scope) {
+	c, want := s.Counts, s.Replicas()
+	if c.Active < want && s.Set.DeletionTimestamp.IsZero() {
+		setCondition(s, clusterv1.ScalingUpCondition, metav1.ConditionTrue, "ScalingUp", fmt.Sprintf("%d of %d working Machines", c.Active, want))
+	} else {
+		setCondition(s, clusterv1.ScalingUpCondition, metav1.ConditionFalse, "NotScalingUp", "")
+	}
+	if c.Active > want && s.Set.DeletionTimestamp.IsZero() {
+		setCondition(s, clusterv1.ScalingDownCondition, metav1.ConditionTrue, "ScalingDown", fmt.Sprintf("%d working Machines, %d wanted", c.Active, want))
+	} else {
+		setCondition(s, clusterv1.ScalingDownCondition, metav1.ConditionFalse, "NotScalingDown", "")
+	}
+	if c.Failed == 0 && c.InFlight == 0 {
+		setCondition(s, clusterv1.RemediatingCondition, metav1.ConditionFalse, "NoFailedMachines", "")
+	} else {
+		setCondition(s, clusterv1.RemediatingCondition, metav1.ConditionTrue, "ReplacingFailedMachines",
+			fmt.Sprintf("%d failed Machine(s) wait, %d being replaced", c.Failed, c.InFlight))
+	}
+	setCondition(s, clusterv1.FrozenCondition, metav1.ConditionFalse, "NotFrozen", "")
+	setCondition(s, clusterv1.PausedCondition, metav1.ConditionFalse, "NotPaused", "")
+}
+
+func summarizeMachinesReady(s *Scope) {
+	var notReady []*clusterv1.Machine
+	for _, m := range s.Owned {
+		if m.DeletionTimestamp.IsZero() && readySince(m) == nil {
+			notReady = append(notReady, m)
+		}
+	}
+	if len(notReady) == 0 {
+		setCondition(s, clusterv1.MachinesReadyCondition, metav1.ConditionTrue, "Ready", fmt.Sprintf("%d of %d Machines Ready", s.Counts.Ready, s.Counts.Live))
+		return
+	}
+	setCondition(s, clusterv1.MachinesReadyCondition, metav1.ConditionFalse, "NotReady",
+		fmt.Sprintf("%d of %d Machines Ready; not Ready: %s", s.Counts.Ready, s.Counts.Live, names(notReady)))
+}

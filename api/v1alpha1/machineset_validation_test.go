@@ -1,0 +1,154 @@
+package v1alpha1_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+)
+
+// The MachineSet catalog: bad MachineSets and the refusal a user gets from
+// the API server (each want is part of the refusal's text).
+
+func baseMachineSet(name string) obj {
+	return obj{
+		"apiVersion": clusterv1.GroupVersion.String(),
+		"kind":       "MachineSet",
+		"metadata":   obj{"namespace": ns, "name": name},
+		"spec": obj{
+			"clusterName": "c1",
+			"replicas":    int64(3),
+			"selector":    obj{"matchLabels": obj{"pool": "workers"}},
+			"template": obj{
+				"metadata": obj{"labels": obj{"pool": "workers", "tier": "web"}},
+				"spec": obj{
+					"clusterName":       "c1",
+					"bootstrap":         obj{"configRef": obj{"apiGroup": "sim.krtt.dev", "kind": "SimBootstrapConfigTemplate", "name": "workers"}},
+					"infrastructureRef": obj{"apiGroup": "sim.krtt.dev", "kind": "SimMachineTemplate", "name": "workers"},
+				},
+			},
+		},
+	}
+}
+
+var machineSetCatalog = []struct {
+	name   string
+	update bool // create the valid set first, then update it mutated
+	mutate func(obj)
+	want   string
+}{
+	{name: "negative replicas", mutate: set("spec.replicas", int64(-1)),
+		want: `spec.replicas: Invalid value: -1: spec.replicas in body should be greater than or equal to 0`},
+	{name: "absurd replicas", mutate: set("spec.replicas", int64(100000)),
+		want: `spec.replicas in body should be less than or equal to 10000`},
+	{name: "selector not matching the template", mutate: set("spec.selector.matchLabels", obj{"pool": "db"}),
+		want: `selector does not match the template: every selector.matchLabels entry must be in template.metadata.labels with the same value`},
+	{name: "template without labels", mutate: del("spec.template.metadata"),
+		want: `selector does not match the template`},
+	{name: "empty selector", mutate: set("spec.selector", obj{}),
+		want: `spec.selector.matchLabels: Required value`},
+	{name: "empty matchLabels", mutate: set("spec.selector.matchLabels", obj{}),
+		want: `spec.selector.matchLabels: Invalid value: 0: spec.selector.matchLabels in body should have at least 1 properties`},
+	{name: "selector with matchExpressions", mutate: set("spec.selector.matchExpressions", []any{obj{"key": "pool", "operator": "Exists"}}),
+		want: `strict decoding error: unknown field "spec.selector.matchExpressions"`},
+	{name: "no selector", mutate: del("spec.selector"),
+		want: `spec.selector: Required value`},
+	{name: "infrastructure kind without Template", mutate: set("spec.template.spec.infrastructureRef.kind", "SimMachine"),
+		want: `template.spec.infrastructureRef must name an infrastructure template: its kind is the machine kind followed by Template (e.g. SimMachineTemplate)`},
+	{name: "infrastructure kind only Template", mutate: set("spec.template.spec.infrastructureRef.kind", "Template"),
+		want: `template.spec.infrastructureRef must name an infrastructure template`},
+	{name: "bootstrap kind without Template", mutate: set("spec.template.spec.bootstrap.configRef.kind", "SimBootstrapConfig"),
+		want: `template.spec.bootstrap.configRef must name a bootstrap config template`},
+	{name: "no infrastructure template", mutate: del("spec.template.spec.infrastructureRef"),
+		want: `spec.template.spec.infrastructureRef: Required value`},
+	{name: "template of another Cluster", mutate: set("spec.template.spec.clusterName", "c2"),
+		want: `template.spec.clusterName must equal clusterName`},
+	{name: "template with a providerID", mutate: set("spec.template.spec.providerID", "sim://x"),
+		want: `template.spec.providerID must not be set: every Machine gets its own from its infrastructure`},
+	{name: "built-in template group", mutate: set("spec.template.spec.infrastructureRef.apiGroup", "apps"),
+		want: `apiGroup must be the API group of a provider's custom resource`},
+	{name: "unknown deletion order", mutate: set("spec.deletion.order", "Largest"),
+		want: `spec.deletion.order: Unsupported value: "Largest": supported values: "Random", "Newest", "Oldest"`},
+	{name: "maxInFlight 0", mutate: set("spec.remediation.maxInFlight", int64(0)),
+		want: `spec.remediation.maxInFlight in body should be greater than or equal to 1`},
+	{name: "maxUnhealthy over 100%", mutate: set("spec.remediation.maxUnhealthy", "150%"),
+		want: `maxUnhealthy must be a number of Machines (0 or more) or a percentage from 0% to 100%`},
+	{name: "negative maxUnhealthy", mutate: set("spec.remediation.maxUnhealthy", int64(-2)),
+		want: `maxUnhealthy must be a number of Machines (0 or more) or a percentage from 0% to 100%`},
+	{name: "negative minReadySeconds", mutate: set("spec.minReadySeconds", int64(-5)),
+		want: `spec.minReadySeconds in body should be greater than or equal to 0`},
+	{name: "change clusterName", update: true, mutate: all(set("spec.clusterName", "c2"), set("spec.template.spec.clusterName", "c2")),
+		want: `spec.clusterName: Invalid value: "c2": clusterName is immutable`},
+	{name: "unknown field", mutate: set("spec.machines", int64(3)),
+		want: `strict decoding error: unknown field "spec.machines"`},
+}
+
+func TestMachineSetBadInputCatalog(t *testing.T) {
+	freshNamespace(t)
+	ctx := context.Background()
+	strict := client.FieldValidation("Strict")
+	for i, tc := range machineSetCatalog {
+		t.Run(tc.name, func(t *testing.T) {
+			u := &unstructured.Unstructured{Object: baseMachineSet(fmt.Sprintf("kms-%d", i))}
+			var err error
+			if tc.update {
+				if err := env.Client.Create(ctx, u, strict); err != nil {
+					t.Fatalf("create the valid MachineSet: %v", err)
+				}
+				tc.mutate(u.Object)
+				err = env.Client.Update(ctx, u, strict)
+			} else {
+				tc.mutate(u.Object)
+				err = env.Client.Create(ctx, u, strict)
+			}
+			if err == nil {
+				t.Fatalf("accepted")
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("refusal does not say what is wrong\n got: %s\nwant: ...%s...", err.Error(), tc.want)
+			}
+		})
+	}
+}
+
+// TestMachineSetDefaultsAndScale: the defaults apply, and the scale
+// subresource (kubectl scale) changes spec.replicas.
+func TestMachineSetDefaultsAndScale(t *testing.T) {
+	freshNamespace(t)
+	ctx := context.Background()
+	u := &unstructured.Unstructured{Object: baseMachineSet("defaults")}
+	del("spec.replicas")(u.Object)
+	set("spec.remediation", obj{"maxUnhealthy": int64(2)})(u.Object)
+	if err := env.Client.Create(ctx, u, client.FieldValidation("Strict")); err != nil {
+		t.Fatal(err)
+	}
+	ms := &clusterv1.MachineSet{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "defaults"}, ms); err != nil {
+		t.Fatal(err)
+	}
+	if ms.Spec.Replicas == nil || *ms.Spec.Replicas != 1 {
+		t.Errorf("replicas %v, want the default 1", ms.Spec.Replicas)
+	}
+	if ms.Spec.Deletion.Order != clusterv1.DeletionOrderRandom {
+		t.Errorf("deletion.order %q, want Random", ms.Spec.Deletion.Order)
+	}
+	if r := ms.Spec.Remediation; r.MaxInFlight == nil || *r.MaxInFlight != 1 || r.MaxUnhealthy == nil || r.MaxUnhealthy.IntValue() != 2 {
+		t.Errorf("remediation %+v, want maxInFlight 1 and the given maxUnhealthy 2", r)
+	}
+
+	scale := &unstructured.Unstructured{Object: obj{"apiVersion": "autoscaling/v1", "kind": "Scale", "spec": obj{"replicas": int64(5)}}}
+	if err := env.Client.SubResource("scale").Update(ctx, ms, client.WithSubResourceBody(scale)); err != nil {
+		t.Fatalf("scale: %v", err)
+	}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(ms), ms); err != nil {
+		t.Fatal(err)
+	}
+	if *ms.Spec.Replicas != 5 {
+		t.Errorf("replicas %d after scaling to 5", *ms.Spec.Replicas)
+	}
+}

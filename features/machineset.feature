@@ -1,0 +1,173 @@
+@machineset
+Feature: A MachineSet keeps N Machines
+  As a platform engineer I ask for a number of identical Machines; the
+  MachineSet clones its templates into new Machines, replaces the failed
+  ones within its remediation limits, deletes the surplus in the order I
+  ask, and deletes its Machines when it is deleted.
+
+  Background:
+    Given a Cluster "c1"
+
+  @row:machineset-normal:S03 @row:machineset-replicas:R05 @row:machineset-replicas:R10
+  Scenario: a MachineSet creates its Machines from its templates and counts them Ready
+    Given a MachineSet "ms" of 3 Machines
+    Then the MachineSet "ms" has 3 Machines
+    And the MachineSet "ms" reaches phase "Stable"
+    And the MachineSet "ms" has condition "MachinesReady" with status "False" and reason "NotReady"
+    When the providers bring every Machine of "ms" to Running
+    Then every Machine of "ms" has its bootstrap and infrastructure objects cloned from the templates
+    And the MachineSet "ms" reports 3 replicas, 3 ready and 3 available
+    And the MachineSet "ms" has condition "MachinesReady" with status "True" and reason "Ready"
+    And the MachineSet "ms" has condition "ScalingUp" with status "False" and reason "NotScalingUp"
+
+  @row:machineset-replicas:R05 @row:machineset-replicas:R06
+  Scenario: kubectl scale works both ways; scaling down deletes the Machine marked for deletion, then the one not Ready
+    Given a MachineSet "ms" of 1 Machine
+    And the MachineSet "ms" has 1 Machine
+    When the MachineSet "ms" is scaled to 3
+    Then the MachineSet "ms" has 3 Machines
+    And the Machines of "ms" are called "a", "b" and "c"
+    When the providers bring Machine "a" of the set to Running
+    And the providers bring Machine "b" of the set to Running
+    And Machine "a" of the set has annotation "cluster.krtt.dev/delete-machine"
+    And the MachineSet "ms" is scaled to 1
+    Then Machine "a" of the set is gone
+    And Machine "c" of the set is gone
+    And Machine "b" of the set still exists
+    And the MachineSet "ms" has 1 Machine
+    And the MachineSet "ms" reaches phase "Stable"
+
+  @row:machineset-replicas:R01
+  Scenario: a failed Machine is deleted and replaced
+    Given a MachineSet "ms" of 2 Machines
+    And the Machines of "ms" are called "a" and "b"
+    When Machine "a" of the set fails
+    Then Machine "a" of the set is gone
+    And Machine "b" of the set still exists
+    And the MachineSet "ms" has 2 Machines
+    And the MachineSet "ms" has condition "Remediating" with status "False" and reason "NoFailedMachines"
+
+  @row:machineset-replicas:R02 @row:machineset-replicas:R07
+  Scenario: no failed Machine is replaced while more than maxUnhealthy are failed
+    Given a MachineSet "ms" of 2 Machines with maxUnhealthy 0
+    And the Machines of "ms" are called "a" and "b"
+    When Machine "a" of the set fails
+    Then the MachineSet "ms" has condition "Remediating" with reason "TooManyFailedMachines" and message containing "1 of 2 Machines failed"
+    And the MachineSet "ms" has condition "ScalingUp" with status "False" and reason "TooManyFailedMachines"
+    And Machine "a" of the set still exists
+    And the MachineSet "ms" has 2 Machines
+    When the MachineSet "ms" is scaled to 1
+    Then the MachineSet "ms" reaches phase "Stable"
+    And the MachineSet "ms" has condition "Remediating" with status "False" and reason "TooManyFailedMachines"
+    And Machine "a" of the set still exists
+
+  @row:machineset-replicas:R08 @row:machineset-replicas:R01
+  Scenario: at most maxInFlight failed Machines are replaced at once
+    Given a MachineSet "ms" of 2 Machines with maxInFlight 1
+    And the Machines of "ms" are called "a" and "b"
+    And Machine "a" of the set has annotation "pre-terminate.delete.hook.machine.cluster.krtt.dev/hold"
+    When Machine "a" of the set fails
+    Then Machine "a" of the set is being deleted
+    And the MachineSet "ms" has 2 Machines
+    And the Machines of "ms" are called "b" and "c"
+    When Machine "b" of the set fails
+    Then the MachineSet "ms" has condition "Remediating" with reason "WaitingForInFlight" and message containing "1 being replaced"
+    And Machine "b" of the set still exists
+    When the annotation "pre-terminate.delete.hook.machine.cluster.krtt.dev/hold" is removed from Machine "a" of the set
+    Then Machine "a" of the set is gone
+    And Machine "b" of the set is gone
+    And the MachineSet "ms" has 2 Machines
+
+  @row:machineset-normal:S11 @row:machineset-replicas:R03
+  Scenario: a set that owns far more Machines than asked creates none (frozen)
+    Given 13 failed Machines labelled for "ms", the first marked for deletion and held by a pre-terminate hook
+    And a MachineSet "ms" of 1 Machine with maxUnhealthy 20
+    Then the MachineSet "ms" has condition "Frozen" with status "True" and reason "Overshoot"
+    And the MachineSet "ms" has condition "ScalingUp" with status "False" and reason "Frozen"
+    And the MachineSet "ms" controls 13 Machines
+    And Machine "failed-00" of the set is being deleted
+
+  @row:machineset-replicas:R04
+  Scenario: a missing template holds the creation until it exists
+    Given a MachineSet "ms" of 1 Machine whose infrastructure template "ghost" does not exist
+    Then the MachineSet "ms" has condition "ScalingUp" with reason "TemplateNotFound" and message containing "infrastructure template SimMachineTemplate ghost does not exist"
+    And the MachineSet "ms" has 0 Machines
+    When the infrastructure template "ghost" is created
+    Then the MachineSet "ms" has 1 Machine
+
+  @row:machineset-normal:S02
+  Scenario: a template kind the API server does not serve is reported, not guessed
+    Given a MachineSet "ms" of 1 Machine whose infrastructure template kind is not served
+    Then the MachineSet "ms" has condition "ScalingUp" with reason "APIError" and message containing "does not serve the infrastructure template kind GhostMachineTemplate.ghost.krtt.dev"
+    And the MachineSet "ms" has 0 Machines
+
+  @row:machineset-normal:S09
+  Scenario: a MachineSet of a missing Cluster creates nothing
+    Given a MachineSet "ms" of 1 Machine of the missing Cluster "nope"
+    Then the MachineSet "ms" has condition "ScalingUp" with status "False" and reason "ClusterNotFound"
+    And the MachineSet "ms" has 0 Machines
+
+  @row:machineset-normal:S05
+  Scenario: a paused MachineSet is left alone until it is unpaused
+    Given a paused MachineSet "ms" of 2 Machines
+    Then the MachineSet "ms" has condition "Paused" with status "True" and reason "Paused"
+    And the MachineSet "ms" has 0 Machines
+    When the MachineSet "ms" is no longer paused
+    Then the MachineSet "ms" has 2 Machines
+    And the MachineSet "ms" has condition "Paused" with status "False" and reason "NotPaused"
+
+  @row:machineset-normal:S11 @row:machineset-normal:S10
+  Scenario: a MachineSet adopts a matching orphan and releases a Machine that no longer matches
+    Given a Machine "loner" labelled for "ms"
+    And a MachineSet "ms" of 2 Machines
+    Then Machine "loner" of the set belongs to the set
+    And the MachineSet "ms" has 2 Machines
+    When Machine "loner" of the set loses the label "pool"
+    Then Machine "loner" of the set belongs to no set
+    And Machine "loner" of the set still exists
+    And the MachineSet "ms" has 2 Machines
+
+  @row:machineset-normal:S06 @row:machineset-deletion:X01 @row:machineset-deletion:X02 @row:machineset-normal:S01
+  Scenario: deleting a MachineSet deletes its Machines, then the set
+    Given a MachineSet "ms" of 2 Machines
+    And the MachineSet "ms" has 2 Machines
+    When I delete the MachineSet "ms"
+    Then the MachineSet "ms" controls 0 Machines
+    And the MachineSet "ms" is gone
+
+  @row:machineset-deletion:X02 @row:machineset-normal:S04
+  Scenario: a MachineSet deleted with another finalizer is left to it once its Machines are gone
+    Given a MachineSet "ms" of 1 Machine with the finalizer "example.com/keep"
+    And the MachineSet "ms" has 1 Machine
+    When I delete the MachineSet "ms"
+    Then the MachineSet "ms" controls 0 Machines
+    And the MachineSet "ms" has condition "ScalingDown" with status "False" and reason "NotScalingDown"
+    When the finalizer "example.com/keep" is removed from the MachineSet "ms"
+    Then the MachineSet "ms" is gone
+
+  @row:machineset-normal:S08
+  Scenario: a state the tables do not know restarts a live set from Pending
+    Given a MachineSet "ms" of 1 Machine
+    And the MachineSet "ms" reaches phase "Stable"
+    When the status of the MachineSet "ms" names the state "Bogus"
+    Then the MachineSet "ms" reaches phase "Stable"
+    And the MachineSet "ms" has 1 Machine
+
+  @row:machineset-normal:S07 @row:machineset-deletion:X02
+  Scenario: a state the tables do not know restarts the deletion of a set being deleted
+    Given a MachineSet "ms" of 1 Machine
+    And the MachineSet "ms" has 1 Machine
+    And the MachineSet "ms" is paused
+    When I delete the MachineSet "ms"
+    And the status of the MachineSet "ms" names the state "Bogus"
+    And the MachineSet "ms" is no longer paused
+    Then the MachineSet "ms" is gone
+
+  @serial @row:machineset-replicas:R09 @row:machineset-replicas:R10
+  Scenario: a Machine counts as available once Ready for minReadySeconds
+    Given a MachineSet "ms" of 1 Machine with minReadySeconds 600
+    And the Machines of "ms" are called "a"
+    When the providers bring Machine "a" of the set to Running
+    Then the MachineSet "ms" reports 1 replica, 1 ready and 0 available
+    When 11 minutes pass on the operator's clock
+    Then the MachineSet "ms" reports 1 replica, 1 ready and 1 available
