@@ -34,6 +34,12 @@ func Check(lib *Library, catalogs map[string]*Catalog) Findings {
 		c.reachability()
 		c.results()
 	}
+	for _, d := range lib.Decisions {
+		checkDecision(d, &out)
+		if catalogs != nil {
+			checkDecisionRegistry(d, catalogs, &out)
+		}
+	}
 	if catalogs != nil {
 		checkRegistries(lib, catalogs, &out)
 	}

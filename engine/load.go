@@ -19,6 +19,18 @@ import (
 // with its tables resolved and compiled.
 type Library struct {
 	Sets []*Set
+	// Decisions are the stateless decision tables, in load order.
+	Decisions []*DecisionTable
+}
+
+// Decision returns the named decision table, or nil.
+func (l *Library) Decision(name string) *DecisionTable {
+	for _, d := range l.Decisions {
+		if d.Name == name {
+			return d
+		}
+	}
+	return nil
 }
 
 // Set returns the named set, or nil.
@@ -163,6 +175,7 @@ func load(srcs []source) (*Library, Findings) {
 	var findings Findings
 	var sets []*rawSet
 	var tables []*rawTable
+	var decisions []*DecisionTable
 	sort.Slice(srcs, func(i, j int) bool { return srcs[i].name < srcs[j].name })
 	for _, src := range srcs {
 		if len(src.data) > MaxFileBytes {
@@ -184,12 +197,15 @@ func load(srcs []source) (*Library, Findings) {
 				continue
 			}
 			r := &reader{file: src.name, findings: &findings}
-			s, t := r.document(doc.Content[0])
+			s, t, d := r.document(doc.Content[0])
 			if s != nil {
 				sets = append(sets, s)
 			}
 			if t != nil {
 				tables = append(tables, t)
+			}
+			if d != nil {
+				decisions = append(decisions, d)
 			}
 		}
 	}
@@ -205,6 +221,7 @@ func load(srcs []source) (*Library, Findings) {
 	for _, s := range lib.Sets {
 		resolve(s, &findings)
 	}
+	linkDecisions(lib, decisions, &findings)
 	if findings.HasErrors() {
 		findings.Sort()
 		return nil, findings
@@ -238,7 +255,7 @@ func yamlSyntaxFinding(file string, err error) Finding {
 }
 
 // document reads one top-level document.
-func (r *reader) document(n *yaml.Node) (*rawSet, *rawTable) {
+func (r *reader) document(n *yaml.Node) (*rawSet, *rawTable, *DecisionTable) {
 	var apiVersion, kind, name string
 	var metaNode, specNode, kindNode, avNode *yaml.Node
 	ok := r.fields(n, "the document", map[string]func(*yaml.Node){
@@ -248,7 +265,7 @@ func (r *reader) document(n *yaml.Node) (*rawSet, *rawTable) {
 		"spec":       func(v *yaml.Node) { specNode = v },
 	})
 	if !ok {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if avNode == nil {
 		r.errorf(n, "add apiVersion: "+APIVersion, "missing apiVersion")
@@ -257,7 +274,7 @@ func (r *reader) document(n *yaml.Node) (*rawSet, *rawTable) {
 	}
 	if metaNode == nil {
 		r.errorf(n, "add metadata.name", "missing metadata")
-		return nil, nil
+		return nil, nil, nil
 	}
 	r.fields(metaNode, "metadata", map[string]func(*yaml.Node){
 		"name": func(v *yaml.Node) { name = r.str(v, "metadata.name") },
@@ -267,22 +284,53 @@ func (r *reader) document(n *yaml.Node) (*rawSet, *rawTable) {
 	}
 	if specNode == nil {
 		r.errorf(n, "add a spec", "missing spec")
-		return nil, nil
+		return nil, nil, nil
 	}
 	switch kind {
 	case KindTable:
 		r.table = name
-		return nil, r.tableSpec(name, specNode, r.pos(n))
+		return nil, r.tableSpec(name, specNode, r.pos(n)), nil
 	case KindSet:
-		return r.setSpec(name, specNode, r.pos(n)), nil
+		return r.setSpec(name, specNode, r.pos(n)), nil, nil
+	case KindDecision:
+		r.table = name
+		return nil, nil, r.decisionSpec(name, specNode, r.pos(n))
 	default:
 		at := kindNode
 		if at == nil {
 			at = n
 		}
-		r.errorf(at, "use kind: "+KindTable+" or kind: "+KindSet, "unknown kind %q", kind)
+		r.errorf(at, "use kind: "+KindTable+", "+KindSet+" or "+KindDecision, "unknown kind %q", kind)
 	}
-	return nil, nil
+	return nil, nil, nil
+}
+
+// linkDecisions resolves the decision tables and attaches each to the set
+// that consults it; names are unique among all tables.
+func linkDecisions(lib *Library, decisions []*DecisionTable, findings *Findings) {
+	seen := map[string]Pos{}
+	for _, t := range lib.Tables() {
+		seen[t.Name] = t.Pos
+	}
+	for _, d := range decisions {
+		if prev, dup := seen[d.Name]; dup {
+			*findings = append(*findings, Finding{Pos: d.Pos, Severity: SevError, Check: "schema", Table: d.Name,
+				Message: fmt.Sprintf("table %q is defined twice (also at %s:%d)", d.Name, prev.File, prev.Line), Hint: "rename one of them"})
+			continue
+		}
+		seen[d.Name] = d.Pos
+		resolveDecision(d, findings)
+		if d.SetName != "" {
+			s := lib.Set(d.SetName)
+			if s == nil {
+				*findings = append(*findings, Finding{Pos: d.setPos, Severity: SevError, Check: "reference", Table: d.Name,
+					Message: fmt.Sprintf("decision table names TableSet %q, which was not loaded", d.SetName), Hint: "load the directory that holds the set's file, or drop spec.set"})
+				continue
+			}
+			s.Decisions = append(s.Decisions, d)
+		}
+		lib.Decisions = append(lib.Decisions, d)
+	}
 }
 
 // vocabulary holds the handlers shared by sets and standalone tables.

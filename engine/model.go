@@ -21,6 +21,16 @@ const (
 	KindSet   = "TableSet"
 )
 
+// Decision returns the set's decision table with the given name, or nil.
+func (s *Set) Decision(name string) *DecisionTable {
+	for _, d := range s.Decisions {
+		if d.Name == name {
+			return d
+		}
+	}
+	return nil
+}
+
 // Wildcard in a row's `from` list stands for every non-terminal state.
 const Wildcard = "*"
 
@@ -304,7 +314,10 @@ type Set struct {
 	// do not know is decided in, so a row says what happens to it.
 	UnknownState string
 	Tables       []*Table
-	Pos          Pos
+	// Decisions are the decision tables the set's controller consults for
+	// items it handles (the Pods of a drain); they name the set in spec.set.
+	Decisions []*DecisionTable
+	Pos       Pos
 
 	factIndex  map[string]int
 	stateIndex map[string]int

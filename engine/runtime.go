@@ -290,6 +290,9 @@ type Step struct {
 	Decision *Decision
 	Result   Resolved
 	Trace    Trace
+	// Decisions are the traces of the decision-table verdicts the row's
+	// actions acted on; publish them with Trace.
+	Decisions []Trace
 }
 
 // Step observes the environment, decides, runs the row's actions in order
@@ -312,6 +315,7 @@ func (r *Runner[E]) Step(ctx context.Context, object, state string, env E) (*Ste
 func (r *Runner[E]) Act(ctx context.Context, object string, d *Decision, env E) *Step {
 	start := r.now()
 	o := OK()
+	ctx, log := withDecisionLog(ctx)
 	ra := r.actions[d.Row]
 	ran := ""
 	for i, a := range ra.run {
@@ -334,7 +338,7 @@ func (r *Runner[E]) Act(ctx context.Context, object string, d *Decision, env E) 
 		tr.Reason = res.Conditions[0].Reason
 		tr.Note = res.Conditions[0].Message
 	}
-	return &Step{Decision: d, Result: res, Trace: tr}
+	return &Step{Decision: d, Result: res, Trace: tr, Decisions: log.take()}
 }
 
 // Publish delivers a trace to every subscriber.

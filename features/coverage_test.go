@@ -56,21 +56,48 @@ func (c *coverage) record(tr engine.Trace) {
 	c.byNS[ns][rowKey(tr.Table, tr.Row)] = true
 }
 
-// tables lists every table of every set the operator runs (Machine,
-// MachineSet), in set order.
-func (c *coverage) tables() []*engine.Table {
-	var out []*engine.Table
-	for _, s := range c.h.Sets {
-		out = append(out, s.Tables...)
+// tableRows is a table's name and its row ids: a transition table of the
+// set, or a decision table the set's controller consults.
+type tableRows struct {
+	name string
+	rows []string
+}
+
+// coverable lists every table whose rows must fire: of every set the
+// operator runs (Machine, MachineSet), its transition tables, then the
+// decision tables it consults.
+func coverable(sets []*engine.Set) []tableRows {
+	var out []tableRows
+	for _, set := range sets {
+		out = append(out, setTables(set)...)
+	}
+	return out
+}
+
+func setTables(set *engine.Set) []tableRows {
+	var out []tableRows
+	for _, t := range set.Tables {
+		tr := tableRows{name: t.Name}
+		for _, r := range t.Rows {
+			tr.rows = append(tr.rows, r.ID)
+		}
+		out = append(out, tr)
+	}
+	for _, d := range set.Decisions {
+		tr := tableRows{name: d.Name}
+		for _, r := range d.Rows {
+			tr.rows = append(tr.rows, r.ID)
+		}
+		out = append(out, tr)
 	}
 	return out
 }
 
 // known reports whether "table:row" names a row of the loaded tables.
 func (c *coverage) known(key string) bool {
-	for _, t := range c.tables() {
-		for _, r := range t.Rows {
-			if rowKey(t.Name, r.ID) == key {
+	for _, t := range coverable(c.h.Sets) {
+		for _, id := range t.rows {
+			if rowKey(t.name, id) == key {
 				return true
 			}
 		}
@@ -185,26 +212,26 @@ func (c *coverage) line(uri string, sc *godog.Scenario) int {
 
 // coverageReport is, per table, per row, the scenarios in which it fired.
 type coverageReport struct {
-	tables []*engine.Table
+	tables []tableRows
 	hits   map[string]map[string][]string
 }
 
 func (c *coverage) report() *coverageReport {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	r := &coverageReport{tables: c.tables(), hits: map[string]map[string][]string{}}
+	r := &coverageReport{tables: coverable(c.h.Sets), hits: map[string]map[string][]string{}}
 	for _, t := range r.tables {
-		r.hits[t.Name] = map[string][]string{}
-		for _, row := range t.Rows {
+		r.hits[t.name] = map[string][]string{}
+		for _, id := range t.rows {
 			var where []string
 			for ns, rows := range c.byNS {
 				l, ok := c.label[ns]
-				if ok && rows[rowKey(t.Name, row.ID)] {
+				if ok && rows[rowKey(t.name, id)] {
 					where = append(where, l)
 				}
 			}
 			sort.Strings(where)
-			r.hits[t.Name][row.ID] = where
+			r.hits[t.name][id] = where
 		}
 	}
 	return r
@@ -216,18 +243,18 @@ func (r *coverageReport) String() string {
 	for _, t := range r.tables {
 		covered := 0
 		var missing []string
-		for _, row := range t.Rows {
-			if len(r.hits[t.Name][row.ID]) > 0 {
+		for _, id := range t.rows {
+			if len(r.hits[t.name][id]) > 0 {
 				covered++
 			} else {
-				missing = append(missing, row.ID)
+				missing = append(missing, id)
 			}
 		}
 		m := strings.Join(missing, " ")
 		if m == "" {
 			m = "-"
 		}
-		fmt.Fprintf(&b, "%-24s %5d %8d  %s\n", t.Name, len(t.Rows), covered, m)
+		fmt.Fprintf(&b, "%-24s %5d %8d  %s\n", t.name, len(t.rows), covered, m)
 	}
 	return b.String()
 }
@@ -235,8 +262,8 @@ func (r *coverageReport) String() string {
 func (r *coverageReport) missingCount() int {
 	n := 0
 	for _, t := range r.tables {
-		for _, row := range t.Rows {
-			if len(r.hits[t.Name][row.ID]) == 0 {
+		for _, id := range t.rows {
+			if len(r.hits[t.name][id]) == 0 {
 				n++
 			}
 		}
@@ -247,9 +274,9 @@ func (r *coverageReport) missingCount() int {
 func (r *coverageReport) missingList() string {
 	var out []string
 	for _, t := range r.tables {
-		for _, row := range t.Rows {
-			if len(r.hits[t.Name][row.ID]) == 0 {
-				out = append(out, "  "+t.Name+":"+row.ID)
+		for _, id := range t.rows {
+			if len(r.hits[t.name][id]) == 0 {
+				out = append(out, "  "+t.name+":"+id)
 			}
 		}
 	}
@@ -261,13 +288,13 @@ func (r *coverageReport) missingList() string {
 func (r *coverageReport) writeJSON(path string) error {
 	out := map[string]map[string][]string{}
 	for _, t := range r.tables {
-		out[t.Name] = map[string][]string{}
-		for _, row := range t.Rows {
-			where := r.hits[t.Name][row.ID]
+		out[t.name] = map[string][]string{}
+		for _, id := range t.rows {
+			where := r.hits[t.name][id]
 			if where == nil {
 				where = []string{}
 			}
-			out[t.Name][row.ID] = where
+			out[t.name][id] = where
 		}
 	}
 	data, err := json.MarshalIndent(out, "", "  ")

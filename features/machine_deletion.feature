@@ -225,7 +225,7 @@ Feature: Deleting a Machine takes it apart in order
     And the Machine "m1" is gone
     And the Node of "m1" is gone
 
-  @row:machine-deletion:D20 @row:machine-deletion-checks:C24
+  @row:machine-deletion:D20 @row:machine-deletion-checks:C24 @row:pod-verdict:P03
   Scenario: a Machine whose Node is unreachable is deleted although its Pods never terminate
     Given a running Machine "m1"
     And Pod "web" runs on the Node of "m1"

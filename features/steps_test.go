@@ -128,6 +128,7 @@ func registerSteps(sc *godog.ScenarioContext, h *harness.Harness, cov *coverage)
 	registerServedSteps(sc, w)
 	registerCertificatesSteps(sc, w)
 	registerOwnershipSteps(sc, w)
+	registerDrainSteps(sc, w)
 	registerMachineSetSteps(sc, w)
 	registerWorkloadSteps(sc, w)
 

@@ -203,8 +203,7 @@ func (r *Reconciler[O, E]) Reconcile(ctx context.Context, req reconcile.Request)
 	}
 	log = log.WithValues("table", step.Trace.Table, "row", step.Trace.Row, "from", step.Trace.From, "to", step.Trace.To)
 	if !p.Obs.Found {
-		r.runner.Publish(step.Trace)
-		countTrace(r.spec.Name, step.Trace)
+		r.publishTraces(step)
 		return reconcile.Result{}, nil
 	}
 	after := p.Obs.Object
@@ -311,8 +310,7 @@ func (r *Reconciler[O, E]) record(p *Plan[O, E], step *engine.Step, obj O) error
 // operator's writes. A failure repeating the same message is not told twice.
 func (r *Reconciler[O, E]) publish(step *engine.Step, before, after O) {
 	tr := step.Trace
-	r.runner.Publish(tr)
-	countTrace(r.spec.Name, tr)
+	r.publishTraces(step)
 	if r.recorder == nil {
 		return
 	}
@@ -344,6 +342,15 @@ func (r *Reconciler[O, E]) publish(step *engine.Step, before, after O) {
 		note = note[:1000]
 	}
 	r.recorder.Eventf(after, nil, kind, reason, tr.Row, "%s", note)
+}
+
+// publishTraces hands the row's trace, then the traces of the decision-table
+// verdicts its actions acted on, to subscribers and metrics.
+func (r *Reconciler[O, E]) publishTraces(step *engine.Step) {
+	for _, tr := range append([]engine.Trace{step.Trace}, step.Decisions...) {
+		r.runner.Publish(tr)
+		countTrace(r.spec.Name, tr)
+	}
 }
 
 // result turns the row's result into what controller-runtime expects.

@@ -26,7 +26,7 @@ const (
 // action and fact descriptions from them.
 func Catalogs() map[string]*engine.Catalog {
 	out := map[string]*engine.Catalog{}
-	for _, c := range []*engine.Catalog{machineactions.Registry().Catalog(), machinesetactions.Registry().Catalog(), clusteractions.Registry().Catalog()} {
+	for _, c := range []*engine.Catalog{machineactions.Registry().Catalog(), machineactions.PodRegistry().Catalog(), machinesetactions.Registry().Catalog(), clusteractions.Registry().Catalog()} {
 		out[c.Name] = c
 	}
 	return out

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -25,6 +26,7 @@ import (
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/internal/testenv"
+	"github.com/krtt-dev/krtt/transitions"
 )
 
 // These tests run the Node actions against a real kube-apiserver (envtest).
@@ -102,11 +104,32 @@ func testMachine(ns string, labels map[string]string) *clusterv1.Machine {
 	}
 }
 
+var (
+	podVerdictsOnce sync.Once
+	podVerdicts     *engine.Decider[*PodItem]
+	podVerdictsErr  error
+)
+
+// shippedPodVerdicts binds the shipped Pod verdict table, as the operator does.
+func shippedPodVerdicts(t *testing.T) *engine.Decider[*PodItem] {
+	t.Helper()
+	podVerdictsOnce.Do(func() {
+		lib, fs := engine.LoadFS(transitions.FS(), ".")
+		if fs.HasErrors() {
+			podVerdictsErr = fs.AsError()
+			return
+		}
+		podVerdicts, podVerdictsErr = PodVerdicts(lib.Set("machine"))
+	})
+	must(t, podVerdictsErr)
+	return podVerdicts
+}
+
 // scopeFor builds the Scope one reconcile would see: the Machine in memory
 // and its Node as the API server has it now.
 func scopeFor(t *testing.T, m *clusterv1.Machine, node string) *Scope {
 	t.Helper()
-	s := &Scope{Client: env.Client, NodeClient: env.Client, Now: time.Now(), MachineFound: true, Machine: m}
+	s := &Scope{Client: env.Client, NodeClient: env.Client, Now: time.Now(), MachineFound: true, Machine: m, PodVerdicts: shippedPodVerdicts(t)}
 	if m != nil {
 		s.Key = client.ObjectKeyFromObject(m)
 	}
@@ -268,7 +291,7 @@ func TestDrainEvictsAndSkips(t *testing.T) {
 	newPod(t, ns, "agent", node.Name, ownedBy(ds))
 	// An orphan: its DaemonSet is gone, nothing recreates it, so it is evicted.
 	newPod(t, ns, "orphan", node.Name, ownedBy(&appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "gone-ds", UID: "gone"}}))
-	newPod(t, ns, "static", node.Name, withAnnotation(mirrorPodAnnotation, "hash"))
+	newPod(t, ns, "static", node.Name, withAnnotation(corev1.MirrorPodAnnotationKey, "hash"))
 	newPod(t, ns, "keep", node.Name, withLabels(clusterv1.PodDrainLabel, clusterv1.PodDrainLabelValueSkip))
 	done := newPod(t, ns, "job-done", node.Name)
 	setPodStatus(t, done, corev1.PodSucceeded, false)
@@ -313,14 +336,14 @@ func TestDrainEvictsAndSkips(t *testing.T) {
 	o = drainNode(ctx, scopeFor(t, m, node.Name))
 	wantStatus(t, o, engine.Done, "all Pods evicted (3 skipped: ")
 
-	skipped, err := DrainSkippedPods(ctx, env.Client, node.Name)
+	skipped, err := skippedPods(ctx, scopeFor(t, m, node.Name), getNode(t, node.Name))
 	must(t, err)
 	var names []string
 	for _, p := range skipped {
 		names = append(names, p.Name)
 	}
 	if got := strings.Join(names, ","); got != "agent,keep,static" {
-		t.Errorf("DrainSkippedPods = %s, want agent,keep,static", got)
+		t.Errorf("skippedPods = %s, want agent,keep,static", got)
 	}
 }
 

@@ -9,14 +9,15 @@ import (
 	"strings"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+
 	"github.com/krtt-dev/krtt/engine"
 )
 
@@ -34,27 +35,8 @@ func PodNodeNameIndexer(obj client.Object) []string {
 	return []string{p.Spec.NodeName}
 }
 
-// mirrorPodAnnotation marks a static Pod's mirror in the API server.
-const mirrorPodAnnotation = "kubernetes.io/config.mirror"
-
 // maxNamesPerClass bounds how many Pods or volumes a message names per class.
 const maxNamesPerClass = 3
-
-// podVerdict is what the drain does with one Pod.
-type podVerdict int
-
-const (
-	// verdictEvict: the Pod is evicted.
-	verdictEvict podVerdict = iota
-	// verdictSkip: the drain leaves the Pod alone (DaemonSet, mirror, skip label).
-	verdictSkip
-	// verdictDone: the Pod has finished; it is ignored.
-	verdictDone
-	// verdictTerminating: the Pod is already being deleted.
-	verdictTerminating
-	// verdictError: the drain could not decide (the DaemonSet lookup failed).
-	verdictError
-)
 
 // Skip reasons, in the order messages list them.
 const (
@@ -65,47 +47,41 @@ const (
 
 var skipOrder = []string{skipDaemonSet, skipMirror, skipLabel}
 
+// skipReason names why a Pod was skipped, from the row that skipped it.
+func skipReason(pv podVerdict) string {
+	switch {
+	case pv.dec.Facts.Get("mirror") == "true":
+		return skipMirror
+	case pv.dec.Facts.Get("daemonSet") == "Live":
+		return skipDaemonSet
+	case pv.dec.Facts.Get("drainLabel") == "Skip":
+		return skipLabel
+	}
+	return "MachineDrainRule " + pv.item.Rule.Name
+}
+
+// waitCompletedWhy names the label or rule that makes the drain wait for a
+// Pod to complete.
+func waitCompletedWhy(it *PodItem) string {
+	if it.Pod.Labels[clusterv1.PodDrainLabel] == clusterv1.PodDrainLabelValueWaitCompleted {
+		return "label " + clusterv1.PodDrainLabel + "=" + clusterv1.PodDrainLabelValueWaitCompleted
+	}
+	return "MachineDrainRule " + it.Rule.Name
+}
+
 // Remaining-Pod classes, in the order messages list them.
 const (
-	classPDB         = "blocked by PodDisruptionBudget"
-	classError       = "eviction error"
-	classTerminating = "still terminating"
-	classEvicted     = "evicted, waiting for termination"
-	classNamespace   = "eviction refused because the namespace is being deleted (the Pod goes with it)"
+	classPDB           = "blocked by PodDisruptionBudget"
+	classError         = "eviction error"
+	classTerminating   = "still terminating"
+	classEvicted       = "evicted, waiting for termination"
+	classNamespace     = "eviction refused because the namespace is being deleted (the Pod goes with it)"
+	classWaitCompleted = "waiting to complete"
+	classLater         = "evicted later"
+	classSerial        = "evicted one at a time"
 )
 
-var classOrder = []string{classPDB, classError, classNamespace, classTerminating, classEvicted}
-
-// classifyPod decides what the drain does with a Pod; for verdictSkip the
-// reason says why, for verdictError it carries the error text.
-func classifyPod(ctx context.Context, c client.Client, pod *corev1.Pod) (podVerdict, string) {
-	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
-		return verdictDone, ""
-	}
-	if !pod.DeletionTimestamp.IsZero() {
-		return verdictTerminating, ""
-	}
-	if _, ok := pod.Annotations[mirrorPodAnnotation]; ok {
-		return verdictSkip, skipMirror
-	}
-	if pod.Labels[clusterv1.PodDrainLabel] == clusterv1.PodDrainLabelValueSkip {
-		return verdictSkip, skipLabel
-	}
-	if ref := metav1.GetControllerOf(pod); ref != nil && ref.Kind == "DaemonSet" && strings.HasPrefix(ref.APIVersion, "apps/") {
-		ds := &appsv1.DaemonSet{}
-		err := c.Get(ctx, client.ObjectKey{Namespace: pod.Namespace, Name: ref.Name}, ds)
-		switch {
-		case err == nil && (ref.UID == "" || ds.UID == ref.UID):
-			return verdictSkip, skipDaemonSet
-		case err == nil, apierrors.IsNotFound(err):
-			// Orphaned: its DaemonSet is gone (or replaced), nothing
-			// recreates it, so it is evicted like any other Pod.
-		default:
-			return verdictError, fmt.Sprintf("get DaemonSet %s: %v", ref.Name, err)
-		}
-	}
-	return verdictEvict, ""
-}
+var classOrder = []string{classPDB, classError, classNamespace, classTerminating, classEvicted, classWaitCompleted, classLater, classSerial}
 
 // podsOnNode lists the Pods bound to a Node, through the spec.nodeName
 // index or field selector, falling back to a filtered list where the client
@@ -131,18 +107,26 @@ func podsOnNode(ctx context.Context, c client.Client, node string) ([]corev1.Pod
 	return pods, nil
 }
 
-// DrainSkippedPods returns the Pods on a Node that the drain leaves alone:
-// Pods of an existing DaemonSet, mirror (static) Pods and Pods labelled
-// cluster.krtt.dev/drain=skip. The volume wait ignores their volumes.
-func DrainSkippedPods(ctx context.Context, c client.Client, node string) ([]corev1.Pod, error) {
-	pods, err := podsOnNode(ctx, c, node)
+// skippedPods returns the Pods on the Machine's Node whose verdict is Skip
+// (DaemonSet, mirror and drain-label Pods): the volume wait ignores their
+// volumes.
+func skippedPods(ctx context.Context, s *Scope, node *corev1.Node) ([]*corev1.Pod, error) {
+	pods, err := podsOnNode(ctx, s.NodeClient, node.Name)
 	if err != nil {
 		return nil, err
 	}
-	var out []corev1.Pod
-	for i := range pods {
-		if v, _ := classifyPod(ctx, c, &pods[i]); v == verdictSkip {
-			out = append(out, pods[i])
+	v := &drainView{s: s, node: node, pods: pods, unreachable: NodeUnreachable(node)}
+	verdicts, err := v.decide(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []*corev1.Pod
+	for _, pv := range verdicts {
+		if pv.err != nil {
+			return nil, pv.err
+		}
+		if pv.verdict() == verdictSkip {
+			out = append(out, pv.pod)
 		}
 	}
 	return out, nil
@@ -153,13 +137,22 @@ func DrainSkippedPods(ctx context.Context, c client.Client, node string) ([]core
 // cannot confirm the end, and the taint manager removes such Pods anyway.
 const unreachableGrace = time.Second
 
-func drainNode(ctx context.Context, s *Scope) engine.Outcome { return drain(ctx, s, false) }
+func drainNode(ctx context.Context, s *Scope) engine.Outcome { return drain(ctx, s, false, false) }
 
-func drainUnreachableNode(ctx context.Context, s *Scope) engine.Outcome { return drain(ctx, s, true) }
+func drainUnreachableNode(ctx context.Context, s *Scope) engine.Outcome {
+	return drain(ctx, s, true, false)
+}
 
-// drain cordons the Node and makes one eviction pass over its Pods. It
-// never waits for a Pod: Pods that remain are reported, and the row requeues.
-func drain(ctx context.Context, s *Scope, unreachable bool) engine.Outcome {
+// forceDrainNode is the drain of a forced deletion: the Pod verdict table
+// is asked with force=true, so Pods are deleted with grace period 0.
+func forceDrainNode(ctx context.Context, s *Scope) engine.Outcome {
+	return drain(ctx, s, NodeUnreachable(s.Node()), true)
+}
+
+// drain cordons the Node and makes one pass over its Pods, acting on each
+// Pod's verdict. It never waits for a Pod: Pods that remain are reported,
+// and the row requeues.
+func drain(ctx context.Context, s *Scope, unreachable, force bool) engine.Outcome {
 	node := s.Node()
 	if node == nil {
 		return engine.OK()
@@ -172,38 +165,60 @@ func drain(ctx context.Context, s *Scope, unreachable bool) engine.Outcome {
 		return engine.Fail(fmt.Errorf("list Pods on Node %s: %w", node.Name, err))
 	}
 
+	view := &drainView{s: s, node: node, pods: pods, unreachable: unreachable, force: force}
+	verdicts, err := view.decide(ctx)
+	if err != nil {
+		return engine.Fail(err)
+	}
+	view.record(ctx, verdicts)
+
 	skipped := map[string][]string{}
-	gone := 0 // terminating Pods of an unreachable Node no longer waited for
+	gone := 0   // Pods whose verdict is Gone on an unreachable Node
+	forced := 0 // Pods deleted with grace period 0
 	remaining := map[string][]string{}
 	nRemaining := 0
 	keep := func(class, name string) {
 		remaining[class] = append(remaining[class], name)
 		nRemaining++
 	}
-	for i := range pods {
-		pod := &pods[i]
+	for _, pv := range verdicts {
+		pod := pv.pod
 		name := podName(pod)
-		verdict, why := classifyPod(ctx, s.NodeClient, pod)
-		switch verdict {
-		case verdictDone:
-			// A finished Pod holds nothing, but it would stay behind on a
-			// Node that is going: remove it too (never waited for).
-			if pod.DeletionTimestamp.IsZero() {
-				_ = evict(ctx, s.NodeClient, pod, unreachable)
+		if pv.err != nil {
+			keep(classError, name+" ("+pv.err.Error()+")")
+			continue
+		}
+		switch pv.verdict() {
+		case verdictRemoveFinished:
+			_ = evict(ctx, s.NodeClient, pod, unreachable)
+			continue
+		case verdictGone:
+			if pv.dec.Facts.Get("finished") == "false" {
+				gone++ // terminating on an unreachable Node
 			}
 			continue
 		case verdictSkip:
+			why := skipReason(pv)
 			skipped[why] = append(skipped[why], name)
 			continue
-		case verdictTerminating:
-			if unreachable && s.Now.Sub(pod.DeletionTimestamp.Time) > unreachableGrace {
-				gone++
-				continue
-			}
+		case verdictWaitTerminating:
 			keep(classTerminating, name)
 			continue
-		case verdictError:
-			keep(classError, name+" ("+why+")")
+		case verdictWaitCompleted:
+			keep(classWaitCompleted, name+" ("+waitCompletedWhy(pv.item)+")")
+			continue
+		case verdictEvictLater:
+			keep(classLater, name+" ("+pv.item.WaitingOn+")")
+			continue
+		case verdictEvictSerially:
+			keep(classSerial, name+" (waiting for "+pv.item.WaitingOn+")")
+			continue
+		case verdictForceDelete:
+			if err := forceDelete(ctx, s.NodeClient, pod); err != nil {
+				keep(classError, name+" ("+apiMessage(err)+")")
+			} else {
+				forced++
+			}
 			continue
 		}
 		err := evict(ctx, s.NodeClient, pod, unreachable)
@@ -222,7 +237,10 @@ func drain(ctx context.Context, s *Scope, unreachable bool) engine.Outcome {
 	}
 
 	note := ""
-	if unreachable {
+	if force {
+		note = fmt.Sprintf("; forced: %s deleted with grace period 0", plural(forced, "Pod"))
+	}
+	if unreachable && !force {
 		note = fmt.Sprintf("; the Node is unreachable: evictions use a %s grace period and Pods terminating for longer are not waited for", unreachableGrace)
 		if gone > 0 {
 			note += fmt.Sprintf(" (%s)", plural(gone, "Pod"))
@@ -280,6 +298,44 @@ func evict(ctx context.Context, c client.Client, pod *corev1.Pod, unreachable bo
 		eviction.DeleteOptions.GracePeriodSeconds = &grace
 	}
 	return c.SubResource("eviction").Create(ctx, pod, eviction)
+}
+
+// forceDelete deletes a Pod with grace period 0: no eviction, so no
+// PodDisruptionBudget is consulted, and the API server removes it at once.
+func forceDelete(ctx context.Context, c client.Client, pod *corev1.Pod) error {
+	err := c.Delete(ctx, pod, client.GracePeriodSeconds(0), client.Preconditions{UID: &pod.UID})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// deleteVolumeAttachments deletes the Node's VolumeAttachments, as a
+// forced deletion does before it skips the volume wait.
+func deleteVolumeAttachments(ctx context.Context, s *Scope) engine.Outcome {
+	node := s.Node()
+	if node == nil {
+		return engine.OK()
+	}
+	vas := &storagev1.VolumeAttachmentList{}
+	if err := s.NodeClient.List(ctx, vas); err != nil && !isNoMatch(err) {
+		return engine.Fail(fmt.Errorf("list VolumeAttachments: %w", err))
+	}
+	var names []string
+	for i := range vas.Items {
+		va := &vas.Items[i]
+		if va.Spec.NodeName != node.Name || !va.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if err := s.NodeClient.Delete(ctx, va); err != nil && !apierrors.IsNotFound(err) {
+			return engine.Fail(fmt.Errorf("delete VolumeAttachment %s: %w", va.Name, err))
+		}
+		names = append(names, va.Name)
+	}
+	if len(names) == 0 {
+		return engine.OKf("no VolumeAttachment left on Node %s", node.Name)
+	}
+	return engine.OKf("deleted %s of Node %s: %s", plural(len(names), "VolumeAttachment"), node.Name, fewNames(names, maxNamesPerClass))
 }
 
 // apiMessage is the API server's message plus the causes it lists (the

@@ -143,6 +143,15 @@ func registerFacts(r *engine.Registry[*Scope]) {
 		}
 		return timedOut(s.Now, s.Machine.Status.Deletion.NodeDrainStartTime.Time, s.Machine.Spec.Deletion.NodeDrainTimeoutSeconds)
 	})
+	r.Enum("forceDeletion", "Why the Machine's deletion is forced: label, or a Node unhealthy for more than 5 minutes.", func(s *Scope) string {
+		return forceDeletion(s)
+	})
+	r.Enum("onDrainTimeout", "spec.deletion.onDrainTimeout: Skip or Force.", func(s *Scope) string {
+		if s.Machine != nil && s.Machine.Spec.Deletion.OnDrainTimeout == clusterv1.DrainTimeoutForce {
+			return "Force"
+		}
+		return "Skip"
+	})
 	r.Bool("excludeVolumeWait", "The exclude-wait-for-node-volume-detach annotation is present.", func(s *Scope) bool {
 		return s.Machine != nil && hasKey(s.Machine.Annotations, clusterv1.ExcludeWaitForNodeVolumeDetachAnnotation)
 	})
@@ -163,6 +172,41 @@ func registerFacts(r *engine.Registry[*Scope]) {
 		}
 		return timedOut(s.Now, s.Machine.DeletionTimestamp.Time, s.Machine.Spec.Deletion.NodeDeletionTimeoutSeconds)
 	})
+}
+
+// NodeUnhealthyForce is how long a Node must have been NotReady, unreachable
+// or read-only before the deletion of its Machine is forced (MCM drainNode).
+const NodeUnhealthyForce = 5 * time.Minute
+
+// forceDeletion says why a Machine's deletion is forced, the label first.
+func forceDeletion(s *Scope) string {
+	switch {
+	case s.Machine == nil:
+		return "No"
+	case s.Machine.Labels[clusterv1.ForceDeletionLabel] == clusterv1.ForceDeletionLabelValue:
+		return "Label"
+	case NodeUnhealthySince(s.Node(), s.Now) > NodeUnhealthyForce:
+		return "NodeUnhealthy"
+	}
+	return "No"
+}
+
+// NodeUnhealthySince is how long the Node has been Ready=False or Unknown,
+// or ReadonlyFilesystem=True (the longest), as its conditions'
+// lastTransitionTime say; 0 when it is neither.
+func NodeUnhealthySince(n *corev1.Node, now time.Time) time.Duration {
+	if n == nil {
+		return 0
+	}
+	var d time.Duration
+	for _, c := range n.Status.Conditions {
+		bad := (c.Type == corev1.NodeReady && c.Status != corev1.ConditionTrue) ||
+			(c.Type == "ReadonlyFilesystem" && c.Status == corev1.ConditionTrue)
+		if bad && !c.LastTransitionTime.IsZero() {
+			d = max(d, now.Sub(c.LastTransitionTime.Time))
+		}
+	}
+	return d
 }
 
 func infrastructureState(u *unstructured.Unstructured) string {

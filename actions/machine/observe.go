@@ -14,6 +14,7 @@ import (
 
 	"github.com/krtt-dev/krtt/actions/contract"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/internal/remote"
 )
 
@@ -36,6 +37,8 @@ type Observer struct {
 	Clusters ClusterClients
 	Watcher  Watcher
 	Now      func() time.Time
+	// PodVerdicts is handed to every Scope: the drain asks it about Pods.
+	PodVerdicts *engine.Decider[*PodItem]
 }
 
 // Observe builds the Scope for one Machine. API errors do not abort it: the
@@ -50,7 +53,7 @@ func (o *Observer) Observe(ctx context.Context, key client.ObjectKey) *Scope {
 
 // ObserveAt is Observe with the reconcile's clock reading.
 func (o *Observer) ObserveAt(ctx context.Context, key client.ObjectKey, now time.Time) *Scope {
-	s := &Scope{Client: o.Client, Watcher: o.Watcher, Now: now, Key: key}
+	s := &Scope{Client: o.Client, Watcher: o.Watcher, Now: now, Key: key, PodVerdicts: o.PodVerdicts}
 	m := &clusterv1.Machine{}
 	if err := o.Client.Get(ctx, key, m); err != nil {
 		if !apierrors.IsNotFound(err) {

@@ -42,6 +42,8 @@ func registerActions(r *engine.Registry[*Scope]) {
 	r.Action("MarkDrainStart", "Set status.deletion.nodeDrainStartTime if unset.", markDrainStart)
 	r.Action("DrainNode", "Cordon the Node and evict its Pods through the Eviction API, one pass per reconcile.", drainNode, engine.MayWait())
 	r.Action("DrainUnreachableNode", "Drain an unreachable Node: evictions with a 1s grace period; Pods terminating for more than 1s no longer hold the drain.", drainUnreachableNode, engine.MayWait())
+	r.Action("ForceDrainNode", "Cordon the Node and delete its Pods with grace period 0 (forced deletion: no eviction, PodDisruptionBudgets ignored, never DaemonSet or mirror Pods).", forceDrainNode, engine.MayWait())
+	r.Action("DeleteVolumeAttachments", "Delete the Node's VolumeAttachments (forced deletion: the volume wait is skipped).", deleteVolumeAttachments)
 	r.Action("MarkVolumeWaitStart", "Set status.deletion.waitForNodeVolumeDetachStartTime if unset.", markVolumeWaitStart)
 	r.Action("WaitForVolumeDetach", "Wait until the Node reports no attached volumes (ignoring volumes of Pods the drain skipped).", waitForVolumeDetach, engine.MayWait())
 	r.Action("DeleteInfrastructure", "Delete the infrastructure object once and wait until it is gone.", deleteInfrastructure, engine.MayWait())

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/internal/remote"
 )
 
@@ -71,6 +72,9 @@ type Scope struct {
 	// Nodes holds the Machine's Node: by nodeRef, else every Node with the
 	// Machine's providerID.
 	Nodes []corev1.Node
+
+	// PodVerdicts is the Pod verdict table the drain asks about each Pod.
+	PodVerdicts *engine.Decider[*PodItem]
 
 	// Err is the first API error met while observing; facts read as if the
 	// object were absent, and the error row decides.

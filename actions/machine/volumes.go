@@ -79,24 +79,35 @@ func (iv ignoredVolumes) csi(v csiVolume) bool { return iv.volumes[v] }
 
 // volumesOfSkippedPods maps the skipped Pods' PersistentVolumeClaims (and
 // generic ephemeral volumes) to PV names and CSI volume handles.
-func volumesOfSkippedPods(ctx context.Context, c client.Client, pvs *pvCache, node string) (ignoredVolumes, error) {
-	iv := ignoredVolumes{pvNames: map[string]bool{}, volumes: map[csiVolume]bool{}}
-	pods, err := DrainSkippedPods(ctx, c, node)
+func volumesOfSkippedPods(ctx context.Context, s *Scope, pvs *pvCache, node *corev1.Node) (ignoredVolumes, error) {
+	pods, err := skippedPods(ctx, s, node)
 	if err != nil {
-		return iv, err
+		return ignoredVolumes{}, err
 	}
-	for i := range pods {
-		pod := &pods[i]
-		for _, vol := range pod.Spec.Volumes {
-			var claim string
-			switch {
-			case vol.PersistentVolumeClaim != nil:
-				claim = vol.PersistentVolumeClaim.ClaimName
-			case vol.Ephemeral != nil:
-				claim = pod.Name + "-" + vol.Name
-			default:
-				continue
-			}
+	return volumesOfPods(ctx, s.NodeClient, pvs, pods)
+}
+
+// claimNames lists the PersistentVolumeClaims a Pod mounts, generic
+// ephemeral volumes included (their claim is named <pod>-<volume>).
+func claimNames(pod *corev1.Pod) []string {
+	var out []string
+	for _, vol := range pod.Spec.Volumes {
+		switch {
+		case vol.PersistentVolumeClaim != nil:
+			out = append(out, vol.PersistentVolumeClaim.ClaimName)
+		case vol.Ephemeral != nil:
+			out = append(out, pod.Name+"-"+vol.Name)
+		}
+	}
+	return out
+}
+
+// volumesOfPods maps the Pods' PersistentVolumeClaims to PV names and CSI
+// volume handles.
+func volumesOfPods(ctx context.Context, c client.Client, pvs *pvCache, pods []*corev1.Pod) (ignoredVolumes, error) {
+	iv := ignoredVolumes{pvNames: map[string]bool{}, volumes: map[csiVolume]bool{}}
+	for _, pod := range pods {
+		for _, claim := range claimNames(pod) {
 			pvc := &corev1.PersistentVolumeClaim{}
 			if err := c.Get(ctx, client.ObjectKey{Namespace: pod.Namespace, Name: claim}, pvc); err != nil {
 				if apierrors.IsNotFound(err) {
@@ -129,18 +140,33 @@ func waitForVolumeDetach(ctx context.Context, s *Scope) engine.Outcome {
 		return engine.OK()
 	}
 	pvs := &pvCache{c: s.NodeClient, pv: map[string]*corev1.PersistentVolume{}}
-	ignored, err := volumesOfSkippedPods(ctx, s.NodeClient, pvs, node.Name)
+	ignored, err := volumesOfSkippedPods(ctx, s, pvs, node)
 	if err != nil {
 		return engine.Fail(fmt.Errorf("volumes of the Pods the drain skipped on Node %s: %w", node.Name, err))
 	}
 
+	names, err := attachedVolumes(ctx, s.NodeClient, pvs, node, ignored)
+	if err != nil {
+		return engine.Fail(err)
+	}
+	if len(names) == 0 {
+		return engine.OK()
+	}
+	return engine.Wait("Waiting for %s to detach from Node %s: %s", plural(len(names), "volume"), node.Name, fewNames(names, maxNamesPerClass))
+}
+
+// attachedVolumes names the volumes attached to the Node, as attached
+// VolumeAttachments (by PV name, or the attachment's name for an inline
+// volume) and in node.status.volumesAttached, a volume listed in both places
+// once, leaving out the ignored ones.
+func attachedVolumes(ctx context.Context, c client.Client, pvs *pvCache, node *corev1.Node, ignored ignoredVolumes) ([]string, error) {
 	var names []string
 	// seen holds the CSI volumes already named through a VolumeAttachment,
 	// so a volume listed in both places counts once.
 	seen := map[csiVolume]bool{}
 	vas := &storagev1.VolumeAttachmentList{}
-	if err := s.NodeClient.List(ctx, vas); err != nil && !isNoMatch(err) {
-		return engine.Fail(fmt.Errorf("list VolumeAttachments: %w", err))
+	if err := c.List(ctx, vas); err != nil && !isNoMatch(err) {
+		return nil, fmt.Errorf("list VolumeAttachments: %w", err)
 	}
 	for i := range vas.Items {
 		va := &vas.Items[i]
@@ -158,7 +184,7 @@ func waitForVolumeDetach(ctx context.Context, s *Scope) engine.Outcome {
 		}
 		pv, err := pvs.get(ctx, pvName)
 		if err != nil {
-			return engine.Fail(err)
+			return nil, err
 		}
 		v, isCSI := csiOf(pv)
 		if ignored.pv(pvName) || (isCSI && ignored.csi(v)) {
@@ -186,9 +212,6 @@ func waitForVolumeDetach(ctx context.Context, s *Scope) engine.Outcome {
 		names = append(names, name)
 	}
 
-	if len(names) == 0 {
-		return engine.OK()
-	}
 	sort.Strings(names)
-	return engine.Wait("Waiting for %s to detach from Node %s: %s", plural(len(names), "volume"), node.Name, fewNames(names, maxNamesPerClass))
+	return names, nil
 }

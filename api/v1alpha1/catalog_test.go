@@ -85,7 +85,7 @@ const (
 
 type badInput struct {
 	name   string
-	kind   string // Machine or Cluster
+	kind   string // Machine, Cluster or MachineDrainRule
 	op     op
 	before func(obj) // applied before the create, for updates
 	mutate func(obj)
@@ -248,8 +248,11 @@ var catalog = []badInput{
 }
 
 func newObject(kind, name string) obj {
-	if kind == "Cluster" {
+	switch kind {
+	case "Cluster":
 		return baseCluster(name)
+	case "MachineDrainRule":
+		return baseDrainRule(name)
 	}
 	return baseMachine(name)
 }
@@ -321,6 +324,11 @@ func TestHostileButValid(t *testing.T) {
 		{"providerID with punctuation", "Machine", set("spec.providerID", "aws:///eu-west-1a/i-0123456789abcdef0")},
 		{"x-k8s.io provider group", "Machine", set("spec.infrastructureRef.apiGroup", "infrastructure.cluster.x-k8s.io")},
 		{"Cluster name of 63 characters", "Cluster", set("metadata.name", long63)},
+		{"onDrainTimeout Force", "Machine", set("spec.deletion.onDrainTimeout", "Force")},
+		{"drain rule with a negative order", "MachineDrainRule", set("spec.drain.order", int64(-10))},
+		{"drain rule waiting for completion with selectors", "MachineDrainRule", all(set("spec.drain.behavior", "WaitCompleted"),
+			set("spec.pods", []any{obj{"selector": obj{"matchLabels": obj{"app": "batch"}}, "namespaceSelector": obj{"matchLabels": obj{"team": "a"}}}}),
+			set("spec.machines", []any{obj{"selector": obj{"matchLabels": obj{"pool": "gpu"}}}}))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			u := &unstructured.Unstructured{Object: newObject(tc.kind, "ok-"+strings.ReplaceAll(strings.ToLower(tc.name), " ", "-"))}

@@ -51,7 +51,27 @@ type MachineDeletionSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self <= 2592000",message="nodeDeletionTimeoutSeconds must be at most 2592000 (30 days); use 0 to retry forever"
 	// +kubebuilder:default=10
 	NodeDeletionTimeoutSeconds *int32 `json:"nodeDeletionTimeoutSeconds,omitempty"`
+
+	// onDrainTimeout is what happens when nodeDrainTimeoutSeconds passes:
+	// Skip leaves the remaining Pods in place and goes on (as Cluster API
+	// does); Force force-deletes them (grace period 0, never DaemonSet or
+	// mirror Pods), deletes the Node's VolumeAttachments and skips the
+	// volume wait. Defaults to Skip.
+	// +optional
+	// +kubebuilder:default=Skip
+	OnDrainTimeout DrainTimeoutAction `json:"onDrainTimeout,omitempty"`
 }
+
+// DrainTimeoutAction is what a Machine's deletion does when its drain times out.
+// +kubebuilder:validation:XValidation:rule="self in ['Skip', 'Force']",message="onDrainTimeout must be Skip (leave the remaining Pods and go on, the default) or Force (force-delete them)"
+type DrainTimeoutAction string
+
+const (
+	// DrainTimeoutSkip leaves the remaining Pods in place and goes on.
+	DrainTimeoutSkip DrainTimeoutAction = "Skip"
+	// DrainTimeoutForce force-deletes the remaining Pods and goes on.
+	DrainTimeoutForce DrainTimeoutAction = "Force"
+)
 
 // MachineSpec is the desired state of a Machine.
 //

@@ -86,10 +86,21 @@ const (
 	ControlPlaneLabel = "cluster.krtt.dev/control-plane"
 )
 
-// Pod label that makes the Node drain leave a Pod alone.
+// Pod label that overrides the drain rules for one Pod: skip leaves it
+// alone, wait-completed never evicts it and waits until it has completed.
 const (
-	PodDrainLabel          = "cluster.krtt.dev/drain"
-	PodDrainLabelValueSkip = "skip"
+	PodDrainLabel                   = "cluster.krtt.dev/drain"
+	PodDrainLabelValueSkip          = "skip"
+	PodDrainLabelValueWaitCompleted = "wait-completed"
+)
+
+// ForceDeletionLabel on a Machine being deleted forces its deletion: the
+// Node's remaining Pods are deleted with grace period 0 (never DaemonSet or
+// mirror Pods), its VolumeAttachments deleted and the volume wait skipped.
+// Hooks are still honoured.
+const (
+	ForceDeletionLabel      = "cluster.krtt.dev/force-deletion"
+	ForceDeletionLabelValue = "true"
 )
 
 // Prefixes of Machine labels the controller copies onto the Node.

@@ -148,6 +148,10 @@ exit status is 0 when there are no errors (warnings are allowed), 1 otherwise.`,
 					tables++
 					rows += len(t.Rows)
 				}
+				for _, d := range lib.Decisions {
+					tables++
+					rows += len(d.Rows)
+				}
 			}
 			errs := len(all.Errors())
 			fmt.Fprintf(stdout, "%d tables, %d rows: %d errors, %d warnings\n", tables, rows, errs, len(all)-errs)

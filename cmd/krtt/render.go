@@ -121,12 +121,21 @@ whose links fill in each page's Scenarios column. --features DIR reads the
 					return err
 				}
 			}
+			for _, d := range lib.Decisions {
+				var b bytes.Buffer
+				if err := engine.RenderDecisionMarkdown(&b, d, renderDecisionOptions(cov, d)); err != nil {
+					return err
+				}
+				if err := os.WriteFile(filepath.Join(out, pageFile(d.Name)), b.Bytes(), 0o644); err != nil {
+					return err
+				}
+			}
 			var b bytes.Buffer
 			writeIndex(&b, lib, cov)
 			if err := os.WriteFile(filepath.Join(out, "README.md"), b.Bytes(), 0o644); err != nil {
 				return err
 			}
-			fmt.Fprintf(stdout, "wrote %d table pages and README.md to %s\n", len(tables), out)
+			fmt.Fprintf(stdout, "wrote %d table pages and README.md to %s\n", len(tables)+len(lib.Decisions), out)
 			return nil
 		},
 	}
@@ -161,6 +170,14 @@ func readCoverage(path string) (coverageFile, error) {
 // usually means a row was renamed.
 func warnCoverage(w io.Writer, lib *engine.Library, cov coverageFile) {
 	for _, tn := range sortedKeys(cov) {
+		if d := lib.Decision(tn); d != nil {
+			for _, id := range sortedKeys(cov[tn]) {
+				if d.Row(id) == nil {
+					fmt.Fprintf(w, "krtt: warning: coverage names row %q of table %s, which does not exist\n", id, tn)
+				}
+			}
+			continue
+		}
 		t := lib.Table(tn)
 		if t == nil {
 			fmt.Fprintf(w, "krtt: warning: coverage names table %q, which was not loaded\n", tn)
@@ -187,10 +204,24 @@ func renderOptions(cov coverageFile, t *engine.Table) engine.RenderOptions {
 	return engine.RenderOptions{Coverage: rows}
 }
 
+// renderDecisionOptions gives a decision table its coverage, as
+// renderOptions does for a transition table.
+func renderDecisionOptions(cov coverageFile, d *engine.DecisionTable) engine.RenderOptions {
+	if cov == nil {
+		return engine.RenderOptions{}
+	}
+	rows := cov[d.Name]
+	if rows == nil {
+		rows = map[string][]string{}
+	}
+	return engine.RenderOptions{Coverage: rows}
+}
+
 // pageName is the file a table's page is written to.
-func pageName(t *engine.Table) string {
-	name := strings.NewReplacer("/", "_", `\`, "_", " ", "_").Replace(t.Name)
-	return name + ".md"
+func pageName(t *engine.Table) string { return pageFile(t.Name) }
+
+func pageFile(table string) string {
+	return strings.NewReplacer("/", "_", `\`, "_", " ", "_").Replace(table) + ".md"
 }
 
 func writeIndex(b *bytes.Buffer, lib *engine.Library, cov coverageFile) {
@@ -226,6 +257,36 @@ func writeIndex(b *bytes.Buffer, lib *engine.Library, cov coverageFile) {
 			}
 			p("\n")
 		}
+	}
+	if len(lib.Decisions) == 0 {
+		return
+	}
+	p("\nDecision tables give one verdict per item (stateless, no states):\n\n")
+	p("| Table | Title | Consulted by | Rows |")
+	if cov != nil {
+		p(" Rows with scenarios |")
+	}
+	p("\n|:---|:---|:---|---:|")
+	if cov != nil {
+		p("---:|")
+	}
+	p("\n")
+	for _, d := range lib.Decisions {
+		by := "-"
+		if d.SetName != "" {
+			by = "`" + d.SetName + "`"
+		}
+		p("| [%s](%s) | %s | %s | %d |", d.Name, pageFile(d.Name), cell(d.Title), by, len(d.Rows))
+		if cov != nil {
+			covered := 0
+			for _, r := range d.Rows {
+				if len(cov[d.Name][r.ID]) > 0 {
+					covered++
+				}
+			}
+			p(" %d of %d |", covered, len(d.Rows))
+		}
+		p("\n")
 	}
 }
 

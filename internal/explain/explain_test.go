@@ -19,7 +19,7 @@ func drainingFacts(t *testing.T, set *engine.Set) engine.Facts {
 		"infrastructure": "Provisioned", "wasProvisioned": "true", "hasProviderID": "true", "hasNodeRef": "true",
 		"node": "Found", "controlPlane": "ExternallyManaged", "controlPlaneMachine": "false", "otherControlPlaneMachines": "false", "bootstrapControlledByOther": "false", "infrastructureControlledByOther": "false", "providerIDMismatch": "false", "infrastructureDeleting": "false", "nodeUnreachable": "false", "providerFailure": "false", "preDrainHooks": "false", "excludeDrain": "false",
 		"drainTimedOut": "false", "excludeVolumeWait": "false", "volumeWaitTimedOut": "false",
-		"preTerminateHooks": "false", "nodeDeletionTimedOut": "false", "workloadCluster": "SelfHosted",
+		"preTerminateHooks": "false", "nodeDeletionTimedOut": "false", "forceDeletion": "No", "onDrainTimeout": "Skip", "workloadCluster": "SelfHosted",
 	} {
 		if err := f.Set(k, v); err != nil {
 			t.Fatal(err)
@@ -46,7 +46,7 @@ func TestReleasesAndMismatches(t *testing.T) {
 	for _, r := range Releases(set, st, f, d) {
 		got = append(got, r.Fact+"="+r.To+"→"+r.Row)
 	}
-	if want := "excludeDrain=true→D06 drainTimedOut=true→E06 node=Gone→D07 nodeUnreachable=true→D20"; strings.Join(got, " ") != want {
+	if want := "excludeDrain=true→D06 drainTimedOut=true→E06 node=Gone→D07 nodeUnreachable=true→D20 forceDeletion=Label→D21 forceDeletion=NodeUnhealthy→D22"; strings.Join(got, " ") != want {
 		t.Errorf("releases %v, want %s", got, want)
 	}
 	// E02 wants apiError=true and deleting=false: both are reported.

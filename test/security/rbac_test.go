@@ -291,6 +291,12 @@ var runs atomic.Int32
 var unusedOK = map[string]string{
 	"ClusterRole: cluster.krtt.dev machines/finalizers update": "OwnerReferencesPermissionEnforcement lets only who may update " +
 		"the owner's finalizers set blockOwnerDeletion: the Machine as controller of its provider objects; no request goes there",
+	"ClusterRole: core pods delete": "a forced Machine deletion (force-deletion label, onDrainTimeout Force, a Node unhealthy " +
+		"for 5 minutes) deletes Pods with grace period 0; this lifecycle deletes politely",
+	"ClusterRole: storage.k8s.io volumeattachments delete": "a forced Machine deletion deletes the Node's VolumeAttachments; " +
+		"this lifecycle deletes politely",
+	"ClusterRole: core namespaces list":  "a MachineDrainRule with a namespaceSelector reads the Pod's Namespace; this lifecycle has no rule",
+	"ClusterRole: core namespaces watch": "a MachineDrainRule with a namespaceSelector reads the Pod's Namespace; this lifecycle has no rule",
 	"ClusterRole: core secrets get": "reads the data of a Cluster's <cluster>-kubeconfig Secret once per workload cluster " +
 		"connection (uncached, so no other Secret's data is held); this lifecycle is self-hosted and has no such Secret",
 	"ClusterRole: cluster.krtt.dev machinesets/finalizers update": "OwnerReferencesPermissionEnforcement lets only who may " +

@@ -69,6 +69,9 @@ func Spec(set *engine.Set, c client.Client, clusters machineactions.ClusterClien
 		clusters = machineactions.LocalClusterClients{Client: c}
 	}
 	obs := &machineactions.Observer{Client: c, Clusters: clusters}
+	// Setup refuses a set without the Pod verdict table; without it the
+	// drain fails with a message naming it.
+	obs.PodVerdicts, _ = machineactions.PodVerdicts(set)
 	if w != nil {
 		obs.Watcher = w
 	}
@@ -91,6 +94,9 @@ func Spec(set *engine.Set, c client.Client, clusters machineactions.ClusterClien
 // Setup registers the indexes, builds the Machine controller on the kit and
 // adds it to the manager.
 func Setup(ctx context.Context, mgr ctrl.Manager, set *engine.Set, opts Options) (*Reconciler, error) {
+	if _, err := machineactions.PodVerdicts(set); err != nil {
+		return nil, err
+	}
 	w := reconciler.NewKindWatcher(&clusterv1.Machine{})
 	var clusters machineactions.ClusterClients
 	if opts.Clusters != nil {
@@ -119,7 +125,9 @@ func Setup(ctx context.Context, mgr ctrl.Manager, set *engine.Set, opts Options)
 		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(m.clusterToMachines), builder.WithPredicates(
 			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{},
 				predicate.AnnotationChangedPredicate{}, deletionRequested()))).
-		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(m.secretToMachines), builder.WithPredicates(remote.KubeconfigSecrets()))
+		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(m.secretToMachines), builder.WithPredicates(remote.KubeconfigSecrets())).
+		// A drain rule that changes changes Pod verdicts: look again at once.
+		Watches(&clusterv1.MachineDrainRule{}, handler.EnqueueRequestsFromMapFunc(m.drainingMachines))
 	// The management cluster is the Node side of self-hosted Clusters.
 	for _, src := range m.nodeSideSources(mgr.GetCache()) {
 		b = b.WatchesRawSource(src)

@@ -106,8 +106,9 @@ func (r mapper) podToMachines(ctx context.Context, obj client.Object) []reconcil
 }
 
 // drainingMachines wakes every Machine being deleted when a
-// PodDisruptionBudget changes: a budget that now allows a disruption should
-// let a blocked eviction through at once, not at the drain's next requeue.
+// PodDisruptionBudget or a MachineDrainRule changes: a budget that now allows
+// a disruption, or a rule that now lets a Pod go, should let the drain on at
+// once, not at its next requeue.
 // PDB changes are rare and Machines being deleted few, so this stays cheap;
 // it goes by phase, not by table state, so the tables stay free to rename
 // their states.

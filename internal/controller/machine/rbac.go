@@ -25,11 +25,13 @@ package machine
 // +kubebuilder:rbac:groups=cluster.krtt.dev,resources=clusters,verbs=list;watch
 // +kubebuilder:rbac:groups=bootstrap.cluster.x-k8s.io;infrastructure.cluster.x-k8s.io;controlplane.cluster.x-k8s.io;sim.krtt.dev,resources=*,verbs=list;watch;patch;delete
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=list;watch;patch;delete
-// +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch;delete
 // +kubebuilder:rbac:groups="",resources=pods/eviction,verbs=create
 // +kubebuilder:rbac:groups=apps,resources=daemonsets,verbs=list;watch
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=list;watch
-// +kubebuilder:rbac:groups=storage.k8s.io,resources=volumeattachments,verbs=list;watch
+// +kubebuilder:rbac:groups=storage.k8s.io,resources=volumeattachments,verbs=list;watch;delete
+// +kubebuilder:rbac:groups=cluster.krtt.dev,resources=machinedrainrules,verbs=list;watch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=list;watch
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims;persistentvolumes,verbs=list;watch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch

@@ -1,0 +1,137 @@
+package machine
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+)
+
+// These tests need no API server: facts and the Pod verdict table on
+// hand-built Pods and Scopes.
+
+func TestForceDeletionFact(t *testing.T) {
+	now := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
+	node := func(typ corev1.NodeConditionType, status corev1.ConditionStatus, ago time.Duration) corev1.Node {
+		return corev1.Node{Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{
+			{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(now.Add(-time.Hour))},
+			{Type: typ, Status: status, LastTransitionTime: metav1.NewTime(now.Add(-ago))},
+		}}}
+	}
+	labelled := &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{clusterv1.ForceDeletionLabel: "true"}}}
+	plain := &clusterv1.Machine{}
+	for _, tc := range []struct {
+		name    string
+		machine *clusterv1.Machine
+		nodes   []corev1.Node
+		want    string
+	}{
+		{"no Machine", nil, nil, "No"},
+		{"the label", labelled, nil, "Label"},
+		{"the label wins over the Node", labelled, []corev1.Node{node("ReadonlyFilesystem", corev1.ConditionTrue, time.Hour)}, "Label"},
+		{"label value other than true", &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{clusterv1.ForceDeletionLabel: "yes"}}}, nil, "No"},
+		{"healthy Node", plain, []corev1.Node{node("DiskPressure", corev1.ConditionFalse, time.Hour)}, "No"},
+		{"read-only for 4 minutes", plain, []corev1.Node{node("ReadonlyFilesystem", corev1.ConditionTrue, 4*time.Minute)}, "No"},
+		{"read-only for 6 minutes", plain, []corev1.Node{node("ReadonlyFilesystem", corev1.ConditionTrue, 6*time.Minute)}, "NodeUnhealthy"},
+		{"no Node", plain, nil, "No"},
+	} {
+		s := &Scope{Machine: tc.machine, Nodes: tc.nodes, Now: now}
+		if got := forceDeletion(s); got != tc.want {
+			t.Errorf("%s: forceDeletion = %s, want %s", tc.name, got, tc.want)
+		}
+	}
+	notReady := corev1.Node{Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{
+		{Type: corev1.NodeReady, Status: corev1.ConditionFalse, LastTransitionTime: metav1.NewTime(now.Add(-6 * time.Minute))}}}}
+	if got := forceDeletion(&Scope{Machine: plain, Nodes: []corev1.Node{notReady}, Now: now}); got != "NodeUnhealthy" {
+		t.Errorf("NotReady for 6 minutes: forceDeletion = %s, want NodeUnhealthy", got)
+	}
+}
+
+func TestDrainRuleSelection(t *testing.T) {
+	rule := func(name string, machines []clusterv1.MachineDrainRuleMachineSelector) *clusterv1.MachineDrainRule {
+		return &clusterv1.MachineDrainRule{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: clusterv1.MachineDrainRuleSpec{Drain: clusterv1.MachineDrainRuleDrainConfig{Behavior: clusterv1.DrainBehaviorSkip}, Machines: machines}}
+	}
+	sel := func(kv ...string) *metav1.LabelSelector {
+		return &metav1.LabelSelector{MatchLabels: map[string]string{kv[0]: kv[1]}}
+	}
+	for _, tc := range []struct {
+		name             string
+		rule             *clusterv1.MachineDrainRule
+		machine, cluster map[string]string
+		want             bool
+	}{
+		{"no machines: every Machine", rule("a", nil), nil, nil, true},
+		{"Machine selector matches", rule("a", []clusterv1.MachineDrainRuleMachineSelector{{Selector: sel("pool", "gpu")}}), map[string]string{"pool": "gpu"}, nil, true},
+		{"Machine selector does not match", rule("a", []clusterv1.MachineDrainRuleMachineSelector{{Selector: sel("pool", "gpu")}}), map[string]string{"pool": "cpu"}, nil, false},
+		{"both selectors must match", rule("a", []clusterv1.MachineDrainRuleMachineSelector{{Selector: sel("pool", "gpu"), ClusterSelector: sel("env", "prod")}}),
+			map[string]string{"pool": "gpu"}, map[string]string{"env": "dev"}, false},
+		{"any entry may match", rule("a", []clusterv1.MachineDrainRuleMachineSelector{{Selector: sel("pool", "gpu")}, {ClusterSelector: sel("env", "dev")}}),
+			map[string]string{"pool": "cpu"}, map[string]string{"env": "dev"}, true},
+		{"empty selector: everything", rule("a", []clusterv1.MachineDrainRuleMachineSelector{{Selector: &metav1.LabelSelector{}}}), nil, nil, true},
+	} {
+		if got := selectsMachine(tc.rule, tc.machine, tc.cluster); got != tc.want {
+			t.Errorf("%s: selectsMachine = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// The shipped table gives the verdicts the drain relies on; the order of
+// the rows is the precedence (a label beats a rule, DaemonSets beat both,
+// force beats everything but DaemonSet and mirror Pods).
+func TestShippedPodVerdicts(t *testing.T) {
+	dec := shippedPodVerdicts(t)
+	now := time.Now()
+	skipRule := &clusterv1.MachineDrainRule{ObjectMeta: metav1.ObjectMeta{Name: "r"}, Spec: clusterv1.MachineDrainRuleSpec{
+		Drain: clusterv1.MachineDrainRuleDrainConfig{Behavior: clusterv1.DrainBehaviorSkip}}}
+	pod := func(mutate ...func(*corev1.Pod)) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Labels: map[string]string{}, Annotations: map[string]string{}}}
+		p.Status.Phase = corev1.PodRunning
+		for _, fn := range mutate {
+			fn(p)
+		}
+		return p
+	}
+	label := func(v string) func(*corev1.Pod) { return func(p *corev1.Pod) { p.Labels[clusterv1.PodDrainLabel] = v } }
+	terminating := func(p *corev1.Pod) { p.DeletionTimestamp = ptr.To(metav1.NewTime(now.Add(-time.Minute))) }
+	for _, tc := range []struct {
+		name string
+		item PodItem
+		want string
+	}{
+		{"plain", PodItem{Pod: pod()}, verdictEvict},
+		{"wait-completed label beats a Skip rule", PodItem{Pod: pod(label("wait-completed")), Rule: skipRule}, verdictWaitCompleted},
+		{"Skip rule", PodItem{Pod: pod(), Rule: skipRule}, verdictSkip},
+		{"live DaemonSet beats the label", PodItem{Pod: pod(label("wait-completed")), DaemonSet: "Live"}, verdictSkip},
+		{"forced", PodItem{Pod: pod(label("skip")), Force: true}, verdictForceDelete},
+		{"forced, DaemonSet", PodItem{Pod: pod(), DaemonSet: "Live", Force: true}, verdictSkip},
+		{"forced, orphaned DaemonSet", PodItem{Pod: pod(), DaemonSet: "Orphaned", Force: true}, verdictForceDelete},
+		{"forced, terminating DaemonSet Pod", PodItem{Pod: pod(terminating), DaemonSet: "Live", Force: true}, verdictGone},
+		{"later order group", PodItem{Pod: pod(), OrderGroup: "Later"}, verdictEvictLater},
+		{"volume turn not come", PodItem{Pod: pod(), HasPVC: true, VolumeTurn: "Waiting"}, verdictEvictSerially},
+		{"terminating on an unreachable Node", PodItem{Pod: pod(terminating), NodeUnreachable: true}, verdictGone},
+	} {
+		it := tc.item
+		it.Now = now
+		if it.DaemonSet == "" {
+			it.DaemonSet = "No"
+		}
+		if it.OrderGroup == "" {
+			it.OrderGroup = "Current"
+		}
+		if it.VolumeTurn == "" {
+			it.VolumeTurn = "Now"
+		}
+		got, err := dec.Decide(&it)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got.Verdict() != tc.want {
+			t.Errorf("%s: verdict %s (row %s), want %s", tc.name, got.Verdict(), got.Row.ID, tc.want)
+		}
+	}
+}

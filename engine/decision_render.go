@@ -1,0 +1,142 @@
+package engine
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// RenderDecisionMarkdown writes the documentation page of a decision table:
+// its header, the decision table itself (one line per row: the item, the
+// condition, the verdict and what is done, with the scenarios that make the
+// row fire when opts gives coverage), each row's machine part, and a
+// glossary of its facts and verdicts. The output depends only on its inputs.
+func RenderDecisionMarkdown(w io.Writer, t *DecisionTable, opts RenderOptions) error {
+	var b strings.Builder
+	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	if t.Title != "" {
+		p("# %s — %s\n\n", t.Name, t.Title)
+	} else {
+		p("# %s\n\n", t.Name)
+	}
+	if t.Description != "" {
+		p("%s\n\n", strings.TrimSpace(t.Description))
+	}
+	p("| | |\n|:---|:---|\n")
+	p("| Table | %s (a stateless decision table: one verdict per %s) |\n", mdCell(mdCode(t.Name)), mdCell(mdOrDash(strings.ToLower(t.Subject))))
+	if t.Source != "" {
+		p("| Source | %s |\n", mdCell(t.Source))
+	}
+	if t.Pos.File != "" {
+		p("| Defined in | %s |\n", mdCell(mdCode(mdPos(t.Pos))))
+	}
+	p("| Hit policy | %s |\n", mdCell(mdHitPolicy(t.HitPolicy)))
+	if t.SetName != "" {
+		p("| Consulted by | the controller of set %s |\n", mdCode(t.SetName))
+	}
+	if t.Registry != "" {
+		p("| Registry | %s |\n", mdCell(mdCode(t.Registry)))
+	}
+	p("| Rows | %d |\n\n", len(t.Rows))
+
+	cov := opts.Coverage != nil
+	p("## Decision table\n\n")
+	p("| Row | %s | Condition | Verdict | Action |", mdOrDash(t.Subject))
+	if cov {
+		p(" Scenarios |")
+	}
+	p("\n|:---|:---|:---|:---|:---|")
+	if cov {
+		p(":---|")
+	}
+	p("\n")
+	for _, r := range t.Rows {
+		cells := []string{r.ID, r.Observed, r.Trigger, mdCode(r.Verdict), r.Action}
+		for i := range cells {
+			cells[i] = mdCell(cells[i])
+		}
+		if cov {
+			links := opts.Coverage[r.ID]
+			parts := make([]string, len(links))
+			for i, l := range links {
+				parts[i] = mdScenario(l)
+			}
+			if len(parts) == 0 {
+				parts = []string{"—"}
+			}
+			cells = append(cells, mdCell(strings.Join(parts, "\n")))
+		}
+		p("| %s |\n", strings.Join(cells, " | "))
+	}
+	p("\n")
+	if cov {
+		var missing []string
+		for _, r := range t.Rows {
+			if len(opts.Coverage[r.ID]) == 0 {
+				missing = append(missing, mdCode(r.ID))
+			}
+		}
+		p("Scenarios cover %d of %d rows", len(t.Rows)-len(missing), len(t.Rows))
+		if len(missing) > 0 {
+			p("; not covered: %s", strings.Join(missing, ", "))
+		}
+		p(".\n\n")
+	}
+
+	p("## Machine-checkable rows\n\n")
+	for _, r := range t.Rows {
+		p("### %s — %s\n\n", r.ID, mdOneLine(r.Trigger))
+		if r.Pos.File != "" {
+			p("- **Defined at:** %s\n", mdCode(mdPos(r.Pos)))
+		}
+		if r.Cites != "" {
+			p("- **Cites:** %s\n", mdOneLine(r.Cites))
+		}
+		p("- **When:** %s\n", mdWhen(r.When))
+		p("- **Verdict:** %s\n", mdCode(r.Verdict))
+		if cov {
+			links := opts.Coverage[r.ID]
+			if len(links) == 0 {
+				p("- **Scenarios:** none covers this row\n")
+			} else {
+				p("- **Scenarios:**\n")
+				for _, l := range links {
+					p("  - %s\n", mdScenario(l))
+				}
+			}
+		}
+		p("\n")
+	}
+
+	p("## Glossary\n\n### Verdicts\n\n| Verdict | Given by rows | Description |\n|:---|:---|:---|\n")
+	for _, v := range t.Verdicts {
+		var rows []string
+		for _, r := range t.Rows {
+			if r.Verdict == v.Name {
+				rows = append(rows, r.ID)
+			}
+		}
+		p("| %s | %s | %s |\n", mdCell(mdCode(v.Name)), mdCell(mdOrDash(strings.Join(rows, ", "))), mdCell(v.Description))
+	}
+	p("\n### Facts\n\n| Fact | Type | Values | Description |\n|:---|:---|:---|:---|\n")
+	for _, f := range t.Facts {
+		vals := make([]string, len(f.Values))
+		for i, v := range f.Values {
+			vals[i] = mdCode(v.Name)
+			if v.Description != "" {
+				vals[i] += ": " + mdOneLine(v.Description)
+			}
+		}
+		p("| %s | %s | %s | %s |\n", mdCell(mdCode(f.Name)), f.Type, mdCell(strings.Join(vals, "\n")), mdCell(mdOneLine(f.Description)))
+	}
+	if len(t.Impossible) > 0 {
+		p("\n### Impossible combinations\n\nNo cluster produces these combinations, so the checks ignore them.\n\n")
+		p("| Name | When | Description |\n|:---|:---|:---|\n")
+		for _, im := range t.Impossible {
+			p("| %s | %s | %s |\n", mdCell(mdCode(im.Name)), mdCell(mdWhen(im.When)), mdCell(mdOrDash(im.Description)))
+		}
+	}
+	out := strings.TrimRight(b.String(), "\n") + "\n"
+	_, err := io.WriteString(w, out)
+	return err
+}

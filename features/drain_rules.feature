@@ -1,0 +1,64 @@
+Feature: Drain rules, the wait-completed label and Pods with volumes
+  MachineDrainRules (as in Cluster API) say per Pod whether the drain evicts it
+  (in order groups, lowest first), skips it or waits until it completes; the
+  first matching rule by name applies, and a Pod's cluster.krtt.dev/drain
+  label overrides them all. Pods with PersistentVolumeClaims are evicted one at
+  a time, highest priority first, each once the volumes of the one before are
+  detached (as the machine-controller-manager does).
+
+  Background:
+    Given a Cluster "c1"
+
+  @row:pod-verdict:P12 @row:pod-verdict:P02
+  Scenario: a Pod labelled wait-completed is never evicted; the drain waits until it has completed
+    Given a running Machine "m1"
+    And Pod "batch" with label "cluster.krtt.dev/drain=wait-completed" runs on the Node of "m1"
+    When I delete the Machine "m1"
+    Then the Machine "m1" has condition "Deleting" with reason "DrainingNode" and message containing "batch (label cluster.krtt.dev/drain=wait-completed)"
+    And Pod "batch" is still running
+    When Pod "batch" completes
+    Then the Machine "m1" is gone
+
+  @row:pod-verdict:P13 @row:pod-verdict:P14 @row:pod-verdict:P15
+  Scenario: drain rules skip Pods, wait for Pods to complete and evict in order groups; the first rule by name applies
+    Given a running Machine "m1"
+    And a MachineDrainRule "a-cache" with behavior "Skip" for Pods labelled "app=cache"
+    And a MachineDrainRule "z-cache" with behavior "Drain" and order 5 for Pods labelled "app=cache"
+    And a MachineDrainRule "b-batch" with behavior "WaitCompleted" for Pods labelled "app=batch"
+    And a MachineDrainRule "c-front" with behavior "Drain" and order 10 for Pods labelled "app=front"
+    And Pod "cache" runs on the Node of "m1"
+    And Pod "batch" runs on the Node of "m1"
+    And Pod "front" runs on the Node of "m1"
+    And Pod "web" runs on the Node of "m1"
+    When I delete the Machine "m1"
+    Then Pod "web" is evicted
+    And the Machine "m1" has condition "Deleting" with reason "DrainingNode" and message containing "front (order group 10 waits for group 0)"
+    And the Machine "m1" has condition "Deleting" with reason "DrainingNode" and message containing "batch (MachineDrainRule b-batch)"
+    When Pod "web" has terminated
+    Then Pod "front" is still running
+    When Pod "batch" completes
+    Then Pod "front" is evicted
+    When Pod "front" has terminated
+    Then the Machine "m1" is gone
+    And Pod "cache" is still running
+
+  @row:pod-verdict:P16
+  Scenario: Pods with volumes are evicted one at a time, highest priority first, after the volumes of the one before are detached
+    Given a running Machine "m1"
+    And Pod "db-low" with priority 10 and a volume "vol-low" runs on the Node of "m1"
+    And Pod "db-high" with priority 100 and a volume "vol-high" runs on the Node of "m1"
+    And Pod "web" runs on the Node of "m1"
+    When I delete the Machine "m1"
+    Then Pod "db-high" is evicted
+    And Pod "web" is evicted
+    And the Machine "m1" has condition "Deleting" with reason "DrainingNode" and message containing "db-low (waiting for Pod"
+    And Pod "db-low" is still running
+    When Pod "db-high" has terminated
+    Then the Machine "m1" has condition "Deleting" with reason "DrainingNode" and message containing "waiting for volume kubernetes.io/csi/sim^vol-high to detach"
+    And Pod "db-low" is still running
+    When volume "vol-high" is detached from the Node of "m1"
+    Then Pod "db-low" is evicted
+    When Pod "db-low" has terminated
+    And Pod "web" has terminated
+    And volume "vol-low" is detached from the Node of "m1"
+    Then the Machine "m1" is gone
