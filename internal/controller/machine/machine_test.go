@@ -372,7 +372,13 @@ func assertTransitionsCounted(t *testing.T) {
 			}
 			// Each controller's rows carry its name; the Cluster
 			// controller runs beside this one.
-			if want := map[string]string{"machine-": "machine", "cluster-": "cluster"}; want[labels["table"][:strings.Index(labels["table"], "-")+1]] != labels["controller"] {
+			want := "machine"
+			for prefix, c := range map[string]string{"cluster-": "cluster", "machineset-": "machineset"} {
+				if strings.HasPrefix(labels["table"], prefix) {
+					want = c
+				}
+			}
+			if labels["controller"] != want {
 				t.Errorf("krtt_transitions_total with the wrong controller label: %v", labels)
 			}
 			if labels["controller"] != "machine" {
