@@ -20,13 +20,16 @@ const (
 // first value. fn returns false to stop. The Facts passed to fn is reused
 // between calls; Clone it to keep it.
 func EnumerateAssignments(set *Set, facts []int, fn func(Facts) bool) {
-	enumerateFrom(set, facts, make([]uint8, len(set.Facts)), fn)
+	f := set.NewFacts()
+	for i := range f.v {
+		f.v[i] = 0
+	}
+	enumerateFrom(set, f, facts, fn)
 }
 
-// enumerateFrom is EnumerateAssignments with the other facts set to base.
-func enumerateFrom(set *Set, facts []int, base []uint8, fn func(Facts) bool) {
-	f := set.NewFacts()
-	copy(f.v, base)
+// enumerateFrom is EnumerateAssignments with every other fact at its value
+// in f.
+func enumerateFrom(set *Set, f Facts, facts []int, fn func(Facts) bool) {
 	var rec func(k int) bool
 	rec = func(k int) bool {
 		if k == len(facts) {
@@ -39,7 +42,7 @@ func enumerateFrom(set *Set, facts []int, base []uint8, fn func(Facts) bool) {
 				return false
 			}
 		}
-		f.v[fi] = base[fi]
+		f.v[fi] = 0
 		return true
 	}
 	rec(0)
@@ -92,41 +95,18 @@ func stateFacts(set *Set, st *State) ([]int, int) {
 	return out, points()
 }
 
-// possibleBase picks values for the facts not enumerated that keep clear of
-// the impossible combinations where it can (greedily): a fact left at its
-// first value must not make every enumerated assignment impossible just
-// because its combination with another unenumerated fact is.
-func possibleBase(set *Set, enumerated []int) []uint8 {
-	base := make([]uint8, len(set.Facts))
-	isEnum := map[int]bool{}
-	for _, i := range enumerated {
-		isEnum[i] = true
-	}
-	for _, im := range set.Impossible {
-		first, avoided := -1, false
-		for i, m := range im.cube {
-			if isEnum[i] || m == fullMask(set.Facts[i]) {
-				continue
-			}
-			if m&(uint64(1)<<base[i]) == 0 {
-				avoided = true
-				break
-			}
-			if first < 0 {
-				first = i
-			}
+// possibleAssignment samples random assignments until one is possible.
+func possibleAssignment(set *Set, rng *rand.Rand) (Facts, bool) {
+	f := set.NewFacts()
+	for range maxSamples {
+		for i, fact := range set.Facts {
+			f.v[i] = uint8(rng.Intn(len(fact.Values)))
 		}
-		if avoided || first < 0 {
-			continue
-		}
-		for v := range set.Facts[first].Values {
-			if im.cube[first]&(uint64(1)<<uint(v)) == 0 {
-				base[first] = uint8(v)
-				break
-			}
+		if !impossibleAssignment(set, f) {
+			return f, true
 		}
 	}
-	return base
+	return f, false
 }
 
 func impossibleAssignment(set *Set, f Facts) bool {
@@ -173,7 +153,16 @@ func checkDecideAgrees(t *testing.T, set *Set) {
 			return failures < 5
 		}
 		if points <= maxPoints {
-			enumerateFrom(set, facts, possibleBase(set, facts), visit)
+			EnumerateAssignments(set, facts, visit)
+			if n == 0 && failures == 0 {
+				// The facts left at their first values form an impossible
+				// combination (stateFacts could not take in every fact of
+				// the impossible combinations): enumerate again around a
+				// possible assignment.
+				if base, ok := possibleAssignment(set, rng); ok {
+					enumerateFrom(set, base, facts, visit)
+				}
+			}
 		} else {
 			f := set.NewFacts()
 			for range maxSamples {

@@ -128,6 +128,7 @@ func registerSteps(sc *godog.ScenarioContext, h *harness.Harness, cov *coverage)
 	registerServedSteps(sc, w)
 	registerCertificatesSteps(sc, w)
 	registerOwnershipSteps(sc, w)
+	registerHealthSteps(sc, w)
 	registerDrainSteps(sc, w)
 	registerMachineSetSteps(sc, w)
 	registerWorkloadSteps(sc, w)
@@ -166,7 +167,7 @@ func registerSteps(sc *godog.ScenarioContext, h *harness.Harness, cov *coverage)
 	sc.Step(`^the Machine "([^"]*)" has finalizer "([^"]*)"$`, w.addFinalizer)
 	sc.Step(`^the finalizer "([^"]*)" is removed from the Machine "([^"]*)"$`, w.removeFinalizer)
 	sc.Step(`^the Machine "([^"]*)" has a (drain|volume detach|Node deletion) timeout of (\d+) seconds?$`, w.setTimeout)
-	sc.Step(`^the (drain|volume detach|Node deletion) timeout of "([^"]*)" has passed$`, w.timeoutPassed)
+	sc.Step(`^the (drain|volume detach|Node deletion|health|creation) timeout of "([^"]*)" has passed$`, w.timeoutPassed)
 	sc.Step(`^I delete the Machine "([^"]*)"$`, w.deleteMachine)
 	sc.Step(`^the operator restarts$`, w.restart)
 
@@ -512,6 +513,10 @@ func (w *world) timeoutPassed(ctx context.Context, which, name string) error {
 			start, seconds = m.Status.Deletion.WaitForNodeVolumeDetachStartTime, m.Spec.Deletion.NodeVolumeDetachTimeoutSeconds
 		case "Node deletion":
 			start, seconds = m.DeletionTimestamp, m.Spec.Deletion.NodeDeletionTimeoutSeconds
+		case "health":
+			start, seconds = m.Status.Health.UnhealthySince, m.Spec.Health.HealthTimeoutSeconds
+		case "creation":
+			start, seconds = &m.CreationTimestamp, m.Spec.Health.CreationTimeoutSeconds
 		}
 		if start == nil || seconds == nil {
 			return fmt.Errorf("no %s start time or timeout yet (%s)", which, describe(m))

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -104,6 +105,58 @@ func setNodeReady(n *corev1.Node, c nodeCondition, now metav1.Time) {
 	}
 	n.Status.Conditions = append(n.Status.Conditions, corev1.NodeCondition{Type: corev1.NodeReady, Status: c.status,
 		Reason: c.reason, Message: c.message, LastHeartbeatTime: now, LastTransitionTime: now})
+}
+
+// Reasons of the conditions spec.sim.nodeConditions scripts; the sim turns
+// back to False only the conditions it set itself.
+const (
+	simProblemReason     = "SimulatedProblem"
+	simProblemGoneReason = "SimulatedProblemGone"
+)
+
+// setProblemConditions reports the types of spec.sim.nodeConditions True and
+// those it reported before but no longer lists False, as node-problem-detector
+// does; it says whether anything changed.
+func setProblemConditions(n *corev1.Node, sm *simv1.SimMachine, now metav1.Time) bool {
+	listed := map[corev1.NodeConditionType]bool{}
+	if sm != nil {
+		for _, t := range sm.Spec.Sim.NodeConditions {
+			listed[corev1.NodeConditionType(t)] = true
+		}
+	}
+	changed := false
+	set := func(c *corev1.NodeCondition, status corev1.ConditionStatus, reason, message string) {
+		if c.Status != status {
+			c.LastTransitionTime = now
+		}
+		c.Status, c.Reason, c.Message, c.LastHeartbeatTime = status, reason, message, now
+		changed = true
+	}
+	for i := range n.Status.Conditions {
+		c := &n.Status.Conditions[i]
+		switch {
+		case listed[c.Type] && (c.Status != corev1.ConditionTrue || c.Reason != simProblemReason):
+			set(c, corev1.ConditionTrue, simProblemReason, "simulated: spec.sim.nodeConditions lists "+string(c.Type))
+		case !listed[c.Type] && c.Reason == simProblemReason:
+			set(c, corev1.ConditionFalse, simProblemGoneReason, "simulated: spec.sim.nodeConditions no longer lists "+string(c.Type))
+		}
+		delete(listed, c.Type)
+	}
+	for _, t := range sortedTypes(listed) {
+		n.Status.Conditions = append(n.Status.Conditions, corev1.NodeCondition{Type: t, Status: corev1.ConditionTrue,
+			Reason: simProblemReason, Message: "simulated: spec.sim.nodeConditions lists " + string(t), LastHeartbeatTime: now, LastTransitionTime: now})
+		changed = true
+	}
+	return changed
+}
+
+func sortedTypes(m map[corev1.NodeConditionType]bool) []corev1.NodeConditionType {
+	out := make([]corev1.NodeConditionType, 0, len(m))
+	for t := range m {
+		out = append(out, t)
+	}
+	slices.Sort(out)
+	return out
 }
 
 func nodeReady(n *corev1.Node) *corev1.NodeCondition {
@@ -233,13 +286,13 @@ func (r *kubeletNodeReconciler) reconcile(ctx context.Context, req reconcile.Req
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	want := readyCondition(sm)
-	cur := nodeReady(node)
-	if cur != nil && cur.Status == want.status && cur.Reason == want.reason {
+	before := node.DeepCopy()
+	problems := setProblemConditions(node, sm, metav1.NewTime(now))
+	if cur := nodeReady(node); !problems && cur != nil && cur.Status == want.status && cur.Reason == want.reason {
 		if due := cur.LastHeartbeatTime.Add(r.interval); now.Before(due) {
 			return reconcile.Result{RequeueAfter: until(now, due)}, nil
 		}
 	}
-	before := node.DeepCopy()
 	setNodeReady(node, want, metav1.NewTime(now))
 	if err := r.client.Status().Patch(ctx, node, client.MergeFrom(before)); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)

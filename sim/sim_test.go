@@ -159,14 +159,21 @@ func provisioned(t *testing.T, ns, name string) *simv1.SimMachine {
 // given Ready status.
 func readyNode(t *testing.T, ns, name string, status corev1.ConditionStatus) *corev1.Node {
 	t.Helper()
+	return nodeWithCondition(t, ns, name, corev1.NodeReady, status)
+}
+
+// nodeWithCondition waits until the Node of the SimMachine reports the
+// condition with the status.
+func nodeWithCondition(t *testing.T, ns, name string, ctype corev1.NodeConditionType, status corev1.ConditionStatus) *corev1.Node {
+	t.Helper()
 	var out *corev1.Node
-	eventually(t, "Node of "+name+" Ready="+string(status), func(ctx context.Context) error {
+	eventually(t, "Node of "+name+" "+string(ctype)+"="+string(status), func(ctx context.Context) error {
 		n := &corev1.Node{}
 		if err := c.Get(ctx, client.ObjectKey{Name: sim.NodeName(ns, name)}, n); err != nil {
 			return err
 		}
 		for _, cond := range n.Status.Conditions {
-			if cond.Type == corev1.NodeReady && cond.Status == status {
+			if cond.Type == ctype && cond.Status == status {
 				out = n
 				return nil
 			}
@@ -409,6 +416,27 @@ func TestKubeletNodeNotReadyKnob(t *testing.T) {
 	})
 	readyNode(t, ns, "n1", corev1.ConditionTrue)
 	_ = ctx
+}
+
+// spec.sim.nodeConditions plays node-problem-detector: listed types are
+// True, a type taken off the list turns False again.
+func TestKubeletNodeConditionsKnob(t *testing.T) {
+	ns := namespace(t, "sim-conditions")
+	simMachine(t, ns, "n1", func(sm *simv1.SimMachine) { sm.Spec.Sim.NodeConditions = []string{"KernelDeadlock"} })
+	readyNode(t, ns, "n1", corev1.ConditionTrue)
+	nodeWithCondition(t, ns, "n1", "KernelDeadlock", corev1.ConditionTrue)
+	eventually(t, "clear nodeConditions", func(ctx context.Context) error {
+		sm, err := getSM(ctx, ns, "n1")
+		if err != nil {
+			return err
+		}
+		sm.Spec.Sim.NodeConditions = nil
+		return c.Update(ctx, sm)
+	})
+	n := nodeWithCondition(t, ns, "n1", "KernelDeadlock", corev1.ConditionFalse)
+	if ready := readyNode(t, ns, "n1", corev1.ConditionTrue); len(n.Status.Conditions) != 2 || ready == nil {
+		t.Errorf("conditions %+v, want Ready and KernelDeadlock", n.Status.Conditions)
+	}
 }
 
 func TestCSIAttachesAndDetaches(t *testing.T) {

@@ -22,6 +22,7 @@ func Registry() *engine.Registry[*Scope] {
 		registerFacts(reg)
 		registerActions(reg)
 		registerStatus(reg)
+		registerHealth(reg)
 	})
 	return reg
 }

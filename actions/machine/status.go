@@ -2,7 +2,6 @@ package machine
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -28,7 +27,7 @@ func registerStatus(r *engine.Registry[*Scope]) {
 	})
 	r.StatusField("failureReason", "status.failureReason", func(s *Scope, v string) { s.Machine.Status.FailureReason = ptr.To(v) })
 	r.StatusField("failureMessage", "status.failureMessage", func(s *Scope, v string) { s.Machine.Status.FailureMessage = ptr.To(v) })
-	r.Mirror("providerConditions", "BootstrapConfigReady, InfrastructureReady, NodeReady and NodeHealthy mirror the bootstrap object, the infrastructure object and the Node; Paused and Deleting are False unless a row says otherwise.", mirrorConditions)
+	r.Mirror("providerConditions", "BootstrapConfigReady, InfrastructureReady, NodeReady and NodeHealthy mirror the bootstrap object, the infrastructure object and the Node (NodeHealthy: Ready, and none of spec.health.nodeConditions True); Paused and Deleting are False unless a row says otherwise.", mirrorConditions)
 	r.Mirror("certificatesExpiry", "status.certificatesExpiryDate from the certificates-expiry annotation of the Machine or its bootstrap object (control-plane Machines only); CertificatesExpiryKnown=False names an annotation that is not an RFC 3339 date.", mirrorCertificatesExpiry)
 	r.Summary(clusterv1.ReadyCondition, "True when the Machine is not being deleted and BootstrapConfigReady, InfrastructureReady and NodeHealthy are True; otherwise the first that is not.", summarizeReady)
 }
@@ -77,7 +76,7 @@ func mirrorConditions(s *Scope) {
 		} else {
 			setCondition(m, clusterv1.NodeReadyCondition, metav1.ConditionStatus(ready.Status), orDefault(ready.Reason, "NodeReady"), ready.Message)
 		}
-		healthy, reason, msg := nodeHealth(n)
+		healthy, reason, msg := nodeHealth(n, healthNodeConditions(m))
 		setCondition(m, clusterv1.NodeHealthyCondition, healthy, reason, msg)
 	}
 	setCondition(m, clusterv1.PausedCondition, metav1.ConditionFalse, "NotPaused", "")
@@ -93,44 +92,6 @@ func nodeCondition(n *corev1.Node, t corev1.NodeConditionType) *corev1.NodeCondi
 		}
 	}
 	return nil
-}
-
-// nodeHealth summarises the Node's conditions the way Cluster API does:
-// healthy when Ready and under no memory, disk or PID pressure; a condition
-// that says unhealthy (False) wins over one that is unknown, and a missing
-// Ready condition counts as unknown (a pressure condition a kubelet does not
-// report is not held against the Node).
-func nodeHealth(n *corev1.Node) (metav1.ConditionStatus, string, string) {
-	var bad, unknown []string
-	check := func(t corev1.NodeConditionType, healthy corev1.ConditionStatus) {
-		c := nodeCondition(n, t)
-		switch {
-		case c == nil && t != corev1.NodeReady:
-		case c == nil || c.Status == corev1.ConditionUnknown:
-			unknown = append(unknown, string(t))
-		case c.Status != healthy:
-			if t == corev1.NodeReady {
-				bad = append(bad, "not Ready: "+c.Message)
-			} else {
-				bad = append(bad, string(t))
-			}
-		}
-	}
-	check(corev1.NodeReady, corev1.ConditionTrue)
-	for _, t := range []corev1.NodeConditionType{corev1.NodeMemoryPressure, corev1.NodeDiskPressure, corev1.NodePIDPressure} {
-		check(t, corev1.ConditionFalse)
-	}
-	switch {
-	case len(bad) > 0:
-		reason := "NodeConditionsFailed"
-		if c := nodeCondition(n, corev1.NodeReady); c != nil && c.Status == corev1.ConditionFalse {
-			reason = "NodeNotReady"
-		}
-		return metav1.ConditionFalse, reason, "The Node reports " + strings.Join(bad, "; ")
-	case len(unknown) > 0:
-		return metav1.ConditionUnknown, "NodeConditionsUnknown", "The Node's conditions are unknown: " + strings.Join(unknown, ", ")
-	}
-	return metav1.ConditionTrue, "NodeHealthy", ""
 }
 
 // summarizeReady: a failed Machine is not Ready; otherwise Ready names the

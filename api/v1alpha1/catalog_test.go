@@ -148,6 +148,22 @@ var catalog = []badInput{
 		want: `Machine.cluster.krtt.dev "{name}" is invalid: spec.deletion.nodeVolumeDetachTimeoutSeconds: Invalid value: 2592001: nodeVolumeDetachTimeoutSeconds must be at most 2592000 (30 days); use 0 to wait forever`},
 	{name: "absurd node deletion timeout", kind: "Machine", mutate: set("spec.deletion.nodeDeletionTimeoutSeconds", int64(100000000)),
 		want: `Machine.cluster.krtt.dev "{name}" is invalid: spec.deletion.nodeDeletionTimeoutSeconds: Invalid value: 100000000: nodeDeletionTimeoutSeconds must be at most 2592000 (30 days); use 0 to retry forever`},
+	{name: "negative health timeout", kind: "Machine", mutate: set("spec.health.healthTimeoutSeconds", int64(-1)),
+		want: `Machine.cluster.krtt.dev "{name}" is invalid: spec.health.healthTimeoutSeconds: Invalid value: -1: healthTimeoutSeconds cannot be negative; use 0 to never fail an unhealthy Machine`},
+	{name: "negative creation timeout", kind: "Machine", mutate: set("spec.health.creationTimeoutSeconds", int64(-600)),
+		want: `Machine.cluster.krtt.dev "{name}" is invalid: spec.health.creationTimeoutSeconds: Invalid value: -600: creationTimeoutSeconds cannot be negative; use 0 to wait forever for a Machine to come up`},
+	{name: "absurd health timeout", kind: "Machine", mutate: set("spec.health.healthTimeoutSeconds", int64(2592001)),
+		want: `Machine.cluster.krtt.dev "{name}" is invalid: spec.health.healthTimeoutSeconds: Invalid value: 2592001: healthTimeoutSeconds must be at most 2592000 (30 days); use 0 to never fail an unhealthy Machine`},
+	{name: "health timeout as a duration string", kind: "Machine", mutate: set("spec.health.healthTimeoutSeconds", "10m"),
+		want: `Machine.cluster.krtt.dev "{name}" is invalid: [spec.health.healthTimeoutSeconds: Invalid value: "string": spec.health.healthTimeoutSeconds in body must be of type integer: "string", <nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation]`},
+	{name: "Ready as a health node condition", kind: "Machine", mutate: set("spec.health.nodeConditions", []any{"DiskPressure", "Ready"}),
+		want: `Machine.cluster.krtt.dev "{name}" is invalid: spec.health.nodeConditions: Invalid value: nodeConditions lists conditions that are unhealthy when True; Ready is always checked (unhealthy when False or Unknown) and cannot be listed`},
+	{name: "health node condition with a space", kind: "Machine", mutate: set("spec.health.nodeConditions", []any{"Disk Pressure"}),
+		want: `Machine.cluster.krtt.dev "{name}" is invalid: spec.health.nodeConditions[0]: Invalid value: "Disk Pressure": nodeConditions entries must be Node condition types such as DiskPressure or example.com/GPUFailed`},
+	{name: "empty health node condition", kind: "Machine", mutate: set("spec.health.nodeConditions", []any{""}),
+		want: `Machine.cluster.krtt.dev "{name}" is invalid: [spec.health.nodeConditions[0]: Invalid value: "": spec.health.nodeConditions[0] in body should be at least 1 chars long, spec.health.nodeConditions[0]: Invalid value: "": nodeConditions entries must be Node condition types such as DiskPressure or example.com/GPUFailed]`},
+	{name: "repeated health node condition", kind: "Machine", mutate: set("spec.health.nodeConditions", []any{"DiskPressure", "DiskPressure"}),
+		want: `Machine.cluster.krtt.dev "{name}" is invalid: spec.health.nodeConditions[1]: Duplicate value: "DiskPressure"`},
 
 	// References to core kinds and built-in groups.
 	{name: "infrastructureRef to a core Secret", kind: "Machine",
@@ -223,7 +239,7 @@ var catalog = []badInput{
 
 	// Status, written by the operator (or by anyone with status rights).
 	{name: "status phase not in the enum", kind: "Machine", op: opStatusUpdate, mutate: set("status.phase", "Exploded"),
-		want: `Machine.cluster.krtt.dev "{name}" is invalid: [status.phase: Unsupported value: "Exploded": supported values: "Pending", "Provisioning", "Provisioned", "Running", "Deleting", "Failed", <nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation]`},
+		want: `Machine.cluster.krtt.dev "{name}" is invalid: [status.phase: Unsupported value: "Exploded": supported values: "Pending", "Provisioning", "Provisioned", "Running", "Unknown", "Deleting", "Failed", <nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation]`},
 	{name: "status state too long", kind: "Machine", op: opStatusUpdate, mutate: set("status.state", strings.Repeat("s", 257)),
 		want: `Machine.cluster.krtt.dev "{name}" is invalid: [status.state: Too long: may not be more than 256 bytes, <nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation]`},
 	{name: "status with 33 addresses", kind: "Machine", op: opStatusUpdate, mutate: set("status.addresses", addresses(33)),
@@ -317,7 +333,14 @@ func TestHostileButValid(t *testing.T) {
 		{"timeouts at 30 days", "Machine", all(
 			set("spec.deletion.nodeDrainTimeoutSeconds", int64(2592000)),
 			set("spec.deletion.nodeVolumeDetachTimeoutSeconds", int64(2592000)),
-			set("spec.deletion.nodeDeletionTimeoutSeconds", int64(2592000)))},
+			set("spec.deletion.nodeDeletionTimeoutSeconds", int64(2592000)),
+			set("spec.health.healthTimeoutSeconds", int64(2592000)),
+			set("spec.health.creationTimeoutSeconds", int64(2592000)))},
+		{"health timeouts of 0 to never fail", "Machine", all(
+			set("spec.health.healthTimeoutSeconds", int64(0)),
+			set("spec.health.creationTimeoutSeconds", int64(0)))},
+		{"no health node conditions so only Ready counts", "Machine", set("spec.health.nodeConditions", []any{})},
+		{"qualified health node condition", "Machine", set("spec.health.nodeConditions", []any{"example.com/GPUFailed", "KernelDeadlock"})},
 		{"clusterName of 63 characters", "Machine", set("spec.clusterName", long63)},
 		{"dotted clusterName", "Machine", set("spec.clusterName", "prod.eu-1")},
 		{"unicode annotation value", "Machine", set("metadata.annotations", obj{clusterv1.PreDrainDeleteHookAnnotationPrefix + "backup": "säkerhetskopia 💾"})},

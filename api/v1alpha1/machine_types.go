@@ -73,6 +73,56 @@ const (
 	DrainTimeoutForce DrainTimeoutAction = "Force"
 )
 
+// DefaultHealthNodeConditions are the Node condition types that make a Node
+// unhealthy when True unless spec.health.nodeConditions says otherwise (the
+// machine-controller-manager's default nodeConditions).
+var DefaultHealthNodeConditions = []string{"KernelDeadlock", "ReadonlyFilesystem", "DiskPressure", "NetworkUnavailable"}
+
+// Defaults of spec.health, for Machines read before the API server defaulted
+// them (the CRD defaults are the same).
+const (
+	DefaultHealthTimeoutSeconds   int32 = 600
+	DefaultCreationTimeoutSeconds int32 = 1200
+)
+
+// MachineHealthSpec says when the Machine's Node counts as unhealthy, and
+// how long a Machine may stay unhealthy, or take to come up, before it fails
+// (the machine-controller-manager's healthTimeout, creationTimeout and
+// nodeConditions).
+type MachineHealthSpec struct {
+	// nodeConditions are the Node condition types that make the Node
+	// unhealthy when their status is True. A Node that is not Ready (False
+	// or Unknown) is always unhealthy, so Ready is not listed here.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=316
+	// +kubebuilder:validation:items:XValidation:rule="self.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$')",message="nodeConditions entries must be Node condition types such as DiskPressure or example.com/GPUFailed"
+	// +kubebuilder:validation:XValidation:rule="!self.exists(c, c == 'Ready')",message="nodeConditions lists conditions that are unhealthy when True; Ready is always checked (unhealthy when False or Unknown) and cannot be listed"
+	// +kubebuilder:default={KernelDeadlock,ReadonlyFilesystem,DiskPressure,NetworkUnavailable}
+	NodeConditions []string `json:"nodeConditions,omitempty"`
+
+	// healthTimeoutSeconds is how long a Running Machine may stay Unhealthy
+	// (its Node not Ready, or one of nodeConditions True) before it becomes
+	// Failed with failureReason UnhealthyNode. Defaults to 600. 0 means an
+	// unhealthy Machine never fails.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self >= 0",message="healthTimeoutSeconds cannot be negative; use 0 to never fail an unhealthy Machine"
+	// +kubebuilder:validation:XValidation:rule="self <= 2592000",message="healthTimeoutSeconds must be at most 2592000 (30 days); use 0 to never fail an unhealthy Machine"
+	// +kubebuilder:default=600
+	HealthTimeoutSeconds *int32 `json:"healthTimeoutSeconds,omitempty"`
+
+	// creationTimeoutSeconds is how long after its creation a Machine may
+	// take to reach Running before it becomes Failed with failureReason
+	// CreationTimeout. Defaults to 1200. 0 means wait forever.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self >= 0",message="creationTimeoutSeconds cannot be negative; use 0 to wait forever for a Machine to come up"
+	// +kubebuilder:validation:XValidation:rule="self <= 2592000",message="creationTimeoutSeconds must be at most 2592000 (30 days); use 0 to wait forever for a Machine to come up"
+	// +kubebuilder:default=1200
+	CreationTimeoutSeconds *int32 `json:"creationTimeoutSeconds,omitempty"`
+}
+
 // MachineSpec is the desired state of a Machine.
 //
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.providerID) || has(self.providerID) && self.providerID == oldSelf.providerID",message="providerID cannot be changed or removed once set"
@@ -115,12 +165,18 @@ type MachineSpec struct {
 	// +optional
 	// +kubebuilder:default={}
 	Deletion MachineDeletionSpec `json:"deletion,omitempty,omitzero"`
+
+	// health says when the Machine's Node is unhealthy and how long the
+	// Machine may be unhealthy, or take to come up, before it fails.
+	// +optional
+	// +kubebuilder:default={}
+	Health MachineHealthSpec `json:"health,omitempty,omitzero"`
 }
 
 // MachinePhase is the user-facing summary of where a Machine is in its
 // lifecycle.
 //
-// +kubebuilder:validation:Enum=Pending;Provisioning;Provisioned;Running;Deleting;Failed
+// +kubebuilder:validation:Enum=Pending;Provisioning;Provisioned;Running;Unknown;Deleting;Failed
 type MachinePhase string
 
 // Machine phases.
@@ -129,8 +185,11 @@ const (
 	MachinePhaseProvisioning MachinePhase = "Provisioning"
 	MachinePhaseProvisioned  MachinePhase = "Provisioned"
 	MachinePhaseRunning      MachinePhase = "Running"
-	MachinePhaseDeleting     MachinePhase = "Deleting"
-	MachinePhaseFailed       MachinePhase = "Failed"
+	// MachinePhaseUnknown: Running, but its Node is unhealthy (the
+	// machine-controller-manager's Unknown phase).
+	MachinePhaseUnknown  MachinePhase = "Unknown"
+	MachinePhaseDeleting MachinePhase = "Deleting"
+	MachinePhaseFailed   MachinePhase = "Failed"
 )
 
 // MachineAddressType is the kind of a MachineAddress.
@@ -209,6 +268,15 @@ type MachineDeletionStatus struct {
 	// Node.
 	// +optional
 	NodeDeletionStartTime *metav1.Time `json:"nodeDeletionStartTime,omitempty"`
+}
+
+// MachineHealthStatus records since when the Machine's Node is unhealthy, so
+// the health timeout survives controller restarts.
+type MachineHealthStatus struct {
+	// unhealthySince is when the controller first saw the Machine's Node
+	// unhealthy; cleared when the Node is healthy again.
+	// +optional
+	UnhealthySince *metav1.Time `json:"unhealthySince,omitempty"`
 }
 
 // LastTransition records the last transition-table row the controller fired
@@ -290,6 +358,10 @@ type MachineStatus struct {
 	// deletion records when each deletion step started.
 	// +optional
 	Deletion MachineDeletionStatus `json:"deletion,omitempty,omitzero"`
+
+	// health records since when the Machine's Node is unhealthy.
+	// +optional
+	Health MachineHealthStatus `json:"health,omitempty,omitzero"`
 
 	// certificatesExpiryDate is when the Machine's certificates expire (for
 	// control-plane Machines).

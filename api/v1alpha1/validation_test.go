@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -131,6 +132,27 @@ func TestNodeDeletionTimeoutDefaults(t *testing.T) {
 	got, found, err := unstructured.NestedInt64(u.Object, "spec", "deletion", "nodeDeletionTimeoutSeconds")
 	if err != nil || !found || got != 10 {
 		t.Fatalf("nodeDeletionTimeoutSeconds = %v (found %v, err %v), want 10", got, found, err)
+	}
+}
+
+// spec.health defaults to the machine-controller-manager's values when the
+// request has no spec.health at all, and per field when it has some.
+func TestHealthDefaults(t *testing.T) {
+	freshNamespace(t)
+	m := validMachine()
+	create(t, m)
+	h := m.Spec.Health
+	if h.HealthTimeoutSeconds == nil || *h.HealthTimeoutSeconds != clusterv1.DefaultHealthTimeoutSeconds ||
+		h.CreationTimeoutSeconds == nil || *h.CreationTimeoutSeconds != clusterv1.DefaultCreationTimeoutSeconds ||
+		!slices.Equal(h.NodeConditions, clusterv1.DefaultHealthNodeConditions) {
+		t.Fatalf("spec.health = %+v (timeouts %v, %v), want 600, 1200 and %v", h, h.HealthTimeoutSeconds, h.CreationTimeoutSeconds, clusterv1.DefaultHealthNodeConditions)
+	}
+
+	m2 := validMachine()
+	m2.Spec.Health.HealthTimeoutSeconds = ptr.To[int32](30)
+	create(t, m2)
+	if got := m2.Spec.Health; *got.HealthTimeoutSeconds != 30 || got.CreationTimeoutSeconds == nil || *got.CreationTimeoutSeconds != 1200 || len(got.NodeConditions) != 4 {
+		t.Fatalf("spec.health = %+v, want the given health timeout and the other defaults", got)
 	}
 }
 

@@ -4,11 +4,13 @@
 // creates a Cluster and three Machines, puts Pods on one Machine's Node (one
 // with a volume, one behind a PodDisruptionBudget), deletes that Machine and
 // shows every deletion step (pre-drain hook, drain, volume detach,
-// infrastructure, bootstrap, Node) as the tables decide it. Then a
-// MachineSet scales up, replaces a Machine whose VM is lost and scales down
-// honouring the delete-machine annotation. It ends by
-// itself within about two minutes, prints the rows that fired, and exits 0;
-// it exits 1 naming the step that did not happen in time.
+// infrastructure, bootstrap, Node) as the tables decide it. Then another
+// Machine's Node goes NotReady: the Machine turns Unknown, and Failed once its
+// (shortened) health timeout has passed. Then a MachineSet scales up,
+// replaces a Machine whose VM is lost and scales down honouring the
+// delete-machine annotation. It ends by itself within about two minutes,
+// prints the rows that fired, and exits 0; it exits 1 naming the step that
+// did not happen in time.
 package main
 
 import (
@@ -53,9 +55,13 @@ const (
 	clusterName = "demo"
 	victim      = "worker-a"
 	hook        = clusterv1.PreDrainDeleteHookAnnotationPrefix + "backup"
-	legacyPV    = "legacy-disk"
-	legacyVA    = "legacy-disk-attachment"
-	legacyCSI   = "legacy.csi.example.com"
+	// sick is the Machine whose Node goes NotReady; its health timeout is
+	// cut from the default 10 minutes so the demo sees it fail.
+	sick          = "worker-c"
+	healthTimeout = 15
+	legacyPV      = "legacy-disk"
+	legacyVA      = "legacy-disk-attachment"
+	legacyCSI     = "legacy.csi.example.com"
 )
 
 var workers = []struct {
@@ -151,6 +157,7 @@ func (d *demo) run(dir string, concurrency int) (err error) {
 		return err
 	}
 	d.summary(ns + "/" + victim)
+	d.summary(ns + "/" + sick)
 	d.summary(ns + "/" + pool)
 	return nil
 }
@@ -376,6 +383,58 @@ func (d *demo) story(ctx context.Context) error {
 		}
 	}
 	d.note("worker-a, its SimMachine, SimBootstrapConfig and Node %s are gone; web-1 still runs on %s", nodeA, nodeB)
+	d.refreshTable(ctx)
+	return d.healthScene(ctx)
+}
+
+// healthScene: a Node going NotReady turns its Machine Unknown, then Failed
+// once the health timeout has passed; the Machine is left for its owner.
+func (d *demo) healthScene(ctx context.Context) error {
+	d.step("Machine health: setting %s's spec.health.healthTimeoutSeconds to %d (default 600), then its Node goes NotReady (spec.sim.nodeNotReady)", sick, healthTimeout)
+	if err := d.patchMachine(ctx, sick, func(m *clusterv1.Machine) {
+		m.Spec.Health.HealthTimeoutSeconds = ptr.To[int32](healthTimeout)
+	}); err != nil {
+		return err
+	}
+	sm := &simv1.SimMachine{}
+	if err := d.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: sick}, sm); err != nil {
+		return err
+	}
+	before := sm.DeepCopy()
+	sm.Spec.Sim.NodeNotReady = true
+	if err := d.c.Patch(ctx, sm, client.MergeFrom(before)); err != nil {
+		return err
+	}
+	var m *clusterv1.Machine
+	if err := d.waitFor(ctx, sick+" phase Unknown", 30*time.Second, func() (bool, string, error) {
+		var err error
+		m, err = d.machine(ctx, sick)
+		if err != nil || m == nil {
+			return false, "", err
+		}
+		return m.Status.Phase == clusterv1.MachinePhaseUnknown, sick + " is " + phaseOf(m), nil
+	}); err != nil {
+		return err
+	}
+	if c := meta.FindStatusCondition(m.Status.Conditions, clusterv1.NodeHealthyCondition); c != nil {
+		d.note("%s: NodeHealthy=%s reason %s: %s", sick, c.Status, c.Reason, c.Message)
+	}
+	if since := m.Status.Health.UnhealthySince; since != nil {
+		d.note("unhealthy since %s; it fails at %s unless the Node recovers (krtt explain machine %s -n %s shows the wait)",
+			since.Format(time.TimeOnly), since.Add(healthTimeout*time.Second).Format(time.TimeOnly), sick, ns)
+	}
+	if err := d.waitFor(ctx, sick+" Failed after its health timeout", 60*time.Second, func() (bool, string, error) {
+		var err error
+		m, err = d.machine(ctx, sick)
+		if err != nil || m == nil {
+			return false, "", err
+		}
+		return m.Status.Phase == clusterv1.MachinePhaseFailed, sick + " is " + phaseOf(m), nil
+	}); err != nil {
+		return err
+	}
+	d.note("%s: failureReason %s: %s", sick, ptr.Deref(m.Status.FailureReason, ""), ptr.Deref(m.Status.FailureMessage, ""))
+	d.note("the Machine controller never deletes a Failed Machine: a MachineSet replaces it, or a human deletes it")
 	d.refreshTable(ctx)
 	return nil
 }

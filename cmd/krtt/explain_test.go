@@ -307,6 +307,53 @@ func TestExplainMachineGolden(t *testing.T) {
 		goldenCompare(t, "waiting-for-infrastructure-deletion.txt", explainText(t, kubeconfig, ns))
 	})
 
+	// A Node that went NotReady: the wait of state Unhealthy counts from
+	// status.health.unhealthySince and ends at spec.health.healthTimeoutSeconds.
+	t.Run("Unhealthy", func(t *testing.T) {
+		ns := "explain-unhealthy"
+		node := runningMachine(t, h, ns)
+		eventuallyOK(t, "Node NotReady", func(ctx context.Context) error {
+			n := &corev1.Node{}
+			if err := h.Client.Get(ctx, client.ObjectKeyFromObject(node), n); err != nil {
+				return err
+			}
+			n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionFalse, Reason: "KubeletNotReady",
+				Message: "container runtime is down", LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}}
+			return h.Client.Status().Update(ctx, n)
+		})
+		var rep *krttexplain.Report
+		eventuallyOK(t, "Machine Unhealthy", func(ctx context.Context) error {
+			rep = settled(t, h, ns, "", "")
+			if rep.State != "Unhealthy" {
+				return fmt.Errorf("state %s", rep.State)
+			}
+			return nil
+		})
+		if w := rep.WaitingOn; w == nil || w.StartField != "status.health.unhealthySince" || w.Since == nil ||
+			w.TimeoutField != "spec.health.healthTimeoutSeconds" || w.TimeoutSeconds != 600 || w.EndsAt == nil || w.Overdue {
+			t.Errorf("waiting on %+v; want since status.health.unhealthySince, ending 600s later", rep.WaitingOn)
+		}
+		goldenCompare(t, "unhealthy.txt", explainText(t, kubeconfig, ns))
+	})
+
+	// A Machine waiting for its bootstrap data counts towards its creation
+	// timeout from its creationTimestamp.
+	t.Run("PendingCreationTimeout", func(t *testing.T) {
+		ns := "explain-pending"
+		mustOK(t, h.Namespace(ctx, ns))
+		_, err := h.Cluster(ctx, ns, "c1")
+		mustOK(t, err)
+		_, err = h.MachineObjects(ctx, ns, "c1", "m1", func(m *clusterv1.Machine) {
+			m.Spec.Health.CreationTimeoutSeconds = ptr.To[int32](900)
+		})
+		mustOK(t, err)
+		rep := settled(t, h, ns, "", "")
+		if w := rep.WaitingOn; rep.State != "Pending" || w == nil || w.StartField != "metadata.creationTimestamp" || w.Since == nil ||
+			w.TimeoutSeconds != 900 || w.EndsAt == nil || !strings.Contains(w.Step, "bootstrap data") {
+			t.Errorf("state %s, waiting on %+v; want the creation wait of 900s from creationTimestamp", rep.State, rep.WaitingOn)
+		}
+	})
+
 	t.Run("NotFound", func(t *testing.T) {
 		code, out, _ := krtt(t, "explain", "machine", "nope", "-n", "explain-running", "--kubeconfig", kubeconfig)
 		if code != 1 || !strings.Contains(out, "not found") {

@@ -31,6 +31,18 @@ type SimBehavior struct {
 	// +optional
 	NodeNotReady bool `json:"nodeNotReady,omitempty"`
 
+	// nodeConditions are Node condition types (for example KernelDeadlock or
+	// ReadonlyFilesystem) the simulated Node reports True, as
+	// node-problem-detector would; a type removed from the list is reported
+	// False again.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=316
+	// +kubebuilder:validation:items:XValidation:rule="self != 'Ready'",message="nodeConditions cannot name Ready; use nodeNotReady or nodeUnreachable"
+	NodeConditions []string `json:"nodeConditions,omitempty"`
+
 	// nodeUnreachable simulates a dead kubelet: the Node's heartbeats stop,
 	// its Ready condition turns Unknown (reason NodeStatusUnknown) and it
 	// gets the node.kubernetes.io/unreachable NoSchedule and NoExecute

@@ -1,0 +1,189 @@
+package machine
+
+import (
+	"context"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/engine"
+)
+
+// Values of the nodeHealth fact.
+const (
+	nodeHealthy          = "Healthy"
+	nodeNotReady         = "NotReady"
+	nodeConditionsFailed = "ConditionsFailed"
+	nodeNotReported      = "NotReported"
+)
+
+// registerHealth binds the facts and actions of Machine health and the
+// creation timeout (the machine-controller-manager's reconcileMachineHealth,
+// healthTimeout and creationTimeout); the rows decide what they mean.
+func registerHealth(r *engine.Registry[*Scope]) {
+	r.Enum("nodeHealth", "The Node's health: Ready, and none of spec.health.nodeConditions True.", func(s *Scope) string {
+		if s.Machine == nil {
+			return nodeHealthy
+		}
+		return checkNodeHealth(s.Node(), healthNodeConditions(s.Machine)).fact()
+	})
+	r.Bool("healthTimedOut", "spec.health.healthTimeoutSeconds has passed since status.health.unhealthySince.", func(s *Scope) bool {
+		if s.Machine == nil || s.Machine.Status.Health.UnhealthySince == nil {
+			return false
+		}
+		return timedOut(s.Now, s.Machine.Status.Health.UnhealthySince.Time, orDefaultSeconds(s.Machine.Spec.Health.HealthTimeoutSeconds, clusterv1.DefaultHealthTimeoutSeconds))
+	})
+	r.Bool("creationTimedOut", "spec.health.creationTimeoutSeconds has passed since the Machine's creationTimestamp.", func(s *Scope) bool {
+		if s.Machine == nil || s.Machine.CreationTimestamp.IsZero() {
+			return false
+		}
+		return timedOut(s.Now, s.Machine.CreationTimestamp.Time, orDefaultSeconds(s.Machine.Spec.Health.CreationTimeoutSeconds, clusterv1.DefaultCreationTimeoutSeconds))
+	})
+	r.Action("MarkUnhealthy", "Set status.health.unhealthySince if unset; say which Node conditions are unhealthy.", markUnhealthy)
+	r.Action("ClearUnhealthySince", "Clear status.health.unhealthySince: the Node is healthy again.", clearUnhealthySince)
+}
+
+// healthNodeConditions: the condition types that make the Node unhealthy
+// when True; the CRD defaults them, this covers a Machine read before.
+func healthNodeConditions(m *clusterv1.Machine) []string {
+	if m.Spec.Health.NodeConditions == nil {
+		return clusterv1.DefaultHealthNodeConditions
+	}
+	return m.Spec.Health.NodeConditions
+}
+
+func orDefaultSeconds(v *int32, d int32) *int32 {
+	if v == nil {
+		return &d
+	}
+	return v
+}
+
+// nodeHealthCheck is what the Node's conditions say about its health: the
+// conditions that say unhealthy (Ready False, a listed condition True) and
+// those that are unknown (Ready Unknown or missing, a listed condition
+// Unknown; a listed condition the Node does not report is not held against
+// it).
+type nodeHealthCheck struct {
+	found        bool
+	readyMissing bool
+	readyStatus  corev1.ConditionStatus
+	bad, unknown []string
+}
+
+func checkNodeHealth(n *corev1.Node, unhealthyWhenTrue []string) nodeHealthCheck {
+	h := nodeHealthCheck{found: n != nil}
+	if n == nil {
+		return h
+	}
+	describe := func(c *corev1.NodeCondition) string {
+		out := string(c.Type) + "=" + string(c.Status)
+		if c.Reason != "" || c.Message != "" {
+			out += " (" + strings.TrimSuffix(strings.Join(nonEmpty(c.Reason, c.Message), ": "), ".") + ")"
+		}
+		return out
+	}
+	switch ready := nodeCondition(n, corev1.NodeReady); {
+	case ready == nil:
+		h.readyMissing = true
+		h.unknown = append(h.unknown, string(corev1.NodeReady))
+	case ready.Status == corev1.ConditionTrue:
+		h.readyStatus = ready.Status
+	case ready.Status == corev1.ConditionFalse:
+		h.readyStatus = ready.Status
+		h.bad = append(h.bad, describe(ready))
+	default:
+		h.readyStatus = corev1.ConditionUnknown
+		h.unknown = append(h.unknown, describe(ready))
+	}
+	for _, t := range unhealthyWhenTrue {
+		switch c := nodeCondition(n, corev1.NodeConditionType(t)); {
+		case c == nil || c.Status == corev1.ConditionFalse:
+		case c.Status == corev1.ConditionTrue:
+			h.bad = append(h.bad, describe(c))
+		default:
+			h.unknown = append(h.unknown, describe(c))
+		}
+	}
+	return h
+}
+
+// fact maps the check onto the nodeHealth fact: a Node that is not Ready,
+// whether its kubelet says so (False) or stopped reporting (Unknown), is
+// NotReady; one whose kubelet has not reported Ready yet is NotReported (a
+// Node that just registered, not an unhealthy one). Without a single Node
+// there is nothing to hold against the Machine here: the node fact decides.
+func (h nodeHealthCheck) fact() string {
+	switch {
+	case !h.found:
+		return nodeHealthy
+	case h.readyMissing:
+		return nodeNotReported
+	case h.readyStatus != corev1.ConditionTrue:
+		return nodeNotReady
+	case len(h.bad) > 0:
+		return nodeConditionsFailed
+	}
+	return nodeHealthy
+}
+
+// condition is the NodeHealthy condition as Cluster API writes it: a
+// condition that says unhealthy (False) wins over one that is unknown.
+func (h nodeHealthCheck) condition() (metav1.ConditionStatus, string, string) {
+	switch {
+	case len(h.bad) > 0:
+		reason := "NodeConditionsFailed"
+		if h.readyStatus == corev1.ConditionFalse {
+			reason = "NodeNotReady"
+		}
+		return metav1.ConditionFalse, reason, "The Node reports " + strings.Join(h.bad, ", ")
+	case len(h.unknown) > 0:
+		return metav1.ConditionUnknown, "NodeConditionsUnknown", "The Node's conditions are unknown: " + strings.Join(h.unknown, ", ")
+	}
+	return metav1.ConditionTrue, "NodeHealthy", ""
+}
+
+// nodeHealth summarises the Node's conditions for the NodeHealthy condition.
+func nodeHealth(n *corev1.Node, unhealthyWhenTrue []string) (metav1.ConditionStatus, string, string) {
+	return checkNodeHealth(n, unhealthyWhenTrue).condition()
+}
+
+// markUnhealthy starts the health timeout's clock once and names what is
+// wrong with the Node, for the row's NodeHealthy message.
+func markUnhealthy(_ context.Context, s *Scope) engine.Outcome {
+	startClock(&s.Machine.Status.Health.UnhealthySince, metav1.NewTime(s.Now))
+	n := s.Node()
+	h := checkNodeHealth(n, healthNodeConditions(s.Machine))
+	var problems []string
+	if h.readyStatus == corev1.ConditionUnknown {
+		problems = append(problems, h.unknown[0])
+	}
+	problems = append(problems, h.bad...)
+	name := ""
+	if n != nil {
+		name = " " + n.Name
+	}
+	return engine.OKf("The Node%s reports %s (unhealthy since %s)", name, strings.Join(problems, ", "),
+		s.Machine.Status.Health.UnhealthySince.UTC().Format("2006-01-02T15:04:05Z"))
+}
+
+func clearUnhealthySince(_ context.Context, s *Scope) engine.Outcome {
+	since := s.Machine.Status.Health.UnhealthySince
+	if since == nil {
+		return engine.OK()
+	}
+	s.Machine.Status.Health.UnhealthySince = nil
+	return engine.OKf("The Node is healthy again (unhealthy since %s)", since.UTC().Format("2006-01-02T15:04:05Z"))
+}
+
+func nonEmpty(ss ...string) []string {
+	out := ss[:0:0]
+	for _, s := range ss {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}

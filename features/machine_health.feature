@@ -1,0 +1,87 @@
+Feature: Machines whose Node goes bad, and Machines that never come up
+  As a fleet operator I want a Machine whose Node stops being healthy to say
+  so (phase Unknown), to recover when the Node does, and to fail once it has
+  been unhealthy for longer than its health timeout; and a Machine that does
+  not reach Running within its creation timeout to fail, saying what it was
+  waiting on. The Machine controller never deletes a failed Machine itself.
+
+  Background:
+    Given a Cluster "c1"
+
+  @row:machine-normal:N41 @row:machine-normal:N43
+  Scenario: a Node that reports NotReady turns its Machine Unknown until it is Ready again
+    Given a running Machine "m1"
+    When the Node of "m1" reports "Ready" as "False" because "KubeletNotReady: container runtime is down"
+    Then the Machine "m1" reaches phase "Unknown"
+    And the Machine "m1" has condition "NodeHealthy" with reason "NodeNotReady" and message containing "Ready=False (KubeletNotReady: container runtime is down)"
+    And the Machine "m1" has condition "Ready" with status "False" and reason "NodeNotReady"
+    And the Machine "m1" records since when it is unhealthy
+    When the Node of "m1" reports "Ready" as "True" because "KubeletReady: kubelet is posting ready status"
+    Then the Machine "m1" reaches phase "Running"
+    And the Machine "m1" has condition "NodeHealthy" with status "True" and reason "NodeHealthy"
+    And the Machine "m1" has condition "Ready" with status "True" and reason "Ready"
+    And the Machine "m1" no longer records since when it was unhealthy
+
+  @row:machine-normal:N41
+  Scenario: a Node whose kubelet stopped reporting (Ready=Unknown) is not Ready
+    Given a running Machine "m1"
+    When the kubelet of "m1" stops reporting
+    Then the Machine "m1" reaches phase "Unknown"
+    And the Machine "m1" has condition "NodeHealthy" with reason "NodeNotReady" and message containing "Ready=Unknown (NodeStatusUnknown: Kubelet stopped posting node status)"
+    And the Machine "m1" records since when it is unhealthy
+
+  @row:machine-normal:N42 @row:machine-normal:N43
+  Scenario: a Ready Node that reports one of the health conditions True is unhealthy
+    Given a running Machine "m1"
+    When the Node of "m1" reports "KernelDeadlock" as "True" because "DockerHung: task docker blocked for more than 120 seconds"
+    Then the Machine "m1" reaches phase "Unknown"
+    And the Machine "m1" has condition "NodeHealthy" with reason "NodeConditionsFailed" and message containing "KernelDeadlock=True (DockerHung"
+    And the Machine "m1" has condition "Ready" with status "False" and reason "NodeConditionsFailed"
+    When the Node of "m1" reports "KernelDeadlock" as "False" because "KernelHasNoDeadlock: kernel has no deadlock"
+    Then the Machine "m1" reaches phase "Running"
+
+  @row:machine-normal:N42
+  Scenario: spec.health.nodeConditions says which conditions count
+    Given a running Machine "m1" whose health conditions are "MemoryPressure"
+    When the Node of "m1" reports "DiskPressure" as "True" because "KubeletHasDiskPressure: kubelet has disk pressure"
+    And the Node of "m1" reports "MemoryPressure" as "True" because "KubeletHasInsufficientMemory: kubelet has insufficient memory available"
+    Then the Machine "m1" reaches phase "Unknown"
+    And the Machine "m1" has condition "NodeHealthy" with reason "NodeConditionsFailed" and message containing "MemoryPressure=True"
+    And the NodeHealthy condition of "m1" does not mention "DiskPressure"
+
+  @serial @row:machine-errors:E20 @row:machine-normal:N50
+  Scenario: a Machine unhealthy for longer than its health timeout fails and is left for its owner to replace
+    Given a running Machine "m1"
+    When the Node of "m1" reports "Ready" as "False" because "KubeletNotReady: PLEG is not healthy"
+    Then the Machine "m1" reaches phase "Unknown"
+    When the health timeout of "m1" has passed
+    Then the Machine "m1" reaches phase "Failed"
+    And the Machine "m1" has failure reason "UnhealthyNode"
+    And the Machine "m1" has condition "Ready" with status "False" and reason "Failed"
+    When the Node of "m1" reports "Ready" as "True" because "KubeletReady: kubelet is posting ready status"
+    Then the last row of "m1" is "N50"
+    And the Machine "m1" reaches phase "Failed"
+    And the Machine "m1" has the krtt finalizer
+
+  @serial @row:machine-errors:E17 @row:machine-errors:E18 @row:machine-errors:E19
+  Scenario: a Machine that is not Running within its creation timeout fails, naming the step it waited on
+    Given a Machine "m1" with its bootstrap and infrastructure objects
+    And a Machine "m2" with its bootstrap and infrastructure objects
+    And the bootstrap provider reports the data secret of "m2"
+    And a Machine "m3" with its bootstrap and infrastructure objects
+    And the bootstrap provider reports the data secret of "m3"
+    And the infrastructure of "m3" is provisioned
+    And the Machine "m1" reaches phase "Pending"
+    And the Machine "m2" reaches phase "Provisioning"
+    And the Machine "m3" reaches phase "Provisioned"
+    When the creation timeout of "m1" has passed
+    And the creation timeout of "m2" has passed
+    And the creation timeout of "m3" has passed
+    Then the Machine "m1" reaches phase "Failed"
+    And the Machine "m1" has failure reason "CreationTimeout"
+    And the Machine "m1" has failure message containing "waiting for its bootstrap data"
+    And the Machine "m2" reaches phase "Failed"
+    And the Machine "m2" has failure message containing "waiting for its infrastructure to be provisioned"
+    And the Machine "m3" reaches phase "Failed"
+    And the Machine "m3" has failure message containing "waiting for its Node to join"
+    And the Machine "m3" has condition "Ready" with status "False" and reason "Failed"
