@@ -161,7 +161,7 @@ const drainingNode = `machineFound=true apiError=false hasFinalizer=true deletin
 cluster=Found ownerAndLabelsSet=true dataSecretNameSet=true bootstrapConfig=Ready infrastructure=Provisioned
 wasProvisioned=true hasProviderID=true hasNodeRef=true node=Found controlPlane=ExternallyManaged controlPlaneMachine=false otherControlPlaneMachines=false bootstrapControlledByOther=false infrastructureControlledByOther=false providerIDMismatch=false infrastructureDeleting=false nodeUnreachable=false providerFailure=false
 preDrainHooks=false excludeDrain=false drainTimedOut=false excludeVolumeWait=false volumeWaitTimedOut=false
-preTerminateHooks=false nodeDeletionTimedOut=false nodeHealth=Healthy healthTimedOut=false creationTimedOut=false forceDeletion=No onDrainTimeout=Skip`
+preTerminateHooks=false nodeDeletionTimedOut=false nodeHealth=Healthy healthTimedOut=false creationTimedOut=false forceDeletion=No onDrainTimeout=Skip workloadCluster=SelfHosted`
 
 // factsOf sets every fact from name=value words; later words win.
 func factsOf(t *testing.T, s *Set, words ...string) Facts {
@@ -227,6 +227,11 @@ func TestOtherRowsShipped(t *testing.T) {
 		switch {
 		case v.Table == d.Table && v.Verdict != VerdictMismatch:
 			t.Errorf("%s of the deciding table: %s", v.Row.ID, v.Verdict)
+		case v.Table.Name == "machine-workload-cluster":
+			// Consulted before the errors table: its rows did not match.
+			if v.Verdict != VerdictMismatch {
+				t.Errorf("%s of a table consulted earlier: %s", v.Row.ID, v.Verdict)
+			}
 		case v.Table != d.Table && v.Decided != d.Table:
 			t.Errorf("%s: decided by %v, want %s", v.Row.ID, v.Decided, d.Table.Name)
 		case v.Row.ID == "D05":

@@ -38,9 +38,16 @@ type world struct {
 	cov     *coverage
 	ns      string
 	cluster string
+	// nodes reaches the cluster that holds the scenario's Nodes and Pods:
+	// the management cluster, or the workload cluster a Cluster's
+	// kubeconfig Secret names (workload_steps_test.go).
+	nodes client.Client
 	// kubelets: Nodes on which a "kubelet" finishes terminating Pods while
 	// assertions poll (envtest runs no kubelet).
 	kubelets map[string]bool
+	// pausedKubelets are kubelets held while the workload API server is down.
+	pausedKubelets map[string]bool
+	workloadDown   bool
 	// release ends the scenario's hold on the shared operator.
 	release func()
 	// undo puts back what a scenario changed outside its namespace (a CRD),
@@ -71,7 +78,7 @@ func registerSteps(sc *godog.ScenarioContext, h *harness.Harness, cov *coverage)
 	w := &world{h: h, cov: cov}
 
 	sc.Before(func(ctx context.Context, s *godog.Scenario) (context.Context, error) {
-		*w = world{h: h, cov: cov, kubelets: map[string]bool{}, cluster: "c1"}
+		*w = world{h: h, cov: cov, kubelets: map[string]bool{}, cluster: "c1", nodes: h.Client}
 		w.release = exclusive(s)
 		w.ns = fmt.Sprintf("spec-%03d", scenarioCounter.Add(1))
 		cov.begin(w.ns, s)
@@ -124,6 +131,7 @@ func registerSteps(sc *godog.ScenarioContext, h *harness.Harness, cov *coverage)
 	registerHealthSteps(sc, w)
 	registerDrainSteps(sc, w)
 	registerMachineSetSteps(sc, w)
+	registerWorkloadSteps(sc, w)
 
 	// --- Given: the world ---
 	sc.Step(`^a Cluster "([^"]*)"$`, w.aCluster)
@@ -193,7 +201,7 @@ func (w *world) nodeName(machine string) string { return w.ns + "-" + machine }
 func (w *world) eventually(ctx context.Context, what string, cond func(context.Context) error) error {
 	err := harness.Eventually(ctx, wait, func(ctx context.Context) error {
 		for n := range w.kubelets {
-			if _, err := w.h.FinishTerminatingPods(ctx, n); err != nil {
+			if _, err := harness.FinishTerminatingPods(ctx, w.nodes, n); err != nil {
 				return err
 			}
 		}
@@ -224,14 +232,14 @@ func (w *world) updateMachine(ctx context.Context, name string, fn func(*cluster
 func (w *world) updateNode(ctx context.Context, machine string, fn func(*corev1.Node), status bool) error {
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		n := &corev1.Node{}
-		if err := w.h.Client.Get(ctx, client.ObjectKey{Name: w.nodeName(machine)}, n); err != nil {
+		if err := w.nodes.Get(ctx, client.ObjectKey{Name: w.nodeName(machine)}, n); err != nil {
 			return err
 		}
 		fn(n)
 		if status {
-			return w.h.Client.Status().Update(ctx, n)
+			return w.nodes.Status().Update(ctx, n)
 		}
-		return w.h.Client.Update(ctx, n)
+		return w.nodes.Update(ctx, n)
 	})
 }
 
@@ -371,13 +379,13 @@ func (w *world) deleteInfraObject(ctx context.Context, name string) error {
 }
 
 func (w *world) nodeJoins(ctx context.Context, name string) error {
-	_, err := w.h.JoinNode(ctx, w.nodeName(name), harness.ProviderID(w.ns, name))
+	_, err := harness.JoinNode(ctx, w.nodes, w.nodeName(name), harness.ProviderID(w.ns, name))
 	return err
 }
 
 func (w *world) twoNodesJoin(ctx context.Context, name string) error {
 	for _, suffix := range []string{"-a", "-b"} {
-		if _, err := w.h.JoinNode(ctx, w.nodeName(name)+suffix, harness.ProviderID(w.ns, name)); err != nil {
+		if _, err := harness.JoinNode(ctx, w.nodes, w.nodeName(name)+suffix, harness.ProviderID(w.ns, name)); err != nil {
 			return err
 		}
 	}
@@ -385,7 +393,7 @@ func (w *world) twoNodesJoin(ctx context.Context, name string) error {
 }
 
 func (w *world) deleteNode(ctx context.Context, name string) error {
-	return w.h.Client.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: w.nodeName(name)}})
+	return w.nodes.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: w.nodeName(name)}})
 }
 
 func (w *world) kubeletRuns(_ context.Context, name string) error {
@@ -394,7 +402,7 @@ func (w *world) kubeletRuns(_ context.Context, name string) error {
 }
 
 func (w *world) podRuns(ctx context.Context, pod, machine string) error {
-	_, err := w.h.RunningPod(ctx, w.ns, pod, w.nodeName(machine), map[string]string{"app": pod})
+	_, err := harness.RunningPod(ctx, w.nodes, w.ns, pod, w.nodeName(machine), map[string]string{"app": pod})
 	return err
 }
 
@@ -405,7 +413,7 @@ func (w *world) pdbBlocks(ctx context.Context, pod string) error {
 	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: pod},
 		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &minAvailable,
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": pod}}}}
-	if err := w.h.Client.Create(ctx, pdb); err != nil {
+	if err := w.nodes.Create(ctx, pdb); err != nil {
 		return err
 	}
 	return w.setPDB(ctx, pod, 0)
@@ -416,7 +424,7 @@ func (w *world) pdbAllows(ctx context.Context, pod string) error { return w.setP
 func (w *world) setPDB(ctx context.Context, name string, allowed int32) error {
 	return w.eventually(ctx, "set PDB status", func(ctx context.Context) error {
 		p := &policyv1.PodDisruptionBudget{}
-		if err := w.h.Client.Get(ctx, client.ObjectKey{Namespace: w.ns, Name: name}, p); err != nil {
+		if err := w.nodes.Get(ctx, client.ObjectKey{Namespace: w.ns, Name: name}, p); err != nil {
 			return err
 		}
 		p.Status.ObservedGeneration = p.Generation
@@ -424,7 +432,7 @@ func (w *world) setPDB(ctx context.Context, name string, allowed int32) error {
 		p.Status.CurrentHealthy = 1 + allowed
 		p.Status.DesiredHealthy = 1
 		p.Status.ExpectedPods = 1 + allowed
-		return w.h.Client.Status().Update(ctx, p)
+		return w.nodes.Status().Update(ctx, p)
 	})
 }
 
@@ -659,7 +667,7 @@ func (w *world) machineGone(ctx context.Context, name string) error {
 func (w *world) nodeState(ctx context.Context, machine, state string) error {
 	return w.eventually(ctx, "Node "+state, func(ctx context.Context) error {
 		n := &corev1.Node{}
-		err := w.h.Client.Get(ctx, client.ObjectKey{Name: w.nodeName(machine)}, n)
+		err := w.nodes.Get(ctx, client.ObjectKey{Name: w.nodeName(machine)}, n)
 		switch state {
 		case "is gone":
 			if apierrors.IsNotFound(err) {
@@ -709,7 +717,7 @@ func (w *world) externalState(ctx context.Context, which, machine, state string)
 func (w *world) podState(ctx context.Context, pod, state string) error {
 	return w.eventually(ctx, "Pod "+pod+" "+state, func(ctx context.Context) error {
 		p := &corev1.Pod{}
-		err := w.h.Client.Get(ctx, client.ObjectKey{Namespace: w.ns, Name: pod}, p)
+		err := w.nodes.Get(ctx, client.ObjectKey{Namespace: w.ns, Name: pod}, p)
 		if state == "is evicted" {
 			if apierrors.IsNotFound(err) || (err == nil && p.DeletionTimestamp != nil) {
 				return nil

@@ -47,6 +47,8 @@ type Reconciler[O client.Object, E any] struct {
 	recorder events.EventRecorder
 	now      func() time.Time
 	patcher  patcher[O]
+	// ctrl is the built controller, once Setup ran.
+	ctrl controller.Controller
 }
 
 // New binds a controller's spec to its registry; it refuses a registry that
@@ -91,6 +93,7 @@ func (r *Reconciler[O, E]) Setup(mgr ctrl.Manager, b *builder.Builder, concurren
 	if err != nil {
 		return err
 	}
+	r.ctrl = c
 	if w != nil {
 		w.Bind(c, mgr.GetCache(), mgr.GetClient())
 	}
@@ -104,6 +107,10 @@ func (r *Reconciler[O, E]) Setup(mgr ctrl.Manager, b *builder.Builder, concurren
 	}, mgr.GetClient())
 	return nil
 }
+
+// Controller returns the controller Setup built (nil before), for watches
+// started at run time.
+func (r *Reconciler[O, E]) Controller() controller.Controller { return r.ctrl }
 
 // Plan is one object's observation and the decision the tables make on it,
 // before any action runs. Explanations stop here.

@@ -18,12 +18,14 @@ import (
 
 	simv1 "github.com/krtt-dev/krtt/api/sim/v1alpha1"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/internal/remote"
 )
 
 // +kubebuilder:rbac:groups=sim.krtt.dev,resources=simmachines,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=sim.krtt.dev,resources=simmachines/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=nodes/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
 
 // cloudReconciler plays an infrastructure provider: after
 // spec.sim.provisionDelaySeconds it provisions the SimMachine (providerID,
@@ -32,10 +34,13 @@ import (
 type cloudReconciler struct {
 	client client.Client
 	now    func() time.Time
+	// clusters, when set, puts Nodes in the workload cluster of the
+	// SimMachine's Cluster (internal/remote: its kubeconfig Secret).
+	clusters *remote.Cache
 }
 
-func setupCloud(mgr ctrl.Manager, _ Options) error {
-	r := &cloudReconciler{client: mgr.GetClient(), now: time.Now}
+func setupCloud(mgr ctrl.Manager, opts Options) error {
+	r := &cloudReconciler{client: mgr.GetClient(), now: time.Now, clusters: opts.clusters}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&simv1.SimMachine{}).
 		Named("sim-cloud").
@@ -126,13 +131,17 @@ func (r *cloudReconciler) reconcile(ctx context.Context, req reconcile.Request) 
 		}
 	}
 
+	nodes, wait, err := r.nodeClient(ctx, sm)
+	if err != nil || wait > 0 {
+		return reconcile.Result{RequeueAfter: wait}, err
+	}
 	if vmGone(sm) {
-		return reconcile.Result{}, r.loseVM(ctx, sm)
+		return reconcile.Result{}, r.loseVM(ctx, nodes, sm)
 	}
 	if meta.IsStatusConditionTrue(sm.Status.Conditions, NodeRegisteredCondition) {
 		return reconcile.Result{}, nil
 	}
-	node, err := r.registerNode(ctx, sm)
+	node, err := r.registerNode(ctx, nodes, sm)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -156,16 +165,16 @@ func vmGone(sm *simv1.SimMachine) bool {
 // it is gone too) and the SimMachine reports the loss by the v1beta1
 // contract's failureReason/failureMessage. It stays provisioned: the VM was
 // there, the provider just cannot find it any more.
-func (r *cloudReconciler) loseVM(ctx context.Context, sm *simv1.SimMachine) error {
+func (r *cloudReconciler) loseVM(ctx context.Context, nodes client.Client, sm *simv1.SimMachine) error {
 	name := NodeName(sm.Namespace, sm.Name)
 	node := &corev1.Node{}
-	switch err := r.client.Get(ctx, client.ObjectKey{Name: name}, node); {
+	switch err := nodes.Get(ctx, client.ObjectKey{Name: name}, node); {
 	case apierrors.IsNotFound(err):
 	case err != nil:
 		return err
 	case isSimNode(node) && node.Spec.ProviderID == ptr.Deref(sm.Spec.ProviderID, ""):
 		uid := node.UID
-		if err := r.client.Delete(ctx, node, client.Preconditions{UID: &uid}); err != nil && !apierrors.IsNotFound(err) {
+		if err := nodes.Delete(ctx, node, client.Preconditions{UID: &uid}); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("delete the Node %s of a vanished VM: %w", name, err)
 		}
 	}
@@ -188,7 +197,7 @@ func (r *cloudReconciler) patchStatus(ctx context.Context, sm *simv1.SimMachine,
 
 // registerNode plays the kubelet joining: a Node with the providerID and a
 // Ready condition (False with KubeletNotReady under spec.sim.nodeNotReady).
-func (r *cloudReconciler) registerNode(ctx context.Context, sm *simv1.SimMachine) (string, error) {
+func (r *cloudReconciler) registerNode(ctx context.Context, nodes client.Client, sm *simv1.SimMachine) (string, error) {
 	name := NodeName(sm.Namespace, sm.Name)
 	node := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
@@ -204,10 +213,10 @@ func (r *cloudReconciler) registerNode(ctx context.Context, sm *simv1.SimMachine
 	if node.Labels[corev1.LabelTopologyZone] == "" {
 		delete(node.Labels, corev1.LabelTopologyZone)
 	}
-	err := r.client.Create(ctx, node)
+	err := nodes.Create(ctx, node)
 	switch {
 	case apierrors.IsAlreadyExists(err):
-		if err := r.client.Get(ctx, client.ObjectKey{Name: name}, node); err != nil {
+		if err := nodes.Get(ctx, client.ObjectKey{Name: name}, node); err != nil {
 			return "", err
 		}
 	case err != nil:
@@ -231,10 +240,34 @@ func (r *cloudReconciler) registerNode(ctx context.Context, sm *simv1.SimMachine
 	if statusEqual(before.Status, node.Status) {
 		return name, nil
 	}
-	if err := r.client.Status().Patch(ctx, node, client.MergeFrom(before)); err != nil {
+	if err := nodes.Status().Patch(ctx, node, client.MergeFrom(before)); err != nil {
 		return "", fmt.Errorf("report Node %s ready: %w", name, err)
 	}
 	return name, nil
+}
+
+// nodeClient is the cluster the SimMachine's Node joins: the workload
+// cluster of its Cluster (the cluster-name label the Machine sets when it
+// adopts the SimMachine) when that Cluster has a kubeconfig Secret, else the
+// management cluster. Until the label is there the VM waits to join, as a
+// kubelet waits for its bootstrap data; a workload cluster that cannot be
+// used is retried.
+func (r *cloudReconciler) nodeClient(ctx context.Context, sm *simv1.SimMachine) (client.Client, time.Duration, error) {
+	if r.clusters == nil {
+		return r.client, 0, nil
+	}
+	name := sm.Labels[clusterv1.ClusterNameLabel]
+	if name == "" {
+		return nil, time.Second, nil
+	}
+	conn, err := r.clusters.ClientFor(ctx, client.ObjectKey{Namespace: sm.Namespace, Name: name})
+	if err != nil {
+		return nil, 0, err
+	}
+	if !conn.Usable() {
+		return nil, 10 * time.Second, nil
+	}
+	return conn.Client, 0, nil
 }
 
 // internalIP derives a stable 10.x.y.z address from the machine's name.

@@ -171,7 +171,10 @@ func nodeReady(n *corev1.Node) *corev1.NodeCondition {
 // kubeletNodeReconciler keeps the Ready condition of sim Nodes current and
 // heartbeats it every HeartbeatInterval.
 type kubeletNodeReconciler struct {
-	client   client.Client
+	client client.Client
+	// machines reads SimMachines (the management cluster's; client is the
+	// cluster the Node is in).
+	machines client.Reader
 	interval time.Duration
 	now      func() time.Time
 }
@@ -179,9 +182,10 @@ type kubeletNodeReconciler struct {
 // kubeletPodReconciler runs the Pods bound to sim Nodes and finishes
 // terminating ones once their (capped) grace period is over.
 type kubeletPodReconciler struct {
-	client client.Client
-	cap    time.Duration
-	now    func() time.Time
+	client   client.Client
+	machines client.Reader
+	cap      time.Duration
+	now      func() time.Time
 }
 
 func simNodePredicate() predicate.Predicate {
@@ -189,19 +193,28 @@ func simNodePredicate() predicate.Predicate {
 }
 
 func setupKubelet(mgr ctrl.Manager, opts Options) error {
-	nr := &kubeletNodeReconciler{client: mgr.GetClient(), interval: opts.HeartbeatInterval, now: time.Now}
-	err := ctrl.NewControllerManagedBy(mgr).
+	return setupKubeletOn(mgr, mgr.GetClient(), true, opts)
+}
+
+// setupKubeletOn runs the kubelet on the Nodes of mgr's cluster, reading
+// SimMachines through machines. In the management cluster (sameCluster) it
+// also watches SimMachines, so a knob changing acts at once; in a workload
+// cluster it acts on the next heartbeat.
+func setupKubeletOn(mgr ctrl.Manager, machines client.Reader, sameCluster bool, opts Options) error {
+	nr := &kubeletNodeReconciler{client: mgr.GetClient(), machines: machines, interval: opts.HeartbeatInterval, now: time.Now}
+	nb := ctrl.NewControllerManagedBy(mgr).
 		For(&corev1.Node{}, builder.WithPredicates(simNodePredicate())).
-		Watches(&simv1.SimMachine{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+		Named("sim-kubelet-node")
+	if sameCluster {
+		nb = nb.Watches(&simv1.SimMachine{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
 			return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: NodeName(o.GetNamespace(), o.GetName())}}}
-		})).
-		Named("sim-kubelet-node").
-		Complete(nr)
-	if err != nil {
+		}))
+	}
+	if err := nb.Complete(nr); err != nil {
 		return err
 	}
-	pr := &kubeletPodReconciler{client: mgr.GetClient(), cap: opts.KubeletGracePeriodCap, now: time.Now}
-	return ctrl.NewControllerManagedBy(mgr).
+	pr := &kubeletPodReconciler{client: mgr.GetClient(), machines: machines, cap: opts.KubeletGracePeriodCap, now: time.Now}
+	pb := ctrl.NewControllerManagedBy(mgr).
 		For(&corev1.Pod{}, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
 			p, ok := o.(*corev1.Pod)
 			return ok && p.Spec.NodeName != ""
@@ -212,9 +225,11 @@ func setupKubelet(mgr ctrl.Manager, opts Options) error {
 		}), builder.WithPredicates(simNodePredicate(), predicate.Funcs{
 			UpdateFunc: func(e event.UpdateEvent) bool { return e.ObjectOld.GetLabels()[NodeLabel] != "true" },
 		})).
+		Named("sim-kubelet-pod")
+	if sameCluster {
 		// A kubelet coming back (nodeUnreachable cleared) finishes what
 		// piled up meanwhile.
-		Watches(&simv1.SimMachine{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+		pb = pb.Watches(&simv1.SimMachine{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
 			return podsOnNodeRequests(ctx, mgr.GetClient(), NodeName(o.GetNamespace(), o.GetName()))
 		}), builder.WithPredicates(predicate.Funcs{
 			CreateFunc:  func(event.CreateEvent) bool { return false },
@@ -223,9 +238,9 @@ func setupKubelet(mgr ctrl.Manager, opts Options) error {
 			UpdateFunc: func(e event.UpdateEvent) bool {
 				return unreachable(e.ObjectOld.(*simv1.SimMachine)) && !unreachable(e.ObjectNew.(*simv1.SimMachine))
 			},
-		})).
-		Named("sim-kubelet-pod").
-		Complete(pr)
+		}))
+	}
+	return pb.Complete(pr)
 }
 
 func podsOnNodeRequests(ctx context.Context, c client.Client, node string) []reconcile.Request {
@@ -256,7 +271,7 @@ func (r *kubeletNodeReconciler) reconcile(ctx context.Context, req reconcile.Req
 	var sm *simv1.SimMachine
 	if key, ok := parseProviderID(node.Spec.ProviderID); ok {
 		sm = &simv1.SimMachine{}
-		if err := r.client.Get(ctx, key, sm); err != nil {
+		if err := r.machines.Get(ctx, key, sm); err != nil {
 			if !apierrors.IsNotFound(err) {
 				return reconcile.Result{}, err
 			}
@@ -351,7 +366,7 @@ func (r *kubeletPodReconciler) reconcile(ctx context.Context, req reconcile.Requ
 	// stopped: they keep their deletionTimestamp until it comes back.
 	if key, ok := parseProviderID(node.Spec.ProviderID); ok {
 		sm := &simv1.SimMachine{}
-		switch err := r.client.Get(ctx, key, sm); {
+		switch err := r.machines.Get(ctx, key, sm); {
 		case err == nil && unreachable(sm):
 			return reconcile.Result{}, nil
 		case err != nil && !apierrors.IsNotFound(err):

@@ -22,14 +22,19 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	simv1 "github.com/krtt-dev/krtt/api/sim/v1alpha1"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/internal/remote"
 )
 
 // Options configure the sim controllers.
@@ -38,6 +43,12 @@ type Options struct {
 	KubeletGracePeriodCap time.Duration
 	// HeartbeatInterval for sim Node Ready heartbeats (default 10s).
 	HeartbeatInterval time.Duration
+	// WorkloadClusters puts the Node of a Machine whose Cluster has a
+	// <cluster>-kubeconfig Secret in that workload cluster, and runs the
+	// kubelet, CSI and disruption controllers there.
+	WorkloadClusters bool
+	clusters         *remote.Cache
+
 	// DisruptedPodTimeout is how long a Pod the Eviction API recorded in a
 	// budget's status.disruptedPods counts as disrupted while it is not
 	// deleted (default 2m, the disruption controller's DeletionTimeout).
@@ -103,8 +114,35 @@ func Scheme() *runtime.Scheme {
 }
 
 // SetupWithManager registers all sim controllers (bootstrap, control plane, cloud, kubelet, csi, disruption) on mgr. mgr's scheme must include clientgoscheme and api/sim/v1alpha1 and api/v1alpha1.
+//
+// With opts.WorkloadClusters, a Machine whose Cluster has a <cluster>-kubeconfig
+// Secret gets its Node in that workload cluster, where the kubelet, CSI and
+// disruption controllers run too (started per connection); the others stay
+// in the management cluster, as before.
 func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	opts = opts.withDefaults()
+	if opts.WorkloadClusters {
+		clusters := remote.New(mgr.GetClient(), mgr.GetAPIReader(), remote.Options{Scheme: Scheme()})
+		clusters.AddWatcher(nodeSideOn(mgr.GetClient(), opts))
+		if err := mgr.Add(clusters); err != nil {
+			return err
+		}
+		opts.clusters = clusters
+	}
+	if err := setupNodeSide(ctx, mgr, mgr.GetClient(), true, opts); err != nil {
+		return err
+	}
+	for _, setup := range []func(ctrl.Manager, Options) error{setupBootstrap, setupControlPlane, setupCloud} {
+		if err := setup(mgr, opts); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setupNodeSide registers what runs where the Nodes are: the kubelet, the
+// CSI driver and the disruption controller, with their indexes.
+func setupNodeSide(ctx context.Context, mgr ctrl.Manager, machines client.Reader, sameCluster bool, opts Options) error {
 	idx := mgr.GetFieldIndexer()
 	if err := idx.IndexField(ctx, &corev1.Pod{}, podNodeIndex, func(o client.Object) []string {
 		if p, ok := o.(*corev1.Pod); ok && p.Spec.NodeName != "" {
@@ -117,14 +155,38 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	if err := indexVolumeAttachments(ctx, idx); err != nil {
 		return err
 	}
-	for _, setup := range []func(ctrl.Manager, Options) error{
-		setupBootstrap, setupControlPlane, setupCloud, setupKubelet, setupCSI, setupDisruption,
-	} {
+	if err := setupKubeletOn(mgr, machines, sameCluster, opts); err != nil {
+		return err
+	}
+	for _, setup := range []func(ctrl.Manager, Options) error{setupCSI, setupDisruption} {
 		if err := setup(mgr, opts); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// nodeSideOn starts, for every workload cluster connection, a manager on
+// that cluster running the node-side controllers until the connection
+// closes. SimMachines are read from the management cluster.
+func nodeSideOn(machines client.Reader, opts Options) remote.Watcher {
+	return remote.WatcherFunc(func(ctx context.Context, key client.ObjectKey, cl cluster.Cluster) error {
+		m, err := ctrl.NewManager(cl.GetConfig(), ctrl.Options{Scheme: Scheme(),
+			Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
+			Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
+		if err != nil {
+			return fmt.Errorf("sim: manager for the workload cluster of %s: %w", key, err)
+		}
+		if err := setupNodeSide(ctx, m, machines, false, opts); err != nil {
+			return err
+		}
+		go func() {
+			if err := m.Start(ctx); err != nil {
+				ctrl.Log.WithName("sim").Error(err, "workload cluster node side stopped", "cluster", key)
+			}
+		}()
+		return nil
+	})
 }
 
 // NodeName is the name of the Node the sim registers for a SimMachine:

@@ -27,6 +27,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	simv1 "github.com/krtt-dev/krtt/api/sim/v1alpha1"
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/internal/harness"
 	"github.com/krtt-dev/krtt/internal/testenv"
 	"github.com/krtt-dev/krtt/sim"
@@ -72,7 +73,7 @@ func run(m *testing.M) int {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if err := sim.SetupWithManager(ctx, mgr, sim.Options{KubeletGracePeriodCap: graceCap, HeartbeatInterval: heartbeat}); err != nil {
+	if err := sim.SetupWithManager(ctx, mgr, sim.Options{KubeletGracePeriodCap: graceCap, HeartbeatInterval: heartbeat, WorkloadClusters: true}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -120,7 +121,11 @@ func namespace(t *testing.T, base string) string {
 
 func simMachine(t *testing.T, ns, name string, mutate ...func(*simv1.SimMachine)) *simv1.SimMachine {
 	t.Helper()
-	sm := &simv1.SimMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	// The cluster-name label is what a Machine sets when it adopts the
+	// SimMachine; the cloud joins the Node to that Cluster's cluster (here
+	// the management cluster: the Cluster has no kubeconfig Secret).
+	sm := &simv1.SimMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
+		Labels: map[string]string{clusterv1.ClusterNameLabel: "self-hosted"}}}
 	for _, fn := range mutate {
 		fn(sm)
 	}

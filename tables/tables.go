@@ -7,6 +7,7 @@ package tables
 import (
 	"fmt"
 
+	clusteractions "github.com/krtt-dev/krtt/actions/cluster"
 	machineactions "github.com/krtt-dev/krtt/actions/machine"
 	machinesetactions "github.com/krtt-dev/krtt/actions/machineset"
 	"github.com/krtt-dev/krtt/engine"
@@ -17,6 +18,7 @@ import (
 const (
 	Machine    = "machine"
 	MachineSet = "machineset"
+	Cluster    = "cluster"
 )
 
 // Catalogs are the registries krtt is built with, by registry name (a table
@@ -24,7 +26,7 @@ const (
 // action and fact descriptions from them.
 func Catalogs() map[string]*engine.Catalog {
 	out := map[string]*engine.Catalog{}
-	for _, c := range []*engine.Catalog{machineactions.Registry().Catalog(), machineactions.PodRegistry().Catalog(), machinesetactions.Registry().Catalog()} {
+	for _, c := range []*engine.Catalog{machineactions.Registry().Catalog(), machineactions.PodRegistry().Catalog(), machinesetactions.Registry().Catalog(), clusteractions.Registry().Catalog()} {
 		out[c.Name] = c
 	}
 	return out

@@ -15,8 +15,15 @@ func TestLoadTablesEmbedded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(set.Tables) != 4 {
-		t.Fatalf("want the errors, normal, node-guard and deletion tables, got %d", len(set.Tables))
+	if len(set.Tables) != 5 {
+		t.Fatalf("want the workload-cluster, errors, normal, node-guard and deletion tables, got %d", len(set.Tables))
+	}
+	cs, err := tables.Load(tables.Cluster, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs.Tables) != 1 {
+		t.Fatalf("want the cluster-status table, got %d", len(cs.Tables))
 	}
 }
 

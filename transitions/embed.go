@@ -7,7 +7,7 @@ import (
 	"io/fs"
 )
 
-//go:embed machine/*.yaml machineset/*.yaml
+//go:embed machine/*.yaml machineset/*.yaml cluster/*.yaml
 var files embed.FS
 
 // FS returns the embedded tables, one directory per controller.
@@ -18,3 +18,6 @@ const MachineDir = "machine"
 
 // MachineSetDir is the directory of the MachineSet controller's tables in FS.
 const MachineSetDir = "machineset"
+
+// ClusterDir is the directory of the Cluster controller's tables in FS.
+const ClusterDir = "cluster"

@@ -10,6 +10,7 @@ import (
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/internal/remote"
 )
 
 // registerFacts binds every fact of transitions/machine/machine.yaml to the
@@ -69,6 +70,13 @@ func registerFacts(r *engine.Registry[*Scope]) {
 	})
 	r.Bool("infrastructureDeleting", "The infrastructure object has a deletionTimestamp.", func(s *Scope) bool {
 		return s.Infrastructure != nil && s.Infrastructure.GetDeletionTimestamp() != nil
+	})
+	r.Enum("workloadCluster", "How the Node side of the Machine's Cluster was reached (internal/remote).", func(s *Scope) string {
+		if s.Workload.State == "" {
+			// Connecting failed with an API error; apiError decides.
+			return string(remote.Unreachable)
+		}
+		return string(s.Workload.State)
 	})
 	r.Bool("nodeUnreachable", "The Node reports Ready=Unknown.", func(s *Scope) bool {
 		return NodeUnreachable(s.Node())

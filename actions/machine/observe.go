@@ -15,6 +15,7 @@ import (
 	"github.com/krtt-dev/krtt/actions/contract"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/internal/remote"
 )
 
 // NodeProviderIDIndex is the field index on Nodes by spec.providerID that the
@@ -75,18 +76,35 @@ func (o *Observer) ObserveAt(ctx context.Context, key client.ObjectKey, now time
 	}
 	s.Infrastructure = o.getExternal(ctx, s, m.Spec.InfrastructureRef, m.Namespace, "infrastructure")
 
-	nodeClient := o.Client
-	if o.Clusters != nil {
-		c, err := o.Clusters.ClientFor(ctx, client.ObjectKey{Namespace: m.Namespace, Name: m.Spec.ClusterName})
-		if err != nil {
-			s.keep(fmt.Errorf("connect to the cluster of %s: %w", m.Spec.ClusterName, err))
-			return s
-		}
-		nodeClient = c
+	o.connect(ctx, s)
+	if s.NodeClient == nil {
+		// The Node side cannot be seen: no Node facts are observed, and
+		// the workloadCluster rows hold every Node-side step.
+		return s
 	}
-	s.NodeClient = nodeClient
 	o.findNodes(ctx, s)
 	return s
+}
+
+// connect finds the Node side of the Machine's Cluster. Without a Cluster
+// there is nothing to connect to and the management cluster serves, as
+// before workload clusters existed (the Cluster rows decide what that means).
+func (o *Observer) connect(ctx context.Context, s *Scope) {
+	m := s.Machine
+	if o.Clusters == nil || s.Cluster == nil {
+		s.Workload = remote.Connection{Client: o.Client, State: remote.SelfHosted, Message: "the Node side is the management cluster"}
+		s.NodeClient = o.Client
+		return
+	}
+	conn, err := o.Clusters.ClientFor(ctx, client.ObjectKey{Namespace: m.Namespace, Name: m.Spec.ClusterName})
+	if err != nil {
+		s.keep(fmt.Errorf("connect to the workload cluster of %s: %w", m.Spec.ClusterName, err))
+		return
+	}
+	s.Workload = conn
+	if conn.Usable() {
+		s.NodeClient = conn.Client
+	}
 }
 
 func (s *Scope) keep(err error) {

@@ -51,4 +51,5 @@ func registerActions(r *engine.Registry[*Scope]) {
 	r.Action("DeleteBootstrap", "Delete the bootstrap object once and wait until it is gone.", deleteBootstrap, engine.MayWait())
 	r.Action("MarkNodeDeletionStart", "Set status.deletion.nodeDeletionStartTime if unset.", markNodeDeletionStart)
 	r.Action("DeleteNode", "Delete the Node object.", deleteNode)
+	r.Action("WaitForWorkloadCluster", "Wait while the workload cluster cannot be used, saying which Secret and API server, since when and why.", waitForWorkloadCluster, engine.MayWait())
 }

@@ -15,21 +15,23 @@ import (
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/internal/remote"
 )
 
-// ClusterClients hands out the client for the cluster that holds a Cluster's
-// Nodes and Pods. Today every Cluster's Nodes live in the management cluster;
-// a workload-cluster connection plugs in here.
+// ClusterClients hands out the Node side of a Cluster: the workload cluster
+// its kubeconfig Secret names (internal/remote), or the management cluster.
+// The error is an API error; a workload cluster that cannot be used is the
+// connection's State.
 type ClusterClients interface {
-	ClientFor(ctx context.Context, cluster client.ObjectKey) (client.Client, error)
+	ClientFor(ctx context.Context, cluster client.ObjectKey) (remote.Connection, error)
 }
 
-// LocalClusterClients serves every Cluster from one client.
+// LocalClusterClients serves every Cluster from one client, as self-hosted.
 type LocalClusterClients struct{ Client client.Client }
 
 // ClientFor returns the shared client.
-func (l LocalClusterClients) ClientFor(context.Context, client.ObjectKey) (client.Client, error) {
-	return l.Client, nil
+func (l LocalClusterClients) ClientFor(context.Context, client.ObjectKey) (remote.Connection, error) {
+	return remote.Connection{Client: l.Client, State: remote.SelfHosted, Message: "the Node side is the management cluster"}, nil
 }
 
 // Watcher makes sure events of an external object's kind reach the Machine
@@ -44,11 +46,14 @@ type Watcher interface {
 type Scope struct {
 	// Client reaches the management cluster (Machines, Clusters, provider objects).
 	Client client.Client
-	// NodeClient reaches the cluster that runs the Machine's Node and Pods.
+	// NodeClient reaches the cluster that runs the Machine's Node and Pods;
+	// nil when that cluster cannot be used (see Workload).
 	NodeClient client.Client
-	Watcher    Watcher
-	Recorder   events.EventRecorder
-	Now        time.Time
+	// Workload is how the Node side was reached in this reconcile.
+	Workload remote.Connection
+	Watcher  Watcher
+	Recorder events.EventRecorder
+	Now      time.Time
 
 	Key          client.ObjectKey
 	MachineFound bool

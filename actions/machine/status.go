@@ -61,7 +61,9 @@ func mirrorConditions(s *Scope) {
 			setCondition(m, clusterv1.InfrastructureReadyCondition, metav1.ConditionFalse, "WaitingForProvisioning", "Waiting for the infrastructure provider")
 		}
 	}
-	if n := s.Node(); n == nil && s.Err == nil && hasNodeRef(s) && len(s.Nodes) == 0 {
+	// When the workload cluster cannot be seen (no NodeClient) the Node
+	// conditions are not mirrored: the workloadCluster rows say why.
+	if n := s.Node(); s.NodeClient != nil && n == nil && s.Err == nil && hasNodeRef(s) && len(s.Nodes) == 0 {
 		// The Node named in nodeRef is gone; said on every reconcile,
 		// deletion included, so no stale Node condition outlives it.
 		msg := "The Node " + m.Status.NodeRef.Name + " named in status.nodeRef was deleted"

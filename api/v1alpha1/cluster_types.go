@@ -53,12 +53,54 @@ type ClusterSpec struct {
 
 // ClusterStatus is the observed state of a Cluster.
 type ClusterStatus struct {
-	// conditions describe the current state of the Cluster.
+	// phase is the user-facing phase of the Cluster (from its table state).
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	Phase string `json:"phase,omitempty"`
+
+	// state is the transition-table state the Cluster controller persists.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	State string `json:"state,omitempty"`
+
+	// stateSince is when the Cluster entered its current state.
+	// +optional
+	StateSince *metav1.Time `json:"stateSince,omitempty"`
+
+	// observedGeneration is the metadata.generation the controller last
+	// reconciled.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// lastTransition is the last transition-table row that fired.
+	// +optional
+	LastTransition *LastTransition `json:"lastTransition,omitempty"`
+
+	// machines counts the Cluster's Machines.
+	// +optional
+	Machines ClusterMachines `json:"machines,omitempty,omitzero"`
+
+	// conditions describe the current state of the Cluster:
+	// WorkloadClusterReachable (how the Node side is reached: Connected,
+	// SelfHosted, Unreachable, NoAccess) and MachinesReady.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	// +kubebuilder:validation:MaxItems=32
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// ClusterMachines counts the Machines of a Cluster.
+type ClusterMachines struct {
+	// total is the number of Machines with the Cluster's cluster-name label.
+	// +optional
+	Total int32 `json:"total"`
+	// ready is the number of those whose Ready condition is True.
+	// +optional
+	Ready int32 `json:"ready"`
+	// deleting is the number of those being deleted.
+	// +optional
+	Deleting int32 `json:"deleting"`
 }
 
 // Cluster groups Machines; pausing it pauses all of them.
@@ -68,6 +110,10 @@ type ClusterStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:path=clusters,scope=Namespaced,categories=krtt
 // +kubebuilder:printcolumn:name="Paused",type="boolean",JSONPath=".spec.paused"
+// +kubebuilder:printcolumn:name="Workload",type="string",JSONPath=`.status.conditions[?(@.type=="WorkloadClusterReachable")].reason`
+// +kubebuilder:printcolumn:name="Machines",type="integer",JSONPath=".status.machines.total"
+// +kubebuilder:printcolumn:name="Ready",type="integer",JSONPath=".status.machines.ready"
+// +kubebuilder:printcolumn:name="Phase",type="string",JSONPath=".status.phase"
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
 type Cluster struct {
 	metav1.TypeMeta   `json:",inline"`

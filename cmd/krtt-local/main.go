@@ -31,6 +31,7 @@ import (
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/internal/localcp"
 	"github.com/krtt-dev/krtt/internal/operator"
+	"github.com/krtt-dev/krtt/internal/remote"
 	"github.com/krtt-dev/krtt/sim"
 )
 
@@ -137,6 +138,23 @@ func runLocal(ctx context.Context, set *engine.Set, f flags) error {
 		return nil
 	}
 
+	// A second API server plays the workload cluster of the sample Cluster
+	// "remote": its Nodes and Pods live there, reached through the Secret
+	// remote-kubeconfig.
+	wcp, err := localcp.Start(localcp.Options{Dir: filepath.Join(f.dir, "workload"), Fresh: f.fresh, Port: -1, Log: prefixed{}})
+	if err != nil {
+		return errors.Join(fmt.Errorf("workload cluster: %w", err), stopCP())
+	}
+	stopCP = func(stopMain func() error) func() error {
+		return func() error {
+			err := wcp.Stop()
+			return errors.Join(err, stopMain())
+		}
+	}(stopCP)
+	if err := remote.WriteSecret(ctx, cp.Client, "default", remoteCluster, wcp.Config); err != nil {
+		return errors.Join(fmt.Errorf("kubeconfig Secret of Cluster %s: %w", remoteCluster, err), stopCP())
+	}
+
 	mctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	opMgr, err := operatorManager(cp.Config, f, false)
@@ -154,7 +172,7 @@ func runLocal(ctx context.Context, set *engine.Set, f flags) error {
 	if err != nil {
 		return errors.Join(fmt.Errorf("sim manager: %w", err), stopCP())
 	}
-	if err := sim.SetupWithManager(mctx, simMgr, sim.Options{HeartbeatInterval: f.heartbeat}); err != nil {
+	if err := sim.SetupWithManager(mctx, simMgr, sim.Options{HeartbeatInterval: f.heartbeat, WorkloadClusters: true}); err != nil {
 		return errors.Join(fmt.Errorf("set up the simulated provider: %w", err), stopCP())
 	}
 
@@ -194,10 +212,15 @@ Point kubectl at it:
 
     export KUBECONFIG=%s
     kubectl get kma -w
+    kubectl get clusters.cluster.krtt.dev
+
+The Nodes of Cluster %q live in a second API server (%s):
+
+    kubectl --kubeconfig %s get nodes
 
 Ctrl-C stops it; the next run keeps the cluster (--fresh starts over).
 
-`, cp.URL, cp.Dir, cp.Kubeconfig)
+`, cp.URL, cp.Dir, cp.Kubeconfig, remoteCluster, wcp.URL, wcp.Kubeconfig)
 
 	<-mctx.Done()
 	fmt.Println("krtt-local: stopping the operator and the simulated provider")
@@ -213,6 +236,10 @@ func cpRoot() string {
 	}
 	return root
 }
+
+// remoteCluster is the sample Cluster (config/samples/remote.yaml) whose
+// workload cluster is the second local API server.
+const remoteCluster = "remote"
 
 type prefixed struct{}
 

@@ -28,6 +28,7 @@ import (
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/internal/controller/machine"
 	"github.com/krtt-dev/krtt/internal/controller/machineset"
+	"github.com/krtt-dev/krtt/internal/remote"
 	"github.com/krtt-dev/krtt/reconciler"
 )
 
@@ -81,6 +82,9 @@ type Report struct {
 	WaitingOn *Wait `json:"waitingOn,omitempty"`
 	// Hooks are the deletion hook annotations on the Machine.
 	Hooks []Hook `json:"hooks"`
+	// NodeSide says which cluster the Node side was read from and how the
+	// connection to it stands (the fact workloadCluster).
+	NodeSide *NodeSide `json:"nodeSide,omitempty"`
 	// Deleting is the Deleting condition.
 	Deleting *Condition `json:"deletingCondition,omitempty"`
 	// LastTransition is status.lastTransition.
@@ -233,19 +237,34 @@ type Event struct {
 	Controller string `json:"reportingController,omitempty"`
 }
 
+// NodeSide is the cluster that holds the Machine's Node and Pods.
+type NodeSide struct {
+	// State is Connected, SelfHosted, Unreachable or NoAccess.
+	State   string `json:"state"`
+	Server  string `json:"server,omitempty"`
+	Secret  string `json:"secret,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
 // Machine explains one Machine: it observes it with the operator's own
 // Observer, computes the facts with the runner's observers, decides with
 // the set and reads status and Events. It runs no action.
 func Machine(ctx context.Context, c client.Client, set *engine.Set, key client.ObjectKey, now time.Time) (*Report, error) {
 	// The operator's own observe and decide, through the controller kit,
 	// with a direct client and no action run.
-	r, err := reconciler.New(machine.Spec(set, c, nil), reconciler.Options{Client: c, Now: func() time.Time { return now }})
+	// The Node side is reached as the operator reaches it: through the
+	// Cluster's kubeconfig Secret when there is one.
+	clusters := remote.New(c, c, remote.Options{Scheme: c.Scheme()})
+	r, err := reconciler.New(machine.Spec(set, c, clusters, nil), reconciler.Options{Client: c, Now: func() time.Time { return now }})
 	if err != nil {
 		return nil, err
 	}
 	rep, plan, err := explain(ctx, c, r, machine.Status, "Machine", key, now)
 	if err != nil {
 		return nil, err
+	}
+	if w := plan.Obs.Env.Workload; w.State != "" {
+		rep.NodeSide = &NodeSide{State: string(w.State), Server: w.Server, Secret: w.Secret, Message: w.Message}
 	}
 	if m := plan.Obs.Env.Machine; m != nil {
 		rep.Hooks = hooks(m)

@@ -44,6 +44,13 @@ func (r *Report) Text(w io.Writer) {
 		p("          (%s)\n", r.StateNote)
 	}
 	p("  phase:  %s\n", r.Phase)
+	if ns := r.NodeSide; ns != nil {
+		p("  node side: %s", ns.State)
+		if ns.Message != "" {
+			p(" — %s", ns.Message)
+		}
+		p("\n")
+	}
 	if r.DeletionRequested != nil {
 		p("  deletion requested: %s\n", r.at(*r.DeletionRequested))
 	}

@@ -126,19 +126,25 @@ func (h *Harness) InfrastructureProvisioned(ctx context.Context, ns, name string
 
 // JoinNode plays the kubelet joining: a Ready Node with the providerID.
 func (h *Harness) JoinNode(ctx context.Context, nodeName, providerID string) (*corev1.Node, error) {
+	return JoinNode(ctx, h.Client, nodeName, providerID)
+}
+
+// JoinNode plays the kubelet joining the cluster c reaches (the management
+// cluster, or a workload cluster).
+func JoinNode(ctx context.Context, c client.Client, nodeName, providerID string) (*corev1.Node, error) {
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeName}, Spec: corev1.NodeSpec{ProviderID: providerID}}
-	if err := h.Client.Create(ctx, n); err != nil {
+	if err := c.Create(ctx, n); err != nil {
 		return nil, err
 	}
 	// The operator may label the Node between its creation and its first
 	// status report, as it would with a real kubelet: report on a fresh read.
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if err := h.Client.Get(ctx, client.ObjectKeyFromObject(n), n); err != nil {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(n), n); err != nil {
 			return err
 		}
 		n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
 			Message: "kubelet is posting ready status", LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}}
-		return h.Client.Status().Update(ctx, n)
+		return c.Status().Update(ctx, n)
 	})
 	return n, err
 }
@@ -158,8 +164,13 @@ func Eventually(ctx context.Context, timeout time.Duration, cond func(context.Co
 // FinishTerminatingPods plays the kubelet for Pods on a Node that have a
 // deletionTimestamp: it removes them for good.
 func (h *Harness) FinishTerminatingPods(ctx context.Context, node string) (int, error) {
+	return FinishTerminatingPods(ctx, h.Client, node)
+}
+
+// FinishTerminatingPods plays the kubelet of a Node in the cluster c reaches.
+func FinishTerminatingPods(ctx context.Context, c client.Client, node string) (int, error) {
 	pods := &corev1.PodList{}
-	if err := h.Client.List(ctx, pods); err != nil {
+	if err := c.List(ctx, pods); err != nil {
 		return 0, err
 	}
 	n := 0
@@ -168,7 +179,7 @@ func (h *Harness) FinishTerminatingPods(ctx context.Context, node string) (int, 
 		if p.Spec.NodeName != node || p.DeletionTimestamp.IsZero() {
 			continue
 		}
-		if err := h.Client.Delete(ctx, p, client.GracePeriodSeconds(0)); err != nil && !apierrors.IsNotFound(err) {
+		if err := c.Delete(ctx, p, client.GracePeriodSeconds(0)); err != nil && !apierrors.IsNotFound(err) {
 			return n, err
 		}
 		n++
@@ -179,17 +190,22 @@ func (h *Harness) FinishTerminatingPods(ctx context.Context, node string) (int, 
 // RunningPod creates a Pod bound to a Node and reports it Running and Ready,
 // as the kubelet would (a Pending Pod can be evicted despite any PDB).
 func (h *Harness) RunningPod(ctx context.Context, ns, name, node string, labels map[string]string, mutate ...func(*corev1.Pod)) (*corev1.Pod, error) {
+	return RunningPod(ctx, h.Client, ns, name, node, labels, mutate...)
+}
+
+// RunningPod creates a running Pod in the cluster c reaches.
+func RunningPod(ctx context.Context, c client.Client, ns, name, node string, labels map[string]string, mutate ...func(*corev1.Pod)) (*corev1.Pod, error) {
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
 		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "main", Image: "registry.k8s.io/pause:3.10"}}}}
 	for _, fn := range mutate {
 		fn(p)
 	}
-	if err := h.Client.Create(ctx, p); err != nil {
+	if err := c.Create(ctx, p); err != nil {
 		return nil, err
 	}
 	p.Status.Phase = corev1.PodRunning
 	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now()}}
-	return p, h.Client.Status().Update(ctx, p)
+	return p, c.Status().Update(ctx, p)
 }
 
 // PodsRunning reports, as a condition to poll, whether every Pod runs and

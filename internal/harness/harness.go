@@ -18,6 +18,7 @@ import (
 	"github.com/krtt-dev/krtt/internal/controller/machine"
 	"github.com/krtt-dev/krtt/internal/operator"
 	"github.com/krtt-dev/krtt/internal/testenv"
+	krtttables "github.com/krtt-dev/krtt/tables"
 )
 
 // Harness is a control plane plus a restartable operator.
@@ -25,7 +26,7 @@ type Harness struct {
 	Env    *testenv.Env
 	Client client.Client
 	// Set is the Machine table set; Sets every set the operator runs
-	// (Machine and MachineSet), for row coverage.
+	// (Machine, MachineSet and Cluster), for row coverage.
 	Set  *engine.Set
 	Sets []*engine.Set
 	// Clock is the operator's clock; scenarios advance it past timeouts.
@@ -37,6 +38,7 @@ type Harness struct {
 	traces   []engine.Trace
 	subs     []func(engine.Trace)
 	Reconcil *machine.Reconciler
+	workload workload
 }
 
 // Start brings up envtest and the operator.
@@ -51,7 +53,12 @@ func Start() (*Harness, error) {
 		_ = env.Stop()
 		return nil, err
 	}
-	h := &Harness{Env: env, Client: env.Client, Set: set, Sets: []*engine.Set{set, machineSets}, Clock: &Clock{}}
+	clusterSet, err := krtttables.Load(krtttables.Cluster, "")
+	if err != nil {
+		_ = env.Stop()
+		return nil, err
+	}
+	h := &Harness{Env: env, Client: env.Client, Set: set, Sets: []*engine.Set{set, machineSets, clusterSet}, Clock: &Clock{}}
 	if err := h.StartOperator(); err != nil {
 		_ = env.Stop()
 		return nil, err
@@ -68,7 +75,7 @@ func (h *Harness) StartOperator() error {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r, err := operator.Setup(ctx, mgr, h.Set, operator.Options{MachineConcurrency: 4, MachineSets: h.Sets[1],
-		Traces: h.record, Now: h.Clock.Now})
+		ClusterSet: h.Sets[2], Workload: workloadOptions, Traces: h.record, Now: h.Clock.Now})
 	if err != nil {
 		cancel()
 		return err
@@ -110,6 +117,9 @@ func (h *Harness) RestartOperator() error {
 // Stop tears everything down.
 func (h *Harness) Stop() error {
 	err := h.StopOperator()
+	if e := h.stopWorkload(); err == nil {
+		err = e
+	}
 	if e := h.Env.Stop(); err == nil {
 		err = e
 	}

@@ -18,6 +18,18 @@ import (
 // connection refused. down, when not nil, runs while the API server is down
 // (e.g. to hold it down for a while).
 func (cp *ControlPlane) RestartAPIServer(down func()) error {
+	if err := cp.StopAPIServer(); err != nil {
+		return err
+	}
+	if down != nil {
+		down()
+	}
+	return cp.StartAPIServer()
+}
+
+// StopAPIServer kills kube-apiserver (SIGKILL, as RestartAPIServer does) and
+// leaves it down, etcd running, until StartAPIServer.
+func (cp *ControlPlane) StopAPIServer() error {
 	if cp == nil || cp.env == nil || cp.env.ControlPlane.APIServer == nil {
 		return errors.New("localcp: the control plane is not running")
 	}
@@ -32,8 +44,14 @@ func (cp *ControlPlane) RestartAPIServer(down func()) error {
 	if err := cp.env.ControlPlane.APIServer.Stop(); err != nil {
 		return fmt.Errorf("localcp: stop kube-apiserver: %w", err)
 	}
-	if down != nil {
-		down()
+	return nil
+}
+
+// StartAPIServer starts kube-apiserver again after StopAPIServer, on the same
+// address with the same certificates, so every client keeps working.
+func (cp *ControlPlane) StartAPIServer() error {
+	if cp == nil || cp.env == nil || cp.env.ControlPlane.APIServer == nil {
+		return errors.New("localcp: the control plane is not running")
 	}
 	if err := cp.env.ControlPlane.APIServer.Start(); err != nil {
 		return fmt.Errorf("localcp: start kube-apiserver again (log in %s): %w", filepath.Join(cp.Dir, "logs"), err)

@@ -22,8 +22,10 @@ import (
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/internal/controller/cluster"
 	"github.com/krtt-dev/krtt/internal/controller/machine"
 	"github.com/krtt-dev/krtt/internal/controller/machineset"
+	"github.com/krtt-dev/krtt/internal/remote"
 	krtttables "github.com/krtt-dev/krtt/tables"
 )
 
@@ -52,12 +54,25 @@ type Options struct {
 	Traces func(engine.Trace)
 	// Now is the controllers' clock; time.Now when nil (tests inject one).
 	Now func() time.Time
+	// Workload configures the workload cluster connections (health probe
+	// interval, timeout, failure threshold); zero values are the defaults.
+	Workload remote.Options
+	// ClusterSet is the Cluster controller's table set; nil: the embedded one.
+	ClusterSet *engine.Set
 }
 
-// Setup adds the Machine controller for the given table set and, when
-// opts.MachineSets is given, the MachineSet controller.
+// Setup adds the Machine controller for the given table set, the workload
+// cluster connections its Node side goes through, the Cluster controller
+// and, when opts.MachineSets is given, the MachineSet controller.
 func Setup(ctx context.Context, mgr ctrl.Manager, set *engine.Set, opts Options) (*machine.Reconciler, error) {
-	r, err := machine.Setup(ctx, mgr, set, machine.Options{MaxConcurrentReconciles: opts.MachineConcurrency, Now: opts.Now})
+	clusters, err := WorkloadClusters(mgr, opts.Workload)
+	if err != nil {
+		return nil, err
+	}
+	if err := setupCluster(mgr, clusters, opts); err != nil {
+		return nil, err
+	}
+	r, err := machine.Setup(ctx, mgr, set, machine.Options{MaxConcurrentReconciles: opts.MachineConcurrency, Now: opts.Now, Clusters: clusters})
 	if err != nil {
 		return nil, err
 	}
@@ -79,6 +94,43 @@ func Setup(ctx context.Context, mgr ctrl.Manager, set *engine.Set, opts Options)
 		msr.Runner().Subscribe(opts.Traces)
 	}
 	return r, nil
+}
+
+// setupCluster adds the Cluster controller (conditions and counts only, so
+// two workers are plenty).
+func setupCluster(mgr ctrl.Manager, clusters *remote.Cache, opts Options) error {
+	set := opts.ClusterSet
+	if set == nil {
+		var err error
+		if set, err = krtttables.Load(krtttables.Cluster, ""); err != nil {
+			return err
+		}
+	}
+	r, err := cluster.Setup(mgr, set, cluster.Options{MaxConcurrentReconciles: 2, Now: opts.Now, Clusters: clusters})
+	if err != nil {
+		return err
+	}
+	if opts.Traces != nil {
+		r.Runner().Subscribe(opts.Traces)
+	}
+	return nil
+}
+
+// WorkloadClusters is the manager's cache of workload cluster connections,
+// with the indexes the Machine controller reads through.
+func WorkloadClusters(mgr ctrl.Manager, o remote.Options) (*remote.Cache, error) {
+	if o.Scheme == nil {
+		o.Scheme = Scheme()
+	}
+	o.Indexes = append(o.Indexes, machine.Indexes()...)
+	slim := ctrl.Options{}
+	SlimCache(&slim)
+	o.Cache = slim.Cache
+	c := remote.New(mgr.GetClient(), mgr.GetAPIReader(), o)
+	if err := mgr.Add(c); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // Sets loads the table sets of every controller from dir (the embedded

@@ -297,6 +297,8 @@ var unusedOK = map[string]string{
 		"this lifecycle deletes politely",
 	"ClusterRole: core namespaces list":  "a MachineDrainRule with a namespaceSelector reads the Pod's Namespace; this lifecycle has no rule",
 	"ClusterRole: core namespaces watch": "a MachineDrainRule with a namespaceSelector reads the Pod's Namespace; this lifecycle has no rule",
+	"ClusterRole: core secrets get": "reads the data of a Cluster's <cluster>-kubeconfig Secret once per workload cluster " +
+		"connection (uncached, so no other Secret's data is held); this lifecycle is self-hosted and has no such Secret",
 	"ClusterRole: cluster.krtt.dev machinesets/finalizers update": "OwnerReferencesPermissionEnforcement lets only who may " +
 		"update the owner's finalizers set blockOwnerDeletion: the MachineSet as controller of the Machines and clones it creates; no request goes there",
 	"Role: core events patch": "the leader-election event recorder patches an event it repeats (a re-election soon after " +
@@ -309,6 +311,8 @@ var usedSometimes = map[string]string{
 	"Role: coordination.k8s.io leases create": "the first leader creates the Lease; a leader elected once it exists " +
 		"(an operator restart, a second run of this test) only updates it",
 	"ClusterRole: cluster.krtt.dev machines get": "after a status patch conflict the kit re-reads the Machine uncached " +
+		"to rebase its change; whether a conflict happens depends on timing",
+	"ClusterRole: cluster.krtt.dev clusters get": "after a status patch conflict the kit re-reads the Cluster uncached " +
 		"to rebase its change; whether a conflict happens depends on timing",
 	"ClusterRole: cluster.krtt.dev machinesets get": "after a status patch conflict the kit re-reads the MachineSet uncached " +
 		"to rebase its change; whether a conflict happens depends on timing",

@@ -9,17 +9,18 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	machineactions "github.com/krtt-dev/krtt/actions/machine"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/internal/controller/record"
+	"github.com/krtt-dev/krtt/internal/remote"
 	"github.com/krtt-dev/krtt/reconciler"
 )
 
@@ -37,6 +38,9 @@ type Options struct {
 	MaxConcurrentReconciles int
 	// Now is the clock observers and traces use (tests inject one).
 	Now func() time.Time
+	// Clusters connects to the workload clusters; nil serves every
+	// Cluster's Node side from the management cluster.
+	Clusters *remote.Cache
 }
 
 // Status is how the kit reads and writes a Machine's status.
@@ -58,9 +62,13 @@ var Status = reconciler.Status[*clusterv1.Machine]{
 }
 
 // Spec is the Machine controller for the kit: its tables, registry and
-// observer. c reads the management cluster; w may be nil (explain).
-func Spec(set *engine.Set, c client.Client, w *reconciler.KindWatcher) reconciler.Spec[*clusterv1.Machine, *machineactions.Scope] {
-	obs := &machineactions.Observer{Client: c, Clusters: machineactions.LocalClusterClients{Client: c}}
+// observer. c reads the management cluster; clusters reaches the Node side
+// (nil: the management cluster); w may be nil (explain).
+func Spec(set *engine.Set, c client.Client, clusters machineactions.ClusterClients, w *reconciler.KindWatcher) reconciler.Spec[*clusterv1.Machine, *machineactions.Scope] {
+	if clusters == nil {
+		clusters = machineactions.LocalClusterClients{Client: c}
+	}
+	obs := &machineactions.Observer{Client: c, Clusters: clusters}
 	// Setup refuses a set without the Pod verdict table; without it the
 	// drain fails with a message naming it.
 	obs.PodVerdicts, _ = machineactions.PodVerdicts(set)
@@ -90,7 +98,11 @@ func Setup(ctx context.Context, mgr ctrl.Manager, set *engine.Set, opts Options)
 		return nil, err
 	}
 	w := reconciler.NewKindWatcher(&clusterv1.Machine{})
-	r, err := reconciler.New(Spec(set, mgr.GetClient(), w), reconciler.Options{
+	var clusters machineactions.ClusterClients
+	if opts.Clusters != nil {
+		clusters = opts.Clusters
+	}
+	r, err := reconciler.New(Spec(set, mgr.GetClient(), clusters, w), reconciler.Options{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
 		Recorder: mgr.GetEventRecorder("krtt-machine-controller"), Now: opts.Now,
 	})
@@ -98,25 +110,36 @@ func Setup(ctx context.Context, mgr ctrl.Manager, set *engine.Set, opts Options)
 		return nil, err
 	}
 	idx := mgr.GetFieldIndexer()
-	if err := idx.IndexField(ctx, &corev1.Node{}, machineactions.NodeProviderIDIndex, machineactions.NodeProviderIDIndexer); err != nil {
-		return nil, fmt.Errorf("index Nodes by providerID: %w", err)
-	}
-	if err := idx.IndexField(ctx, &corev1.Pod{}, machineactions.PodNodeNameIndex, machineactions.PodNodeNameIndexer); err != nil {
-		return nil, fmt.Errorf("index Pods by node name: %w", err)
+	for _, ix := range Indexes() {
+		if err := idx.IndexField(ctx, ix.Object, ix.Field, ix.Extract); err != nil {
+			return nil, fmt.Errorf("index %s: %w", ix.Field, err)
+		}
 	}
 	if err := idx.IndexField(ctx, &clusterv1.Machine{}, machineProviderIDIndex, indexMachineByProviderID); err != nil {
 		return nil, fmt.Errorf("index Machines by providerID: %w", err)
 	}
-	m := mapper{client: mgr.GetClient()}
+	m := mapper{client: mgr.GetClient(), nodes: mgr.GetClient()}
 	b := r.Builder(mgr).
-		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(m.clusterToMachines)).
-		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(m.nodeToMachines)).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(m.podToMachines), builder.WithPredicates(podGoneOrGoing())).
-		Watches(&policyv1.PodDisruptionBudget{}, handler.EnqueueRequestsFromMapFunc(m.drainingMachines)).
+		// A Cluster's spec (pause) and deletion matter to its Machines, not
+		// its status, which the Cluster controller rewrites as they change.
+		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(m.clusterToMachines), builder.WithPredicates(
+			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{},
+				predicate.AnnotationChangedPredicate{}, deletionRequested()))).
+		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(m.secretToMachines), builder.WithPredicates(remote.KubeconfigSecrets())).
 		// A drain rule that changes changes Pod verdicts: look again at once.
 		Watches(&clusterv1.MachineDrainRule{}, handler.EnqueueRequestsFromMapFunc(m.drainingMachines))
+	// The management cluster is the Node side of self-hosted Clusters.
+	for _, src := range m.nodeSideSources(mgr.GetCache()) {
+		b = b.WatchesRawSource(src)
+	}
+	if opts.Clusters != nil {
+		b = b.WatchesRawSource(workloadEvents(opts.Clusters.Subscribe(), handler.EnqueueRequestsFromMapFunc(m.clusterToMachines)))
+	}
 	if err := r.Setup(mgr, b, opts.MaxConcurrentReconciles, w); err != nil {
 		return nil, err
+	}
+	if opts.Clusters != nil {
+		opts.Clusters.AddWatcher(m.workloadWatcher(r.Controller()))
 	}
 	return r, nil
 }

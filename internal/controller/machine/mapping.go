@@ -15,7 +15,12 @@ import (
 const machineProviderIDIndex = "spec.providerID"
 
 // mapper turns events of other objects into the Machines they concern.
-type mapper struct{ client client.Client }
+// client reads the management cluster (Machines); nodes reads the Nodes of
+// the cluster the events come from.
+type mapper struct {
+	client client.Client
+	nodes  client.Reader
+}
 
 func indexMachineByProviderID(obj client.Object) []string {
 	m, ok := obj.(*clusterv1.Machine)
@@ -27,9 +32,13 @@ func indexMachineByProviderID(obj client.Object) []string {
 
 // clusterToMachines wakes every Machine of a Cluster (pause, deletion).
 func (r mapper) clusterToMachines(ctx context.Context, obj client.Object) []reconcile.Request {
+	return r.machinesOfCluster(ctx, obj.GetNamespace(), obj.GetName())
+}
+
+func (r mapper) machinesOfCluster(ctx context.Context, namespace, cluster string) []reconcile.Request {
 	list := &clusterv1.MachineList{}
-	if err := r.client.List(ctx, list, client.InNamespace(obj.GetNamespace()),
-		client.MatchingLabels{clusterv1.ClusterNameLabel: obj.GetName()}); err != nil {
+	if err := r.client.List(ctx, list, client.InNamespace(namespace),
+		client.MatchingLabels{clusterv1.ClusterNameLabel: cluster}); err != nil {
 		return nil
 	}
 	out := make([]reconcile.Request, 0, len(list.Items))
@@ -90,7 +99,7 @@ func (r mapper) podToMachines(ctx context.Context, obj client.Object) []reconcil
 		return nil
 	}
 	n := &corev1.Node{}
-	if err := r.client.Get(ctx, client.ObjectKey{Name: p.Spec.NodeName}, n); err != nil {
+	if err := r.nodes.Get(ctx, client.ObjectKey{Name: p.Spec.NodeName}, n); err != nil {
 		return nil
 	}
 	return r.nodeToMachines(ctx, n)
@@ -115,4 +124,14 @@ func (r mapper) drainingMachines(ctx context.Context, _ client.Object) []reconci
 		}
 	}
 	return out
+}
+
+// deletionRequested passes the update that sets an object's
+// deletionTimestamp.
+func deletionRequested() predicate.Predicate {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			return e.ObjectOld.GetDeletionTimestamp() == nil && e.ObjectNew.GetDeletionTimestamp() != nil
+		},
+	}
 }

@@ -8,6 +8,9 @@ package machine
 // goes through the manager's cache, so reads need list and watch; the one
 // exception is get on machines: after a status patch conflict the kit re-reads
 // the Machine uncached to rebase its change onto the newest version.
+// Secrets are watched as metadata only (a <cluster>-kubeconfig Secret appearing
+// or changing wakes the Cluster's Machines), and get reads such a Secret's
+// kubeconfig once per workload cluster connection.
 
 // The operator never deletes a Machine, nor writes machines/finalizers; on API
 // servers with the OwnerReferencesPermissionEnforcement admission plugin
@@ -30,4 +33,5 @@ package machine
 // +kubebuilder:rbac:groups=cluster.krtt.dev,resources=machinedrainrules,verbs=list;watch
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=list;watch
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims;persistentvolumes,verbs=list;watch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch

@@ -1,0 +1,158 @@
+// Package cluster holds the Go side of the Cluster tables
+// (transitions/cluster): the observer that reads a Cluster, its workload
+// cluster connection and its Machines once per reconcile, the facts, the
+// actions and the mirrors. Decisions are rows.
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/internal/remote"
+)
+
+// RegistryName is the name the Cluster TableSet gives in spec.registry.
+const RegistryName = "cluster"
+
+// Condition types the Cluster tables own.
+const (
+	WorkloadClusterReachableCondition = "WorkloadClusterReachable"
+	MachinesReadyCondition            = "MachinesReady"
+)
+
+// Connections reaches a Cluster's Node side and closes it (internal/remote).
+type Connections interface {
+	ClientFor(ctx context.Context, cluster client.ObjectKey) (remote.Connection, error)
+	Disconnect(cluster client.ObjectKey)
+}
+
+// Scope is one reconcile's view of a Cluster.
+type Scope struct {
+	Connections Connections
+	Key         client.ObjectKey
+	Found       bool
+	Cluster     *clusterv1.Cluster
+	// Workload is how the Node side was reached.
+	Workload remote.Connection
+	// Machines are the Cluster's Machines (by the cluster-name label).
+	Machines []clusterv1.Machine
+	// Err is an API error met while observing, for the log.
+	Err error
+}
+
+// Observer reads a Cluster's world.
+type Observer struct {
+	Client      client.Client
+	Connections Connections
+}
+
+// Observe reads the Cluster, its connection and its Machines. A connection
+// that could not even be looked up reads as Unreachable, with the error:
+// nothing is known about the workload cluster then.
+func (o *Observer) Observe(ctx context.Context, key client.ObjectKey) *Scope {
+	s := &Scope{Connections: o.Connections, Key: key, Workload: remote.Connection{State: remote.SelfHosted}}
+	c := &clusterv1.Cluster{}
+	if err := o.Client.Get(ctx, key, c); err != nil {
+		if !apierrors.IsNotFound(err) {
+			s.Err = fmt.Errorf("get Cluster: %w", err)
+		}
+		return s
+	}
+	s.Found, s.Cluster = true, c
+	conn, err := o.Connections.ClientFor(ctx, key)
+	if err != nil {
+		conn = remote.Connection{State: remote.Unreachable, Message: err.Error()}
+		s.Err = err
+	}
+	s.Workload = conn
+	list := &clusterv1.MachineList{}
+	if err := o.Client.List(ctx, list, client.InNamespace(key.Namespace), client.MatchingLabels{clusterv1.ClusterNameLabel: key.Name}); err != nil {
+		if s.Err == nil {
+			s.Err = fmt.Errorf("list Machines: %w", err)
+		}
+	}
+	s.Machines = list.Items
+	return s
+}
+
+var (
+	once sync.Once
+	reg  *engine.Registry[*Scope]
+)
+
+// Registry returns the Cluster registry.
+func Registry() *engine.Registry[*Scope] {
+	once.Do(func() {
+		reg = engine.NewRegistry[*Scope](RegistryName)
+		reg.Bool("clusterFound", "The Cluster was found.", func(s *Scope) bool { return s.Found })
+		reg.Enum("workloadCluster", "How the Cluster's Node side was reached (internal/remote).", func(s *Scope) string {
+			return string(s.Workload.State)
+		})
+		reg.Action("DisconnectWorkloadCluster", "Close the Cluster's workload cluster connection, if one is open.", disconnect)
+		reg.Action("DescribeWorkloadCluster", "Say how the Node side is reached: which Secret and API server, since when, and the error.", describe)
+		reg.Mirror("machines", "status.machines counts the Cluster's Machines (total, Ready, being deleted); MachinesReady is True when every one is Ready.", mirrorMachines)
+	})
+	return reg
+}
+
+func disconnect(_ context.Context, s *Scope) engine.Outcome {
+	s.Connections.Disconnect(s.Key)
+	return engine.OKf("workload cluster connection of %s closed", s.Key)
+}
+
+func describe(_ context.Context, s *Scope) engine.Outcome {
+	w := s.Workload
+	msg := w.Message
+	if w.State == remote.Unreachable && !w.Since.IsZero() {
+		msg = fmt.Sprintf("unreachable since %s: %s", w.Since.UTC().Format(time.RFC3339), msg)
+	}
+	return engine.OKf("%s", msg)
+}
+
+// mirrorMachines counts the Machines and summarises their Ready condition,
+// naming at most three that are not Ready.
+func mirrorMachines(s *Scope) {
+	c := s.Cluster
+	var counts clusterv1.ClusterMachines
+	var notReady []string
+	for i := range s.Machines {
+		m := &s.Machines[i]
+		counts.Total++
+		if !m.DeletionTimestamp.IsZero() {
+			counts.Deleting++
+		}
+		if meta.IsStatusConditionTrue(m.Status.Conditions, clusterv1.ReadyCondition) {
+			counts.Ready++
+		} else {
+			notReady = append(notReady, m.Name)
+		}
+	}
+	c.Status.Machines = counts
+	cond := metav1.Condition{Type: MachinesReadyCondition, Status: metav1.ConditionTrue, Reason: "MachinesReady", ObservedGeneration: c.Generation}
+	switch {
+	case counts.Total == 0:
+		cond.Reason, cond.Message = "NoMachines", "The Cluster has no Machines"
+	case len(notReady) > 0:
+		sort.Strings(notReady)
+		shown := notReady
+		if len(shown) > 3 {
+			shown = append(shown[:3:3], fmt.Sprintf("and %d more", len(notReady)-3))
+		}
+		cond.Status, cond.Reason = metav1.ConditionFalse, "MachinesNotReady"
+		cond.Message = fmt.Sprintf("%d of %d Machines are not Ready: %s", len(notReady), counts.Total, strings.Join(shown, ", "))
+	default:
+		cond.Message = fmt.Sprintf("All %d Machines are Ready", counts.Total)
+	}
+	meta.SetStatusCondition(&c.Status.Conditions, cond)
+}

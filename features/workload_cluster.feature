@@ -1,0 +1,84 @@
+@workload
+Feature: Workload clusters
+  The Nodes, Pods, budgets and volumes of a Cluster live in the cluster its Secret <cluster>-kubeconfig
+  (key value) names; without that Secret, in the management cluster itself. The operator keeps one
+  connection per Cluster, probes it, and holds every Node-side step while the workload cluster cannot
+  be used, saying why; it never takes an unseen Node for a deleted one.
+
+  @row:cluster-status:K02 @row:cluster-status:K01
+  Scenario: A Machine of a remote Cluster runs and is deleted with a drain in the workload cluster
+    Given a Cluster "c1" whose Nodes live in the workload cluster
+    And a running Machine "m1"
+    Then the Machine "m1" references its Node
+    And the Node of "m1" is not in the management cluster
+    And the Cluster "c1" has condition "WorkloadClusterReachable" with status "True" and reason "Connected" and message containing "connected to https://127.0.0.1"
+    And the Cluster "c1" counts 1 Machine, 1 Ready
+    And the Cluster "c1" has condition "MachinesReady" with status "True" and reason "MachinesReady" and message containing "All 1 Machines are Ready"
+    Given a kubelet runs on the Node of "m1"
+    And Pod "p1" runs on the Node of "m1"
+    When I delete the Machine "m1"
+    Then Pod "p1" is evicted
+    And the Machine "m1" is gone
+    And the Node of "m1" is gone
+    And the Cluster "c1" counts 0 Machines, 0 Ready
+    When the Cluster "c1" is deleted
+    Then row "K01" fired for "c1"
+
+  @serial @row:machine-workload-cluster:W01 @row:machine-workload-cluster:W03 @row:cluster-status:K04
+  Scenario: The workload API server stops during a drain: the Machine waits, says so, and resumes
+    Given a Cluster "c1" whose Nodes live in the workload cluster
+    And a running Machine "m1"
+    And a running Machine "m2"
+    And a kubelet runs on the Node of "m1"
+    And Pod "p1" runs on the Node of "m1"
+    And a PodDisruptionBudget blocks Pod "p1"
+    When I delete the Machine "m1"
+    Then the Machine "m1" has condition "Deleting" with reason "DrainingNode" and message containing "PodDisruptionBudget"
+    When the workload cluster's API server stops
+    Then the Machine "m1" has condition "Deleting" with reason "WaitingForWorkloadCluster" and message containing "is unreachable"
+    And the Machine "m2" has condition "NodeHealthy" with status "Unknown" and reason "WorkloadClusterUnreachable"
+    And the Machine "m2" reaches phase "Running"
+    And the Cluster "c1" has condition "WorkloadClusterReachable" with status "False" and reason "Unreachable" and message containing "does not answer"
+    And the infrastructure object of "m1" exists
+    And the Machine "m1" has the krtt finalizer
+    When the workload cluster's API server starts again
+    Then the Machine "m1" has condition "Deleting" with reason "DrainingNode" and message containing "PodDisruptionBudget"
+    And the Machine "m2" has condition "NodeHealthy" with status "True" and reason "NodeHealthy"
+    And the Cluster "c1" has condition "WorkloadClusterReachable" with status "True" and reason "Connected" and message containing "connected to"
+    And Pod "p1" is still running
+    When the PodDisruptionBudget of Pod "p1" allows disruption
+    Then Pod "p1" is evicted
+    And the Machine "m1" is gone
+    And the Node of "m1" is gone
+
+  @row:machine-workload-cluster:W02 @row:machine-workload-cluster:W03 @row:cluster-status:K05
+  Scenario: A kubeconfig Secret whose credentials the workload cluster refuses
+    Given a Cluster "c1" whose kubeconfig Secret has credentials the workload cluster refuses
+    And a Machine "m1" with its bootstrap and infrastructure objects
+    When the bootstrap provider reports the data secret of "m1"
+    And the infrastructure of "m1" is provisioned
+    And a Node joins for "m1" in the workload cluster
+    Then the Machine "m1" has condition "NodeHealthy" with reason "WorkloadClusterNoAccess" and message containing "refused the credentials of Secret"
+    And the Machine "m1" reaches phase "Provisioned"
+    And the Cluster "c1" has condition "WorkloadClusterReachable" with status "False" and reason "NoAccess" and message containing "refused the credentials of Secret"
+    And the Cluster "c1" has condition "MachinesReady" with status "False" and reason "MachinesNotReady" and message containing "1 of 1 Machines are not Ready: m1"
+    When I delete the Machine "m1"
+    Then the Machine "m1" has condition "Deleting" with reason "WaitingForWorkloadCluster" and message containing "refuses access"
+    And the Node of "m1" exists
+    When the kubeconfig Secret of Cluster "c1" is fixed for the workload cluster
+    Then the Machine "m1" is gone
+    And the Node of "m1" is gone
+
+  @row:cluster-status:K03 @row:cluster-status:K02
+  Scenario: A kubeconfig Secret created after the Machine is picked up without a restart
+    Given a Cluster "c1"
+    And a Machine "m1" with its bootstrap and infrastructure objects
+    When the bootstrap provider reports the data secret of "m1"
+    And the infrastructure of "m1" is provisioned
+    And a Node joins for "m1" in the workload cluster
+    Then the Machine "m1" has condition "NodeHealthy" with reason "NodeDoesNotExist"
+    And the Cluster "c1" has condition "WorkloadClusterReachable" with status "True" and reason "SelfHosted" and message containing "the Node side is the management cluster"
+    When the kubeconfig Secret of Cluster "c1" is created for the workload cluster
+    Then the Machine "m1" reaches phase "Running"
+    And the Machine "m1" references its Node
+    And the Cluster "c1" has condition "WorkloadClusterReachable" with status "True" and reason "Connected" and message containing "through Secret"

@@ -1,0 +1,119 @@
+// Package cluster is the Cluster controller: the Cluster tables, facts and
+// actions (actions/cluster) run by the controller kit. It sets a Cluster's
+// WorkloadClusterReachable and MachinesReady conditions and status.machines.
+package cluster
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	clusteractions "github.com/krtt-dev/krtt/actions/cluster"
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/internal/controller/record"
+	"github.com/krtt-dev/krtt/internal/remote"
+	"github.com/krtt-dev/krtt/reconciler"
+)
+
+// Name is the controller's name: metrics label, Events reporter.
+const Name = "cluster"
+
+// observeTimeout bounds one reconcile's reads (opening a connection
+// included).
+const observeTimeout = 10 * time.Second
+
+// Reconciler is the kit's reconciler for Clusters.
+type Reconciler = reconciler.Reconciler[*clusterv1.Cluster, *clusteractions.Scope]
+
+// Status is how the kit reads and writes a Cluster's status.
+var Status = reconciler.Status[*clusterv1.Cluster]{
+	Get: func(c *clusterv1.Cluster) reconciler.Record {
+		rec := reconciler.Record{State: c.Status.State, StateSince: c.Status.StateSince, Phase: c.Status.Phase,
+			ObservedGeneration: c.Status.ObservedGeneration}
+		rec.LastTransition = record.Transition(c.Status.LastTransition)
+		return rec
+	},
+	Set: func(c *clusterv1.Cluster, rec reconciler.Record) {
+		c.Status.State, c.Status.StateSince, c.Status.Phase = rec.State, rec.StateSince, rec.Phase
+		c.Status.ObservedGeneration = rec.ObservedGeneration
+		c.Status.LastTransition = record.LastTransition(rec.LastTransition)
+	},
+	GetConditions: func(c *clusterv1.Cluster) []metav1.Condition { return c.Status.Conditions },
+	SetConditions: func(c *clusterv1.Cluster, conds []metav1.Condition) { c.Status.Conditions = conds },
+}
+
+// Spec is the Cluster controller for the kit.
+func Spec(set *engine.Set, c client.Client, conns clusteractions.Connections) reconciler.Spec[*clusterv1.Cluster, *clusteractions.Scope] {
+	obs := &clusteractions.Observer{Client: c, Connections: conns}
+	return reconciler.Spec[*clusterv1.Cluster, *clusteractions.Scope]{
+		Name:           Name,
+		Set:            set,
+		Registry:       clusteractions.Registry(),
+		NewObject:      func() *clusterv1.Cluster { return &clusterv1.Cluster{} },
+		NewList:        func() client.ObjectList { return &clusterv1.ClusterList{} },
+		Status:         Status,
+		ObserveTimeout: observeTimeout,
+		Observe: func(ctx context.Context, key client.ObjectKey, _ time.Time) reconciler.Observation[*clusterv1.Cluster, *clusteractions.Scope] {
+			s := obs.Observe(ctx, key)
+			return reconciler.Observation[*clusterv1.Cluster, *clusteractions.Scope]{Env: s, Object: s.Cluster, Found: s.Found, Err: s.Err}
+		},
+	}
+}
+
+// Options configure the controller.
+type Options struct {
+	MaxConcurrentReconciles int
+	Now                     func() time.Time
+	// Clusters holds the workload cluster connections (shared with the
+	// Machine controller).
+	Clusters *remote.Cache
+}
+
+// Setup builds the Cluster controller on the kit: a Cluster is woken by its
+// Machines, its kubeconfig Secret, and its connection changing state.
+func Setup(mgr ctrl.Manager, set *engine.Set, opts Options) (*Reconciler, error) {
+	r, err := reconciler.New(Spec(set, mgr.GetClient(), opts.Clusters), reconciler.Options{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
+		Recorder: mgr.GetEventRecorder("krtt-cluster-controller"), Now: opts.Now,
+	})
+	if err != nil {
+		return nil, err
+	}
+	b := r.Builder(mgr).
+		Watches(&clusterv1.Machine{}, handler.EnqueueRequestsFromMapFunc(machineToCluster)).
+		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(secretToCluster), builder.WithPredicates(remote.KubeconfigSecrets())).
+		WatchesRawSource(source.Channel(opts.Clusters.Subscribe(), &handler.EnqueueRequestForObject{}))
+	if err := r.Setup(mgr, b, opts.MaxConcurrentReconciles, nil); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func machineToCluster(_ context.Context, o client.Object) []reconcile.Request {
+	m, ok := o.(*clusterv1.Machine)
+	if !ok || m.Spec.ClusterName == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: m.Namespace, Name: m.Spec.ClusterName}}}
+}
+
+func secretToCluster(_ context.Context, o client.Object) []reconcile.Request {
+	name, ok := remote.ClusterOfSecret(o.GetName())
+	if !ok {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: name}}}
+}
+
+// The Cluster controller's permissions (config/rbac/role.yaml, make manifests).
+// +kubebuilder:rbac:groups=cluster.krtt.dev,resources=clusters/status,verbs=patch
+// +kubebuilder:rbac:groups=cluster.krtt.dev,resources=clusters,verbs=get;list;watch

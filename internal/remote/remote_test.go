@@ -1,0 +1,243 @@
+package remote_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/krtt-dev/krtt/internal/poll"
+	"github.com/krtt-dev/krtt/internal/remote"
+	"github.com/krtt-dev/krtt/internal/testenv"
+)
+
+func TestClusterOfSecret(t *testing.T) {
+	for name, want := range map[string]string{"c1-kubeconfig": "c1", "a-b-kubeconfig": "a-b", "-kubeconfig": "", "c1": "", "c1-kubeconfig-x": ""} {
+		got, ok := remote.ClusterOfSecret(name)
+		if got != want || ok != (want != "") {
+			t.Errorf("ClusterOfSecret(%q) = %q, %v; want %q", name, got, ok, want)
+		}
+	}
+}
+
+func TestRESTConfigSaysWhatIsWrong(t *testing.T) {
+	for _, tc := range []struct {
+		data map[string][]byte
+		want string
+	}{
+		{nil, `has no kubeconfig under the key "value"`},
+		{map[string][]byte{"value": []byte("{not yaml")}, "does not parse"},
+		{map[string][]byte{"value": []byte("apiVersion: v1\nkind: Config\n")}, "does not parse"},
+	} {
+		_, err := remote.RESTConfig(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c-kubeconfig"}, Data: tc.data})
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "ns/c-kubeconfig") {
+			t.Errorf("RESTConfig(%v) = %v; want an error naming the Secret and saying %q", tc.data, err, tc.want)
+		}
+	}
+}
+
+// TestConnections runs the cache against two API servers: the management
+// cluster (Secrets) and a workload cluster (Nodes).
+func TestConnections(t *testing.T) {
+	mgmt, err := testenv.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = mgmt.Stop() }()
+	workload, err := testenv.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	workloadStopped := false
+	defer func() {
+		if !workloadStopped {
+			_ = workload.Stop()
+		}
+	}()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	mgr, err := ctrl.NewManager(mgmt.Config, ctrl.Options{Scheme: mgmt.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := remote.New(mgr.GetClient(), mgr.GetAPIReader(), remote.Options{Scheme: mgmt.Scheme,
+		HealthInterval: 200 * time.Millisecond, HealthTimeout: 2 * time.Second, FailureThreshold: 2})
+	events := cache.Subscribe()
+	w := &watcher{}
+	cache.AddWatcher(w)
+	if err := mgr.Add(cache); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = mgr.Start(ctx) }()
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		t.Fatal("cache did not sync")
+	}
+
+	key := client.ObjectKey{Namespace: "default", Name: "c1"}
+	connect := func(want remote.State, msg string) remote.Connection {
+		t.Helper()
+		var got remote.Connection
+		err := poll.Until(ctx, 30*time.Second, func(ctx context.Context) error {
+			var err error
+			got, err = cache.ClientFor(ctx, key)
+			if err != nil {
+				return err
+			}
+			if got.State != want || !strings.Contains(got.Message, msg) {
+				return fmt.Errorf("state %s message %q; want %s with %q", got.State, got.Message, want, msg)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+
+	t.Run("no Secret: self-hosted, through the management client", func(t *testing.T) {
+		c := connect(remote.SelfHosted, "management cluster")
+		if c.Client != mgr.GetClient() {
+			t.Errorf("self-hosted client is not the management client")
+		}
+	})
+
+	kubeconfig, err := remote.Kubeconfig(workload.Config, "workload")
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: remote.SecretName(key.Name)},
+		Data: map[string][]byte{remote.SecretKey: kubeconfig}}
+	if err := mgmt.Client.Create(ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "remote-node"}, Spec: corev1.NodeSpec{ProviderID: "sim://x/y"}}
+	if err := workload.Client.Create(ctx, node); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("Secret: connected to the workload cluster, with watches", func(t *testing.T) {
+		c := connect(remote.Connected, workload.Config.Host)
+		err := poll.Until(ctx, 10*time.Second, func(ctx context.Context) error {
+			return c.Client.Get(ctx, client.ObjectKeyFromObject(node), &corev1.Node{})
+		})
+		if err != nil {
+			t.Fatalf("the Node of the workload cluster is not read through the connection: %v", err)
+		}
+		if err := mgmt.Client.Get(ctx, client.ObjectKeyFromObject(node), &corev1.Node{}); err == nil {
+			t.Fatal("the management cluster has the workload cluster's Node: the two are not apart")
+		}
+		if n := w.started(key); n != 1 {
+			t.Errorf("watches started %d times for %s, want 1", n, key)
+		}
+		expectEvent(t, events, key)
+	})
+
+	t.Run("bad credentials: NoAccess, saying so", func(t *testing.T) {
+		bad := rest.CopyConfig(workload.Config)
+		bad.CertData, bad.KeyData, bad.BearerToken = nil, nil, "not-a-token"
+		data, err := remote.Kubeconfig(bad, "workload")
+		if err != nil {
+			t.Fatal(err)
+		}
+		setSecret(ctx, t, mgmt.Client, secret, data)
+		connect(remote.NoAccess, "refused the credentials of Secret default/c1-kubeconfig")
+	})
+
+	t.Run("Secret that does not parse: NoAccess, saying so", func(t *testing.T) {
+		setSecret(ctx, t, mgmt.Client, secret, []byte("{not a kubeconfig"))
+		connect(remote.NoAccess, "does not parse")
+	})
+
+	t.Run("Secret fixed: connected again, on a new connection", func(t *testing.T) {
+		setSecret(ctx, t, mgmt.Client, secret, kubeconfig)
+		connect(remote.Connected, workload.Config.Host)
+		if n := w.started(key); n != 2 {
+			t.Errorf("watches started %d times for %s, want 2 (a new connection for the new Secret)", n, key)
+		}
+	})
+
+	t.Run("API server gone: Unreachable after the failure threshold", func(t *testing.T) {
+		workloadStopped = true
+		if err := workload.Stop(); err != nil {
+			t.Fatal(err)
+		}
+		c := connect(remote.Unreachable, "does not answer")
+		if c.Client != nil || c.Usable() {
+			t.Error("an unreachable workload cluster hands out a client")
+		}
+		if !strings.Contains(c.Message, "probes in a row failed") {
+			t.Errorf("message %q does not say the probes failed", c.Message)
+		}
+	})
+
+	t.Run("Secret deleted: self-hosted again, connection closed", func(t *testing.T) {
+		if err := mgmt.Client.Delete(ctx, secret); err != nil {
+			t.Fatal(err)
+		}
+		connect(remote.SelfHosted, "")
+		if open := cache.Open(); len(open) != 0 {
+			t.Errorf("connections still open: %v", open)
+		}
+	})
+}
+
+func setSecret(ctx context.Context, t *testing.T, c client.Client, s *corev1.Secret, data []byte) {
+	t.Helper()
+	if err := c.Get(ctx, client.ObjectKeyFromObject(s), s); err != nil {
+		t.Fatal(err)
+	}
+	s.Data = map[string][]byte{remote.SecretKey: data}
+	if err := c.Update(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// expectEvent drains announced state changes until one names the Cluster.
+func expectEvent(t *testing.T, ch <-chan event.GenericEvent, key client.ObjectKey) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case ev := <-ch:
+			if client.ObjectKeyFromObject(ev.Object) == key {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("no state change announced for %s", key)
+		}
+	}
+}
+
+// watcher counts the connections it was asked to watch.
+type watcher struct {
+	mu sync.Mutex
+	n  map[client.ObjectKey]int
+}
+
+func (w *watcher) WatchCluster(_ context.Context, key client.ObjectKey, _ cluster.Cluster) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.n == nil {
+		w.n = map[client.ObjectKey]int{}
+	}
+	w.n[key]++
+	return nil
+}
+
+func (w *watcher) started(key client.ObjectKey) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.n[key]
+}

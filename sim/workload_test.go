@@ -1,0 +1,61 @@
+package sim_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	simv1 "github.com/krtt-dev/krtt/api/sim/v1alpha1"
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/internal/remote"
+	"github.com/krtt-dev/krtt/internal/testenv"
+	"github.com/krtt-dev/krtt/sim"
+)
+
+// TestNodeJoinsTheWorkloadCluster: a SimMachine of a Cluster with a
+// kubeconfig Secret gets its Node in that workload cluster, where the sim's
+// kubelet keeps it Ready and runs its Pods; the management cluster has none.
+func TestNodeJoinsTheWorkloadCluster(t *testing.T) {
+	workload, err := testenv.Start()
+	must(t, err)
+	defer func() { _ = workload.Stop() }()
+	ctx := context.Background()
+	ns := namespace(t, "workload")
+	must(t, workload.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	must(t, remote.WriteSecret(ctx, c, ns, "wc", workload.Config))
+
+	simMachine(t, ns, "m1", func(sm *simv1.SimMachine) { sm.Labels[clusterv1.ClusterNameLabel] = "wc" })
+	provisioned(t, ns, "m1")
+	node := client.ObjectKey{Name: sim.NodeName(ns, "m1")}
+	eventually(t, "Node Ready in the workload cluster", func(ctx context.Context) error {
+		n := &corev1.Node{}
+		if err := workload.Client.Get(ctx, node, n); err != nil {
+			return err
+		}
+		if rc := readyCond(n); rc.Status != corev1.ConditionTrue {
+			return fmt.Errorf("Ready %+v", rc)
+		}
+		return nil
+	})
+	if err := c.Get(ctx, node, &corev1.Node{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("the management cluster has the Node (or reading it failed): %v", err)
+	}
+
+	p := pod(ns, "p1", node.Name, nil)
+	must(t, workload.Client.Create(ctx, p))
+	eventually(t, "Pod Running in the workload cluster", func(ctx context.Context) error {
+		got := &corev1.Pod{}
+		if err := workload.Client.Get(ctx, client.ObjectKeyFromObject(p), got); err != nil {
+			return err
+		}
+		if got.Status.Phase != corev1.PodRunning {
+			return fmt.Errorf("phase %q", got.Status.Phase)
+		}
+		return nil
+	})
+}
