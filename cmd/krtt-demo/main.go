@@ -437,6 +437,64 @@ func (d *demo) healthScene(ctx context.Context) error {
 	d.note("%s: failureReason %s: %s", sick, ptr.Deref(m.Status.FailureReason, ""), ptr.Deref(m.Status.FailureMessage, ""))
 	d.note("the Machine controller never deletes a Failed Machine: a MachineSet replaces it, or a human deletes it")
 	d.refreshTable(ctx)
+	return d.forceScene(ctx)
+}
+
+// forceScene: the Failed Machine is deleted with the force-deletion label;
+// its Pod, which a PodDisruptionBudget would keep from being evicted, is
+// deleted with grace period 0 and the deletion goes on.
+func (d *demo) forceScene(ctx context.Context) error {
+	c := d.c
+	node, err := d.nodeOf(ctx, sick)
+	if err != nil {
+		return err
+	}
+	d.step("Force deletion: batch-0 runs on %s behind PodDisruptionBudget batch (minAvailable: 1, so no eviction is allowed); labelling %s %s=%s and deleting it",
+		node, sick, clusterv1.ForceDeletionLabel, clusterv1.ForceDeletionLabelValue)
+	if err := d.createPod(ctx, "batch-0", node, map[string]string{"app": "batch"}, nil); err != nil {
+		return err
+	}
+	if err := c.Create(ctx, &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "batch"},
+		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(1)),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "batch"}}},
+	}); err != nil {
+		return err
+	}
+	if err := d.patchMachine(ctx, sick, func(m *clusterv1.Machine) {
+		if m.Labels == nil {
+			m.Labels = map[string]string{}
+		}
+		m.Labels[clusterv1.ForceDeletionLabel] = clusterv1.ForceDeletionLabelValue
+	}); err != nil {
+		return err
+	}
+	if err := c.Delete(ctx, &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: sick}}); err != nil {
+		return err
+	}
+	if err := d.waitFor(ctx, "batch-0 deleted with grace period 0, the budget notwithstanding", 30*time.Second, func() (bool, string, error) {
+		err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "batch-0"}, &corev1.Pod{})
+		if apierrors.IsNotFound(err) {
+			return true, "", nil
+		}
+		return false, "batch-0 still there", err
+	}); err != nil {
+		return err
+	}
+	if err := d.waitFor(ctx, sick+" gone", 60*time.Second, func() (bool, string, error) {
+		m, err := d.machine(ctx, sick)
+		if err != nil {
+			return false, "", err
+		}
+		if m != nil {
+			return false, sick + " is " + deletingReason(m), nil
+		}
+		return true, "", nil
+	}); err != nil {
+		return err
+	}
+	d.note("%s is gone: row D21 forced the drain (Deleting reason ForceDeletionLabel), deleted the Node's VolumeAttachments and skipped the volume wait; hooks would still have held it", sick)
+	d.refreshTable(ctx)
 	return nil
 }
 
