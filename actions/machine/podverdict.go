@@ -302,11 +302,11 @@ func priority(p *corev1.Pod) int32 {
 	return 0
 }
 
-// releasedVolumes names the claimed volumes still attached to the Node that
-// no Pod on it mounts: the volumes of Pods with PVCs that left, not yet
-// detached. A volume no claim binds (an inline volume, a disk attached by
-// hand) was never a Pod's to release, so it does not hold the next Pod's
-// turn; the volume wait after the drain still waits for it.
+// releasedVolumes names the volumes still attached to the Node that no Pod
+// on it mounts: the volumes of Pods that left, not yet detached. A
+// PersistentVolume no claim binds (a disk attached by hand) was never a
+// Pod's to release, so it does not hold the next Pod's turn; the volume wait
+// after the drain still waits for it.
 func (v *drainView) releasedVolumes(ctx context.Context) ([]string, error) {
 	pvs := &pvCache{c: v.s.NodeClient, pv: map[string]*corev1.PersistentVolume{}}
 	present := make([]*corev1.Pod, len(v.pods))
@@ -321,17 +321,22 @@ func (v *drainView) releasedVolumes(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var claimed []string
+	var released []string
 	for _, name := range attached {
-		pv, err := pvs.get(ctx, name)
-		if err != nil {
-			return nil, err
+		if !strings.ContainsAny(name, "/^") {
+			// A PersistentVolume's name (the others are the Node's unique
+			// volume names): one no claim binds stays out.
+			pv, err := pvs.get(ctx, name)
+			if err != nil {
+				return nil, err
+			}
+			if pv != nil && pv.Spec.ClaimRef == nil {
+				continue
+			}
 		}
-		if pv != nil && pv.Spec.ClaimRef != nil {
-			claimed = append(claimed, name)
-		}
+		released = append(released, name)
 	}
-	return claimed, nil
+	return released, nil
 }
 
 // drainRules lists the MachineDrainRules in the Machine's namespace that
