@@ -56,31 +56,17 @@ func RenderDecisionMarkdown(w io.Writer, t *DecisionTable, opts RenderOptions) e
 			cells[i] = mdCell(cells[i])
 		}
 		if cov {
-			links := opts.Coverage[r.ID]
-			parts := make([]string, len(links))
-			for i, l := range links {
-				parts[i] = mdScenario(l)
-			}
-			if len(parts) == 0 {
-				parts = []string{"—"}
-			}
-			cells = append(cells, mdCell(strings.Join(parts, "\n")))
+			cells = append(cells, mdScenariosCell(opts.Coverage[r.ID]))
 		}
 		p("| %s |\n", strings.Join(cells, " | "))
 	}
 	p("\n")
 	if cov {
-		var missing []string
-		for _, r := range t.Rows {
-			if len(opts.Coverage[r.ID]) == 0 {
-				missing = append(missing, mdCode(r.ID))
-			}
+		ids := make([]string, len(t.Rows))
+		for i, r := range t.Rows {
+			ids[i] = r.ID
 		}
-		p("Scenarios cover %d of %d rows", len(t.Rows)-len(missing), len(t.Rows))
-		if len(missing) > 0 {
-			p("; not covered: %s", strings.Join(missing, ", "))
-		}
-		p(".\n\n")
+		p("%s", mdCoverageSummary(ids, opts.Coverage))
 	}
 
 	p("## Machine-checkable rows\n\n")

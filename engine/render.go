@@ -83,31 +83,17 @@ func RenderMarkdown(w io.Writer, t *Table, cat *Catalog, opts RenderOptions) err
 			cells[i] = mdCell(cells[i])
 		}
 		if cov {
-			links := opts.Coverage[r.ID]
-			parts := make([]string, len(links))
-			for i, l := range links {
-				parts[i] = mdScenario(l)
-			}
-			if len(parts) == 0 {
-				parts = []string{"—"}
-			}
-			cells = append(cells, mdCell(strings.Join(parts, "\n")))
+			cells = append(cells, mdScenariosCell(opts.Coverage[r.ID]))
 		}
 		p("| %s |\n", strings.Join(cells, " | "))
 	}
 	p("\n")
 	if cov {
-		var missing []string
-		for _, r := range t.Rows {
-			if len(opts.Coverage[r.ID]) == 0 {
-				missing = append(missing, mdCode(r.ID))
-			}
+		ids := make([]string, len(t.Rows))
+		for i, r := range t.Rows {
+			ids[i] = r.ID
 		}
-		p("Scenarios cover %d of %d rows", len(t.Rows)-len(missing), len(t.Rows))
-		if len(missing) > 0 {
-			p("; not covered: %s", strings.Join(missing, ", "))
-		}
-		p(".\n\n")
+		p("%s", mdCoverageSummary(ids, opts.Coverage))
 	}
 
 	// Machine-checkable rows.
@@ -697,6 +683,35 @@ func renderNamesUsed(t *Table, get func(*Row) []string) ([]string, map[string][]
 }
 
 // mdScenario renders "path:line title" with the location as code.
+// mdScenariosCell is a row's scenarios column: a link per scenario that
+// fires it, or a dash. State and decision tables share it.
+func mdScenariosCell(links []string) string {
+	parts := make([]string, len(links))
+	for i, l := range links {
+		parts[i] = mdScenario(l)
+	}
+	if len(parts) == 0 {
+		parts = []string{"—"}
+	}
+	return mdCell(strings.Join(parts, "\n"))
+}
+
+// mdCoverageSummary says how many of the rows ids scenarios cover and names
+// the others.
+func mdCoverageSummary(ids []string, coverage map[string][]string) string {
+	var missing []string
+	for _, id := range ids {
+		if len(coverage[id]) == 0 {
+			missing = append(missing, mdCode(id))
+		}
+	}
+	out := fmt.Sprintf("Scenarios cover %d of %d rows", len(ids)-len(missing), len(ids))
+	if len(missing) > 0 {
+		out += "; not covered: " + strings.Join(missing, ", ")
+	}
+	return out + ".\n\n"
+}
+
 func mdScenario(link string) string {
 	link = strings.TrimSpace(link)
 	loc, title, ok := strings.Cut(link, " ")
