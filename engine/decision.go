@@ -185,14 +185,7 @@ func (r *reader) decisionSpec(name string, n *yaml.Node, pos Pos) *DecisionTable
 }
 
 func (r *reader) decisionRow(n *yaml.Node) *DecisionRow {
-	row := &DecisionRow{Pos: r.pos(n)}
-	if n.Kind == yaml.MappingNode {
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			if n.Content[i].Value == "id" {
-				row.ID = n.Content[i+1].Value
-			}
-		}
-	}
+	row := &DecisionRow{Pos: r.pos(n), ID: rowID(n)}
 	r.row = row.ID
 	r.fields(n, "a decision row", map[string]func(*yaml.Node){
 		"id":       func(v *yaml.Node) { row.ID = r.str(v, "row id") },

@@ -516,16 +516,22 @@ func (r *reader) impossible(n *yaml.Node) *Impossible {
 	return im
 }
 
-func (r *reader) rowNode(n *yaml.Node) *Row {
-	row := &Row{Pos: r.pos(n)}
-	// Find the id first so every error inside the row names it.
+// rowID is a row's id, read before its fields so every error inside the
+// row names it.
+func rowID(n *yaml.Node) string {
+	id := ""
 	if n.Kind == yaml.MappingNode {
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			if n.Content[i].Value == "id" {
-				row.ID = n.Content[i+1].Value
+				id = n.Content[i+1].Value
 			}
 		}
 	}
+	return id
+}
+
+func (r *reader) rowNode(n *yaml.Node) *Row {
+	row := &Row{Pos: r.pos(n), ID: rowID(n)}
 	r.row = row.ID
 	r.fields(n, "a row", map[string]func(*yaml.Node){
 		"id":         func(v *yaml.Node) { row.ID = r.str(v, "row id") },
