@@ -39,35 +39,12 @@ func RenderDecisionMarkdown(w io.Writer, t *DecisionTable, opts RenderOptions) e
 	}
 	p("| Rows | %d |\n\n", len(t.Rows))
 
-	cov := opts.Coverage != nil
 	p("## Decision table\n\n")
-	p("| Row | %s | Condition | Verdict | Action |", mdOrDash(t.Subject))
-	if cov {
-		p(" Scenarios |")
+	rows := make([][]string, len(t.Rows))
+	for i, r := range t.Rows {
+		rows[i] = []string{r.ID, r.Observed, r.Trigger, mdCode(r.Verdict), r.Action}
 	}
-	p("\n|:---|:---|:---|:---|:---|")
-	if cov {
-		p(":---|")
-	}
-	p("\n")
-	for _, r := range t.Rows {
-		cells := []string{r.ID, r.Observed, r.Trigger, mdCode(r.Verdict), r.Action}
-		for i := range cells {
-			cells[i] = mdCell(cells[i])
-		}
-		if cov {
-			cells = append(cells, mdScenariosCell(opts.Coverage[r.ID]))
-		}
-		p("| %s |\n", strings.Join(cells, " | "))
-	}
-	p("\n")
-	if cov {
-		ids := make([]string, len(t.Rows))
-		for i, r := range t.Rows {
-			ids[i] = r.ID
-		}
-		p("%s", mdCoverageSummary(ids, opts.Coverage))
-	}
+	p("%s", mdRowsTable([]string{"Row", mdOrDash(t.Subject), "Condition", "Verdict", "Action"}, rows, opts.Coverage))
 
 	p("## Machine-checkable rows\n\n")
 	for _, r := range t.Rows {
@@ -80,16 +57,8 @@ func RenderDecisionMarkdown(w io.Writer, t *DecisionTable, opts RenderOptions) e
 		}
 		p("- **When:** %s\n", mdWhen(r.When))
 		p("- **Verdict:** %s\n", mdCode(r.Verdict))
-		if cov {
-			links := opts.Coverage[r.ID]
-			if len(links) == 0 {
-				p("- **Scenarios:** none covers this row\n")
-			} else {
-				p("- **Scenarios:**\n")
-				for _, l := range links {
-					p("  - %s\n", mdScenario(l))
-				}
-			}
+		if opts.Coverage != nil {
+			p("%s", mdScenariosItem(opts.Coverage[r.ID]))
 		}
 		p("\n")
 	}

@@ -67,34 +67,12 @@ func RenderMarkdown(w io.Writer, t *Table, cat *Catalog, opts RenderOptions) err
 
 	// KRTT table.
 	p("## KRTT — Kubernetes Reconciler Transition Table\n\n")
-	cov := opts.Coverage != nil
-	p("| Row | Observed Status | Desired Spec | Trigger / Condition | Reconciliation Action | Resulting Status |")
-	if cov {
-		p(" Scenarios |")
+	rows := make([][]string, len(t.Rows))
+	for i, r := range t.Rows {
+		rows[i] = []string{r.ID, r.Observed, mdOrDash(r.Desired), r.Trigger, r.Action, r.Resulting}
 	}
-	p("\n|:---|:---|:---|:---|:---|:---|")
-	if cov {
-		p(":---|")
-	}
-	p("\n")
-	for _, r := range t.Rows {
-		cells := []string{r.ID, r.Observed, mdOrDash(r.Desired), r.Trigger, r.Action, r.Resulting}
-		for i := range cells {
-			cells[i] = mdCell(cells[i])
-		}
-		if cov {
-			cells = append(cells, mdScenariosCell(opts.Coverage[r.ID]))
-		}
-		p("| %s |\n", strings.Join(cells, " | "))
-	}
-	p("\n")
-	if cov {
-		ids := make([]string, len(t.Rows))
-		for i, r := range t.Rows {
-			ids[i] = r.ID
-		}
-		p("%s", mdCoverageSummary(ids, opts.Coverage))
-	}
+	p("%s", mdRowsTable([]string{"Row", "Observed Status", "Desired Spec", "Trigger / Condition", "Reconciliation Action", "Resulting Status"},
+		rows, opts.Coverage))
 
 	// Machine-checkable rows.
 	p("## Machine-checkable rows\n\n")
@@ -131,16 +109,8 @@ func RenderMarkdown(w io.Writer, t *Table, cat *Catalog, opts RenderOptions) err
 		}
 		mdResult(&b, "In progress", "an action waits", r.InProgress, waitAbsent)
 		mdResult(&b, "On failure", "an action failed", r.OnFailure, failAbsent)
-		if cov {
-			links := opts.Coverage[r.ID]
-			if len(links) == 0 {
-				p("- **Scenarios:** none covers this row\n")
-			} else {
-				p("- **Scenarios:**\n")
-				for _, l := range links {
-					p("  - %s\n", mdScenario(l))
-				}
-			}
+		if opts.Coverage != nil {
+			p("%s", mdScenariosItem(opts.Coverage[r.ID]))
 		}
 		p("\n")
 	}
@@ -683,6 +653,51 @@ func renderNamesUsed(t *Table, get func(*Row) []string) ([]string, map[string][]
 }
 
 // mdScenario renders "path:line title" with the location as code.
+// mdRowsTable is the Markdown table of a table's rows (each row's first cell
+// its id), with a Scenarios column and the coverage summary when coverage is
+// known (non-nil). State and decision tables share it.
+func mdRowsTable(header []string, rows [][]string, coverage map[string][]string) string {
+	var b strings.Builder
+	cov := coverage != nil
+	if cov {
+		header = append(header, "Scenarios")
+	}
+	b.WriteString("| " + strings.Join(header, " | ") + " |\n|")
+	for range header {
+		b.WriteString(":---|")
+	}
+	b.WriteString("\n")
+	ids := make([]string, len(rows))
+	for i, row := range rows {
+		ids[i] = row[0]
+		cells := make([]string, len(row), len(row)+1)
+		for j := range row {
+			cells[j] = mdCell(row[j])
+		}
+		if cov {
+			cells = append(cells, mdScenariosCell(coverage[row[0]]))
+		}
+		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+	}
+	b.WriteString("\n")
+	if cov {
+		b.WriteString(mdCoverageSummary(ids, coverage))
+	}
+	return b.String()
+}
+
+// mdScenariosItem is the Scenarios item of a row's detail list.
+func mdScenariosItem(links []string) string {
+	if len(links) == 0 {
+		return "- **Scenarios:** none covers this row\n"
+	}
+	out := "- **Scenarios:**\n"
+	for _, l := range links {
+		out += "  - " + mdScenario(l) + "\n"
+	}
+	return out
+}
+
 // mdScenariosCell is a row's scenarios column: a link per scenario that
 // fires it, or a dash. State and decision tables share it.
 func mdScenariosCell(links []string) string {
