@@ -142,6 +142,7 @@ Feature: A MachineSet keeps N Machines
     When I delete the MachineSet "ms"
     Then the MachineSet "ms" controls 0 Machines
     And the MachineSet "ms" has condition "ScalingDown" with status "False" and reason "NotScalingDown"
+    And row "S04" fired for "ms"
     When the finalizer "example.com/keep" is removed from the MachineSet "ms"
     Then the MachineSet "ms" is gone
 
