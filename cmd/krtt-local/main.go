@@ -37,12 +37,13 @@ import (
 
 type flags struct {
 	local, fresh, leaderElect, samples bool
-	// machineSets is the MachineSet table set, loaded with the Machine set.
-	machineSets            *engine.Set
-	dir, tablesDir         string
-	metricsAddr, probeAddr string
-	concurrency, port      int
-	heartbeat              time.Duration
+	// machineSets and clusterSet are the MachineSet and Cluster table
+	// sets, loaded with the Machine set.
+	machineSets, clusterSet *engine.Set
+	dir, tablesDir          string
+	metricsAddr, probeAddr  string
+	concurrency, port       int
+	heartbeat               time.Duration
 }
 
 func main() {
@@ -57,7 +58,7 @@ func main() {
 	flag.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "Address of the health and readiness probes.")
 	flag.BoolVar(&f.leaderElect, "leader-elect", false, "Elect a leader so only one replica reconciles (existing cluster only).")
 	flag.IntVar(&f.concurrency, "machine-concurrency", 10, "Machines reconciled in parallel.")
-	flag.StringVar(&f.tablesDir, "tables", "", "Load the Machine and MachineSet tables from this directory instead of the embedded ones; the operator refuses to start on any lint finding.")
+	flag.StringVar(&f.tablesDir, "tables", "", "Load the Machine, MachineSet and Cluster tables from this directory instead of the embedded ones; the operator refuses to start on any lint finding.")
 	zopts := zap.Options{Development: true}
 	zopts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -78,11 +79,12 @@ func kubeconfigGiven() bool {
 }
 
 func run(f flags) error {
-	set, machineSets, err := operator.Sets(f.tablesDir)
+	sets, err := operator.LoadSets(f.tablesDir)
 	if err != nil {
 		return err
 	}
-	f.machineSets = machineSets
+	set := sets.Machine
+	f.machineSets, f.clusterSet = sets.MachineSet, sets.Cluster
 	ctx := ctrl.SetupSignalHandler()
 	if kubeconfigGiven() && !f.local {
 		cfg, err := ctrl.GetConfig()
@@ -118,7 +120,7 @@ func runOperator(ctx context.Context, cfg *rest.Config, set *engine.Set, f flags
 	if err != nil {
 		return err
 	}
-	if _, err := operator.Setup(ctx, mgr, set, operator.Options{MachineConcurrency: f.concurrency, MachineSets: f.machineSets}); err != nil {
+	if _, err := operator.Setup(ctx, mgr, set, operator.Options{MachineConcurrency: f.concurrency, MachineSets: f.machineSets, ClusterSet: f.clusterSet}); err != nil {
 		return fmt.Errorf("set up the controllers: %w", err)
 	}
 	return mgr.Start(ctx)
@@ -161,7 +163,7 @@ func runLocal(ctx context.Context, set *engine.Set, f flags) error {
 	if err != nil {
 		return errors.Join(err, stopCP())
 	}
-	if _, err := operator.Setup(mctx, opMgr, set, operator.Options{MachineConcurrency: f.concurrency, MachineSets: f.machineSets}); err != nil {
+	if _, err := operator.Setup(mctx, opMgr, set, operator.Options{MachineConcurrency: f.concurrency, MachineSets: f.machineSets, ClusterSet: f.clusterSet}); err != nil {
 		return errors.Join(fmt.Errorf("set up the controllers: %w", err), stopCP())
 	}
 	simMgr, err := ctrl.NewManager(cp.Config, ctrl.Options{

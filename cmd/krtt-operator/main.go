@@ -40,14 +40,14 @@ func main() {
 	flag.IntVar(&concurrency, "machine-concurrency", 10, "Machines reconciled in parallel.")
 	flag.StringVar(&watchFilter, "watch-filter", "",
 		"Manage only the Machines labelled cluster.krtt.dev/watch-filter=VALUE, so several instances can each run a part of a fleet (label a Cluster's Machines alike); empty manages all.")
-	flag.StringVar(&tablesDir, "tables", "", "Load the Machine and MachineSet tables from this directory instead of the embedded ones; the operator refuses to start on any lint finding.")
+	flag.StringVar(&tablesDir, "tables", "", "Load the Machine, MachineSet and Cluster tables from this directory instead of the embedded ones; the operator refuses to start on any lint finding.")
 	opts := zap.Options{Development: false}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
 	log := ctrl.Log.WithName("setup")
 
-	set, machineSets, err := operator.Sets(tablesDir)
+	sets, err := operator.LoadSets(tablesDir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -77,7 +77,7 @@ func main() {
 		os.Exit(1)
 	}
 	ctx := ctrl.SetupSignalHandler()
-	if _, err := operator.Setup(ctx, mgr, set, operator.Options{MachineConcurrency: concurrency, MachineSets: machineSets}); err != nil {
+	if _, err := operator.Setup(ctx, mgr, sets.Machine, operator.Options{MachineConcurrency: concurrency, MachineSets: sets.MachineSet, ClusterSet: sets.Cluster}); err != nil {
 		log.Error(err, "unable to set up the controllers")
 		os.Exit(1)
 	}

@@ -2,13 +2,17 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/internal/badtables"
+	"github.com/krtt-dev/krtt/internal/operator"
+	"github.com/krtt-dev/krtt/internal/testenv"
 )
 
 // runMainEnv makes the test binary run the operator's main instead of the
@@ -55,5 +59,78 @@ func TestOperatorRefusesBadTables(t *testing.T) {
 				t.Errorf("output does not say why it stopped:\n%s", out)
 			}
 		})
+	}
+}
+
+// --tables DIR runs every controller's tables from DIR, the Cluster and
+// MachineSet sets as well as the Machine set: a copy of the shipped tables
+// with one row of either broken is refused before a cluster is needed, with
+// the file and line of the broken row.
+func TestOperatorRefusesBrokenSetInTablesDir(t *testing.T) {
+	for _, tc := range []struct {
+		name, file, row, when string
+	}{
+		{"cluster", filepath.Join("cluster", "cluster.yaml"), "K02", "when: {clusterFound: true, workloadCluster: Connected}"},
+		{"machineset", filepath.Join("machineset", "normal.yaml"), "", "when: {machineSetFound: false}"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.CopyFS(dir, os.DirFS(filepath.Join(testenv.RepoRoot(), "transitions"))); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, tc.file)
+			raw, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			before, _, found := strings.Cut(string(raw), tc.when)
+			if !found {
+				t.Fatalf("%s has no %q to break", tc.file, tc.when)
+			}
+			line := strings.Count(before, "\n") + 1
+			broken := strings.Replace(string(raw), tc.when, strings.TrimSuffix(tc.when, "}")+", noSuchFact: true}", 1)
+			if err := os.WriteFile(path, []byte(broken), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(os.Args[0], "--tables", dir, "--metrics-bind-address=0", "--health-probe-bind-address=0")
+			cmd.Env = append(os.Environ(), runMainEnv+"=1", "KUBECONFIG="+filepath.Join(t.TempDir(), "none"))
+			out, err := cmd.CombinedOutput()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+				t.Fatalf("want exit status 1, got %v\n%s", err, out)
+			}
+			want := fmt.Sprintf("%s:%d:", path, line)
+			if !strings.Contains(string(out), want) || !strings.Contains(string(out), `unknown fact "noSuchFact"`) {
+				t.Errorf("output does not name %s and the unknown fact:\n%s", want, out)
+			}
+		})
+	}
+}
+
+// The sets --tables DIR loads come from DIR: a Cluster table set whose
+// description was changed there is the one the operator gets.
+func TestLoadSetsReadsEveryControllerFromDir(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join(testenv.RepoRoot(), "transitions"))); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{filepath.Join("cluster", "cluster.yaml"), filepath.Join("machineset", "machineset.yaml"), filepath.Join("machine", "machine.yaml")} {
+		path := filepath.Join(dir, f)
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(strings.Replace(string(raw), "  description: >-\n", "  description: >-\n    FROM-DIR\n", 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sets, err := operator.LoadSets(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range map[string]*engine.Set{"machine": sets.Machine, "machineset": sets.MachineSet, "cluster": sets.Cluster} {
+		if s == nil || !strings.HasPrefix(s.Description, "FROM-DIR") {
+			t.Errorf("set %s was not loaded from %s", name, dir)
+		}
 	}
 }

@@ -133,16 +133,38 @@ func WorkloadClusters(mgr ctrl.Manager, o remote.Options) (*remote.Cache, error)
 	return c, nil
 }
 
-// Sets loads the table sets of every controller from dir (the embedded
-// tables when dir is empty): the Machine set and the MachineSet set.
+// Sets loads the table sets of the Machine and MachineSet controllers from
+// dir (the embedded tables when dir is empty). LoadSets also loads the
+// Cluster controller's.
 func Sets(dir string) (machines, machineSets *engine.Set, err error) {
-	if machines, err = krtttables.Load(krtttables.Machine, dir); err != nil {
+	all, err := LoadSets(dir)
+	if err != nil {
 		return nil, nil, err
 	}
-	if machineSets, err = krtttables.Load(krtttables.MachineSet, dir); err != nil {
-		return nil, nil, err
+	return all.Machine, all.MachineSet, nil
+}
+
+// TableSets are the table sets of every controller the operator runs.
+type TableSets struct {
+	Machine, MachineSet, Cluster *engine.Set
+}
+
+// LoadSets loads every controller's table set from dir (the embedded tables
+// when dir is empty), so `krtt-operator --tables DIR` runs all of them from
+// DIR; a finding in any table of DIR refuses the whole directory.
+func LoadSets(dir string) (TableSets, error) {
+	var out TableSets
+	for _, s := range []struct {
+		name string
+		into **engine.Set
+	}{{krtttables.Machine, &out.Machine}, {krtttables.MachineSet, &out.MachineSet}, {krtttables.Cluster, &out.Cluster}} {
+		set, err := krtttables.Load(s.name, dir)
+		if err != nil {
+			return TableSets{}, err
+		}
+		*s.into = set
 	}
-	return machines, machineSets, nil
+	return out, nil
 }
 
 // WatchFilter makes a manager see only the Machines labelled
