@@ -34,9 +34,12 @@ func measure(ctx context.Context, b *bench, f flavour) (res Result) {
 		return res
 	}
 	defer func() { res.LoadAverage = &LoadAverage{Start: load0, End: loadAverage()} }()
-	if b.o.machineSets {
+	switch {
+	case b.o.machineSets:
 		err = machineSetLifecycle(ctx, b, f, ns, proc, &res)
-	} else {
+	case len(b.workloads) > 0:
+		err = workloadLifecycle(ctx, b, f, ns, proc, &res)
+	default:
 		err = lifecycle(ctx, b, f, ns, proc, &res)
 	}
 	if err != nil {
@@ -147,6 +150,11 @@ func sampleResources(proc *controllerProc, b *bench, res *Result) (finish func()
 			return e
 		}
 		res.RequestsPerMachine, res.RequestsPerMachineTotal = perMachine(before.requests, after.requests, b.o.n)
+		if len(b.workloads) > 0 {
+			// What did not go to the management cluster went to a workload cluster.
+			res.WorkloadRequestsPerMachine, res.WorkloadRequestsPerMachineTotal = perMachine(
+				before.byHost.except(b.managementHost), after.byHost.except(b.managementHost), b.o.n)
+		}
 		res.CPUSeconds = round1(after.cpu - before.cpu)
 		res.CPUSecondsInclStart = round1(after.cpu)
 		res.PeakRSSMiB = round1(float64(hwm) / 1024)
@@ -184,6 +192,12 @@ func bindPods(ctx context.Context, b *bench, f flavour, ns string, machines []st
 		}
 		nodes = append(nodes, nodeOf[name])
 	}
+	return runPods(ctx, b, b.client, ns, nodes)
+}
+
+// runPods puts podsPerNode Pods on each of the nodes, through c (the
+// cluster the Nodes are in), and waits until the sim kubelet runs them all.
+func runPods(ctx context.Context, b *bench, c client.Client, ns string, nodes []string) error {
 	per := b.o.podsPerNode
 	pods := make([]string, 0, len(nodes)*per)
 	for _, node := range nodes {
@@ -194,7 +208,7 @@ func bindPods(ctx context.Context, b *bench, f flavour, ns string, machines []st
 	logf("binding %d Pods (%d per Node)", len(pods), per)
 	start := time.Now()
 	if err := parallel(b.o.workers, len(pods), func(i int) error {
-		return b.client.Create(ctx, &corev1.Pod{
+		return c.Create(ctx, &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: pods[i]},
 			Spec: corev1.PodSpec{NodeName: nodes[i/per], TerminationGracePeriodSeconds: ptr.To[int64](1),
 				Containers: []corev1.Container{{Name: "main", Image: "registry.k8s.io/pause:3.10"}}},
@@ -204,7 +218,7 @@ func bindPods(ctx context.Context, b *bench, f flavour, ns string, machines []st
 	}
 	wait := poll{gvk: corev1.SchemeGroupVersion.WithKind("Pod"), namespace: ns, names: pods, what: "Running",
 		timeout: b.o.timeout, done: phaseIs(string(corev1.PodRunning)), describe: phaseOf}
-	if _, err := wait.wait(ctx, b.client); err != nil {
+	if _, err := wait.wait(ctx, c); err != nil {
 		return err
 	}
 	logf("all Pods Running in %s", time.Since(start).Round(time.Millisecond))

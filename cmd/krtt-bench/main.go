@@ -45,6 +45,9 @@ import (
 
 type options struct {
 	n, concurrency, podsPerNode, workers int
+	// workloadClusters > 0 spreads the Machines over that many Clusters,
+	// each with its own workload API server.
+	workloadClusters int
 	dir, operatorBin, output, peer       string
 	build, peerFirst, machineSets        bool
 	timeout, heartbeat                   time.Duration
@@ -58,6 +61,11 @@ type bench struct {
 	cp            *localcp.ControlPlane
 	client        client.Client
 	serverVersion string
+	// workloads are the workload clusters of a -workload-clusters run;
+	// managementHost is the bench API server's host:port, to tell the
+	// requests sent there from those sent to the workload clusters.
+	workloads      []*workload
+	managementHost string
 }
 
 func main() {
@@ -75,6 +83,8 @@ func main() {
 	flag.StringVar(&o.peer, "peer", "", "Also measure this controller after krtt: capi (the Cluster API Machine controller).")
 	flag.BoolVar(&o.machineSets, "machinesets", false, "Measure a MachineSet instead: scaled 0 → N (the scale subresource) → Running, Pods on every Node, then N → 0 → gone.")
 	flag.BoolVar(&o.peerFirst, "peer-first", false, "Measure the peer before krtt (to see how much the order matters); the ratios stay peer ÷ krtt.")
+	flag.IntVar(&o.workloadClusters, "workload-clusters", 0,
+		"Spread the N Machines over this many Clusters, each with its own workload API server (a local control plane) and <cluster>-kubeconfig Secret; requests are split into management and workload. 0: self-hosted.")
 	flag.StringVar(&o.capi.manager, "capi-manager", "bin/capi-manager", "Cluster API core manager binary (`make bench-peer` builds it).")
 	flag.StringVar(&o.capi.crds, "capi-crds", "", "Cluster API CRD directory (default: core/config/crd/bases of the module hack/capi requires).")
 	flag.Parse()
@@ -105,6 +115,10 @@ func validate(o options) error {
 		return fmt.Errorf("-peer %q: the only peer is capi", o.peer)
 	case o.peer != "" && o.machineSets:
 		return errors.New("-machinesets measures krtt only; drop -peer")
+	case o.workloadClusters < 0:
+		return fmt.Errorf("-workload-clusters %d: cannot be negative", o.workloadClusters)
+	case o.workloadClusters > 0 && (o.peer != "" || o.machineSets):
+		return errors.New("-workload-clusters measures krtt's Machines only; drop -peer and -machinesets")
 	}
 	return nil
 }
@@ -168,6 +182,19 @@ func run(o options) (err error) {
 	defer func() { _ = logFile.Close() }()
 	ctrl.SetLogger(zap.New(zap.WriteTo(logFile)))
 
+	var workloads []*workload
+	if o.workloadClusters > 0 {
+		logf("starting %d workload API servers", o.workloadClusters)
+		var stopWorkloads func() error
+		if workloads, stopWorkloads, err = startWorkloads(o.dir, o.workloadClusters); err != nil {
+			return err
+		}
+		defer func() {
+			logf("stopping the workload API servers")
+			err = errors.Join(err, stopWorkloads())
+		}()
+	}
+
 	// The driver and the sim are not what is measured: let them go fast.
 	fast := *cp.Config
 	fast.QPS, fast.Burst = 2000, 4000
@@ -195,7 +222,7 @@ func run(o options) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := sim.SetupWithManager(ctx, simMgr, sim.Options{KubeletGracePeriodCap: time.Second, HeartbeatInterval: o.heartbeat}); err != nil {
+	if err := sim.SetupWithManager(ctx, simMgr, sim.Options{KubeletGracePeriodCap: time.Second, HeartbeatInterval: o.heartbeat, WorkloadClusters: len(workloads) > 0}); err != nil {
 		return err
 	}
 	simDone := make(chan error, 1)
@@ -207,9 +234,14 @@ func run(o options) (err error) {
 		}
 	}()
 
-	b := &bench{o: o, root: root, cp: cp, client: c, serverVersion: sv.GitVersion}
+	mgmtHost, err := hostOf(fast.Host)
+	if err != nil {
+		return err
+	}
+	b := &bench{o: o, root: root, cp: cp, client: c, serverVersion: sv.GitVersion, workloads: workloads, managementHost: mgmtHost}
 	rep := Report{N: o.n, PodsPerNode: o.podsPerNode, MachineConcurrency: o.concurrency,
-		SimHeartbeatSeconds: o.heartbeat.Seconds(), APIServerVersion: sv.GitVersion, Started: time.Now().UTC().Round(time.Second)}
+		SimHeartbeatSeconds: o.heartbeat.Seconds(), APIServerVersion: sv.GitVersion, Started: time.Now().UTC().Round(time.Second),
+		WorkloadClusters: len(workloads)}
 	for _, f := range flavours {
 		if ctx.Err() != nil {
 			break

@@ -18,7 +18,47 @@ type requestCounts map[string]float64
 // parseRequests reads a Prometheus text exposition and sums
 // rest_client_requests_total by its method label.
 func parseRequests(r io.Reader) (requestCounts, error) {
+	byHost, err := parseRequestsByHost(r)
+	if err != nil {
+		return nil, err
+	}
+	return byHost.total(), nil
+}
+
+// hostRequests is rest_client_requests_total by host label (the API server
+// a request went to), then by method.
+type hostRequests map[string]requestCounts
+
+// total sums every host.
+func (h hostRequests) total() requestCounts {
 	out := requestCounts{}
+	for _, counts := range h {
+		for m, v := range counts {
+			out[m] += v
+		}
+	}
+	return out
+}
+
+// except sums every host but one (the management cluster: what is left
+// went to workload clusters).
+func (h hostRequests) except(host string) requestCounts {
+	out := requestCounts{}
+	for hh, counts := range h {
+		if hh == host {
+			continue
+		}
+		for m, v := range counts {
+			out[m] += v
+		}
+	}
+	return out
+}
+
+// parseRequestsByHost reads a Prometheus text exposition and sums
+// rest_client_requests_total by its host and method labels.
+func parseRequestsByHost(r io.Reader) (hostRequests, error) {
+	out := hostRequests{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	found := false
@@ -39,13 +79,23 @@ func parseRequests(r io.Reader) (requestCounts, error) {
 		if err != nil {
 			return nil, fmt.Errorf("metrics line %q: %w", line, err)
 		}
-		method := "?"
+		method, host := "?", ""
 		for _, kv := range strings.Split(labels, ",") {
-			if k, val, ok := strings.Cut(kv, "="); ok && k == "method" {
+			k, val, ok := strings.Cut(kv, "=")
+			if !ok {
+				continue
+			}
+			switch k {
+			case "method":
 				method = strings.Trim(val, `"`)
+			case "host":
+				host = strings.Trim(val, `"`)
 			}
 		}
-		out[method] += v
+		if out[host] == nil {
+			out[host] = requestCounts{}
+		}
+		out[host][method] += v
 	}
 	if err := sc.Err(); err != nil {
 		return nil, err

@@ -87,7 +87,7 @@ func (p *controllerProc) stop() error {
 }
 
 // scrape returns the process's client-go requests so far, by method.
-func (p *controllerProc) scrape() (requestCounts, error) {
+func (p *controllerProc) scrape() (hostRequests, error) {
 	resp, err := http.Get(p.metrics)
 	if err != nil {
 		return nil, err
@@ -96,17 +96,19 @@ func (p *controllerProc) scrape() (requestCounts, error) {
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("%s metrics: %s", p.name, resp.Status)
 	}
-	return parseRequests(resp.Body)
+	return parseRequestsByHost(resp.Body)
 }
 
 // sample is what is read from a controller at one instant.
 type sample struct {
 	requests requestCounts
-	cpu      float64
+	// byHost splits requests by the API server they went to.
+	byHost hostRequests
+	cpu    float64
 }
 
 func (p *controllerProc) sample() (sample, error) {
 	req, err1 := p.scrape()
 	cpu, err2 := cpuSeconds(p.pid())
-	return sample{requests: req, cpu: cpu}, errors.Join(err1, err2)
+	return sample{requests: req.total(), byHost: req, cpu: cpu}, errors.Join(err1, err2)
 }

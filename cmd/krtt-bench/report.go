@@ -18,6 +18,10 @@ type Report struct {
 	MachineConcurrency  int       `json:"machineConcurrency"`
 	SimHeartbeatSeconds float64   `json:"simHeartbeatSeconds"`
 	APIServerVersion    string    `json:"apiServerVersion"`
+	// WorkloadClusters is how many Clusters the Machines were spread over,
+	// each with its own API server (0: self-hosted, the Node side is the
+	// management cluster).
+	WorkloadClusters int `json:"workloadClusters,omitempty"`
 	Started             time.Time `json:"started"`
 	Results             []Result  `json:"results"`
 	// Comparison is set when a peer ran next to krtt.
@@ -37,6 +41,11 @@ type Result struct {
 	// RequestsPerMachine is client-go requests by HTTP method divided by N.
 	RequestsPerMachine      map[string]float64 `json:"requestsPerMachine,omitempty"`
 	RequestsPerMachineTotal float64            `json:"requestsPerMachineTotal"`
+	// WorkloadRequestsPerMachine is the part of RequestsPerMachine that
+	// went to the workload clusters' API servers (with -workload-clusters;
+	// the rest went to the management cluster).
+	WorkloadRequestsPerMachine      map[string]float64 `json:"workloadRequestsPerMachine,omitempty"`
+	WorkloadRequestsPerMachineTotal float64            `json:"workloadRequestsPerMachineTotal,omitempty"`
 	CPUSeconds              float64            `json:"cpuSeconds"`
 	CPUSecondsInclStart     float64            `json:"cpuSecondsInclStart"`
 	PeakRSSMiB              float64            `json:"peakRSSMiB"`
@@ -168,8 +177,12 @@ func writeTable(w io.Writer, rep Report) {
 	}
 	head = append(head, "requests/Machine", "CPU", "peak RSS")
 
-	_, _ = fmt.Fprintf(w, "\nMachine lifecycle bench: N=%d, %d Pods per Node, --machine-concurrency %d, sim heartbeat %s, kube-apiserver %s\n\n",
-		rep.N, rep.PodsPerNode, rep.MachineConcurrency, time.Duration(rep.SimHeartbeatSeconds*float64(time.Second)), rep.APIServerVersion)
+	where := "self-hosted (the Node side is the management cluster)"
+	if rep.WorkloadClusters > 0 {
+		where = fmt.Sprintf("spread over %d Clusters, each with its own workload API server", rep.WorkloadClusters)
+	}
+	_, _ = fmt.Fprintf(w, "\nMachine lifecycle bench: N=%d %s, %d Pods per Node, --machine-concurrency %d, sim heartbeat %s, kube-apiserver %s\n\n",
+		rep.N, where, rep.PodsPerNode, rep.MachineConcurrency, time.Duration(rep.SimHeartbeatSeconds*float64(time.Second)), rep.APIServerVersion)
 	_, _ = fmt.Fprintln(w, "| "+strings.Join(head, " | ")+" |")
 	_, _ = fmt.Fprintln(w, "|"+strings.Repeat("---|", len(head)))
 	for _, r := range rep.Results {
@@ -187,6 +200,10 @@ func writeTable(w io.Writer, rep Report) {
 	_, _ = fmt.Fprintln(w, "Requests are each controller's client-go rest_client_requests_total (by HTTP method; GET includes lists and watches)")
 	_, _ = fmt.Fprintln(w, "from just before the first worker Machine is created to the end, divided by N; CPU is utime+stime of its process over")
 	_, _ = fmt.Fprintln(w, "the same span (in brackets: since it started); peak RSS is its VmHWM.")
+	if rep.WorkloadClusters > 0 {
+		_, _ = fmt.Fprintln(w, "With workload clusters each request figure reads total (management + workload): the part sent to the management")
+		_, _ = fmt.Fprintln(w, "cluster's API server and the part sent to the workload clusters' (by client-go's host label).")
+	}
 	if rep.Comparison != nil {
 		_, _ = fmt.Fprintf(w, "The last row is %s ÷ %s: above 1, %s took longer, sent more or used more.\n", rep.Comparison.Peer, rep.Comparison.Baseline, rep.Comparison.Peer)
 	}
@@ -218,10 +235,16 @@ func tableRow(n int, r Result, vs []string) []string {
 	if !r.Complete {
 		mark = " (until the failure)"
 	}
-	for _, v := range vs {
-		row = append(row, fmt.Sprintf("%.1f", r.RequestsPerMachine[v]))
+	split := func(total, workload float64) string {
+		if r.WorkloadRequestsPerMachine == nil {
+			return fmt.Sprintf("%.1f", total)
+		}
+		return fmt.Sprintf("%.1f (%.1f + %.1f)", total, total-workload, workload)
 	}
-	return append(row, fmt.Sprintf("%.1f%s", r.RequestsPerMachineTotal, mark),
+	for _, v := range vs {
+		row = append(row, split(r.RequestsPerMachine[v], r.WorkloadRequestsPerMachine[v]))
+	}
+	return append(row, split(r.RequestsPerMachineTotal, r.WorkloadRequestsPerMachineTotal)+mark,
 		fmt.Sprintf("%.1fs (%.1fs)", r.CPUSeconds, r.CPUSecondsInclStart),
 		fmt.Sprintf("%.0f MiB", r.PeakRSSMiB))
 }
