@@ -99,11 +99,33 @@ func Registry() *engine.Registry[*Scope] {
 		reg.Enum("workloadCluster", "How the Cluster's Node side was reached (internal/remote).", func(s *Scope) string {
 			return string(s.Workload.State)
 		})
+		reg.Bool("reconnected", "The connection became usable again after an outage later than status.workloadClusterReconnectTime records.", reconnected)
+		reg.Action("RecordReconnection", "Record in status.workloadClusterReconnectTime when the workload cluster became usable again.", recordReconnection)
 		reg.Action("DisconnectWorkloadCluster", "Close the Cluster's workload cluster connection, if one is open.", disconnect)
 		reg.Action("DescribeWorkloadCluster", "Say how the Node side is reached: which Secret and API server, since when, and the error.", describe)
 		reg.Mirror("machines", "status.machines counts the Cluster's Machines (total, Ready, being deleted); MachinesReady is True when every one is Ready.", mirrorMachines)
 	})
 	return reg
+}
+
+// reconnected: the connection says the workload cluster came back at a
+// time the Cluster's status does not record yet.
+func reconnected(s *Scope) bool {
+	back := s.Workload.ReachableAgain
+	if s.Cluster == nil || s.Workload.State != remote.Connected || back.IsZero() {
+		return false
+	}
+	rec := s.Cluster.Status.WorkloadClusterReconnectTime
+	return rec == nil || back.Truncate(time.Second).After(rec.Time)
+}
+
+// recordReconnection persists when the workload cluster came back, so the
+// Machines' Node-side timeouts restart from it across operator restarts.
+func recordReconnection(_ context.Context, s *Scope) engine.Outcome {
+	back := metav1.NewTime(s.Workload.ReachableAgain.Truncate(time.Second))
+	s.Cluster.Status.WorkloadClusterReconnectTime = &back
+	return engine.OKf("%s; usable again since %s, so the Node-side timeouts of the Cluster's Machines count from then",
+		s.Workload.Message, back.UTC().Format(time.RFC3339))
 }
 
 func disconnect(_ context.Context, s *Scope) engine.Outcome {

@@ -137,11 +137,11 @@ func registerFacts(r *engine.Registry[*Scope]) {
 	r.Bool("excludeDrain", "The exclude-node-draining annotation is present.", func(s *Scope) bool {
 		return s.Machine != nil && hasKey(s.Machine.Annotations, clusterv1.ExcludeNodeDrainingAnnotation)
 	})
-	r.Bool("drainTimedOut", "The drain timeout has passed since nodeDrainStartTime.", func(s *Scope) bool {
+	r.Bool("drainTimedOut", "The drain timeout has passed since nodeDrainStartTime (or since the workload cluster came back, if later).", func(s *Scope) bool {
 		if s.Machine == nil || s.Machine.Status.Deletion.NodeDrainStartTime == nil {
 			return false
 		}
-		return timedOut(s.Now, s.Machine.Status.Deletion.NodeDrainStartTime.Time, s.Machine.Spec.Deletion.NodeDrainTimeoutSeconds)
+		return timedOut(s.Now, nodeSideSince(s, s.Machine.Status.Deletion.NodeDrainStartTime.Time), s.Machine.Spec.Deletion.NodeDrainTimeoutSeconds)
 	})
 	r.Enum("forceDeletion", "Why the Machine's deletion is forced: label, or a Node unhealthy for more than 5 minutes.", func(s *Scope) string {
 		return forceDeletion(s)
@@ -155,22 +155,22 @@ func registerFacts(r *engine.Registry[*Scope]) {
 	r.Bool("excludeVolumeWait", "The exclude-wait-for-node-volume-detach annotation is present.", func(s *Scope) bool {
 		return s.Machine != nil && hasKey(s.Machine.Annotations, clusterv1.ExcludeWaitForNodeVolumeDetachAnnotation)
 	})
-	r.Bool("volumeWaitTimedOut", "The volume detach timeout has passed since waitForNodeVolumeDetachStartTime.", func(s *Scope) bool {
+	r.Bool("volumeWaitTimedOut", "The volume detach timeout has passed since waitForNodeVolumeDetachStartTime (or since the workload cluster came back, if later).", func(s *Scope) bool {
 		if s.Machine == nil || s.Machine.Status.Deletion.WaitForNodeVolumeDetachStartTime == nil {
 			return false
 		}
-		return timedOut(s.Now, s.Machine.Status.Deletion.WaitForNodeVolumeDetachStartTime.Time, s.Machine.Spec.Deletion.NodeVolumeDetachTimeoutSeconds)
+		return timedOut(s.Now, nodeSideSince(s, s.Machine.Status.Deletion.WaitForNodeVolumeDetachStartTime.Time), s.Machine.Spec.Deletion.NodeVolumeDetachTimeoutSeconds)
 	})
 	r.Bool("preTerminateHooks", "A pre-terminate hook annotation is present.", func(s *Scope) bool {
 		return s.Machine != nil && len(annotationsWithPrefix(s.Machine.Annotations, clusterv1.PreTerminateDeleteHookAnnotationPrefix)) > 0
 	})
-	r.Bool("nodeDeletionTimedOut", "A Node deletion was attempted and the node deletion timeout has passed since the deletionTimestamp.", func(s *Scope) bool {
+	r.Bool("nodeDeletionTimedOut", "A Node deletion was attempted and the node deletion timeout has passed since the deletionTimestamp (or since the workload cluster came back, if later).", func(s *Scope) bool {
 		// As in Cluster API the Node is always tried once: the timeout only
 		// ends retries of a deletion that failed, never skips the attempt.
 		if s.Machine == nil || s.Machine.DeletionTimestamp == nil || s.Machine.Status.Deletion.NodeDeletionStartTime == nil {
 			return false
 		}
-		return timedOut(s.Now, s.Machine.DeletionTimestamp.Time, s.Machine.Spec.Deletion.NodeDeletionTimeoutSeconds)
+		return timedOut(s.Now, nodeSideSince(s, s.Machine.DeletionTimestamp.Time), s.Machine.Spec.Deletion.NodeDeletionTimeoutSeconds)
 	})
 }
 

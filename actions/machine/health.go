@@ -3,6 +3,7 @@ package machine
 import (
 	"context"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,20 +30,33 @@ func registerHealth(r *engine.Registry[*Scope]) {
 		}
 		return checkNodeHealth(s.Node(), healthNodeConditions(s.Machine)).fact()
 	})
-	r.Bool("healthTimedOut", "spec.health.healthTimeoutSeconds has passed since status.health.unhealthySince.", func(s *Scope) bool {
+	r.Bool("healthTimedOut", "spec.health.healthTimeoutSeconds has passed since status.health.unhealthySince (or since the workload cluster came back, if later).", func(s *Scope) bool {
 		if s.Machine == nil || s.Machine.Status.Health.UnhealthySince == nil {
 			return false
 		}
-		return timedOut(s.Now, s.Machine.Status.Health.UnhealthySince.Time, orDefaultSeconds(s.Machine.Spec.Health.HealthTimeoutSeconds, clusterv1.DefaultHealthTimeoutSeconds))
+		return timedOut(s.Now, nodeSideSince(s, s.Machine.Status.Health.UnhealthySince.Time), orDefaultSeconds(s.Machine.Spec.Health.HealthTimeoutSeconds, clusterv1.DefaultHealthTimeoutSeconds))
 	})
-	r.Bool("creationTimedOut", "spec.health.creationTimeoutSeconds has passed since the Machine's creationTimestamp.", func(s *Scope) bool {
+	r.Bool("creationTimedOut", "spec.health.creationTimeoutSeconds has passed since the Machine's creationTimestamp (once the providerID is known, or since the workload cluster came back, if later).", func(s *Scope) bool {
 		if s.Machine == nil || s.Machine.CreationTimestamp.IsZero() {
 			return false
 		}
-		return timedOut(s.Now, s.Machine.CreationTimestamp.Time, orDefaultSeconds(s.Machine.Spec.Health.CreationTimeoutSeconds, clusterv1.DefaultCreationTimeoutSeconds))
+		return timedOut(s.Now, creationSince(s), orDefaultSeconds(s.Machine.Spec.Health.CreationTimeoutSeconds, clusterv1.DefaultCreationTimeoutSeconds))
 	})
 	r.Action("MarkUnhealthy", "Set status.health.unhealthySince if unset; say which Node conditions are unhealthy.", markUnhealthy)
 	r.Action("ClearUnhealthySince", "Clear status.health.unhealthySince: the Node is healthy again.", clearUnhealthySince)
+}
+
+// creationSince is when the creation wait counts from: the creation, or,
+// once the providerID is known and what is left is the Node joining the
+// workload cluster, the later of that and the cluster coming back. Before
+// that the wait is on providers in the management cluster, which a
+// workload cluster outage does not hold up.
+func creationSince(s *Scope) time.Time {
+	start := s.Machine.CreationTimestamp.Time
+	if s.Machine.Spec.ProviderID == nil || *s.Machine.Spec.ProviderID == "" {
+		return start
+	}
+	return nodeSideSince(s, start)
 }
 
 // healthNodeConditions: the condition types that make the Node unhealthy

@@ -76,6 +76,15 @@ type ClusterStatus struct {
 	// +optional
 	LastTransition *LastTransition `json:"lastTransition,omitempty"`
 
+	// workloadClusterReconnectTime is when the workload cluster last became
+	// usable again after it was Unreachable or NoAccess. The Node-side
+	// timeouts of the Cluster's Machines (health; creation once the
+	// providerID is known; drain, volume detach, Node deletion) count from
+	// it when it is later than their own start, so a wait that ran out
+	// during the outage does not end as soon as the cluster is back.
+	// +optional
+	WorkloadClusterReconnectTime *metav1.Time `json:"workloadClusterReconnectTime,omitempty"`
+
 	// machines counts the Cluster's Machines.
 	// +optional
 	Machines ClusterMachines `json:"machines,omitempty,omitzero"`

@@ -116,6 +116,10 @@ func (in *ClusterStatus) DeepCopyInto(out *ClusterStatus) {
 		*out = new(LastTransition)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.WorkloadClusterReconnectTime != nil {
+		in, out := &in.WorkloadClusterReconnectTime, &out.WorkloadClusterReconnectTime
+		*out = (*in).DeepCopy()
+	}
 	out.Machines = in.Machines
 	if in.Conditions != nil {
 		in, out := &in.Conditions, &out.Conditions

@@ -65,6 +65,10 @@ type Options struct {
 // cluster connections its Node side goes through, the Cluster controller
 // and, when opts.MachineSets is given, the MachineSet controller.
 func Setup(ctx context.Context, mgr ctrl.Manager, set *engine.Set, opts Options) (*machine.Reconciler, error) {
+	if opts.Workload.Now == nil {
+		// Since and ReachableAgain are compared with the controllers' clock.
+		opts.Workload.Now = opts.Now
+	}
 	clusters, err := WorkloadClusters(mgr, opts.Workload)
 	if err != nil {
 		return nil, err

@@ -95,10 +95,20 @@ type Connection struct {
 	Message string
 	// Since is when the connection entered State (zero when self-hosted).
 	Since time.Time
+	// ReachableAgain is when the workload cluster last became usable
+	// (Connected) after it could not be used (Unreachable or NoAccess),
+	// whether the connection saw it go or was opened while it was gone or
+	// replaced one that could not be used; zero when it has been usable
+	// ever since the connection opened. Timeouts of the Node side count
+	// from it (the machine-controller-manager restarts its health timeouts
+	// when the target API server is back).
+	ReachableAgain time.Time
 }
 
 // Usable: the Node side can be read and written.
-func (c Connection) Usable() bool { return c.State == Connected || c.State == SelfHosted }
+func (c Connection) Usable() bool { return usable(c.State) }
+
+func usable(st State) bool { return st == Connected || st == SelfHosted }
 
 // Index is a field index every connection's cache gets.
 type Index struct {
@@ -290,11 +300,15 @@ func (c *Cache) ClientFor(ctx context.Context, key client.ObjectKey) (Connection
 func (c *Cache) conn(key client.ObjectKey, secretVersion string) *conn {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	afterOutage := false
 	if cn := c.conns[key]; cn != nil {
 		if cn.secretVersion == secretVersion {
 			return cn
 		}
 		cn.cancel()
+		// A Secret fixed while its cluster could not be used: the new
+		// connection's first success is the cluster coming back.
+		afterOutage = cn.unusable()
 	}
 	parent := c.ctx
 	if parent == nil {
@@ -302,7 +316,7 @@ func (c *Cache) conn(key client.ObjectKey, secretVersion string) *conn {
 	}
 	ctx, cancel := context.WithCancel(parent)
 	cn := &conn{key: key, secretVersion: secretVersion, ctx: ctx, cancel: cancel, ready: make(chan struct{}),
-		secret: client.ObjectKey{Namespace: key.Namespace, Name: SecretName(key.Name)}.String()}
+		secret: client.ObjectKey{Namespace: key.Namespace, Name: SecretName(key.Name)}.String(), afterOutage: afterOutage}
 	c.conns[key] = cn
 	go c.run(cn)
 	return cn
@@ -492,6 +506,17 @@ type conn struct {
 	failures int
 	// final: the Secret cannot work as it is; only a new version helps.
 	final bool
+	// reachableAgain: see Connection.ReachableAgain. afterOutage: this
+	// connection replaced one whose cluster could not be used.
+	reachableAgain time.Time
+	afterOutage    bool
+}
+
+// unusable: the connection has tried and the cluster cannot be used.
+func (cn *conn) unusable() bool {
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	return cn.st != "" && !usable(cn.st)
 }
 
 func (cn *conn) state() State {
@@ -536,13 +561,16 @@ func (cn *conn) setLocked(now time.Time, st State, server, msg string) {
 	if st != cn.st {
 		cn.since = now
 	}
+	if usable(st) && (cn.afterOutage || (cn.st != "" && !usable(cn.st))) {
+		cn.reachableAgain, cn.afterOutage = now, false
+	}
 	cn.st, cn.server, cn.message = st, server, msg
 }
 
 func (cn *conn) snapshot() Connection {
 	cn.mu.Lock()
 	defer cn.mu.Unlock()
-	out := Connection{State: cn.st, Server: cn.server, Secret: cn.secret, Message: cn.message, Since: cn.since}
+	out := Connection{State: cn.st, Server: cn.server, Secret: cn.secret, Message: cn.message, Since: cn.since, ReachableAgain: cn.reachableAgain}
 	if cn.st == Connected && cn.cluster != nil {
 		out.Client = cn.cluster.GetClient()
 		out.Message = fmt.Sprintf("connected to %s through Secret %s", cn.server, cn.secret)

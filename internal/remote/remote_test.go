@@ -141,6 +141,9 @@ func TestConnections(t *testing.T) {
 		if n := w.started(key); n != 1 {
 			t.Errorf("watches started %d times for %s, want 1", n, key)
 		}
+		if !c.ReachableAgain.IsZero() {
+			t.Errorf("ReachableAgain = %s on a connection usable from the start", c.ReachableAgain)
+		}
 		expectEvent(t, events, key)
 	})
 
@@ -162,7 +165,10 @@ func TestConnections(t *testing.T) {
 
 	t.Run("Secret fixed: connected again, on a new connection", func(t *testing.T) {
 		setSecret(ctx, t, mgmt.Client, secret, kubeconfig)
-		connect(remote.Connected, workload.Config.Host)
+		c := connect(remote.Connected, workload.Config.Host)
+		if c.ReachableAgain.IsZero() {
+			t.Error("a Secret fixed after NoAccess does not say when the workload cluster became usable again")
+		}
 		if n := w.started(key); n != 2 {
 			t.Errorf("watches started %d times for %s, want 2 (a new connection for the new Secret)", n, key)
 		}
