@@ -10,11 +10,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	simv1 "github.com/krtt-dev/krtt/api/sim/v1alpha1"
 )
@@ -193,24 +195,42 @@ func simNodePredicate() predicate.Predicate {
 }
 
 func setupKubelet(mgr ctrl.Manager, opts Options) error {
-	return setupKubeletOn(mgr, mgr.GetClient(), true, opts)
+	return setupKubeletOn(mgr, mgr.GetClient(), simMachineEvents{cache: mgr.GetCache()}, opts)
+}
+
+// simMachineEvents is where the kubelet hears of SimMachines changing (their
+// knobs: nodeNotReady, nodeConditions, nodeUnreachable): the management
+// cluster's cache, whichever cluster the Nodes are in, so a knob acts at
+// once in a workload cluster too, not at the next heartbeat. keep, when set,
+// passes only the SimMachines whose Nodes can be in this cluster. (A
+// workload cluster's handlers stay registered on the management informer
+// after its connection closes, since controller-runtime's Kind source never
+// removes them; their queues are shut down by then, so each costs a no-op
+// per SimMachine event until the sim restarts: fine for a simulator.)
+type simMachineEvents struct {
+	cache cache.Cache
+	keep  func(client.Object) bool
+}
+
+func (e simMachineEvents) predicate() predicate.Predicate {
+	if e.keep == nil {
+		return predicate.NewPredicateFuncs(func(client.Object) bool { return true })
+	}
+	return predicate.NewPredicateFuncs(e.keep)
 }
 
 // setupKubeletOn runs the kubelet on the Nodes of mgr's cluster, reading
-// SimMachines through machines. In the management cluster (sameCluster) it
-// also watches SimMachines, so a knob changing acts at once; in a workload
-// cluster it acts on the next heartbeat.
-func setupKubeletOn(mgr ctrl.Manager, machines client.Reader, sameCluster bool, opts Options) error {
+// SimMachines through machines and woken by their changes through events.
+func setupKubeletOn(mgr ctrl.Manager, machines client.Reader, events simMachineEvents, opts Options) error {
 	nr := &kubeletNodeReconciler{client: mgr.GetClient(), machines: machines, interval: opts.HeartbeatInterval, now: time.Now}
-	nb := ctrl.NewControllerManagedBy(mgr).
+	if err := ctrl.NewControllerManagedBy(mgr).
 		For(&corev1.Node{}, builder.WithPredicates(simNodePredicate())).
-		Named("sim-kubelet-node")
-	if sameCluster {
-		nb = nb.Watches(&simv1.SimMachine{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
-			return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: NodeName(o.GetNamespace(), o.GetName())}}}
-		}))
-	}
-	if err := nb.Complete(nr); err != nil {
+		WatchesRawSource(source.Kind(events.cache, client.Object(&simv1.SimMachine{}),
+			handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+				return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: NodeName(o.GetNamespace(), o.GetName())}}}
+			}), events.predicate())).
+		Named("sim-kubelet-node").
+		Complete(nr); err != nil {
 		return err
 	}
 	pr := &kubeletPodReconciler{client: mgr.GetClient(), machines: machines, cap: opts.KubeletGracePeriodCap, now: time.Now}
@@ -225,21 +245,20 @@ func setupKubeletOn(mgr ctrl.Manager, machines client.Reader, sameCluster bool, 
 		}), builder.WithPredicates(simNodePredicate(), predicate.Funcs{
 			UpdateFunc: func(e event.UpdateEvent) bool { return e.ObjectOld.GetLabels()[NodeLabel] != "true" },
 		})).
-		Named("sim-kubelet-pod")
-	if sameCluster {
+		Named("sim-kubelet-pod").
 		// A kubelet coming back (nodeUnreachable cleared) finishes what
 		// piled up meanwhile.
-		pb = pb.Watches(&simv1.SimMachine{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
-			return podsOnNodeRequests(ctx, mgr.GetClient(), NodeName(o.GetNamespace(), o.GetName()))
-		}), builder.WithPredicates(predicate.Funcs{
-			CreateFunc:  func(event.CreateEvent) bool { return false },
-			DeleteFunc:  func(event.DeleteEvent) bool { return false },
-			GenericFunc: func(event.GenericEvent) bool { return false },
-			UpdateFunc: func(e event.UpdateEvent) bool {
-				return unreachable(e.ObjectOld.(*simv1.SimMachine)) && !unreachable(e.ObjectNew.(*simv1.SimMachine))
-			},
-		}))
-	}
+		WatchesRawSource(source.Kind(events.cache, client.Object(&simv1.SimMachine{}),
+			handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+				return podsOnNodeRequests(ctx, mgr.GetClient(), NodeName(o.GetNamespace(), o.GetName()))
+			}), events.predicate(), predicate.Funcs{
+				CreateFunc:  func(event.CreateEvent) bool { return false },
+				DeleteFunc:  func(event.DeleteEvent) bool { return false },
+				GenericFunc: func(event.GenericEvent) bool { return false },
+				UpdateFunc: func(e event.UpdateEvent) bool {
+					return unreachable(e.ObjectOld.(*simv1.SimMachine)) && !unreachable(e.ObjectNew.(*simv1.SimMachine))
+				},
+			}))
 	return pb.Complete(pr)
 }
 

@@ -25,6 +25,7 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/config"
@@ -123,13 +124,13 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	opts = opts.withDefaults()
 	if opts.WorkloadClusters {
 		clusters := remote.New(mgr.GetClient(), mgr.GetAPIReader(), remote.Options{Scheme: Scheme()})
-		clusters.AddWatcher(nodeSideOn(mgr.GetClient(), opts))
+		clusters.AddWatcher(nodeSideOn(mgr.GetClient(), mgr.GetCache(), opts))
 		if err := mgr.Add(clusters); err != nil {
 			return err
 		}
 		opts.clusters = clusters
 	}
-	if err := setupNodeSide(ctx, mgr, mgr.GetClient(), true, opts); err != nil {
+	if err := setupNodeSide(ctx, mgr, mgr.GetClient(), simMachineEvents{cache: mgr.GetCache()}, opts); err != nil {
 		return err
 	}
 	for _, setup := range []func(ctrl.Manager, Options) error{setupBootstrap, setupControlPlane, setupCloud} {
@@ -142,7 +143,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 
 // setupNodeSide registers what runs where the Nodes are: the kubelet, the
 // CSI driver and the disruption controller, with their indexes.
-func setupNodeSide(ctx context.Context, mgr ctrl.Manager, machines client.Reader, sameCluster bool, opts Options) error {
+func setupNodeSide(ctx context.Context, mgr ctrl.Manager, machines client.Reader, events simMachineEvents, opts Options) error {
 	idx := mgr.GetFieldIndexer()
 	if err := idx.IndexField(ctx, &corev1.Pod{}, podNodeIndex, func(o client.Object) []string {
 		if p, ok := o.(*corev1.Pod); ok && p.Spec.NodeName != "" {
@@ -155,7 +156,7 @@ func setupNodeSide(ctx context.Context, mgr ctrl.Manager, machines client.Reader
 	if err := indexVolumeAttachments(ctx, idx); err != nil {
 		return err
 	}
-	if err := setupKubeletOn(mgr, machines, sameCluster, opts); err != nil {
+	if err := setupKubeletOn(mgr, machines, events, opts); err != nil {
 		return err
 	}
 	for _, setup := range []func(ctrl.Manager, Options) error{setupCSI, setupDisruption} {
@@ -168,8 +169,10 @@ func setupNodeSide(ctx context.Context, mgr ctrl.Manager, machines client.Reader
 
 // nodeSideOn starts, for every workload cluster connection, a manager on
 // that cluster running the node-side controllers until the connection
-// closes. SimMachines are read from the management cluster.
-func nodeSideOn(machines client.Reader, opts Options) remote.Watcher {
+// closes. SimMachines are read from the management cluster, and their
+// changes heard through its cache (only those of the connection's Cluster,
+// by the cluster-name label their Machine sets).
+func nodeSideOn(machines client.Reader, machineCache cache.Cache, opts Options) remote.Watcher {
 	return remote.WatcherFunc(func(ctx context.Context, key client.ObjectKey, cl cluster.Cluster) error {
 		m, err := ctrl.NewManager(cl.GetConfig(), ctrl.Options{Scheme: Scheme(),
 			Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
@@ -177,7 +180,10 @@ func nodeSideOn(machines client.Reader, opts Options) remote.Watcher {
 		if err != nil {
 			return fmt.Errorf("sim: manager for the workload cluster of %s: %w", key, err)
 		}
-		if err := setupNodeSide(ctx, m, machines, false, opts); err != nil {
+		events := simMachineEvents{cache: machineCache, keep: func(o client.Object) bool {
+			return o.GetNamespace() == key.Namespace && o.GetLabels()[clusterv1.ClusterNameLabel] == key.Name
+		}}
+		if err := setupNodeSide(ctx, m, machines, events, opts); err != nil {
 			return err
 		}
 		go func() {

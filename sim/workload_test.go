@@ -58,4 +58,25 @@ func TestNodeJoinsTheWorkloadCluster(t *testing.T) {
 		}
 		return nil
 	})
+
+	// A knob of the SimMachine (in the management cluster) reaches the
+	// kubelet of the workload cluster: its SimMachine events wake it.
+	eventually(t, "set nodeNotReady", func(ctx context.Context) error {
+		sm, err := getSM(ctx, ns, "m1")
+		if err != nil {
+			return err
+		}
+		sm.Spec.Sim.NodeNotReady = true
+		return c.Update(ctx, sm)
+	})
+	eventually(t, "Node NotReady in the workload cluster", func(ctx context.Context) error {
+		n := &corev1.Node{}
+		if err := workload.Client.Get(ctx, node, n); err != nil {
+			return err
+		}
+		if rc := readyCond(n); rc.Status != corev1.ConditionFalse || rc.Reason != "KubeletNotReady" {
+			return fmt.Errorf("Ready %+v", rc)
+		}
+		return nil
+	})
 }
