@@ -6,7 +6,10 @@
 // shows every deletion step (pre-drain hook, drain, volume detach,
 // infrastructure, bootstrap, Node) as the tables decide it. Then another
 // Machine's Node goes NotReady: the Machine turns Unknown, and Failed once its
-// (shortened) health timeout has passed. Then a MachineSet scales up,
+// (shortened) health timeout has passed. Then a Machine of a second Cluster,
+// whose Nodes live in a second API server (its workload cluster, named by
+// the Secret remote-kubeconfig), reaches Running with its Node there and is
+// deleted. Then a MachineSet scales up,
 // replaces a Machine whose VM is lost and scales down honouring the
 // delete-machine annotation. It ends by itself within about two minutes,
 // prints the rows that fired, and exits 0; it exits 1 naming the step that
@@ -133,14 +136,16 @@ func (d *demo) run(dir string, concurrency int) (err error) {
 	defer func() { _ = logf.Close() }()
 	ctrl.SetLogger(zap.New(zap.WriteTo(logf), zap.UseDevMode(true)))
 	d.c = cp.Client
+	// The workload cluster of Cluster "remote" starts meanwhile.
+	wl := startWorkloadCP(cp.Dir)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	defer func() {
 		cancel()
 		wg.Wait()
-		d.step("Shutting down: operator and sim, then kube-apiserver and etcd")
-		if e := cp.Stop(); e != nil {
+		d.step("Shutting down: operator and sim, then kube-apiserver and etcd (both API servers)")
+		if e := errors.Join(wl.stop(), cp.Stop()); e != nil {
 			err = errors.Join(err, e)
 		}
 	}()
@@ -153,11 +158,15 @@ func (d *demo) run(dir string, concurrency int) (err error) {
 	if err := d.story(ctx); err != nil {
 		return err
 	}
+	if err := d.remoteScene(ctx, wl); err != nil {
+		return err
+	}
 	if err := d.machineSetStory(ctx); err != nil {
 		return err
 	}
 	d.summary(ns + "/" + victim)
 	d.summary(ns + "/" + sick)
+	d.summary(ns + "/" + remoteMachine)
 	d.summary(ns + "/" + pool)
 	return nil
 }
@@ -188,7 +197,7 @@ func (d *demo) startManagers(ctx context.Context, cp *localcp.ControlPlane, conc
 	if err != nil {
 		return err
 	}
-	if err := sim.SetupWithManager(ctx, simMgr, sim.Options{KubeletGracePeriodCap: 2 * time.Second, HeartbeatInterval: 5 * time.Second}); err != nil {
+	if err := sim.SetupWithManager(ctx, simMgr, sim.Options{KubeletGracePeriodCap: 2 * time.Second, HeartbeatInterval: 5 * time.Second, WorkloadClusters: true}); err != nil {
 		return err
 	}
 	for _, m := range []manager.Manager{opMgr, simMgr} {
@@ -363,14 +372,7 @@ func (d *demo) story(ctx context.Context) error {
 
 	d.step("Waiting for infrastructure, bootstrap and Node deletion and the finalizer")
 	if err := d.waitFor(ctx, "worker-a gone", 75*time.Second, func() (bool, string, error) {
-		m, err := d.machine(ctx, victim)
-		if err != nil {
-			return false, "", err
-		}
-		if m != nil {
-			return false, "worker-a is " + deletingReason(m), nil
-		}
-		return true, "", nil
+		return d.machineGone(ctx, victim)
 	}); err != nil {
 		return err
 	}
@@ -482,14 +484,7 @@ func (d *demo) forceScene(ctx context.Context) error {
 		return err
 	}
 	if err := d.waitFor(ctx, sick+" gone", 60*time.Second, func() (bool, string, error) {
-		m, err := d.machine(ctx, sick)
-		if err != nil {
-			return false, "", err
-		}
-		if m != nil {
-			return false, sick + " is " + deletingReason(m), nil
-		}
-		return true, "", nil
+		return d.machineGone(ctx, sick)
 	}); err != nil {
 		return err
 	}
@@ -499,6 +494,10 @@ func (d *demo) forceScene(ctx context.Context) error {
 }
 
 func (d *demo) createMachine(ctx context.Context, name string, delay int32) error {
+	return d.createClusterMachine(ctx, name, clusterName, delay)
+}
+
+func (d *demo) createClusterMachine(ctx context.Context, name, cluster string, delay int32) error {
 	c := d.c
 	if err := c.Create(ctx, &simv1.SimBootstrapConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}); err != nil {
 		return err
@@ -511,7 +510,7 @@ func (d *demo) createMachine(ctx context.Context, name string, delay int32) erro
 	m := &clusterv1.Machine{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{clusterv1.NodeRoleLabelPrefix + "worker": ""}},
 		Spec: clusterv1.MachineSpec{
-			ClusterName: clusterName,
+			ClusterName: cluster,
 			Bootstrap: clusterv1.MachineBootstrap{ConfigRef: &clusterv1.ObjectReference{
 				APIGroup: simv1.GroupVersion.Group, Kind: "SimBootstrapConfig", Name: name}},
 			InfrastructureRef: clusterv1.ObjectReference{APIGroup: simv1.GroupVersion.Group, Kind: "SimMachine", Name: name},
@@ -602,6 +601,19 @@ func (d *demo) machine(ctx context.Context, name string) (*clusterv1.Machine, er
 		return nil, nil
 	}
 	return m, err
+}
+
+// machineGone says whether a Machine is gone, or else which deletion step
+// it is in (a waitFor condition).
+func (d *demo) machineGone(ctx context.Context, name string) (bool, string, error) {
+	m, err := d.machine(ctx, name)
+	if err != nil {
+		return false, "", err
+	}
+	if m != nil {
+		return false, name + " is " + deletingReason(m), nil
+	}
+	return true, "", nil
 }
 
 func (d *demo) nodeOf(ctx context.Context, name string) (string, error) {
