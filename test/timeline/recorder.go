@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -42,6 +43,11 @@ type Recorder struct {
 	seq    int
 	maxRV  uint64
 	counts map[Kind]int
+	// states is each Machine's last recorded status.state; steps counts
+	// the deletion steps entered (a deleting Machine's state changing, or
+	// the Machine going); live counts the Machines present.
+	states map[string]string
+	steps  int
 	blind  []*blindWindow
 	synced []lastSyncer
 	ns     string
@@ -63,13 +69,14 @@ var recordedKinds = []struct {
 	{Pod, &corev1.Pod{}},
 	{PDB, &policyv1.PodDisruptionBudget{}},
 	{VolumeAttachment, &storagev1.VolumeAttachment{}},
+	{MachineEvent, &eventsv1.Event{}},
 }
 
 // Record starts recording namespace ns through cfg (talk to the API server
 // directly, not through a fault-injecting proxy) and returns once every
 // informer has synced. Stop ends it.
 func Record(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, ns string) (*Recorder, error) {
-	r := &Recorder{start: time.Now(), done: make(chan error, 1), counts: map[Kind]int{}, ns: ns}
+	r := &Recorder{start: time.Now(), done: make(chan error, 1), counts: map[Kind]int{}, states: map[string]string{}, ns: ns}
 	// Cluster-wide informers (filtered here) rather than namespaced ones:
 	// they report how far they have synced, which Resynced needs.
 	c, err := cache.New(cfg, cache.Options{Scheme: scheme, DefaultWatchErrorHandler: r.watchError})
@@ -199,6 +206,9 @@ func (r *Recorder) add(kind Kind, op Op, o any) {
 	if !ok || (obj.GetNamespace() != "" && obj.GetNamespace() != r.ns) {
 		return
 	}
+	if ev, ok := obj.(*eventsv1.Event); ok && (op == Deleted || ev.Regarding.Kind != "Machine") {
+		return // only what the operator says about Machines
+	}
 	obj = obj.DeepCopyObject().(client.Object)
 	obj.SetManagedFields(nil)
 	rv := ParseRV(obj.GetResourceVersion())
@@ -212,8 +222,45 @@ func (r *Recorder) add(kind Kind, op Op, o any) {
 	r.maxRV = max(r.maxRV, rv)
 	r.closeWindows()
 	r.counts[kind]++
+	if m, ok := obj.(*clusterv1.Machine); ok {
+		r.machineStep(op, m)
+	}
 	r.seq++
 	r.events = append(r.events, Event{Seq: r.seq, At: time.Now(), RV: rv, Approx: approx, Kind: kind, Op: op, Obj: obj})
+}
+
+// machineStep counts a deletion step: a deleting Machine whose state
+// changed, or a Machine gone.
+func (r *Recorder) machineStep(op Op, m *clusterv1.Machine) {
+	k := key(m)
+	prev, seen := r.states[k]
+	switch {
+	case op == Deleted:
+		if seen {
+			r.steps++
+		}
+		delete(r.states, k)
+		return
+	case seen && m.DeletionTimestamp != nil && m.Status.State != prev:
+		r.steps++
+	}
+	r.states[k] = m.Status.State
+}
+
+// Steps is how many deletion steps the recorded Machines entered so far
+// (a deleting Machine's status.state changing, or a Machine going): the
+// operator's progress, which the chaos drivers time their faults by.
+func (r *Recorder) Steps() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.steps
+}
+
+// Machines is how many Machines are present (recorded and not deleted).
+func (r *Recorder) Machines() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.states)
 }
 
 // Mark adds a note of the run's driver at the newest revision seen.
