@@ -1,0 +1,95 @@
+package reconciler
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/krtt-dev/krtt/engine"
+)
+
+// A row whose patch meets a newer version of the object still acted (its
+// actions ran): its trace is published, saying the result was not written,
+// so a row that acted is never missing from the traces (the Gherkin row
+// coverage, a test waiting for a row); no Event is recorded, since the
+// object does not show the change; and the object is decided again soon.
+func TestRowThatActedIsTracedWhenItsPatchIsStale(t *testing.T) {
+	ns := createNamespace(t, "unwritten")
+	ctx := context.Background()
+	d := newDoor()
+	d.SetNamespace(ns)
+	d.SetName("d")
+	_ = unstructured.SetNestedField(d.Object, true, "spec", "open")
+	if err := env.Client.Create(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+
+	spec := doorSpec(env.Client)
+	observe := spec.Observe
+	// Another writer changes the Door right after it was read: the
+	// reconcile decides and acts on an outdated copy.
+	spec.Observe = func(ctx context.Context, key client.ObjectKey, now time.Time) Observation[*unstructured.Unstructured, *door] {
+		obs := observe(ctx, key, now)
+		other := obs.Object.DeepCopy()
+		other.SetAnnotations(map[string]string{"example.com/other": "writer"})
+		if err := env.Client.Update(ctx, other); err != nil {
+			t.Errorf("the other writer: %v", err)
+		}
+		return obs
+	}
+	rec := events.NewFakeRecorder(10)
+	r, err := New(spec, Options{Client: env.Client, APIReader: env.Client, Recorder: rec, Now: func() time.Time { return toyTime }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var traces []engine.Trace
+	r.Runner().Subscribe(func(tr engine.Trace) { traces = append(traces, tr) })
+
+	res, err := r.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: ns, Name: "d"}})
+	if err != nil || res.RequeueAfter != staleRequeue {
+		t.Fatalf("Reconcile = %+v, %v; want a requeue after %s and no error", res, err, staleRequeue)
+	}
+	if len(traces) != 1 || traces[0].Row != "T02" || traces[0].Action != "Label" {
+		t.Fatalf("traces %+v, want the one of row T02 that ran Label", traces)
+	}
+	if !strings.Contains(traces[0].Unwritten, "changed meanwhile") || !strings.Contains(traces[0].Unwritten, "has been modified") {
+		t.Errorf("Unwritten = %q, want the conflict that kept the result from the Door", traces[0].Unwritten)
+	}
+	select {
+	case e := <-rec.Events:
+		t.Errorf("Event recorded for a result the Door does not show: %s", e)
+	default:
+	}
+	got, err := getDoor(ctx, ns, "d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := doorStatus.Get(got).State; st != "" || got.GetLabels()["toy.krtt.dev/opened"] != "" {
+		t.Errorf("the stale patch reached the Door: state %q labels %v", st, got.GetLabels())
+	}
+
+	// Decided again on the newer version, the row's result is written and
+	// its trace says nothing is missing.
+	traces = nil
+	spec.Observe = observe
+	r, err = New(spec, Options{Client: env.Client, APIReader: env.Client, Recorder: rec, Now: func() time.Time { return toyTime }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Runner().Subscribe(func(tr engine.Trace) { traces = append(traces, tr) })
+	if _, err := r.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: ns, Name: "d"}}); err != nil {
+		t.Fatal(err)
+	}
+	if len(traces) != 1 || traces[0].Row != "T02" || traces[0].Unwritten != "" {
+		t.Fatalf("traces %+v, want T02 written", traces)
+	}
+	if e := <-rec.Events; !strings.Contains(e, "T02") {
+		t.Errorf("Event %q, want one for T02", e)
+	}
+}
