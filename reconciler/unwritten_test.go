@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/krtt-dev/krtt/engine"
@@ -91,5 +93,61 @@ func TestRowThatActedIsTracedWhenItsPatchIsStale(t *testing.T) {
 	}
 	if e := <-rec.Events; !strings.Contains(e, "T02") {
 		t.Errorf("Event %q, want one for T02", e)
+	}
+}
+
+// A write whose answer is lost (the operator stopped while the status patch
+// was in flight: the API server applied it, the client saw its context
+// canceled) fails the reconcile, yet the row acted and its result may even
+// be on the object: its trace is published with the error, so a test that
+// saw the result also finds the row. No Event: the write is not known to
+// have landed.
+func TestRowThatActedIsTracedWhenItsWriteFails(t *testing.T) {
+	ns := createNamespace(t, "unwritten-fail")
+	ctx := context.Background()
+	d := newDoor()
+	d.SetNamespace(ns)
+	d.SetName("d")
+	_ = unstructured.SetNestedField(d.Object, true, "spec", "open")
+	if err := env.Client.Create(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	lost := errors.New("context canceled")
+	ww, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := interceptor.NewClient(ww, interceptor.Funcs{
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			if err := c.SubResource(sub).Patch(ctx, obj, patch, opts...); err != nil {
+				return err
+			}
+			return lost
+		},
+	})
+	rec := events.NewFakeRecorder(10)
+	r, err := New(doorSpec(env.Client), Options{Client: c, APIReader: env.Client, Recorder: rec, Now: func() time.Time { return toyTime }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var traces []engine.Trace
+	r.Runner().Subscribe(func(tr engine.Trace) { traces = append(traces, tr) })
+	if _, err := r.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: ns, Name: "d"}}); !errors.Is(err, lost) {
+		t.Fatalf("Reconcile error %v, want the lost answer", err)
+	}
+	if len(traces) != 1 || traces[0].Row != "T02" || !strings.Contains(traces[0].Unwritten, "context canceled") {
+		t.Fatalf("traces %+v, want T02 with the failed write", traces)
+	}
+	select {
+	case e := <-rec.Events:
+		t.Errorf("Event recorded for a write not known to have landed: %s", e)
+	default:
+	}
+	got, err := getDoor(ctx, ns, "d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := doorStatus.Get(got).State; st != "Open" {
+		t.Errorf("state %q: the write was meant to land", st)
 	}
 }
