@@ -24,13 +24,7 @@ import (
 func TestRowThatActedIsTracedWhenItsPatchIsStale(t *testing.T) {
 	ns := createNamespace(t, "unwritten")
 	ctx := context.Background()
-	d := newDoor()
-	d.SetNamespace(ns)
-	d.SetName("d")
-	_ = unstructured.SetNestedField(d.Object, true, "spec", "open")
-	if err := env.Client.Create(ctx, d); err != nil {
-		t.Fatal(err)
-	}
+	createOpenDoor(t, ns)
 
 	spec := doorSpec(env.Client)
 	observe := spec.Observe
@@ -105,13 +99,7 @@ func TestRowThatActedIsTracedWhenItsPatchIsStale(t *testing.T) {
 func TestRowThatActedIsTracedWhenItsWriteFails(t *testing.T) {
 	ns := createNamespace(t, "unwritten-fail")
 	ctx := context.Background()
-	d := newDoor()
-	d.SetNamespace(ns)
-	d.SetName("d")
-	_ = unstructured.SetNestedField(d.Object, true, "spec", "open")
-	if err := env.Client.Create(ctx, d); err != nil {
-		t.Fatal(err)
-	}
+	createOpenDoor(t, ns)
 	lost := errors.New("context canceled")
 	ww, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
 	if err != nil {
@@ -149,5 +137,18 @@ func TestRowThatActedIsTracedWhenItsWriteFails(t *testing.T) {
 	}
 	if st := doorStatus.Get(got).State; st != "Open" {
 		t.Errorf("state %q: the write was meant to land", st)
+	}
+}
+
+// createOpenDoor creates Door "d" asking to be open, never reconciled yet:
+// its first reconcile fires T02 (label it, state Open).
+func createOpenDoor(t *testing.T, ns string) {
+	t.Helper()
+	d := newDoor()
+	d.SetNamespace(ns)
+	d.SetName("d")
+	_ = unstructured.SetNestedField(d.Object, true, "spec", "open")
+	if err := env.Client.Create(context.Background(), d); err != nil {
+		t.Fatal(err)
 	}
 }
