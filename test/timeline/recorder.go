@@ -27,6 +27,10 @@ type blindWindow struct {
 	open     bool
 	r        *toolscache.Reflector
 	lastSync string
+	// until is, for a window the driver opened (r nil), the
+	// resourceVersion every informer must have synced to before it closes
+	// (0: not known yet, Resynced sets it).
+	until uint64
 }
 
 // lastSyncer is the part of an informer that says how far it has synced.
@@ -149,33 +153,30 @@ func (r *Recorder) BlindFrom() {
 // Resynced closes the window BlindFrom opened once every informer has
 // synced to at least rv (the resourceVersion of a write made after the API
 // server came back): from then on nothing is missed. The window ends at
-// the newest resourceVersion any informer synced to by then. If an
-// informer does not get there within timeout (no event and no bookmark
-// for its kind), the window ends at the newest revision seen, and the
-// error says so.
+// the newest resourceVersion any informer synced to by then. An informer
+// still behind after timeout (its reflector backs off up to 30 s between
+// list attempts after an outage) keeps the window open: it closes when the
+// last informer gets there (see closeWindows), and until then every check
+// is against a state that may be stale; the error says so.
 func (r *Recorder) Resynced(ctx context.Context, rv uint64, timeout time.Duration) error {
+	r.mu.Lock()
+	for _, w := range r.blind {
+		if w.open && w.r == nil && w.until == 0 {
+			w.until = rv
+		}
+	}
+	r.mu.Unlock()
 	deadline := time.Now().Add(timeout)
 	for {
-		newest, behind := uint64(0), 0
-		for _, ls := range r.synced {
-			v := ParseRV(ls.LastSyncResourceVersion())
-			newest = max(newest, v)
-			if v < rv {
-				behind++
-			}
-		}
-		if behind == 0 || time.Now().After(deadline) || ctx.Err() != nil {
-			r.mu.Lock()
-			defer r.mu.Unlock()
-			for _, w := range r.blind {
-				if w.open && w.r == nil {
-					w.open, w.to = false, max(newest, rv, r.maxRV, w.from)
-				}
-			}
-			if behind > 0 {
-				return fmt.Errorf("timeline: %d informers had not synced to resourceVersion %d within %s", behind, rv, timeout)
-			}
+		r.mu.Lock()
+		r.closeWindows()
+		behind := r.behind(rv)
+		r.mu.Unlock()
+		if behind == 0 {
 			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("timeline: %d informers had not synced to resourceVersion %d within %s; the blind window stays open until they have", behind, rv, timeout)
 		}
 		select {
 		case <-ctx.Done():
@@ -184,15 +185,50 @@ func (r *Recorder) Resynced(ctx context.Context, rv uint64, timeout time.Duratio
 	}
 }
 
+// syncedRange returns the newest and oldest resourceVersion the informers
+// synced to.
+func (r *Recorder) syncedRange() (newest, oldest uint64) {
+	for i, ls := range r.synced {
+		v := ParseRV(ls.LastSyncResourceVersion())
+		newest = max(newest, v)
+		if i == 0 || v < oldest {
+			oldest = v
+		}
+	}
+	return newest, oldest
+}
+
+// behind counts the informers not yet synced to rv.
+func (r *Recorder) behind(rv uint64) int {
+	n := 0
+	for _, ls := range r.synced {
+		if ParseRV(ls.LastSyncResourceVersion()) < rv {
+			n++
+		}
+	}
+	return n
+}
+
 // closeWindows ends the windows whose informer has re-listed: its last
 // synced resourceVersion moved on, to at least the list's.
 func (r *Recorder) closeWindows() {
+	var newest, oldest uint64
 	for _, w := range r.blind {
-		if !w.open || w.r == nil {
-			continue
-		}
-		if rv := w.r.LastSyncResourceVersion(); rv != w.lastSync {
-			w.open, w.to = false, max(ParseRV(rv), w.from)
+		switch {
+		case !w.open:
+		case w.r != nil:
+			if rv := w.r.LastSyncResourceVersion(); rv != w.lastSync {
+				w.open, w.to = false, max(ParseRV(rv), w.from)
+			}
+		case w.until > 0:
+			// A window the driver opened: closed once every informer has
+			// synced past the write Resynced was given.
+			if newest == 0 {
+				newest, oldest = r.syncedRange()
+			}
+			if oldest >= w.until {
+				w.open, w.to = false, max(newest, w.until, r.maxRV, w.from)
+			}
 		}
 	}
 }
