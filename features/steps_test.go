@@ -132,6 +132,7 @@ func registerSteps(sc *godog.ScenarioContext, h *harness.Harness, cov *coverage)
 	registerDrainSteps(sc, w)
 	registerMachineSetSteps(sc, w)
 	registerWorkloadSteps(sc, w)
+	registerGoneBadSteps(sc, w)
 
 	// --- Given: the world ---
 	sc.Step(`^a Cluster "([^"]*)"$`, w.aCluster)
