@@ -8,8 +8,9 @@
 //	→ publish (traces, metrics, Events) once the patch landed.
 //
 // A row whose patch did not land (a newer version of the object, a failed
-// write) still acted: its trace and metrics are published with
-// Trace.Unwritten saying why, and no Event is recorded.
+// write) still acted: its trace is published with Trace.Unwritten saying
+// why, krtt_transitions_total counts it as outcome Unwritten, and no Event
+// is recorded.
 //
 // It knows nothing of Machines.
 package reconciler

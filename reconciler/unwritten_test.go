@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -39,6 +40,7 @@ func TestRowThatActedIsTracedWhenItsPatchIsStale(t *testing.T) {
 		}
 		return obs
 	}
+	unwrittenBefore := unwrittenCount(t, "door", "T02")
 	rec := events.NewFakeRecorder(10)
 	r, err := New(spec, Options{Client: env.Client, APIReader: env.Client, Recorder: rec, Now: func() time.Time { return toyTime }})
 	if err != nil {
@@ -56,6 +58,10 @@ func TestRowThatActedIsTracedWhenItsPatchIsStale(t *testing.T) {
 	}
 	if !strings.Contains(traces[0].Unwritten, "changed meanwhile") || !strings.Contains(traces[0].Unwritten, "has been modified") {
 		t.Errorf("Unwritten = %q, want the conflict that kept the result from the Door", traces[0].Unwritten)
+	}
+	// The metric counts the row apart: its transition did not happen.
+	if got := unwrittenCount(t, traces[0].Table, "T02"); got != unwrittenBefore+1 {
+		t.Errorf("krtt_transitions_total{row=T02,outcome=Unwritten} = %v, want %v", got, unwrittenBefore+1)
 	}
 	select {
 	case e := <-rec.Events:
@@ -151,4 +157,15 @@ func createOpenDoor(t *testing.T, ns string) {
 	if err := env.Client.Create(context.Background(), d); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// unwrittenCount reads krtt_transitions_total for a door row whose result
+// was not written.
+func unwrittenCount(t *testing.T, table, row string) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := transitionsTotal.WithLabelValues("door", table, row, unwrittenOutcome).Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetCounter().GetValue()
 }
