@@ -43,11 +43,13 @@ Feature: The operator copes with errors and stuck deletion steps
     And the Machine "m1" reaches phase "Failed"
 
   @row:machine-errors:E04
-  Scenario: a Node deleted under a running Machine is reported
+  Scenario: a Node deleted under a running Machine makes the Machine unhealthy
     Given a running Machine "m1"
     When the Node of "m1" is deleted
-    Then the Machine "m1" has condition "NodeHealthy" with status "False" and reason "NodeDeleted"
+    Then the Machine "m1" reaches phase "Unknown"
+    And the Machine "m1" has condition "NodeHealthy" with status "False" and reason "NodeDeleted"
     And the Machine "m1" has condition "NodeReady" with status "False" and reason "NodeDeleted"
+    And the Machine "m1" records since when it is unhealthy
 
   @row:machine-errors:E05
   Scenario: two Nodes with the same providerID are not guessed between

@@ -137,6 +137,7 @@ func registerSteps(sc *godog.ScenarioContext, h *harness.Harness, cov *coverage)
 	registerMachineSetSteps(sc, w)
 	registerWorkloadSteps(sc, w)
 	registerWorkloadOutageSteps(sc, w)
+	registerGoneBadSteps(sc, w)
 	registerTerminatingSteps(sc, w)
 
 	// --- Given: the world ---

@@ -173,8 +173,10 @@ func drain(ctx context.Context, s *Scope, unreachable, force bool) engine.Outcom
 	view.record(ctx, verdicts)
 
 	skipped := map[string][]string{}
-	gone := 0   // Pods whose verdict is Gone on an unreachable Node
-	forced := 0 // Pods deleted with grace period 0
+	gone := 0                 // Pods whose verdict is Gone on an unreachable Node
+	forced := 0               // Pods deleted with grace period 0
+	deletedAfterRefusals := 0 // of them, after maxEvictRetries refused evictions
+	refused := map[string]bool{}
 	remaining := map[string][]string{}
 	nRemaining := 0
 	keep := func(class, name string) {
@@ -218,6 +220,9 @@ func drain(ctx context.Context, s *Scope, unreachable, force bool) engine.Outcom
 				keep(classError, name+" ("+apiMessage(err)+")")
 			} else {
 				forced++
+				if pv.dec.Facts.Get("evictionRefusals") != refusalsBelow {
+					deletedAfterRefusals++
+				}
 			}
 			continue
 		}
@@ -228,7 +233,8 @@ func drain(ctx context.Context, s *Scope, unreachable, force bool) engine.Outcom
 		case apierrors.IsNotFound(err):
 			// Gone already.
 		case apierrors.IsTooManyRequests(err):
-			keep(classPDB, name+" ("+apiMessage(err)+")")
+			refused[name] = true
+			keep(classPDB, name+" ("+apiMessage(err)+refusalsNote(s.Machine, pod)+")")
 		case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
 			keep(classNamespace, name)
 		default:
@@ -236,7 +242,11 @@ func drain(ctx context.Context, s *Scope, unreachable, force bool) engine.Outcom
 		}
 	}
 
+	countRefusals(s.Machine, pods, refused)
 	note := ""
+	if deletedAfterRefusals > 0 {
+		note = fmt.Sprintf("; %s deleted with grace period 0 after maxEvictRetries refused evictions", plural(deletedAfterRefusals, "Pod"))
+	}
 	if force {
 		note = fmt.Sprintf("; forced: %s deleted with grace period 0", plural(forced, "Pod"))
 	}

@@ -195,18 +195,31 @@ func forceDeletion(s *Scope) string {
 // or ReadonlyFilesystem=True (the longest), as its conditions'
 // lastTransitionTime say; 0 when it is neither.
 func NodeUnhealthySince(n *corev1.Node, now time.Time) time.Duration {
-	if n == nil {
+	start, _ := NodeUnhealthyStart(n)
+	if start.IsZero() {
 		return 0
 	}
-	var d time.Duration
+	return now.Sub(start)
+}
+
+// NodeUnhealthyStart is since when the Node has been Ready=False or
+// Unknown, or ReadonlyFilesystem=True (the earliest lastTransitionTime of
+// those conditions), and that condition as Type=Status; zero when it is
+// neither. The forced deletion's 5 minutes count from it.
+func NodeUnhealthyStart(n *corev1.Node) (time.Time, string) {
+	var start time.Time
+	var which string
+	if n == nil {
+		return start, which
+	}
 	for _, c := range n.Status.Conditions {
 		bad := (c.Type == corev1.NodeReady && c.Status != corev1.ConditionTrue) ||
 			(c.Type == "ReadonlyFilesystem" && c.Status == corev1.ConditionTrue)
-		if bad && !c.LastTransitionTime.IsZero() {
-			d = max(d, now.Sub(c.LastTransitionTime.Time))
+		if bad && !c.LastTransitionTime.IsZero() && (start.IsZero() || c.LastTransitionTime.Before(&metav1.Time{Time: start})) {
+			start, which = c.LastTransitionTime.Time, string(c.Type)+"="+string(c.Status)
 		}
 	}
-	return d
+	return start, which
 }
 
 func infrastructureState(u *unstructured.Unstructured) string {

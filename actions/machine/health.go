@@ -175,12 +175,17 @@ func markUnhealthy(_ context.Context, s *Scope) engine.Outcome {
 		problems = append(problems, h.unknown[0])
 	}
 	problems = append(problems, h.bad...)
-	name := ""
-	if n != nil {
-		name = " " + n.Name
+	since := s.Machine.Status.Health.UnhealthySince.UTC().Format("2006-01-02T15:04:05Z")
+	if n == nil {
+		// The Node named in nodeRef is gone (row E04): nothing to report
+		// but its absence.
+		name := ""
+		if hasNodeRef(s) {
+			name = " " + s.Machine.Status.NodeRef.Name
+		}
+		return engine.OKf("The Node%s named in status.nodeRef was deleted (unhealthy since %s)", name, since)
 	}
-	return engine.OKf("The Node%s reports %s (unhealthy since %s)", name, strings.Join(problems, ", "),
-		s.Machine.Status.Health.UnhealthySince.UTC().Format("2006-01-02T15:04:05Z"))
+	return engine.OKf("The Node %s reports %s (unhealthy since %s)", n.Name, strings.Join(problems, ", "), since)
 }
 
 func clearUnhealthySince(_ context.Context, s *Scope) engine.Outcome {

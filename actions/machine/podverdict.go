@@ -60,6 +60,9 @@ type PodItem struct {
 	VolumeTurn string
 	// WaitingOn says what a Pod whose turn has not come waits for.
 	WaitingOn string
+	// EvictionRefusals is the evictionRefusals fact: Below, Exhausted or
+	// BudgetNeverAllows.
+	EvictionRefusals string
 }
 
 var (
@@ -108,6 +111,7 @@ func PodRegistry() *engine.Registry[*PodItem] {
 		r.Enum("orderGroup", "The Pod's order group against the lowest one with Pods left.", func(p *PodItem) string { return p.OrderGroup })
 		r.Bool("hasPVC", "The Pod mounts PersistentVolumeClaims.", func(p *PodItem) bool { return p.HasPVC })
 		r.Enum("volumeTurn", "Whether it is the Pod's turn among the Pods with PVC volumes.", func(p *PodItem) string { return p.VolumeTurn })
+		r.Enum("evictionRefusals", "The Pod's refused evictions against spec.deletion.maxEvictRetries.", func(p *PodItem) string { return p.EvictionRefusals })
 		podReg = r
 	})
 	return podReg
@@ -192,8 +196,13 @@ func (v *drainView) decide(ctx context.Context) ([]podVerdict, error) {
 			out[i].err = err
 			continue
 		}
+		refusals, err := v.evictionRefusals(ctx, pod)
+		if err != nil {
+			out[i].err = err
+			continue
+		}
 		out[i].item = &PodItem{Pod: pod, Now: v.s.Now, NodeUnreachable: v.unreachable, DaemonSet: ds, Force: v.force,
-			Rule: rule, HasPVC: len(claimNames(pod)) > 0, OrderGroup: "Current", VolumeTurn: "Now"}
+			Rule: rule, HasPVC: len(claimNames(pod)) > 0, OrderGroup: "Current", VolumeTurn: "Now", EvictionRefusals: refusals}
 		out[i].dec, out[i].err = v.s.PodVerdicts.Decide(out[i].item)
 	}
 	changed, err := v.turns(ctx, out)

@@ -114,6 +114,9 @@ func TestShippedPodVerdicts(t *testing.T) {
 		{"later order group", PodItem{Pod: pod(), OrderGroup: "Later"}, verdictEvictLater},
 		{"volume turn not come", PodItem{Pod: pod(), HasPVC: true, VolumeTurn: "Waiting"}, verdictEvictSerially},
 		{"terminating on an unreachable Node", PodItem{Pod: pod(terminating), NodeUnreachable: true}, verdictGone},
+		{"evictions refused maxEvictRetries times", PodItem{Pod: pod(), EvictionRefusals: refusalsExhausted}, verdictForceDelete},
+		{"refused by a budget that never allows", PodItem{Pod: pod(), EvictionRefusals: refusalsBudgetNeverAllows}, verdictEvict},
+		{"refusals exhausted, but a Skip rule", PodItem{Pod: pod(), Rule: skipRule, EvictionRefusals: refusalsExhausted}, verdictSkip},
 	} {
 		it := tc.item
 		it.Now = now
@@ -126,6 +129,9 @@ func TestShippedPodVerdicts(t *testing.T) {
 		if it.VolumeTurn == "" {
 			it.VolumeTurn = "Now"
 		}
+		if it.EvictionRefusals == "" {
+			it.EvictionRefusals = refusalsBelow
+		}
 		got, err := dec.Decide(&it)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
@@ -133,5 +139,35 @@ func TestShippedPodVerdicts(t *testing.T) {
 		if got.Verdict() != tc.want {
 			t.Errorf("%s: verdict %s (row %s), want %s", tc.name, got.Verdict(), got.Row.ID, tc.want)
 		}
+	}
+}
+
+// The evictionRefusals fact: the count in status against maxEvictRetries,
+// a namesake with another UID starting again.
+func TestEvictionRefusalsCount(t *testing.T) {
+	m := &clusterv1.Machine{}
+	pods := []corev1.Pod{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a", UID: "ua"}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "b", UID: "ub"}},
+	}
+	countRefusals(m, pods, map[string]bool{"ns/a": true})
+	if m.Status.Deletion.EvictionRefusals != nil {
+		t.Fatalf("without maxEvictRetries nothing is kept: %+v", m.Status.Deletion.EvictionRefusals)
+	}
+	m.Spec.Deletion.MaxEvictRetries = ptr.To[int32](2)
+	countRefusals(m, pods, map[string]bool{"ns/a": true})
+	countRefusals(m, pods, map[string]bool{"ns/a": true, "ns/b": true})
+	if a, b := refusalsOf(m, &pods[0]), refusalsOf(m, &pods[1]); a != 2 || b != 1 {
+		t.Fatalf("refusals a=%d b=%d, want 2 and 1", a, b)
+	}
+	namesake := pods[0]
+	namesake.UID = "other"
+	if n := refusalsOf(m, &namesake); n != 0 {
+		t.Errorf("a namesake with another UID has %d refusals, want 0", n)
+	}
+	// A Pod that left is forgotten.
+	countRefusals(m, pods[1:], nil)
+	if len(m.Status.Deletion.EvictionRefusals) != 1 || m.Status.Deletion.EvictionRefusals[0].Pod != "ns/b" {
+		t.Errorf("refusals %+v, want only ns/b", m.Status.Deletion.EvictionRefusals)
 	}
 }

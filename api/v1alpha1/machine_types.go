@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // MachineBootstrap says where the Machine's bootstrap data comes from: a
@@ -60,6 +61,18 @@ type MachineDeletionSpec struct {
 	// +optional
 	// +kubebuilder:default=Skip
 	OnDrainTimeout DrainTimeoutAction `json:"onDrainTimeout,omitempty"`
+
+	// maxEvictRetries is how many times the drain asks the Eviction API to
+	// evict a Pod and is refused by its PodDisruptionBudget before it deletes
+	// the Pod with grace period 0, as the machine-controller-manager's
+	// maxEvictRetries does (0: delete without evicting). A budget that allows
+	// no eviction although all its Pods are healthy is misconfigured: its
+	// Pods are never deleted this way (the drain timeout decides). Unset: no
+	// limit, evictions are retried until the drain ends or times out.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self >= 0",message="maxEvictRetries cannot be negative; use 0 to delete Pods without evicting them, or leave it unset to retry evictions until the drain timeout"
+	// +kubebuilder:validation:XValidation:rule="self <= 100000",message="maxEvictRetries must be at most 100000; leave it unset to retry evictions until the drain timeout"
+	MaxEvictRetries *int32 `json:"maxEvictRetries,omitempty"`
 }
 
 // DrainTimeoutAction is what a Machine's deletion does when its drain times out.
@@ -268,6 +281,27 @@ type MachineDeletionStatus struct {
 	// Node.
 	// +optional
 	NodeDeletionStartTime *metav1.Time `json:"nodeDeletionStartTime,omitempty"`
+
+	// evictionRefusals counts, per Pod still on the Node, the evictions its
+	// PodDisruptionBudget refused; kept only when spec.deletion.maxEvictRetries
+	// is set.
+	// +optional
+	// +listType=map
+	// +listMapKey=pod
+	// +kubebuilder:validation:MaxItems=1000
+	EvictionRefusals []EvictionRefusals `json:"evictionRefusals,omitempty"`
+}
+
+// EvictionRefusals is how often the eviction of one Pod was refused.
+type EvictionRefusals struct {
+	// pod is the Pod as namespace/name.
+	// +kubebuilder:validation:MaxLength=317
+	Pod string `json:"pod"`
+	// uid is the Pod's UID, so a namesake created since starts again.
+	// +optional
+	UID types.UID `json:"uid,omitempty"`
+	// count is how many evictions of the Pod were refused.
+	Count int32 `json:"count"`
 }
 
 // MachineHealthStatus records since when the Machine's Node is unhealthy, so

@@ -47,11 +47,11 @@ type options struct {
 	n, concurrency, podsPerNode, workers int
 	// workloadClusters > 0 spreads the Machines over that many Clusters,
 	// each with its own workload API server.
-	workloadClusters int
-	dir, operatorBin, output, peer       string
-	build, peerFirst, machineSets        bool
-	timeout, heartbeat                   time.Duration
-	capi                                 capiOptions
+	workloadClusters               int
+	dir, operatorBin, output, peer string
+	build, peerFirst, machineSets  bool
+	timeout, heartbeat             time.Duration
+	capi                           capiOptions
 }
 
 // bench is what every measured controller shares.

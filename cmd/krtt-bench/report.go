@@ -13,17 +13,17 @@ import (
 // when there are two, the peer's figures divided by krtt's. `-o json`
 // prints it as one JSON document.
 type Report struct {
-	N                   int       `json:"n"`
-	PodsPerNode         int       `json:"podsPerNode"`
-	MachineConcurrency  int       `json:"machineConcurrency"`
-	SimHeartbeatSeconds float64   `json:"simHeartbeatSeconds"`
-	APIServerVersion    string    `json:"apiServerVersion"`
+	N                   int     `json:"n"`
+	PodsPerNode         int     `json:"podsPerNode"`
+	MachineConcurrency  int     `json:"machineConcurrency"`
+	SimHeartbeatSeconds float64 `json:"simHeartbeatSeconds"`
+	APIServerVersion    string  `json:"apiServerVersion"`
 	// WorkloadClusters is how many Clusters the Machines were spread over,
 	// each with its own API server (0: self-hosted, the Node side is the
 	// management cluster).
-	WorkloadClusters int `json:"workloadClusters,omitempty"`
-	Started             time.Time `json:"started"`
-	Results             []Result  `json:"results"`
+	WorkloadClusters int       `json:"workloadClusters,omitempty"`
+	Started          time.Time `json:"started"`
+	Results          []Result  `json:"results"`
 	// Comparison is set when a peer ran next to krtt.
 	Comparison *Comparison `json:"comparison,omitempty"`
 	// Notes say what the figures include and what is not comparable.
@@ -46,9 +46,9 @@ type Result struct {
 	// the rest went to the management cluster).
 	WorkloadRequestsPerMachine      map[string]float64 `json:"workloadRequestsPerMachine,omitempty"`
 	WorkloadRequestsPerMachineTotal float64            `json:"workloadRequestsPerMachineTotal,omitempty"`
-	CPUSeconds              float64            `json:"cpuSeconds"`
-	CPUSecondsInclStart     float64            `json:"cpuSecondsInclStart"`
-	PeakRSSMiB              float64            `json:"peakRSSMiB"`
+	CPUSeconds                      float64            `json:"cpuSeconds"`
+	CPUSecondsInclStart             float64            `json:"cpuSecondsInclStart"`
+	PeakRSSMiB                      float64            `json:"peakRSSMiB"`
 	// Complete is false when a half did not finish; Error says why, and
 	// the resource figures then stop at the failure.
 	Complete bool   `json:"complete"`

@@ -19,7 +19,7 @@ func decideCmd(stdout, stderr io.Writer) *cobra.Command {
 	var paths, facts []string
 	var state, name, output string
 	cmd := &cobra.Command{
-		Use:   "decide --table FILE|DIR --state STATE --fact name=value... [--name TABLE] [-o text|json]",
+		Use:   "decide --table FILE|DIR (--state STATE | --name DECISION-TABLE) --fact name=value... [--name TABLE] [-o text|json]",
 		Short: "Show which row fires for a state and facts, and why the others do not",
 		Long: `decide loads the tables, builds the facts from --fact name=value and asks
 the set which row fires in --state, exactly as the controller would. It prints
@@ -32,14 +32,17 @@ reads may be left out and default to their first value. A guard is a fact
 named guard:NAME (or just NAME) with value true or false.
 
 --name picks the set when several are loaded: the name of a set or of one of
-its tables. The exit status is 0 when a row fires and 1 when none does.`,
+its tables. The exit status is 0 when a row fires and 1 when none does.
+
+With --name naming a decision table (krtt decide --table transitions --name
+pod-verdict --fact force=true ...) there is no --state: the facts of one item
+decide. Facts may be left out as long as no row before the deciding one reads
+them; decide prints the row that gives the verdict and why each other row
+does not, or which facts an earlier row still needs.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			paths = append(paths, args...)
 			if len(paths) == 0 {
 				return usagef("decide needs --table FILE|DIR")
-			}
-			if state == "" {
-				return usagef("decide needs --state")
 			}
 			if output != "text" && output != "json" {
 				return usagef("unknown -o %q: use text or json", output)
@@ -47,6 +50,16 @@ its tables. The exit status is 0 when a row fires and 1 when none does.`,
 			lib, err := load(stderr, paths)
 			if err != nil {
 				return err
+			}
+			if dt := lib.Decision(name); dt != nil {
+				// A decision table is stateless: facts alone decide.
+				if state != "" {
+					return usagef("%s is a decision table: it has no states, leave out --state", dt.Name)
+				}
+				return decideItem(stdout, dt, facts, output)
+			}
+			if state == "" {
+				return usagef("decide needs --state (or --name naming a decision table)")
 			}
 			set, err := pickSet(lib, name)
 			if err != nil {
@@ -74,7 +87,7 @@ its tables. The exit status is 0 when a row fires and 1 when none does.`,
 	cmd.Flags().StringArrayVar(&paths, "table", nil, "table file or directory to load (repeatable; arguments are loaded too)")
 	cmd.Flags().StringVar(&state, "state", "", "the state the object is in")
 	cmd.Flags().StringArrayVar(&facts, "fact", nil, "a fact as name=value (repeatable)")
-	cmd.Flags().StringVar(&name, "name", "", "the set, or a table of the set, to decide with when several are loaded")
+	cmd.Flags().StringVar(&name, "name", "", "the set, or a table of the set, to decide with when several are loaded; or a decision table")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
 	return cmd
 }

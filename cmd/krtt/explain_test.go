@@ -141,6 +141,25 @@ func runningMachine(t *testing.T, h *harness.Harness, ns string, mutate ...func(
 	return n
 }
 
+// blockingPDB guards the Pods labelled app=APP with a PodDisruptionBudget
+// that allows no disruption.
+func blockingPDB(t *testing.T, h *harness.Harness, ns, app string) {
+	t.Helper()
+	one := intstr.FromInt32(1)
+	mustOK(t, h.Client.Create(context.Background(), &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: app},
+		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &one, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}}}))
+	// envtest runs no disruption controller: report no disruption allowed.
+	eventuallyOK(t, "PDB status", func(ctx context.Context) error {
+		p := &policyv1.PodDisruptionBudget{}
+		if err := h.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: app}, p); err != nil {
+			return err
+		}
+		p.Status = policyv1.PodDisruptionBudgetStatus{ObservedGeneration: p.Generation, DisruptionsAllowed: 0,
+			CurrentHealthy: 1, DesiredHealthy: 1, ExpectedPods: 1}
+		return h.Client.Status().Update(ctx, p)
+	})
+}
+
 func deleteMachine(t *testing.T, h *harness.Harness, ns string) {
 	t.Helper()
 	mustOK(t, h.Client.Delete(context.Background(), &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1"}}))
@@ -246,19 +265,7 @@ func TestExplainMachineGolden(t *testing.T) {
 		node := runningMachine(t, h, ns)
 		_, err := h.RunningPod(ctx, ns, "db", node.Name, map[string]string{"app": "db"})
 		mustOK(t, err)
-		one := intstr.FromInt32(1)
-		mustOK(t, h.Client.Create(ctx, &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db"},
-			Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &one, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}}}))
-		// envtest runs no disruption controller: report no disruption allowed.
-		eventuallyOK(t, "PDB status", func(ctx context.Context) error {
-			p := &policyv1.PodDisruptionBudget{}
-			if err := h.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db"}, p); err != nil {
-				return err
-			}
-			p.Status = policyv1.PodDisruptionBudgetStatus{ObservedGeneration: p.Generation, DisruptionsAllowed: 0,
-				CurrentHealthy: 1, DesiredHealthy: 1, ExpectedPods: 1}
-			return h.Client.Status().Update(ctx, p)
-		})
+		blockingPDB(t, h, ns, "db")
 		deleteMachine(t, h, ns)
 		rep := settled(t, h, ns, clusterv1.DeletingDrainingNodeReason, "PodDisruptionBudget")
 		if rep.Fires.Row != "D05" || rep.WaitingOn == nil || rep.WaitingOn.Since == nil || rep.WaitingOn.TimeoutSeconds != 0 {
@@ -334,6 +341,36 @@ func TestExplainMachineGolden(t *testing.T) {
 			t.Errorf("waiting on %+v; want since status.health.unhealthySince, ending 600s later", rep.WaitingOn)
 		}
 		goldenCompare(t, "unhealthy.txt", explainText(t, kubeconfig, ns))
+	})
+
+	// A drain held by a PodDisruptionBudget on a Node that went NotReady two
+	// minutes ago: besides the drain's own wait, the report shows since when
+	// the Node is unhealthy and when its 5 minutes end (row D22 forces the
+	// deletion then).
+	t.Run("DrainingNodeUnhealthyNode", func(t *testing.T) {
+		ns := "explain-forced"
+		node := runningMachine(t, h, ns)
+		_, err := h.RunningPod(ctx, ns, "db", node.Name, map[string]string{"app": "db"})
+		mustOK(t, err)
+		blockingPDB(t, h, ns, "db")
+		notReadySince := metav1.NewTime(time.Now().Add(-2 * time.Minute))
+		eventuallyOK(t, "Node NotReady", func(ctx context.Context) error {
+			n := &corev1.Node{}
+			if err := h.Client.Get(ctx, client.ObjectKeyFromObject(node), n); err != nil {
+				return err
+			}
+			n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionFalse, Reason: "KubeletNotReady",
+				Message: "container runtime is down", LastHeartbeatTime: metav1.Now(), LastTransitionTime: notReadySince}}
+			return h.Client.Status().Update(ctx, n)
+		})
+		deleteMachine(t, h, ns)
+		rep := settled(t, h, ns, clusterv1.DeletingDrainingNodeReason, "PodDisruptionBudget")
+		if w := rep.WaitingOn; w == nil || w.Forced == nil || w.Forced.Row != "D22" || w.Forced.Since == nil ||
+			!w.Forced.Since.Equal(notReadySince.Time.Truncate(time.Second)) || w.Forced.Overdue ||
+			!w.Forced.EndsAt.Equal(w.Forced.Since.Add(5*time.Minute)) {
+			t.Errorf("waiting on %+v; want forced by D22 5m after the Node went NotReady", rep.WaitingOn)
+		}
+		goldenCompare(t, "draining-node-unhealthy.txt", explainText(t, kubeconfig, ns))
 	})
 
 	// A Machine waiting for its bootstrap data counts towards its creation

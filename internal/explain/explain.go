@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -202,6 +203,26 @@ type Wait struct {
 	// EndsIn is the time left; Overdue is set when the timeout has passed.
 	EndsIn  string `json:"endsIn,omitempty"`
 	Overdue bool   `json:"overdue,omitempty"`
+	// Forced is the other end of the wait: the Node unhealthy for longer
+	// than machine.NodeUnhealthyForce forces the deletion, in the states
+	// where a row reads forceDeletion=NodeUnhealthy.
+	Forced *ForcedEnd `json:"forced,omitempty"`
+}
+
+// ForcedEnd is when an unhealthy Node forces the deletion: since when the
+// Node is Ready=False/Unknown or ReadonlyFilesystem=True, and when the
+// grace ends.
+type ForcedEnd struct {
+	// Row is the row that forces the deletion in the state.
+	Row string `json:"row"`
+	// Condition is the Node condition that counts (Ready=False, ...);
+	// empty while the Node is healthy.
+	Condition string     `json:"condition,omitempty"`
+	Since     *time.Time `json:"since,omitempty"`
+	After     string     `json:"after"`
+	EndsAt    *time.Time `json:"endsAt,omitempty"`
+	EndsIn    string     `json:"endsIn,omitempty"`
+	Overdue   bool       `json:"overdue,omitempty"`
 }
 
 // Hook is one deletion hook annotation.
@@ -273,8 +294,47 @@ func Machine(ctx context.Context, c client.Client, set *engine.Set, key client.O
 			rep.Deleting = &Condition{Type: c.Type, Status: string(c.Status), Reason: c.Reason, Message: c.Message, Since: &t}
 		}
 		rep.WaitingOn = waitingOn(plan.Obs.Env, plan.State, now)
+		if rep.WaitingOn != nil {
+			rep.WaitingOn.Forced = forcedEnd(set, plan.State, plan.Obs.Env, now)
+		}
 	}
 	return rep, nil
+}
+
+// forcedEnd says when the Node's health forces the deletion, in a state
+// where a row of the tables reads forceDeletion=NodeUnhealthy; nil in the
+// other states.
+func forcedEnd(set *engine.Set, st *engine.State, s *machineactions.Scope, now time.Time) *ForcedEnd {
+	row := ""
+	for _, t := range set.Tables {
+		for _, r := range t.Rows {
+			if row != "" || !r.AppliesIn(st) {
+				continue
+			}
+			for _, m := range r.WhenClause() {
+				if m.Fact == "forceDeletion" && slices.Contains(m.Values, "NodeUnhealthy") {
+					row = r.ID
+				}
+			}
+		}
+	}
+	if row == "" {
+		return nil
+	}
+	f := &ForcedEnd{Row: row, After: shortDuration(machineactions.NodeUnhealthyForce)}
+	start, cond := machineactions.NodeUnhealthyStart(s.Node())
+	if start.IsZero() {
+		return f
+	}
+	since, end := start.UTC(), start.Add(machineactions.NodeUnhealthyForce).UTC()
+	f.Condition, f.Since, f.EndsAt = cond, &since, &end
+	if left := end.Sub(now); left > 0 {
+		f.EndsIn = shortDuration(left)
+	} else {
+		f.Overdue = true
+		f.EndsIn = "-" + shortDuration(-left)
+	}
+	return f
 }
 
 // MachineSet explains one MachineSet the same way: the operator's observer,

@@ -116,6 +116,18 @@ func (r *Report) Text(w io.Writer) {
 				p("  ends:    %s (in %s)\n", wt.EndsAt.Format(TimeFormat), wt.EndsIn)
 			}
 		}
+		if f := wt.Forced; f != nil {
+			switch {
+			case f.Since == nil:
+				p("  forced:  when the Node has been Ready=False/Unknown or ReadonlyFilesystem=True for %s (row %s); it is neither now\n", f.After, f.Row)
+			case f.Overdue:
+				p("  forced:  the Node has been %s since %s, more than %s: row %s forces the deletion (since %s)\n",
+					f.Condition, r.at(*f.Since), f.After, f.Row, f.EndsAt.Format(TimeFormat))
+			default:
+				p("  forced:  the Node has been %s since %s; after %s, at %s (in %s), row %s forces the deletion\n",
+					f.Condition, r.at(*f.Since), f.After, f.EndsAt.Format(TimeFormat), f.EndsIn, f.Row)
+			}
+		}
 	}
 	if len(r.Hooks) > 0 {
 		p("\nHooks:\n")
