@@ -45,7 +45,8 @@ func MachineSetObjects(ctx context.Context, c client.Client, ns, cluster, name s
 	for _, fn := range mutate {
 		fn(ms)
 	}
-	return ms, c.Create(ctx, ms)
+	// The MachineSet passes the label on to its Machines.
+	return ms, c.Create(ctx, Label(ms))
 }
 
 // MachineSetObjects creates a MachineSet and its templates (see the
