@@ -23,7 +23,8 @@ import (
 
 // Harness is a control plane plus a restartable operator.
 type Harness struct {
-	Env    *localcp.ControlPlane
+	Env *localcp.ControlPlane
+	// Client labels the krtt objects it creates with Filter (see labelling).
 	Client client.Client
 	// Set is the Machine table set; Sets every set the operator runs
 	// (Machine, MachineSet and Cluster), for row coverage.
@@ -60,7 +61,7 @@ func Start() (*Harness, error) {
 		_ = env.Stop()
 		return nil, err
 	}
-	h := &Harness{Env: env, Client: env.Client, Set: set, Sets: []*engine.Set{set, machineSets, clusterSet}, Clock: &Clock{}}
+	h := &Harness{Env: env, Client: labelling{env.Client}, Set: set, Sets: []*engine.Set{set, machineSets, clusterSet}, Clock: &Clock{}}
 	if err := h.StartOperator(); err != nil {
 		_ = env.Stop()
 		return nil, err

@@ -11,8 +11,10 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	simv1 "github.com/krtt-dev/krtt/api/sim/v1alpha1"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/internal/localcp"
 	"github.com/krtt-dev/krtt/internal/operator"
@@ -91,4 +93,17 @@ func NewSimManager(ctx context.Context, cfg *rest.Config, opts sim.Options) (ctr
 		return nil, err
 	}
 	return mgr, sim.SetupWithManager(ctx, mgr, opts)
+}
+
+// labelling is the harness's client: it labels every cluster.krtt.dev and
+// sim.krtt.dev object it creates with Filter (unless labelled already), so
+// steps that build a Machine or Cluster by hand reach the harness's
+// operator as the fixtures' do.
+type labelling struct{ client.Client }
+
+func (c labelling) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	if gvk, err := apiutil.GVKForObject(obj, c.Scheme()); err == nil && (gvk.Group == clusterv1.GroupVersion.Group || gvk.Group == simv1.GroupVersion.Group) {
+		Label(obj)
+	}
+	return c.Client.Create(ctx, obj, opts...)
 }
