@@ -209,7 +209,7 @@ func TestMachineLifecycleWithSimProvider(t *testing.T) {
 		if m.Status.Phase != clusterv1.MachinePhaseRunning || m.Status.NodeRef == nil || m.Status.NodeRef.Name != node {
 			return fmt.Errorf("phase %q nodeRef %+v last row %+v", m.Status.Phase, m.Status.NodeRef, m.Status.LastTransition)
 		}
-		if ptr.Deref(m.Spec.ProviderID, "") != "sim://e2e/m1" || ptr.Deref(m.Spec.Bootstrap.DataSecretName, "") != "m1-bootstrap" {
+		if ptr.Deref(m.Spec.ProviderID, "") != sim.ProviderID(ns, "m1") || ptr.Deref(m.Spec.Bootstrap.DataSecretName, "") != "m1-bootstrap" {
 			return fmt.Errorf("providerID %v dataSecretName %v", m.Spec.ProviderID, m.Spec.Bootstrap.DataSecretName)
 		}
 		return nil
