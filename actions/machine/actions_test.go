@@ -47,7 +47,7 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	if err := env.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "stop testenv:", err)
+		fmt.Fprintln(os.Stderr, "stop control plane:", err)
 	}
 	os.Exit(code)
 }
