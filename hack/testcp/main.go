@@ -20,6 +20,9 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
 	"github.com/krtt-dev/krtt/internal/localcp"
 )
 
@@ -33,6 +36,9 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
+	// envtest logs through controller-runtime; the command's own lines say
+	// what matters.
+	ctrllog.SetLogger(logr.Discard())
 	os.Exit(run(flag.Args()))
 }
 
