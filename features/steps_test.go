@@ -537,12 +537,18 @@ func (w *world) timeoutPassed(ctx context.Context, which, name string) error {
 	if left >= 0 {
 		w.h.Clock.Advance(left + time.Second)
 	}
-	return w.updateMachine(ctx, name, func(m *clusterv1.Machine) {
-		if m.Annotations == nil {
-			m.Annotations = map[string]string{}
-		}
-		m.Annotations["specs.krtt.dev/nudge"] = w.h.Clock.Now().UTC().Format(time.RFC3339Nano)
-	})
+	return w.nudge(ctx, name)
+}
+
+// nudge touches the Machine so the operator reconciles it at once. A merge
+// patch without a resourceVersion: the operator may be writing the Machine
+// right now (a requeue already saw the clock move), and may even have
+// finished with it, which makes the nudge moot, not a failure.
+func (w *world) nudge(ctx context.Context, name string) error {
+	m := &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name}}
+	patch := client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"metadata":{"annotations":{"specs.krtt.dev/nudge":%q}}}`,
+		w.h.Clock.Now().UTC().Format(time.RFC3339Nano)))
+	return client.IgnoreNotFound(w.h.Client.Patch(ctx, m, patch))
 }
 
 func (w *world) deleteMachine(ctx context.Context, name string) error {

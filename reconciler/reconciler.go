@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -255,6 +256,10 @@ func (r *Reconciler[O, E]) record(p *Plan[O, E], step *engine.Step, obj O) error
 	res := step.Result
 	tr := step.Trace
 	gen := obj.GetGeneration()
+	prev := slices.Clone(r.spec.Status.GetConditions(obj))
+	defer func() {
+		r.spec.Status.SetConditions(obj, stampTransitions(r.spec.Status.GetConditions(obj), prev, tr.Time))
+	}()
 	if res.StatusUnchanged {
 		conds := r.spec.Status.GetConditions(obj)
 		for _, c := range res.Conditions {
@@ -310,6 +315,22 @@ func (r *Reconciler[O, E]) record(p *Plan[O, E], step *engine.Step, obj O) error
 		meta.RemoveStatusCondition(&conds, FactsConsistentCondition)
 	}
 	return nil
+}
+
+// stampTransitions gives every condition whose status changed during record
+// (or that is new) the step's time, from the reconciler's clock (the one the
+// observers read), as its lastTransitionTime: the row conditions, the
+// summaries (Go code, which calls meta.SetStatusCondition with the wall
+// clock) and FactsConsistent alike. Timeouts and the times status shows
+// then agree, also when tests advance the clock.
+func stampTransitions(conds, prev []metav1.Condition, at time.Time) []metav1.Condition {
+	for i := range conds {
+		c := &conds[i]
+		if p := meta.FindStatusCondition(prev, c.Type); p == nil || p.Status != c.Status {
+			c.LastTransitionTime = metav1.NewTime(at.Truncate(time.Second))
+		}
+	}
+	return conds
 }
 
 // publish hands the trace to subscribers and metrics, and records an Event

@@ -227,6 +227,10 @@ type recordWant struct {
 	observedGeneration int64
 	// conds is every condition, as type → "Status Reason: Message @observedGeneration".
 	conds map[string]string
+	// condSince are conditions' lastTransitionTime (only those listed):
+	// the step's clock reading when the status changed, never the wall
+	// clock (the clock here is in January 2026).
+	condSince map[string]time.Time
 	// fields are other status fields, as name → value (nil: absent).
 	fields map[string]any
 	labels map[string]string
@@ -341,6 +345,12 @@ func checkRecord(t *testing.T, where string, want recordWant, step *engine.Step,
 	if !reflect.DeepEqual(gotConds, want.conds) {
 		t.Errorf("%s: conditions\n %s\nwant\n %s", where, showConds(gotConds), showConds(want.conds))
 	}
+	for ctype, since := range want.condSince {
+		c := meta.FindStatusCondition(fullStatus.GetConditions(got), ctype)
+		if c == nil || !c.LastTransitionTime.Time.Equal(since) {
+			t.Errorf("%s: condition %s = %+v, want lastTransitionTime %v", where, ctype, c, since)
+		}
+	}
 	for name, v := range want.fields {
 		f, ok, _ := unstructured.NestedFieldNoCopy(got.Object, "status", name)
 		if v == nil && ok || v != nil && !reflect.DeepEqual(f, v) {
@@ -447,12 +457,14 @@ func TestRecordLamp(t *testing.T) {
 	start := recordStep{name: "idle", at: rt0, edit: setSpec("powered", true), want: recordWant{
 		row: "W1", state: "Off", phase: "Dark", since: rt0.Truncate(time.Second), last: idle, observedGeneration: 1,
 		conds: map[string]string{"Ready": notOn(1)}, fields: map[string]any{"lit": false},
+		condSince: map[string]time.Time{"Ready": rt0.Truncate(time.Second)},
 	}}
 	switchedOn := Transition{Table: "lamp", Row: "N2", From: "Off", To: "On", Action: "SwitchOn", Outcome: "Done", Message: "bulb 2", Time: sec(rt1)}
 	switchOn := recordStep{name: "switches on", at: rt1, edit: bump(setSpec("on", true, "lit", true)), want: recordWant{
 		row: "N2", state: "On", phase: "Lit", since: rt1.Truncate(time.Second), last: switchedOn, observedGeneration: 2,
-		conds:  map[string]string{"LampOn": "True SwitchedOn: on: bulb 2 @2", "Ready": "True On: the lamp is on @2"},
-		fields: map[string]any{"switchedBy": "krtt", "lit": true, "switch": true},
+		conds:     map[string]string{"LampOn": "True SwitchedOn: on: bulb 2 @2", "Ready": "True On: the lamp is on @2"},
+		condSince: map[string]time.Time{"LampOn": rt1.Truncate(time.Second), "Ready": rt1.Truncate(time.Second)},
+		fields:    map[string]any{"switchedBy": "krtt", "lit": true, "switch": true},
 	}}
 	cases := []recordCase{
 		{name: "state change with status field, mirror, row condition and summary", steps: []recordStep{start, switchOn}},
@@ -461,6 +473,8 @@ func TestRecordLamp(t *testing.T) {
 				row: "N1", state: "Off", phase: "Dark", since: rt0.Truncate(time.Second), observedGeneration: 1,
 				last:  Transition{Table: "lamp", Row: "N1", From: "Off", To: "Off", Outcome: "Done", Time: sec(rt1)},
 				conds: map[string]string{"LampOn": "False NoPower: waiting for power @2", "Ready": notOn(2)},
+				// Ready keeps its status (a new generation only): its time stays.
+				condSince: map[string]time.Time{"LampOn": rt1.Truncate(time.Second), "Ready": rt0.Truncate(time.Second)},
 			}},
 		}},
 		{name: "failure with retry", steps: []recordStep{start,
@@ -477,8 +491,9 @@ func TestRecordLamp(t *testing.T) {
 				row: "F1", state: "On", phase: "Lit", since: rt1.Truncate(time.Second), observedGeneration: 2,
 				last: Transition{Table: "lamp", Row: "F1", From: "On", To: "On", Action: "SwitchOff", Outcome: "Failed",
 					Message: "switch stuck", Time: sec(rt2)},
-				conds:  map[string]string{"LampOn": "Unknown SwitchFailed: switch stuck @3", "Ready": notOn(3)},
-				fields: map[string]any{"switch": true},
+				conds:     map[string]string{"LampOn": "Unknown SwitchFailed: switch stuck @3", "Ready": notOn(3)},
+				condSince: map[string]time.Time{"LampOn": rt2.Truncate(time.Second), "Ready": rt2.Truncate(time.Second)},
+				fields:    map[string]any{"switch": true},
 			}},
 		}},
 		{name: "statusUnchanged writes only its conditions", steps: []recordStep{start,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,8 +22,8 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/internal/localcp"
 	krttpoll "github.com/krtt-dev/krtt/internal/poll"
-	"github.com/krtt-dev/krtt/internal/testenv"
 )
 
 // The toy controller: a Door (a test CRD, read only as unstructured) opens
@@ -163,7 +162,7 @@ var doorStatus = Status[*unstructured.Unstructured]{
 }
 
 var (
-	env     *testenv.Env
+	env     *localcp.ControlPlane
 	toySet  *engine.Set
 	toyTime = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 )
@@ -171,7 +170,7 @@ var (
 func TestMain(m *testing.M) {
 	ctrl.SetLogger(logr.Discard())
 	var err error
-	env, err = testenv.Start()
+	env, err = localcp.ForTest()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -210,7 +209,8 @@ func installDoorCRD() error {
 		},
 	}}
 	ctx := context.Background()
-	if err := env.Client.Create(ctx, crd); err != nil {
+	// Another run on the shared control plane may have installed it.
+	if err := env.Client.Create(ctx, crd); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
 	return poll(ctx, func(ctx context.Context) error {
@@ -253,13 +253,11 @@ func getDoor(ctx context.Context, ns, name string) (*unstructured.Unstructured, 
 	return u, env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, u)
 }
 
-var nsSeq atomic.Int32
-
 // createNamespace creates a fresh namespace for one run of a test (so
 // -count=N runs on one control plane) and returns its name.
 func createNamespace(t *testing.T, base string) string {
 	t.Helper()
-	name := fmt.Sprintf("%s-%d", base, nsSeq.Add(1))
+	name := localcp.UniqueName(base)
 	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name}}}
 	if err := env.Client.Create(context.Background(), ns); err != nil {
 		t.Fatal(err)

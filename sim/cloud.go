@@ -37,10 +37,12 @@ type cloudReconciler struct {
 	// clusters, when set, puts Nodes in the workload cluster of the
 	// SimMachine's Cluster (internal/remote: its kubeconfig Secret).
 	clusters *remote.Cache
+	// watchFilter labels the Nodes registered (Options.WatchFilter).
+	watchFilter string
 }
 
 func setupCloud(mgr ctrl.Manager, opts Options) error {
-	r := &cloudReconciler{client: mgr.GetClient(), now: time.Now, clusters: opts.clusters}
+	r := &cloudReconciler{client: mgr.GetClient(), now: time.Now, clusters: opts.clusters, watchFilter: opts.WatchFilter}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&simv1.SimMachine{}).
 		Named("sim-cloud").
@@ -212,6 +214,9 @@ func (r *cloudReconciler) registerNode(ctx context.Context, nodes client.Client,
 	}
 	if node.Labels[corev1.LabelTopologyZone] == "" {
 		delete(node.Labels, corev1.LabelTopologyZone)
+	}
+	if r.watchFilter != "" {
+		node.Labels[clusterv1.WatchFilterLabel] = r.watchFilter
 	}
 	err := nodes.Create(ctx, node)
 	switch {

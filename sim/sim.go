@@ -17,8 +17,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -49,6 +51,13 @@ type Options struct {
 	// kubelet, CSI and disruption controllers there.
 	WorkloadClusters bool
 	clusters         *remote.Cache
+
+	// WatchFilter, when set, labels the Nodes the sim registers
+	// cluster.krtt.dev/watch-filter=<value>; with WatchFilter on the
+	// manager's options (the same value) the sim acts only on what carries
+	// that label, as the operator's --watch-filter does, so several sims
+	// share one API server (the tests do).
+	WatchFilter string
 
 	// DisruptedPodTimeout is how long a Pod the Eviction API recorded in a
 	// budget's status.disruptedPods counts as disrupted while it is not
@@ -101,6 +110,30 @@ func (o Options) withDefaults() Options {
 		o.DisruptedPodTimeout = DefaultDisruptedPodTimeout
 	}
 	return o
+}
+
+// WatchFilter makes a sim manager's cache hold only the objects labelled
+// cluster.krtt.dev/watch-filter=value (nothing changes when value is
+// empty): its SimMachines, SimBootstrapConfigs and SimControlPlanes, the
+// Nodes it registered (Options.WatchFilter labels them) and the
+// PodDisruptionBudgets it keeps current. Pods, volumes and
+// VolumeAttachments are acted on through those Nodes only.
+func WatchFilter(o *ctrl.Options, value string) error {
+	if value == "" {
+		return nil
+	}
+	if errs := validation.IsValidLabelValue(value); len(errs) > 0 {
+		return fmt.Errorf("sim watch filter %q is not a label value: %s", value, strings.Join(errs, "; "))
+	}
+	if o.Cache.ByObject == nil {
+		o.Cache.ByObject = map[client.Object]cache.ByObject{}
+	}
+	filter := labels.SelectorFromSet(labels.Set{clusterv1.WatchFilterLabel: value})
+	for _, obj := range []client.Object{&simv1.SimMachine{}, &simv1.SimBootstrapConfig{}, &simv1.SimControlPlane{},
+		&corev1.Node{}, &policyv1.PodDisruptionBudget{}} {
+		o.Cache.ByObject[obj] = cache.ByObject{Label: filter}
+	}
+	return nil
 }
 
 // Scheme returns a scheme with everything the sim controllers need.
@@ -174,9 +207,13 @@ func setupNodeSide(ctx context.Context, mgr ctrl.Manager, machines client.Reader
 // by the cluster-name label their Machine sets).
 func nodeSideOn(machines client.Reader, machineCache cache.Cache, opts Options) remote.Watcher {
 	return remote.WatcherFunc(func(ctx context.Context, key client.ObjectKey, cl cluster.Cluster) error {
-		m, err := ctrl.NewManager(cl.GetConfig(), ctrl.Options{Scheme: Scheme(),
+		mo := ctrl.Options{Scheme: Scheme(),
 			Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
-			Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
+			Controller: config.Controller{SkipNameValidation: ptr.To(true)}}
+		if err := WatchFilter(&mo, opts.WatchFilter); err != nil {
+			return err
+		}
+		m, err := ctrl.NewManager(cl.GetConfig(), mo)
 		if err != nil {
 			return fmt.Errorf("sim: manager for the workload cluster of %s: %w", key, err)
 		}

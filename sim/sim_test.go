@@ -6,7 +6,6 @@ import (
 	"os"
 	"sort"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,19 +21,17 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	simv1 "github.com/krtt-dev/krtt/api/sim/v1alpha1"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/internal/harness"
-	"github.com/krtt-dev/krtt/internal/testenv"
+	"github.com/krtt-dev/krtt/internal/localcp"
 	"github.com/krtt-dev/krtt/sim"
 )
 
 var (
-	env *testenv.Env
+	env *localcp.ControlPlane
 	c   client.Client
 )
 
@@ -51,7 +48,7 @@ func TestMain(m *testing.M) {
 func run(m *testing.M) int {
 	ctrl.SetLogger(zap.New(zap.UseDevMode(false), zap.Level(zapLevel())))
 	var err error
-	env, err = testenv.Start()
+	env, err = localcp.ForTest()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -62,18 +59,13 @@ func run(m *testing.M) int {
 		}
 	}()
 	c = env.Client
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:     sim.Scheme(),
-		Metrics:    metricsserver.Options{BindAddress: "0"},
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if err := sim.SetupWithManager(ctx, mgr, sim.Options{KubeletGracePeriodCap: graceCap, HeartbeatInterval: heartbeat, WorkloadClusters: true}); err != nil {
+	// The sim acts only on what carries harness.Filter (the helpers below
+	// label what they create), as other packages' sims may share the
+	// control plane.
+	mgr, err := harness.NewSimManager(ctx, env.Config, sim.Options{KubeletGracePeriodCap: graceCap, HeartbeatInterval: heartbeat, WorkloadClusters: true})
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -108,13 +100,11 @@ func eventually(t *testing.T, what string, cond func(ctx context.Context) error)
 	}
 }
 
-var nsSeq atomic.Int32
-
 // namespace creates a fresh namespace per test run (so -count=N works on
 // one control plane) and returns its name.
 func namespace(t *testing.T, base string) string {
 	t.Helper()
-	name := fmt.Sprintf("%s-%d", base, nsSeq.Add(1))
+	name := localcp.UniqueName(base)
 	must(t, c.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}))
 	return name
 }
@@ -129,7 +119,7 @@ func simMachine(t *testing.T, ns, name string, mutate ...func(*simv1.SimMachine)
 	for _, fn := range mutate {
 		fn(sm)
 	}
-	must(t, c.Create(context.Background(), sm))
+	must(t, c.Create(context.Background(), harness.Label(sm)))
 	return sm
 }
 
@@ -228,7 +218,7 @@ func gone(t *testing.T, what string, obj client.Object) {
 func TestBootstrapWritesSecretAndStatus(t *testing.T) {
 	ns := namespace(t, "sim-bootstrap")
 	ctx := context.Background()
-	cfg := &simv1.SimBootstrapConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "b1"}}
+	cfg := harness.Label(&simv1.SimBootstrapConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "b1"}})
 	must(t, c.Create(ctx, cfg))
 	eventually(t, "bootstrap status", func(ctx context.Context) error {
 		got := &simv1.SimBootstrapConfig{}
@@ -513,8 +503,8 @@ func TestDisruptionComputesAllowed(t *testing.T) {
 	simMachine(t, ns, "p1")
 	node := readyNode(t, ns, "p1", corev1.ConditionTrue)
 	minAvailable := intstr.FromInt32(1)
-	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db"},
-		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &minAvailable, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}}}
+	pdb := harness.Label(&policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db"},
+		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &minAvailable, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}}})
 	must(t, c.Create(ctx, pdb))
 	expect := func(expected, healthy, desired, allowed int32) {
 		t.Helper()

@@ -12,8 +12,8 @@ import (
 
 	simv1 "github.com/krtt-dev/krtt/api/sim/v1alpha1"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/internal/localcp"
 	"github.com/krtt-dev/krtt/internal/remote"
-	"github.com/krtt-dev/krtt/internal/testenv"
 	"github.com/krtt-dev/krtt/sim"
 )
 
@@ -21,7 +21,7 @@ import (
 // kubeconfig Secret gets its Node in that workload cluster, where the sim's
 // kubelet keeps it Ready and runs its Pods; the management cluster has none.
 func TestNodeJoinsTheWorkloadCluster(t *testing.T) {
-	workload, err := testenv.Start()
+	workload, err := localcp.WorkloadForTest()
 	must(t, err)
 	defer func() { _ = workload.Stop() }()
 	ctx := context.Background()

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/krtt-dev/krtt/internal/testenv"
+	"github.com/krtt-dev/krtt/internal/localcp"
 	"github.com/krtt-dev/krtt/tables"
 )
 
@@ -31,7 +31,7 @@ func TestLoadTablesEmbedded(t *testing.T) {
 // and says where the problem is.
 func TestLoadTablesRefusesFindings(t *testing.T) {
 	dir := t.TempDir()
-	src := filepath.Join(testenv.RepoRoot(), "transitions", "machine")
+	src := filepath.Join(localcp.RepoRoot(), "transitions", "machine")
 	entries, err := os.ReadDir(src)
 	if err != nil {
 		t.Fatal(err)

@@ -25,7 +25,7 @@ import (
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
-	"github.com/krtt-dev/krtt/internal/testenv"
+	"github.com/krtt-dev/krtt/internal/localcp"
 	"github.com/krtt-dev/krtt/transitions"
 )
 
@@ -34,20 +34,20 @@ import (
 // (binding Pods, setting statuses, finishing terminations) by hand.
 
 var (
-	env *testenv.Env
+	env *localcp.ControlPlane
 	seq atomic.Int64
 )
 
 func TestMain(m *testing.M) {
 	var err error
-	env, err = testenv.Start()
+	env, err = localcp.ForTest()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()
 	if err := env.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "stop testenv:", err)
+		fmt.Fprintln(os.Stderr, "stop control plane:", err)
 	}
 	os.Exit(code)
 }
@@ -72,7 +72,7 @@ func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool,
 
 func newNamespace(t *testing.T) string {
 	t.Helper()
-	ns := uniq("ns")
+	ns := localcp.UniqueName("actions")
 	must(t, env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
 	// Pods need the default ServiceAccount when its admission plugin runs;
 	// no controller creates it here.

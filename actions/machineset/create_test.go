@@ -17,14 +17,14 @@ import (
 
 	simv1 "github.com/krtt-dev/krtt/api/sim/v1alpha1"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
-	"github.com/krtt-dev/krtt/internal/testenv"
+	"github.com/krtt-dev/krtt/internal/localcp"
 )
 
-var env *testenv.Env
+var env *localcp.ControlPlane
 
 func TestMain(m *testing.M) {
 	var err error
-	env, err = testenv.Start()
+	env, err = localcp.ForTest()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -36,15 +36,12 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-var nsSeq int
-
 // observed creates a MachineSet of 1 with its templates in a fresh
 // namespace and observes it, as a reconcile would.
 func observed(t *testing.T) (*Scope, string) {
 	t.Helper()
 	ctx := context.Background()
-	nsSeq++
-	ns := fmt.Sprintf("create-%d-%d", time.Now().UnixNano()%100000, nsSeq)
+	ns := localcp.UniqueName("create")
 	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		t.Fatal(err)
 	}

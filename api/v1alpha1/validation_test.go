@@ -16,18 +16,18 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
-	"github.com/krtt-dev/krtt/internal/testenv"
+	"github.com/krtt-dev/krtt/internal/localcp"
 )
 
 var (
-	env *testenv.Env
-	ns  = "validation"
+	env *localcp.ControlPlane
+	ns  = localcp.UniqueName("validation")
 	seq atomic.Int64
 )
 
 func TestMain(m *testing.M) {
 	var err error
-	env, err = testenv.Start()
+	env, err = localcp.ForTest()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -40,7 +40,7 @@ func TestMain(m *testing.M) {
 		code = m.Run()
 	}
 	if err := env.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "stop testenv:", err)
+		fmt.Fprintln(os.Stderr, "stop control plane:", err)
 	}
 	os.Exit(code)
 }
@@ -50,7 +50,7 @@ func TestMain(m *testing.M) {
 // in parallel).
 func freshNamespace(t *testing.T) {
 	t.Helper()
-	name := fmt.Sprintf("validation-%d", seq.Add(1))
+	name := localcp.UniqueName("validation")
 	if err := env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
 		t.Fatal(err)
 	}

@@ -13,13 +13,14 @@ import (
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	krttexplain "github.com/krtt-dev/krtt/internal/explain"
 	"github.com/krtt-dev/krtt/internal/harness"
+	"github.com/krtt-dev/krtt/internal/localcp"
 )
 
 // explainMachineSetWaitingForTemplate: krtt explain machineset on a set whose
 // infrastructure template does not exist names the row that holds it (R04),
 // its counts and limits, the template and what would release it.
 func explainMachineSetWaitingForTemplate(t *testing.T, h *harness.Harness, kubeconfig string) {
-	ns := "explain-machineset"
+	ns := localcp.UniqueName("explain-machineset")
 	ctx := context.Background()
 	mustOK(t, h.Namespace(ctx, ns))
 	_, err := h.Cluster(ctx, ns, "c1")

@@ -25,6 +25,7 @@ import (
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	krttexplain "github.com/krtt-dev/krtt/internal/explain"
 	"github.com/krtt-dev/krtt/internal/harness"
+	"github.com/krtt-dev/krtt/internal/localcp"
 )
 
 // -update rewrites the goldens. Another test file of the package may define
@@ -68,6 +69,9 @@ var (
 	inRe     = regexp.MustCompile(`\(in (?:[0-9.]+(?:h|m|s|ms|µs|ns))+\)`)
 	passedRe = regexp.MustCompile(`passed (?:[0-9.]+(?:h|m|s|ms|µs|ns))+ ago`)
 	seenRe   = regexp.MustCompile(` \(seen \d+ times\)`)
+	// uniqueRe: the suffix localcp.UniqueName gives namespaces (and the
+	// Nodes named after them).
+	uniqueRe = regexp.MustCompile(regexp.QuoteMeta("-"+localcp.RunToken()+"-") + `\d+`)
 )
 
 // mask replaces times, ages and repeat counts with placeholders so the
@@ -78,6 +82,7 @@ func mask(s string) string {
 	s = inRe.ReplaceAllString(s, "(in <duration>)")
 	s = passedRe.ReplaceAllString(s, "passed <duration> ago")
 	s = seenRe.ReplaceAllString(s, "")
+	s = uniqueRe.ReplaceAllString(s, "")
 	return s
 }
 
@@ -241,14 +246,14 @@ func TestExplainMachineGolden(t *testing.T) {
 	t.Run("MachineSetWaitingForTemplate", func(t *testing.T) { explainMachineSetWaitingForTemplate(t, h, kubeconfig) })
 
 	t.Run("Running", func(t *testing.T) {
-		ns := "explain-running"
+		ns := localcp.UniqueName("explain-running")
 		runningMachine(t, h, ns)
 		settled(t, h, ns, "", "")
 		goldenCompare(t, "running.txt", explainText(t, kubeconfig, ns))
 	})
 
 	t.Run("WaitingForPreDrainHook", func(t *testing.T) {
-		ns := "explain-hook"
+		ns := localcp.UniqueName("explain-hook")
 		runningMachine(t, h, ns, func(m *clusterv1.Machine) {
 			m.Annotations = map[string]string{clusterv1.PreDrainDeleteHookAnnotationPrefix + "backup": "team-a"}
 		})
@@ -261,7 +266,7 @@ func TestExplainMachineGolden(t *testing.T) {
 	})
 
 	t.Run("DrainingNodeBlockedByPDB", func(t *testing.T) {
-		ns := "explain-pdb"
+		ns := localcp.UniqueName("explain-pdb")
 		node := runningMachine(t, h, ns)
 		_, err := h.RunningPod(ctx, ns, "db", node.Name, map[string]string{"app": "db"})
 		mustOK(t, err)
@@ -277,7 +282,7 @@ func TestExplainMachineGolden(t *testing.T) {
 	})
 
 	t.Run("WaitingForVolumeDetach", func(t *testing.T) {
-		ns := "explain-volume"
+		ns := localcp.UniqueName("explain-volume")
 		node := runningMachine(t, h, ns, func(m *clusterv1.Machine) {
 			m.Spec.Deletion.NodeVolumeDetachTimeoutSeconds = ptr.To[int32](3600)
 		})
@@ -298,7 +303,7 @@ func TestExplainMachineGolden(t *testing.T) {
 	})
 
 	t.Run("WaitingForInfrastructureDeletion", func(t *testing.T) {
-		ns := "explain-infra"
+		ns := localcp.UniqueName("explain-infra")
 		runningMachine(t, h, ns)
 		// A provider finalizer keeps the infrastructure object while it is deleted.
 		eventuallyOK(t, "SimMachine finalizer", func(ctx context.Context) error {
@@ -317,7 +322,7 @@ func TestExplainMachineGolden(t *testing.T) {
 	// A Node that went NotReady: the wait of state Unhealthy counts from
 	// status.health.unhealthySince and ends at spec.health.healthTimeoutSeconds.
 	t.Run("Unhealthy", func(t *testing.T) {
-		ns := "explain-unhealthy"
+		ns := localcp.UniqueName("explain-unhealthy")
 		node := runningMachine(t, h, ns)
 		eventuallyOK(t, "Node NotReady", func(ctx context.Context) error {
 			n := &corev1.Node{}
@@ -376,7 +381,7 @@ func TestExplainMachineGolden(t *testing.T) {
 	// A Machine waiting for its bootstrap data counts towards its creation
 	// timeout from its creationTimestamp.
 	t.Run("PendingCreationTimeout", func(t *testing.T) {
-		ns := "explain-pending"
+		ns := localcp.UniqueName("explain-pending")
 		mustOK(t, h.Namespace(ctx, ns))
 		_, err := h.Cluster(ctx, ns, "c1")
 		mustOK(t, err)

@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/krtt-dev/krtt/engine"
-	"github.com/krtt-dev/krtt/internal/testenv"
+	"github.com/krtt-dev/krtt/internal/localcp"
 )
 
 // Case is one malformed table set: a directory holding machine.yaml, and the
@@ -54,7 +54,7 @@ var rows = map[string]string{
 }
 
 // Root is tables/testdata.
-func Root() string { return filepath.Join(testenv.RepoRoot(), "tables", "testdata") }
+func Root() string { return filepath.Join(localcp.RepoRoot(), "tables", "testdata") }
 
 // GoldenFile is where a case's expected findings are kept.
 func GoldenFile(c Case) string { return filepath.Join(c.Dir, "want.golden") }

@@ -42,8 +42,8 @@ func (h *Harness) Cluster(ctx context.Context, ns, name string) (*clusterv1.Clus
 // Node only while the Cluster has a control-plane Machine or an externally
 // managed control plane, so a fixture of worker Machines needs the latter.
 func ClusterObjects(ctx context.Context, c client.Client, ns, name string, externallyManaged bool) (*clusterv1.Cluster, error) {
-	cp := &simv1.SimControlPlane{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: simv1.SimControlPlaneSpec{ExternallyManaged: ptr.To(externallyManaged)}}
+	cp := Label(&simv1.SimControlPlane{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: simv1.SimControlPlaneSpec{ExternallyManaged: ptr.To(externallyManaged)}})
 	if err := c.Create(ctx, cp); err != nil {
 		return nil, fmt.Errorf("create SimControlPlane %s/%s: %w", ns, name, err)
 	}
@@ -54,9 +54,9 @@ func ClusterObjects(ctx context.Context, c client.Client, ns, name string, exter
 	if err := c.Status().Patch(ctx, cp, client.MergeFrom(before)); err != nil {
 		return nil, fmt.Errorf("report SimControlPlane %s/%s: %w", ns, name, err)
 	}
-	cl := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+	cl := Label(&clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: clusterv1.ClusterSpec{ControlPlaneRef: &clusterv1.ObjectReference{
-			APIGroup: simv1.GroupVersion.Group, Kind: "SimControlPlane", Name: name}}}
+			APIGroup: simv1.GroupVersion.Group, Kind: "SimControlPlane", Name: name}}})
 	return cl, c.Create(ctx, cl)
 }
 
@@ -70,11 +70,11 @@ func (h *Harness) MachineObjects(ctx context.Context, ns, cluster, name string, 
 // behaves as sim says, and a Machine that references them, all named name:
 // the fixture every test that needs a Machine builds.
 func MachineObjects(ctx context.Context, c client.Client, ns, cluster, name string, sim simv1.SimBehavior, mutate ...func(*clusterv1.Machine)) (*clusterv1.Machine, error) {
-	if err := c.Create(ctx, &simv1.SimBootstrapConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}); err != nil {
+	if err := c.Create(ctx, Label(&simv1.SimBootstrapConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})); err != nil {
 		return nil, err
 	}
-	if err := c.Create(ctx, &simv1.SimMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: simv1.SimMachineSpec{Sim: sim}}); err != nil {
+	if err := c.Create(ctx, Label(&simv1.SimMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: simv1.SimMachineSpec{Sim: sim}})); err != nil {
 		return nil, err
 	}
 	m := &clusterv1.Machine{
@@ -89,7 +89,8 @@ func MachineObjects(ctx context.Context, c client.Client, ns, cluster, name stri
 	for _, fn := range mutate {
 		fn(m)
 	}
-	return m, c.Create(ctx, m)
+	// After mutate, which may replace the labels or choose another filter.
+	return m, c.Create(ctx, Label(m))
 }
 
 // ProviderID is the providerID the scenarios give a Machine's SimMachine.

@@ -16,14 +16,15 @@ import (
 
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/internal/controller/machine"
+	"github.com/krtt-dev/krtt/internal/localcp"
 	"github.com/krtt-dev/krtt/internal/operator"
-	"github.com/krtt-dev/krtt/internal/testenv"
 	krtttables "github.com/krtt-dev/krtt/tables"
 )
 
 // Harness is a control plane plus a restartable operator.
 type Harness struct {
-	Env    *testenv.Env
+	Env *localcp.ControlPlane
+	// Client labels the krtt objects it creates with Filter (see labelling).
 	Client client.Client
 	// Set is the Machine table set; Sets every set the operator runs
 	// (Machine, MachineSet and Cluster), for row coverage.
@@ -41,10 +42,12 @@ type Harness struct {
 	workload workload
 }
 
-// Start brings up envtest and the operator.
+// Start brings up the control plane (localcp.ForTest: the one make test
+// shares, or one of its own) and the operator, which manages only the
+// objects labelled Filter (the fixtures here label theirs).
 func Start() (*Harness, error) {
 	ctrl.SetLogger(zap.New(zap.UseDevMode(false), zap.Level(zapLevel())))
-	env, err := testenv.Start()
+	env, err := localcp.ForTest()
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +61,7 @@ func Start() (*Harness, error) {
 		_ = env.Stop()
 		return nil, err
 	}
-	h := &Harness{Env: env, Client: env.Client, Set: set, Sets: []*engine.Set{set, machineSets, clusterSet}, Clock: &Clock{}}
+	h := &Harness{Env: env, Client: labelling{env.Client}, Set: set, Sets: []*engine.Set{set, machineSets, clusterSet}, Clock: &Clock{}}
 	if err := h.StartOperator(); err != nil {
 		_ = env.Stop()
 		return nil, err
@@ -69,7 +72,11 @@ func Start() (*Harness, error) {
 // StartOperator starts a fresh manager with the Machine and MachineSet
 // controllers.
 func (h *Harness) StartOperator() error {
-	mgr, err := operator.NewManager(h.Env.Config, ctrl.Options{Controller: ctrlConfig()})
+	o, err := OperatorOptions(Filter)
+	if err != nil {
+		return err
+	}
+	mgr, err := operator.NewManager(h.Env.Config, o)
 	if err != nil {
 		return err
 	}

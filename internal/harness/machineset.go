@@ -17,11 +17,15 @@ import (
 // cloned from them, selecting the label pool=<name>. The SimMachines behave
 // as sim says.
 func MachineSetObjects(ctx context.Context, c client.Client, ns, cluster, name string, replicas int32, sim simv1.SimBehavior, mutate ...func(*clusterv1.MachineSet)) (*clusterv1.MachineSet, error) {
-	if err := c.Create(ctx, &simv1.SimBootstrapConfigTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}); err != nil {
+	// The clones carry the templates' metadata labels, Filter among them,
+	// so a sim of this package (NewSimManager) sees them.
+	cloned := clusterv1.TemplateMetadata{Labels: map[string]string{clusterv1.WatchFilterLabel: Filter}}
+	if err := c.Create(ctx, Label(&simv1.SimBootstrapConfigTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: simv1.SimBootstrapConfigTemplateSpec{Template: simv1.SimBootstrapConfigTemplateResource{ObjectMeta: cloned}}})); err != nil {
 		return nil, err
 	}
-	if err := c.Create(ctx, &simv1.SimMachineTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: simv1.SimMachineTemplateSpec{Template: simv1.SimMachineTemplateResource{Spec: simv1.SimMachineSpec{Sim: sim}}}}); err != nil {
+	if err := c.Create(ctx, Label(&simv1.SimMachineTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: simv1.SimMachineTemplateSpec{Template: simv1.SimMachineTemplateResource{ObjectMeta: cloned, Spec: simv1.SimMachineSpec{Sim: sim}}}})); err != nil {
 		return nil, err
 	}
 	labels := map[string]string{"pool": name}
@@ -45,7 +49,8 @@ func MachineSetObjects(ctx context.Context, c client.Client, ns, cluster, name s
 	for _, fn := range mutate {
 		fn(ms)
 	}
-	return ms, c.Create(ctx, ms)
+	// The MachineSet passes the label on to its Machines.
+	return ms, c.Create(ctx, Label(ms))
 }
 
 // MachineSetObjects creates a MachineSet and its templates (see the

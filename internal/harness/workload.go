@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"os"
 	"sync"
 	"time"
 
@@ -9,12 +8,13 @@ import (
 	"github.com/krtt-dev/krtt/internal/remote"
 )
 
-// workload is a second control plane, started on first use, that plays the
-// workload cluster of Clusters given a kubeconfig Secret for it.
+// workload is a second control plane, taken on first use
+// (localcp.WorkloadForTest: the one make test shares, or one of its own),
+// that plays the workload cluster of Clusters given a kubeconfig Secret for
+// it.
 type workload struct {
 	once sync.Once
 	cp   *localcp.ControlPlane
-	dir  string
 	err  error
 }
 
@@ -22,13 +22,7 @@ type workload struct {
 // first use (tests without workload clusters never pay for it).
 func (h *Harness) Workload() (*localcp.ControlPlane, error) {
 	h.workload.once.Do(func() {
-		dir, err := os.MkdirTemp("", "krtt-workload-")
-		if err != nil {
-			h.workload.err = err
-			return
-		}
-		h.workload.dir = dir
-		h.workload.cp, h.workload.err = localcp.Start(localcp.Options{Dir: dir, Port: -1})
+		h.workload.cp, h.workload.err = localcp.WorkloadForTest()
 	})
 	return h.workload.cp, h.workload.err
 }
@@ -38,9 +32,7 @@ func (h *Harness) stopWorkload() error {
 	if h.workload.cp == nil {
 		return nil
 	}
-	err := h.workload.cp.Stop()
-	_ = os.RemoveAll(h.workload.dir)
-	return err
+	return h.workload.cp.Stop()
 }
 
 // workloadOptions probe workload clusters often, so a stopped API server is

@@ -1,8 +1,9 @@
-// Package localcp runs a local Kubernetes control plane (etcd and
-// kube-apiserver from bin/k8s, through controller-runtime envtest) whose
-// state is kept in a directory, by default .krtt/: etcd data in .krtt/etcd
-// survives restarts, an admin kubeconfig is written to .krtt/kubeconfig and
-// the krtt CRDs are installed on every start.
+// Package localcp is the one way krtt starts a Kubernetes control plane
+// (etcd and kube-apiserver from bin/k8s, through controller-runtime envtest):
+// for make run, the demo, the bench, the chaos suite and the tests
+// (ForTest). Its state is kept in a directory, by default .krtt/: etcd data
+// in .krtt/etcd survives restarts, an admin kubeconfig is written to
+// .krtt/kubeconfig and the krtt CRDs are installed on every start.
 package localcp
 
 import (
@@ -75,6 +76,11 @@ type ControlPlane struct {
 	env     *envtest.Environment
 	logs    []*os.File
 	certDir string
+	// tempDir: Dir is a temporary directory of ForTest, removed by Stop.
+	tempDir bool
+	// proxy, when set, stands between the clients and a shared API server
+	// (WorkloadForTest).
+	proxy *Proxy
 }
 
 // Scheme returns a scheme with the client-go types and both krtt API groups.
@@ -88,6 +94,16 @@ func Scheme() *runtime.Scheme {
 		}
 	}
 	return s
+}
+
+// RepoRoot is Root for tests and their fixtures, which cannot run outside
+// the checkout: it panics instead of returning an error.
+func RepoRoot() string {
+	root, err := Root()
+	if err != nil {
+		panic(err)
+	}
+	return root
 }
 
 // Root returns the krtt checkout: the first directory at or above the
@@ -235,6 +251,10 @@ func Start(opts Options) (*ControlPlane, error) {
 	api := &envtest.APIServer{Out: apiLog, Err: apiLog, CertDir: certDir}
 	api.SecureServing.ListenAddr.Address = "127.0.0.1"
 	api.SecureServing.ListenAddr.Port = strconv.Itoa(port)
+	// As production clusters often do: setting blockOwnerDeletion then
+	// needs update on the owner's finalizers (test/security relies on it;
+	// admin clients are not affected).
+	api.Configure().Append("enable-admission-plugins", "OwnerReferencesPermissionEnforcement")
 	env := &envtest.Environment{
 		ControlPlane: envtest.ControlPlane{
 			Etcd:      &envtest.Etcd{DataDir: etcdDir, Out: etcdLog, Err: etcdLog},
@@ -281,12 +301,16 @@ func Start(opts Options) (*ControlPlane, error) {
 	return cp, nil
 }
 
-// Stop shuts kube-apiserver down, then etcd. The state directory stays.
+// Stop shuts kube-apiserver down, then etcd. The state directory stays,
+// unless ForTest made it. A control plane of Connect is left running.
 func (cp *ControlPlane) Stop() error {
 	if cp == nil {
 		return nil
 	}
 	var err error
+	if cp.proxy != nil {
+		err = cp.proxy.Close()
+	}
 	if cp.env != nil {
 		err = cp.env.Stop()
 		cp.env = nil
@@ -295,6 +319,10 @@ func (cp *ControlPlane) Stop() error {
 	if cp.certDir != "" {
 		_ = os.RemoveAll(cp.certDir)
 		cp.certDir = ""
+	}
+	if cp.tempDir {
+		_ = os.RemoveAll(cp.Dir)
+		cp.tempDir = false
 	}
 	return err
 }

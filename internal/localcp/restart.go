@@ -28,8 +28,12 @@ func (cp *ControlPlane) RestartAPIServer(down func()) error {
 }
 
 // StopAPIServer kills kube-apiserver (SIGKILL, as RestartAPIServer does) and
-// leaves it down, etcd running, until StartAPIServer.
+// leaves it down, etcd running, until StartAPIServer. Behind a proxy (a
+// shared control plane of WorkloadForTest) it cuts the proxy instead.
 func (cp *ControlPlane) StopAPIServer() error {
+	if cp != nil && cp.proxy != nil {
+		return cp.proxy.Cut()
+	}
 	if cp == nil || cp.env == nil || cp.env.ControlPlane.APIServer == nil {
 		return errors.New("localcp: the control plane is not running")
 	}
@@ -50,6 +54,9 @@ func (cp *ControlPlane) StopAPIServer() error {
 // StartAPIServer starts kube-apiserver again after StopAPIServer, on the same
 // address with the same certificates, so every client keeps working.
 func (cp *ControlPlane) StartAPIServer() error {
+	if cp != nil && cp.proxy != nil {
+		return cp.proxy.Restore()
+	}
 	if cp == nil || cp.env == nil || cp.env.ControlPlane.APIServer == nil {
 		return errors.New("localcp: the control plane is not running")
 	}

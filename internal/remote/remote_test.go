@@ -17,9 +17,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/krtt-dev/krtt/internal/localcp"
 	"github.com/krtt-dev/krtt/internal/poll"
 	"github.com/krtt-dev/krtt/internal/remote"
-	"github.com/krtt-dev/krtt/internal/testenv"
 )
 
 func TestClusterOfSecret(t *testing.T) {
@@ -50,21 +50,20 @@ func TestRESTConfigSaysWhatIsWrong(t *testing.T) {
 // TestConnections runs the cache against two API servers: the management
 // cluster (Secrets) and a workload cluster (Nodes).
 func TestConnections(t *testing.T) {
-	mgmt, err := testenv.Start()
+	mgmt, err := localcp.ForTest()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = mgmt.Stop() }()
-	workload, err := testenv.Start()
+	workload, err := localcp.WorkloadForTest()
 	if err != nil {
 		t.Fatal(err)
 	}
-	workloadStopped := false
-	defer func() {
-		if !workloadStopped {
-			_ = workload.Stop()
-		}
-	}()
+	defer func() { _ = workload.Stop() }()
+	ns := localcp.UniqueName("remote")
+	if err := mgmt.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -85,7 +84,7 @@ func TestConnections(t *testing.T) {
 		t.Fatal("cache did not sync")
 	}
 
-	key := client.ObjectKey{Namespace: "default", Name: "c1"}
+	key := client.ObjectKey{Namespace: ns, Name: "c1"}
 	connect := func(want remote.State, msg string) remote.Connection {
 		t.Helper()
 		var got remote.Connection
@@ -122,7 +121,7 @@ func TestConnections(t *testing.T) {
 	if err := mgmt.Client.Create(ctx, secret); err != nil {
 		t.Fatal(err)
 	}
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "remote-node"}, Spec: corev1.NodeSpec{ProviderID: "sim://x/y"}}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ns + "-node"}, Spec: corev1.NodeSpec{ProviderID: "sim://x/y"}}
 	if err := workload.Client.Create(ctx, node); err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +154,7 @@ func TestConnections(t *testing.T) {
 			t.Fatal(err)
 		}
 		setSecret(ctx, t, mgmt.Client, secret, data)
-		connect(remote.NoAccess, "refused the credentials of Secret default/c1-kubeconfig")
+		connect(remote.NoAccess, "refused the credentials of Secret "+ns+"/c1-kubeconfig")
 	})
 
 	t.Run("Secret that does not parse: NoAccess, saying so", func(t *testing.T) {
@@ -175,8 +174,7 @@ func TestConnections(t *testing.T) {
 	})
 
 	t.Run("API server gone: Unreachable after the failure threshold", func(t *testing.T) {
-		workloadStopped = true
-		if err := workload.Stop(); err != nil {
+		if err := workload.StopAPIServer(); err != nil {
 			t.Fatal(err)
 		}
 		c := connect(remote.Unreachable, "does not answer")

@@ -23,16 +23,14 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	simv1 "github.com/krtt-dev/krtt/api/sim/v1alpha1"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/internal/harness"
+	"github.com/krtt-dev/krtt/internal/localcp"
 	"github.com/krtt-dev/krtt/internal/operator"
-	"github.com/krtt-dev/krtt/internal/testenv"
 	"github.com/krtt-dev/krtt/sim"
 	krtttables "github.com/krtt-dev/krtt/tables"
 )
@@ -64,12 +62,12 @@ func zapLevel() zapcore.Level {
 
 // env is the package's one control plane; each test runs its own managers
 // on it, in its own namespace, and stops them when it ends.
-var env *testenv.Env
+var env *localcp.ControlPlane
 
 func TestMain(m *testing.M) {
 	ctrl.SetLogger(zap.New(zap.UseDevMode(false), zap.Level(zapLevel())))
 	var err error
-	env, err = testenv.Start()
+	env, err = localcp.ForTest()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -109,16 +107,17 @@ func (ms *managers) run(name string, mgr ctrl.Manager) {
 	}()
 }
 
-// operator starts the operator, managing only the Machines labelled with
-// watchFilter when it is not empty, and records the rows it fires.
-func (ms *managers) operator(watchFilter string) *traces {
+// operator starts the operator, managing only the Machines (and, here,
+// Clusters) labelled with harness.Filter, or with harness.Filter-<split>
+// when split is not empty, and records the rows it fires.
+func (ms *managers) operator(split string) *traces {
 	ms.t.Helper()
 	set, err := krtttables.Load(krtttables.Machine, "")
 	if err != nil {
 		ms.t.Fatal(err)
 	}
-	o := ctrl.Options{Controller: config.Controller{SkipNameValidation: ptr.To(true)}}
-	if err := operator.WatchFilter(&o, watchFilter); err != nil {
+	o, err := harness.OperatorOptions(splitFilter(split))
+	if err != nil {
 		ms.t.Fatal(err)
 	}
 	opMgr, err := operator.NewManager(env.Config, o)
@@ -131,21 +130,26 @@ func (ms *managers) operator(watchFilter string) *traces {
 	}
 	tr := &traces{rows: map[string][]engine.Trace{}}
 	r.Runner().Subscribe(tr.add)
-	ms.run("operator "+watchFilter, opMgr)
+	ms.run("operator "+split, opMgr)
 	return tr
+}
+
+// splitFilter is the watch-filter value of the operator of one split of the
+// fleet: harness.Filter itself for the whole of this package's fleet.
+func splitFilter(split string) string {
+	if split == "" {
+		return harness.Filter
+	}
+	return harness.Filter + "-" + split
 }
 
 // sim starts the simulated provider, as its own process would.
 func (ms *managers) sim() {
 	ms.t.Helper()
-	simMgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: sim.Scheme(),
-		Metrics: metricsserver.Options{BindAddress: "0"}, Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
-	if err != nil {
-		ms.t.Fatal(err)
-	}
 	// A fast heartbeat wakes the Machine (it watches its Node) while it
 	// drains and waits for volumes, instead of the rows' 20s requeue.
-	if err := sim.SetupWithManager(ms.ctx, simMgr, sim.Options{KubeletGracePeriodCap: 2 * time.Second, HeartbeatInterval: time.Second}); err != nil {
+	simMgr, err := harness.NewSimManager(ms.ctx, env.Config, sim.Options{KubeletGracePeriodCap: 2 * time.Second, HeartbeatInterval: time.Second})
+	if err != nil {
 		ms.t.Fatal(err)
 	}
 	ms.run("sim", simMgr)
@@ -185,14 +189,14 @@ func TestMachineLifecycleWithSimProvider(t *testing.T) {
 	c, tr := start(t)
 	t.Logf("control plane and managers up in %s", time.Since(t0).Round(time.Millisecond))
 	ctx := context.Background()
-	ns := "e2e"
+	ns := localcp.UniqueName("e2e")
 	must(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
 	_, err := harness.ClusterObjects(ctx, c, ns, "c1", true)
 	must(t, err)
 
 	// The Machine and its provider objects, and a second sim machine
 	// (no Machine) for the PDB's other Pod.
-	must(t, c.Create(ctx, &simv1.SimMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "other"}}))
+	must(t, c.Create(ctx, harness.Label(&simv1.SimMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "other"}})))
 	if _, err := harness.MachineObjects(ctx, c, ns, "c1", "m1", simv1.SimBehavior{ProvisionDelaySeconds: 1, DeleteDelaySeconds: 2}); err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +209,7 @@ func TestMachineLifecycleWithSimProvider(t *testing.T) {
 		if m.Status.Phase != clusterv1.MachinePhaseRunning || m.Status.NodeRef == nil || m.Status.NodeRef.Name != node {
 			return fmt.Errorf("phase %q nodeRef %+v last row %+v", m.Status.Phase, m.Status.NodeRef, m.Status.LastTransition)
 		}
-		if ptr.Deref(m.Spec.ProviderID, "") != "sim://e2e/m1" || ptr.Deref(m.Spec.Bootstrap.DataSecretName, "") != "m1-bootstrap" {
+		if ptr.Deref(m.Spec.ProviderID, "") != sim.ProviderID(ns, "m1") || ptr.Deref(m.Spec.Bootstrap.DataSecretName, "") != "m1-bootstrap" {
 			return fmt.Errorf("providerID %v dataSecretName %v", m.Spec.ProviderID, m.Spec.Bootstrap.DataSecretName)
 		}
 		return nil
@@ -221,8 +225,8 @@ func TestMachineLifecycleWithSimProvider(t *testing.T) {
 		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}))
 	minAvailable := intstr.FromInt32(1)
-	must(t, c.Create(ctx, &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db"},
-		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &minAvailable, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}}}))
+	must(t, c.Create(ctx, harness.Label(&policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db"},
+		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &minAvailable, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}}})))
 	pod := func(name, node string, labels map[string]string, volumes ...corev1.Volume) *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
 			Spec: corev1.PodSpec{NodeName: node, Volumes: volumes,

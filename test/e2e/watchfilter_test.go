@@ -14,33 +14,49 @@ import (
 	simv1 "github.com/krtt-dev/krtt/api/sim/v1alpha1"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/internal/harness"
+	"github.com/krtt-dev/krtt/internal/localcp"
 )
 
 // TestWatchFilterSplitsTheFleet: two operators started with --watch-filter a
 // and b each run the Machines labelled for them, through Running and
 // deletion, and neither touches the other's nor an unlabelled Machine.
+// (The values are harness.Filter-a and -b, and each split has a Cluster
+// labelled alike: operators in tests filter Clusters too, see
+// harness.OperatorOptions.)
 func TestWatchFilterSplitsTheFleet(t *testing.T) {
 	ms := newManagers(t)
 	trA, trB := ms.operator("a"), ms.operator("b")
 	ms.sim()
 	c := env.Client
 	ctx := context.Background()
-	ns := "split"
+	ns := localcp.UniqueName("split")
 	must(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
-	_, err := harness.ClusterObjects(ctx, c, ns, "c1", true)
-	must(t, err)
+	for _, split := range []string{"a", "b"} {
+		cl, err := harness.ClusterObjects(ctx, c, ns, "c-"+split, true)
+		must(t, err)
+		before := cl.DeepCopy()
+		cl.Labels[clusterv1.WatchFilterLabel] = splitFilter(split)
+		must(t, c.Patch(ctx, cl, client.MergeFrom(before)))
+	}
 
 	fast := simv1.SimBehavior{ProvisionDelaySeconds: 1, DeleteDelaySeconds: 1}
-	labelled := func(v string) func(*clusterv1.Machine) {
-		return func(m *clusterv1.Machine) { m.Labels = map[string]string{clusterv1.WatchFilterLabel: v} }
+	labelled := func(split string) func(*clusterv1.Machine) {
+		return func(m *clusterv1.Machine) {
+			m.Labels = map[string]string{clusterv1.WatchFilterLabel: splitFilter(split)}
+		}
 	}
 	// The unlabelled Machine first: by the time the others are Running, both
-	// operators have long had the chance to see it.
-	_, err = harness.MachineObjects(ctx, c, ns, "c1", "m-none", fast)
+	// operators have long had the chance to see it. The fixture labels it
+	// for this package's fleet; the label goes before any operator here
+	// could see it (none watches harness.Filter itself during this test).
+	none, err := harness.MachineObjects(ctx, c, ns, "c-a", "m-none", fast)
 	must(t, err)
-	_, err = harness.MachineObjects(ctx, c, ns, "c1", "m-a", fast, labelled("a"))
+	before := none.DeepCopy()
+	delete(none.Labels, clusterv1.WatchFilterLabel)
+	must(t, c.Patch(ctx, none, client.MergeFrom(before)))
+	_, err = harness.MachineObjects(ctx, c, ns, "c-a", "m-a", fast, labelled("a"))
 	must(t, err)
-	_, err = harness.MachineObjects(ctx, c, ns, "c1", "m-b", fast, labelled("b"))
+	_, err = harness.MachineObjects(ctx, c, ns, "c-b", "m-b", fast, labelled("b"))
 	must(t, err)
 
 	machine := func(ctx context.Context, name string) (*clusterv1.Machine, error) {
@@ -80,8 +96,11 @@ func TestWatchFilterSplitsTheFleet(t *testing.T) {
 			}
 		}
 	}
-	none, err := machine(ctx, "m-none")
+	none, err = machine(ctx, "m-none")
 	must(t, err)
+	if _, ok := none.Labels[clusterv1.WatchFilterLabel]; ok {
+		t.Errorf("m-none is labelled %v", none.Labels)
+	}
 	if none.Status.State != "" || len(none.Finalizers) > 0 {
 		t.Errorf("the unlabelled Machine was reconciled: state %q, finalizers %v", none.Status.State, none.Finalizers)
 	}

@@ -13,7 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/yaml"
 
-	"github.com/krtt-dev/krtt/internal/testenv"
+	"github.com/krtt-dev/krtt/internal/localcp"
 )
 
 // documents splits a multi-document YAML file and strictly decodes each
@@ -54,7 +54,7 @@ func documents[T any](t *testing.T, file, kind string) []*T {
 // no capabilities, the runtime's default seccomp profile and no privilege
 // escalation, for every container.
 func TestManagerDeploymentIsLocked(t *testing.T) {
-	file := filepath.Join(testenv.RepoRoot(), "config", "manager", "manager.yaml")
+	file := filepath.Join(localcp.RepoRoot(), "config", "manager", "manager.yaml")
 	deps := documents[appsv1.Deployment](t, file, "Deployment")
 	if len(deps) != 1 {
 		t.Fatalf("%s: want one Deployment, found %d", file, len(deps))

@@ -15,7 +15,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -33,17 +32,14 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	simv1 "github.com/krtt-dev/krtt/api/sim/v1alpha1"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/internal/harness"
+	"github.com/krtt-dev/krtt/internal/localcp"
 	"github.com/krtt-dev/krtt/internal/operator"
-	"github.com/krtt-dev/krtt/internal/testenv"
 	"github.com/krtt-dev/krtt/sim"
 )
 
@@ -57,10 +53,11 @@ var env struct {
 	Client client.Client
 }
 
-// TestMain starts one control plane for the package, like internal/testenv
-// but with the OwnerReferencesPermissionEnforcement admission plugin that
-// production clusters often run: with it, setting blockOwnerDeletion on an
-// owner reference needs update on the owner's finalizers subresource, a
+// TestMain gets the package its control plane (localcp.ForTest: the one
+// make test shares, or its own). localcp runs the
+// OwnerReferencesPermissionEnforcement admission plugin that production
+// clusters often run: with it, setting blockOwnerDeletion on an owner
+// reference needs update on the owner's finalizers subresource, a
 // permission no request of its own reveals.
 func TestMain(m *testing.M) {
 	lvl := zapcore.ErrorLevel
@@ -76,35 +73,16 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) (int, error) {
-	root := testenv.RepoRoot()
-	assets := os.Getenv("KUBEBUILDER_ASSETS")
-	if assets == "" {
-		assets = filepath.Join(root, "bin", "k8s")
-	}
-	scheme, err := testenv.NewScheme()
+	cp, err := localcp.ForTest()
 	if err != nil {
 		return 1, err
 	}
-	te := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-		BinaryAssetsDirectory: assets,
-		Scheme:                scheme,
-	}
-	te.ControlPlane.GetAPIServer().Configure().Append("enable-admission-plugins", "OwnerReferencesPermissionEnforcement")
-	cfg, err := te.Start()
-	if err != nil {
-		return 1, fmt.Errorf("start control plane (bin/k8s built by make tools?): %w", err)
-	}
 	defer func() {
-		if err := te.Stop(); err != nil {
+		if err := cp.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "stop control plane:", err)
 		}
 	}()
-	env.Config = cfg
-	if env.Client, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
-		return 1, err
-	}
+	env.Config, env.Client = cp.Config, cp.Client
 	return m.Run(), nil
 }
 
@@ -223,7 +201,7 @@ func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { ret
 // leader-election Role, and their bindings, from config/rbac as shipped.
 func applyRBAC(t *testing.T, ctx context.Context) (*rbacv1.ClusterRole, *rbacv1.Role) {
 	t.Helper()
-	dir := filepath.Join(testenv.RepoRoot(), "config", "rbac")
+	dir := filepath.Join(localcp.RepoRoot(), "config", "rbac")
 	// Applied as kubectl apply would: a second run (-count=2) finds them.
 	create := func(o client.Object) {
 		if err := env.Client.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -280,9 +258,6 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func(ctx 
 		t.Fatalf("%s: %v", what, err)
 	}
 }
-
-// runs numbers the runs of the lifecycle, each in its own namespace.
-var runs atomic.Int32
 
 // unusedOK lists the grants the lifecycle below does not exercise, each with
 // why the role still needs it. A grant used by the lifecycle must not be
@@ -355,27 +330,24 @@ func TestOperatorRunsWithGeneratedRBAC(t *testing.T) {
 			}
 		}()
 	}
-	opMgr, err := operator.NewManager(operatorConfig(rec), ctrl.Options{
-		Controller:                    config.Controller{SkipNameValidation: ptr.To(true)},
-		LeaderElection:                true,
-		LeaderElectionNamespace:       operatorNS,
-		LeaderElectionReleaseOnCancel: true,
-	})
+	// It manages only this package's objects (harness.Filter), as the
+	// control plane may be shared with other packages.
+	opts, err := harness.OperatorOptions(harness.Filter)
+	must(t, err)
+	opts.LeaderElection, opts.LeaderElectionNamespace, opts.LeaderElectionReleaseOnCancel = true, operatorNS, true
+	opMgr, err := operator.NewManager(operatorConfig(rec), opts)
 	must(t, err)
 	_, err = operator.Setup(mctx, opMgr, set, operator.Options{MachineConcurrency: 2, MachineSets: machineSets})
 	must(t, err)
 	// The simulated provider, kubelet and CSI driver are not the operator:
 	// they run with the admin config.
-	simMgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: sim.Scheme(),
-		Metrics:    metricsserver.Options{BindAddress: "0"},
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
+	simMgr, err := harness.NewSimManager(mctx, env.Config, sim.Options{KubeletGracePeriodCap: time.Second, HeartbeatInterval: time.Second})
 	must(t, err)
-	must(t, sim.SetupWithManager(mctx, simMgr, sim.Options{KubeletGracePeriodCap: time.Second, HeartbeatInterval: time.Second}))
 	run("operator", opMgr)
 	run("sim", simMgr)
 
 	c := env.Client
-	ns := fmt.Sprintf("rbac-%d", runs.Add(1))
+	ns := localcp.UniqueName("rbac")
 	must(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
 	_, err = harness.ClusterObjects(ctx, c, ns, "c1", true)
 	must(t, err)
@@ -407,8 +379,8 @@ func TestOperatorRunsWithGeneratedRBAC(t *testing.T) {
 				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "registry.k8s.io/pause:3.10"}}}}}}
 	must(t, c.Create(ctx, ds))
 	maxUnavailable := intstr.FromInt32(1)
-	must(t, c.Create(ctx, &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
-		Spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: &maxUnavailable, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}))
+	must(t, c.Create(ctx, harness.Label(&policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+		Spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: &maxUnavailable, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}})))
 	pods := []*corev1.Pod{
 		{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web", Labels: map[string]string{"app": "web"}},
 			Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "main", Image: "registry.k8s.io/pause:3.10"}}}},

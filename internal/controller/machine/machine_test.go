@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,6 +21,7 @@ import (
 	simv1 "github.com/krtt-dev/krtt/api/sim/v1alpha1"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/internal/harness"
+	"github.com/krtt-dev/krtt/internal/localcp"
 )
 
 var h *harness.Harness
@@ -88,14 +88,12 @@ func running(t *testing.T, ns, name string, mutate ...func(*clusterv1.Machine)) 
 	return n
 }
 
-var nsSeq atomic.Int32
-
 // setup creates a fresh namespace for one run of a test (so -count=N runs
 // on one control plane) with Cluster c1, and returns its name.
 func setup(t *testing.T, base string) string {
 	t.Helper()
 	ctx := context.Background()
-	ns := fmt.Sprintf("%s-%d", base, nsSeq.Add(1))
+	ns := localcp.UniqueName(base)
 	must(t, h.Namespace(ctx, ns))
 	_, err := h.Cluster(ctx, ns, "c1")
 	must(t, err)

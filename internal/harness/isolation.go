@@ -1,0 +1,109 @@
+package harness
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	simv1 "github.com/krtt-dev/krtt/api/sim/v1alpha1"
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/internal/localcp"
+	"github.com/krtt-dev/krtt/internal/operator"
+	"github.com/krtt-dev/krtt/sim"
+)
+
+// Test packages share one control plane under make test (localcp.ForTest),
+// so each keeps to its own objects: every operator and sim a test starts
+// here watches only objects labelled cluster.krtt.dev/watch-filter=Filter
+// (or a value derived from it), and every fixture here carries that label.
+
+// Filter is this test process's watch-filter value: the test binary's name
+// and localcp.RunToken, e.g. features-k3x9q.
+var Filter = filterValue()
+
+func filterValue() string {
+	base := strings.TrimSuffix(filepath.Base(os.Args[0]), ".test")
+	var b strings.Builder
+	for _, r := range strings.ToLower(base) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		}
+	}
+	name := b.String()
+	if len(name) > 40 {
+		name = name[:40]
+	}
+	if name == "" {
+		name = "test"
+	}
+	return name + "-" + localcp.RunToken()
+}
+
+// Label puts the Filter label on o unless it has a watch-filter label
+// already, and returns o.
+func Label[T client.Object](o T) T {
+	l := o.GetLabels()
+	if _, ok := l[clusterv1.WatchFilterLabel]; ok {
+		return o
+	}
+	if l == nil {
+		l = map[string]string{}
+	}
+	l[clusterv1.WatchFilterLabel] = Filter
+	o.SetLabels(l)
+	return o
+}
+
+// OperatorOptions are the manager options of an operator that manages only
+// the objects labelled filter: operator.WatchFilter (Machines, MachineSets)
+// and, for tests only, Clusters too, since every operator runs a Cluster
+// controller that would otherwise write the status of every package's
+// Clusters from its own filtered view of their Machines.
+func OperatorOptions(filter string) (ctrl.Options, error) {
+	o := ctrl.Options{Controller: ctrlConfig()}
+	if err := operator.WatchFilter(&o, filter); err != nil {
+		return o, err
+	}
+	o.Cache.ByObject[&clusterv1.Cluster{}] = cache.ByObject{Label: labels.SelectorFromSet(labels.Set{clusterv1.WatchFilterLabel: filter})}
+	return o, nil
+}
+
+// NewSimManager returns a manager running the simulated provider's
+// controllers, acting only on objects labelled opts.WatchFilter (Filter when
+// empty). Start it as its own process would run.
+func NewSimManager(ctx context.Context, cfg *rest.Config, opts sim.Options) (ctrl.Manager, error) {
+	if opts.WatchFilter == "" {
+		opts.WatchFilter = Filter
+	}
+	o := ctrl.Options{Scheme: sim.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"}, Controller: ctrlConfig()}
+	if err := sim.WatchFilter(&o, opts.WatchFilter); err != nil {
+		return nil, err
+	}
+	mgr, err := ctrl.NewManager(cfg, o)
+	if err != nil {
+		return nil, err
+	}
+	return mgr, sim.SetupWithManager(ctx, mgr, opts)
+}
+
+// labelling is the harness's client: it labels every cluster.krtt.dev and
+// sim.krtt.dev object it creates with Filter (unless labelled already), so
+// steps that build a Machine or Cluster by hand reach the harness's
+// operator as the fixtures' do.
+type labelling struct{ client.Client }
+
+func (c labelling) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	if gvk, err := apiutil.GVKForObject(obj, c.Scheme()); err == nil && (gvk.Group == clusterv1.GroupVersion.Group || gvk.Group == simv1.GroupVersion.Group) {
+		Label(obj)
+	}
+	return c.Client.Create(ctx, obj, opts...)
+}
