@@ -11,8 +11,8 @@ import (
 
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/internal/badtables"
+	"github.com/krtt-dev/krtt/internal/localcp"
 	"github.com/krtt-dev/krtt/internal/operator"
-	"github.com/krtt-dev/krtt/internal/testenv"
 )
 
 // runMainEnv makes the test binary run the operator's main instead of the
@@ -75,7 +75,7 @@ func TestOperatorRefusesBrokenSetInTablesDir(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			if err := os.CopyFS(dir, os.DirFS(filepath.Join(testenv.RepoRoot(), "transitions"))); err != nil {
+			if err := os.CopyFS(dir, os.DirFS(filepath.Join(localcp.RepoRoot(), "transitions"))); err != nil {
 				t.Fatal(err)
 			}
 			path := filepath.Join(dir, tc.file)
@@ -111,7 +111,7 @@ func TestOperatorRefusesBrokenSetInTablesDir(t *testing.T) {
 // description was changed there is the one the operator gets.
 func TestLoadSetsReadsEveryControllerFromDir(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.CopyFS(dir, os.DirFS(filepath.Join(testenv.RepoRoot(), "transitions"))); err != nil {
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join(localcp.RepoRoot(), "transitions"))); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range []string{filepath.Join("cluster", "cluster.yaml"), filepath.Join("machineset", "machineset.yaml"), filepath.Join("machine", "machine.yaml")} {
