@@ -41,8 +41,8 @@ func registerHealth(r *engine.Registry[*Scope]) {
 		}
 		return timedOut(s.Now, s.Machine.CreationTimestamp.Time, orDefaultSeconds(s.Machine.Spec.Health.CreationTimeoutSeconds, clusterv1.DefaultCreationTimeoutSeconds))
 	})
-	r.Action("MarkUnhealthy", "Set status.health.unhealthySince if unset; say which Node conditions are unhealthy.", markUnhealthy)
-	r.Action("ClearUnhealthySince", "Clear status.health.unhealthySince: the Node is healthy again.", clearUnhealthySince)
+	r.Action("MarkUnhealthy", "Set status.health.unhealthySince if unset; say which Node conditions are unhealthy.", markUnhealthy, engine.Pure())
+	r.Action("ClearUnhealthySince", "Clear status.health.unhealthySince: the Node is healthy again.", clearUnhealthySince, engine.Pure())
 }
 
 // healthNodeConditions: the condition types that make the Node unhealthy

@@ -147,6 +147,7 @@ func sampleResources(proc *controllerProc, b *bench, res *Result) (finish func()
 			return e
 		}
 		res.RequestsPerMachine, res.RequestsPerMachineTotal = perMachine(before.requests, after.requests, b.o.n)
+		res.RequestsPerMachineByKind, _ = perMachine(before.kinds, after.kinds, b.o.n)
 		res.CPUSeconds = round1(after.cpu - before.cpu)
 		res.CPUSecondsInclStart = round1(after.cpu)
 		res.PeakRSSMiB = round1(float64(hwm) / 1024)

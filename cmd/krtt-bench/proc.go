@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -56,7 +58,7 @@ func (p *controllerProc) waitReady(timeout time.Duration) error {
 		if err == nil {
 			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				if _, err := p.scrape(); err == nil {
+				if _, _, err := p.scrape(); err == nil {
 					return nil
 				}
 			}
@@ -86,27 +88,36 @@ func (p *controllerProc) stop() error {
 	}
 }
 
-// scrape returns the process's client-go requests so far, by method.
-func (p *controllerProc) scrape() (requestCounts, error) {
+// scrape returns the process's client-go requests so far, by method, and
+// by verb and resource when it counts them (krtt_api_requests_total).
+func (p *controllerProc) scrape() (byMethod, byKind requestCounts, err error) {
 	resp, err := http.Get(p.metrics)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s metrics: %s", p.name, resp.Status)
+		return nil, nil, fmt.Errorf("%s metrics: %s", p.name, resp.Status)
 	}
-	return parseRequests(resp.Body)
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, nil, err
+	}
+	if byMethod, err = parseRequests(bytes.NewReader(body)); err != nil {
+		return nil, nil, err
+	}
+	byKind, err = parseKinds(bytes.NewReader(body))
+	return byMethod, byKind, err
 }
 
 // sample is what is read from a controller at one instant.
 type sample struct {
-	requests requestCounts
-	cpu      float64
+	requests, kinds requestCounts
+	cpu             float64
 }
 
 func (p *controllerProc) sample() (sample, error) {
-	req, err1 := p.scrape()
+	req, kinds, err1 := p.scrape()
 	cpu, err2 := cpuSeconds(p.pid())
-	return sample{requests: req, cpu: cpu}, errors.Join(err1, err2)
+	return sample{requests: req, kinds: kinds, cpu: cpu}, errors.Join(err1, err2)
 }
