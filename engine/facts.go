@@ -1,8 +1,8 @@
 package engine
 
 import (
-	"slices"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
