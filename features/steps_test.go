@@ -530,12 +530,18 @@ func (w *world) timeoutPassed(ctx context.Context, which, name string) error {
 	if left >= 0 {
 		w.h.Clock.Advance(left + time.Second)
 	}
-	return w.updateMachine(ctx, name, func(m *clusterv1.Machine) {
+	err = w.updateMachine(ctx, name, func(m *clusterv1.Machine) {
 		if m.Annotations == nil {
 			m.Annotations = map[string]string{}
 		}
 		m.Annotations["specs.krtt.dev/nudge"] = w.h.Clock.Now().UTC().Format(time.RFC3339Nano)
 	})
+	if apierrors.IsNotFound(err) {
+		// A requeue already decided on the advanced clock and the Machine
+		// went: there is nothing left to nudge.
+		return nil
+	}
+	return err
 }
 
 func (w *world) deleteMachine(ctx context.Context, name string) error {
