@@ -163,6 +163,10 @@ type Trace struct {
 	// condition, if any.
 	Reason string
 	Note   string
+	// Unwritten says why the row's result did not reach the object (its
+	// patch met a newer version, or failed) although its actions ran;
+	// empty when it was written.
+	Unwritten string
 }
 
 // Runner binds a set to a registry and runs observe → decide → act →

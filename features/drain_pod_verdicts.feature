@@ -7,7 +7,7 @@ Feature: The drain asks the pod-verdict table about every Pod
   Background:
     Given a Cluster "c1"
 
-  @row:pod-verdict:P01 @row:pod-verdict:P02 @row:pod-verdict:P04 @row:pod-verdict:P05 @row:pod-verdict:P06 @row:pod-verdict:P07 @row:pod-verdict:P09
+  @row:pod-verdict:P01 @row:pod-verdict:P02 @row:pod-verdict:P05 @row:pod-verdict:P06 @row:pod-verdict:P07 @row:pod-verdict:P09
   Scenario: every Pod on the Node gets its verdict and the drain acts on it
     Given a running Machine "m1"
     And a kubelet runs on the Node of "m1"

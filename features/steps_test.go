@@ -102,14 +102,18 @@ func registerSteps(sc *godog.ScenarioContext, h *harness.Harness, cov *coverage)
 		}
 		// Every row the scenario is tagged with must have fired for one of
 		// its Machines. Rows may fire just after the last step (N01 once
-		// the Machine is gone), so this polls too.
+		// the Machine is gone), so this polls too, as long as a step does:
+		// the reconcile that fires such a row waits for the one in flight,
+		// which can be blocked for the whole observe timeout (10 s) reading
+		// a provider kind the API server cannot list (machine_errors), so a
+		// wait of 10 s here raced it.
 		want := tagged(s)
 		for _, k := range want {
 			if !cov.known(k) {
 				return ctx, fmt.Errorf("tag @row:%s names no row of the shipped tables", k)
 			}
 		}
-		perr := harness.Eventually(ctx, 10*time.Second, func(context.Context) error {
+		perr := harness.Eventually(ctx, wait, func(context.Context) error {
 			var missing []string
 			for _, k := range want {
 				if !cov.fired(w.ns, k) {
@@ -132,6 +136,7 @@ func registerSteps(sc *godog.ScenarioContext, h *harness.Harness, cov *coverage)
 	registerDrainSteps(sc, w)
 	registerMachineSetSteps(sc, w)
 	registerWorkloadSteps(sc, w)
+	registerTerminatingSteps(sc, w)
 
 	// --- Given: the world ---
 	sc.Step(`^a Cluster "([^"]*)"$`, w.aCluster)

@@ -5,7 +5,12 @@
 //
 //	observe → decide (the compiled state machines) → act (registered actions)
 //	→ record (status through registered setters, owned conditions) → patch
-//	→ publish (traces, metrics, Events) only once the patch landed.
+//	→ publish (traces, metrics, Events) once the patch landed.
+//
+// A row whose patch did not land (a newer version of the object, a failed
+// write) still acted: its trace is published with Trace.Unwritten saying
+// why, krtt_transitions_total counts it as outcome Unwritten, and no Event
+// is recorded.
 //
 // It knows nothing of Machines.
 package reconciler

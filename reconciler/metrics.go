@@ -20,7 +20,7 @@ import (
 var (
 	transitionsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "krtt_transitions_total",
-		Help: "Rows fired (and written), by controller, table, row and action outcome.",
+		Help: "Rows fired, by controller, table, row and action outcome; outcome Unwritten counts a row whose actions ran but whose result did not reach the object.",
 	}, []string{"controller", "table", "row", "outcome"})
 	actionDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "krtt_action_duration_seconds",
@@ -41,9 +41,20 @@ var (
 	collectors   = map[string]*objectCollector{}
 )
 
-// countTrace counts one firing whose result was written.
+// unwrittenOutcome is the outcome label of a row whose result was not
+// written.
+const unwrittenOutcome = "Unwritten"
+
+// countTrace counts one firing. A row whose result did not reach the object
+// (its patch met a newer version, or failed) is counted apart, as outcome
+// Unwritten: its actions ran, but the transition did not happen, and the
+// row will be decided again.
 func countTrace(controller string, tr engine.Trace) {
-	transitionsTotal.WithLabelValues(controller, tr.Table, tr.Row, string(tr.Outcome)).Inc()
+	outcome := string(tr.Outcome)
+	if tr.Unwritten != "" {
+		outcome = unwrittenOutcome
+	}
+	transitionsTotal.WithLabelValues(controller, tr.Table, tr.Row, outcome).Inc()
 	if tr.Action != "" {
 		actionDuration.WithLabelValues(controller, tr.Action).Observe(tr.Duration.Seconds())
 	}

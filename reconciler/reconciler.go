@@ -217,6 +217,15 @@ func (r *Reconciler[O, E]) Reconcile(ctx context.Context, req reconcile.Request)
 		return reconcile.Result{}, err
 	}
 	if err := r.patcher.patch(ctx, before, after); err != nil {
+		// The row acted (its actions ran, and what they did outside the
+		// object stays done) although its result was not written: its trace
+		// says so, so a row that acted is never missing from the traces and
+		// metrics. No Event: the object does not show the change.
+		step.Trace.Unwritten = err.Error()
+		if IsStale(err) {
+			step.Trace.Unwritten = "the object changed meanwhile; decided again on the newer version: " + err.Error()
+		}
+		r.publishTraces(step)
 		if IsStale(err) {
 			// Someone (often this controller's previous patch, not yet in
 			// the cache) wrote a newer version; its event brings the object

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -47,14 +48,16 @@ type world struct {
 type spec struct {
 	name     string
 	machines int
-	// kill the operator with SIGKILL every killGap[0]..killGap[1] while
-	// Machines are deleted; minKills fails the run when fewer happened.
-	killGap  [2]time.Duration
+	// minKills > 0 SIGKILLs the operator, again and again, at a random
+	// moment (faultDelay) after each new operator made progress, and fails
+	// the run when fewer kills landed while Machines were left.
 	minKills int
-	// restart kube-apiserver this many times mid-deletion, each held down
-	// for restartDown.
+	// restart kube-apiserver this many times mid-deletion (each once the
+	// operator made progress since the last, after faultDelay), each held
+	// down for restartDown; fewer fails the run.
 	restarts    int
 	restartDown time.Duration
+	faultDelay  [2]time.Duration
 	// proxy puts the fault-injecting proxy between operator and API server.
 	proxy bool
 	// failover runs two replicas with leader election and kills the leader
@@ -73,7 +76,11 @@ type result struct {
 	report                           *timeline.Report
 	events                           int
 	ns                               string
-	err                              error
+	// leftovers is what the API server still holds of the run's Machines
+	// (Nodes rows kept by design aside).
+	leftovers    []string
+	leftoversErr error
+	err          error
 }
 
 const (
@@ -212,29 +219,12 @@ func (w *world) run(ctx context.Context, s spec, logf func(string, ...any)) (res
 	}
 
 	var kills, restarts atomic.Int32
-	if s.killGap[1] > 0 {
+	if s.minKills > 0 {
 		goDriver(func() {
-			for {
-				select {
-				case <-runCtx.Done():
-					return
-				case <-time.After(between(s.killGap[0], s.killGap[1])):
-				}
-				// A kill lands only once the operator made progress since the
-				// last one, so kills are spread over the whole deletion and
-				// never starve it.
-				seen := rec.Count(timeline.Machine)
-				if poll(runCtx, s.timeout, func() error {
-					if rec.Count(timeline.Machine) == seen {
-						return errors.New("no progress yet")
-					}
-					return nil
-				}) != nil {
-					return
-				}
+			for w.afterProgress(runCtx, rec, s, between) {
 				ops.killCurrent()
 				kills.Add(1)
-				rec.Mark("SIGKILL operator (kill %d)", kills.Load())
+				rec.Mark("SIGKILL operator (kill %d, %d Machines left)", kills.Load(), rec.Machines())
 				if _, err := ops.start(); err != nil {
 					logf("restart operator: %v", err)
 				}
@@ -243,13 +233,8 @@ func (w *world) run(ctx context.Context, s spec, logf func(string, ...any)) (res
 	}
 	if s.restarts > 0 {
 		goDriver(func() {
-			for i := range s.restarts {
-				select {
-				case <-runCtx.Done():
-					return
-				case <-time.After(between(time.Second, 3*time.Second)):
-				}
-				rec.Mark("kube-apiserver stopping (restart %d)", i+1)
+			for i := 0; i < s.restarts && w.afterProgress(runCtx, rec, s, between); i++ {
+				rec.Mark("kube-apiserver stopping (restart %d, %d Machines left)", i+1, rec.Machines())
 				rec.BlindFrom()
 				err := w.cp.RestartAPIServer(func() {
 					select {
@@ -348,7 +333,13 @@ func (w *world) run(ctx context.Context, s spec, logf func(string, ...any)) (res
 	if err := os.WriteFile(filepath.Join(logDir, "timeline.txt"), []byte(formatTimeline(rec.Timeline())), 0o644); err != nil {
 		logf("write timeline: %v", err)
 	}
-	w.cleanup(ctx, ns)
+	var kept []string
+	if rep != nil {
+		kept = rep.KeptNodes
+	}
+	// The second opinion on leaks, before cleanup removes the kept Nodes.
+	res.leftovers, res.leftoversErr = w.leftovers(ctx, ns, kept)
+	w.cleanup(ctx, ns, kept)
 	return res
 }
 
@@ -513,6 +504,17 @@ func (w *world) createWorkload(ctx context.Context, ns string, n int) ([]string,
 		if i%3 == 0 {
 			ann[clusterv1.PreTerminateDeleteHookAnnotationPrefix+hookName] = "chaos driver"
 		}
+		// Half the Machines keep the default Node deletion timeout (10 s,
+		// counted from the deletionTimestamp as in Cluster API): one failed
+		// Node deletion (a fault the proxy injects, a restart) then leaves
+		// the Node behind by design (row E08), which the checker accepts
+		// only when the Machine's last Event names such a row. The other
+		// half never give up on the Node, so it must go however many
+		// deletions fail.
+		deletion := clusterv1.MachineDeletionSpec{}
+		if i%2 == 0 {
+			deletion.NodeDeletionTimeoutSeconds = ptr.To(int32(0))
+		}
 		if err := errors.Join(
 			c.Create(ctx, &simv1.SimBootstrapConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}),
 			c.Create(ctx, &simv1.SimMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
@@ -524,12 +526,7 @@ func (w *world) createWorkload(ctx context.Context, ns string, n int) ([]string,
 					Bootstrap: clusterv1.MachineBootstrap{ConfigRef: &clusterv1.ObjectReference{
 						APIGroup: simv1.GroupVersion.Group, Kind: "SimBootstrapConfig", Name: name}},
 					InfrastructureRef: clusterv1.ObjectReference{APIGroup: simv1.GroupVersion.Group, Kind: "SimMachine", Name: name},
-					// Never give up on the Node: the default 10 s, counted from
-					// the deletionTimestamp as in Cluster API, lets one failed
-					// Node deletion (a fault the proxy injects) leave the Node
-					// behind by design (row E08), which "nothing leaks" would
-					// report as a leak.
-					Deletion: clusterv1.MachineDeletionSpec{NodeDeletionTimeoutSeconds: ptr.To(int32(0))},
+					Deletion:          deletion,
 				},
 			}),
 		); err != nil {
@@ -701,6 +698,31 @@ func (w *world) replicaKeeper(ctx context.Context, ns string) {
 	}
 }
 
+// afterProgress waits until the operator made progress (a Machine entered
+// a deletion step) since the call, then a random faultDelay, and reports
+// whether Machines are still left to delete: a fault the drivers then
+// inject lands mid-deletion, at a random point of the operator's work,
+// however fast the deletion runs; and since each fault waits for progress
+// first, no schedule of faults can starve the deletion. False when the run
+// ends or no Machine is left.
+func (w *world) afterProgress(ctx context.Context, rec *timeline.Recorder, s spec, between func(a, b time.Duration) time.Duration) bool {
+	seen := rec.Steps()
+	if poll(ctx, s.timeout, func() error {
+		if rec.Steps() == seen {
+			return errors.New("no progress yet")
+		}
+		return nil
+	}) != nil {
+		return false
+	}
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(between(s.faultDelay[0], s.faultDelay[1])):
+	}
+	return rec.Machines() > 0
+}
+
 // someDraining succeeds once a Machine reports a drain in progress.
 func (w *world) someDraining(ctx context.Context, ns string) error {
 	list := &clusterv1.MachineList{}
@@ -715,16 +737,19 @@ func (w *world) someDraining(ctx context.Context, ns string) error {
 	return errors.New("no Machine draining yet")
 }
 
-// cleanup removes what the run's driver created outside the Machines: the
-// spare sim machine and its Node.
-func (w *world) cleanup(ctx context.Context, ns string) {
+// cleanup removes what the run's driver created outside the Machines (the
+// spare sim machine and its Node) and the Nodes rows left by design.
+func (w *world) cleanup(ctx context.Context, ns string, kept []string) {
 	_ = w.c.Delete(ctx, &simv1.SimMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "spare"}})
-	_ = w.c.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: sim.NodeName(ns, "spare")}})
+	for _, n := range append([]string{sim.NodeName(ns, "spare")}, kept...) {
+		_ = w.c.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n}})
+	}
 }
 
 // leftovers lists, straight from the API server, what the run's Machines
-// could have left (a second opinion next to the timeline's).
-func (w *world) leftovers(ctx context.Context, ns string) ([]string, error) {
+// could have left (a second opinion next to the timeline's), but for the
+// Nodes the checker found kept by a row.
+func (w *world) leftovers(ctx context.Context, ns string, kept []string) ([]string, error) {
 	var out []string
 	for _, l := range []client.ObjectList{&clusterv1.MachineList{}, &simv1.SimMachineList{}, &simv1.SimBootstrapConfigList{}} {
 		if err := w.c.List(ctx, l, client.InNamespace(ns)); err != nil {
@@ -747,7 +772,7 @@ func (w *world) leftovers(ctx context.Context, ns string) ([]string, error) {
 		return nil, err
 	}
 	for _, n := range nodes.Items {
-		if strings.HasPrefix(n.Name, ns+"-m-") {
+		if strings.HasPrefix(n.Name, ns+"-m-") && !slices.Contains(kept, n.Name) {
 			out = append(out, "Node "+n.Name)
 		}
 	}

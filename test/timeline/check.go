@@ -2,10 +2,12 @@ package timeline
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -53,13 +55,26 @@ type Rules struct {
 	// ForceDeleteRows are rows (table/id) allowed to delete Pods without
 	// the Eviction API: rows running an action whose name says it forces.
 	ForceDeleteRows map[string]bool
+	// NodeKeptRows are rows (table/id) that remove the finalizer without
+	// deleting the Node and without the Node being gone: a Node they leave
+	// is their documented outcome (the Node deletion timeout, E08; a
+	// Cluster going away), not a leak.
+	NodeKeptRows map[string]string
 }
+
+// The actions NodeKeptRows are told by, and the fact that says a Node is
+// gone (a row conditioned on it does not leave one behind).
+const (
+	removeFinalizerAction = "RemoveFinalizer"
+	deleteNodeAction      = "DeleteNode"
+	nodeFact              = "node"
+)
 
 // RulesFrom reads the rules from a loaded table set: the state order from
 // set.States, the drain from the rows that run DrainAction, force deletion
 // from rows whose actions are named Force*.
 func RulesFrom(set *engine.Set) Rules {
-	r := Rules{DrainStates: map[string]bool{}, DrainRows: map[string]bool{}, ForceDeleteRows: map[string]bool{}}
+	r := Rules{DrainStates: map[string]bool{}, DrainRows: map[string]bool{}, ForceDeleteRows: map[string]bool{}, NodeKeptRows: map[string]string{}}
 	for _, s := range set.States {
 		r.States = append(r.States, s.Name)
 	}
@@ -77,9 +92,26 @@ func RulesFrom(set *engine.Set) Rules {
 					r.ForceDeleteRows[id] = true
 				}
 			}
+			if keepsNode(row) {
+				r.NodeKeptRows[t.Name+"/"+row.ID] = row.Trigger
+			}
 		}
 	}
 	return r
+}
+
+// keepsNode: the row removes the finalizer, deletes no Node, and does not
+// depend on the Node being gone.
+func keepsNode(row *engine.Row) bool {
+	if !slices.Contains(row.Do, removeFinalizerAction) || slices.Contains(row.Do, deleteNodeAction) {
+		return false
+	}
+	for _, m := range row.When {
+		if m.Fact == nodeFact {
+			return false
+		}
+	}
+	return true
 }
 
 func (r Rules) rank(state string) int {
@@ -122,6 +154,10 @@ type Report struct {
 	Notes []string
 	// Leaked are objects left at the end.
 	Leaked []string
+	// KeptNodes are Nodes left at the end by a row that keeps the Node
+	// (Rules.NodeKeptRows), as the Machine's last Event names it: the
+	// row's outcome, not a leak (a note each names the row).
+	KeptNodes []string
 	// AwaitingGC are bootstrap Secrets whose owner is gone: the garbage
 	// collector removes them, and these control planes run none.
 	AwaitingGC []string
@@ -159,6 +195,7 @@ func Check(t *Timeline, rules Rules, final bool) *Report {
 		involved:   map[string][]int{},
 		machineSet: map[string]bool{},
 		blind:      map[string]bool{},
+		lastRow:    map[string]string{},
 	}
 	for i := range t.Events {
 		if e := &t.Events[i]; e.Approx && e.Op == Deleted {
@@ -199,6 +236,8 @@ type checker struct {
 	// blind marks objects whose deletion was seen only as a tombstone:
 	// while they look present, they may already have been gone.
 	blind map[string]bool
+	// lastRow is the row the newest kit Event about a Machine names.
+	lastRow map[string]string
 }
 
 func ref(kind Kind, k string) string { return string(kind) + "/" + k }
@@ -223,6 +262,10 @@ func (c *checker) step(i int) {
 		c.node(i, prev, e.Obj.(*corev1.Node))
 	case Pod:
 		c.pod(i, prev, e.Obj.(*corev1.Pod))
+	case MachineEvent:
+		if mk, row := eventRow(e.Obj.(*eventsv1.Event)); row != "" {
+			c.lastRow[mk] = row
+		}
 	}
 
 	if c.world[e.Kind] == nil {
@@ -525,9 +568,16 @@ func (c *checker) leaks() {
 		}
 	}
 	for n := range nodes {
-		if c.get(Node, n) != nil {
-			c.rep.Leaked = append(c.rep.Leaked, "Node "+n)
+		if c.get(Node, n) == nil {
+			continue
 		}
+		mk := c.nodeOwner[n]
+		if row := c.lastRow[mk]; c.rules.NodeKeptRows[row] != "" && c.get(Machine, mk) == nil {
+			c.rep.KeptNodes = append(c.rep.KeptNodes, n)
+			c.note("%s: Node %s left by row %s (%s), as the row says", mk, n, row, c.rules.NodeKeptRows[row])
+			continue
+		}
+		c.rep.Leaked = append(c.rep.Leaked, "Node "+n)
 	}
 	for k, o := range c.world[VolumeAttachment] {
 		if nodes[o.(*storagev1.VolumeAttachment).Spec.NodeName] {
@@ -550,6 +600,7 @@ func (c *checker) leaks() {
 		}
 	}
 	sort.Strings(c.rep.Leaked)
+	sort.Strings(c.rep.KeptNodes)
 	sort.Strings(c.rep.AwaitingGC)
 	if len(c.rep.Leaked) > 0 {
 		c.rep.Violations = append(c.rep.Violations, Violation{Invariant: NothingLeaks, Object: "end of run",

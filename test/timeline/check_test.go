@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -51,6 +52,7 @@ type knobs struct {
 	machineLeft        bool   // the finalizer is never removed
 	vaLeft             bool   // a VolumeAttachment on the Node stays
 	approxInfraDeleted bool   // the infrastructure deletion is seen only as a tombstone
+	lastEventRow       string // the kit's Event for the Machine's last step names this table/row
 }
 
 func run(k knobs) *Timeline {
@@ -198,6 +200,14 @@ func run(k knobs) *Timeline {
 	}
 	if k.finalizerEarly {
 		b.ev(SimBootstrapConfig, Deleted, boot)
+	}
+	if k.lastEventRow != "" {
+		// The last step's status is never written (the Machine goes with
+		// it); the kit's Event names its row.
+		table, id, _ := strings.Cut(k.lastEventRow, "/")
+		b.ev(MachineEvent, Added, &eventsv1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1.1"}, Action: id,
+			Regarding: corev1.ObjectReference{Kind: "Machine", Namespace: ns, Name: "m1"},
+			Note:      table + " row " + id + ": DeletingNode → DeletionCompleted; RemoveFinalizer Done"})
 	}
 	if k.approxInfraDeleted {
 		b.tl.Events = append(b.tl.Events, Event{Seq: int(b.rv) + 1, At: t0, RV: b.rv, Approx: true, Kind: SimMachine, Op: Deleted, Obj: infra})
@@ -361,4 +371,28 @@ func TestCheckBlindWindow(t *testing.T) {
 	}
 	tl.Blind = []Window{{From: at, To: at + 1}} // (From, To]: at is outside
 	assertOne(t, Check(tl, rules(t), true), NoInfraDuringPreTerm, "SimMachine t/m1", "pre-terminate hooks [h2]")
+}
+
+// A Node left by a row that keeps it (the Node deletion timeout, E08) is
+// that row's documented outcome: a note names the row, and it is no leak.
+// Left after any other last row (or with no Event telling the row), it is
+// a leak.
+func TestCheckNodeKeptByRow(t *testing.T) {
+	r := rules(t)
+	if r.NodeKeptRows["machine-errors/E08"] == "" {
+		t.Fatalf("E08 (Node deletion timeout) is not among the rows that keep the Node: %v", r.NodeKeptRows)
+	}
+	for _, row := range []string{"machine-deletion/D18", "machine-deletion/D19"} {
+		if r.NodeKeptRows[row] != "" {
+			t.Errorf("%s deletes the Node or needs it gone, yet counts as keeping it", row)
+		}
+	}
+	rep := Check(run(knobs{nodeLeft: true, lastEventRow: "machine-errors/E08"}), r, true)
+	if rep.Failed() || strings.Join(rep.KeptNodes, ",") != "n1" {
+		t.Fatalf("violations %v, kept Nodes %v", rep.Violations, rep.KeptNodes)
+	}
+	if !strings.Contains(strings.Join(rep.Notes, "\n"), "t/m1: Node n1 left by row machine-errors/E08") {
+		t.Errorf("notes %v", rep.Notes)
+	}
+	assertOne(t, Check(run(knobs{nodeLeft: true, lastEventRow: "machine-deletion/D19"}), r, true), NothingLeaks, "end of run", "Node n1")
 }

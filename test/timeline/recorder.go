@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -26,6 +27,10 @@ type blindWindow struct {
 	open     bool
 	r        *toolscache.Reflector
 	lastSync string
+	// until is, for a window the driver opened (r nil), the
+	// resourceVersion every informer must have synced to before it closes
+	// (0: not known yet, Resynced sets it).
+	until uint64
 }
 
 // lastSyncer is the part of an informer that says how far it has synced.
@@ -42,6 +47,11 @@ type Recorder struct {
 	seq    int
 	maxRV  uint64
 	counts map[Kind]int
+	// states is each Machine's last recorded status.state; steps counts
+	// the deletion steps entered (a deleting Machine's state changing, or
+	// the Machine going); live counts the Machines present.
+	states map[string]string
+	steps  int
 	blind  []*blindWindow
 	synced []lastSyncer
 	ns     string
@@ -63,13 +73,14 @@ var recordedKinds = []struct {
 	{Pod, &corev1.Pod{}},
 	{PDB, &policyv1.PodDisruptionBudget{}},
 	{VolumeAttachment, &storagev1.VolumeAttachment{}},
+	{MachineEvent, &eventsv1.Event{}},
 }
 
 // Record starts recording namespace ns through cfg (talk to the API server
 // directly, not through a fault-injecting proxy) and returns once every
 // informer has synced. Stop ends it.
 func Record(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, ns string) (*Recorder, error) {
-	r := &Recorder{start: time.Now(), done: make(chan error, 1), counts: map[Kind]int{}, ns: ns}
+	r := &Recorder{start: time.Now(), done: make(chan error, 1), counts: map[Kind]int{}, states: map[string]string{}, ns: ns}
 	// Cluster-wide informers (filtered here) rather than namespaced ones:
 	// they report how far they have synced, which Resynced needs.
 	c, err := cache.New(cfg, cache.Options{Scheme: scheme, DefaultWatchErrorHandler: r.watchError})
@@ -142,33 +153,30 @@ func (r *Recorder) BlindFrom() {
 // Resynced closes the window BlindFrom opened once every informer has
 // synced to at least rv (the resourceVersion of a write made after the API
 // server came back): from then on nothing is missed. The window ends at
-// the newest resourceVersion any informer synced to by then. If an
-// informer does not get there within timeout (no event and no bookmark
-// for its kind), the window ends at the newest revision seen, and the
-// error says so.
+// the newest resourceVersion any informer synced to by then. An informer
+// still behind after timeout (its reflector backs off up to 30 s between
+// list attempts after an outage) keeps the window open: it closes when the
+// last informer gets there (see closeWindows), and until then every check
+// is against a state that may be stale; the error says so.
 func (r *Recorder) Resynced(ctx context.Context, rv uint64, timeout time.Duration) error {
+	r.mu.Lock()
+	for _, w := range r.blind {
+		if w.open && w.r == nil && w.until == 0 {
+			w.until = rv
+		}
+	}
+	r.mu.Unlock()
 	deadline := time.Now().Add(timeout)
 	for {
-		newest, behind := uint64(0), 0
-		for _, ls := range r.synced {
-			v := ParseRV(ls.LastSyncResourceVersion())
-			newest = max(newest, v)
-			if v < rv {
-				behind++
-			}
-		}
-		if behind == 0 || time.Now().After(deadline) || ctx.Err() != nil {
-			r.mu.Lock()
-			defer r.mu.Unlock()
-			for _, w := range r.blind {
-				if w.open && w.r == nil {
-					w.open, w.to = false, max(newest, rv, r.maxRV, w.from)
-				}
-			}
-			if behind > 0 {
-				return fmt.Errorf("timeline: %d informers had not synced to resourceVersion %d within %s", behind, rv, timeout)
-			}
+		r.mu.Lock()
+		r.closeWindows()
+		behind := r.behind(rv)
+		r.mu.Unlock()
+		if behind == 0 {
 			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("timeline: %d informers had not synced to resourceVersion %d within %s; the blind window stays open until they have", behind, rv, timeout)
 		}
 		select {
 		case <-ctx.Done():
@@ -177,15 +185,50 @@ func (r *Recorder) Resynced(ctx context.Context, rv uint64, timeout time.Duratio
 	}
 }
 
+// syncedRange returns the newest and oldest resourceVersion the informers
+// synced to.
+func (r *Recorder) syncedRange() (newest, oldest uint64) {
+	for i, ls := range r.synced {
+		v := ParseRV(ls.LastSyncResourceVersion())
+		newest = max(newest, v)
+		if i == 0 || v < oldest {
+			oldest = v
+		}
+	}
+	return newest, oldest
+}
+
+// behind counts the informers not yet synced to rv.
+func (r *Recorder) behind(rv uint64) int {
+	n := 0
+	for _, ls := range r.synced {
+		if ParseRV(ls.LastSyncResourceVersion()) < rv {
+			n++
+		}
+	}
+	return n
+}
+
 // closeWindows ends the windows whose informer has re-listed: its last
 // synced resourceVersion moved on, to at least the list's.
 func (r *Recorder) closeWindows() {
+	var newest, oldest uint64
 	for _, w := range r.blind {
-		if !w.open || w.r == nil {
-			continue
-		}
-		if rv := w.r.LastSyncResourceVersion(); rv != w.lastSync {
-			w.open, w.to = false, max(ParseRV(rv), w.from)
+		switch {
+		case !w.open:
+		case w.r != nil:
+			if rv := w.r.LastSyncResourceVersion(); rv != w.lastSync {
+				w.open, w.to = false, max(ParseRV(rv), w.from)
+			}
+		case w.until > 0:
+			// A window the driver opened: closed once every informer has
+			// synced past the write Resynced was given.
+			if newest == 0 {
+				newest, oldest = r.syncedRange()
+			}
+			if oldest >= w.until {
+				w.open, w.to = false, max(newest, w.until, r.maxRV, w.from)
+			}
 		}
 	}
 }
@@ -198,6 +241,9 @@ func (r *Recorder) add(kind Kind, op Op, o any) {
 	obj, ok := o.(client.Object)
 	if !ok || (obj.GetNamespace() != "" && obj.GetNamespace() != r.ns) {
 		return
+	}
+	if ev, ok := obj.(*eventsv1.Event); ok && (op == Deleted || ev.Regarding.Kind != "Machine") {
+		return // only what the operator says about Machines
 	}
 	obj = obj.DeepCopyObject().(client.Object)
 	obj.SetManagedFields(nil)
@@ -212,8 +258,45 @@ func (r *Recorder) add(kind Kind, op Op, o any) {
 	r.maxRV = max(r.maxRV, rv)
 	r.closeWindows()
 	r.counts[kind]++
+	if m, ok := obj.(*clusterv1.Machine); ok {
+		r.machineStep(op, m)
+	}
 	r.seq++
 	r.events = append(r.events, Event{Seq: r.seq, At: time.Now(), RV: rv, Approx: approx, Kind: kind, Op: op, Obj: obj})
+}
+
+// machineStep counts a deletion step: a deleting Machine whose state
+// changed, or a Machine gone.
+func (r *Recorder) machineStep(op Op, m *clusterv1.Machine) {
+	k := key(m)
+	prev, seen := r.states[k]
+	switch {
+	case op == Deleted:
+		if seen {
+			r.steps++
+		}
+		delete(r.states, k)
+		return
+	case seen && m.DeletionTimestamp != nil && m.Status.State != prev:
+		r.steps++
+	}
+	r.states[k] = m.Status.State
+}
+
+// Steps is how many deletion steps the recorded Machines entered so far
+// (a deleting Machine's status.state changing, or a Machine going): the
+// operator's progress, which the chaos drivers time their faults by.
+func (r *Recorder) Steps() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.steps
+}
+
+// Machines is how many Machines are present (recorded and not deleted).
+func (r *Recorder) Machines() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.states)
 }
 
 // Mark adds a note of the run's driver at the newest revision seen.

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -39,7 +40,11 @@ const (
 	Pod                Kind = "Pod"
 	PDB                Kind = "PodDisruptionBudget"
 	VolumeAttachment   Kind = "VolumeAttachment"
-	Mark               Kind = "Mark"
+	// MachineEvent is an events.k8s.io Event about a Machine: the kit
+	// records one per state change naming the table and row, also for the
+	// last step, whose status is never written (the Machine goes with it).
+	MachineEvent Kind = "Event"
+	Mark         Kind = "Mark"
 )
 
 // Op is what happened to the object.
@@ -189,12 +194,28 @@ func Describe(o client.Object) string {
 		parts = append(parts, fmt.Sprintf("allowed=%d healthy=%d/%d", x.Status.DisruptionsAllowed, x.Status.CurrentHealthy, x.Status.DesiredHealthy))
 	case *storagev1.VolumeAttachment:
 		parts = append(parts, "node="+x.Spec.NodeName, fmt.Sprintf("attached=%t", x.Status.Attached))
+	case *eventsv1.Event:
+		parts = append(parts, fmt.Sprintf("about %s %s: %s", x.Regarding.Kind, x.Regarding.Name, x.Note))
 	case *simv1.SimMachine:
 		if x.Status.FailureReason != nil {
 			parts = append(parts, "failureReason="+*x.Status.FailureReason)
 		}
 	}
 	return strings.Join(parts, " ")
+}
+
+// eventRow is the table/row an Event of the kit names ("" for another
+// Event): the kit sets the Event's action to the row id and starts its
+// note with "<table> row <id>:".
+func eventRow(e *eventsv1.Event) (machine, row string) {
+	if e.Regarding.Kind != "Machine" || e.Action == "" {
+		return "", ""
+	}
+	table, rest, ok := strings.Cut(e.Note, " row ")
+	if !ok || !strings.HasPrefix(rest, e.Action+":") || strings.Contains(table, " ") {
+		return "", ""
+	}
+	return e.Regarding.Namespace + "/" + e.Regarding.Name, table + "/" + e.Action
 }
 
 // podHealthy is how the disruption controller counts a Pod: Ready and not
