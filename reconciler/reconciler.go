@@ -221,11 +221,15 @@ func (r *Reconciler[O, E]) Reconcile(ctx context.Context, req reconcile.Request)
 		// object stays done) although its result was not written: its trace
 		// says so, so a row that acted is never missing from the traces and
 		// metrics. No Event: the object does not show the change.
-		step.Trace.Unwritten = err.Error()
+		unwritten := err.Error()
 		if IsStale(err) {
-			step.Trace.Unwritten = "the object changed meanwhile; decided again on the newer version: " + err.Error()
+			unwritten = "the object changed meanwhile; decided again on the newer version: " + err.Error()
 		}
-		r.publishTraces(step)
+		for _, s := range steps {
+			// Every row of the path acted; none was written.
+			s.Trace.Unwritten = unwritten
+			r.publishTraces(s)
+		}
 		if IsStale(err) {
 			// Someone (often this controller's previous patch, not yet in
 			// the cache) wrote a newer version; its event brings the object
