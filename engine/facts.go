@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -101,6 +102,12 @@ func (f Facts) Clone() Facts {
 	v := make([]uint8, len(f.v))
 	copy(v, f.v)
 	return Facts{set: f.set, v: v}
+}
+
+// Equal reports whether two assignments of the same set give every fact
+// the same value.
+func (f Facts) Equal(o Facts) bool {
+	return f.set == o.set && slices.Equal(f.v, o.v)
 }
 
 func (f *Fact) valueNames() []string {

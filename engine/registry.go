@@ -64,6 +64,15 @@ type Entry struct {
 	MayWait bool
 	// Reads: the facts a guard depends on.
 	Reads []string
+	// Pure: the action writes nothing to the API server and changes only
+	// the reconciled object, in memory (the controller's patches write it):
+	// its status, or metadata and spec fields that no read of the observer
+	// is keyed by (a finalizer, a label, a copied name; never a reference
+	// or an ID another object is looked up by). What the facts were
+	// observed from is then unchanged, so after a row whose actions are all
+	// pure the controller kit decides again at once (run to completion, see
+	// Runner.Pure).
+	Pure bool
 }
 
 // Catalog is the Go-free view of a registry: names and descriptions.
@@ -185,6 +194,12 @@ type ActionOption func(*Entry)
 
 // MayWait marks an action that can report InProgress.
 func MayWait() ActionOption { return func(e *Entry) { e.MayWait = true } }
+
+// Pure declares an action pure (see Entry.Pure): it only reads (the
+// cache) and changes the object in memory, never a field a read is keyed
+// by. It is declared, never guessed; an action that writes to the API
+// server must not be.
+func Pure() ActionOption { return func(e *Entry) { e.Pure = true } }
 
 // Action registers an action.
 func (r *Registry[E]) Action(name, description string, fn ActionFunc[E], opts ...ActionOption) {

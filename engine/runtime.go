@@ -233,6 +233,17 @@ func NewRunner[E any](set *Set, reg *Registry[E]) (*Runner[E], error) {
 	return r, nil
 }
 
+// Pure reports whether every action of the row is declared pure (a row
+// without actions is): firing it changes nothing but the object in memory.
+func (r *Runner[E]) Pure(row *Row) bool {
+	for _, a := range r.actions[row].run {
+		if !a.entry.Pure {
+			return false
+		}
+	}
+	return true
+}
+
 // Project writes a step's result onto the environment's object through the
 // registered setters: the row's status fields, then every mirror, then the
 // given condition writer for the row's conditions, then the summaries of

@@ -39,6 +39,8 @@ type patcher[O client.Object] struct {
 	// initialState is the state an empty status.state stands for: a status
 	// written by the object's first reconcile moved nothing.
 	initialState string
+	// own, when set, learns every resourceVersion a write replaced.
+	own *ownWrites
 }
 
 // sameState compares two persisted states, an empty one being the initial.
@@ -76,6 +78,7 @@ func (p *patcher[O]) patch(ctx context.Context, before, after O) error {
 			}
 			return fmt.Errorf("patch: %w", err)
 		}
+		p.own.wrote(client.ObjectKeyFromObject(after), before.GetResourceVersion())
 		after.SetResourceVersion(obj.GetResourceVersion())
 	}
 	if p.finalizer != "" && hasFinalizer(before, p.finalizer) && !hasFinalizer(after, p.finalizer) {
@@ -103,7 +106,10 @@ func (p *patcher[O]) patchStatus(ctx context.Context, before, after O, bs, as ma
 		}
 		err = p.client.Status().Patch(ctx, target, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
 		switch {
-		case err == nil, apierrors.IsNotFound(err):
+		case err == nil:
+			p.own.wrote(client.ObjectKeyFromObject(after), base.GetResourceVersion())
+			return nil
+		case apierrors.IsNotFound(err):
 			return nil
 		case !apierrors.IsConflict(err) || attempt == statusConflictRetries:
 			return fmt.Errorf("patch status: %w", err)

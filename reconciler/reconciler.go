@@ -74,7 +74,7 @@ func New[O client.Object, E any](spec Spec[O, E], opts Options) (*Reconciler[O, 
 	}
 	r := &Reconciler[O, E]{spec: spec, runner: runner, client: opts.Client, recorder: opts.Recorder, now: now,
 		patcher: patcher[O]{client: opts.Client, apiReader: reader, newObject: spec.NewObject, status: spec.Status,
-			owned: owned, finalizer: spec.Finalizer, initialState: spec.Set.InitialState}}
+			owned: owned, finalizer: spec.Finalizer, initialState: spec.Set.InitialState, own: newOwnWrites(time.Now)}}
 	return r, nil
 }
 
@@ -185,6 +185,10 @@ func (r *Reconciler[O, E]) Reconcile(ctx context.Context, req reconcile.Request)
 		// A terminal state: nothing is left to do.
 		return reconcile.Result{}, nil
 	}
+	if r.cacheBehindOwnWrite(req.NamespacedName, p) {
+		// The event of this controller's own write brings the object back.
+		return reconcile.Result{RequeueAfter: staleRequeue}, nil
+	}
 	if p.Impossible != nil {
 		impossibleFactsTotal.WithLabelValues(r.spec.Name, p.Impossible.Name).Inc()
 		log.Info("observed facts fall into a combination the tables declare impossible; deciding anyway",
@@ -202,13 +206,15 @@ func (r *Reconciler[O, E]) Reconcile(ctx context.Context, req reconcile.Request)
 		// the operator's log.
 		step.Trace.Message = p.Obs.Err.Error()
 	}
-	log = log.WithValues("table", step.Trace.Table, "row", step.Trace.Row, "from", step.Trace.From, "to", step.Trace.To)
 	if !p.Obs.Found {
 		r.publishTraces(step)
 		return reconcile.Result{}, nil
 	}
+	steps := r.runToCompletion(ctx, req.String(), p, step)
+	step = steps[len(steps)-1]
+	log = log.WithValues("table", step.Trace.Table, "row", step.Trace.Row, "from", steps[0].Trace.From, "to", step.Trace.To)
 	after := p.Obs.Object
-	if err := r.record(p, step, after); err != nil {
+	if err := r.recordSteps(p, steps, after); err != nil {
 		return reconcile.Result{}, err
 	}
 	if err := r.patcher.patch(ctx, before, after); err != nil {
@@ -216,11 +222,15 @@ func (r *Reconciler[O, E]) Reconcile(ctx context.Context, req reconcile.Request)
 		// object stays done) although its result was not written: its trace
 		// says so, so a row that acted is never missing from the traces and
 		// metrics. No Event: the object does not show the change.
-		step.Trace.Unwritten = err.Error()
+		unwritten := err.Error()
 		if IsStale(err) {
-			step.Trace.Unwritten = "the object changed meanwhile; decided again on the newer version: " + err.Error()
+			unwritten = "the object changed meanwhile; decided again on the newer version: " + err.Error()
 		}
-		r.publishTraces(step)
+		for _, s := range steps {
+			// Every row of the path acted; none was written.
+			s.Trace.Unwritten = unwritten
+			r.publishTraces(s)
+		}
 		if IsStale(err) {
 			// Someone (often this controller's previous patch, not yet in
 			// the cache) wrote a newer version; its event brings the object
@@ -233,9 +243,9 @@ func (r *Reconciler[O, E]) Reconcile(ctx context.Context, req reconcile.Request)
 		reconcileErrorsTotal.WithLabelValues(r.spec.Name, step.Trace.Table, step.Trace.Row).Inc()
 		return reconcile.Result{}, fmt.Errorf("row %s: %w", step.Trace.Row, err)
 	}
-	r.publish(step, before, after)
-	log.V(1).Info("row fired", "action", step.Trace.Action, "outcome", step.Trace.Outcome, "message", step.Trace.Message)
-	res, err := result(step, p.Obs.Err)
+	r.publishSteps(steps, before, after)
+	log.V(1).Info("row fired", "action", step.Trace.Action, "outcome", step.Trace.Outcome, "message", step.Trace.Message, "rows", len(steps))
+	res, err := resultOfSteps(steps, p.Obs.Err)
 	if err != nil {
 		reconcileErrorsTotal.WithLabelValues(r.spec.Name, step.Trace.Table, step.Trace.Row).Inc()
 	}
@@ -341,25 +351,8 @@ func stampTransitions(conds, prev []metav1.Condition, at time.Time) []metav1.Con
 func (r *Reconciler[O, E]) publish(step *engine.Step, before, after O) {
 	tr := step.Trace
 	r.publishTraces(step)
-	if r.recorder == nil {
+	if r.recorder == nil || !r.tells(r.spec.Status.Get(before), tr) {
 		return
-	}
-	prev := r.spec.Status.Get(before)
-	failed := tr.Outcome == engine.Failed
-	if !failed && prev.State == tr.To {
-		return
-	}
-	if lt := prev.LastTransition; failed && lt != nil && lt.Table == tr.Table && lt.Row == tr.Row &&
-		lt.Outcome == string(tr.Outcome) && lt.Message == tr.Message {
-		return
-	}
-	kind := corev1.EventTypeNormal
-	if tr.Outcome == engine.Failed {
-		kind = corev1.EventTypeWarning
-	}
-	reason := tr.Reason
-	if reason == "" {
-		reason = "Row" + tr.Row
 	}
 	note := fmt.Sprintf("%s row %s: %s → %s", tr.Table, tr.Row, tr.From, tr.To)
 	if tr.Action != "" {
@@ -368,10 +361,41 @@ func (r *Reconciler[O, E]) publish(step *engine.Step, before, after O) {
 	if tr.Message != "" {
 		note += ": " + tr.Message
 	}
+	r.event(after, tr, note)
+}
+
+// tells reports whether the reconcile that ended with tr is worth an
+// Event, given the status it started from (prev): the state changed (an
+// empty status.state is the initial state), or an action failed with
+// another message than last time.
+func (r *Reconciler[O, E]) tells(prev Record, tr engine.Trace) bool {
+	failed := tr.Outcome == engine.Failed
+	if !failed && r.patcher.sameState(prev.State, tr.To) {
+		return false
+	}
+	if lt := prev.LastTransition; failed && lt != nil && lt.Table == tr.Table && lt.Row == tr.Row &&
+		lt.Outcome == string(tr.Outcome) && lt.Message == tr.Message {
+		return false
+	}
+	return true
+}
+
+// event records the Event of a reconcile that ended with tr: Warning when
+// its action failed, the reason of the row's first condition (or Row<id>),
+// the note cut at the Events API's limit.
+func (r *Reconciler[O, E]) event(obj O, tr engine.Trace, note string) {
+	kind := corev1.EventTypeNormal
+	if tr.Outcome == engine.Failed {
+		kind = corev1.EventTypeWarning
+	}
+	reason := tr.Reason
+	if reason == "" {
+		reason = "Row" + tr.Row
+	}
 	if len(note) > 1000 {
 		note = note[:1000]
 	}
-	r.recorder.Eventf(after, nil, kind, reason, tr.Row, "%s", note)
+	r.recorder.Eventf(obj, nil, kind, reason, tr.Row, "%s", note)
 }
 
 // publishTraces hands the row's trace, then the traces of the decision-table

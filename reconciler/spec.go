@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,6 +27,15 @@ type Record struct {
 type Transition struct {
 	Table, Row, From, To, Action, Outcome, Message string
 	Time                                           metav1.Time
+	// Via are the rows that fired before it in the same reconcile, oldest
+	// first: rows whose actions are pure, after which the kit decided again
+	// at once (run to completion).
+	Via []ViaRow
+}
+
+// ViaRow is a row a reconcile passed through on its way to the last one.
+type ViaRow struct {
+	Table, Row, From, To, Action, Message string
 }
 
 // sameAs compares everything but the time.
@@ -33,9 +43,8 @@ func (t *Transition) sameAs(o *Transition) bool {
 	if t == nil || o == nil {
 		return t == o
 	}
-	a, b := *t, *o
-	a.Time, b.Time = metav1.Time{}, metav1.Time{}
-	return a == b
+	return t.Table == o.Table && t.Row == o.Row && t.From == o.From && t.To == o.To && t.Action == o.Action &&
+		t.Outcome == o.Outcome && t.Message == o.Message && slices.Equal(t.Via, o.Via)
 }
 
 // Status reads and writes the kit's part of an API type's status. Each

@@ -42,8 +42,8 @@ func registerHealth(r *engine.Registry[*Scope]) {
 		}
 		return timedOut(s.Now, creationSince(s), orDefaultSeconds(s.Machine.Spec.Health.CreationTimeoutSeconds, clusterv1.DefaultCreationTimeoutSeconds))
 	})
-	r.Action("MarkUnhealthy", "Set status.health.unhealthySince if unset; say which Node conditions are unhealthy.", markUnhealthy)
-	r.Action("ClearUnhealthySince", "Clear status.health.unhealthySince: the Node is healthy again.", clearUnhealthySince)
+	r.Action("MarkUnhealthy", "Set status.health.unhealthySince if unset; say which Node conditions are unhealthy.", markUnhealthy, engine.Pure())
+	r.Action("ClearUnhealthySince", "Clear status.health.unhealthySince: the Node is healthy again.", clearUnhealthySince, engine.Pure())
 }
 
 // creationSince is when the creation wait counts from: the creation, or,

@@ -27,15 +27,15 @@ func Registry() *engine.Registry[*Scope] {
 }
 
 func registerActions(r *engine.Registry[*Scope]) {
-	r.Action("ReportObserveError", "Fail with the API error met while observing, so the row's onFailure names it.", reportObserveError)
+	r.Action("ReportObserveError", "Fail with the API error met while observing, so the row's onFailure names it.", reportObserveError, engine.Pure())
 	r.Action("AddFinalizer", "Add the machineset.cluster.krtt.dev finalizer to the MachineSet.", addFinalizer)
 	r.Action("RemoveFinalizer", "Remove the machineset.cluster.krtt.dev finalizer so Kubernetes can delete the MachineSet.", removeFinalizer)
 	r.Action("AdoptMachines", "Make the set the controller owner of the matching orphan Machines and label them with its name.", adoptMachines)
 	r.Action("ReleaseMachines", "Remove the set's controller reference and set-name label from the Machines that no longer match.", releaseMachines)
 	r.Action("DeleteFailedMachines", "Delete failed Machines, at most maxInFlight being deleted at once; wait until the cache shows it.", deleteFailedMachines)
-	r.Action("DescribeFailedMachines", "Report the failed Machines against maxUnhealthy and maxInFlight (no change).", describeFailedMachines)
-	r.Action("DescribeOvershoot", "Report how far the set is over spec.replicas + 10 (no change).", describeOvershoot)
-	r.Action("DescribeMissingTemplates", "Report the templates that do not exist (no change).", describeMissingTemplates)
+	r.Action("DescribeFailedMachines", "Report the failed Machines against maxUnhealthy and maxInFlight (no change).", describeFailedMachines, engine.Pure())
+	r.Action("DescribeOvershoot", "Report how far the set is over spec.replicas + 10 (no change).", describeOvershoot, engine.Pure())
+	r.Action("DescribeMissingTemplates", "Report the templates that do not exist (no change).", describeMissingTemplates, engine.Pure())
 	r.Action("CreateMachines", "Clone the templates and create the missing Machines in slow-start batches, at most 100 per reconcile; wait until the cache shows them.", createMachines, engine.MayWait())
 	r.Action("DeleteSurplusMachines", "Delete the surplus Machines, at most 100 per reconcile: delete-machine annotation first, then failed or not Ready, then spec.deletion.order.", deleteSurplusMachines, engine.MayWait())
 	r.Action("DeleteAllMachines", "Delete every Machine of the set once and wait until they are gone.", deleteAllMachines, engine.MayWait())

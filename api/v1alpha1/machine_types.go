@@ -349,6 +349,43 @@ type LastTransition struct {
 	// message is a human-readable note about the transition.
 	// +optional
 	Message string `json:"message,omitempty"`
+
+	// via lists, oldest first, the rows that fired before this one in the
+	// same reconcile: rows whose actions only set status (or that have
+	// none), after which the controller decided again at once instead of
+	// writing status and waiting for the next reconcile.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	Via []ViaRow `json:"via,omitempty"`
+}
+
+// ViaRow is a row a reconcile passed through before the one in
+// lastTransition.
+type ViaRow struct {
+	// table is the name of the transition table.
+	// +required
+	Table string `json:"table"`
+
+	// row is the id of the row within the table.
+	// +required
+	Row string `json:"row"`
+
+	// from is the state the object was in when the row fired.
+	// +required
+	From string `json:"from"`
+
+	// to is the state the row moved the object to.
+	// +required
+	To string `json:"to"`
+
+	// action names the action(s) the row ran.
+	// +optional
+	Action string `json:"action,omitempty"`
+
+	// message is what the row's actions reported.
+	// +optional
+	Message string `json:"message,omitempty"`
 }
 
 // MachineStatus is the observed state of a Machine.

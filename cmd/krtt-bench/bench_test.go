@@ -300,3 +300,20 @@ func TestCompareSkipsABaselineThatRoundsToZero(t *testing.T) {
 		t.Error("PATCH is compared")
 	}
 }
+
+func TestParseKinds(t *testing.T) {
+	got, err := parseKinds(strings.NewReader(metricsBefore + `krtt_api_requests_total{resource="machines.cluster.krtt.dev",subresource="status",verb="patch"} 7
+krtt_api_requests_total{resource="events.events.k8s.io",subresource="",verb="create"} 3
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{"patch machines.cluster.krtt.dev/status": 7, "create events.events.k8s.io": 3}
+	if len(got) != len(want) || got["patch machines.cluster.krtt.dev/status"] != 7 || got["create events.events.k8s.io"] != 3 {
+		t.Errorf("parseKinds = %v, want %v", got, want)
+	}
+	none, err := parseKinds(strings.NewReader(metricsBefore))
+	if err != nil || len(none) != 0 {
+		t.Errorf("a controller without the counter gave %v, %v; want nothing and no error", none, err)
+	}
+}

@@ -155,6 +155,7 @@ func sampleResources(proc *controllerProc, b *bench, res *Result) (finish func()
 			res.WorkloadRequestsPerMachine, res.WorkloadRequestsPerMachineTotal = perMachine(
 				before.byHost.except(b.managementHost), after.byHost.except(b.managementHost), b.o.n)
 		}
+		res.RequestsPerMachineByKind, _ = perMachine(before.kinds, after.kinds, b.o.n)
 		res.CPUSeconds = round1(after.cpu - before.cpu)
 		res.CPUSecondsInclStart = round1(after.cpu)
 		res.PeakRSSMiB = round1(float64(hwm) / 1024)

@@ -12,7 +12,8 @@ import (
 )
 
 // requestCounts is client-go's rest_client_requests_total summed by HTTP
-// method (GET also counts LISTs and WATCHes: client-go labels by method).
+// method (GET also counts LISTs and WATCHes: client-go labels by method),
+// or krtt_api_requests_total summed by verb and resource.
 type requestCounts map[string]float64
 
 // parseRequests reads a Prometheus text exposition and sums
@@ -59,51 +60,73 @@ func (h hostRequests) except(host string) requestCounts {
 // rest_client_requests_total by its host and method labels.
 func parseRequestsByHost(r io.Reader) (hostRequests, error) {
 	out := hostRequests{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	found := false
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "rest_client_requests_total{") {
-			continue
+	found, err := scanSamples(r, "rest_client_requests_total", func(labels map[string]string, v float64) {
+		method := labels["method"]
+		if method == "" {
+			method = "?"
 		}
-		found = true
-		_, labels, _ := strings.Cut(line, "{")
-		labels, value, ok := strings.Cut(labels, "} ")
-		if !ok {
-			return nil, fmt.Errorf("metrics line %q: no value", line)
-		}
-		// A sample may carry a timestamp after the value.
-		value, _, _ = strings.Cut(strings.TrimSpace(value), " ")
-		v, err := strconv.ParseFloat(value, 64)
-		if err != nil {
-			return nil, fmt.Errorf("metrics line %q: %w", line, err)
-		}
-		method, host := "?", ""
-		for _, kv := range strings.Split(labels, ",") {
-			k, val, ok := strings.Cut(kv, "=")
-			if !ok {
-				continue
-			}
-			switch k {
-			case "method":
-				method = strings.Trim(val, `"`)
-			case "host":
-				host = strings.Trim(val, `"`)
-			}
-		}
+		host := labels["host"]
 		if out[host] == nil {
 			out[host] = requestCounts{}
 		}
 		out[host][method] += v
-	}
-	if err := sc.Err(); err != nil {
+	})
+	if err != nil {
 		return nil, err
 	}
 	if !found {
 		return nil, errors.New("no rest_client_requests_total in the metrics (is client-go's metrics adapter registered?)")
 	}
 	return out, nil
+}
+
+// parseKinds sums krtt_api_requests_total by "verb resource" (with
+// "/subresource" when there is one), e.g. "patch machines.cluster.krtt.dev/status".
+// A controller that does not export it (Cluster API, krtt before the
+// counter) has none: the map is empty, not an error.
+func parseKinds(r io.Reader) (requestCounts, error) {
+	out := requestCounts{}
+	_, err := scanSamples(r, "krtt_api_requests_total", func(labels map[string]string, v float64) {
+		k := labels["verb"] + " " + labels["resource"]
+		if s := labels["subresource"]; s != "" {
+			k += "/" + s
+		}
+		out[k] += v
+	})
+	return out, err
+}
+
+// scanSamples calls fn with the labels and value of every sample of the
+// metric in a Prometheus text exposition; found says whether there was one.
+func scanSamples(r io.Reader, metric string, fn func(labels map[string]string, v float64)) (found bool, err error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, metric+"{") {
+			continue
+		}
+		found = true
+		_, labels, _ := strings.Cut(line, "{")
+		labels, value, ok := strings.Cut(labels, "} ")
+		if !ok {
+			return found, fmt.Errorf("metrics line %q: no value", line)
+		}
+		// A sample may carry a timestamp after the value.
+		value, _, _ = strings.Cut(strings.TrimSpace(value), " ")
+		v, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			return found, fmt.Errorf("metrics line %q: %w", line, err)
+		}
+		m := map[string]string{}
+		for _, kv := range strings.Split(labels, ",") {
+			if k, val, ok := strings.Cut(kv, "="); ok {
+				m[k] = strings.Trim(val, `"`)
+			}
+		}
+		fn(m, v)
+	}
+	return found, sc.Err()
 }
 
 // perMachine is (after-before)/n by method, and the total.

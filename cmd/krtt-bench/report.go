@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sort"
 	"strings"
 	"time"
 )
@@ -46,9 +47,13 @@ type Result struct {
 	// the rest went to the management cluster).
 	WorkloadRequestsPerMachine      map[string]float64 `json:"workloadRequestsPerMachine,omitempty"`
 	WorkloadRequestsPerMachineTotal float64            `json:"workloadRequestsPerMachineTotal,omitempty"`
-	CPUSeconds                      float64            `json:"cpuSeconds"`
-	CPUSecondsInclStart             float64            `json:"cpuSecondsInclStart"`
-	PeakRSSMiB                      float64            `json:"peakRSSMiB"`
+	// RequestsPerMachineByKind is the same requests by API verb and
+	// resource ("patch machines.cluster.krtt.dev/status"), from the
+	// operator's krtt_api_requests_total; empty for a controller without it.
+	RequestsPerMachineByKind map[string]float64 `json:"requestsPerMachineByKind,omitempty"`
+	CPUSeconds               float64            `json:"cpuSeconds"`
+	CPUSecondsInclStart      float64            `json:"cpuSecondsInclStart"`
+	PeakRSSMiB               float64            `json:"peakRSSMiB"`
 	// Complete is false when a half did not finish; Error says why, and
 	// the resource figures then stop at the failure.
 	Complete bool   `json:"complete"`
@@ -193,6 +198,9 @@ func writeTable(w io.Writer, rep Report) {
 	}
 	_, _ = fmt.Fprintln(w)
 	for _, r := range rep.Results {
+		writeKinds(w, r)
+	}
+	for _, r := range rep.Results {
 		if r.Error != "" {
 			_, _ = fmt.Fprintf(w, "%s did not finish: %s\n", r.Controller, r.Error)
 		}
@@ -219,6 +227,31 @@ func writeTable(w io.Writer, rep Report) {
 	for _, n := range rep.Notes {
 		_, _ = fmt.Fprintln(w, "- "+n)
 	}
+}
+
+// writeKinds lists a controller's requests per Machine by verb and
+// resource, most first, as one line; nothing for a controller that does
+// not count them.
+func writeKinds(w io.Writer, r Result) {
+	if len(r.RequestsPerMachineByKind) == 0 {
+		return
+	}
+	kinds := make([]string, 0, len(r.RequestsPerMachineByKind))
+	for k := range r.RequestsPerMachineByKind {
+		kinds = append(kinds, k)
+	}
+	sort.Slice(kinds, func(i, j int) bool {
+		a, b := r.RequestsPerMachineByKind[kinds[i]], r.RequestsPerMachineByKind[kinds[j]]
+		if a != b {
+			return a > b
+		}
+		return kinds[i] < kinds[j]
+	})
+	parts := make([]string, 0, len(kinds))
+	for _, k := range kinds {
+		parts = append(parts, fmt.Sprintf("%s %.2f", k, r.RequestsPerMachineByKind[k]))
+	}
+	_, _ = fmt.Fprintf(w, "%s requests/Machine by verb and resource: %s\n", r.Controller, strings.Join(parts, ", "))
 }
 
 func tableRow(n int, r Result, vs []string) []string {

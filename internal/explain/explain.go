@@ -244,6 +244,19 @@ type Transition struct {
 	Outcome string    `json:"outcome,omitempty"`
 	Time    time.Time `json:"time"`
 	Message string    `json:"message,omitempty"`
+	// Via are the rows the same reconcile fired before this one (run to
+	// completion), oldest first.
+	Via []ViaRow `json:"via,omitempty"`
+}
+
+// ViaRow is a row a reconcile passed through before its last one.
+type ViaRow struct {
+	Table   string `json:"table"`
+	Row     string `json:"row"`
+	From    string `json:"from"`
+	To      string `json:"to"`
+	Action  string `json:"action,omitempty"`
+	Message string `json:"message,omitempty"`
 }
 
 // Event is one Event about the Machine.
@@ -440,6 +453,10 @@ func explain[O client.Object, E any](ctx context.Context, c client.Client, r *re
 	if lt := rec.LastTransition; lt != nil {
 		rep.LastTransition = &Transition{Table: lt.Table, Row: lt.Row, From: lt.From, To: lt.To, Action: lt.Action,
 			Outcome: lt.Outcome, Time: lt.Time.UTC(), Message: lt.Message}
+		for _, v := range lt.Via {
+			rep.LastTransition.Via = append(rep.LastTransition.Via, ViaRow{Table: v.Table, Row: v.Row, From: v.From, To: v.To,
+				Action: v.Action, Message: v.Message})
+		}
 	}
 	events, err := objectEvents(ctx, c, kind, obj)
 	if err != nil {

@@ -150,6 +150,19 @@ func (r *Report) Text(w io.Writer) {
 		}
 	}
 	if lt := r.LastTransition; lt != nil {
+		if len(lt.Via) > 0 {
+			p("\nThe last reconcile passed through (rows whose actions only set status, decided again at once):\n")
+			for _, v := range lt.Via {
+				p("  table %s row %s, %s -> %s", v.Table, v.Row, v.From, v.To)
+				if v.Action != "" {
+					p(", %s", v.Action)
+				}
+				if v.Message != "" {
+					p(": %s", v.Message)
+				}
+				p("\n")
+			}
+		}
 		p("\nLast transition: table %s row %s, %s -> %s", lt.Table, lt.Row, lt.From, lt.To)
 		if lt.Action != "" {
 			p(", %s %s", lt.Action, lt.Outcome)

@@ -96,33 +96,40 @@ func MachineObjects(ctx context.Context, c client.Client, ns, cluster, name stri
 // ProviderID is the providerID the scenarios give a Machine's SimMachine.
 func ProviderID(ns, name string) string { return "sim://" + ns + "/" + name }
 
-// BootstrapReady plays the bootstrap provider: the data secret exists.
+// BootstrapReady plays the bootstrap provider: the data secret exists. The
+// operator may adopt the object (an owner reference) meanwhile, as a real
+// provider sees, so a conflict reads again.
 func (h *Harness) BootstrapReady(ctx context.Context, ns, name string) error {
-	b := &simv1.SimBootstrapConfig{}
-	if err := h.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, b); err != nil {
-		return err
-	}
-	b.Status.DataSecretName = ptr.To(name + "-bootstrap")
-	b.Status.Initialization.DataSecretCreated = ptr.To(true)
-	b.Status.Conditions = []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue, Reason: "DataSecretCreated", LastTransitionTime: metav1.Now()}}
-	return h.Client.Status().Update(ctx, b)
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		b := &simv1.SimBootstrapConfig{}
+		if err := h.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, b); err != nil {
+			return err
+		}
+		b.Status.DataSecretName = ptr.To(name + "-bootstrap")
+		b.Status.Initialization.DataSecretCreated = ptr.To(true)
+		b.Status.Conditions = []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue, Reason: "DataSecretCreated", LastTransitionTime: metav1.Now()}}
+		return h.Client.Status().Update(ctx, b)
+	})
 }
 
-// InfrastructureProvisioned plays the infrastructure provider.
+// InfrastructureProvisioned plays the infrastructure provider (reading
+// again on a conflict with the operator's adoption, as BootstrapReady).
 func (h *Harness) InfrastructureProvisioned(ctx context.Context, ns, name string) error {
-	sm := &simv1.SimMachine{}
-	if err := h.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, sm); err != nil {
-		return err
-	}
-	sm.Spec.ProviderID = ptr.To(ProviderID(ns, name))
-	sm.Spec.FailureDomain = "zone-a"
-	if err := h.Client.Update(ctx, sm); err != nil {
-		return err
-	}
-	sm.Status.Initialization.Provisioned = ptr.To(true)
-	sm.Status.Addresses = []clusterv1.MachineAddress{{Type: clusterv1.MachineInternalIP, Address: "10.0.0.10"}}
-	sm.Status.Conditions = []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Provisioned", LastTransitionTime: metav1.Now()}}
-	return h.Client.Status().Update(ctx, sm)
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		sm := &simv1.SimMachine{}
+		if err := h.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, sm); err != nil {
+			return err
+		}
+		sm.Spec.ProviderID = ptr.To(ProviderID(ns, name))
+		sm.Spec.FailureDomain = "zone-a"
+		if err := h.Client.Update(ctx, sm); err != nil {
+			return err
+		}
+		sm.Status.Initialization.Provisioned = ptr.To(true)
+		sm.Status.Addresses = []clusterv1.MachineAddress{{Type: clusterv1.MachineInternalIP, Address: "10.0.0.10"}}
+		sm.Status.Conditions = []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Provisioned", LastTransitionTime: metav1.Now()}}
+		return h.Client.Status().Update(ctx, sm)
+	})
 }
 
 // JoinNode plays the kubelet joining: a Ready Node with the providerID.

@@ -204,9 +204,12 @@ const LeaderElectionID = "krtt-operator.krtt.dev"
 
 // NewManager is the one way the operator's manager is built, by the binary,
 // make run, the demo and the tests alike: krtt's scheme, provider objects
-// read from the cache, the shared Lease name, and no metrics endpoint unless
+// read from the cache, the shared Lease name, requests counted by kind
+// (krtt_api_requests_total), and no metrics endpoint unless
 // one is asked for (tests run several managers in one process).
 func NewManager(cfg *rest.Config, o ctrl.Options) (ctrl.Manager, error) {
+	cfg = rest.CopyConfig(cfg)
+	CountRequests(cfg)
 	o.Scheme = Scheme()
 	o.Client = ClientOptions()
 	SlimCache(&o)

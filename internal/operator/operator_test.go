@@ -97,3 +97,25 @@ func TestSlimCacheTrimsPods(t *testing.T) {
 		t.Errorf("lost a field the drain reads: %+v", got)
 	}
 }
+
+func TestRequestKind(t *testing.T) {
+	for _, tc := range []struct{ method, path, watch, verb, resource, sub string }{
+		{"GET", "/apis/cluster.krtt.dev/v1alpha1/machines", "", "list", "machines.cluster.krtt.dev", ""},
+		{"GET", "/apis/cluster.krtt.dev/v1alpha1/namespaces/ns/machines", "true", "watch", "machines.cluster.krtt.dev", ""},
+		{"PATCH", "/apis/cluster.krtt.dev/v1alpha1/namespaces/ns/machines/m/status", "", "patch", "machines.cluster.krtt.dev", "status"},
+		{"POST", "/api/v1/namespaces/ns/pods/p/eviction", "", "create", "pods", "eviction"},
+		{"POST", "/apis/events.k8s.io/v1/namespaces/ns/events", "", "create", "events.events.k8s.io", ""},
+		{"GET", "/api/v1/nodes/n", "", "get", "nodes", ""},
+		{"DELETE", "/api/v1/nodes/n", "", "delete", "nodes", ""},
+		{"GET", "/api/v1/namespaces/ns", "", "get", "namespaces", ""},
+		{"PUT", "/api/v1/namespaces/ns/finalize", "", "update", "namespaces", "finalize"},
+		{"GET", "/apis", "", "get", "/apis", ""},
+		{"GET", "/apis/cluster.krtt.dev/v1alpha1", "", "get", "discovery", ""},
+		{"GET", "/version", "", "get", "/version", ""},
+	} {
+		v, r, s := RequestKind(tc.method, tc.path, tc.watch)
+		if v != tc.verb || r != tc.resource || s != tc.sub {
+			t.Errorf("RequestKind(%s %s watch=%q) = %s %s %s, want %s %s %s", tc.method, tc.path, tc.watch, v, r, s, tc.verb, tc.resource, tc.sub)
+		}
+	}
+}

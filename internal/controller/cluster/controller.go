@@ -69,6 +69,9 @@ func Spec(set *engine.Set, c client.Client, conns clusteractions.Connections) re
 	}
 }
 
+// machineCountDelay is how long a Cluster's Machine counts may lag.
+const machineCountDelay = time.Second
+
 // Options configure the controller.
 type Options struct {
 	MaxConcurrentReconciles int
@@ -89,7 +92,9 @@ func Setup(mgr ctrl.Manager, set *engine.Set, opts Options) (*Reconciler, error)
 		return nil, err
 	}
 	b := r.Builder(mgr).
-		Watches(&clusterv1.Machine{}, handler.EnqueueRequestsFromMapFunc(machineToCluster)).
+		// Machine counts are a summary: Machines changing in a burst are
+		// counted once per second, not once per change.
+		Watches(&clusterv1.Machine{}, reconciler.EnqueueCoalesced(machineCountDelay, machineToCluster)).
 		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(secretToCluster), builder.WithPredicates(remote.KubeconfigSecrets())).
 		WatchesRawSource(source.Channel(opts.Clusters.Subscribe(), &handler.EnqueueRequestForObject{}))
 	if err := r.Setup(mgr, b, opts.MaxConcurrentReconciles, nil); err != nil {
