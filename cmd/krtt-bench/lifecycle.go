@@ -96,6 +96,11 @@ func lifecycle(ctx context.Context, b *bench, f flavour, ns string, proc *contro
 	}
 
 	// Half 2: delete → gone.
+	return deleteAll(ctx, b, f, ns, names, res)
+}
+
+// deleteAll deletes the workers and measures delete → gone.
+func deleteAll(ctx context.Context, b *bench, f flavour, ns string, names []string, res *Result) error {
 	logf("deleting %d Machines", b.o.n)
 	deleted := make([]time.Time, b.o.n)
 	t1 := time.Now()
@@ -110,7 +115,7 @@ func lifecycle(ctx context.Context, b *bench, f flavour, ns string, proc *contro
 		return err
 	}
 	gone := poll{gvk: f.machine, namespace: ns, names: names, what: "gone", timeout: b.o.timeout, done: absent, describe: phaseOf}
-	at, err = gone.wait(ctx, b.client)
+	at, err := gone.wait(ctx, b.client)
 	if err != nil {
 		return err
 	}

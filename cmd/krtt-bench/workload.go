@@ -141,27 +141,7 @@ func workloadLifecycle(ctx context.Context, b *bench, f flavour, ns string, proc
 		return err
 	}
 
-	logf("deleting %d Machines", b.o.n)
-	deleted := make([]time.Time, b.o.n)
-	t1 := time.Now()
-	if err := parallel(b.o.workers, b.o.n, func(i int) error {
-		deleted[i] = time.Now()
-		m := &unstructured.Unstructured{}
-		m.SetGroupVersionKind(f.machine)
-		m.SetNamespace(ns)
-		m.SetName(names[i])
-		return b.client.Delete(ctx, m)
-	}); err != nil {
-		return err
-	}
-	gone := poll{gvk: f.machine, namespace: ns, names: names, what: "gone", timeout: b.o.timeout, done: absent, describe: phaseOf}
-	at, err = gone.wait(ctx, b.client)
-	if err != nil {
-		return err
-	}
-	res.DeleteToGone = newHalf(latest(at).Sub(t1), durations(names, deleted, at))
-	logf("all %d Machines gone in %.1fs", b.o.n, res.DeleteToGone.WallSeconds)
-	return nil
+	return deleteAll(ctx, b, f, ns, names, res)
 }
 
 // createClusterMachine is createMachine for a Machine of the named Cluster.

@@ -69,14 +69,8 @@ does not, or which facts an earlier row still needs.`,
 			if err != nil {
 				return err
 			}
-			if output == "json" {
-				enc := json.NewEncoder(stdout)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(rep); err != nil {
-					return err
-				}
-			} else {
-				writeDecision(stdout, rep)
+			if err := emitReport(stdout, output, rep, func() { writeDecision(stdout, rep) }); err != nil {
+				return err
 			}
 			if rep.Decision == nil {
 				return exitCode(1)
@@ -254,4 +248,16 @@ func writeDecision(w io.Writer, rep *decideReport) {
 			p("  %s %s (line %d): %s\n", o.Table, o.Row, o.Line, o.Reason)
 		}
 	}
+}
+
+// emitReport prints a decision report as indented JSON (-o json) or as the
+// text its writer makes.
+func emitReport(stdout io.Writer, output string, rep any, text func()) error {
+	if output == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	text()
+	return nil
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -85,14 +84,8 @@ func decideItem(stdout io.Writer, dt *engine.DecisionTable, given []string, outp
 	for _, o := range c.Others {
 		rep.Others = append(rep.Others, itemOther{Row: o.Row.ID, Line: o.Row.Pos.Line, Verdict: string(o.Verdict), Reason: o.Reason()})
 	}
-	if output == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
-			return err
-		}
-	} else {
-		writeItemDecision(stdout, rep)
+	if err := emitReport(stdout, output, rep, func() { writeItemDecision(stdout, rep) }); err != nil {
+		return err
 	}
 	if rep.Decides == nil {
 		return exitCode(1)
