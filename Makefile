@@ -117,7 +117,7 @@ run: tools ## Local control plane in .krtt/ (kept across runs; RUN_ARGS=--fresh 
 	$(BIN)/krtt-local $(RUN_ARGS)
 
 .PHONY: demo
-demo: tools ## Narrated Machine lifecycle on a throw-away control plane in .krtt/demo (about 40s).
+demo: tools ## Narrated Machine lifecycle on a throw-away control plane in .krtt/demo (about 80s).
 	go run ./cmd/krtt-demo
 
 .PHONY: bench
