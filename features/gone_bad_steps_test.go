@@ -2,6 +2,7 @@ package features
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/cucumber/godog"
@@ -10,6 +11,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -53,12 +55,12 @@ func (w *world) pdbWaitsForUnhealthyPod(ctx context.Context, pod string) error {
 // drainRunsAgain wakes the Machine (an annotation changes), so the drain
 // makes its next pass now rather than after its 20s requeue.
 func (w *world) drainRunsAgain(ctx context.Context, name string) error {
-	return w.updateMachine(ctx, name, func(m *clusterv1.Machine) {
-		if m.Annotations == nil {
-			m.Annotations = map[string]string{}
-		}
-		m.Annotations["specs.krtt.dev/nudge"] = time.Now().UTC().Format(time.RFC3339Nano)
-	})
+	// A merge patch without a resourceVersion: the operator writes the
+	// Machine while it drains, so an update from a read would conflict.
+	m := &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name}}
+	patch := client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"metadata":{"annotations":{"specs.krtt.dev/drain-again":%q}}}`,
+		time.Now().UTC().Format(time.RFC3339Nano)))
+	return w.h.Client.Patch(ctx, m, patch)
 }
 
 // unclaimedDiskAttached: a disk attached by hand (a PersistentVolume with no

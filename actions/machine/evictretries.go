@@ -93,8 +93,11 @@ func countRefusals(m *clusterv1.Machine, pods []corev1.Pod, refused map[string]b
 	var out []clusterv1.EvictionRefusals
 	for i := range pods {
 		p := &pods[i]
+		// The count stops at the limit: past it the verdict no longer
+		// changes (P17 deletes the Pod, P18 keeps evicting it), and a
+		// count still growing would cost a status write on every pass.
 		n := refusalsOf(m, p)
-		if refused[podName(p)] {
+		if refused[podName(p)] && n < *m.Spec.Deletion.MaxEvictRetries {
 			n++
 		}
 		if n > 0 {
@@ -105,10 +108,11 @@ func countRefusals(m *clusterv1.Machine, pods []corev1.Pod, refused map[string]b
 }
 
 // refusalsNote counts the refusal just met against maxEvictRetries, for the
-// drain's message.
+// drain's message (at most the limit, as the count).
 func refusalsNote(m *clusterv1.Machine, pod *corev1.Pod) string {
 	if m.Spec.Deletion.MaxEvictRetries == nil {
 		return ""
 	}
-	return fmt.Sprintf("; refused %d of maxEvictRetries %d", refusalsOf(m, pod)+1, *m.Spec.Deletion.MaxEvictRetries)
+	limit := *m.Spec.Deletion.MaxEvictRetries
+	return fmt.Sprintf("; refused %d of maxEvictRetries %d", min(refusalsOf(m, pod)+1, limit), limit)
 }
