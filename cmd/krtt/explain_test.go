@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -204,6 +205,28 @@ func settled(t *testing.T, h *harness.Harness, ns, reason, inMessage string) *kr
 	return rep
 }
 
+// settledOnRepeat wakes the Machine and waits until a reconcile that
+// decided again in the same state wrote its last transition: the reconcile
+// that entered the state may have run several rows at once (run to
+// completion, status.lastTransition.via), and whether a repeat has replaced
+// it yet depends on timing, which a golden must not.
+func settledOnRepeat(t *testing.T, h *harness.Harness, ns string) {
+	t.Helper()
+	m := &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1"}}
+	patch := client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"metadata":{"annotations":{"specs.krtt.dev/nudge":%q}}}`,
+		time.Now().UTC().Format(time.RFC3339Nano)))
+	mustOK(t, h.Client.Patch(context.Background(), m, patch))
+	eventuallyOK(t, "Machine "+ns+"/m1 decided again in its state", func(ctx context.Context) error {
+		if err := h.Client.Get(ctx, client.ObjectKeyFromObject(m), m); err != nil {
+			return err
+		}
+		if lt := m.Status.LastTransition; lt == nil || len(lt.Via) > 0 {
+			return fmt.Errorf("last transition %+v", lt)
+		}
+		return nil
+	})
+}
+
 // explainText runs krtt explain machine m1 through the command line and
 // keeps only the newest Event: how many Events a Machine collected on the
 // way depends on timing, the newest one does not.
@@ -267,6 +290,7 @@ func TestExplainMachineGolden(t *testing.T) {
 		if rep.Fires.Row != "D03" || len(rep.Releases) == 0 || rep.Releases[0].Row != "D04" {
 			t.Errorf("fires %s, releases %+v; want D03 released by preDrainHooks=false → D04", rep.Fires.Row, rep.Releases)
 		}
+		settledOnRepeat(t, h, ns)
 		goldenCompare(t, "waiting-for-pre-drain-hook.txt", explainText(t, kubeconfig, ns))
 	})
 
@@ -281,6 +305,7 @@ func TestExplainMachineGolden(t *testing.T) {
 		if rep.Fires.Row != "D05" || rep.WaitingOn == nil || rep.WaitingOn.Since == nil || rep.WaitingOn.TimeoutSeconds != 0 {
 			t.Errorf("fires %+v waiting on %+v", rep.Fires, rep.WaitingOn)
 		}
+		settledOnRepeat(t, h, ns)
 		got := explainText(t, kubeconfig, ns)
 		goldenCompare(t, "draining-blocked-by-pdb.txt", got)
 		t.Logf("krtt explain machine m1 -n %s:\n%s", ns, got)
@@ -380,6 +405,7 @@ func TestExplainMachineGolden(t *testing.T) {
 			!w.Forced.EndsAt.Equal(w.Forced.Since.Add(5*time.Minute)) {
 			t.Errorf("waiting on %+v; want forced by D22 5m after the Node went NotReady", rep.WaitingOn)
 		}
+		settledOnRepeat(t, h, ns)
 		goldenCompare(t, "draining-node-unhealthy.txt", explainText(t, kubeconfig, ns))
 	})
 
