@@ -151,7 +151,7 @@ var faultDelay = [2]time.Duration{0, time.Second}
 
 func shortSpecs(seed uint64) []spec {
 	return []spec{
-		{name: "kill", machines: 6, minKills: 3, faultDelay: faultDelay, timeout: stalledEviction, seed: seed},
+		{name: "kill", machines: 12, minKills: 3, faultDelay: faultDelay, timeout: stalledEviction, seed: seed},
 		{name: "apiserver", machines: 6, restarts: 1, restartDown: 2 * time.Second, faultDelay: faultDelay, timeout: stalledEviction, seed: seed + 1},
 		{name: "proxy", machines: 6, proxy: true, timeout: stalledEviction, seed: seed + 2},
 		{name: "failover", machines: 4, failover: true, timeout: stalledEviction, seed: seed + 3},
