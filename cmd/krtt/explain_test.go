@@ -346,6 +346,7 @@ func TestExplainMachineGolden(t *testing.T) {
 		})
 		deleteMachine(t, h, ns)
 		settled(t, h, ns, clusterv1.DeletingWaitingForInfrastructureDeletionReason, "SimMachine")
+		settledOnRepeat(t, h, ns)
 		goldenCompare(t, "waiting-for-infrastructure-deletion.txt", explainText(t, kubeconfig, ns))
 	})
 
