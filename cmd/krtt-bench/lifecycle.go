@@ -181,15 +181,9 @@ func createMachine(ctx context.Context, c client.Client, f flavour, ns, name str
 // bindPods puts podsPerNode Pods on the Node of every worker Machine and
 // waits until the sim kubelet runs them all.
 func bindPods(ctx context.Context, b *bench, f flavour, ns string, machines []string) error {
-	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(f.machine.GroupVersion().WithKind(f.machine.Kind + "List"))
-	if err := b.client.List(ctx, list, client.InNamespace(ns)); err != nil {
+	nodeOf, err := nodesOf(ctx, b, f, ns)
+	if err != nil {
 		return err
-	}
-	nodeOf := map[string]string{}
-	for _, m := range list.Items {
-		node, _, _ := unstructured.NestedString(m.Object, "status", "nodeRef", "name")
-		nodeOf[m.GetName()] = node
 	}
 	nodes := make([]string, 0, len(machines))
 	for _, name := range machines {
@@ -240,4 +234,19 @@ func latest(at map[string]time.Time) time.Time {
 		}
 	}
 	return t
+}
+
+// nodesOf maps each Machine of the namespace to its Node's name.
+func nodesOf(ctx context.Context, b *bench, f flavour, ns string) (map[string]string, error) {
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(f.machine.GroupVersion().WithKind(f.machine.Kind + "List"))
+	if err := b.client.List(ctx, list, client.InNamespace(ns)); err != nil {
+		return nil, err
+	}
+	nodeOf := map[string]string{}
+	for _, m := range list.Items {
+		node, _, _ := unstructured.NestedString(m.Object, "status", "nodeRef", "name")
+		nodeOf[m.GetName()] = node
+	}
+	return nodeOf, nil
 }

@@ -158,15 +158,9 @@ func createClusterMachine(ctx context.Context, b *bench, f flavour, ns, name, cl
 // bindPodsInWorkloads puts the Pods of each worker's Node in the workload
 // cluster the Node joined, all clusters at once.
 func bindPodsInWorkloads(ctx context.Context, b *bench, f flavour, ns string, machines []string, clusterOf []*workload) error {
-	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(f.machine.GroupVersion().WithKind(f.machine.Kind + "List"))
-	if err := b.client.List(ctx, list, client.InNamespace(ns)); err != nil {
+	nodeOf, err := nodesOf(ctx, b, f, ns)
+	if err != nil {
 		return err
-	}
-	nodeOf := map[string]string{}
-	for _, m := range list.Items {
-		node, _, _ := unstructured.NestedString(m.Object, "status", "nodeRef", "name")
-		nodeOf[m.GetName()] = node
 	}
 	nodes := map[*workload][]string{}
 	for i, name := range machines {
