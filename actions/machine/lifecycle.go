@@ -75,8 +75,7 @@ func adopt(ctx context.Context, s *Scope, u *unstructured.Unstructured) engine.O
 			// this Machine hands it over.
 			continue
 		case ref.Controller != nil && *ref.Controller && ref.UID != s.Machine.UID:
-			// controlledByOther keeps rows from adopting such an object; a
-			// controller set since the observation is not overwritten.
+			// controlledByOther keeps rows from adopting such an object.
 			return engine.Failf("%s %s is already controlled by %s %s", u.GetKind(), u.GetName(), ref.Kind, ref.Name)
 		}
 		refs = append(refs, ref)
@@ -92,7 +91,11 @@ func adopt(ctx context.Context, s *Scope, u *unstructured.Unstructured) engine.O
 	}
 	labels[clusterv1.ClusterNameLabel] = s.Machine.Spec.ClusterName
 	u.SetLabels(labels)
-	if err := s.Client.Patch(ctx, u, client.MergeFrom(base)); err != nil {
+	// A merge patch replaces the whole ownerReferences list, so it carries
+	// the observed resourceVersion: a controller set since the observation
+	// makes the write conflict instead of being overwritten, and the next
+	// reconcile sees the new owner (row E09/E10).
+	if err := s.Client.Patch(ctx, u, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
 		return engine.Fail(fmt.Errorf("set owner of %s %s: %w", u.GetKind(), u.GetName(), err))
 	}
 	return engine.OK()
