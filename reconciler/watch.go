@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -90,5 +91,25 @@ func (w *KindWatcher) ownerOf(owner schema.GroupVersionKind) handler.TypedMapFun
 			return nil
 		}
 		return []reconcile.Request{{NamespacedName: key}}
+	}
+}
+
+// Held keeps of fn's requests those whose object reader holds (the
+// manager's cache, through newObject's kind). Under a watch filter the
+// cache holds none of another instance's objects, and a request for one
+// would only reach this controller's "object gone" rows; without one,
+// requests for objects that do not exist are dropped alike. A read that
+// fails otherwise keeps the request: a lost wake costs more than a spare
+// reconcile.
+func Held(reader client.Reader, newObject func() client.Object, fn handler.MapFunc) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []reconcile.Request {
+		reqs := fn(ctx, o)
+		held := reqs[:0]
+		for _, r := range reqs {
+			if err := reader.Get(ctx, r.NamespacedName, newObject()); !apierrors.IsNotFound(err) {
+				held = append(held, r)
+			}
+		}
+		return held
 	}
 }
