@@ -14,3 +14,10 @@ Feature: A provider kind the operator cannot read holds up only its own Machines
     When a running Machine "healthy"
     Then the Machines "bad" each report in their last transition "cannot list or watch BrokenMachine.broken.specs.krtt.dev"
     And the Machines "bad" each report in their last transition "conversion webhook"
+
+  @row:machine-errors:E02
+  Scenario: Machines waiting on a kind that becomes readable go on
+    Given 3 Machines "late" on a kind of the group "late.specs.krtt.dev" whose conversion webhook is down
+    Then the Machines "late" each report in their last transition "cannot list or watch BrokenMachine.late.specs.krtt.dev"
+    When the conversion of the group "late.specs.krtt.dev" is fixed
+    Then the Machines "late" each go past row "E02"

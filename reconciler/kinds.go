@@ -130,6 +130,16 @@ func IsKindNotReadable(err error) bool {
 	return errors.As(err, &e)
 }
 
+// NotReadableKind is the kind a KindNotReadableError in err's chain names;
+// empty when there is none.
+func NotReadableKind(err error) schema.GroupVersionKind {
+	var e *KindNotReadableError
+	if errors.As(err, &e) {
+		return e.GVK
+	}
+	return schema.GroupVersionKind{}
+}
+
 // InformerReader is a cache that reads objects and hands out informers:
 // controller-runtime's cache.Cache.
 type InformerReader interface {
