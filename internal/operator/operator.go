@@ -26,6 +26,7 @@ import (
 	"github.com/krtt-dev/krtt/internal/controller/machine"
 	"github.com/krtt-dev/krtt/internal/controller/machineset"
 	"github.com/krtt-dev/krtt/internal/remote"
+	"github.com/krtt-dev/krtt/reconciler"
 	krtttables "github.com/krtt-dev/krtt/tables"
 )
 
@@ -211,15 +212,22 @@ const LeaderElectionID = "krtt-operator.krtt.dev"
 
 // NewManager is the one way the operator's manager is built, by the binary,
 // make run, the demo and the tests alike: krtt's scheme, provider objects
-// read from the cache, the shared Lease name, requests counted by kind
-// (krtt_api_requests_total), and no metrics endpoint unless
-// one is asked for (tests run several managers in one process).
+// read from the cache (a kind the cache cannot sync fails such a read at
+// once instead of holding the worker: reconciler.KindSync), the shared Lease
+// name, requests counted by kind (krtt_api_requests_total), and no metrics
+// endpoint unless one is asked for (tests run several managers in one
+// process).
 func NewManager(cfg *rest.Config, o ctrl.Options) (ctrl.Manager, error) {
 	cfg = rest.CopyConfig(cfg)
 	CountRequests(cfg)
 	o.Scheme = Scheme()
 	o.Client = ClientOptions()
 	SlimCache(&o)
+	kinds := reconciler.NewKindSync(ctrl.Log.WithName("kind-sync"))
+	o.NewClient = kinds.NewClient
+	if o.Cache.DefaultWatchErrorHandler == nil {
+		o.Cache.DefaultWatchErrorHandler = kinds.WatchErrorHandler
+	}
 	if o.LeaderElectionID == "" {
 		o.LeaderElectionID = LeaderElectionID
 	}
