@@ -206,7 +206,8 @@ func settled(t *testing.T, h *harness.Harness, ns, reason, inMessage string) *kr
 }
 
 // settledOnRepeat wakes the Machine and waits until a reconcile that
-// decided again in the same state wrote its last transition: the reconcile
+// decided again in the same state (from = to, no via) wrote its last
+// transition, as every golden shows it: the reconcile
 // that entered the state may have run several rows at once (run to
 // completion, status.lastTransition.via), and whether a repeat has replaced
 // it yet depends on timing, which a golden must not.
@@ -220,7 +221,7 @@ func settledOnRepeat(t *testing.T, h *harness.Harness, ns string) {
 		if err := h.Client.Get(ctx, client.ObjectKeyFromObject(m), m); err != nil {
 			return err
 		}
-		if lt := m.Status.LastTransition; lt == nil || len(lt.Via) > 0 {
+		if lt := m.Status.LastTransition; lt == nil || len(lt.Via) > 0 || lt.From != lt.To {
 			return fmt.Errorf("last transition %+v", lt)
 		}
 		return nil
@@ -277,6 +278,7 @@ func TestExplainMachineGolden(t *testing.T) {
 		ns := localcp.UniqueName("explain-running")
 		runningMachine(t, h, ns)
 		settled(t, h, ns, "", "")
+		settledOnRepeat(t, h, ns)
 		goldenCompare(t, "running.txt", explainText(t, kubeconfig, ns))
 	})
 
@@ -329,6 +331,7 @@ func TestExplainMachineGolden(t *testing.T) {
 		if rep.WaitingOn == nil || rep.WaitingOn.EndsAt == nil || rep.WaitingOn.Overdue {
 			t.Errorf("waiting on %+v; want a timeout one hour after the wait started", rep.WaitingOn)
 		}
+		settledOnRepeat(t, h, ns)
 		goldenCompare(t, "waiting-for-volume-detach.txt", explainText(t, kubeconfig, ns))
 	})
 
@@ -376,6 +379,7 @@ func TestExplainMachineGolden(t *testing.T) {
 			w.TimeoutField != "spec.health.healthTimeoutSeconds" || w.TimeoutSeconds != 600 || w.EndsAt == nil || w.Overdue {
 			t.Errorf("waiting on %+v; want since status.health.unhealthySince, ending 600s later", rep.WaitingOn)
 		}
+		settledOnRepeat(t, h, ns)
 		goldenCompare(t, "unhealthy.txt", explainText(t, kubeconfig, ns))
 	})
 
