@@ -130,7 +130,8 @@ func (c *objectCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	list := c.newList()
-	if err := (*r).List(ctx, list); err != nil {
+	// Read only, on every scrape: no deep copy of every object.
+	if err := (*r).List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 		return
 	}
 	items, err := meta.ExtractList(list)

@@ -76,8 +76,11 @@ func (o *Observer) Observe(ctx context.Context, key client.ObjectKey) *Scope {
 		s.Err = err
 	}
 	s.Workload = conn
+	// The Machines are only counted, never changed: listing them without a
+	// deep copy keeps a Cluster of thousands of Machines from copying every
+	// one of them on each count.
 	list := &clusterv1.MachineList{}
-	if err := o.Client.List(ctx, list, client.InNamespace(key.Namespace), client.MatchingLabels{clusterv1.ClusterNameLabel: key.Name}); err != nil {
+	if err := o.Client.List(ctx, list, client.InNamespace(key.Namespace), client.MatchingLabels{clusterv1.ClusterNameLabel: key.Name}, client.UnsafeDisableDeepCopy); err != nil {
 		if s.Err == nil {
 			s.Err = fmt.Errorf("list Machines: %w", err)
 		}

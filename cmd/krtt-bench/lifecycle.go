@@ -198,7 +198,7 @@ func bindPods(ctx context.Context, b *bench, f flavour, ns string, machines []st
 
 // runPods puts podsPerNode Pods on each of the nodes, through c (the
 // cluster the Nodes are in), and waits until the sim kubelet runs them all.
-func runPods(ctx context.Context, b *bench, c client.Client, ns string, nodes []string) error {
+func runPods(ctx context.Context, b *bench, c client.WithWatch, ns string, nodes []string) error {
 	per := b.o.podsPerNode
 	pods := make([]string, 0, len(nodes)*per)
 	for _, node := range nodes {

@@ -59,7 +59,7 @@ type bench struct {
 	o             options
 	root          string
 	cp            *localcp.ControlPlane
-	client        client.Client
+	client        client.WithWatch
 	serverVersion string
 	// workloads are the workload clusters of a -workload-clusters run;
 	// managementHost is the bench API server's host:port, to tell the
@@ -198,7 +198,7 @@ func run(o options) (err error) {
 	// The driver and the sim are not what is measured: let them go fast.
 	fast := *cp.Config
 	fast.QPS, fast.Burst = 2000, 4000
-	c, err := client.New(&fast, client.Options{Scheme: cp.Scheme})
+	c, err := client.NewWithWatch(&fast, client.Options{Scheme: cp.Scheme})
 	if err != nil {
 		return err
 	}

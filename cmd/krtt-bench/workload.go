@@ -25,7 +25,7 @@ import (
 type workload struct {
 	cluster string
 	cp      *localcp.ControlPlane
-	client  client.Client
+	client  client.WithWatch
 }
 
 // startWorkloads starts k local control planes next to the bench's, in
@@ -46,7 +46,7 @@ func startWorkloads(dir string, k int) (ws []*workload, stop func() error, err e
 			}
 			fast := *cp.Config
 			fast.QPS, fast.Burst = 2000, 4000
-			c, err := client.New(&fast, client.Options{Scheme: cp.Scheme})
+			c, err := client.NewWithWatch(&fast, client.Options{Scheme: cp.Scheme})
 			ws[i] = &workload{cluster: fmt.Sprintf("wc-%d", i), cp: cp, client: c}
 			errs[i] = err
 		}()

@@ -1,0 +1,71 @@
+package machine
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/engine"
+)
+
+// A provider object observed without a controller, then taken over by
+// another controller before the Machine writes its own reference, stays with
+// that controller: the adoption conflicts instead of replacing the owner list.
+func TestAdoptDoesNotOverwriteANewController(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	m := &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1", UID: "machine-uid"}}
+	obj := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1-infra"}}
+	must(t, env.Client.Create(ctx, obj))
+
+	observed := toUnstructured(t, obj)
+
+	other := metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "other", UID: "other-uid", Controller: ptr.To(true)}
+	obj.OwnerReferences = []metav1.OwnerReference{other}
+	must(t, env.Client.Update(ctx, obj))
+
+	out := adopt(ctx, scopeFor(t, m, ""), observed)
+	if out.Status != engine.Failed || !strings.Contains(out.Message, "set owner of ConfigMap m1-infra") {
+		t.Fatalf("adopting a stale observation: %+v, want a failed write", out)
+	}
+	got := &corev1.ConfigMap{}
+	must(t, env.Client.Get(ctx, client.ObjectKeyFromObject(obj), got))
+	if ctrl := metav1.GetControllerOf(got); ctrl == nil || ctrl.UID != other.UID {
+		t.Fatalf("controller after the failed adoption: %+v, want %s", ctrl, other.Name)
+	}
+
+	// Observed afresh, the object is refused without a write.
+	out = adopt(ctx, scopeFor(t, m, ""), toUnstructured(t, got))
+	if out.Status != engine.Failed || !strings.Contains(out.Message, "already controlled by ConfigMap other") {
+		t.Fatalf("adopting an object controlled by another: %+v", out)
+	}
+
+	// An object nobody controls is adopted.
+	free := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1-bootstrap"}}
+	must(t, env.Client.Create(ctx, free))
+	if out := adopt(ctx, scopeFor(t, m, ""), toUnstructured(t, free)); out.Status == engine.Failed {
+		t.Fatalf("adopting a free object: %+v", out)
+	}
+	must(t, env.Client.Get(ctx, client.ObjectKeyFromObject(free), free))
+	if ctrl := metav1.GetControllerOf(free); ctrl == nil || ctrl.UID != m.UID || free.Labels[clusterv1.ClusterNameLabel] != m.Spec.ClusterName {
+		t.Fatalf("after adoption: controller %+v, labels %v", ctrl, free.Labels)
+	}
+}
+
+func toUnstructured(t *testing.T, obj client.Object) *unstructured.Unstructured {
+	t.Helper()
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	must(t, err)
+	u := &unstructured.Unstructured{Object: content}
+	u.SetAPIVersion("v1")
+	u.SetKind("ConfigMap")
+	return u
+}
