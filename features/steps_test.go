@@ -104,9 +104,9 @@ func registerSteps(sc *godog.ScenarioContext, h *harness.Harness, cov *coverage)
 		// its Machines. Rows may fire just after the last step (N01 once
 		// the Machine is gone), so this polls too, as long as a step does:
 		// the reconcile that fires such a row waits for the one in flight,
-		// which can be blocked for the whole observe timeout (10 s) reading
-		// a provider kind the API server cannot list (machine_errors), so a
-		// wait of 10 s here raced it.
+		// which could be blocked for the whole observe timeout (10 s) reading
+		// a provider kind the API server cannot list (machine_errors) before
+		// reconciler.KindSync, so a wait of 10 s here raced it.
 		want := tagged(s)
 		for _, k := range want {
 			if !cov.known(k) {
@@ -138,6 +138,7 @@ func registerSteps(sc *godog.ScenarioContext, h *harness.Harness, cov *coverage)
 	registerWorkloadSteps(sc, w)
 	registerWorkloadOutageSteps(sc, w)
 	registerGoneBadSteps(sc, w)
+	registerUnreadableKindSteps(sc, w)
 	registerTerminatingSteps(sc, w)
 
 	// --- Given: the world ---

@@ -54,13 +54,20 @@ func brokenCRD() *unstructured.Unstructured {
 }
 
 func (w *world) aMachineWithFailingInfrastructureAPI(ctx context.Context, name string) error {
-	if err := w.h.Client.Create(ctx, brokenCRD()); err != nil && !apierrors.IsAlreadyExists(err) {
+	return w.aMachineOnBrokenKind(ctx, name, brokenCRD())
+}
+
+// aMachineOnBrokenKind creates crd (a brokenCRD, maybe of another group)
+// if it is missing, a BrokenMachine and a Machine on it.
+func (w *world) aMachineOnBrokenKind(ctx context.Context, name string, crd *unstructured.Unstructured) error {
+	if err := w.h.Client.Create(ctx, crd); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create CRD: %w", err)
 	}
+	group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
 	// The CRD takes a moment to be served.
 	err := w.eventually(ctx, "BrokenMachine served", func(ctx context.Context) error {
 		obj := &unstructured.Unstructured{}
-		obj.SetGroupVersionKind(brokenV1)
+		obj.SetGroupVersionKind(schema.GroupVersionKind{Group: group, Version: brokenV1.Version, Kind: brokenV1.Kind})
 		obj.SetNamespace(w.ns)
 		obj.SetName(name)
 		err := w.h.Client.Create(ctx, obj)
@@ -73,7 +80,7 @@ func (w *world) aMachineWithFailingInfrastructureAPI(ctx context.Context, name s
 		return err
 	}
 	if _, err := w.h.MachineObjects(ctx, w.ns, w.cluster, name, func(m *clusterv1.Machine) {
-		m.Spec.InfrastructureRef = clusterv1.ObjectReference{APIGroup: brokenGroup, Kind: "BrokenMachine", Name: name}
+		m.Spec.InfrastructureRef = clusterv1.ObjectReference{APIGroup: group, Kind: brokenV1.Kind, Name: name}
 	}); err != nil {
 		return err
 	}

@@ -3,8 +3,10 @@ package reconciler
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -18,10 +20,16 @@ import (
 
 // KindWatcher starts, once per kind, a watch on objects met only at run time
 // (provider objects read as unstructured) that wakes their controlling
-// owner. Actions call Watch when they adopt an object; the kit binds the
-// watcher to the controller once it is built.
+// owner, and the objects Referrers names. Actions call Watch when they adopt
+// an object; observers call it when a kind cannot be read yet
+// (KindNotReadableError), so that the kind's first sync (its informer
+// replays every object) wakes the objects that wait on it instead of their
+// back-off; the kit binds the watcher to the controller once it is built.
 type KindWatcher struct {
 	owner client.Object
+	// Referrers, if set, maps an object of a watched kind to the reconciled
+	// objects that name it (those not yet its owner).
+	Referrers handler.TypedMapFunc[*unstructured.Unstructured, reconcile.Request]
 
 	mu      sync.Mutex
 	ctrl    controller.Controller
@@ -64,12 +72,31 @@ func (w *KindWatcher) Watch(_ context.Context, obj *unstructured.Unstructured) e
 	}
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(gvk)
-	err = w.ctrl.Watch(source.Kind(w.cache, u, handler.TypedEnqueueRequestsFromMapFunc(w.ownerOf(ownerGVK))))
+	// The source waits for the kind's first sync on its own goroutine (one
+	// per kind, ended with the controller), never on the caller's.
+	err = w.ctrl.Watch(source.Kind(w.cache, u, handler.TypedEnqueueRequestsFromMapFunc(w.wakes(ownerGVK))))
 	if err != nil {
 		return fmt.Errorf("watch %s: %w", gvk, err)
 	}
 	w.watched[gvk] = true
 	return nil
+}
+
+// wakes maps an object to its controlling owner and its referrers.
+func (w *KindWatcher) wakes(owner schema.GroupVersionKind) handler.TypedMapFunc[*unstructured.Unstructured, reconcile.Request] {
+	ownerOf := w.ownerOf(owner)
+	return func(ctx context.Context, o *unstructured.Unstructured) []reconcile.Request {
+		out := ownerOf(ctx, o)
+		if w.Referrers == nil {
+			return out
+		}
+		for _, r := range w.Referrers(ctx, o) {
+			if !slices.Contains(out, r) {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
 }
 
 // ownerOf maps an object to its controlling owner of the watcher's kind, if
@@ -90,5 +117,25 @@ func (w *KindWatcher) ownerOf(owner schema.GroupVersionKind) handler.TypedMapFun
 			return nil
 		}
 		return []reconcile.Request{{NamespacedName: key}}
+	}
+}
+
+// Held keeps of fn's requests those whose object reader holds (the
+// manager's cache, through newObject's kind). Under a watch filter the
+// cache holds none of another instance's objects, and a request for one
+// would only reach this controller's "object gone" rows; without one,
+// requests for objects that do not exist are dropped alike. A read that
+// fails otherwise keeps the request: a lost wake costs more than a spare
+// reconcile.
+func Held(reader client.Reader, newObject func() client.Object, fn handler.MapFunc) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []reconcile.Request {
+		reqs := fn(ctx, o)
+		held := reqs[:0]
+		for _, r := range reqs {
+			if err := reader.Get(ctx, r.NamespacedName, newObject()); !apierrors.IsNotFound(err) {
+				held = append(held, r)
+			}
+		}
+		return held
 	}
 }

@@ -123,7 +123,7 @@ func WatchFilter(o *ctrl.Options, value string) error {
 		return nil
 	}
 	if errs := validation.IsValidLabelValue(value); len(errs) > 0 {
-		return fmt.Errorf("sim watch filter %q is not a label value: %s", value, strings.Join(errs, "; "))
+		return fmt.Errorf("--watch-filter %q is not a label value: %s", value, strings.Join(errs, "; "))
 	}
 	if o.Cache.ByObject == nil {
 		o.Cache.ByObject = map[client.Object]cache.ByObject{}

@@ -55,8 +55,10 @@ func Get(ctx context.Context, c client.Client, ref clusterv1.ObjectReference, na
 	case apierrors.IsNotFound(err):
 		return nil, nil
 	case apierrors.IsTimeout(err) || errors.Is(err, context.DeadlineExceeded):
-		// With a cached client this means the kind's informer cannot
-		// list it: the provider's API is failing, not this object.
+		// The reconcile's context ended while the cache waited for the
+		// kind: the provider's API is slow or failing, not this object. (A
+		// kind whose informer cannot sync at all fails at once, with a
+		// reconciler.KindNotReadableError saying why.)
 		return nil, fmt.Errorf("get %s %s %s: the %s API did not answer in time; check that the provider serves it (kubectl get %s): %w",
 			what, ref.Kind, ref.Name, mapping.GroupVersionKind.GroupVersion(), mapping.Resource.Resource+"."+ref.APIGroup, err)
 	}

@@ -16,6 +16,7 @@ import (
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/internal/remote"
+	"github.com/krtt-dev/krtt/reconciler"
 )
 
 // NodeProviderIDIndex is the field index on Nodes by spec.providerID that the
@@ -131,6 +132,16 @@ func (o *Observer) getExternal(ctx context.Context, s *Scope, ref clusterv1.Obje
 	u, err := contract.Get(ctx, o.Client, ref, namespace, what)
 	if err != nil {
 		s.keep(err)
+	}
+	if reconciler.IsKindNotReadable(err) && o.Watcher != nil {
+		// Watching the kind makes its first sync wake this Machine (it
+		// names the object) rather than its back-off, which grows to minutes
+		// while the kind stays unreadable. Starting it never blocks.
+		probe := &unstructured.Unstructured{}
+		probe.SetGroupVersionKind(reconciler.NotReadableKind(err))
+		if werr := o.Watcher.Watch(ctx, probe); werr != nil {
+			s.keep(werr)
+		}
 	}
 	return u
 }

@@ -101,7 +101,8 @@ type ClusterStatus struct {
 
 // ClusterMachines counts the Machines of a Cluster.
 type ClusterMachines struct {
-	// total is the number of Machines with the Cluster's cluster-name label.
+	// total is the number of Machines with the Cluster's cluster-name label
+	// (under the operator's --watch-filter, those labelled with its value).
 	// +optional
 	Total int32 `json:"total"`
 	// ready is the number of those whose Ready condition is True.

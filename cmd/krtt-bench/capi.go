@@ -103,7 +103,7 @@ func capiFlavour(o capiOptions) flavour {
 		name:    "capi",
 		version: o.version,
 		machine: capiMachine,
-		start: func(ctx context.Context, b *bench, ns string) (*controllerProc, error) {
+		start: func(ctx context.Context, b *bench, ns string) (procs, error) {
 			if err := capiCanRun(b.serverVersion, o); err != nil {
 				return nil, err
 			}
@@ -117,7 +117,7 @@ func capiFlavour(o capiOptions) flavour {
 			if err := waitRemoteConnection(ctx, b.client, ns, 2*time.Minute); err != nil {
 				return nil, errors.Join(err, p.stop())
 			}
-			return p, nil
+			return procs{p}, nil
 		},
 		newMachine: func(ns, name string, controlPlane bool) *unstructured.Unstructured {
 			bootstrap, infra := simRefs(name)

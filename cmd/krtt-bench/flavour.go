@@ -17,9 +17,9 @@ type flavour struct {
 	// machine is the Machine kind the controller reconciles.
 	machine schema.GroupVersionKind
 	// start prepares namespace ns (Cluster, Secrets) and starts the
-	// controller; it returns once the controller can manage the Cluster's
-	// Machines.
-	start func(ctx context.Context, b *bench, ns string) (*controllerProc, error)
+	// controller (one process per instance with -instances); it returns
+	// once the controller can manage the Cluster's Machines.
+	start func(ctx context.Context, b *bench, ns string) (procs, error)
 	// newMachine is a Machine named name of Cluster clusterName whose
 	// bootstrap config and infrastructure are the sim objects of the same
 	// name.

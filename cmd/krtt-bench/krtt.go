@@ -26,11 +26,13 @@ func krttFlavour(root, operatorBin string) flavour {
 		name:    "krtt",
 		version: version,
 		machine: clusterv1.GroupVersion.WithKind("Machine"),
-		start: func(ctx context.Context, b *bench, ns string) (*controllerProc, error) {
-			if err := b.client.Create(ctx, &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: clusterName}}); err != nil {
-				return nil, err
+		start: func(ctx context.Context, b *bench, ns string) (procs, error) {
+			if len(b.clusters) == 0 {
+				if err := b.client.Create(ctx, &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: clusterName}}); err != nil {
+					return nil, err
+				}
 			}
-			return startKrtt(b, operatorBin)
+			return startKrtts(b, operatorBin)
 		},
 		newMachine: func(ns, name string, controlPlane bool) *unstructured.Unstructured {
 			bootstrap, infra := simRefs(name)
@@ -48,7 +50,30 @@ func krttFlavour(root, operatorBin string) flavour {
 	}
 }
 
-func startKrtt(b *bench, bin string) (*controllerProc, error) {
+// startKrtts starts the operator, or with -instances K one operator per
+// instance, each with its --watch-filter.
+func startKrtts(b *bench, bin string) (procs, error) {
+	if b.o.instances <= 1 {
+		p, err := startKrtt(b, bin, "")
+		if err != nil {
+			return nil, err
+		}
+		return procs{p}, nil
+	}
+	var ps procs
+	for i := range b.o.instances {
+		p, err := startKrtt(b, bin, instanceFilter(i))
+		if err != nil {
+			return nil, errors.Join(err, ps.stop())
+		}
+		ps = append(ps, p)
+	}
+	return ps, nil
+}
+
+// startKrtt starts one operator process, managing the Machines and
+// Clusters labelled filter (all when filter is empty).
+func startKrtt(b *bench, bin, filter string) (*controllerProc, error) {
 	mport, err := localcp.FreePort()
 	if err != nil {
 		return nil, err
@@ -61,16 +86,22 @@ func startKrtt(b *bench, bin string) (*controllerProc, error) {
 	probe := fmt.Sprintf("127.0.0.1:%d", pport)
 	// controller-runtime's default config has no client-side rate limit
 	// (QPS -1), so krtt needs no flag for that.
-	p, err := startProc("krtt-operator", bin, []string{
+	name, args := "krtt-operator", []string{
 		"--kubeconfig", b.cp.Kubeconfig,
 		"--metrics-bind-address", metrics,
 		"--health-probe-bind-address", probe,
 		"--machine-concurrency", strconv.Itoa(b.o.concurrency),
 		"--zap-log-level", "error",
-	}, "http://"+metrics+"/metrics", "http://"+probe+"/readyz", filepath.Join(b.cp.Dir, "logs", "krtt-operator.log"))
+	}
+	if filter != "" {
+		name += "-" + filter
+		args = append(args, "--watch-filter", filter)
+	}
+	p, err := startProc(name, bin, args, "http://"+metrics+"/metrics", "http://"+probe+"/readyz", filepath.Join(b.cp.Dir, "logs", name+".log"))
 	if err != nil {
 		return nil, err
 	}
+	p.filter = filter
 	if err := p.waitReady(time.Minute); err != nil {
 		return nil, errors.Join(err, p.stop())
 	}

@@ -37,8 +37,8 @@ func measure(ctx context.Context, b *bench, f flavour) (res Result) {
 	switch {
 	case b.o.machineSets:
 		err = machineSetLifecycle(ctx, b, f, ns, proc, &res)
-	case len(b.workloads) > 0:
-		err = workloadLifecycle(ctx, b, f, ns, proc, &res)
+	case len(b.clusters) > 0:
+		err = spreadLifecycle(ctx, b, f, ns, proc, &res)
 	default:
 		err = lifecycle(ctx, b, f, ns, proc, &res)
 	}
@@ -56,7 +56,7 @@ func measure(ctx context.Context, b *bench, f flavour) (res Result) {
 // lifecycle: a control-plane Machine first (Cluster API drains and deletes
 // worker Nodes only when the Cluster has one), then N workers created →
 // Running, Pods on every Node, every worker deleted → gone.
-func lifecycle(ctx context.Context, b *bench, f flavour, ns string, proc *controllerProc, res *Result) (err error) {
+func lifecycle(ctx context.Context, b *bench, f flavour, ns string, proc procs, res *Result) (err error) {
 	running := poll{gvk: f.machine, namespace: ns, what: "Running", done: phaseIs("Running"), describe: phaseOf}
 	if err := controlPlaneFirst(ctx, b, f, ns); err != nil {
 		return err
@@ -142,31 +142,59 @@ func controlPlaneFirst(ctx context.Context, b *bench, f flavour, ns string) erro
 
 // sampleResources samples the controller's requests and CPU now; finish
 // samples again and writes the differences (per worker Machine) and the
-// peak RSS into res.
-func sampleResources(proc *controllerProc, b *bench, res *Result) (finish func() error, err error) {
-	before, err := proc.sample()
+// peak RSS into res. With several instances res adds them up (peak RSS:
+// the sum of each process's peak) and keeps each one's figures, its
+// requests divided by its own Machines.
+func sampleResources(ps procs, b *bench, res *Result) (finish func() error, err error) {
+	before, err := ps.sample()
 	if err != nil {
 		return nil, err
 	}
 	return func() error {
-		after, serr := proc.sample()
-		hwm, herr := peakRSSKiB(proc.pid())
-		if e := errors.Join(serr, herr); e != nil {
+		after, serr := ps.sample()
+		hwm := make([]int64, len(ps))
+		var herrs []error
+		for i, p := range ps {
+			var herr error
+			hwm[i], herr = peakRSSKiB(p.pid())
+			herrs = append(herrs, herr)
+		}
+		if e := errors.Join(serr, errors.Join(herrs...)); e != nil {
 			return e
 		}
-		res.RequestsPerMachine, res.RequestsPerMachineTotal = perMachine(before.requests, after.requests, b.o.n)
-		if len(b.workloads) > 0 {
-			// What did not go to the management cluster went to a workload cluster.
-			res.WorkloadRequestsPerMachine, res.WorkloadRequestsPerMachineTotal = perMachine(
-				before.byHost.except(b.managementHost), after.byHost.except(b.managementHost), b.o.n)
+		var peak int64
+		for _, h := range hwm {
+			peak += h
 		}
-		res.RequestsPerMachineByKind, _ = perMachine(before.kinds, after.kinds, b.o.n)
-		res.RowsPerMachine, _ = perMachine(before.rows, after.rows, b.o.n)
-		res.CPUSeconds = round1(after.cpu - before.cpu)
-		res.CPUSecondsInclStart = round1(after.cpu)
-		res.PeakRSSMiB = round1(float64(hwm) / 1024)
+		writeResources(res, b, sum(before), sum(after), peak)
+		if len(ps) > 1 {
+			res.Instances = make([]Instance, len(ps))
+			for i, p := range ps {
+				in := Instance{WatchFilter: p.filter, Machines: b.workersOf(p.filter)}
+				in.RequestsPerMachine, in.RequestsPerMachineTotal = perMachine(before[i].requests, after[i].requests, in.Machines)
+				in.CPUSeconds, in.CPUSecondsInclStart = round1(after[i].cpu-before[i].cpu), round1(after[i].cpu)
+				in.PeakRSSMiB = round1(float64(hwm[i]) / 1024)
+				res.Instances[i] = in
+			}
+		}
 		return nil
 	}, nil
+}
+
+// writeResources writes into res what the controller sent and used between
+// two samples, per worker Machine, and its peak RSS (KiB).
+func writeResources(res *Result, b *bench, before, after sample, peakKiB int64) {
+	res.RequestsPerMachine, res.RequestsPerMachineTotal = perMachine(before.requests, after.requests, b.o.n)
+	if len(b.workloads) > 0 {
+		// What did not go to the management cluster went to a workload cluster.
+		res.WorkloadRequestsPerMachine, res.WorkloadRequestsPerMachineTotal = perMachine(
+			before.byHost.except(b.managementHost), after.byHost.except(b.managementHost), b.o.n)
+	}
+	res.RequestsPerMachineByKind, _ = perMachine(before.kinds, after.kinds, b.o.n)
+	res.RowsPerMachine, _ = perMachine(before.rows, after.rows, b.o.n)
+	res.CPUSeconds = round1(after.cpu - before.cpu)
+	res.CPUSecondsInclStart = round1(after.cpu)
+	res.PeakRSSMiB = round1(float64(peakKiB) / 1024)
 }
 
 func createMachine(ctx context.Context, c client.Client, f flavour, ns, name string, controlPlane bool) error {

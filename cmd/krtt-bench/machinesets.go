@@ -24,7 +24,7 @@ const benchSet = "bench-set"
 // waited for until its Machines are gone. The halves start at the scale
 // request; the requests count everything the operator sent for both
 // controllers, divided by N.
-func machineSetLifecycle(ctx context.Context, b *bench, f flavour, ns string, proc *controllerProc, res *Result) (err error) {
+func machineSetLifecycle(ctx context.Context, b *bench, f flavour, ns string, proc procs, res *Result) (err error) {
 	if err := controlPlaneFirst(ctx, b, f, ns); err != nil {
 		return err
 	}

@@ -16,6 +16,10 @@
 // sigs.k8s.io/cluster-api, built by `make bench-peer` from hack/capi), and
 // adds the ratios. -o json prints the report as one JSON document.
 //
+// With -instances K it runs K krtt operators, each with its own
+// --watch-filter, on K parts of the fleet (a Cluster each, labelled with
+// its Machines), and adds their figures up.
+//
 // With -machinesets it measures a MachineSet instead of N Machines created
 // one by one: scaled from 0 to N, Running, Pods bound, scaled to 0, gone.
 package main
@@ -47,7 +51,10 @@ type options struct {
 	n, concurrency, podsPerNode, workers int
 	// workloadClusters > 0 spreads the Machines over that many Clusters,
 	// each with its own workload API server.
-	workloadClusters               int
+	workloadClusters int
+	// instances > 1 runs that many operator processes, each with its own
+	// --watch-filter, on as many parts of the fleet.
+	instances                      int
 	dir, operatorBin, output, peer string
 	build, peerFirst, machineSets  bool
 	timeout, heartbeat             time.Duration
@@ -66,6 +73,9 @@ type bench struct {
 	// requests sent there from those sent to the workload clusters.
 	workloads      []*workload
 	managementHost string
+	// clusters are the Clusters the Machines are spread over (with
+	// -workload-clusters or -instances; empty: the flavour's one Cluster).
+	clusters []fleetCluster
 }
 
 func main() {
@@ -85,6 +95,8 @@ func main() {
 	flag.BoolVar(&o.peerFirst, "peer-first", false, "Measure the peer before krtt (to see how much the order matters); the ratios stay peer ÷ krtt.")
 	flag.IntVar(&o.workloadClusters, "workload-clusters", 0,
 		"Spread the N Machines over this many Clusters, each with its own workload API server (a local control plane) and <cluster>-kubeconfig Secret; requests are split into management and workload. 0: self-hosted.")
+	flag.IntVar(&o.instances, "instances", 1,
+		"Run this many krtt operator processes, each with --watch-filter instance-I, and spread the N Machines over as many Clusters labelled for them (or over the -workload-clusters, round-robin); the figures add the instances up and each one's are shown.")
 	flag.StringVar(&o.capi.manager, "capi-manager", "bin/capi-manager", "Cluster API core manager binary (`make bench-peer` builds it).")
 	flag.StringVar(&o.capi.crds, "capi-crds", "", "Cluster API CRD directory (default: core/config/crd/bases of the module hack/capi requires).")
 	flag.Parse()
@@ -119,6 +131,12 @@ func validate(o options) error {
 		return fmt.Errorf("-workload-clusters %d: cannot be negative", o.workloadClusters)
 	case o.workloadClusters > 0 && (o.peer != "" || o.machineSets):
 		return errors.New("-workload-clusters measures krtt's Machines only; drop -peer and -machinesets")
+	case o.instances < 1:
+		return fmt.Errorf("-instances %d: need at least one operator", o.instances)
+	case o.instances > 1 && (o.peer != "" || o.machineSets):
+		return errors.New("-instances measures krtt's Machines only; drop -peer and -machinesets")
+	case o.instances > 1 && o.workloadClusters > 0 && o.workloadClusters < o.instances:
+		return fmt.Errorf("-instances %d over -workload-clusters %d: every instance needs a Cluster", o.instances, o.workloadClusters)
 	}
 	return nil
 }
@@ -238,10 +256,14 @@ func run(o options) (err error) {
 	if err != nil {
 		return err
 	}
-	b := &bench{o: o, root: root, cp: cp, client: c, serverVersion: sv.GitVersion, workloads: workloads, managementHost: mgmtHost}
+	b := &bench{o: o, root: root, cp: cp, client: c, serverVersion: sv.GitVersion, workloads: workloads, managementHost: mgmtHost,
+		clusters: layFleet(workloads, o.instances)}
 	rep := Report{N: o.n, PodsPerNode: o.podsPerNode, MachineConcurrency: o.concurrency,
 		SimHeartbeatSeconds: o.heartbeat.Seconds(), APIServerVersion: sv.GitVersion, Started: time.Now().UTC().Round(time.Second),
-		WorkloadClusters: len(workloads)}
+		WorkloadClusters: len(workloads), Clusters: len(b.clusters)}
+	if o.instances > 1 {
+		rep.Instances = o.instances
+	}
 	for _, f := range flavours {
 		if ctx.Err() != nil {
 			break

@@ -21,6 +21,34 @@ type controllerProc struct {
 	ready   string // URL answering 200 once the manager is up
 	done    chan error
 	log     *os.File
+	// filter is the --watch-filter value of an operator instance of
+	// -instances; empty for a controller of the whole fleet.
+	filter string
+}
+
+// procs are the processes of the controller under measurement: one, or
+// one per operator instance with -instances.
+type procs []*controllerProc
+
+// stop stops every process.
+func (ps procs) stop() error {
+	var errs []error
+	for _, p := range ps {
+		errs = append(errs, p.stop())
+	}
+	return errors.Join(errs...)
+}
+
+// sample reads every process at (nearly) one instant.
+func (ps procs) sample() ([]sample, error) {
+	out := make([]sample, len(ps))
+	var errs []error
+	for i, p := range ps {
+		s, err := p.sample()
+		out[i] = s
+		errs = append(errs, err)
+	}
+	return out, errors.Join(errs...)
 }
 
 func startProc(name, bin string, args []string, metricsURL, readyURL, logPath string) (*controllerProc, error) {
@@ -122,6 +150,32 @@ type sample struct {
 	// byHost splits requests by the API server they went to.
 	byHost hostRequests
 	cpu    float64
+}
+
+// sum adds samples of several processes up.
+func sum(ss []sample) sample {
+	out := sample{requests: requestCounts{}, kinds: requestCounts{}, rows: requestCounts{}, byHost: hostRequests{}}
+	for _, s := range ss {
+		out.cpu += s.cpu
+		for k, v := range s.requests {
+			out.requests[k] += v
+		}
+		for k, v := range s.kinds {
+			out.kinds[k] += v
+		}
+		for k, v := range s.rows {
+			out.rows[k] += v
+		}
+		for h, counts := range s.byHost {
+			if out.byHost[h] == nil {
+				out.byHost[h] = requestCounts{}
+			}
+			for k, v := range counts {
+				out.byHost[h][k] += v
+			}
+		}
+	}
+	return out
 }
 
 func (p *controllerProc) sample() (sample, error) {

@@ -22,9 +22,15 @@ type Report struct {
 	// WorkloadClusters is how many Clusters the Machines were spread over,
 	// each with its own API server (0: self-hosted, the Node side is the
 	// management cluster).
-	WorkloadClusters int       `json:"workloadClusters,omitempty"`
-	Started          time.Time `json:"started"`
-	Results          []Result  `json:"results"`
+	WorkloadClusters int `json:"workloadClusters,omitempty"`
+	// Clusters is how many Clusters the Machines were spread over
+	// (-workload-clusters, -instances; 0: one).
+	Clusters int `json:"clusters,omitempty"`
+	// Instances is how many operator processes split the fleet, each with
+	// its own --watch-filter (-instances; 0: one, unfiltered).
+	Instances int       `json:"instances,omitempty"`
+	Started   time.Time `json:"started"`
+	Results   []Result  `json:"results"`
 	// Comparison is set when a peer ran next to krtt.
 	Comparison *Comparison `json:"comparison,omitempty"`
 	// Notes say what the figures include and what is not comparable.
@@ -62,11 +68,27 @@ type Result struct {
 	// the resource figures then stop at the failure.
 	Complete bool   `json:"complete"`
 	Error    string `json:"error,omitempty"`
+	// Instances are each operator instance's figures with -instances (the
+	// fields above add them up; PeakRSSMiB is the sum of their peaks).
+	Instances []Instance `json:"instances,omitempty"`
 	// LoadAverage is the machine's 1-minute load average when the
 	// controller started and when it was stopped: other work on the
 	// machine slows both halves, so a ratio is only as good as the loads
 	// were alike.
 	LoadAverage *LoadAverage `json:"loadAverage,omitempty"`
+}
+
+// Instance is one operator instance's share of a -instances run: its
+// requests divided by the worker Machines it manages, its CPU and its
+// peak RSS.
+type Instance struct {
+	WatchFilter             string             `json:"watchFilter"`
+	Machines                int                `json:"machines"`
+	RequestsPerMachine      map[string]float64 `json:"requestsPerMachine,omitempty"`
+	RequestsPerMachineTotal float64            `json:"requestsPerMachineTotal"`
+	CPUSeconds              float64            `json:"cpuSeconds"`
+	CPUSecondsInclStart     float64            `json:"cpuSecondsInclStart"`
+	PeakRSSMiB              float64            `json:"peakRSSMiB"`
 }
 
 // LoadAverage is /proc/loadavg's first field at two instants.
@@ -187,8 +209,14 @@ func writeTable(w io.Writer, rep Report) {
 	head = append(head, "requests/Machine", "CPU", "peak RSS")
 
 	where := "self-hosted (the Node side is the management cluster)"
-	if rep.WorkloadClusters > 0 {
+	switch {
+	case rep.WorkloadClusters > 0:
 		where = fmt.Sprintf("spread over %d Clusters, each with its own workload API server", rep.WorkloadClusters)
+	case rep.Clusters > 1:
+		where = fmt.Sprintf("spread over %d self-hosted Clusters", rep.Clusters)
+	}
+	if rep.Instances > 1 {
+		where += fmt.Sprintf(", %d operator instances (--watch-filter) on as many parts", rep.Instances)
 	}
 	_, _ = fmt.Fprintf(w, "\nMachine lifecycle bench: N=%d %s, %d Pods per Node, --machine-concurrency %d, sim heartbeat %s, kube-apiserver %s\n\n",
 		rep.N, where, rep.PodsPerNode, rep.MachineConcurrency, time.Duration(rep.SimHeartbeatSeconds*float64(time.Second)), rep.APIServerVersion)
@@ -203,6 +231,7 @@ func writeTable(w io.Writer, rep Report) {
 	_, _ = fmt.Fprintln(w)
 	for _, r := range rep.Results {
 		writeKinds(w, r)
+		writeInstances(w, r)
 	}
 	for _, r := range rep.Results {
 		if r.Error != "" {
@@ -215,6 +244,10 @@ func writeTable(w io.Writer, rep Report) {
 	if rep.WorkloadClusters > 0 {
 		_, _ = fmt.Fprintln(w, "With workload clusters each request figure reads total (management + workload): the part sent to the management")
 		_, _ = fmt.Fprintln(w, "cluster's API server and the part sent to the workload clusters' (by client-go's host label).")
+	}
+	if rep.Instances > 1 {
+		_, _ = fmt.Fprintln(w, "With several operator instances the row adds them up: their requests (divided by N) and CPU, and the sum of")
+		_, _ = fmt.Fprintln(w, "their peak RSS; each instance's own requests are divided by the Machines it manages.")
 	}
 	if rep.Comparison != nil {
 		_, _ = fmt.Fprintf(w, "The last row is %s ÷ %s: above 1, %s took longer, sent more or used more.\n", rep.Comparison.Peer, rep.Comparison.Baseline, rep.Comparison.Peer)
@@ -256,6 +289,15 @@ func writeKinds(w io.Writer, r Result) {
 		parts = append(parts, fmt.Sprintf("%s %.2f", k, r.RequestsPerMachineByKind[k]))
 	}
 	_, _ = fmt.Fprintf(w, "%s requests/Machine by verb and resource: %s\n", r.Controller, strings.Join(parts, ", "))
+}
+
+// writeInstances lists each operator instance's figures, one line each;
+// nothing for a run of one.
+func writeInstances(w io.Writer, r Result) {
+	for _, in := range r.Instances {
+		_, _ = fmt.Fprintf(w, "%s instance --watch-filter %s (%d Machines): %.1f requests/Machine, CPU %.1fs (%.1fs), peak RSS %.0f MiB\n",
+			r.Controller, in.WatchFilter, in.Machines, in.RequestsPerMachineTotal, in.CPUSeconds, in.CPUSecondsInclStart, in.PeakRSSMiB)
+	}
 }
 
 func tableRow(n int, r Result, vs []string) []string {

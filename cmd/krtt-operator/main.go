@@ -39,7 +39,7 @@ func main() {
 	flag.DurationVar(&retryPeriod, "leader-election-retry-period", 2*time.Second, "How often replicas try to acquire or renew the Lease.")
 	flag.IntVar(&concurrency, "machine-concurrency", 10, "Machines reconciled in parallel.")
 	flag.StringVar(&watchFilter, "watch-filter", "",
-		"Manage only the Machines labelled cluster.krtt.dev/watch-filter=VALUE, so several instances can each run a part of a fleet (label a Cluster's Machines alike); empty manages all.")
+		"Manage only the Machines, MachineSets and Clusters labelled cluster.krtt.dev/watch-filter=VALUE, so several instances can each run a part of a fleet (label a Cluster and all its Machines alike); empty manages all.")
 	flag.StringVar(&tablesDir, "tables", "", "Load the Machine, MachineSet and Cluster tables from this directory instead of the embedded ones; the operator refuses to start on any lint finding.")
 	opts := zap.Options{Development: false}
 	opts.BindFlags(flag.CommandLine)

@@ -6,6 +6,7 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"os"
 
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -28,22 +29,29 @@ func main() {
 	flag.DurationVar(&opts.HeartbeatInterval, "heartbeat-interval", sim.DefaultHeartbeatInterval, "Interval of the sim Nodes' Ready heartbeats.")
 	flag.DurationVar(&opts.DisruptedPodTimeout, "disrupted-pod-timeout", sim.DefaultDisruptedPodTimeout,
 		"How long a Pod the Eviction API recorded in a PodDisruptionBudget's disruptedPods holds the budget while it is not deleted.")
+	flag.StringVar(&opts.WatchFilter, "watch-filter", "",
+		"Act only on the SimMachines, SimBootstrapConfigs, SimControlPlanes and PodDisruptionBudgets labelled cluster.krtt.dev/watch-filter=VALUE, and label the Nodes registered alike, so a sim runs beside each krtt-operator --watch-filter VALUE; empty acts on all.")
 	zopts := zap.Options{Development: false}
 	zopts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zopts)))
 	log := ctrl.Log.WithName("setup")
 
+	mgrOpts := ctrl.Options{
+		Scheme:                 sim.Scheme(),
+		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
+		HealthProbeBindAddress: probeAddr,
+	}
+	if err := sim.WatchFilter(&mgrOpts, opts.WatchFilter); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		log.Error(err, "no Kubernetes configuration")
 		os.Exit(1)
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 sim.Scheme(),
-		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
-		HealthProbeBindAddress: probeAddr,
-	})
+	mgr, err := ctrl.NewManager(cfg, mgrOpts)
 	if err != nil {
 		log.Error(err, "unable to create the manager")
 		os.Exit(1)
@@ -63,7 +71,7 @@ func main() {
 			os.Exit(1)
 		}
 	}
-	log.Info("starting the sim provider", "kubeletGraceCap", opts.KubeletGracePeriodCap.String(), "heartbeat", opts.HeartbeatInterval.String())
+	log.Info("starting the sim provider", "kubeletGraceCap", opts.KubeletGracePeriodCap.String(), "heartbeat", opts.HeartbeatInterval.String(), "watchFilter", opts.WatchFilter)
 	if err := mgr.Start(ctx); err != nil {
 		log.Error(err, "manager stopped")
 		os.Exit(1)

@@ -6,10 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -64,17 +62,11 @@ func Label[T client.Object](o T) T {
 }
 
 // OperatorOptions are the manager options of an operator that manages only
-// the objects labelled filter: operator.WatchFilter (Machines, MachineSets)
-// and, for tests only, Clusters too, since every operator runs a Cluster
-// controller that would otherwise write the status of every package's
-// Clusters from its own filtered view of their Machines.
+// the objects labelled filter (operator.WatchFilter: Machines, MachineSets
+// and Clusters), as the operator's --watch-filter makes it.
 func OperatorOptions(filter string) (ctrl.Options, error) {
 	o := ctrl.Options{Controller: ctrlConfig()}
-	if err := operator.WatchFilter(&o, filter); err != nil {
-		return o, err
-	}
-	o.Cache.ByObject[&clusterv1.Cluster{}] = cache.ByObject{Label: labels.SelectorFromSet(labels.Set{clusterv1.WatchFilterLabel: filter})}
-	return o, nil
+	return o, operator.WatchFilter(&o, filter)
 }
 
 // NewSimManager returns a manager running the simulated provider's

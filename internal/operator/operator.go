@@ -26,6 +26,7 @@ import (
 	"github.com/krtt-dev/krtt/internal/controller/machine"
 	"github.com/krtt-dev/krtt/internal/controller/machineset"
 	"github.com/krtt-dev/krtt/internal/remote"
+	"github.com/krtt-dev/krtt/reconciler"
 	krtttables "github.com/krtt-dev/krtt/tables"
 )
 
@@ -171,13 +172,19 @@ func LoadSets(dir string) (TableSets, error) {
 	return out, nil
 }
 
-// WatchFilter makes a manager see only the Machines labelled
-// cluster.krtt.dev/watch-filter=value (no filter when value is empty), as
-// Cluster API's --watch-filter does: its cache holds no other Machine, so no
-// event, mapping or list of this operator ever reaches one; MachineSets are
-// filtered alike and label the Machines they create. Clusters,
-// provider objects and Nodes are not filtered. Instances with different
-// filters elect their leaders apart (a Lease per filter value).
+// WatchFilter makes a manager see only the Machines, MachineSets and
+// Clusters labelled cluster.krtt.dev/watch-filter=value (no filter when
+// value is empty), as Cluster API's --watch-filter does: its cache holds no
+// other, so no event, mapping or list of this operator ever reaches one.
+// An instance manages the Clusters carrying its value and the Machines
+// carrying it; the Cluster controller writes the status of its own
+// Clusters only, counting the Machines it sees, which are all of a Cluster's
+// Machines when the Cluster and its Machines carry the same value (the way
+// to split a fleet). A Machine whose Cluster carries another value (or
+// none) reads its Cluster as missing and waits (machine-normal N05).
+// MachineSets label the Machines they create alike. Provider objects,
+// Secrets and Nodes are not filtered. Instances with different filters
+// elect their leaders apart (a Lease per filter value).
 func WatchFilter(o *ctrl.Options, value string) error {
 	if value == "" {
 		return nil
@@ -189,10 +196,11 @@ func WatchFilter(o *ctrl.Options, value string) error {
 		o.Cache.ByObject = map[client.Object]cache.ByObject{}
 	}
 	filter := labels.SelectorFromSet(labels.Set{clusterv1.WatchFilterLabel: value})
-	o.Cache.ByObject[&clusterv1.Machine{}] = cache.ByObject{Label: filter}
 	// A MachineSet passes its label on to the Machines it creates: an
 	// instance sees its sets and their Machines, never half of a set.
-	o.Cache.ByObject[&clusterv1.MachineSet{}] = cache.ByObject{Label: filter}
+	for _, obj := range []client.Object{&clusterv1.Machine{}, &clusterv1.MachineSet{}, &clusterv1.Cluster{}} {
+		o.Cache.ByObject[obj] = cache.ByObject{Label: filter}
+	}
 	if o.LeaderElectionID == "" {
 		o.LeaderElectionID = strings.ReplaceAll(strings.ToLower(value), "_", "-") + "." + LeaderElectionID
 	}
@@ -204,15 +212,22 @@ const LeaderElectionID = "krtt-operator.krtt.dev"
 
 // NewManager is the one way the operator's manager is built, by the binary,
 // make run, the demo and the tests alike: krtt's scheme, provider objects
-// read from the cache, the shared Lease name, requests counted by kind
-// (krtt_api_requests_total), and no metrics endpoint unless
-// one is asked for (tests run several managers in one process).
+// read from the cache (a kind the cache cannot sync fails such a read at
+// once instead of holding the worker: reconciler.KindSync), the shared Lease
+// name, requests counted by kind (krtt_api_requests_total), and no metrics
+// endpoint unless one is asked for (tests run several managers in one
+// process).
 func NewManager(cfg *rest.Config, o ctrl.Options) (ctrl.Manager, error) {
 	cfg = rest.CopyConfig(cfg)
 	CountRequests(cfg)
 	o.Scheme = Scheme()
 	o.Client = ClientOptions()
 	SlimCache(&o)
+	kinds := reconciler.NewKindSync(ctrl.Log.WithName("kind-sync"))
+	o.NewClient = kinds.NewClient
+	if o.Cache.DefaultWatchErrorHandler == nil {
+		o.Cache.DefaultWatchErrorHandler = kinds.WatchErrorHandler
+	}
 	if o.LeaderElectionID == "" {
 		o.LeaderElectionID = LeaderElectionID
 	}

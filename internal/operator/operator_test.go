@@ -22,14 +22,14 @@ func TestWatchFilter(t *testing.T) {
 	if err := WatchFilter(&o, "Team_A"); err != nil {
 		t.Fatal(err)
 	}
-	if len(o.Cache.ByObject) != 2 {
-		t.Fatalf("cache restricted for %d kinds, want Machines and MachineSets", len(o.Cache.ByObject))
+	if len(o.Cache.ByObject) != 3 {
+		t.Fatalf("cache restricted for %d kinds, want Machines, MachineSets and Clusters", len(o.Cache.ByObject))
 	}
 	for obj, by := range o.Cache.ByObject {
 		switch obj.(type) {
-		case *clusterv1.Machine, *clusterv1.MachineSet:
+		case *clusterv1.Machine, *clusterv1.MachineSet, *clusterv1.Cluster:
 		default:
-			t.Errorf("cache restricted for %T, want *Machine or *MachineSet", obj)
+			t.Errorf("cache restricted for %T, want *Machine, *MachineSet or *Cluster", obj)
 		}
 		if got, want := by.Label.String(), clusterv1.WatchFilterLabel+"=Team_A"; got != want {
 			t.Errorf("selector %q, want %q", got, want)
@@ -65,8 +65,8 @@ func TestSlimCacheTrimsPods(t *testing.T) {
 			transform = by.Transform
 		}
 	}
-	if transform == nil || len(o.Cache.ByObject) != 3 {
-		t.Fatalf("Pod transform %v among %d cache entries, want it beside the Machine and MachineSet filters", transform != nil, len(o.Cache.ByObject))
+	if transform == nil || len(o.Cache.ByObject) != 4 {
+		t.Fatalf("Pod transform %v among %d cache entries, want it beside the Machine, MachineSet and Cluster filters", transform != nil, len(o.Cache.ByObject))
 	}
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Labels: map[string]string{"app": "web"},

@@ -107,9 +107,9 @@ func (ms *managers) run(name string, mgr ctrl.Manager) {
 	}()
 }
 
-// operator starts the operator, managing only the Machines (and, here,
-// Clusters) labelled with harness.Filter, or with harness.Filter-<split>
-// when split is not empty, and records the rows it fires.
+// operator starts the operator, managing only the Machines and Clusters
+// labelled with harness.Filter, or with harness.Filter-<split> when split
+// is not empty, and records the rows its controllers fire.
 func (ms *managers) operator(split string) *traces {
 	ms.t.Helper()
 	set, err := krtttables.Load(krtttables.Machine, "")
@@ -124,12 +124,11 @@ func (ms *managers) operator(split string) *traces {
 	if err != nil {
 		ms.t.Fatal(err)
 	}
-	r, err := operator.Setup(ms.ctx, opMgr, set, operator.Options{MachineConcurrency: 4})
-	if err != nil {
+	// The rows of every controller (Machine and Cluster), by object.
+	tr := &traces{rows: map[string][]engine.Trace{}}
+	if _, err := operator.Setup(ms.ctx, opMgr, set, operator.Options{MachineConcurrency: 4, Traces: tr.add}); err != nil {
 		ms.t.Fatal(err)
 	}
-	tr := &traces{rows: map[string][]engine.Trace{}}
-	r.Runner().Subscribe(tr.add)
 	ms.run("operator "+split, opMgr)
 	return tr
 }

@@ -18,11 +18,11 @@ import (
 )
 
 // TestWatchFilterSplitsTheFleet: two operators started with --watch-filter a
-// and b each run the Machines labelled for them, through Running and
-// deletion, and neither touches the other's nor an unlabelled Machine.
-// (The values are harness.Filter-a and -b, and each split has a Cluster
-// labelled alike: operators in tests filter Clusters too, see
-// harness.OperatorOptions.)
+// and b each run the Machines and the Cluster labelled for them, through
+// Running and deletion, and neither touches the other's nor an unlabelled
+// Machine or Cluster: each Cluster's status is written by its own operator
+// only, counting the Machines labelled alike. (The values are
+// harness.Filter-a and -b.)
 func TestWatchFilterSplitsTheFleet(t *testing.T) {
 	ms := newManagers(t)
 	trA, trB := ms.operator("a"), ms.operator("b")
@@ -31,11 +31,18 @@ func TestWatchFilterSplitsTheFleet(t *testing.T) {
 	ctx := context.Background()
 	ns := localcp.UniqueName("split")
 	must(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
-	for _, split := range []string{"a", "b"} {
+	// The fixtures label for this package's fleet; the unlabelled Cluster
+	// loses its label before any operator here could see it (none watches
+	// harness.Filter itself during this test).
+	for _, split := range []string{"a", "b", "none"} {
 		cl, err := harness.ClusterObjects(ctx, c, ns, "c-"+split, true)
 		must(t, err)
 		before := cl.DeepCopy()
-		cl.Labels[clusterv1.WatchFilterLabel] = splitFilter(split)
+		if split == "none" {
+			delete(cl.Labels, clusterv1.WatchFilterLabel)
+		} else {
+			cl.Labels[clusterv1.WatchFilterLabel] = splitFilter(split)
+		}
 		must(t, c.Patch(ctx, cl, client.MergeFrom(before)))
 	}
 
@@ -76,18 +83,33 @@ func TestWatchFilterSplitsTheFleet(t *testing.T) {
 		})
 	}
 
-	// Each operator fired rows for its own Machine only.
+	// Each Cluster counts the Machines labelled alike: c-a its m-a, not the
+	// unlabelled m-none that names it too.
+	for _, name := range []string{"c-a", "c-b"} {
+		eventually(t, 60*time.Second, name+" counts its Machine", func(ctx context.Context) error {
+			cl := &clusterv1.Cluster{}
+			if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, cl); err != nil {
+				return err
+			}
+			if got := cl.Status.Machines; got.Total != 1 || got.Ready != 1 {
+				return fmt.Errorf("status.machines %+v, want 1 Machine, Ready", got)
+			}
+			return nil
+		})
+	}
+
+	// Each operator fired rows for its own Machine and Cluster only.
 	for _, o := range []struct {
 		name        string
 		tr          *traces
 		own, others []string
 	}{
-		{"a", trA, []string{"m-a"}, []string{"m-b", "m-none"}},
-		{"b", trB, []string{"m-b"}, []string{"m-a", "m-none"}},
+		{"a", trA, []string{"m-a", "c-a"}, []string{"m-b", "m-none", "c-b", "c-none"}},
+		{"b", trB, []string{"m-b", "c-b"}, []string{"m-a", "m-none", "c-a", "c-none"}},
 	} {
 		for _, m := range o.own {
 			if len(o.tr.of(ns+"/"+m)) == 0 {
-				t.Errorf("operator %s fired no row for its Machine %s", o.name, m)
+				t.Errorf("operator %s fired no row for its %s", o.name, m)
 			}
 		}
 		for _, m := range o.others {
@@ -103,6 +125,11 @@ func TestWatchFilterSplitsTheFleet(t *testing.T) {
 	}
 	if none.Status.State != "" || len(none.Finalizers) > 0 {
 		t.Errorf("the unlabelled Machine was reconciled: state %q, finalizers %v", none.Status.State, none.Finalizers)
+	}
+	noCluster := &clusterv1.Cluster{}
+	must(t, c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "c-none"}, noCluster))
+	if noCluster.Status.State != "" || len(noCluster.Status.Conditions) > 0 {
+		t.Errorf("the unlabelled Cluster's status was written: state %q, conditions %v", noCluster.Status.State, noCluster.Status.Conditions)
 	}
 
 	// Deletion runs on the same split.
@@ -122,7 +149,7 @@ func TestWatchFilterSplitsTheFleet(t *testing.T) {
 		})
 	}
 	for _, tr := range []*traces{trA, trB} {
-		for _, m := range []string{"m-none"} {
+		for _, m := range []string{"m-none", "c-none"} {
 			if rows := tr.of(ns + "/" + m); len(rows) > 0 {
 				t.Errorf("a filtered operator fired rows for %s: %s", m, strings.Join([]string{rows[0].Table, rows[0].Row}, " "))
 			}

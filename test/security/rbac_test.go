@@ -309,18 +309,17 @@ func init() {
 	}
 }
 
-func TestOperatorRunsWithGeneratedRBAC(t *testing.T) {
-	ctx := context.Background()
-	role, leRole := applyRBAC(t, ctx)
-	rec := &recorder{requests: map[access]int{}, forbidden: map[string]int{}}
-
-	// The operator: impersonating its ServiceAccount, with leader election
-	// as the shipped Deployment runs it.
+// startOperator runs the operator as its ServiceAccount (its requests
+// through rec) and the simulated provider as admin until the test ends or
+// the returned stop is called (it waits until both have stopped).
+func startOperator(t *testing.T, ctx context.Context, rec *recorder, leaderElect bool) (stop func()) {
+	t.Helper()
 	set, machineSets, err := operator.Sets("")
 	must(t, err)
 	mctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	t.Cleanup(func() { cancel(); wg.Wait() })
+	stop = func() { cancel(); wg.Wait() }
+	t.Cleanup(stop)
 	run := func(name string, mgr ctrl.Manager) {
 		wg.Add(1)
 		go func() {
@@ -334,7 +333,7 @@ func TestOperatorRunsWithGeneratedRBAC(t *testing.T) {
 	// control plane may be shared with other packages.
 	opts, err := harness.OperatorOptions(harness.Filter)
 	must(t, err)
-	opts.LeaderElection, opts.LeaderElectionNamespace, opts.LeaderElectionReleaseOnCancel = true, operatorNS, true
+	opts.LeaderElection, opts.LeaderElectionNamespace, opts.LeaderElectionReleaseOnCancel = leaderElect, operatorNS, true
 	opMgr, err := operator.NewManager(operatorConfig(rec), opts)
 	must(t, err)
 	_, err = operator.Setup(mctx, opMgr, set, operator.Options{MachineConcurrency: 2, MachineSets: machineSets})
@@ -345,11 +344,22 @@ func TestOperatorRunsWithGeneratedRBAC(t *testing.T) {
 	must(t, err)
 	run("operator", opMgr)
 	run("sim", simMgr)
+	return stop
+}
+
+func TestOperatorRunsWithGeneratedRBAC(t *testing.T) {
+	ctx := context.Background()
+	role, leRole := applyRBAC(t, ctx)
+	rec := &recorder{requests: map[access]int{}, forbidden: map[string]int{}}
+
+	// The operator: impersonating its ServiceAccount, with leader election
+	// as the shipped Deployment runs it.
+	stop := startOperator(t, ctx, rec, true)
 
 	c := env.Client
 	ns := localcp.UniqueName("rbac")
 	must(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
-	_, err = harness.ClusterObjects(ctx, c, ns, "c1", true)
+	_, err := harness.ClusterObjects(ctx, c, ns, "c1", true)
 	must(t, err)
 	_, err = harness.MachineObjects(ctx, c, ns, "c1", "m1", simv1.SimBehavior{ProvisionDelaySeconds: 1, DeleteDelaySeconds: 1})
 	must(t, err)
@@ -455,8 +465,7 @@ func TestOperatorRunsWithGeneratedRBAC(t *testing.T) {
 		}
 		return nil
 	})
-	cancel()
-	wg.Wait()
+	stop()
 
 	if f := rec.forbiddenList(); len(f) > 0 {
 		t.Errorf("the operator was refused requests the lifecycle needed; grant them in internal/controller/machine/rbac.go:\n  %s", strings.Join(f, "\n  "))

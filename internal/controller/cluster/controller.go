@@ -94,11 +94,16 @@ func Setup(mgr ctrl.Manager, set *engine.Set, opts Options) (*Reconciler, error)
 	if err != nil {
 		return nil, err
 	}
+	// Only Clusters this operator's cache holds are woken: under a watch
+	// filter another instance's Cluster is not this one's to count.
+	held := func(fn handler.MapFunc) handler.MapFunc {
+		return reconciler.Held(mgr.GetClient(), func() client.Object { return &clusterv1.Cluster{} }, fn)
+	}
 	b := r.Builder(mgr).
 		// Machine counts are a summary: Machines changing in a burst are
 		// counted once per machineCountDelay, not once per change.
-		Watches(&clusterv1.Machine{}, reconciler.EnqueueCoalesced(machineCountDelay, machineToCluster)).
-		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(secretToCluster), builder.WithPredicates(remote.KubeconfigSecrets())).
+		Watches(&clusterv1.Machine{}, reconciler.EnqueueCoalesced(machineCountDelay, held(machineToCluster))).
+		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(held(secretToCluster)), builder.WithPredicates(remote.KubeconfigSecrets())).
 		WatchesRawSource(source.Channel(opts.Clusters.Subscribe(), &handler.EnqueueRequestForObject{}))
 	if err := r.Setup(mgr, b, opts.MaxConcurrentReconciles, nil); err != nil {
 		return nil, err

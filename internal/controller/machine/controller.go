@@ -118,7 +118,11 @@ func Setup(ctx context.Context, mgr ctrl.Manager, set *engine.Set, opts Options)
 	if err := idx.IndexField(ctx, &clusterv1.Machine{}, machineProviderIDIndex, indexMachineByProviderID); err != nil {
 		return nil, fmt.Errorf("index Machines by providerID: %w", err)
 	}
+	if err := idx.IndexField(ctx, &clusterv1.Machine{}, machineExternalRefIndex, indexMachineByExternalRef); err != nil {
+		return nil, fmt.Errorf("index Machines by provider object: %w", err)
+	}
 	m := mapper{client: mgr.GetClient(), nodes: mgr.GetClient()}
+	w.Referrers = m.machinesNaming
 	b := r.Builder(mgr).
 		// A Cluster's spec (pause) and deletion matter to its Machines, not
 		// its status, which the Cluster controller rewrites as they change.

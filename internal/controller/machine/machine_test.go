@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -243,10 +244,15 @@ func TestDeletionWithHookPDBAndVolumes(t *testing.T) {
 	must(t, h.RestartOperator())
 	expectReason(t, ns, "m1", clusterv1.DeletingWaitingForPreDrainHookReason, "backup")
 
-	m, err := h.Machine(ctx, ns, "m1")
-	must(t, err)
-	delete(m.Annotations, clusterv1.PreDrainDeleteHookAnnotationPrefix+"backup")
-	must(t, h.Client.Update(ctx, m))
+	// The operator may write the Machine between the read and the update.
+	must(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		m, err := h.Machine(ctx, ns, "m1")
+		if err != nil {
+			return err
+		}
+		delete(m.Annotations, clusterv1.PreDrainDeleteHookAnnotationPrefix+"backup")
+		return h.Client.Update(ctx, m)
+	}))
 
 	// web is evicted (and finished by the "kubelet"); db is blocked by its PDB.
 	eventually(t, "drain blocked by PDB", func(ctx context.Context) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -28,6 +29,42 @@ func indexMachineByProviderID(obj client.Object) []string {
 		return nil
 	}
 	return []string{*m.Spec.ProviderID}
+}
+
+// machineExternalRefIndex indexes Machines by the provider objects they name
+// (bootstrap config and infrastructure), as externalRefKey.
+const machineExternalRefIndex = "spec.externalRefs"
+
+// externalRefKey is the index value of a provider object reference.
+func externalRefKey(group, kind, name string) string { return group + "/" + kind + "/" + name }
+
+func indexMachineByExternalRef(obj client.Object) []string {
+	m, ok := obj.(*clusterv1.Machine)
+	if !ok {
+		return nil
+	}
+	ir := m.Spec.InfrastructureRef
+	keys := []string{externalRefKey(ir.APIGroup, ir.Kind, ir.Name)}
+	if br := m.Spec.Bootstrap.ConfigRef; br != nil {
+		keys = append(keys, externalRefKey(br.APIGroup, br.Kind, br.Name))
+	}
+	return keys
+}
+
+// machinesNaming wakes the Machines that name a provider object, whether or
+// not they own it yet: a kind that could not be read until now (its first
+// sync replays every object) wakes the Machines waiting on it.
+func (r mapper) machinesNaming(ctx context.Context, o *unstructured.Unstructured) []reconcile.Request {
+	list := &clusterv1.MachineList{}
+	key := externalRefKey(o.GroupVersionKind().Group, o.GetKind(), o.GetName())
+	if err := r.client.List(ctx, list, client.InNamespace(o.GetNamespace()), client.MatchingFields{machineExternalRefIndex: key}); err != nil {
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+	}
+	return out
 }
 
 // clusterToMachines wakes every Machine of a Cluster (pause, deletion).
