@@ -22,6 +22,20 @@ type Outcome struct {
 	// a condition message with {detail}.
 	Message string
 	Err     error
+	// WroteNothing: the action, not declared pure or write-through, reports
+	// that this time it wrote nothing to the API server and changed nothing
+	// a read is keyed by (a drain whose Node was cordoned already and that
+	// found no Pod left to evict). The observation is as true as after a
+	// pure action, so the kit may decide again (see Step.KeptObservation).
+	// Never set after a write.
+	WroteNothing bool
+}
+
+// Untouched marks an outcome as one after which the action wrote nothing
+// (see Outcome.WroteNothing).
+func (o Outcome) Untouched() Outcome {
+	o.WroteNothing = true
+	return o
 }
 
 // Outcome constructors keep action code short.
@@ -71,8 +85,25 @@ type Entry struct {
 	// or an ID another object is looked up by). What the facts were
 	// observed from is then unchanged, so after a row whose actions are all
 	// pure the controller kit decides again at once (run to completion, see
-	// Runner.Pure).
+	// Step.KeptObservation).
 	Pure bool
+	// WritesThrough: the action may write to the API server (another
+	// object) or change a field of the reconciled object that a read of
+	// the observer is keyed by, and puts every such change back into the
+	// observation itself: the API server's answer to its write into the
+	// observed copy of the object it wrote, a re-read (from the cache) of
+	// what the changed field keys. Facts observed anew after it are then
+	// what a new observation would find once the cache has caught up with
+	// the action's own writes, so the kit may decide again at once, as
+	// after a pure action (see Step.KeptObservation).
+	//
+	// Never marked: an action whose effect arrives later, through another
+	// controller, the garbage collector or the API server (a deletion, an
+	// eviction, a Pod's termination, a finalizer that must go first); an
+	// action that writes an object without putting the answer into the
+	// observation; an action that changes what facts read through objects
+	// the observation does not hold.
+	WritesThrough bool
 }
 
 // Catalog is the Go-free view of a registry: names and descriptions.
@@ -201,6 +232,12 @@ func MayWait() ActionOption { return func(e *Entry) { e.MayWait = true } }
 // server must not be.
 func Pure() ActionOption { return func(e *Entry) { e.Pure = true } }
 
+// WritesThrough declares that the action keeps the observation truthful
+// although it writes (see Entry.WritesThrough): the answer of every write
+// goes back into the observed copy, and what a changed field keys is read
+// again. Declared, never guessed; a deletion or an eviction never is.
+func WritesThrough() ActionOption { return func(e *Entry) { e.WritesThrough = true } }
+
 // Action registers an action.
 func (r *Registry[E]) Action(name, description string, fn ActionFunc[E], opts ...ActionOption) {
 	if _, dup := r.actions[name]; dup {
@@ -209,6 +246,9 @@ func (r *Registry[E]) Action(name, description string, fn ActionFunc[E], opts ..
 	e := Entry{Kind: EntryAction, Name: name, Description: description}
 	for _, o := range opts {
 		o(&e)
+	}
+	if e.Pure && e.WritesThrough {
+		panic(fmt.Sprintf("registry %s: action %q is declared both pure (writes nothing) and write-through (writes)", r.name, name))
 	}
 	r.actions[name] = action[E]{entry: e, fn: fn}
 }

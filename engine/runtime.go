@@ -233,17 +233,6 @@ func NewRunner[E any](set *Set, reg *Registry[E]) (*Runner[E], error) {
 	return r, nil
 }
 
-// Pure reports whether every action of the row is declared pure (a row
-// without actions is): firing it changes nothing but the object in memory.
-func (r *Runner[E]) Pure(row *Row) bool {
-	for _, a := range r.actions[row].run {
-		if !a.entry.Pure {
-			return false
-		}
-	}
-	return true
-}
-
 // Project writes a step's result onto the environment's object through the
 // registered setters: the row's status fields, then every mirror, then the
 // given condition writer for the row's conditions, then the summaries of
@@ -308,6 +297,10 @@ type Step struct {
 	// Decisions are the traces of the decision-table verdicts the row's
 	// actions acted on; publish them with Trace.
 	Decisions []Trace
+	// KeptObservation: every action that ran is pure or write-through, or
+	// reported that it wrote nothing this time; the observation is still
+	// true, so the kit may decide again at once (run to completion).
+	KeptObservation bool
 }
 
 // Step observes the environment, decides, runs the row's actions in order
@@ -333,12 +326,14 @@ func (r *Runner[E]) Act(ctx context.Context, object string, d *Decision, env E) 
 	ctx, log := withDecisionLog(ctx)
 	ra := r.actions[d.Row]
 	ran := ""
+	kept := true
 	for i, a := range ra.run {
 		ran = ra.ran[i]
 		o = a.fn(ctx, env)
 		if o.Status == "" {
 			o.Status = Done
 		}
+		kept = kept && (a.entry.Pure || a.entry.WritesThrough || o.WroteNothing)
 		if o.Status != Done {
 			break
 		}
@@ -353,7 +348,7 @@ func (r *Runner[E]) Act(ctx context.Context, object string, d *Decision, env E) 
 		tr.Reason = res.Conditions[0].Reason
 		tr.Note = res.Conditions[0].Message
 	}
-	return &Step{Decision: d, Result: res, Trace: tr, Decisions: log.take()}
+	return &Step{Decision: d, Result: res, Trace: tr, Decisions: log.take(), KeptObservation: kept}
 }
 
 // Publish delivers a trace to every subscriber.

@@ -3,7 +3,11 @@ package reconciler
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -12,30 +16,32 @@ import (
 )
 
 // Run to completion: a row whose actions are all pure (engine.Pure: they
-// change nothing but the object in memory) has not touched the world its
-// facts were observed from, so what the next reconcile would decide is
-// known now. When the row moved the object to another state, or its
-// actions changed a fact about the object itself (a finalizer added, a
-// label set), the kit decides again at once, from the new state and the
-// facts observed anew from the same environment (the same reads; only the
-// object's own in-memory changes differ), and goes on until a row acts on
-// the world, waits, fails, changes neither state nor fact, or reaches a
-// terminal state. The whole path is one status
+// change nothing but the object in memory) or write-through
+// (engine.WritesThrough: what they write, they put back into the
+// observation) leaves the observation as truthful as it was, so what the
+// next reconcile would decide is known now. When the row moved the object
+// to another state, or its actions changed a fact (a finalizer added, a
+// label set, a provider object adopted), the kit decides again at once,
+// from the new state and the facts observed anew from the same environment
+// (the same reads, as the actions left them), and goes on until a row acts
+// on the world otherwise, waits, fails, changes neither state nor fact, or
+// reaches a terminal state. The whole path is one status
 // patch and at most one Event; every row of it is still published (traces,
 // metrics, coverage), the Event names the path, and status.lastTransition
 // keeps the earlier rows in via.
 
 // chainsAfter reports whether the kit may decide again after step: the
-// row is pure, ended Done, asks for no retry, does not stop at a terminal
+// row kept the observation (its actions are pure or write-through, or
+// reported that they wrote nothing this time), ended Done, asks for no retry, does not stop at a terminal
 // state, and the observation had no error.
 func (r *Reconciler[O, E]) chainsAfter(step *engine.Step, observeErr error) bool {
 	res := step.Result
 	return observeErr == nil && res.Outcome.Status == engine.Done && !res.Retry && !res.StatusUnchanged &&
-		!res.To.Terminal && r.runner.Pure(step.Decision.Row)
+		!res.To.Terminal && step.KeptObservation
 }
 
 // runToCompletion returns the steps of one reconcile, first included. The
-// path is bounded by the number of states: pure rows moving in a cycle
+// path is bounded by the number of states: such rows moving in a cycle
 // (which lint reports) stop there and go on at the next reconcile.
 func (r *Reconciler[O, E]) runToCompletion(ctx context.Context, object string, p *Plan[O, E], first *engine.Step) []*engine.Step {
 	steps := []*engine.Step{first}
@@ -102,6 +108,11 @@ func (r *Reconciler[O, E]) recordSteps(p *Plan[O, E], steps []*engine.Step, obj 
 			Action: s.Trace.Action, Message: s.Trace.Message})
 	}
 	lt := *rec.LastTransition
+	if !slices.Equal(lt.Via, via) {
+		// A row that repeats the last one kept its time; reached by
+		// another path, it is a transition of its own.
+		lt.Time = metav1.NewTime(steps[len(written)-1].Trace.Time.Truncate(time.Second))
+	}
 	lt.Via = via
 	rec.LastTransition = &lt
 	r.spec.Status.Set(obj, rec)

@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"context"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +17,9 @@ import (
 
 // The run-to-completion tables: R1 marks (pure, stays, but a fact moves),
 // R2 moves on without actions, R3 pokes the world (not pure) and moves on,
-// R4 and R5 are pure moves into a terminal state.
+// R4 and R5 are pure moves into a terminal state. From W, R6 adopts
+// (writes another object, write-through: the answer goes back into the
+// observation) and R7 moves on to B once adopted.
 const chainTables = `
 apiVersion: krtt.dev/v1alpha1
 kind: TransitionTable
@@ -30,11 +33,13 @@ spec:
     - {name: B, description: b}
     - {name: C, description: c}
     - {name: D, description: d}
+    - {name: W, description: w}
     - {name: Done, terminal: true, description: done}
   conditions:
     - {type: Where, description: where the object is}
   facts:
     - {name: marked, type: bool, description: the object is marked}
+    - {name: adopted, type: bool, description: the other object is owned}
   rows:
     - {id: R1, observed: "-", trigger: "-", action: mark, resulting: "-", from: [A], when: {marked: false}, do: [Mark]}
     - id: R2
@@ -55,12 +60,19 @@ spec:
       then: {state: C, requeueAfter: 30s, conditions: [{type: Where, status: "True", reason: InC, message: "in C"}]}
     - {id: R4, observed: "-", trigger: "-", action: "-", resulting: D, from: [C], then: {state: D, requeueAfter: 5s}}
     - {id: R5, observed: "-", trigger: "-", action: "-", resulting: Done, from: [D], then: {state: Done}}
+    - {id: R6, observed: "-", trigger: "-", action: adopt, resulting: "-", from: [W], when: {adopted: false}, do: [Adopt]}
+    - {id: R7, observed: "-", trigger: "-", action: "-", resulting: B, from: [W], when: {adopted: true}, then: {state: B}}
 `
 
 type chainEnv struct {
 	obj    *unstructured.Unstructured
 	marked bool
 	pokes  int
+	// other is the observed copy of another object; server is that
+	// object as the API server has it.
+	other, server map[string]string
+	// untouched: Poke finds nothing to do and says it wrote nothing.
+	untouched bool
 }
 
 func chainReconciler(t *testing.T) (*Reconciler[*unstructured.Unstructured, *chainEnv], map[*unstructured.Unstructured]*Record) {
@@ -71,11 +83,20 @@ func chainReconciler(t *testing.T) (*Reconciler[*unstructured.Unstructured, *cha
 	}
 	reg := engine.NewRegistry[*chainEnv]("chain")
 	reg.Bool("marked", "", func(e *chainEnv) bool { return e.marked })
+	reg.Bool("adopted", "", func(e *chainEnv) bool { return e.other["owner"] == "x" })
+	reg.Action("Adopt", "own the other object; its answer goes back into the observation", func(_ context.Context, e *chainEnv) engine.Outcome {
+		e.server["owner"] = "x"
+		e.other = maps.Clone(e.server)
+		return engine.OKf("adopted")
+	}, engine.WritesThrough())
 	reg.Action("Mark", "mark in memory", func(_ context.Context, e *chainEnv) engine.Outcome {
 		e.marked = true
 		return engine.OKf("marked")
 	}, engine.Pure())
 	reg.Action("Poke", "poke the world", func(_ context.Context, e *chainEnv) engine.Outcome {
+		if e.untouched {
+			return engine.OKf("nothing to poke").Untouched()
+		}
 		e.pokes++
 		return engine.OKf("poked")
 	})
@@ -198,5 +219,81 @@ func TestOwnWritesSkipOnlyReplacedVersions(t *testing.T) {
 	w.forget(key)
 	if w.behind(key, "10") {
 		t.Error("a forgotten object is still behind")
+	}
+}
+
+// A write-through action wrote another object and put the answer back into
+// the observation: the kit decides again at once, and stops at the first
+// row that acts on the world otherwise.
+func TestRunToCompletionFollowsAWriteThroughRow(t *testing.T) {
+	r, records := chainReconciler(t)
+	env := &chainEnv{obj: &unstructured.Unstructured{Object: map[string]any{}}, marked: true,
+		other: map[string]string{}, server: map[string]string{}}
+	p := chainPlan(t, r, "W", env)
+	steps := r.runToCompletion(context.Background(), "ns/x", p, r.runner.Act(context.Background(), "ns/x", p.Decision, env))
+	if got := rowsOf(steps); got != "R6,R7,R3" {
+		t.Fatalf("rows %s, want R6,R7,R3 (R6 writes through, R3 pokes the world)", got)
+	}
+	if env.server["owner"] != "x" || env.pokes != 1 {
+		t.Errorf("server %v, pokes %d: want the adoption written and R3's action run once", env.server, env.pokes)
+	}
+	if err := r.recordSteps(p, steps, env.obj); err != nil {
+		t.Fatal(err)
+	}
+	if lt := records[env.obj].LastTransition; lt == nil || lt.Row != "R3" || len(lt.Via) != 2 || lt.Via[0].Row != "R6" || lt.Via[0].Action != "Adopt" {
+		t.Errorf("lastTransition %+v, want R3 via R6 (Adopt) and R7", lt)
+	}
+}
+
+func TestWritesThroughAndPureExcludeEachOther(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("an action declared both pure and write-through was registered")
+		}
+	}()
+	engine.NewRegistry[*chainEnv]("x").Action("Both", "", func(context.Context, *chainEnv) engine.Outcome { return engine.OK() },
+		engine.Pure(), engine.WritesThrough())
+}
+
+// A row that fires again with the same result keeps the last transition as
+// it was, its time and the path that reached it: status is not rewritten
+// for a repeat (a wait, a steady state).
+func TestARepeatedRowKeepsItsTransitionAndPath(t *testing.T) {
+	r, records := chainReconciler(t)
+	env := &chainEnv{obj: &unstructured.Unstructured{Object: map[string]any{}}, marked: true}
+	earlier := metav1.NewTime(toyTime.Add(-time.Hour))
+	via := []ViaRow{{Table: "chain", Row: "R1", From: "A", To: "A", Action: "Mark", Message: "marked"}, {Table: "chain", Row: "R2", From: "A", To: "B"}}
+	records[env.obj] = &Record{State: "B", LastTransition: &Transition{Table: "chain", Row: "R3", From: "B", To: "C", Action: "Poke",
+		Outcome: "Done", Message: "poked", Time: earlier, Via: via}}
+	p := chainPlan(t, r, "B", env)
+	steps := r.runToCompletion(context.Background(), "ns/x", p, r.runner.Act(context.Background(), "ns/x", p.Decision, env))
+	if err := r.recordSteps(p, steps, env.obj); err != nil {
+		t.Fatal(err)
+	}
+	lt := records[env.obj].LastTransition
+	if lt == nil || lt.Row != "R3" || !lt.Time.Equal(&earlier) || len(lt.Via) != 2 {
+		t.Fatalf("lastTransition %+v, want R3 as it was (time %s, via R1, R2)", lt, earlier)
+	}
+	// Another message is another transition: time and via are its own.
+	env.pokes = 0
+	records[env.obj].LastTransition.Message = "poked before"
+	steps = r.runToCompletion(context.Background(), "ns/x", p, r.runner.Act(context.Background(), "ns/x", p.Decision, env))
+	if err := r.recordSteps(p, steps, env.obj); err != nil {
+		t.Fatal(err)
+	}
+	if lt := records[env.obj].LastTransition; lt.Time.Equal(&earlier) || len(lt.Via) != 0 || lt.Message != "poked" {
+		t.Errorf("lastTransition %+v, want a new one without via", lt)
+	}
+}
+
+// An action that is neither pure nor write-through but says it wrote
+// nothing this time leaves the observation true: the path goes on.
+func TestRunToCompletionFollowsAnActionThatWroteNothing(t *testing.T) {
+	r, _ := chainReconciler(t)
+	env := &chainEnv{obj: &unstructured.Unstructured{Object: map[string]any{}}, marked: true, untouched: true}
+	p := chainPlan(t, r, "B", env)
+	steps := r.runToCompletion(context.Background(), "ns/x", p, r.runner.Act(context.Background(), "ns/x", p.Decision, env))
+	if got := rowsOf(steps); got != "R3,R4,R5" {
+		t.Fatalf("rows %s, want R3,R4,R5 (R3's Poke wrote nothing)", got)
 	}
 }

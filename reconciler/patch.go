@@ -56,8 +56,10 @@ func (p *patcher[O]) sameState(a, b string) bool {
 
 // patch writes what changed between before and after. A conflict on the
 // metadata patch, or a status conflict against an object whose state moved,
-// returns a conflict error the caller treats as "decide again".
-func (p *patcher[O]) patch(ctx context.Context, before, after O) error {
+// returns a conflict error the caller treats as "decide again". observed
+// says the reconcile succeeded (its status observes the object's
+// generation).
+func (p *patcher[O]) patch(ctx context.Context, before, after O, observed bool) error {
 	bm, err := toMap(before)
 	if err != nil {
 		return err
@@ -80,6 +82,12 @@ func (p *patcher[O]) patch(ctx context.Context, before, after O) error {
 		}
 		p.own.wrote(client.ObjectKeyFromObject(after), before.GetResourceVersion())
 		after.SetResourceVersion(obj.GetResourceVersion())
+		if observed && obj.GetGeneration() != after.GetGeneration() {
+			p.observeOwnGeneration(after, obj.GetGeneration())
+			if as, err = statusOf(after); err != nil {
+				return err
+			}
+		}
 	}
 	if p.finalizer != "" && hasFinalizer(before, p.finalizer) && !hasFinalizer(after, p.finalizer) {
 		// The object is about to go; there is no status left to keep.
@@ -89,6 +97,40 @@ func (p *patcher[O]) patch(ctx context.Context, before, after O) error {
 		return nil
 	}
 	return p.patchStatus(ctx, before, after, bs, as)
+}
+
+// observeOwnGeneration moves the status of a reconcile that observed the
+// object's generation onto the generation its own spec write made: the
+// metadata patch carried the observed resourceVersion, so nobody else
+// changed the spec in between, and the status written next describes the
+// spec as this reconcile left it. Without it the next reconcile would
+// write status once more only to say observedGeneration+1 (status and the
+// conditions it set).
+func (p *patcher[O]) observeOwnGeneration(after O, gen int64) {
+	old := after.GetGeneration()
+	after.SetGeneration(gen)
+	rec := p.status.Get(after)
+	if rec.ObservedGeneration == old {
+		rec.ObservedGeneration = gen
+		p.status.Set(after, rec)
+	}
+	conds := p.status.GetConditions(after)
+	for i := range conds {
+		if p.owned[conds[i].Type] && conds[i].ObservedGeneration == old {
+			conds[i].ObservedGeneration = gen
+		}
+	}
+	p.status.SetConditions(after, conds)
+}
+
+// statusOf is the object's status as a map.
+func statusOf(o client.Object) (map[string]any, error) {
+	m, err := toMap(o)
+	if err != nil {
+		return nil, err
+	}
+	st, _ := m["status"].(map[string]any)
+	return st, nil
 }
 
 func (p *patcher[O]) patchStatus(ctx context.Context, before, after O, bs, as map[string]any) error {

@@ -3,6 +3,7 @@ package reconciler
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -54,7 +55,7 @@ func TestPatchNeverDropsAConcurrentFinalizer(t *testing.T) {
 	after.SetLabels(map[string]string{"touched": "yes"})
 	doorStatus.Set(after, Record{State: "Open"})
 	p := doorPatcher()
-	if err := p.patch(ctx, stale, after); !apierrors.IsConflict(err) || !IsStale(err) {
+	if err := p.patch(ctx, stale, after, true); !apierrors.IsConflict(err) || !IsStale(err) {
 		t.Fatalf("patch from a stale read: want a conflict, got %v", err)
 	}
 	got, _ := getDoor(ctx, ns, "d")
@@ -83,7 +84,7 @@ func TestStatusPatchRebasesOntoOtherWriters(t *testing.T) {
 	setCondition(after, "DoorOpen", metav1.ConditionTrue)
 	_ = unstructured.SetNestedField(after.Object, "krtt", "status", "openedBy")
 	p := doorPatcher()
-	if err := p.patch(ctx, stale, after); err != nil {
+	if err := p.patch(ctx, stale, after, true); err != nil {
 		t.Fatalf("patch: %v", err)
 	}
 	got, _ := getDoor(ctx, ns, "d")
@@ -114,7 +115,7 @@ func TestStatusPatchNeverRewindsTheState(t *testing.T) {
 	after := stale.DeepCopy()
 	setCondition(after, "DoorOpen", metav1.ConditionFalse)
 	p := doorPatcher()
-	err := p.patch(ctx, stale, after)
+	err := p.patch(ctx, stale, after, true)
 	if !errors.Is(err, errStale) || !IsStale(err) {
 		t.Fatalf("want a stale error, got %v", err)
 	}
@@ -147,7 +148,7 @@ func TestStatusPatchEmptyStateIsTheInitialState(t *testing.T) {
 	doorStatus.Set(after, Record{State: "Open", Phase: "Open"})
 	p := doorPatcher()
 	p.initialState = "Closed"
-	if err := p.patch(ctx, stale, after); err != nil {
+	if err := p.patch(ctx, stale, after, true); err != nil {
 		t.Fatalf("patch decided in the initial state: %v", err)
 	}
 	got, _ := getDoor(ctx, ns, "d")
@@ -159,7 +160,7 @@ func TestStatusPatchEmptyStateIsTheInitialState(t *testing.T) {
 	stale2 := d.DeepCopy()
 	after2 := stale2.DeepCopy()
 	doorStatus.Set(after2, Record{State: "Closed"})
-	if err := p.patch(ctx, stale2, after2); !errors.Is(err, errStale) {
+	if err := p.patch(ctx, stale2, after2, true); !errors.Is(err, errStale) {
 		t.Fatalf("want a stale error against state Open, got %v", err)
 	}
 }
@@ -182,6 +183,48 @@ func TestOwnedChanges(t *testing.T) {
 		}
 		if want[ch.typ] != st {
 			t.Errorf("%s: %s, want %s", ch.typ, st, want[ch.typ])
+		}
+	}
+}
+
+// A reconcile that writes the spec itself (a copied name) and succeeded
+// observes the generation its own write made: the status it writes says so,
+// and the next reconcile has nothing left to write. One that did not
+// succeed keeps the generation it observed.
+func TestPatchObservesTheGenerationOfItsOwnSpecWrite(t *testing.T) {
+	ns := createNamespace(t, "patch-generation")
+	ctx := context.Background()
+	for _, observed := range []bool{true, false} {
+		name := fmt.Sprintf("d-%t", observed)
+		before := createDoor(t, ns, name)
+		gen := before.GetGeneration()
+		after := before.DeepCopy()
+		_ = unstructured.SetNestedField(after.Object, "krtt-copied", "spec", "name")
+		doorStatus.Set(after, Record{State: "Open", Phase: "Open", ObservedGeneration: gen})
+		cs := doorStatus.GetConditions(after)
+		meta.SetStatusCondition(&cs, metav1.Condition{Type: "DoorOpen", Status: metav1.ConditionTrue, Reason: "Opened", ObservedGeneration: gen})
+		meta.SetStatusCondition(&cs, metav1.Condition{Type: "Painted", Status: metav1.ConditionTrue, Reason: "R", ObservedGeneration: gen})
+		doorStatus.SetConditions(after, cs)
+		p := doorPatcher()
+		if err := p.patch(ctx, before, after, observed); err != nil {
+			t.Fatalf("patch: %v", err)
+		}
+		got, _ := getDoor(ctx, ns, name)
+		if got.GetGeneration() != gen+1 {
+			t.Fatalf("generation %d, want %d after the spec write", got.GetGeneration(), gen+1)
+		}
+		want := gen
+		if observed {
+			want = gen + 1
+		}
+		if og := doorStatus.Get(got).ObservedGeneration; og != want {
+			t.Errorf("observed=%t: status.observedGeneration %d, want %d", observed, og, want)
+		}
+		if c := meta.FindStatusCondition(doorStatus.GetConditions(got), "DoorOpen"); c == nil || c.ObservedGeneration != want {
+			t.Errorf("observed=%t: owned condition %+v, want observedGeneration %d", observed, c, want)
+		}
+		if meta.FindStatusCondition(doorStatus.GetConditions(got), "Painted") != nil {
+			t.Errorf("a condition the controller does not own was written")
 		}
 	}
 }

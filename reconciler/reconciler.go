@@ -217,7 +217,7 @@ func (r *Reconciler[O, E]) Reconcile(ctx context.Context, req reconcile.Request)
 	if err := r.recordSteps(p, steps, after); err != nil {
 		return reconcile.Result{}, err
 	}
-	if err := r.patcher.patch(ctx, before, after); err != nil {
+	if err := r.patcher.patch(ctx, before, after, succeeded(step, p.Obs.Err)); err != nil {
 		// The row acted (its actions ran, and what they did outside the
 		// object stays done) although its result was not written: its trace
 		// says so, so a row that acted is never missing from the traces and
@@ -295,9 +295,10 @@ func (r *Reconciler[O, E]) record(p *Plan[O, E], step *engine.Step, obj O) error
 	}
 	next := &Transition{Table: tr.Table, Row: tr.Row, From: from, To: tr.To, Action: tr.Action,
 		Outcome: string(tr.Outcome), Message: tr.Message}
-	if !next.sameAs(rec.LastTransition) {
-		// An unchanged wait keeps its time, so it does not rewrite status on
-		// every reconcile.
+	if !next.repeats(rec.LastTransition) {
+		// An unchanged wait keeps its time and via (how the object reached
+		// the row), so a row firing again does not rewrite status;
+		// recordSteps gives a path its own via and time.
 		next.Time = metav1.NewTime(tr.Time.Truncate(time.Second))
 		rec.LastTransition = next
 	}

@@ -38,13 +38,22 @@ type ViaRow struct {
 	Table, Row, From, To, Action, Message string
 }
 
+// repeats reports whether t is the same row with the same result as o,
+// whatever o's time and via: a wait or a steady state firing again.
+func (t *Transition) repeats(o *Transition) bool {
+	if t == nil || o == nil {
+		return t == o
+	}
+	return t.Table == o.Table && t.Row == o.Row && t.From == o.From && t.To == o.To && t.Action == o.Action &&
+		t.Outcome == o.Outcome && t.Message == o.Message
+}
+
 // sameAs compares everything but the time.
 func (t *Transition) sameAs(o *Transition) bool {
 	if t == nil || o == nil {
 		return t == o
 	}
-	return t.Table == o.Table && t.Row == o.Row && t.From == o.From && t.To == o.To && t.Action == o.Action &&
-		t.Outcome == o.Outcome && t.Message == o.Message && slices.Equal(t.Via, o.Via)
+	return t.repeats(o) && slices.Equal(t.Via, o.Via)
 }
 
 // Status reads and writes the kit's part of an API type's status. Each

@@ -323,9 +323,11 @@ func TestDrainEvictsAndSkips(t *testing.T) {
 		t.Error("the other Node was cordoned")
 	}
 
-	// Pass 2: nothing new to evict; the Node is not written again.
+	// Pass 2: nothing new to evict; the Node is not written again, and the
+	// Pods the drain evicted (DisruptionTarget) are told as in pass 1, so
+	// the message does not change until one goes.
 	o = drainNode(ctx, scopeFor(t, m, node.Name))
-	wantStatus(t, o, engine.InProgress, "3 Pods remain", "still terminating: "+ns+"/orphan, "+ns+"/web-a, "+ns+"/web-b")
+	wantStatus(t, o, engine.InProgress, "3 Pods remain", "evicted, waiting for termination: "+ns+"/orphan, "+ns+"/web-a, "+ns+"/web-b")
 	if rv := getNode(t, node.Name).ResourceVersion; rv != cordoned.ResourceVersion {
 		t.Errorf("Node written again (resourceVersion %s -> %s): cordon must happen once", cordoned.ResourceVersion, rv)
 	}
@@ -335,6 +337,9 @@ func TestDrainEvictsAndSkips(t *testing.T) {
 	}
 	o = drainNode(ctx, scopeFor(t, m, node.Name))
 	wantStatus(t, o, engine.Done, "all Pods evicted (3 skipped: ")
+	if !o.WroteNothing {
+		t.Error("the last pass wrote nothing (Node cordoned, no Pod to evict) but does not say so: run to completion would stop")
+	}
 
 	skipped, err := skippedPods(ctx, scopeFor(t, m, node.Name), getNode(t, node.Name))
 	must(t, err)

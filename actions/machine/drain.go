@@ -155,9 +155,10 @@ func forceDrainNode(ctx context.Context, s *Scope) engine.Outcome {
 func drain(ctx context.Context, s *Scope, unreachable, force bool) engine.Outcome {
 	node := s.Node()
 	if node == nil {
-		return engine.OK()
+		return engine.OK().Untouched()
 	}
-	if err := cordon(ctx, s.NodeClient, node); err != nil {
+	cordoned, err := cordon(ctx, s.NodeClient, node)
+	if err != nil {
 		return engine.Fail(err)
 	}
 	pods, err := podsOnNode(ctx, s.NodeClient, node.Name)
@@ -165,6 +166,10 @@ func drain(ctx context.Context, s *Scope, unreachable, force bool) engine.Outcom
 		return engine.Fail(fmt.Errorf("list Pods on Node %s: %w", node.Name, err))
 	}
 
+	// wrote: this pass wrote to the API server (the cordon, an eviction, a
+	// deletion). A pass that did not leaves the observation as true as it
+	// was, and says so (engine.Outcome.Untouched).
+	wrote := cordoned
 	view := &drainView{s: s, node: node, pods: pods, unreachable: unreachable, force: force}
 	verdicts, err := view.decide(ctx)
 	if err != nil {
@@ -192,6 +197,7 @@ func drain(ctx context.Context, s *Scope, unreachable, force bool) engine.Outcom
 		}
 		switch pv.verdict() {
 		case verdictRemoveFinished:
+			wrote = true
 			_ = evict(ctx, s.NodeClient, pod, unreachable)
 			continue
 		case verdictGone:
@@ -204,7 +210,14 @@ func drain(ctx context.Context, s *Scope, unreachable, force bool) engine.Outcom
 			skipped[why] = append(skipped[why], name)
 			continue
 		case verdictWaitTerminating:
-			keep(classTerminating, name)
+			if evictedEarlier(pod) {
+				// Told as in the pass that evicted it, so the message
+				// (and the Machine's status) does not change until a
+				// Pod goes.
+				keep(classEvicted, name)
+			} else {
+				keep(classTerminating, name)
+			}
 			continue
 		case verdictWaitCompleted:
 			keep(classWaitCompleted, name+" ("+waitCompletedWhy(pv.item)+")")
@@ -216,6 +229,7 @@ func drain(ctx context.Context, s *Scope, unreachable, force bool) engine.Outcom
 			keep(classSerial, name+" (waiting for "+pv.item.WaitingOn+")")
 			continue
 		case verdictForceDelete:
+			wrote = true
 			if err := forceDelete(ctx, s.NodeClient, pod); err != nil {
 				keep(classError, name+" ("+apiMessage(err)+")")
 			} else {
@@ -226,6 +240,7 @@ func drain(ctx context.Context, s *Scope, unreachable, force bool) engine.Outcom
 			}
 			continue
 		}
+		wrote = true
 		err := evict(ctx, s.NodeClient, pod, unreachable)
 		switch {
 		case err == nil:
@@ -257,10 +272,14 @@ func drain(ctx context.Context, s *Scope, unreachable, force bool) engine.Outcom
 		}
 	}
 	if nRemaining == 0 {
-		if len(skipped) == 0 {
-			return engine.OKf("all Pods evicted%s", note)
+		done := engine.OKf("all Pods evicted%s", note)
+		if len(skipped) > 0 {
+			done = engine.OKf("all Pods evicted (%s)%s", describeSkipped(skipped), note)
 		}
-		return engine.OKf("all Pods evicted (%s)%s", describeSkipped(skipped), note)
+		if !wrote {
+			return done.Untouched()
+		}
+		return done
 	}
 	parts := make([]string, 0, len(classOrder))
 	for _, class := range classOrder {
@@ -279,18 +298,31 @@ func drain(ctx context.Context, s *Scope, unreachable, force bool) engine.Outcom
 	return engine.Wait("%s%s", msg, note)
 }
 
-// cordon marks the Node unschedulable, writing only when it is not yet.
-func cordon(ctx context.Context, c client.Client, node *corev1.Node) error {
+// evictedEarlier reports whether the API server marked the Pod as evicted
+// through the Eviction API (condition DisruptionTarget, reason
+// EvictionByEvictionAPI): its termination is what an eviction waits for.
+func evictedEarlier(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue && c.Reason == "EvictionByEvictionAPI" {
+			return true
+		}
+	}
+	return false
+}
+
+// cordon marks the Node unschedulable, writing only when it is not yet;
+// wrote says it did.
+func cordon(ctx context.Context, c client.Client, node *corev1.Node) (wrote bool, err error) {
 	if node.Spec.Unschedulable {
-		return nil
+		return false, nil
 	}
 	base := node.DeepCopy()
 	node.Spec.Unschedulable = true
 	if err := c.Patch(ctx, node, client.MergeFrom(base)); err != nil {
 		node.Spec.Unschedulable = false
-		return fmt.Errorf("cordon Node %s: %w", node.Name, err)
+		return false, fmt.Errorf("cordon Node %s: %w", node.Name, err)
 	}
-	return nil
+	return true, nil
 }
 
 // evict asks the Eviction API to evict a Pod; the API server enforces

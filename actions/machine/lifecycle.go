@@ -95,7 +95,11 @@ func adopt(ctx context.Context, s *Scope, u *unstructured.Unstructured) engine.O
 	// the observed resourceVersion: a controller set since the observation
 	// makes the write conflict instead of being overwritten, and the next
 	// reconcile sees the new owner (row E09/E10).
+	// The answer replaces the observed copy (write-through: the facts read
+	// after it see the object as the API server has it now).
 	if err := s.Client.Patch(ctx, u, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+		// Keep the snapshot as observed: the write did not happen.
+		base.DeepCopyInto(u)
 		return engine.Fail(fmt.Errorf("set owner of %s %s: %w", u.GetKind(), u.GetName(), err))
 	}
 	return engine.OK()
@@ -116,13 +120,22 @@ func copyDataSecretName(_ context.Context, s *Scope) engine.Outcome {
 	return engine.OKf("data secret %s", name)
 }
 
-func copyInfrastructureFields(_ context.Context, s *Scope) engine.Outcome {
+// copyInfrastructureFields copies the provider's fields onto the Machine.
+// The providerID keys the Node lookup: when it changes, the Node is looked
+// up again (from the cache), so the facts read after it are what a new
+// observation would find (write-through).
+func copyInfrastructureFields(ctx context.Context, s *Scope) engine.Outcome {
 	m, u := s.Machine, s.Infrastructure
 	id := InfrastructureProviderID(u)
 	if m.Spec.ProviderID != nil && *m.Spec.ProviderID != "" && *m.Spec.ProviderID != id {
 		return engine.Failf("infrastructure reports providerID %q but the Machine already has %q", id, *m.Spec.ProviderID)
 	}
+	changed := ptr.Deref(m.Spec.ProviderID, "") != id
 	m.Spec.ProviderID = ptr.To(id)
+	if changed && s.NodeClient != nil {
+		s.Nodes = nil
+		s.findNodes(ctx)
+	}
 	if addrs := InfrastructureAddresses(u); len(addrs) > 0 {
 		m.Status.Addresses = addrs
 	}

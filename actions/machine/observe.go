@@ -83,7 +83,7 @@ func (o *Observer) ObserveAt(ctx context.Context, key client.ObjectKey, now time
 		// the workloadCluster rows hold every Node-side step.
 		return s
 	}
-	o.findNodes(ctx, s)
+	s.findNodes(ctx)
 	return s
 }
 
@@ -170,7 +170,10 @@ func (o *Observer) countControlPlaneMachines(ctx context.Context, s *Scope) {
 	}
 }
 
-func (o *Observer) findNodes(ctx context.Context, s *Scope) {
+// findNodes looks up the Machine's Node: by status.nodeRef, else by
+// spec.providerID (through the index). An action that changes either
+// looks again (CopyInfrastructureFields), so the observation stays true.
+func (s *Scope) findNodes(ctx context.Context) {
 	m := s.Machine
 	if m.Status.NodeRef != nil && m.Status.NodeRef.Name != "" {
 		n := corev1.Node{}

@@ -351,9 +351,11 @@ type LastTransition struct {
 	Message string `json:"message,omitempty"`
 
 	// via lists, oldest first, the rows that fired before this one in the
-	// same reconcile: rows whose actions only set status (or that have
-	// none), after which the controller decided again at once instead of
-	// writing status and waiting for the next reconcile.
+	// reconcile that made this transition: rows whose actions left what was
+	// observed true (they only set status, or wrote another object and kept
+	// its answer), after which the controller decided again at once instead
+	// of writing status and waiting for the next reconcile. A later
+	// reconcile firing the same row with the same result keeps them.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=32

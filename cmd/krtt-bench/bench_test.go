@@ -317,3 +317,15 @@ krtt_api_requests_total{resource="events.events.k8s.io",subresource="",verb="cre
 		t.Errorf("a controller without the counter gave %v, %v; want nothing and no error", none, err)
 	}
 }
+
+func TestParseRows(t *testing.T) {
+	got, err := parseRows(strings.NewReader(metricsBefore + `krtt_transitions_total{controller="machine",outcome="Done",row="N13",table="machine-normal"} 4
+krtt_transitions_total{controller="machine",outcome="InProgress",row="D05",table="machine-deletion"} 9
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got["machine machine-normal N13 Done"] != 4 || got["machine machine-deletion D05 InProgress"] != 9 {
+		t.Errorf("parseRows = %v, want N13 Done 4 and D05 InProgress 9", got)
+	}
+}

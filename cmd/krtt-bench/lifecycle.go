@@ -191,6 +191,7 @@ func writeResources(res *Result, b *bench, before, after sample, peakKiB int64) 
 			before.byHost.except(b.managementHost), after.byHost.except(b.managementHost), b.o.n)
 	}
 	res.RequestsPerMachineByKind, _ = perMachine(before.kinds, after.kinds, b.o.n)
+	res.RowsPerMachine, _ = perMachine(before.rows, after.rows, b.o.n)
 	res.CPUSeconds = round1(after.cpu - before.cpu)
 	res.CPUSecondsInclStart = round1(after.cpu)
 	res.PeakRSSMiB = round1(float64(peakKiB) / 1024)

@@ -96,6 +96,16 @@ func parseKinds(r io.Reader) (requestCounts, error) {
 	return out, err
 }
 
+// parseRows sums krtt_transitions_total by "controller table row outcome":
+// which rows a controller fired how often (what each request paid for).
+func parseRows(r io.Reader) (requestCounts, error) {
+	out := requestCounts{}
+	_, err := scanSamples(r, "krtt_transitions_total", func(labels map[string]string, v float64) {
+		out[labels["controller"]+" "+labels["table"]+" "+labels["row"]+" "+labels["outcome"]] += v
+	})
+	return out, err
+}
+
 // scanSamples calls fn with the labels and value of every sample of the
 // metric in a Prometheus text exposition; found says whether there was one.
 func scanSamples(r io.Reader, metric string, fn func(labels map[string]string, v float64)) (found bool, err error) {

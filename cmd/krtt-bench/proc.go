@@ -86,7 +86,7 @@ func (p *controllerProc) waitReady(timeout time.Duration) error {
 		if err == nil {
 			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				if _, _, err := p.scrape(); err == nil {
+				if _, _, _, err := p.scrape(); err == nil {
 					return nil
 				}
 			}
@@ -119,29 +119,34 @@ func (p *controllerProc) stop() error {
 // scrape returns the process's client-go requests so far, by API server
 // and method, and by verb and resource when it counts them
 // (krtt_api_requests_total).
-func (p *controllerProc) scrape() (byHost hostRequests, byKind requestCounts, err error) {
+func (p *controllerProc) scrape() (byHost hostRequests, byKind, rows requestCounts, err error) {
 	resp, err := http.Get(p.metrics)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
-		return nil, nil, fmt.Errorf("%s metrics: %s", p.name, resp.Status)
+		return nil, nil, nil, fmt.Errorf("%s metrics: %s", p.name, resp.Status)
 	}
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if byHost, err = parseRequestsByHost(bytes.NewReader(body)); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	byKind, err = parseKinds(bytes.NewReader(body))
-	return byHost, byKind, err
+	if byKind, err = parseKinds(bytes.NewReader(body)); err != nil {
+		return nil, nil, nil, err
+	}
+	rows, err = parseRows(bytes.NewReader(body))
+	return byHost, byKind, rows, err
 }
 
 // sample is what is read from a controller at one instant.
 type sample struct {
 	requests, kinds requestCounts
+	// rows is krtt_transitions_total by controller, table, row and outcome.
+	rows requestCounts
 	// byHost splits requests by the API server they went to.
 	byHost hostRequests
 	cpu    float64
@@ -149,7 +154,7 @@ type sample struct {
 
 // sum adds samples of several processes up.
 func sum(ss []sample) sample {
-	out := sample{requests: requestCounts{}, kinds: requestCounts{}, byHost: hostRequests{}}
+	out := sample{requests: requestCounts{}, kinds: requestCounts{}, rows: requestCounts{}, byHost: hostRequests{}}
 	for _, s := range ss {
 		out.cpu += s.cpu
 		for k, v := range s.requests {
@@ -157,6 +162,9 @@ func sum(ss []sample) sample {
 		}
 		for k, v := range s.kinds {
 			out.kinds[k] += v
+		}
+		for k, v := range s.rows {
+			out.rows[k] += v
 		}
 		for h, counts := range s.byHost {
 			if out.byHost[h] == nil {
@@ -171,7 +179,7 @@ func sum(ss []sample) sample {
 }
 
 func (p *controllerProc) sample() (sample, error) {
-	req, kinds, err1 := p.scrape()
+	req, kinds, rows, err1 := p.scrape()
 	cpu, err2 := cpuSeconds(p.pid())
-	return sample{requests: req.total(), byHost: req, kinds: kinds, cpu: cpu}, errors.Join(err1, err2)
+	return sample{requests: req.total(), byHost: req, kinds: kinds, rows: rows, cpu: cpu}, errors.Join(err1, err2)
 }

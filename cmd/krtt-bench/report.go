@@ -57,9 +57,13 @@ type Result struct {
 	// resource ("patch machines.cluster.krtt.dev/status"), from the
 	// operator's krtt_api_requests_total; empty for a controller without it.
 	RequestsPerMachineByKind map[string]float64 `json:"requestsPerMachineByKind,omitempty"`
-	CPUSeconds               float64            `json:"cpuSeconds"`
-	CPUSecondsInclStart      float64            `json:"cpuSecondsInclStart"`
-	PeakRSSMiB               float64            `json:"peakRSSMiB"`
+	// RowsPerMachine is the rows the controller fired, by "controller
+	// table row outcome" (krtt_transitions_total), divided by N: what the
+	// requests paid for. JSON only.
+	RowsPerMachine      map[string]float64 `json:"rowsPerMachine,omitempty"`
+	CPUSeconds          float64            `json:"cpuSeconds"`
+	CPUSecondsInclStart float64            `json:"cpuSecondsInclStart"`
+	PeakRSSMiB          float64            `json:"peakRSSMiB"`
 	// Complete is false when a half did not finish; Error says why, and
 	// the resource figures then stop at the failure.
 	Complete bool   `json:"complete"`

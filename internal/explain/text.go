@@ -151,7 +151,7 @@ func (r *Report) Text(w io.Writer) {
 	}
 	if lt := r.LastTransition; lt != nil {
 		if len(lt.Via) > 0 {
-			p("\nThe last reconcile passed through (rows whose actions only set status, decided again at once):\n")
+			p("\nThe reconcile that made the last transition passed through (rows whose actions left the observation true, decided again at once):\n")
 			for _, v := range lt.Via {
 				p("  table %s row %s, %s -> %s", v.Table, v.Row, v.From, v.To)
 				if v.Action != "" {
