@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"debug/buildinfo"
 	"errors"
 	"fmt"
 	"os/exec"
@@ -17,9 +18,15 @@ import (
 	"github.com/krtt-dev/krtt/internal/localcp"
 )
 
-func krttFlavour(root, operatorBin string) flavour {
+func krttFlavour(root, operatorBin string, built bool) flavour {
 	version := "krtt"
-	if out, err := exec.Command("git", "-C", root, "describe", "--always", "--dirty").Output(); err == nil {
+	if rev := binaryRevision(operatorBin); rev != "" {
+		version += " " + rev
+	} else if !built {
+		// A binary built elsewhere (without VCS stamping): the checkout's
+		// commit would say nothing about it.
+		version += " (prebuilt " + operatorBin + ")"
+	} else if out, err := exec.Command("git", "-C", root, "describe", "--always", "--dirty").Output(); err == nil {
 		version += " " + strings.TrimSpace(string(out))
 	}
 	return flavour{
@@ -106,4 +113,30 @@ func startKrtt(b *bench, bin, filter string) (*controllerProc, error) {
 		return nil, errors.Join(err, p.stop())
 	}
 	return p, nil
+}
+
+// binaryRevision is the commit the operator binary was built from, as Go
+// recorded it (none under -buildvcs=false): with -operator and -build=false the binary may come from
+// another checkout than the bench, and the report must name what ran.
+func binaryRevision(bin string) string {
+	info, err := buildinfo.ReadFile(bin)
+	if err != nil {
+		return ""
+	}
+	var rev, modified string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		}
+	}
+	if len(rev) > 7 {
+		rev = rev[:7]
+	}
+	if rev != "" && modified == "true" {
+		rev += "-dirty"
+	}
+	return rev
 }

@@ -168,7 +168,7 @@ func run(o options) (err error) {
 	if _, err := os.Stat(o.operatorBin); err != nil {
 		return fmt.Errorf("operator binary: %w (run `make build`)", err)
 	}
-	flavours := []flavour{krttFlavour(root, o.operatorBin)}
+	flavours := []flavour{krttFlavour(root, o.operatorBin, o.build)}
 	if o.machineSets {
 		flavours[0].name = "krtt-machineset"
 	}
