@@ -33,6 +33,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"strings"
 	"syscall"
 	"time"
@@ -48,7 +49,7 @@ import (
 )
 
 type options struct {
-	n, concurrency, podsPerNode, workers int
+	n, concurrency, podsPerNode, workers, simWorkers int
 	// workloadClusters > 0 spreads the Machines over that many Clusters,
 	// each with its own workload API server.
 	workloadClusters int
@@ -84,6 +85,7 @@ func main() {
 	flag.IntVar(&o.concurrency, "machine-concurrency", 10, "Machines each controller reconciles in parallel (its --machine-concurrency).")
 	flag.IntVar(&o.podsPerNode, "pods-per-node", 3, "Pods bound to every worker's Node before the deletion.")
 	flag.IntVar(&o.workers, "client-workers", 16, "Parallel creates/deletes of the bench driver.")
+	flag.IntVar(&o.simWorkers, "sim-workers", 10, "Workers of each controller of the simulated provider (cloud, kubelet, bootstrap, …).")
 	flag.StringVar(&o.dir, "dir", filepath.Join(localcp.DefaultDir, "bench"), "State directory of the bench control plane (wiped on start).")
 	flag.StringVar(&o.operatorBin, "operator", "bin/krtt-operator", "krtt operator binary (built from ./cmd/krtt-operator first unless -build=false).")
 	flag.BoolVar(&o.build, "build", true, "Build the krtt operator binary before running.")
@@ -236,7 +238,12 @@ func run(o options) (err error) {
 	defer cancel()
 
 	// The simulated provider, in this process, for every controller.
-	simMgr, err := ctrl.NewManager(&fast, ctrl.Options{Scheme: sim.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"}})
+	// A cloud provisions VMs in parallel: with controller-runtime's one
+	// worker per controller the simulated cloud, kubelet and bootstrap
+	// provider handled one object at a time and, at N = 1,000, were what
+	// create→Running waited on, whatever the controller under test did.
+	simMgr, err := ctrl.NewManager(&fast, ctrl.Options{Scheme: sim.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"},
+		Controller: ctrlconfig.Controller{MaxConcurrentReconciles: o.simWorkers}})
 	if err != nil {
 		return err
 	}
