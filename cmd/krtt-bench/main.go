@@ -266,7 +266,7 @@ func run(o options) (err error) {
 	b := &bench{o: o, root: root, cp: cp, client: c, serverVersion: sv.GitVersion, workloads: workloads, managementHost: mgmtHost,
 		clusters: layFleet(workloads, o.instances)}
 	rep := Report{N: o.n, PodsPerNode: o.podsPerNode, MachineConcurrency: o.concurrency,
-		SimHeartbeatSeconds: o.heartbeat.Seconds(), APIServerVersion: sv.GitVersion, Started: time.Now().UTC().Round(time.Second),
+		SimHeartbeatSeconds: o.heartbeat.Seconds(), SimWorkers: o.simWorkers, APIServerVersion: sv.GitVersion, Started: time.Now().UTC().Round(time.Second),
 		WorkloadClusters: len(workloads), Clusters: len(b.clusters)}
 	if o.instances > 1 {
 		rep.Instances = o.instances

@@ -18,6 +18,7 @@ type Report struct {
 	PodsPerNode         int     `json:"podsPerNode"`
 	MachineConcurrency  int     `json:"machineConcurrency"`
 	SimHeartbeatSeconds float64 `json:"simHeartbeatSeconds"`
+	SimWorkers          int     `json:"simWorkers,omitempty"`
 	APIServerVersion    string  `json:"apiServerVersion"`
 	// WorkloadClusters is how many Clusters the Machines were spread over,
 	// each with its own API server (0: self-hosted, the Node side is the
@@ -218,8 +219,8 @@ func writeTable(w io.Writer, rep Report) {
 	if rep.Instances > 1 {
 		where += fmt.Sprintf(", %d operator instances (--watch-filter) on as many parts", rep.Instances)
 	}
-	_, _ = fmt.Fprintf(w, "\nMachine lifecycle bench: N=%d %s, %d Pods per Node, --machine-concurrency %d, sim heartbeat %s, kube-apiserver %s\n\n",
-		rep.N, where, rep.PodsPerNode, rep.MachineConcurrency, time.Duration(rep.SimHeartbeatSeconds*float64(time.Second)), rep.APIServerVersion)
+	_, _ = fmt.Fprintf(w, "\nMachine lifecycle bench: N=%d %s, %d Pods per Node, --machine-concurrency %d, sim heartbeat %s, %d sim workers, kube-apiserver %s\n\n",
+		rep.N, where, rep.PodsPerNode, rep.MachineConcurrency, time.Duration(rep.SimHeartbeatSeconds*float64(time.Second)), rep.SimWorkers, rep.APIServerVersion)
 	_, _ = fmt.Fprintln(w, "| "+strings.Join(head, " | ")+" |")
 	_, _ = fmt.Fprintln(w, "|"+strings.Repeat("---|", len(head)))
 	for _, r := range rep.Results {
