@@ -245,8 +245,8 @@ func ClientOptions() client.Options {
 }
 
 // SlimCache keeps in the manager's cache only what the observers read: no
-// object keeps its managedFields, and a Pod keeps no container specs beyond
-// their names, no container statuses and no last-applied annotation. With
+// object keeps its managedFields, and a Pod keeps only the fields slimPod
+// names. With
 // tens of Pods per Node, Pods are most of an operator's memory. The operator
 // never updates a Pod (its RBAC has no verb for it), so a trimmed copy is
 // never written back.
@@ -269,21 +269,46 @@ func SlimCache(o *ctrl.Options) {
 	o.Cache.ByObject[&corev1.Pod{}] = cache.ByObject{Transform: slimPod}
 }
 
-// slimPod is SlimCache's transform for Pods.
+// slimPod is SlimCache's transform for Pods. It keeps what the drain, the
+// Pod verdicts and the Machine mapping read (metadata, nodeName, priority,
+// the claim-backed volumes, phase and conditions) and drops the rest:
+// tolerations, the service-account token volume, security contexts, IPs.
+// A Pod kept this way is never written back (the operator's RBAC has no
+// verb for it).
 func slimPod(obj any) (any, error) {
 	p, ok := obj.(*corev1.Pod)
 	if !ok {
 		return obj, nil
 	}
-	p.ManagedFields = nil
-	delete(p.Annotations, corev1.LastAppliedConfigAnnotation)
-	p.Spec.Containers = namesOnly(p.Spec.Containers)
-	p.Spec.InitContainers = namesOnly(p.Spec.InitContainers)
-	p.Spec.EphemeralContainers = nil
-	p.Status.ContainerStatuses = nil
-	p.Status.InitContainerStatuses = nil
-	p.Status.EphemeralContainerStatuses = nil
-	return p, nil
+	slim := &corev1.Pod{TypeMeta: p.TypeMeta, ObjectMeta: p.ObjectMeta}
+	slim.ManagedFields = nil
+	delete(slim.Annotations, corev1.LastAppliedConfigAnnotation)
+	slim.Spec = corev1.PodSpec{
+		NodeName:       p.Spec.NodeName,
+		Priority:       p.Spec.Priority,
+		Containers:     namesOnly(p.Spec.Containers),
+		InitContainers: namesOnly(p.Spec.InitContainers),
+		Volumes:        claimVolumes(p.Spec.Volumes),
+	}
+	slim.Status = corev1.PodStatus{Phase: p.Status.Phase, Conditions: p.Status.Conditions}
+	return slim, nil
+}
+
+// claimVolumes keeps the volumes backed by a PersistentVolumeClaim (named,
+// or generic ephemeral: its claim is named after the Pod and the volume),
+// which the PV-aware drain follows; the ephemeral claim template is not
+// needed for that.
+func claimVolumes(vs []corev1.Volume) []corev1.Volume {
+	var out []corev1.Volume
+	for _, v := range vs {
+		switch {
+		case v.PersistentVolumeClaim != nil:
+			out = append(out, corev1.Volume{Name: v.Name, VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: v.PersistentVolumeClaim}})
+		case v.Ephemeral != nil:
+			out = append(out, corev1.Volume{Name: v.Name, VolumeSource: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{}}})
+		}
+	}
+	return out
 }
 
 func namesOnly(cs []corev1.Container) []corev1.Container {

@@ -76,8 +76,15 @@ func TestSlimCacheTrimsPods(t *testing.T) {
 		Spec: corev1.PodSpec{NodeName: "n1", Priority: ptr.To[int32](7),
 			Containers:     []corev1.Container{{Name: "app", Image: "nginx", Env: []corev1.EnvVar{{Name: "A", Value: "b"}}}},
 			InitContainers: []corev1.Container{{Name: "init", Image: "busybox"}},
-			Volumes:        []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}}},
-		Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{Name: "app"}}},
+			Volumes: []corev1.Volume{
+				{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}},
+				{Name: "scratch", VolumeSource: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{}}}},
+				{Name: "kube-api-access", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{}}},
+			},
+			Tolerations:     []corev1.Toleration{{Key: "node.kubernetes.io/not-ready"}},
+			SecurityContext: &corev1.PodSecurityContext{}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{Name: "app"}}, PodIP: "10.0.0.1",
+			Conditions: []corev1.PodCondition{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}}},
 	}
 	out, err := transform(p)
 	if err != nil {
@@ -91,8 +98,19 @@ func TestSlimCacheTrimsPods(t *testing.T) {
 		len(got.Spec.InitContainers) != 1 || got.Spec.InitContainers[0].Image != "" {
 		t.Errorf("containers %+v / %+v, want names only", got.Spec.Containers, got.Spec.InitContainers)
 	}
-	// What the drain reads stays.
-	if got.Spec.NodeName != "n1" || *got.Spec.Priority != 7 || len(got.Spec.Volumes) != 1 || got.Status.Phase != corev1.PodRunning ||
+	if got.Spec.Tolerations != nil || got.Spec.SecurityContext != nil || got.Status.PodIP != "" {
+		t.Errorf("not trimmed: tolerations %v, security context %v, Pod IP %q", got.Spec.Tolerations, got.Spec.SecurityContext, got.Status.PodIP)
+	}
+	// What the drain reads stays: the claim-backed volumes (the generic
+	// ephemeral one without its template), not the token volume.
+	if v := got.Spec.Volumes; len(v) != 2 || v[0].PersistentVolumeClaim.ClaimName != "data" || v[1].Name != "scratch" ||
+		v[1].Ephemeral == nil || v[1].Ephemeral.VolumeClaimTemplate != nil {
+		t.Errorf("volumes %+v, want data (claim) and scratch (ephemeral, no template)", v)
+	}
+	if len(got.Status.Conditions) != 1 || got.Status.Conditions[0].Type != corev1.DisruptionTarget {
+		t.Errorf("conditions %+v, want the DisruptionTarget condition kept", got.Status.Conditions)
+	}
+	if got.Spec.NodeName != "n1" || *got.Spec.Priority != 7 || got.Status.Phase != corev1.PodRunning ||
 		got.Labels["app"] != "web" || got.Annotations[corev1.MirrorPodAnnotationKey] != "x" || len(got.OwnerReferences) != 1 {
 		t.Errorf("lost a field the drain reads: %+v", got)
 	}
