@@ -20,7 +20,6 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -38,6 +37,7 @@ import (
 	simv1 "github.com/krtt-dev/krtt/api/sim/v1alpha1"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/internal/remote"
+	"github.com/krtt-dev/krtt/internal/watchfilter"
 )
 
 // Options configure the sim controllers.
@@ -119,21 +119,8 @@ func (o Options) withDefaults() Options {
 // PodDisruptionBudgets it keeps current. Pods, volumes and
 // VolumeAttachments are acted on through those Nodes only.
 func WatchFilter(o *ctrl.Options, value string) error {
-	if value == "" {
-		return nil
-	}
-	if errs := validation.IsValidLabelValue(value); len(errs) > 0 {
-		return fmt.Errorf("--watch-filter %q is not a label value: %s", value, strings.Join(errs, "; "))
-	}
-	if o.Cache.ByObject == nil {
-		o.Cache.ByObject = map[client.Object]cache.ByObject{}
-	}
-	filter := labels.SelectorFromSet(labels.Set{clusterv1.WatchFilterLabel: value})
-	for _, obj := range []client.Object{&simv1.SimMachine{}, &simv1.SimBootstrapConfig{}, &simv1.SimControlPlane{},
-		&corev1.Node{}, &policyv1.PodDisruptionBudget{}} {
-		o.Cache.ByObject[obj] = cache.ByObject{Label: filter}
-	}
-	return nil
+	return watchfilter.Apply(o, value, &simv1.SimMachine{}, &simv1.SimBootstrapConfig{}, &simv1.SimControlPlane{},
+		&corev1.Node{}, &policyv1.PodDisruptionBudget{})
 }
 
 // Scheme returns a scheme with everything the sim controllers need.

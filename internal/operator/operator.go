@@ -12,9 +12,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -26,6 +24,7 @@ import (
 	"github.com/krtt-dev/krtt/internal/controller/machine"
 	"github.com/krtt-dev/krtt/internal/controller/machineset"
 	"github.com/krtt-dev/krtt/internal/remote"
+	"github.com/krtt-dev/krtt/internal/watchfilter"
 	"github.com/krtt-dev/krtt/reconciler"
 	krtttables "github.com/krtt-dev/krtt/tables"
 )
@@ -189,17 +188,10 @@ func WatchFilter(o *ctrl.Options, value string) error {
 	if value == "" {
 		return nil
 	}
-	if errs := validation.IsValidLabelValue(value); len(errs) > 0 {
-		return fmt.Errorf("--watch-filter %q is not a label value: %s", value, strings.Join(errs, "; "))
-	}
-	if o.Cache.ByObject == nil {
-		o.Cache.ByObject = map[client.Object]cache.ByObject{}
-	}
-	filter := labels.SelectorFromSet(labels.Set{clusterv1.WatchFilterLabel: value})
 	// A MachineSet passes its label on to the Machines it creates: an
 	// instance sees its sets and their Machines, never half of a set.
-	for _, obj := range []client.Object{&clusterv1.Machine{}, &clusterv1.MachineSet{}, &clusterv1.Cluster{}} {
-		o.Cache.ByObject[obj] = cache.ByObject{Label: filter}
+	if err := watchfilter.Apply(o, value, &clusterv1.Machine{}, &clusterv1.MachineSet{}, &clusterv1.Cluster{}); err != nil {
+		return err
 	}
 	if o.LeaderElectionID == "" {
 		o.LeaderElectionID = strings.ReplaceAll(strings.ToLower(value), "_", "-") + "." + LeaderElectionID
