@@ -31,12 +31,14 @@ Feature: Workload cluster outages and the waits they interrupt
     And the Machine "m1" is in phase "Unknown"
     And the Machine "m2" has condition "Deleting" with reason "DrainingNode" and message containing "PodDisruptionBudget"
     And Pod "p1" is still running
-    When the health timeout of "m1" has passed since its workload cluster came back
-    Then the Machine "m1" reaches phase "Failed"
-    And the Machine "m1" has failure reason "UnhealthyNode"
+    # The drain timeout of m2 (60 s) is shorter than the health timeout of m1, so it runs out first: moving the
+    # clock past m1's timeout first would also end m2's drain before the step that checks it.
     When the drain timeout of "m2" has passed since its workload cluster came back
     Then row "E06" fired for "m2"
     And the Machine "m2" is gone
+    When the health timeout of "m1" has passed since its workload cluster came back
+    Then the Machine "m1" reaches phase "Failed"
+    And the Machine "m1" has failure reason "UnhealthyNode"
 
   @serial @row:machine-workload-cluster:W04 @row:machine-deletion-checks:C05
   Scenario: The last Node lookup of a Machine being deleted waits for its workload cluster
