@@ -329,7 +329,8 @@ func (r *Runner[E]) Act(ctx context.Context, object string, d *Decision, env E) 
 	kept := true
 	for i, a := range ra.run {
 		ran = ra.ran[i]
-		o = a.fn(ctx, env)
+		o = a.fn(WithRunningAction(ctx, RunningAction{Set: r.set.Name, Object: object, Action: a.entry.Name,
+			Pure: a.entry.Pure, WritesThrough: a.entry.WritesThrough}), env)
 		if o.Status == "" {
 			o.Status = Done
 		}

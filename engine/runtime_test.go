@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -601,5 +602,40 @@ func TestRunnerConcurrent(t *testing.T) {
 	wg.Wait()
 	if count != 8*200 {
 		t.Errorf("%d traces, want %d", count, 8*200)
+	}
+}
+
+func TestActionsSeeWhichActionTheyRunAs(t *testing.T) {
+	s := mustLoadBytes(t, "branches", branches)
+	var seen []RunningAction
+	reg := NewRegistry[doorEnv]("door")
+	reg.Bool("locked", "", func(e doorEnv) bool { return e.locked })
+	reg.Enum("push", "", func(e doorEnv) string { return e.push })
+	reg.StatusField("openedBy", "", func(doorEnv, string) {})
+	note := func(ctx context.Context) {
+		a, ok := RunningActionOf(ctx)
+		if !ok {
+			t.Error("an action's context names no running action")
+		}
+		seen = append(seen, a)
+	}
+	reg.Action("Unlock", "", func(ctx context.Context, _ doorEnv) Outcome { note(ctx); return OK() }, WritesThrough())
+	reg.Action("Swing", "", func(ctx context.Context, _ doorEnv) Outcome { note(ctx); return OK() }, Pure())
+	r, err := NewRunner(s, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stepPublish(r, context.Background(), "ns/front", "Opening", doorEnv{push: "Push"}); err != nil {
+		t.Fatal(err)
+	}
+	want := []RunningAction{
+		{Set: "branches", Object: "ns/front", Action: "Unlock", WritesThrough: true},
+		{Set: "branches", Object: "ns/front", Action: "Swing", Pure: true},
+	}
+	if !reflect.DeepEqual(seen, want) {
+		t.Errorf("actions saw %+v, want %+v", seen, want)
+	}
+	if _, ok := RunningActionOf(context.Background()); ok {
+		t.Error("a context no action was handed names a running action")
 	}
 }

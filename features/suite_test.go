@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/cucumber/godog"
@@ -87,6 +88,16 @@ func TestFeatures(t *testing.T) {
 		if err := report.writeJSON("coverage.json"); err != nil {
 			t.Errorf("write coverage.json: %v", err)
 		}
+	}
+	// The actions marked Pure or WritesThrough kept their word in every
+	// scenario; an audit that saw no write-through write is not wired.
+	if v := h.Audit.Violations(); len(v) > 0 {
+		t.Errorf("%d writes broke their action's marker:\n%s", len(v), strings.Join(v, "\n"))
+	}
+	through := h.Audit.WritesThrough()
+	fmt.Fprintf(os.Stdout, "Writes of write-through actions (audited): %s\n", strings.Join(through, ", "))
+	if len(through) == 0 {
+		t.Error("the write audit saw no write of a write-through action: it does not see the operator's requests")
 	}
 	if n := report.missingCount(); n > 0 {
 		t.Errorf("%d table rows never fired in any scenario:\n%s", n, report.missingList())

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -32,6 +33,9 @@ type Harness struct {
 	Sets []*engine.Set
 	// Clock is the operator's clock; scenarios advance it past timeouts.
 	Clock *Clock
+	// Audit checks the operator's writes from inside actions against the
+	// actions' markers, across restarts.
+	Audit *WriteAudit
 
 	mu       sync.Mutex
 	cancel   context.CancelFunc
@@ -61,7 +65,8 @@ func Start() (*Harness, error) {
 		_ = env.Stop()
 		return nil, err
 	}
-	h := &Harness{Env: env, Client: labelling{env.Client}, Set: set, Sets: []*engine.Set{set, machineSets, clusterSet}, Clock: &Clock{}}
+	h := &Harness{Env: env, Client: labelling{env.Client}, Set: set, Sets: []*engine.Set{set, machineSets, clusterSet}, Clock: &Clock{},
+		Audit: NewWriteAudit(map[string]string{krtttables.Machine: "machines", krtttables.MachineSet: "machinesets", krtttables.Cluster: "clusters"})}
 	if err := h.StartOperator(); err != nil {
 		_ = env.Stop()
 		return nil, err
@@ -76,7 +81,9 @@ func (h *Harness) StartOperator() error {
 	if err != nil {
 		return err
 	}
-	mgr, err := operator.NewManager(h.Env.Config, o)
+	cfg := rest.CopyConfig(h.Env.Config)
+	cfg.Wrap(h.Audit.Wrap)
+	mgr, err := operator.NewManager(cfg, o)
 	if err != nil {
 		return err
 	}
