@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -176,6 +177,7 @@ func drain(ctx context.Context, s *Scope, unreachable, force bool) engine.Outcom
 		return engine.Fail(err)
 	}
 	view.record(ctx, verdicts)
+	evicted := evictAll(ctx, s.NodeClient, verdicts, unreachable)
 
 	skipped := map[string][]string{}
 	gone := 0                 // Pods whose verdict is Gone on an unreachable Node
@@ -188,7 +190,7 @@ func drain(ctx context.Context, s *Scope, unreachable, force bool) engine.Outcom
 		remaining[class] = append(remaining[class], name)
 		nRemaining++
 	}
-	for _, pv := range verdicts {
+	for i, pv := range verdicts {
 		pod := pv.pod
 		name := podName(pod)
 		if pv.err != nil {
@@ -197,8 +199,7 @@ func drain(ctx context.Context, s *Scope, unreachable, force bool) engine.Outcom
 		}
 		switch pv.verdict() {
 		case verdictRemoveFinished:
-			wrote = true
-			_ = evict(ctx, s.NodeClient, pod, unreachable)
+			wrote = true // evicted by evictAll; a finished Pod's answer does not matter
 			continue
 		case verdictGone:
 			if pv.dec.Facts.Get("finished") == "false" {
@@ -241,7 +242,10 @@ func drain(ctx context.Context, s *Scope, unreachable, force bool) engine.Outcom
 			continue
 		}
 		wrote = true
-		err := evict(ctx, s.NodeClient, pod, unreachable)
+		err, sent := evicted[i]
+		if !sent {
+			err = evict(ctx, s.NodeClient, pod, unreachable)
+		}
 		switch {
 		case err == nil:
 			keep(classEvicted, name)
@@ -296,6 +300,44 @@ func drain(ctx context.Context, s *Scope, unreachable, force bool) engine.Outcom
 		msg += " (" + describeSkipped(skipped) + ")"
 	}
 	return engine.Wait("%s%s", msg, note)
+}
+
+// maxParallelEvictions bounds the evictions of one drain pass in flight.
+const maxParallelEvictions = 10
+
+// evictAll sends the pass's evictions (the Pods whose verdict is Evict or
+// RemoveFinished) together, at most maxParallelEvictions at a time, as
+// kubectl drain does, and returns each one's answer by its index in
+// verdicts. One after another they held the worker for a round trip per
+// Pod: at 30 Pods per Node most of a deletion. The API server still
+// checks every eviction against the PodDisruptionBudgets (a budget's
+// status is updated with a precondition, so two evictions never spend one
+// disruption), and which Pods may go now is the verdict table's decision,
+// made before (drain order, serial groups).
+func evictAll(ctx context.Context, c client.Client, verdicts []podVerdict, unreachable bool) map[int]error {
+	var idx []int
+	for i, pv := range verdicts {
+		if v := pv.verdict(); v == verdictEvict || v == verdictRemoveFinished {
+			idx = append(idx, i)
+		}
+	}
+	errs := make([]error, len(idx))
+	sem := make(chan struct{}, maxParallelEvictions)
+	var wg sync.WaitGroup
+	for j, i := range idx {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			errs[j] = evict(ctx, c, verdicts[i].pod, unreachable)
+		}()
+	}
+	wg.Wait()
+	out := make(map[int]error, len(idx))
+	for j, i := range idx {
+		out[i] = errs[j]
+	}
+	return out
 }
 
 // evictedEarlier reports whether the API server marked the Pod as evicted

@@ -329,3 +329,17 @@ krtt_transitions_total{controller="machine",outcome="InProgress",row="D05",table
 		t.Errorf("parseRows = %v, want N13 Done 4 and D05 InProgress 9", got)
 	}
 }
+
+func TestParseReconciles(t *testing.T) {
+	got, err := parseReconciles(strings.NewReader(metricsBefore + `controller_runtime_reconcile_total{controller="machine",result="success"} 120
+controller_runtime_reconcile_total{controller="machine",result="requeue_after"} 30
+controller_runtime_reconcile_total{controller="machine",result="error"} 0
+controller_runtime_reconcile_total{controller="cluster",result="success"} 7
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || got["machine success"] != 120 || got["machine requeue_after"] != 30 || got["cluster success"] != 7 {
+		t.Errorf("parseReconciles = %v, want machine success 120, requeue_after 30, cluster success 7 (no zero entries)", got)
+	}
+}

@@ -192,6 +192,7 @@ func writeResources(res *Result, b *bench, before, after sample, peakKiB int64) 
 	}
 	res.RequestsPerMachineByKind, _ = perMachine(before.kinds, after.kinds, b.o.n)
 	res.RowsPerMachine, _ = perMachine(before.rows, after.rows, b.o.n)
+	res.ReconcilesPerMachine, _ = perMachine(before.reconciles, after.reconciles, b.o.n)
 	res.CPUSeconds = round1(after.cpu - before.cpu)
 	res.CPUSecondsInclStart = round1(after.cpu)
 	res.PeakRSSMiB = round1(float64(peakKiB) / 1024)

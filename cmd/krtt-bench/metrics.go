@@ -106,6 +106,19 @@ func parseRows(r io.Reader) (requestCounts, error) {
 	return out, err
 }
 
+// parseReconciles sums controller-runtime's controller_runtime_reconcile_total
+// by "controller result": how often each controller reconciled (krtt and
+// Cluster API both export it), whatever the rows did.
+func parseReconciles(r io.Reader) (requestCounts, error) {
+	out := requestCounts{}
+	_, err := scanSamples(r, "controller_runtime_reconcile_total", func(labels map[string]string, v float64) {
+		if v != 0 {
+			out[labels["controller"]+" "+labels["result"]] += v
+		}
+	})
+	return out, err
+}
+
 // scanSamples calls fn with the labels and value of every sample of the
 // metric in a Prometheus text exposition; found says whether there was one.
 func scanSamples(r io.Reader, metric string, fn func(labels map[string]string, v float64)) (found bool, err error) {

@@ -86,7 +86,7 @@ func (p *controllerProc) waitReady(timeout time.Duration) error {
 		if err == nil {
 			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				if _, _, _, err := p.scrape(); err == nil {
+				if _, err := p.scrape(); err == nil {
 					return nil
 				}
 			}
@@ -119,27 +119,31 @@ func (p *controllerProc) stop() error {
 // scrape returns the process's client-go requests so far, by API server
 // and method, and by verb and resource when it counts them
 // (krtt_api_requests_total).
-func (p *controllerProc) scrape() (byHost hostRequests, byKind, rows requestCounts, err error) {
+func (p *controllerProc) scrape() (s sample, err error) {
 	resp, err := http.Get(p.metrics)
 	if err != nil {
-		return nil, nil, nil, err
+		return s, err
 	}
 	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
-		return nil, nil, nil, fmt.Errorf("%s metrics: %s", p.name, resp.Status)
+		return s, fmt.Errorf("%s metrics: %s", p.name, resp.Status)
 	}
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return nil, nil, nil, err
+		return s, err
 	}
-	if byHost, err = parseRequestsByHost(bytes.NewReader(body)); err != nil {
-		return nil, nil, nil, err
+	if s.byHost, err = parseRequestsByHost(bytes.NewReader(body)); err != nil {
+		return s, err
 	}
-	if byKind, err = parseKinds(bytes.NewReader(body)); err != nil {
-		return nil, nil, nil, err
+	s.requests = s.byHost.total()
+	if s.kinds, err = parseKinds(bytes.NewReader(body)); err != nil {
+		return s, err
 	}
-	rows, err = parseRows(bytes.NewReader(body))
-	return byHost, byKind, rows, err
+	if s.rows, err = parseRows(bytes.NewReader(body)); err != nil {
+		return s, err
+	}
+	s.reconciles, err = parseReconciles(bytes.NewReader(body))
+	return s, err
 }
 
 // sample is what is read from a controller at one instant.
@@ -147,6 +151,9 @@ type sample struct {
 	requests, kinds requestCounts
 	// rows is krtt_transitions_total by controller, table, row and outcome.
 	rows requestCounts
+	// reconciles is controller_runtime_reconcile_total by controller and
+	// result.
+	reconciles requestCounts
 	// byHost splits requests by the API server they went to.
 	byHost hostRequests
 	cpu    float64
@@ -154,7 +161,7 @@ type sample struct {
 
 // sum adds samples of several processes up.
 func sum(ss []sample) sample {
-	out := sample{requests: requestCounts{}, kinds: requestCounts{}, rows: requestCounts{}, byHost: hostRequests{}}
+	out := sample{requests: requestCounts{}, kinds: requestCounts{}, rows: requestCounts{}, reconciles: requestCounts{}, byHost: hostRequests{}}
 	for _, s := range ss {
 		out.cpu += s.cpu
 		for k, v := range s.requests {
@@ -165,6 +172,9 @@ func sum(ss []sample) sample {
 		}
 		for k, v := range s.rows {
 			out.rows[k] += v
+		}
+		for k, v := range s.reconciles {
+			out.reconciles[k] += v
 		}
 		for h, counts := range s.byHost {
 			if out.byHost[h] == nil {
@@ -179,7 +189,8 @@ func sum(ss []sample) sample {
 }
 
 func (p *controllerProc) sample() (sample, error) {
-	req, kinds, rows, err1 := p.scrape()
+	s, err1 := p.scrape()
 	cpu, err2 := cpuSeconds(p.pid())
-	return sample{requests: req.total(), byHost: req, kinds: kinds, rows: rows, cpu: cpu}, errors.Join(err1, err2)
+	s.cpu = cpu
+	return s, errors.Join(err1, err2)
 }

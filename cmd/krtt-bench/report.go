@@ -61,10 +61,14 @@ type Result struct {
 	// RowsPerMachine is the rows the controller fired, by "controller
 	// table row outcome" (krtt_transitions_total), divided by N: what the
 	// requests paid for. JSON only.
-	RowsPerMachine      map[string]float64 `json:"rowsPerMachine,omitempty"`
-	CPUSeconds          float64            `json:"cpuSeconds"`
-	CPUSecondsInclStart float64            `json:"cpuSecondsInclStart"`
-	PeakRSSMiB          float64            `json:"peakRSSMiB"`
+	RowsPerMachine map[string]float64 `json:"rowsPerMachine,omitempty"`
+	// ReconcilesPerMachine is how often each controller reconciled, by
+	// "controller result" (controller_runtime_reconcile_total), divided by
+	// N: wake-ups that fired no row cost a reconcile too. JSON only.
+	ReconcilesPerMachine map[string]float64 `json:"reconcilesPerMachine,omitempty"`
+	CPUSeconds           float64            `json:"cpuSeconds"`
+	CPUSecondsInclStart  float64            `json:"cpuSecondsInclStart"`
+	PeakRSSMiB           float64            `json:"peakRSSMiB"`
 	// Complete is false when a half did not finish; Error says why, and
 	// the resource figures then stop at the failure.
 	Complete bool   `json:"complete"`
