@@ -36,7 +36,7 @@ func Indexes() []remote.Index {
 func (m mapper) nodeSideSources(ca cache.Cache) []source.Source {
 	return []source.Source{
 		source.Kind[client.Object](ca, &corev1.Node{}, handler.EnqueueRequestsFromMapFunc(m.nodeToMachines), nodeChangedBeyondHeartbeat()),
-		source.Kind[client.Object](ca, &corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(m.podToMachines), podGoneOrGoing()),
+		source.Kind[client.Object](ca, &corev1.Pod{}, enqueueAfter(podGoneWakeDelay, m.podToMachines), podGoneOrGoing()),
 		source.Kind[client.Object](ca, &policyv1.PodDisruptionBudget{}, handler.EnqueueRequestsFromMapFunc(m.drainingMachines)),
 	}
 }
