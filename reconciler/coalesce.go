@@ -15,8 +15,10 @@ import (
 // handler.EnqueueRequestsFromMapFunc does, but adds them after delay: the
 // work queue holds a request once, so a burst of events about many objects
 // that map to one (a Cluster's Machines changing one by one) becomes one
-// reconcile and one status write per delay instead of one per event. For
-// summaries that may lag by the delay, never for decisions that must not.
+// reconcile and one status write per delay instead of one per event (a
+// Node's Pods going one by one during a drain). For wake-ups that may come
+// late by the delay: the reconcile still decides on what it observes then;
+// never for one a decision cannot afford to take late.
 func EnqueueCoalesced(delay time.Duration, fn handler.MapFunc) handler.EventHandler {
 	add := func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request], objs ...client.Object) {
 		for _, o := range objs {

@@ -17,6 +17,7 @@ import (
 
 	machineactions "github.com/krtt-dev/krtt/actions/machine"
 	"github.com/krtt-dev/krtt/internal/remote"
+	"github.com/krtt-dev/krtt/reconciler"
 )
 
 // Indexes are the field indexes the Machine controller reads the Node side
@@ -36,7 +37,7 @@ func Indexes() []remote.Index {
 func (m mapper) nodeSideSources(ca cache.Cache) []source.Source {
 	return []source.Source{
 		source.Kind[client.Object](ca, &corev1.Node{}, handler.EnqueueRequestsFromMapFunc(m.nodeToMachines), nodeChangedBeyondHeartbeat()),
-		source.Kind[client.Object](ca, &corev1.Pod{}, enqueueAfter(podGoneWakeDelay, m.podToMachines), podGoneOrGoing()),
+		source.Kind[client.Object](ca, &corev1.Pod{}, reconciler.EnqueueCoalesced(podGoneWakeDelay, m.podToMachines), podGoneOrGoing()),
 		source.Kind[client.Object](ca, &policyv1.PodDisruptionBudget{}, handler.EnqueueRequestsFromMapFunc(m.drainingMachines)),
 	}
 }
