@@ -240,12 +240,15 @@ func drain(ctx context.Context, s *Scope, unreachable, force bool) engine.Outcom
 				}
 			}
 			continue
+		case verdictEvict:
+		default:
+			// A verdict the tables gained without Go to act on it: say so
+			// rather than evict or skip the Pod silently.
+			keep(classError, name+" (verdict "+pv.verdict()+" has no action)")
+			continue
 		}
 		wrote = true
-		err, sent := evicted[i]
-		if !sent {
-			err = evict(ctx, s.NodeClient, pod, unreachable)
-		}
+		err := evicted[i] // evictAll sent every Evict verdict's eviction
 		switch {
 		case err == nil:
 			keep(classEvicted, name)

@@ -238,8 +238,7 @@ func ClientOptions() client.Options {
 
 // SlimCache keeps in the manager's cache only what the observers read: no
 // object keeps its managedFields, and a Pod keeps only the fields slimPod
-// names. With
-// tens of Pods per Node, Pods are most of an operator's memory. The operator
+// names. With tens of Pods per Node, Pods are most of an operator's memory. The operator
 // never updates a Pod (its RBAC has no verb for it), so a trimmed copy is
 // never written back.
 func SlimCache(o *ctrl.Options) {
