@@ -50,7 +50,7 @@ func TestMain(m *testing.M) {
 // TestFeatures runs every *.feature file in this directory against one
 // harness and checks that every table row is exercised.
 func TestFeatures(t *testing.T) {
-	h, err := harness.Start()
+	h, err := harness.StartAlone()
 	if err != nil {
 		t.Fatalf("start harness: %v", err)
 	}

@@ -49,9 +49,17 @@ type Harness struct {
 // Start brings up the control plane (localcp.ForTest: the one make test
 // shares, or one of its own) and the operator, which manages only the
 // objects labelled Filter (the fixtures here label theirs).
-func Start() (*Harness, error) {
+func Start() (*Harness, error) { return start(localcp.ForTest) }
+
+// StartAlone is Start on a control plane of its own (localcp.OwnForTest),
+// for the Gherkin suite: some of its scenarios stop serving the SimMachine
+// CRD for a while, which other packages' tests on a shared control plane
+// would meet as "the server could not find the requested resource".
+func StartAlone() (*Harness, error) { return start(localcp.OwnForTest) }
+
+func start(controlPlane func() (*localcp.ControlPlane, error)) (*Harness, error) {
 	ctrl.SetLogger(zap.New(zap.UseDevMode(false), zap.Level(zapLevel())))
-	env, err := localcp.ForTest()
+	env, err := controlPlane()
 	if err != nil {
 		return nil, err
 	}

@@ -33,6 +33,12 @@ const (
 // watch-filter label (internal/harness).
 func ForTest() (*ControlPlane, error) { return forTest(SharedEnv) }
 
+// OwnForTest returns a throw-away control plane of the caller's own, even
+// under a shared one: for a test package that changes what every package
+// shares (it stops serving a krtt CRD for a while), which would break the
+// other packages' requests on a shared control plane.
+func OwnForTest() (*ControlPlane, error) { return forTest("") }
+
 // WorkloadForTest returns a control plane playing a workload cluster, the
 // shared one when $KRTT_TEST_WORKLOAD_KUBECONFIG is set, else one of its own.
 // StopAPIServer and StartAPIServer take it away from this process's clients
