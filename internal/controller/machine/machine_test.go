@@ -124,15 +124,18 @@ func TestCreateToRunning(t *testing.T) {
 	if m.Labels[clusterv1.ClusterNameLabel] != "c1" {
 		t.Fatalf("cluster-name label missing: %v", m.Labels)
 	}
-	for _, ct := range []string{clusterv1.BootstrapConfigReadyCondition, clusterv1.InfrastructureReadyCondition, clusterv1.NodeReadyCondition, clusterv1.NodeHealthyCondition} {
-		if c := condition(m, ct); c == nil || c.Status != metav1.ConditionTrue {
-			t.Errorf("condition %s = %+v", ct, c)
-		}
-	}
+	// Running needs the Node, not its Ready report, which the kubelet
+	// (JoinNode) writes a moment after creating it: the Node conditions
+	// follow on the reconcile that report wakes.
 	eventually(t, "Ready and Node synced", func(ctx context.Context) error {
 		m, err := h.Machine(ctx, ns, "m1")
 		if err != nil {
 			return err
+		}
+		for _, ct := range []string{clusterv1.BootstrapConfigReadyCondition, clusterv1.InfrastructureReadyCondition, clusterv1.NodeReadyCondition, clusterv1.NodeHealthyCondition} {
+			if c := condition(m, ct); c == nil || c.Status != metav1.ConditionTrue {
+				return fmt.Errorf("condition %s = %+v", ct, c)
+			}
 		}
 		if c := condition(m, clusterv1.ReadyCondition); c == nil || c.Status != metav1.ConditionTrue {
 			return fmt.Errorf("Ready = %+v", c)
