@@ -313,7 +313,10 @@ func (r *kubeletNodeReconciler) reconcile(ctx context.Context, req reconcile.Req
 		}
 	}
 	setNodeReady(node, want, metav1.NewTime(now))
-	if err := r.client.Status().Patch(ctx, node, client.MergeFrom(before)); err != nil {
+	// Locked: the patch replaces the whole conditions list, so one computed
+	// from a cached Node that has not yet seen this reconciler's previous
+	// write (a problem condition added) would drop that condition.
+	if err := r.client.Status().Patch(ctx, node, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	return reconcile.Result{RequeueAfter: r.interval}, nil

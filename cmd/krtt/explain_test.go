@@ -130,8 +130,15 @@ func runningMachine(t *testing.T, h *harness.Harness, ns string, mutate ...func(
 	mustOK(t, err)
 	_, err = h.MachineObjects(ctx, ns, "c1", "m1", mutate...)
 	mustOK(t, err)
+	// One step at a time, each once the Machine waits for it: run to
+	// completion lets one reconcile pass through every step whose object
+	// is ready (status.lastTransition.via), so which steps a golden shows
+	// would otherwise depend on when the cache saw each object.
+	waitRow(t, h, ns, "N12")
 	mustOK(t, h.BootstrapReady(ctx, ns, "m1"))
+	waitRow(t, h, ns, "N21")
 	mustOK(t, h.InfrastructureProvisioned(ctx, ns, "m1"))
+	waitRow(t, h, ns, "N30")
 	n, err := h.JoinNode(ctx, ns+"-m1", harness.ProviderID(ns, "m1"))
 	mustOK(t, err)
 	eventuallyOK(t, "Machine Running", func(ctx context.Context) error {
@@ -145,6 +152,21 @@ func runningMachine(t *testing.T, h *harness.Harness, ns string, mutate ...func(
 		return nil
 	})
 	return n
+}
+
+// waitRow waits until row ID of the machine-normal table fired for m1 and
+// its result was written.
+func waitRow(t *testing.T, h *harness.Harness, ns, id string) {
+	t.Helper()
+	key := types.NamespacedName{Namespace: ns, Name: "m1"}
+	eventuallyOK(t, "Machine "+ns+"/m1 fired "+id, func(context.Context) error {
+		for _, tr := range h.Traces(key) {
+			if tr.Table == "machine-normal" && tr.Row == id && tr.Unwritten == "" {
+				return nil
+			}
+		}
+		return fmt.Errorf("row %s has not fired", id)
+	})
 }
 
 // blockingPDB guards the Pods labelled app=APP with a PodDisruptionBudget
@@ -390,7 +412,7 @@ func TestExplainMachineGolden(t *testing.T) {
 	// the Node is unhealthy and when its 5 minutes end (row D22 forces the
 	// deletion then).
 	t.Run("DrainingNodeUnhealthyNode", func(t *testing.T) {
-		ns := "explain-forced"
+		ns := localcp.UniqueName("explain-forced")
 		node := runningMachine(t, h, ns)
 		_, err := h.RunningPod(ctx, ns, "db", node.Name, map[string]string{"app": "db"})
 		mustOK(t, err)
@@ -404,6 +426,17 @@ func TestExplainMachineGolden(t *testing.T) {
 			n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionFalse, Reason: "KubeletNotReady",
 				Message: "container runtime is down", LastHeartbeatTime: metav1.Now(), LastTransitionTime: notReadySince}}
 			return h.Client.Status().Update(ctx, n)
+		})
+		// Deleted once it is Unhealthy, so the deletion starts from there.
+		eventuallyOK(t, "Machine Unhealthy", func(ctx context.Context) error {
+			m, err := h.Machine(ctx, ns, "m1")
+			if err != nil {
+				return err
+			}
+			if m.Status.State != "Unhealthy" {
+				return fmt.Errorf("state %q", m.Status.State)
+			}
+			return nil
 		})
 		deleteMachine(t, h, ns)
 		rep := settled(t, h, ns, clusterv1.DeletingDrainingNodeReason, "PodDisruptionBudget")
