@@ -161,8 +161,12 @@ func shortSpecs(seed uint64) []spec {
 func longSpecs(seed uint64) []spec {
 	return []spec{
 		{name: baselineName, machines: 60, timeout: 10 * time.Minute, seed: seed},
-		{name: "kill", machines: 60, minKills: 30, faultDelay: faultDelay, timeout: 20 * time.Minute, seed: seed + 1},
-		{name: "apiserver", machines: 20, restarts: 3, restartDown: 3 * time.Second, faultDelay: faultDelay, timeout: 10 * time.Minute, seed: seed + 2},
+		// In waves of 3: all 60 at once, today's operator deletes them between
+		// about 7 kills (66 in waves).
+		{name: "kill", machines: 60, minKills: 30, faultDelay: faultDelay, wave: 3, timeout: 20 * time.Minute, seed: seed + 1},
+		// In waves of 5 too: all 20 at once can be gone before the third
+		// restart (each waits for the recorder to re-list).
+		{name: "apiserver", machines: 20, restarts: 3, restartDown: 3 * time.Second, faultDelay: faultDelay, wave: 5, timeout: 10 * time.Minute, seed: seed + 2},
 		{name: "proxy", machines: 30, proxy: true, timeout: 10 * time.Minute, seed: seed + 3},
 		{name: "failover", machines: 12, failover: true, timeout: 10 * time.Minute, seed: seed + 4},
 	}
@@ -280,8 +284,12 @@ func printTable(results []*result) {
 		if r.err != nil {
 			conv += " (failed)"
 		}
+		machines := fmt.Sprint(r.machines)
 		baseStr, ratio := "-", "-"
-		if b, bn := baseFor(r.machines); b > 0 && r.name != baselineName {
+		if r.wave > 0 && r.wave < r.machines {
+			// Waves take longer by design: no no-fault time to compare with.
+			machines += fmt.Sprintf(" (%d at a time)", r.wave)
+		} else if b, bn := baseFor(r.machines); b > 0 && r.name != baselineName {
 			scaled := time.Duration(float64(b) * float64(r.machines) / float64(bn))
 			baseStr = fmt.Sprintf("%.1fs", scaled.Seconds())
 			if bn != r.machines {
@@ -289,8 +297,8 @@ func printTable(results []*result) {
 			}
 			ratio = fmt.Sprintf("%.1f×", r.converge.Seconds()/scaled.Seconds())
 		}
-		fmt.Printf("| %s | %d | %s | %d | %s | %d | %d | %s | %s | %s | %s | %s | %s |\n",
-			r.name, r.machines, kills, r.restarts, faults, r.watchesCut, r.events, viol, leaked, gc, conv, baseStr, ratio)
+		fmt.Printf("| %s | %s | %s | %d | %s | %d | %d | %s | %s | %s | %s | %s | %s |\n",
+			r.name, machines, kills, r.restarts, faults, r.watchesCut, r.events, viol, leaked, gc, conv, baseStr, ratio)
 		total.kills += r.kills
 		total.restarts += r.restarts
 		if r.report != nil {

@@ -58,6 +58,11 @@ type spec struct {
 	restarts    int
 	restartDown time.Duration
 	faultDelay  [2]time.Duration
+	// wave > 0 deletes the Machines that many at a time, each wave once the
+	// ones before are gone (0: all at once). A fast operator deletes 60
+	// Machines between a handful of kills; in waves, kills land all along
+	// the deletion of every Machine.
+	wave int
 	// proxy puts the fault-injecting proxy between operator and API server.
 	proxy bool
 	// failover runs two replicas with leader election and kills the leader
@@ -209,13 +214,37 @@ func (w *world) run(ctx context.Context, s spec, logf func(string, ...any)) (res
 	if px != nil {
 		rec.Mark("fault proxy on since the workload was created")
 	}
-	rec.Mark("deleting %d Machines", len(names))
 	t0 := time.Now()
-	for _, n := range names {
-		if err := c.Delete(ctx, &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: n}}); err != nil {
-			res.err = err
-			return res
-		}
+	wave := s.wave
+	if wave <= 0 {
+		wave = len(names)
+	}
+	rec.Mark("deleting %d Machines, %d at a time", len(names), wave)
+	if err := deleteMachines(ctx, c, ns, names[:min(wave, len(names))]); err != nil {
+		res.err = err
+		return res
+	}
+	var waveErr error
+	if wave < len(names) {
+		goDriver(func() {
+			for i := wave; i < len(names); i += wave {
+				// The Machines of the earlier waves are gone.
+				if err := poll(runCtx, s.timeout, func() error {
+					if left := rec.Machines(); left > len(names)-i {
+						return fmt.Errorf("%d Machines left", left)
+					}
+					return nil
+				}); err != nil {
+					return
+				}
+				next := names[i:min(i+wave, len(names))]
+				rec.Mark("deleting Machines %d to %d", i+1, i+len(next))
+				if err := deleteMachines(runCtx, c, ns, next); err != nil {
+					waveErr = err
+					return
+				}
+			}
+		})
 	}
 
 	var kills, restarts atomic.Int32
@@ -316,6 +345,9 @@ func (w *world) run(ctx context.Context, s spec, logf func(string, ...any)) (res
 	res.kills, res.restarts = int(kills.Load()), int(restarts.Load())
 	if err != nil {
 		res.err = fmt.Errorf("not converged: %w", err)
+	}
+	if waveErr != nil {
+		res.err = errors.Join(res.err, fmt.Errorf("delete a wave of Machines: %w", waveErr))
 	}
 
 	// What the Machines owned goes asynchronously (the sim detaches
@@ -696,6 +728,16 @@ func (w *world) replicaKeeper(ctx context.Context, ns string) {
 			}
 		}
 	}
+}
+
+// deleteMachines deletes the named Machines of ns.
+func deleteMachines(ctx context.Context, c client.Client, ns string, names []string) error {
+	for _, n := range names {
+		if err := c.Delete(ctx, &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: n}}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // afterProgress waits until the operator made progress (a Machine entered
