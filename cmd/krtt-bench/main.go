@@ -85,7 +85,7 @@ func main() {
 	flag.IntVar(&o.concurrency, "machine-concurrency", 10, "Machines each controller reconciles in parallel (its --machine-concurrency).")
 	flag.IntVar(&o.podsPerNode, "pods-per-node", 3, "Pods bound to every worker's Node before the deletion.")
 	flag.IntVar(&o.workers, "client-workers", 16, "Parallel creates/deletes of the bench driver.")
-	flag.IntVar(&o.simWorkers, "sim-workers", 10, "Workers of each controller of the simulated provider (cloud, kubelet, bootstrap, …).")
+	flag.IntVar(&o.simWorkers, "sim-workers", 30, "Workers of each controller of the simulated provider (cloud, kubelet, bootstrap, …): enough that the provider never sets the pace of what is measured.")
 	flag.StringVar(&o.dir, "dir", filepath.Join(localcp.DefaultDir, "bench"), "State directory of the bench control plane (wiped on start).")
 	flag.StringVar(&o.operatorBin, "operator", "bin/krtt-operator", "krtt operator binary (built from ./cmd/krtt-operator first unless -build=false).")
 	flag.BoolVar(&o.build, "build", true, "Build the krtt operator binary before running.")
