@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -27,6 +28,7 @@ import (
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/internal/harness"
 	"github.com/krtt-dev/krtt/internal/localcp"
+	"github.com/krtt-dev/krtt/internal/operator"
 	"github.com/krtt-dev/krtt/sim"
 	"github.com/krtt-dev/krtt/test/chaos/faultproxy"
 	"github.com/krtt-dev/krtt/test/timeline"
@@ -78,9 +80,16 @@ type result struct {
 	kills, restarts, unexpectedExits int
 	requests, injected, watchesCut   int64
 	converge, takeover               time.Duration
-	report                           *timeline.Report
-	events                           int
-	ns                               string
+	// takeoverAfterExpiry is how long after the killed leader's Lease ran
+	// out (its last renewTime + the lease duration, the replicas' own
+	// clocks) the other replica's acquireTime lies; leaseTransitions counts
+	// the holder changes from the kill to the takeover (1: no flapping).
+	takeoverAfterExpiry time.Duration
+	leaseTransitions    int32
+	takeoverErr         error
+	report              *timeline.Report
+	events              int
+	ns                  string
 	// leftovers is what the API server still holds of the run's Machines
 	// (Nodes rows kept by design aside).
 	leftovers    []string
@@ -311,6 +320,8 @@ func (w *world) run(ctx context.Context, s spec, logf func(string, ...any)) (res
 			tKill := time.Now()
 			kills.Add(1)
 			rec.Mark("SIGKILL leader %s mid-drain", leader.name)
+			// The dead leader renews no more: the Lease now holds its last renewal.
+			before, leaseErr := w.lease(runCtx, ns)
 			if err := poll(runCtx, 3*leaseSeconds*time.Second+10*time.Second, func() error {
 				if l := ops.leader(); l == nil || l == leader {
 					return errors.New("no new leader")
@@ -322,6 +333,12 @@ func (w *world) run(ctx context.Context, s spec, logf func(string, ...any)) (res
 			}
 			res.takeover = time.Since(tKill)
 			rec.Mark("new leader after %s", res.takeover.Round(time.Millisecond))
+			after, err := w.lease(runCtx, ns)
+			if err = errors.Join(leaseErr, err); err != nil {
+				res.takeoverErr = err
+				return
+			}
+			res.takeoverAfterExpiry, res.leaseTransitions, res.takeoverErr = takeoverOf(before, after)
 		})
 	}
 
@@ -820,4 +837,26 @@ func (w *world) leftovers(ctx context.Context, ns string, kept []string) ([]stri
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// lease reads the leader Lease of the run's replicas.
+func (w *world) lease(ctx context.Context, ns string) (*coordinationv1.Lease, error) {
+	l := &coordinationv1.Lease{}
+	err := w.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: operator.LeaderElectionID}, l)
+	return l, err
+}
+
+// takeoverOf compares the Lease as the killed leader left it with the Lease
+// after another replica took it: how long after the old lease ran out the new
+// holder acquired it, and how many holder changes lie between.
+func takeoverOf(before, after *coordinationv1.Lease) (time.Duration, int32, error) {
+	b, a := before.Spec, after.Spec
+	if b.HolderIdentity == nil || b.RenewTime == nil || b.LeaseDurationSeconds == nil {
+		return 0, 0, fmt.Errorf("lease %s: the killed leader left no holder, renewal or duration", before.Name)
+	}
+	if a.HolderIdentity == nil || a.AcquireTime == nil || *a.HolderIdentity == *b.HolderIdentity {
+		return 0, 0, fmt.Errorf("lease %s: still held by %s", after.Name, ptr.Deref(a.HolderIdentity, "nobody"))
+	}
+	expiry := b.RenewTime.Add(time.Duration(*b.LeaseDurationSeconds) * time.Second)
+	return a.AcquireTime.Sub(expiry), ptr.Deref(a.LeaseTransitions, 0) - ptr.Deref(b.LeaseTransitions, 0), nil
 }
