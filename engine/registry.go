@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"sync"
 )
 
 // OutcomeStatus is how an action ended.
@@ -152,6 +153,19 @@ type statusSetter[E any] struct {
 type projection[E any] struct {
 	entry Entry
 	fn    func(E)
+}
+
+// LazyRegistry returns a function that builds the registry named name once,
+// on first use, by calling each fill in turn, and returns that same registry
+// ever after: the one way a controller package declares its registry.
+func LazyRegistry[E any](name string, fill ...func(*Registry[E])) func() *Registry[E] {
+	return sync.OnceValue(func() *Registry[E] {
+		r := NewRegistry[E](name)
+		for _, f := range fill {
+			f(r)
+		}
+		return r
+	})
 }
 
 // NewRegistry returns an empty registry; tables name it in spec.registry.

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -89,26 +88,19 @@ func (o *Observer) Observe(ctx context.Context, key client.ObjectKey) *Scope {
 	return s
 }
 
-var (
-	once sync.Once
-	reg  *engine.Registry[*Scope]
-)
-
 // Registry returns the Cluster registry.
-func Registry() *engine.Registry[*Scope] {
-	once.Do(func() {
-		reg = engine.NewRegistry[*Scope](RegistryName)
-		reg.Bool("clusterFound", "The Cluster was found.", func(s *Scope) bool { return s.Found })
-		reg.Enum("workloadCluster", "How the Cluster's Node side was reached (internal/remote).", func(s *Scope) string {
-			return string(s.Workload.State)
-		})
-		reg.Bool("reconnected", "The connection became usable again after an outage later than status.workloadClusterReconnectTime records.", reconnected)
-		reg.Action("RecordReconnection", "Record in status.workloadClusterReconnectTime when the workload cluster became usable again.", recordReconnection)
-		reg.Action("DisconnectWorkloadCluster", "Close the Cluster's workload cluster connection, if one is open.", disconnect)
-		reg.Action("DescribeWorkloadCluster", "Say how the Node side is reached: which Secret and API server, since when, and the error.", describe, engine.Pure())
-		reg.Mirror("machines", "status.machines counts the Cluster's Machines (total, Ready, being deleted); MachinesReady is True when every one is Ready.", mirrorMachines)
+var Registry = engine.LazyRegistry(RegistryName, register)
+
+func register(reg *engine.Registry[*Scope]) {
+	reg.Bool("clusterFound", "The Cluster was found.", func(s *Scope) bool { return s.Found })
+	reg.Enum("workloadCluster", "How the Cluster's Node side was reached (internal/remote).", func(s *Scope) string {
+		return string(s.Workload.State)
 	})
-	return reg
+	reg.Bool("reconnected", "The connection became usable again after an outage later than status.workloadClusterReconnectTime records.", reconnected)
+	reg.Action("RecordReconnection", "Record in status.workloadClusterReconnectTime when the workload cluster became usable again.", recordReconnection)
+	reg.Action("DisconnectWorkloadCluster", "Close the Cluster's workload cluster connection, if one is open.", disconnect)
+	reg.Action("DescribeWorkloadCluster", "Say how the Node side is reached: which Secret and API server, since when, and the error.", describe, engine.Pure())
+	reg.Mirror("machines", "status.machines counts the Cluster's Machines (total, Ready, being deleted); MachinesReady is True when every one is Ready.", mirrorMachines)
 }
 
 // reconnected: the connection says the workload cluster came back at a

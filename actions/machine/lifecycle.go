@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
@@ -18,16 +17,6 @@ import (
 
 // The actions in this file change the Machine in memory only (the
 // reconciler patches it once), or touch one other object idempotently.
-
-func addFinalizer(_ context.Context, s *Scope) engine.Outcome {
-	controllerutil.AddFinalizer(s.Machine, clusterv1.MachineFinalizer)
-	return engine.OK()
-}
-
-func removeFinalizer(_ context.Context, s *Scope) engine.Outcome {
-	controllerutil.RemoveFinalizer(s.Machine, clusterv1.MachineFinalizer)
-	return engine.OK()
-}
 
 func setClusterOwnerAndLabels(_ context.Context, s *Scope) engine.Outcome {
 	m := s.Machine

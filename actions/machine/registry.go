@@ -1,35 +1,23 @@
 package machine
 
 import (
-	"sync"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/reconciler"
 )
 
 // RegistryName is the name the Machine TableSet gives in spec.registry.
 const RegistryName = "machine"
 
-var (
-	once sync.Once
-	reg  *engine.Registry[*Scope]
-)
-
 // Registry returns the Machine registry: every fact observer and action the
 // Machine tables may name, each with the line the rendered docs show.
-func Registry() *engine.Registry[*Scope] {
-	once.Do(func() {
-		reg = engine.NewRegistry[*Scope](RegistryName)
-		registerFacts(reg)
-		registerActions(reg)
-		registerStatus(reg)
-		registerHealth(reg)
-	})
-	return reg
-}
+var Registry = engine.LazyRegistry(RegistryName, registerFacts, registerActions, registerStatus, registerHealth)
 
 func registerActions(r *engine.Registry[*Scope]) {
-	r.Action("AddFinalizer", "Add the machine.cluster.krtt.dev finalizer to the Machine.", addFinalizer, engine.Pure())
-	r.Action("RemoveFinalizer", "Remove the machine.cluster.krtt.dev finalizer so Kubernetes can delete the Machine.", removeFinalizer)
+	r.Action("AddFinalizer", "Add the machine.cluster.krtt.dev finalizer to the Machine.", reconciler.AddFinalizer(clusterv1.MachineFinalizer, machineOf), engine.Pure())
+	r.Action("RemoveFinalizer", "Remove the machine.cluster.krtt.dev finalizer so Kubernetes can delete the Machine.", reconciler.RemoveFinalizer(clusterv1.MachineFinalizer, machineOf))
 	r.Action("SetClusterOwnerAndLabels", "Set the cluster-name label and, for a stand-alone Machine, the Cluster as owner.", setClusterOwnerAndLabels, engine.Pure())
 	r.Action("AdoptBootstrap", "Make the Machine the controller owner of its bootstrap object and watch its kind.", adoptBootstrap, engine.WritesThrough())
 	r.Action("CopyDataSecretName", "Copy status.dataSecretName of the bootstrap object to spec.bootstrap.dataSecretName.", copyDataSecretName, engine.Pure())
@@ -53,3 +41,6 @@ func registerActions(r *engine.Registry[*Scope]) {
 	r.Action("DeleteNode", "Delete the Node object.", deleteNode)
 	r.Action("WaitForWorkloadCluster", "Wait while the workload cluster cannot be used, saying which Secret and API server, since when and why.", waitForWorkloadCluster, engine.MayWait(), engine.Pure())
 }
+
+// machineOf is the Machine the scope reconciles, for the kit's actions.
+func machineOf(s *Scope) client.Object { return s.Machine }

@@ -12,7 +12,6 @@ import (
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/krtt-dev/krtt/actions/contract"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
@@ -29,16 +28,6 @@ func reportObserveError(_ context.Context, s *Scope) engine.Outcome {
 		return engine.Failf("an API error was observed but not kept")
 	}
 	return engine.Fail(s.Err)
-}
-
-func addFinalizer(_ context.Context, s *Scope) engine.Outcome {
-	controllerutil.AddFinalizer(s.Set, clusterv1.MachineSetFinalizer)
-	return engine.OK()
-}
-
-func removeFinalizer(_ context.Context, s *Scope) engine.Outcome {
-	controllerutil.RemoveFinalizer(s.Set, clusterv1.MachineSetFinalizer)
-	return engine.OK()
 }
 
 func (s *Scope) ownerRef() metav1.OwnerReference {

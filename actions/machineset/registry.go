@@ -1,35 +1,24 @@
 package machineset
 
 import (
-	"sync"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/reconciler"
 )
 
 // RegistryName is the name the MachineSet TableSet gives in spec.registry.
 const RegistryName = "machineset"
 
-var (
-	once sync.Once
-	reg  *engine.Registry[*Scope]
-)
-
 // Registry returns the MachineSet registry: every fact observer, action and
 // status projection the MachineSet tables may name.
-func Registry() *engine.Registry[*Scope] {
-	once.Do(func() {
-		reg = engine.NewRegistry[*Scope](RegistryName)
-		registerFacts(reg)
-		registerActions(reg)
-		registerStatus(reg)
-	})
-	return reg
-}
+var Registry = engine.LazyRegistry(RegistryName, registerFacts, registerActions, registerStatus)
 
 func registerActions(r *engine.Registry[*Scope]) {
 	r.Action("ReportObserveError", "Fail with the API error met while observing, so the row's onFailure names it.", reportObserveError, engine.Pure())
-	r.Action("AddFinalizer", "Add the machineset.cluster.krtt.dev finalizer to the MachineSet.", addFinalizer)
-	r.Action("RemoveFinalizer", "Remove the machineset.cluster.krtt.dev finalizer so Kubernetes can delete the MachineSet.", removeFinalizer)
+	r.Action("AddFinalizer", "Add the machineset.cluster.krtt.dev finalizer to the MachineSet.", reconciler.AddFinalizer(clusterv1.MachineSetFinalizer, setOf))
+	r.Action("RemoveFinalizer", "Remove the machineset.cluster.krtt.dev finalizer so Kubernetes can delete the MachineSet.", reconciler.RemoveFinalizer(clusterv1.MachineSetFinalizer, setOf))
 	r.Action("AdoptMachines", "Make the set the controller owner of the matching orphan Machines and label them with its name.", adoptMachines)
 	r.Action("ReleaseMachines", "Remove the set's controller reference and set-name label from the Machines that no longer match.", releaseMachines)
 	r.Action("DeleteFailedMachines", "Delete failed Machines, at most maxInFlight being deleted at once; wait until the cache shows it.", deleteFailedMachines)
@@ -40,3 +29,6 @@ func registerActions(r *engine.Registry[*Scope]) {
 	r.Action("DeleteSurplusMachines", "Delete the surplus Machines, at most 100 per reconcile: delete-machine annotation first, then failed or not Ready, then spec.deletion.order.", deleteSurplusMachines, engine.MayWait())
 	r.Action("DeleteAllMachines", "Delete every Machine of the set once and wait until they are gone.", deleteAllMachines, engine.MayWait())
 }
+
+// setOf is the MachineSet the scope reconciles, for the kit's actions.
+func setOf(s *Scope) client.Object { return s.Set }

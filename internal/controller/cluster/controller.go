@@ -8,7 +8,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -35,21 +34,11 @@ const observeTimeout = 10 * time.Second
 type Reconciler = reconciler.Reconciler[*clusterv1.Cluster, *clusteractions.Scope]
 
 // Status is how the kit reads and writes a Cluster's status.
-var Status = reconciler.Status[*clusterv1.Cluster]{
-	Get: func(c *clusterv1.Cluster) reconciler.Record {
-		rec := reconciler.Record{State: c.Status.State, StateSince: c.Status.StateSince, Phase: c.Status.Phase,
-			ObservedGeneration: c.Status.ObservedGeneration}
-		rec.LastTransition = record.Transition(c.Status.LastTransition)
-		return rec
-	},
-	Set: func(c *clusterv1.Cluster, rec reconciler.Record) {
-		c.Status.State, c.Status.StateSince, c.Status.Phase = rec.State, rec.StateSince, rec.Phase
-		c.Status.ObservedGeneration = rec.ObservedGeneration
-		c.Status.LastTransition = record.LastTransition(rec.LastTransition)
-	},
-	GetConditions: func(c *clusterv1.Cluster) []metav1.Condition { return c.Status.Conditions },
-	SetConditions: func(c *clusterv1.Cluster, conds []metav1.Condition) { c.Status.Conditions = conds },
-}
+var Status = record.Status(func(c *clusterv1.Cluster) record.Fields {
+	st := &c.Status
+	return record.Fields{State: &st.State, StateSince: &st.StateSince, Phase: &st.Phase,
+		ObservedGeneration: &st.ObservedGeneration, LastTransition: &st.LastTransition, Conditions: &st.Conditions}
+})
 
 // Spec is the Cluster controller for the kit.
 func Spec(set *engine.Set, c client.Client, conns clusteractions.Connections) reconciler.Spec[*clusterv1.Cluster, *clusteractions.Scope] {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -44,22 +43,12 @@ type Options struct {
 }
 
 // Status is how the kit reads and writes a Machine's status.
-var Status = reconciler.Status[*clusterv1.Machine]{
-	Get: func(m *clusterv1.Machine) reconciler.Record {
-		rec := reconciler.Record{State: m.Status.State, StateSince: m.Status.StateSince,
-			Phase: string(m.Status.Phase), ObservedGeneration: m.Status.ObservedGeneration}
-		rec.LastTransition = record.Transition(m.Status.LastTransition)
-		return rec
-	},
-	Set: func(m *clusterv1.Machine, rec reconciler.Record) {
-		m.Status.State, m.Status.StateSince = rec.State, rec.StateSince
-		m.Status.Phase = clusterv1.MachinePhase(rec.Phase)
-		m.Status.ObservedGeneration = rec.ObservedGeneration
-		m.Status.LastTransition = record.LastTransition(rec.LastTransition)
-	},
-	GetConditions: func(m *clusterv1.Machine) []metav1.Condition { return m.Status.Conditions },
-	SetConditions: func(m *clusterv1.Machine, c []metav1.Condition) { m.Status.Conditions = c },
-}
+var Status = record.Status(func(m *clusterv1.Machine) record.Fields {
+	st := &m.Status
+	// MachinePhase is a string: the kit reads and writes it as one.
+	return record.Fields{State: &st.State, StateSince: &st.StateSince, Phase: (*string)(&st.Phase),
+		ObservedGeneration: &st.ObservedGeneration, LastTransition: &st.LastTransition, Conditions: &st.Conditions}
+})
 
 // Spec is the Machine controller for the kit: its tables, registry and
 // observer. c reads the management cluster; clusters reaches the Node side

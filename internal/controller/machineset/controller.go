@@ -39,19 +39,11 @@ type Options struct {
 }
 
 // Status is how the kit reads and writes a MachineSet's status.
-var Status = reconciler.Status[*clusterv1.MachineSet]{
-	Get: func(ms *clusterv1.MachineSet) reconciler.Record {
-		return reconciler.Record{State: ms.Status.State, StateSince: ms.Status.StateSince, Phase: ms.Status.Phase,
-			ObservedGeneration: ms.Status.ObservedGeneration, LastTransition: record.Transition(ms.Status.LastTransition)}
-	},
-	Set: func(ms *clusterv1.MachineSet, rec reconciler.Record) {
-		ms.Status.State, ms.Status.StateSince, ms.Status.Phase = rec.State, rec.StateSince, rec.Phase
-		ms.Status.ObservedGeneration = rec.ObservedGeneration
-		ms.Status.LastTransition = record.LastTransition(rec.LastTransition)
-	},
-	GetConditions: func(ms *clusterv1.MachineSet) []metav1.Condition { return ms.Status.Conditions },
-	SetConditions: func(ms *clusterv1.MachineSet, c []metav1.Condition) { ms.Status.Conditions = c },
-}
+var Status = record.Status(func(ms *clusterv1.MachineSet) record.Fields {
+	st := &ms.Status
+	return record.Fields{State: &st.State, StateSince: &st.StateSince, Phase: &st.Phase,
+		ObservedGeneration: &st.ObservedGeneration, LastTransition: &st.LastTransition, Conditions: &st.Conditions}
+})
 
 // Spec is the MachineSet controller for the kit: its tables, registry and
 // observer. c reads the management cluster; r is what actions wait on to see

@@ -4,9 +4,43 @@
 package record
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/reconciler"
 )
+
+// Fields points at the status fields the kit keeps in one object: every
+// krtt API type has them under the same names.
+type Fields struct {
+	State              *string
+	StateSince         **metav1.Time
+	Phase              *string
+	ObservedGeneration *int64
+	LastTransition     **clusterv1.LastTransition
+	Conditions         *[]metav1.Condition
+}
+
+// Status is the kit's reader and writer of an object's status, from where
+// its fields are: a controller says only that, once.
+func Status[O client.Object](fields func(O) Fields) reconciler.Status[O] {
+	return reconciler.Status[O]{
+		Get: func(o O) reconciler.Record {
+			f := fields(o)
+			return reconciler.Record{State: *f.State, StateSince: *f.StateSince, Phase: *f.Phase,
+				ObservedGeneration: *f.ObservedGeneration, LastTransition: Transition(*f.LastTransition)}
+		},
+		Set: func(o O, rec reconciler.Record) {
+			f := fields(o)
+			*f.State, *f.StateSince, *f.Phase = rec.State, rec.StateSince, rec.Phase
+			*f.ObservedGeneration = rec.ObservedGeneration
+			*f.LastTransition = LastTransition(rec.LastTransition)
+		},
+		GetConditions: func(o O) []metav1.Condition { return *fields(o).Conditions },
+		SetConditions: func(o O, c []metav1.Condition) { *fields(o).Conditions = c },
+	}
+}
 
 // Transition is the kit's view of status.lastTransition.
 func Transition(lt *clusterv1.LastTransition) *reconciler.Transition {
