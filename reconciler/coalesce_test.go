@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -9,13 +10,20 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	krttpoll "github.com/krtt-dev/krtt/internal/poll"
 )
 
 func TestEnqueueCoalescedWakesOnceAfterTheDelay(t *testing.T) {
-	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+	// The queue's clock is a fake one: the delay runs out when the test
+	// steps it, not when the machine gets round to it.
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	q := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request](),
+		workqueue.TypedRateLimitingQueueConfig[reconcile.Request]{Clock: clk})
 	defer q.ShutDown()
 	m1 := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "m1"}}
 	h := EnqueueCoalesced(200*time.Millisecond, func(context.Context, client.Object) []reconcile.Request {
@@ -28,12 +36,19 @@ func TestEnqueueCoalescedWakesOnceAfterTheDelay(t *testing.T) {
 	h.Delete(ctx, event.DeleteEvent{Object: pod("p1")}, q)
 	h.Update(ctx, event.UpdateEvent{ObjectOld: pod("p2"), ObjectNew: pod("p2")}, q)
 	h.Delete(ctx, event.DeleteEvent{Object: pod("p3")}, q)
+	clk.Step(199 * time.Millisecond)
 	if n := q.Len(); n != 0 {
-		t.Fatalf("woken at once (%d in the queue), not after the delay", n)
+		t.Fatalf("woken before the delay (%d in the queue)", n)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for q.Len() == 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
+	clk.Step(time.Millisecond)
+	// The queue moves a request whose delay ran out on its own goroutine.
+	if err := krttpoll.Until(ctx, 5*time.Second, func(context.Context) error {
+		if q.Len() == 0 {
+			return errors.New("nothing in the queue once the delay ran out")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 	if n := q.Len(); n != 1 {
 		t.Fatalf("%d requests in the queue after the delay, want one for the three events", n)

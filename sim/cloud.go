@@ -65,9 +65,7 @@ func (r *cloudReconciler) reconcile(ctx context.Context, req reconcile.Request) 
 		if !controllerutil.ContainsFinalizer(sm, CloudFinalizer) {
 			return reconcile.Result{}, nil
 		}
-		releaseAt := sm.DeletionTimestamp.Add(time.Duration(sm.Spec.Sim.DeleteDelaySeconds) * time.Second)
-		// A VM that is already gone has nothing left to release.
-		if wait := until(now, releaseAt); wait > 0 && !vmGone(sm) {
+		if wait := releaseWait(sm, now); wait > 0 {
 			return reconcile.Result{RequeueAfter: wait}, nil
 		}
 		before := sm.DeepCopy()
@@ -159,6 +157,16 @@ const VMNotFoundReason = "VMNotFound"
 
 // vmGone reports whether the SimMachine's VM has vanished (scripted now or
 // earlier: the failure is terminal, clearing the knob does not undo it).
+// releaseWait is how long the cloud still holds a deleted SimMachine: its
+// spec.sim.deleteDelaySeconds from the deletionTimestamp, or nothing when
+// the VM is already gone (nothing left to release).
+func releaseWait(sm *simv1.SimMachine, now time.Time) time.Duration {
+	if vmGone(sm) {
+		return 0
+	}
+	return until(now, sm.DeletionTimestamp.Add(time.Duration(sm.Spec.Sim.DeleteDelaySeconds)*time.Second))
+}
+
 func vmGone(sm *simv1.SimMachine) bool {
 	return sm.Spec.Sim.VMGone || ptr.Deref(sm.Status.FailureReason, "") == VMNotFoundReason
 }

@@ -325,12 +325,9 @@ func TestCloudDeletionWaitsDeleteDelay(t *testing.T) {
 	if sm.DeletionTimestamp.IsZero() {
 		t.Fatal("no deletionTimestamp: the cloud finalizer is missing")
 	}
-	requested := sm.DeletionTimestamp.Time
+	// How long the cloud holds it is TestReleaseWait's (a clock-free unit
+	// test); here: the cloud releases it once the delay has run out.
 	gone(t, "SimMachine d1", sm)
-	// deletionTimestamp has second precision: allow for the truncation.
-	if elapsed := time.Since(requested); elapsed < time.Second {
-		t.Errorf("released %s after deletion, want about 2s", elapsed)
-	}
 	if err := c.Get(ctx, client.ObjectKey{Name: sim.NodeName(ns, "d1")}, &corev1.Node{}); err != nil {
 		t.Errorf("the cloud must leave the Node to the operator: %v", err)
 	}
@@ -350,7 +347,6 @@ func TestKubeletRunsAndFinishesPods(t *testing.T) {
 	for _, p := range []*corev1.Pod{p30, p1} {
 		runningPod(t, p)
 	}
-	start := time.Now()
 	for _, p := range []*corev1.Pod{p30, p1} {
 		must(t, c.Delete(ctx, p))
 	}
@@ -358,11 +354,18 @@ func TestKubeletRunsAndFinishesPods(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKeyFromObject(p30), got); err == nil && got.DeletionTimestamp.IsZero() {
 		t.Fatal("a Pod on a Node is deleted gracefully")
 	}
-	gone(t, "Pod grace30", p30)
-	gone(t, "Pod grace1", p1)
-	if elapsed := time.Since(start); elapsed > 20*time.Second {
-		t.Errorf("terminating Pods took %s; the grace period cap is %s", elapsed, graceCap)
+	// The cap (graceCap) ends a 30s grace period early: the Pod must be gone
+	// well before its own 30s would have run out.
+	if err := harness.Eventually(ctx, 25*time.Second, func(ctx context.Context) error {
+		err := c.Get(ctx, client.ObjectKeyFromObject(p30), got)
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("still terminating (err %v); the grace period cap is %s", err, graceCap)
+	}); err != nil {
+		t.Fatalf("Pod grace30 not gone before its grace period ran out: %v", err)
 	}
+	gone(t, "Pod grace1", p1)
 
 	// The heartbeat moves on.
 	first := readyNode(t, ns, "k1", corev1.ConditionTrue)
