@@ -198,6 +198,9 @@ func (t *Table) fire(fr *firing, state int) (err error) {
 }
 
 // CompiledGraph is the compiled stateless machine's own Graphviz export:
-// states with their sub-states as clusters and one edge per row that
-// changes the state. Internal rows (no state change) do not appear in it.
+// the state hierarchy (sub-states as clusters) and the rows that keep the
+// state, as internal transitions. Rows that change the state are compiled
+// as dynamic transitions (PermitDynamic: the firing row is recorded as it
+// fires), which stateless v1.7 does not draw; `krtt render --format dot`
+// draws every row with krtt's own renderer for that reason.
 func (t *Table) CompiledGraph() string { return t.machine.sm.ToGraph() }
