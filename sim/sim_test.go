@@ -86,26 +86,12 @@ func zapLevel() zapcore.Level {
 	return zapcore.ErrorLevel
 }
 
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-func eventually(t *testing.T, what string, cond func(ctx context.Context) error) {
-	t.Helper()
-	if err := harness.Eventually(context.Background(), wait, cond); err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
-}
-
 // namespace creates a fresh namespace per test run (so -count=N works on
 // one control plane) and returns its name.
 func namespace(t *testing.T, base string) string {
 	t.Helper()
 	name := localcp.UniqueName(base)
-	must(t, c.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}))
+	harness.Must(t, c.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}))
 	return name
 }
 
@@ -119,7 +105,7 @@ func simMachine(t *testing.T, ns, name string, mutate ...func(*simv1.SimMachine)
 	for _, fn := range mutate {
 		fn(sm)
 	}
-	must(t, c.Create(context.Background(), harness.Label(sm)))
+	harness.Must(t, c.Create(context.Background(), harness.Label(sm)))
 	return sm
 }
 
@@ -131,7 +117,7 @@ func getSM(ctx context.Context, ns, name string) (*simv1.SimMachine, error) {
 func provisioned(t *testing.T, ns, name string) *simv1.SimMachine {
 	t.Helper()
 	var out *simv1.SimMachine
-	eventually(t, "SimMachine "+name+" provisioned", func(ctx context.Context) error {
+	harness.Await(t, wait, "SimMachine "+name+" provisioned", func(ctx context.Context) error {
 		sm, err := getSM(ctx, ns, name)
 		if err != nil {
 			return err
@@ -157,7 +143,7 @@ func readyNode(t *testing.T, ns, name string, status corev1.ConditionStatus) *co
 func nodeWithCondition(t *testing.T, ns, name string, ctype corev1.NodeConditionType, status corev1.ConditionStatus) *corev1.Node {
 	t.Helper()
 	var out *corev1.Node
-	eventually(t, "Node of "+name+" "+string(ctype)+"="+string(status), func(ctx context.Context) error {
+	harness.Await(t, wait, "Node of "+name+" "+string(ctype)+"="+string(status), func(ctx context.Context) error {
 		n := &corev1.Node{}
 		if err := c.Get(ctx, client.ObjectKey{Name: sim.NodeName(ns, name)}, n); err != nil {
 			return err
@@ -184,7 +170,7 @@ func pod(ns, name, node string, labels map[string]string, mutate ...func(*corev1
 
 func runningPod(t *testing.T, p *corev1.Pod) {
 	t.Helper()
-	eventually(t, "Pod "+p.Name+" Running and Ready", func(ctx context.Context) error {
+	harness.Await(t, wait, "Pod "+p.Name+" Running and Ready", func(ctx context.Context) error {
 		got := &corev1.Pod{}
 		if err := c.Get(ctx, client.ObjectKeyFromObject(p), got); err != nil {
 			return err
@@ -203,7 +189,7 @@ func runningPod(t *testing.T, p *corev1.Pod) {
 
 func gone(t *testing.T, what string, obj client.Object) {
 	t.Helper()
-	eventually(t, what+" gone", func(ctx context.Context) error {
+	harness.Await(t, wait, what+" gone", func(ctx context.Context) error {
 		err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj)
 		if apierrors.IsNotFound(err) {
 			return nil
@@ -219,8 +205,8 @@ func TestBootstrapWritesSecretAndStatus(t *testing.T) {
 	ns := namespace(t, "sim-bootstrap")
 	ctx := context.Background()
 	cfg := harness.Label(&simv1.SimBootstrapConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "b1"}})
-	must(t, c.Create(ctx, cfg))
-	eventually(t, "bootstrap status", func(ctx context.Context) error {
+	harness.Must(t, c.Create(ctx, cfg))
+	harness.Await(t, wait, "bootstrap status", func(ctx context.Context) error {
 		got := &simv1.SimBootstrapConfig{}
 		if err := c.Get(ctx, client.ObjectKeyFromObject(cfg), got); err != nil {
 			return err
@@ -233,7 +219,7 @@ func TestBootstrapWritesSecretAndStatus(t *testing.T) {
 		return nil
 	})
 	s := &corev1.Secret{}
-	must(t, c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "b1-bootstrap"}, s))
+	harness.Must(t, c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "b1-bootstrap"}, s))
 	if !strings.Contains(string(s.Data["value"]), "#cloud-config") {
 		t.Errorf("secret value = %q", s.Data["value"])
 	}
@@ -294,7 +280,7 @@ func TestCloudFailProvisioning(t *testing.T) {
 	})
 	simMachine(t, ns, "f2", func(sm *simv1.SimMachine) { sm.Spec.Sim.FailProvisioning = true })
 	for name, reason := range map[string]string{"f1": "NoCapacity", "f2": "ProvisioningFailed"} {
-		eventually(t, name+" Ready=False", func(ctx context.Context) error {
+		harness.Await(t, wait, name+" Ready=False", func(ctx context.Context) error {
 			sm, err := getSM(ctx, ns, name)
 			if err != nil {
 				return err
@@ -320,8 +306,8 @@ func TestCloudDeletionWaitsDeleteDelay(t *testing.T) {
 	simMachine(t, ns, "d1", func(sm *simv1.SimMachine) { sm.Spec.Sim.DeleteDelaySeconds = 2 })
 	sm := provisioned(t, ns, "d1")
 	readyNode(t, ns, "d1", corev1.ConditionTrue)
-	must(t, c.Delete(ctx, sm))
-	must(t, c.Get(ctx, client.ObjectKeyFromObject(sm), sm))
+	harness.Must(t, c.Delete(ctx, sm))
+	harness.Must(t, c.Get(ctx, client.ObjectKeyFromObject(sm), sm))
 	if sm.DeletionTimestamp.IsZero() {
 		t.Fatal("no deletionTimestamp: the cloud finalizer is missing")
 	}
@@ -342,13 +328,13 @@ func TestKubeletRunsAndFinishesPods(t *testing.T) {
 	p30 := pod(ns, "grace30", node.Name, nil)
 	p1 := pod(ns, "grace1", node.Name, nil, func(p *corev1.Pod) { p.Spec.TerminationGracePeriodSeconds = ptr.To[int64](1) })
 	for _, p := range []*corev1.Pod{p30, p1} {
-		must(t, c.Create(ctx, p))
+		harness.Must(t, c.Create(ctx, p))
 	}
 	for _, p := range []*corev1.Pod{p30, p1} {
 		runningPod(t, p)
 	}
 	for _, p := range []*corev1.Pod{p30, p1} {
-		must(t, c.Delete(ctx, p))
+		harness.Must(t, c.Delete(ctx, p))
 	}
 	got := &corev1.Pod{}
 	if err := c.Get(ctx, client.ObjectKeyFromObject(p30), got); err == nil && got.DeletionTimestamp.IsZero() {
@@ -377,7 +363,7 @@ func TestKubeletRunsAndFinishesPods(t *testing.T) {
 		}
 		return metav1.Time{}
 	}
-	eventually(t, "heartbeat", func(ctx context.Context) error {
+	harness.Await(t, wait, "heartbeat", func(ctx context.Context) error {
 		n := &corev1.Node{}
 		if err := c.Get(ctx, client.ObjectKeyFromObject(first), n); err != nil {
 			return err
@@ -399,7 +385,7 @@ func TestKubeletNodeNotReadyKnob(t *testing.T) {
 			t.Errorf("reason = %q", cond.Reason)
 		}
 	}
-	eventually(t, "clear nodeNotReady", func(ctx context.Context) error {
+	harness.Await(t, wait, "clear nodeNotReady", func(ctx context.Context) error {
 		sm, err := getSM(ctx, ns, "n1")
 		if err != nil {
 			return err
@@ -418,7 +404,7 @@ func TestKubeletNodeConditionsKnob(t *testing.T) {
 	simMachine(t, ns, "n1", func(sm *simv1.SimMachine) { sm.Spec.Sim.NodeConditions = []string{"KernelDeadlock"} })
 	readyNode(t, ns, "n1", corev1.ConditionTrue)
 	nodeWithCondition(t, ns, "n1", "KernelDeadlock", corev1.ConditionTrue)
-	eventually(t, "clear nodeConditions", func(ctx context.Context) error {
+	harness.Await(t, wait, "clear nodeConditions", func(ctx context.Context) error {
 		sm, err := getSM(ctx, ns, "n1")
 		if err != nil {
 			return err
@@ -440,17 +426,17 @@ func TestCSIAttachesAndDetaches(t *testing.T) {
 	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "data"},
 		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("2Gi")}}}}
-	must(t, c.Create(ctx, pvc))
+	harness.Must(t, c.Create(ctx, pvc))
 	p := pod(ns, "db", node.Name, nil, func(p *corev1.Pod) {
 		p.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
 			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}}
 	})
-	must(t, c.Create(ctx, p))
+	harness.Must(t, c.Create(ctx, p))
 
 	pvName := "pv-" + ns + "-data"
 	vaName := sim.VolumeAttachmentName(pvName, node.Name)
 	unique := corev1.UniqueVolumeName("kubernetes.io/csi/sim.csi.krtt.dev^" + ns + "-data")
-	eventually(t, "volume attached", func(ctx context.Context) error {
+	harness.Await(t, wait, "volume attached", func(ctx context.Context) error {
 		got := &corev1.PersistentVolumeClaim{}
 		if err := c.Get(ctx, client.ObjectKeyFromObject(pvc), got); err != nil {
 			return err
@@ -483,9 +469,9 @@ func TestCSIAttachesAndDetaches(t *testing.T) {
 		return nil
 	})
 
-	must(t, c.Delete(ctx, p))
+	harness.Must(t, c.Delete(ctx, p))
 	gone(t, "Pod db", p)
-	eventually(t, "volume detached", func(ctx context.Context) error {
+	harness.Await(t, wait, "volume detached", func(ctx context.Context) error {
 		if err := c.Get(ctx, client.ObjectKey{Name: vaName}, &storagev1.VolumeAttachment{}); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("VolumeAttachment still there: %v", err)
 		}
@@ -508,10 +494,10 @@ func TestDisruptionComputesAllowed(t *testing.T) {
 	minAvailable := intstr.FromInt32(1)
 	pdb := harness.Label(&policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db"},
 		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &minAvailable, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}}})
-	must(t, c.Create(ctx, pdb))
+	harness.Must(t, c.Create(ctx, pdb))
 	expect := func(expected, healthy, desired, allowed int32) {
 		t.Helper()
-		eventually(t, fmt.Sprintf("PDB %d/%d/%d/%d", expected, healthy, desired, allowed), func(ctx context.Context) error {
+		harness.Await(t, wait, fmt.Sprintf("PDB %d/%d/%d/%d", expected, healthy, desired, allowed), func(ctx context.Context) error {
 			got := &policyv1.PodDisruptionBudget{}
 			if err := c.Get(ctx, client.ObjectKeyFromObject(pdb), got); err != nil {
 				return err
@@ -526,7 +512,7 @@ func TestDisruptionComputesAllowed(t *testing.T) {
 	}
 	expect(0, 0, 1, 0)
 	db1 := pod(ns, "db-1", node.Name, map[string]string{"app": "db"})
-	must(t, c.Create(ctx, db1))
+	harness.Must(t, c.Create(ctx, db1))
 	runningPod(t, db1)
 	expect(1, 1, 1, 0)
 
@@ -539,11 +525,11 @@ func TestDisruptionComputesAllowed(t *testing.T) {
 	}
 
 	db2 := pod(ns, "db-2", node.Name, map[string]string{"app": "db"})
-	must(t, c.Create(ctx, db2))
+	harness.Must(t, c.Create(ctx, db2))
 	runningPod(t, db2)
 	expect(2, 2, 1, 1)
 
-	must(t, evict(db1))
+	harness.Must(t, evict(db1))
 	gone(t, "evicted Pod db-1", db1)
 	expect(1, 1, 1, 0)
 }
@@ -551,7 +537,7 @@ func TestDisruptionComputesAllowed(t *testing.T) {
 // setSim edits spec.sim of a SimMachine, retrying on conflicts.
 func setSim(t *testing.T, ns, name string, mutate func(*simv1.SimBehavior)) {
 	t.Helper()
-	eventually(t, "edit spec.sim of "+name, func(ctx context.Context) error {
+	harness.Await(t, wait, "edit spec.sim of "+name, func(ctx context.Context) error {
 		sm, err := getSM(ctx, ns, name)
 		if err != nil {
 			return err
@@ -595,13 +581,13 @@ func TestKubeletNodeUnreachable(t *testing.T) {
 	stuck := pod(ns, "stuck", deadNode.Name, nil, func(p *corev1.Pod) { p.Spec.TerminationGracePeriodSeconds = ptr.To[int64](1) })
 	control := pod(ns, "control", aliveNode.Name, nil, func(p *corev1.Pod) { p.Spec.TerminationGracePeriodSeconds = ptr.To[int64](1) })
 	for _, p := range []*corev1.Pod{stuck, control} {
-		must(t, c.Create(ctx, p))
+		harness.Must(t, c.Create(ctx, p))
 		runningPod(t, p)
 	}
 
 	setSim(t, ns, "dead", func(b *simv1.SimBehavior) { b.NodeUnreachable = true })
 	var lastBeat metav1.Time
-	eventually(t, "Node Ready=Unknown with the unreachable taints", func(ctx context.Context) error {
+	harness.Await(t, wait, "Node Ready=Unknown with the unreachable taints", func(ctx context.Context) error {
 		n := &corev1.Node{}
 		if err := c.Get(ctx, client.ObjectKeyFromObject(deadNode), n); err != nil {
 			return err
@@ -617,13 +603,13 @@ func TestKubeletNodeUnreachable(t *testing.T) {
 		return nil
 	})
 
-	must(t, c.Delete(ctx, stuck))
-	must(t, c.Delete(ctx, control))
+	harness.Must(t, c.Delete(ctx, stuck))
+	harness.Must(t, c.Delete(ctx, control))
 	// The live kubelet finishing its Pod shows the grace period (and the
 	// cap) is over, and the heartbeat of the live Node moving past the last
 	// one of the dead Node shows heartbeats are being sent.
 	gone(t, "Pod control on the live Node", control)
-	eventually(t, "a heartbeat of the live Node after the dead Node's last", func(ctx context.Context) error {
+	harness.Await(t, wait, "a heartbeat of the live Node after the dead Node's last", func(ctx context.Context) error {
 		n := &corev1.Node{}
 		if err := c.Get(ctx, client.ObjectKeyFromObject(aliveNode), n); err != nil {
 			return err
@@ -634,18 +620,18 @@ func TestKubeletNodeUnreachable(t *testing.T) {
 		return nil
 	})
 	got := &corev1.Pod{}
-	must(t, c.Get(ctx, client.ObjectKeyFromObject(stuck), got))
+	harness.Must(t, c.Get(ctx, client.ObjectKeyFromObject(stuck), got))
 	if got.DeletionTimestamp.IsZero() {
 		t.Fatal("the Pod on the unreachable Node has no deletionTimestamp")
 	}
 	n := &corev1.Node{}
-	must(t, c.Get(ctx, client.ObjectKeyFromObject(deadNode), n))
+	harness.Must(t, c.Get(ctx, client.ObjectKeyFromObject(deadNode), n))
 	if ready := readyCond(n); !ready.LastHeartbeatTime.Equal(&lastBeat) || ready.Status != corev1.ConditionUnknown {
 		t.Errorf("the dead kubelet posted status: %+v (last heartbeat was %s)", ready, lastBeat)
 	}
 
 	setSim(t, ns, "dead", func(b *simv1.SimBehavior) { b.NodeUnreachable = false })
-	eventually(t, "Node Ready again without the unreachable taints", func(ctx context.Context) error {
+	harness.Await(t, wait, "Node Ready again without the unreachable taints", func(ctx context.Context) error {
 		n := &corev1.Node{}
 		if err := c.Get(ctx, client.ObjectKeyFromObject(deadNode), n); err != nil {
 			return err
@@ -674,7 +660,7 @@ func TestCloudVMGone(t *testing.T) {
 	setSim(t, ns, "g1", func(b *simv1.SimBehavior) { b.VMGone = true })
 	gone(t, "Node of the vanished VM", node)
 	var sm *simv1.SimMachine
-	eventually(t, "failureReason VMNotFound", func(ctx context.Context) error {
+	harness.Await(t, wait, "failureReason VMNotFound", func(ctx context.Context) error {
 		got, err := getSM(ctx, ns, "g1")
 		if err != nil {
 			return err
@@ -695,7 +681,7 @@ func TestCloudVMGone(t *testing.T) {
 	// Clearing the knob does not bring the VM back: the next reconcile
 	// (made visible by the spec change being observed) registers no Node.
 	setSim(t, ns, "g1", func(b *simv1.SimBehavior) { b.VMGone = false; b.ProvisionDelaySeconds = 1 })
-	eventually(t, "the cleared knob observed", func(ctx context.Context) error {
+	harness.Await(t, wait, "the cleared knob observed", func(ctx context.Context) error {
 		got, err := getSM(ctx, ns, "g1")
 		if err != nil {
 			return err
@@ -712,6 +698,6 @@ func TestCloudVMGone(t *testing.T) {
 		t.Errorf("a Node came back for a vanished VM: %v", err)
 	}
 
-	must(t, c.Delete(ctx, sm))
+	harness.Must(t, c.Delete(ctx, sm))
 	gone(t, "SimMachine g1 (deleteDelaySeconds 3600, but no VM left)", sm)
 }

@@ -12,6 +12,7 @@ import (
 
 	simv1 "github.com/krtt-dev/krtt/api/sim/v1alpha1"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/internal/harness"
 	"github.com/krtt-dev/krtt/internal/localcp"
 	"github.com/krtt-dev/krtt/internal/remote"
 	"github.com/krtt-dev/krtt/sim"
@@ -22,17 +23,17 @@ import (
 // kubelet keeps it Ready and runs its Pods; the management cluster has none.
 func TestNodeJoinsTheWorkloadCluster(t *testing.T) {
 	workload, err := localcp.WorkloadForTest()
-	must(t, err)
+	harness.Must(t, err)
 	defer func() { _ = workload.Stop() }()
 	ctx := context.Background()
 	ns := namespace(t, "workload")
-	must(t, workload.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
-	must(t, remote.WriteSecret(ctx, c, ns, "wc", workload.Config))
+	harness.Must(t, workload.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	harness.Must(t, remote.WriteSecret(ctx, c, ns, "wc", workload.Config))
 
 	simMachine(t, ns, "m1", func(sm *simv1.SimMachine) { sm.Labels[clusterv1.ClusterNameLabel] = "wc" })
 	provisioned(t, ns, "m1")
 	node := client.ObjectKey{Name: sim.NodeName(ns, "m1")}
-	eventually(t, "Node Ready in the workload cluster", func(ctx context.Context) error {
+	harness.Await(t, wait, "Node Ready in the workload cluster", func(ctx context.Context) error {
 		n := &corev1.Node{}
 		if err := workload.Client.Get(ctx, node, n); err != nil {
 			return err
@@ -47,8 +48,8 @@ func TestNodeJoinsTheWorkloadCluster(t *testing.T) {
 	}
 
 	p := pod(ns, "p1", node.Name, nil)
-	must(t, workload.Client.Create(ctx, p))
-	eventually(t, "Pod Running in the workload cluster", func(ctx context.Context) error {
+	harness.Must(t, workload.Client.Create(ctx, p))
+	harness.Await(t, wait, "Pod Running in the workload cluster", func(ctx context.Context) error {
 		got := &corev1.Pod{}
 		if err := workload.Client.Get(ctx, client.ObjectKeyFromObject(p), got); err != nil {
 			return err
@@ -61,7 +62,7 @@ func TestNodeJoinsTheWorkloadCluster(t *testing.T) {
 
 	// A knob of the SimMachine (in the management cluster) reaches the
 	// kubelet of the workload cluster: its SimMachine events wake it.
-	eventually(t, "set nodeNotReady", func(ctx context.Context) error {
+	harness.Await(t, wait, "set nodeNotReady", func(ctx context.Context) error {
 		sm, err := getSM(ctx, ns, "m1")
 		if err != nil {
 			return err
@@ -69,7 +70,7 @@ func TestNodeJoinsTheWorkloadCluster(t *testing.T) {
 		sm.Spec.Sim.NodeNotReady = true
 		return c.Update(ctx, sm)
 	})
-	eventually(t, "Node NotReady in the workload cluster", func(ctx context.Context) error {
+	harness.Await(t, wait, "Node NotReady in the workload cluster", func(ctx context.Context) error {
 		n := &corev1.Node{}
 		if err := workload.Client.Get(ctx, node, n); err != nil {
 			return err

@@ -22,15 +22,15 @@ import (
 func explainMachineSetWaitingForTemplate(t *testing.T, h *harness.Harness, kubeconfig string) {
 	ns := localcp.UniqueName("explain-machineset")
 	ctx := context.Background()
-	mustOK(t, h.Namespace(ctx, ns))
+	harness.Must(t, h.Namespace(ctx, ns))
 	_, err := h.Cluster(ctx, ns, "c1")
-	mustOK(t, err)
+	harness.Must(t, err)
 	_, err = h.MachineSetObjects(ctx, ns, "c1", "ms", 2, func(ms *clusterv1.MachineSet) {
 		ms.Spec.Template.Spec.InfrastructureRef.Name = "ghost"
 	})
-	mustOK(t, err)
+	harness.Must(t, err)
 	var rep *krttexplain.Report
-	eventuallyOK(t, "MachineSet waits for its template", func(ctx context.Context) error {
+	harness.Await(t, explainWait, "MachineSet waits for its template", func(ctx context.Context) error {
 		r, err := krttexplain.MachineSet(ctx, h.Client, h.Sets[1], client.ObjectKey{Namespace: ns, Name: "ms"}, time.Now().UTC())
 		if err != nil {
 			return err

@@ -104,44 +104,30 @@ func kubeconfigFor(t *testing.T, h *harness.Harness) string {
 	return path
 }
 
-func mustOK(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 const explainWait = 60 * time.Second
-
-func eventuallyOK(t *testing.T, what string, cond func(ctx context.Context) error) {
-	t.Helper()
-	if err := harness.Eventually(context.Background(), explainWait, cond); err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
-}
 
 // runningMachine creates Cluster c1 and Machine m1 in ns and plays the
 // providers and kubelet until it is Running; the Node is NS-m1.
 func runningMachine(t *testing.T, h *harness.Harness, ns string, mutate ...func(*clusterv1.Machine)) *corev1.Node {
 	t.Helper()
 	ctx := context.Background()
-	mustOK(t, h.Namespace(ctx, ns))
+	harness.Must(t, h.Namespace(ctx, ns))
 	_, err := h.Cluster(ctx, ns, "c1")
-	mustOK(t, err)
+	harness.Must(t, err)
 	_, err = h.MachineObjects(ctx, ns, "c1", "m1", mutate...)
-	mustOK(t, err)
+	harness.Must(t, err)
 	// One step at a time, each once the Machine waits for it: run to
 	// completion lets one reconcile pass through every step whose object
 	// is ready (status.lastTransition.via), so which steps a golden shows
 	// would otherwise depend on when the cache saw each object.
 	waitRow(t, h, ns, "N12")
-	mustOK(t, h.BootstrapReady(ctx, ns, "m1"))
+	harness.Must(t, h.BootstrapReady(ctx, ns, "m1"))
 	waitRow(t, h, ns, "N21")
-	mustOK(t, h.InfrastructureProvisioned(ctx, ns, "m1"))
+	harness.Must(t, h.InfrastructureProvisioned(ctx, ns, "m1"))
 	waitRow(t, h, ns, "N30")
 	n, err := h.JoinNode(ctx, ns+"-m1", harness.ProviderID(ns, "m1"))
-	mustOK(t, err)
-	eventuallyOK(t, "Machine Running", func(ctx context.Context) error {
+	harness.Must(t, err)
+	harness.Await(t, explainWait, "Machine Running", func(ctx context.Context) error {
 		m, err := h.Machine(ctx, ns, "m1")
 		if err != nil {
 			return err
@@ -159,7 +145,7 @@ func runningMachine(t *testing.T, h *harness.Harness, ns string, mutate ...func(
 func waitRow(t *testing.T, h *harness.Harness, ns, id string) {
 	t.Helper()
 	key := types.NamespacedName{Namespace: ns, Name: "m1"}
-	eventuallyOK(t, "Machine "+ns+"/m1 fired "+id, func(context.Context) error {
+	harness.Await(t, explainWait, "Machine "+ns+"/m1 fired "+id, func(context.Context) error {
 		for _, tr := range h.Traces(key) {
 			if tr.Table == "machine-normal" && tr.Row == id && tr.Unwritten == "" {
 				return nil
@@ -174,10 +160,10 @@ func waitRow(t *testing.T, h *harness.Harness, ns, id string) {
 func blockingPDB(t *testing.T, h *harness.Harness, ns, app string) {
 	t.Helper()
 	one := intstr.FromInt32(1)
-	mustOK(t, h.Client.Create(context.Background(), &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: app},
+	harness.Must(t, h.Client.Create(context.Background(), &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: app},
 		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &one, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}}}))
 	// envtest runs no disruption controller: report no disruption allowed.
-	eventuallyOK(t, "PDB status", func(ctx context.Context) error {
+	harness.Await(t, explainWait, "PDB status", func(ctx context.Context) error {
 		p := &policyv1.PodDisruptionBudget{}
 		if err := h.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: app}, p); err != nil {
 			return err
@@ -190,7 +176,7 @@ func blockingPDB(t *testing.T, h *harness.Harness, ns, app string) {
 
 func deleteMachine(t *testing.T, h *harness.Harness, ns string) {
 	t.Helper()
-	mustOK(t, h.Client.Delete(context.Background(), &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1"}}))
+	harness.Must(t, h.Client.Delete(context.Background(), &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1"}}))
 }
 
 // settled waits until the Machine has the Deleting reason (empty: any) with
@@ -200,7 +186,7 @@ func deleteMachine(t *testing.T, h *harness.Harness, ns string) {
 func settled(t *testing.T, h *harness.Harness, ns, reason, inMessage string) *krttexplain.Report {
 	t.Helper()
 	var rep *krttexplain.Report
-	eventuallyOK(t, "Machine "+ns+"/m1 settled", func(ctx context.Context) error {
+	harness.Await(t, explainWait, "Machine "+ns+"/m1 settled", func(ctx context.Context) error {
 		r, err := krttexplain.Machine(ctx, h.Client, h.Set, client.ObjectKey{Namespace: ns, Name: "m1"}, time.Now().UTC())
 		if err != nil {
 			return err
@@ -236,13 +222,13 @@ func settled(t *testing.T, h *harness.Harness, ns, reason, inMessage string) *kr
 func settledOnRepeat(t *testing.T, h *harness.Harness, ns string) {
 	t.Helper()
 	m := &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1"}}
-	mustOK(t, h.Client.Get(context.Background(), client.ObjectKeyFromObject(m), m))
+	harness.Must(t, h.Client.Get(context.Background(), client.ObjectKeyFromObject(m), m))
 	key := types.NamespacedName{Namespace: ns, Name: "m1"}
 	state, seen := m.Status.State, len(h.Traces(key))
 	patch := client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"metadata":{"annotations":{"specs.krtt.dev/nudge":%q}}}`,
 		time.Now().UTC().Format(time.RFC3339Nano)))
-	mustOK(t, h.Client.Patch(context.Background(), m, patch))
-	eventuallyOK(t, "Machine "+ns+"/m1 decided again in its state", func(context.Context) error {
+	harness.Must(t, h.Client.Patch(context.Background(), m, patch))
+	harness.Await(t, explainWait, "Machine "+ns+"/m1 decided again in its state", func(context.Context) error {
 		for _, tr := range h.Traces(key)[seen:] {
 			if tr.From == state && tr.To == state && tr.Unwritten == "" {
 				return nil
@@ -324,7 +310,7 @@ func TestExplainMachineGolden(t *testing.T) {
 		ns := localcp.UniqueName("explain-pdb")
 		node := runningMachine(t, h, ns)
 		_, err := h.RunningPod(ctx, ns, "db", node.Name, map[string]string{"app": "db"})
-		mustOK(t, err)
+		harness.Must(t, err)
 		blockingPDB(t, h, ns, "db")
 		deleteMachine(t, h, ns)
 		rep := settled(t, h, ns, clusterv1.DeletingDrainingNodeReason, "PodDisruptionBudget")
@@ -342,7 +328,7 @@ func TestExplainMachineGolden(t *testing.T) {
 		node := runningMachine(t, h, ns, func(m *clusterv1.Machine) {
 			m.Spec.Deletion.NodeVolumeDetachTimeoutSeconds = ptr.To[int32](3600)
 		})
-		eventuallyOK(t, "volume attached", func(ctx context.Context) error {
+		harness.Await(t, explainWait, "volume attached", func(ctx context.Context) error {
 			n := &corev1.Node{}
 			if err := h.Client.Get(ctx, client.ObjectKeyFromObject(node), n); err != nil {
 				return err
@@ -363,7 +349,7 @@ func TestExplainMachineGolden(t *testing.T) {
 		ns := localcp.UniqueName("explain-infra")
 		runningMachine(t, h, ns)
 		// A provider finalizer keeps the infrastructure object while it is deleted.
-		eventuallyOK(t, "SimMachine finalizer", func(ctx context.Context) error {
+		harness.Await(t, explainWait, "SimMachine finalizer", func(ctx context.Context) error {
 			sm := &simv1.SimMachine{}
 			if err := h.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "m1"}, sm); err != nil {
 				return err
@@ -382,7 +368,7 @@ func TestExplainMachineGolden(t *testing.T) {
 	t.Run("Unhealthy", func(t *testing.T) {
 		ns := localcp.UniqueName("explain-unhealthy")
 		node := runningMachine(t, h, ns)
-		eventuallyOK(t, "Node NotReady", func(ctx context.Context) error {
+		harness.Await(t, explainWait, "Node NotReady", func(ctx context.Context) error {
 			n := &corev1.Node{}
 			if err := h.Client.Get(ctx, client.ObjectKeyFromObject(node), n); err != nil {
 				return err
@@ -392,7 +378,7 @@ func TestExplainMachineGolden(t *testing.T) {
 			return h.Client.Status().Update(ctx, n)
 		})
 		var rep *krttexplain.Report
-		eventuallyOK(t, "Machine Unhealthy", func(ctx context.Context) error {
+		harness.Await(t, explainWait, "Machine Unhealthy", func(ctx context.Context) error {
 			rep = settled(t, h, ns, "", "")
 			if rep.State != "Unhealthy" {
 				return fmt.Errorf("state %s", rep.State)
@@ -415,10 +401,10 @@ func TestExplainMachineGolden(t *testing.T) {
 		ns := localcp.UniqueName("explain-forced")
 		node := runningMachine(t, h, ns)
 		_, err := h.RunningPod(ctx, ns, "db", node.Name, map[string]string{"app": "db"})
-		mustOK(t, err)
+		harness.Must(t, err)
 		blockingPDB(t, h, ns, "db")
 		notReadySince := metav1.NewTime(time.Now().Add(-2 * time.Minute))
-		eventuallyOK(t, "Node NotReady", func(ctx context.Context) error {
+		harness.Await(t, explainWait, "Node NotReady", func(ctx context.Context) error {
 			n := &corev1.Node{}
 			if err := h.Client.Get(ctx, client.ObjectKeyFromObject(node), n); err != nil {
 				return err
@@ -428,7 +414,7 @@ func TestExplainMachineGolden(t *testing.T) {
 			return h.Client.Status().Update(ctx, n)
 		})
 		// Deleted once it is Unhealthy, so the deletion starts from there.
-		eventuallyOK(t, "Machine Unhealthy", func(ctx context.Context) error {
+		harness.Await(t, explainWait, "Machine Unhealthy", func(ctx context.Context) error {
 			m, err := h.Machine(ctx, ns, "m1")
 			if err != nil {
 				return err
@@ -453,13 +439,13 @@ func TestExplainMachineGolden(t *testing.T) {
 	// timeout from its creationTimestamp.
 	t.Run("PendingCreationTimeout", func(t *testing.T) {
 		ns := localcp.UniqueName("explain-pending")
-		mustOK(t, h.Namespace(ctx, ns))
+		harness.Must(t, h.Namespace(ctx, ns))
 		_, err := h.Cluster(ctx, ns, "c1")
-		mustOK(t, err)
+		harness.Must(t, err)
 		_, err = h.MachineObjects(ctx, ns, "c1", "m1", func(m *clusterv1.Machine) {
 			m.Spec.Health.CreationTimeoutSeconds = ptr.To[int32](900)
 		})
-		mustOK(t, err)
+		harness.Must(t, err)
 		rep := settled(t, h, ns, "", "")
 		if w := rep.WaitingOn; rep.State != "Pending" || w == nil || w.StartField != "metadata.creationTimestamp" || w.Since == nil ||
 			w.TimeoutSeconds != 900 || w.EndsAt == nil || !strings.Contains(w.Step, "bootstrap data") {

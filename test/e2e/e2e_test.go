@@ -164,20 +164,6 @@ func start(t *testing.T) (client.Client, *traces) {
 	return env.Client, tr
 }
 
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-func eventually(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) error) {
-	t.Helper()
-	if err := harness.Eventually(context.Background(), timeout, cond); err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
-}
-
 // TestMachineLifecycleWithSimProvider: a Machine goes to Running on the sim
 // provider alone, carries a workload (a plain Pod, a Pod with a volume, a
 // Pod behind a PodDisruptionBudget whose other Pod runs elsewhere), and is
@@ -189,18 +175,18 @@ func TestMachineLifecycleWithSimProvider(t *testing.T) {
 	t.Logf("control plane and managers up in %s", time.Since(t0).Round(time.Millisecond))
 	ctx := context.Background()
 	ns := localcp.UniqueName("e2e")
-	must(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	harness.Must(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
 	_, err := harness.ClusterObjects(ctx, c, ns, "c1", true)
-	must(t, err)
+	harness.Must(t, err)
 
 	// The Machine and its provider objects, and a second sim machine
 	// (no Machine) for the PDB's other Pod.
-	must(t, c.Create(ctx, harness.Label(&simv1.SimMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "other"}})))
+	harness.Must(t, c.Create(ctx, harness.Label(&simv1.SimMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "other"}})))
 	if _, err := harness.MachineObjects(ctx, c, ns, "c1", "m1", simv1.SimBehavior{ProvisionDelaySeconds: 1, DeleteDelaySeconds: 2}); err != nil {
 		t.Fatal(err)
 	}
 	node := sim.NodeName(ns, "m1")
-	eventually(t, 60*time.Second, "Machine Running", func(ctx context.Context) error {
+	harness.Await(t, 60*time.Second, "Machine Running", func(ctx context.Context) error {
 		m := &clusterv1.Machine{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "m1"}, m); err != nil {
 			return err
@@ -215,16 +201,16 @@ func TestMachineLifecycleWithSimProvider(t *testing.T) {
 	})
 	t.Logf("Machine Running after %s", time.Since(t0).Round(time.Millisecond))
 	otherNode := sim.NodeName(ns, "other")
-	eventually(t, 30*time.Second, "other Node registered", func(ctx context.Context) error {
+	harness.Await(t, 30*time.Second, "other Node registered", func(ctx context.Context) error {
 		return c.Get(ctx, client.ObjectKey{Name: otherNode}, &corev1.Node{})
 	})
 
 	// The workload.
-	must(t, c.Create(ctx, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "data"},
+	harness.Must(t, c.Create(ctx, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "data"},
 		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}))
 	minAvailable := intstr.FromInt32(1)
-	must(t, c.Create(ctx, harness.Label(&policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db"},
+	harness.Must(t, c.Create(ctx, harness.Label(&policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db"},
 		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &minAvailable, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}}})))
 	pod := func(name, node string, labels map[string]string, volumes ...corev1.Volume) *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
@@ -239,9 +225,9 @@ func TestMachineLifecycleWithSimProvider(t *testing.T) {
 		pod("db-2", otherNode, map[string]string{"app": "db"}),
 	}
 	for _, p := range pods {
-		must(t, c.Create(ctx, p))
+		harness.Must(t, c.Create(ctx, p))
 	}
-	eventually(t, 30*time.Second, "workload running, volume attached, PDB allows 1", func(ctx context.Context) error {
+	harness.Await(t, 30*time.Second, "workload running, volume attached, PDB allows 1", func(ctx context.Context) error {
 		if err := harness.PodsRunning(ctx, c, pods, node, 1); err != nil {
 			return err
 		}
@@ -257,8 +243,8 @@ func TestMachineLifecycleWithSimProvider(t *testing.T) {
 
 	// Delete the Machine and let the sim do the rest.
 	tDelete := time.Now()
-	must(t, c.Delete(ctx, &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1"}}))
-	eventually(t, 120*time.Second, "Machine gone", func(ctx context.Context) error {
+	harness.Must(t, c.Delete(ctx, &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1"}}))
+	harness.Await(t, 120*time.Second, "Machine gone", func(ctx context.Context) error {
 		m := &clusterv1.Machine{}
 		err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "m1"}, m)
 		if apierrors.IsNotFound(err) {
@@ -286,7 +272,7 @@ func TestMachineLifecycleWithSimProvider(t *testing.T) {
 		}
 	}
 	vas := &storagev1.VolumeAttachmentList{}
-	must(t, c.List(ctx, vas))
+	harness.Must(t, c.List(ctx, vas))
 	for _, va := range vas.Items {
 		if va.Spec.NodeName == node {
 			t.Errorf("VolumeAttachment %s still attached to %s", va.Name, node)

@@ -30,20 +30,20 @@ func TestWatchFilterSplitsTheFleet(t *testing.T) {
 	c := env.Client
 	ctx := context.Background()
 	ns := localcp.UniqueName("split")
-	must(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	harness.Must(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
 	// The fixtures label for this package's fleet; the unlabelled Cluster
 	// loses its label before any operator here could see it (none watches
 	// harness.Filter itself during this test).
 	for _, split := range []string{"a", "b", "none"} {
 		cl, err := harness.ClusterObjects(ctx, c, ns, "c-"+split, true)
-		must(t, err)
+		harness.Must(t, err)
 		before := cl.DeepCopy()
 		if split == "none" {
 			delete(cl.Labels, clusterv1.WatchFilterLabel)
 		} else {
 			cl.Labels[clusterv1.WatchFilterLabel] = splitFilter(split)
 		}
-		must(t, c.Patch(ctx, cl, client.MergeFrom(before)))
+		harness.Must(t, c.Patch(ctx, cl, client.MergeFrom(before)))
 	}
 
 	fast := simv1.SimBehavior{ProvisionDelaySeconds: 1, DeleteDelaySeconds: 1}
@@ -57,21 +57,21 @@ func TestWatchFilterSplitsTheFleet(t *testing.T) {
 	// for this package's fleet; the label goes before any operator here
 	// could see it (none watches harness.Filter itself during this test).
 	none, err := harness.MachineObjects(ctx, c, ns, "c-a", "m-none", fast)
-	must(t, err)
+	harness.Must(t, err)
 	before := none.DeepCopy()
 	delete(none.Labels, clusterv1.WatchFilterLabel)
-	must(t, c.Patch(ctx, none, client.MergeFrom(before)))
+	harness.Must(t, c.Patch(ctx, none, client.MergeFrom(before)))
 	_, err = harness.MachineObjects(ctx, c, ns, "c-a", "m-a", fast, labelled("a"))
-	must(t, err)
+	harness.Must(t, err)
 	_, err = harness.MachineObjects(ctx, c, ns, "c-b", "m-b", fast, labelled("b"))
-	must(t, err)
+	harness.Must(t, err)
 
 	machine := func(ctx context.Context, name string) (*clusterv1.Machine, error) {
 		m := &clusterv1.Machine{}
 		return m, c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, m)
 	}
 	for _, name := range []string{"m-a", "m-b"} {
-		eventually(t, 60*time.Second, name+" Running", func(ctx context.Context) error {
+		harness.Await(t, 60*time.Second, name+" Running", func(ctx context.Context) error {
 			m, err := machine(ctx, name)
 			if err != nil {
 				return err
@@ -86,7 +86,7 @@ func TestWatchFilterSplitsTheFleet(t *testing.T) {
 	// Each Cluster counts the Machines labelled alike: c-a its m-a, not the
 	// unlabelled m-none that names it too.
 	for _, name := range []string{"c-a", "c-b"} {
-		eventually(t, 60*time.Second, name+" counts its Machine", func(ctx context.Context) error {
+		harness.Await(t, 60*time.Second, name+" counts its Machine", func(ctx context.Context) error {
 			cl := &clusterv1.Cluster{}
 			if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, cl); err != nil {
 				return err
@@ -119,7 +119,7 @@ func TestWatchFilterSplitsTheFleet(t *testing.T) {
 		}
 	}
 	none, err = machine(ctx, "m-none")
-	must(t, err)
+	harness.Must(t, err)
 	if _, ok := none.Labels[clusterv1.WatchFilterLabel]; ok {
 		t.Errorf("m-none is labelled %v", none.Labels)
 	}
@@ -127,17 +127,17 @@ func TestWatchFilterSplitsTheFleet(t *testing.T) {
 		t.Errorf("the unlabelled Machine was reconciled: state %q, finalizers %v", none.Status.State, none.Finalizers)
 	}
 	noCluster := &clusterv1.Cluster{}
-	must(t, c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "c-none"}, noCluster))
+	harness.Must(t, c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "c-none"}, noCluster))
 	if noCluster.Status.State != "" || len(noCluster.Status.Conditions) > 0 {
 		t.Errorf("the unlabelled Cluster's status was written: state %q, conditions %v", noCluster.Status.State, noCluster.Status.Conditions)
 	}
 
 	// Deletion runs on the same split.
 	for _, name := range []string{"m-a", "m-b"} {
-		must(t, c.Delete(ctx, &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}))
+		harness.Must(t, c.Delete(ctx, &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}))
 	}
 	for _, name := range []string{"m-a", "m-b"} {
-		eventually(t, 60*time.Second, name+" gone", func(ctx context.Context) error {
+		harness.Await(t, 60*time.Second, name+" gone", func(ctx context.Context) error {
 			m, err := machine(ctx, name)
 			if client.IgnoreNotFound(err) != nil {
 				return err

@@ -213,17 +213,17 @@ func applyRBAC(t *testing.T, ctx context.Context) (*rbacv1.ClusterRole, *rbacv1.
 	var leRole *rbacv1.Role
 	for _, f := range []string{"service_account.yaml", "role.yaml", "role_binding.yaml", "leader_election_role.yaml", "leader_election_role_binding.yaml"} {
 		b, err := os.ReadFile(filepath.Join(dir, f))
-		must(t, err)
+		harness.Must(t, err)
 		u := &unstructured.Unstructured{}
-		must(t, sigsyaml.Unmarshal(b, &u.Object))
+		harness.Must(t, sigsyaml.Unmarshal(b, &u.Object))
 		create(u)
 		switch u.GetKind() {
 		case "ClusterRole":
 			role = &rbacv1.ClusterRole{}
-			must(t, sigsyaml.Unmarshal(b, role))
+			harness.Must(t, sigsyaml.Unmarshal(b, role))
 		case "Role":
 			leRole = &rbacv1.Role{}
-			must(t, sigsyaml.Unmarshal(b, leRole))
+			harness.Must(t, sigsyaml.Unmarshal(b, leRole))
 		}
 	}
 	if role == nil || leRole == nil {
@@ -243,20 +243,6 @@ func operatorConfig(rec *recorder) *rest.Config {
 	}
 	cfg.Wrap(rec.wrap)
 	return cfg
-}
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-func eventually(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) error) {
-	t.Helper()
-	if err := harness.Eventually(context.Background(), timeout, cond); err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
 }
 
 // unusedOK lists the grants the lifecycle below does not exercise, each with
@@ -315,7 +301,7 @@ func init() {
 func startOperator(t *testing.T, ctx context.Context, rec *recorder, leaderElect bool) (stop func()) {
 	t.Helper()
 	set, machineSets, err := operator.Sets("")
-	must(t, err)
+	harness.Must(t, err)
 	mctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	stop = func() { cancel(); wg.Wait() }
@@ -332,16 +318,16 @@ func startOperator(t *testing.T, ctx context.Context, rec *recorder, leaderElect
 	// It manages only this package's objects (harness.Filter), as the
 	// control plane may be shared with other packages.
 	opts, err := harness.OperatorOptions(harness.Filter)
-	must(t, err)
+	harness.Must(t, err)
 	opts.LeaderElection, opts.LeaderElectionNamespace, opts.LeaderElectionReleaseOnCancel = leaderElect, operatorNS, true
 	opMgr, err := operator.NewManager(operatorConfig(rec), opts)
-	must(t, err)
+	harness.Must(t, err)
 	_, err = operator.Setup(mctx, opMgr, set, operator.Options{MachineConcurrency: 2, MachineSets: machineSets})
-	must(t, err)
+	harness.Must(t, err)
 	// The simulated provider, kubelet and CSI driver are not the operator:
 	// they run with the admin config.
 	simMgr, err := harness.NewSimManager(mctx, env.Config, sim.Options{KubeletGracePeriodCap: time.Second, HeartbeatInterval: time.Second})
-	must(t, err)
+	harness.Must(t, err)
 	run("operator", opMgr)
 	run("sim", simMgr)
 	return stop
@@ -358,13 +344,13 @@ func TestOperatorRunsWithGeneratedRBAC(t *testing.T) {
 
 	c := env.Client
 	ns := localcp.UniqueName("rbac")
-	must(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	harness.Must(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
 	_, err := harness.ClusterObjects(ctx, c, ns, "c1", true)
-	must(t, err)
+	harness.Must(t, err)
 	_, err = harness.MachineObjects(ctx, c, ns, "c1", "m1", simv1.SimBehavior{ProvisionDelaySeconds: 1, DeleteDelaySeconds: 1})
-	must(t, err)
+	harness.Must(t, err)
 	node := sim.NodeName(ns, "m1")
-	eventually(t, 90*time.Second, "Machine Running", func(ctx context.Context) error {
+	harness.Await(t, 90*time.Second, "Machine Running", func(ctx context.Context) error {
 		m := &clusterv1.Machine{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "m1"}, m); err != nil {
 			return err
@@ -379,7 +365,7 @@ func TestOperatorRunsWithGeneratedRBAC(t *testing.T) {
 	// behind a PodDisruptionBudget, a Pod with a volume, a DaemonSet's Pod
 	// and a Pod the drain must skip that has a volume of its own.
 	for _, claim := range []string{"data", "skipped-data"} {
-		must(t, c.Create(ctx, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: claim},
+		harness.Must(t, c.Create(ctx, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: claim},
 			Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 				Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}))
 	}
@@ -387,9 +373,9 @@ func TestOperatorRunsWithGeneratedRBAC(t *testing.T) {
 		Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "agent"}},
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "agent"}},
 				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "registry.k8s.io/pause:3.10"}}}}}}
-	must(t, c.Create(ctx, ds))
+	harness.Must(t, c.Create(ctx, ds))
 	maxUnavailable := intstr.FromInt32(1)
-	must(t, c.Create(ctx, harness.Label(&policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+	harness.Must(t, c.Create(ctx, harness.Label(&policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
 		Spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: &maxUnavailable, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}})))
 	pods := []*corev1.Pod{
 		{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web", Labels: map[string]string{"app": "web"}},
@@ -407,14 +393,14 @@ func TestOperatorRunsWithGeneratedRBAC(t *testing.T) {
 					PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "skipped-data"}}}}}},
 	}
 	for _, p := range pods {
-		must(t, c.Create(ctx, p))
+		harness.Must(t, c.Create(ctx, p))
 	}
-	eventually(t, 60*time.Second, "Pods running, volumes attached", func(ctx context.Context) error {
+	harness.Await(t, 60*time.Second, "Pods running, volumes attached", func(ctx context.Context) error {
 		return harness.PodsRunning(ctx, c, pods, node, 2)
 	})
 
-	must(t, c.Delete(ctx, &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1"}}))
-	eventually(t, 120*time.Second, "Machine, its Node, Pods and provider objects gone", func(ctx context.Context) error {
+	harness.Must(t, c.Delete(ctx, &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1"}}))
+	harness.Await(t, 120*time.Second, "Machine, its Node, Pods and provider objects gone", func(ctx context.Context) error {
 		for _, obj := range []client.Object{
 			&clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1"}},
 			&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}},
@@ -436,8 +422,8 @@ func TestOperatorRunsWithGeneratedRBAC(t *testing.T) {
 	// A MachineSet of one: it clones its templates, creates its Machine,
 	// and on deletion deletes the Machine and waits until it is gone.
 	ms, err := harness.MachineSetObjects(ctx, c, ns, "c1", "ms", 1, simv1.SimBehavior{ProvisionDelaySeconds: 1, DeleteDelaySeconds: 1})
-	must(t, err)
-	eventually(t, 90*time.Second, "the MachineSet's Machine Running", func(ctx context.Context) error {
+	harness.Must(t, err)
+	harness.Await(t, 90*time.Second, "the MachineSet's Machine Running", func(ctx context.Context) error {
 		machines, err := harness.MachinesOf(ctx, c, ms)
 		if err != nil {
 			return err
@@ -447,8 +433,8 @@ func TestOperatorRunsWithGeneratedRBAC(t *testing.T) {
 		}
 		return nil
 	})
-	must(t, c.Delete(ctx, ms))
-	eventually(t, 120*time.Second, "MachineSet and its Machine gone", func(ctx context.Context) error {
+	harness.Must(t, c.Delete(ctx, ms))
+	harness.Await(t, 120*time.Second, "MachineSet and its Machine gone", func(ctx context.Context) error {
 		err := c.Get(ctx, client.ObjectKeyFromObject(ms), &clusterv1.MachineSet{})
 		if err == nil {
 			return fmt.Errorf("MachineSet still there; forbidden so far %v", rec.forbiddenList())

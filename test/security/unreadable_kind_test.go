@@ -36,14 +36,14 @@ func TestUngrantedProviderKindDoesNotStarveTheOthers(t *testing.T) {
 		t.Fatal(err)
 	}
 	ns := localcp.UniqueName("acme")
-	must(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	harness.Must(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
 	_, err := harness.ClusterObjects(ctx, c, ns, "c1", true)
-	must(t, err)
+	harness.Must(t, err)
 	const bad = 10
 	for i := range bad {
 		name := fmt.Sprintf("acme-%02d", i)
 		// The CRD takes a moment to be served.
-		eventually(t, 30*time.Second, "AcmeMachine served", func(ctx context.Context) error {
+		harness.Await(t, 30*time.Second, "AcmeMachine served", func(ctx context.Context) error {
 			o := &unstructured.Unstructured{}
 			o.SetAPIVersion(acmeGroup + "/v1")
 			o.SetKind("AcmeMachine")
@@ -57,7 +57,7 @@ func TestUngrantedProviderKindDoesNotStarveTheOthers(t *testing.T) {
 		_, err := harness.MachineObjects(ctx, c, ns, "c1", name, simv1.SimBehavior{}, func(m *clusterv1.Machine) {
 			m.Spec.InfrastructureRef = clusterv1.ObjectReference{APIGroup: acmeGroup, Kind: "AcmeMachine", Name: name}
 		})
-		must(t, err)
+		harness.Must(t, err)
 	}
 
 	rec := &recorder{requests: map[access]int{}, forbidden: map[string]int{}}
@@ -67,8 +67,8 @@ func TestUngrantedProviderKindDoesNotStarveTheOthers(t *testing.T) {
 	// these Machines and their ungranted kind.
 	t.Cleanup(func() { removeMachines(t, ns) })
 	_, err = harness.MachineObjects(ctx, c, ns, "c1", "healthy", simv1.SimBehavior{ProvisionDelaySeconds: 1})
-	must(t, err)
-	eventually(t, 90*time.Second, "the healthy Machine Running", func(ctx context.Context) error {
+	harness.Must(t, err)
+	harness.Await(t, 90*time.Second, "the healthy Machine Running", func(ctx context.Context) error {
 		m := &clusterv1.Machine{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "healthy"}, m); err != nil {
 			return err
@@ -80,7 +80,7 @@ func TestUngrantedProviderKindDoesNotStarveTheOthers(t *testing.T) {
 	})
 	want := []string{"cannot list or watch AcmeMachine." + acmeGroup, "RBAC forbids it",
 		"grant list and watch on acmemachines." + acmeGroup, `cannot list resource "acmemachines"`}
-	eventually(t, 60*time.Second, "the Machines on the ungranted kind report it", func(ctx context.Context) error {
+	harness.Await(t, 60*time.Second, "the Machines on the ungranted kind report it", func(ctx context.Context) error {
 		for i := range bad {
 			m := &clusterv1.Machine{}
 			if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: fmt.Sprintf("acme-%02d", i)}, m); err != nil {
@@ -105,7 +105,7 @@ func TestUngrantedProviderKindDoesNotStarveTheOthers(t *testing.T) {
 func removeMachines(t *testing.T, ns string) {
 	t.Helper()
 	c := env.Client
-	eventually(t, 60*time.Second, "Machines of "+ns+" gone", func(ctx context.Context) error {
+	harness.Await(t, 60*time.Second, "Machines of "+ns+" gone", func(ctx context.Context) error {
 		list := &clusterv1.MachineList{}
 		if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
 			return err

@@ -16,6 +16,7 @@ import (
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/internal/harness"
 )
 
 // machineEventsFor lists the events.k8s.io/v1 Events about a Machine.
@@ -66,7 +67,7 @@ func countTraces(key types.NamespacedName, table, row string) int {
 func transitionsTotal(t *testing.T, table, row, outcome string) float64 {
 	t.Helper()
 	families, err := crmetrics.Registry.Gather()
-	must(t, err)
+	harness.Must(t, err)
 	total := 0.0
 	for _, f := range families {
 		if f.GetName() != "krtt_transitions_total" {
@@ -96,12 +97,12 @@ func TestEventsOnDrainBlockedByPDB(t *testing.T) {
 	key := types.NamespacedName{Namespace: ns, Name: "m1"}
 	node := running(t, ns, "m1")
 	_, err := h.RunningPod(ctx, ns, "db", node.Name, map[string]string{"app": "db"})
-	must(t, err)
-	must(t, h.Client.Create(ctx, &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db"},
+	harness.Must(t, err)
+	harness.Must(t, h.Client.Create(ctx, &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db"},
 		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptrIntStr(1), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}}}))
 	setPDB(t, ns, "db", 0)
 
-	must(t, h.Client.Delete(ctx, &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1"}}))
+	harness.Must(t, h.Client.Delete(ctx, &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1"}}))
 	expectReason(t, ns, "m1", clusterv1.DeletingDrainingNodeReason, "PodDisruptionBudget")
 
 	// Entering the drain is recorded by an Event naming the table and row;
@@ -184,7 +185,7 @@ func TestEventsOnDrainBlockedByPDB(t *testing.T) {
 	// Event was handed to the writer seconds before the leaving Event,
 	// which has landed.
 	events, err := machineEventsFor(ctx, ns, "m1")
-	must(t, err)
+	harness.Must(t, err)
 	var during []string
 	for _, e := range events {
 		emitted := []time.Time{e.EventTime.Time}

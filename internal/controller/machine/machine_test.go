@@ -43,13 +43,6 @@ func TestMain(m *testing.M) {
 
 const wait = 30 * time.Second
 
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 func eventually(t *testing.T, what string, cond func(ctx context.Context) error) {
 	t.Helper()
 	if err := harness.Eventually(context.Background(), wait, cond); err != nil {
@@ -71,11 +64,11 @@ func running(t *testing.T, ns, name string, mutate ...func(*clusterv1.Machine)) 
 	t.Helper()
 	ctx := context.Background()
 	_, err := h.MachineObjects(ctx, ns, "c1", name, mutate...)
-	must(t, err)
-	must(t, h.BootstrapReady(ctx, ns, name))
-	must(t, h.InfrastructureProvisioned(ctx, ns, name))
+	harness.Must(t, err)
+	harness.Must(t, h.BootstrapReady(ctx, ns, name))
+	harness.Must(t, h.InfrastructureProvisioned(ctx, ns, name))
 	n, err := h.JoinNode(ctx, ns+"-"+name, harness.ProviderID(ns, name))
-	must(t, err)
+	harness.Must(t, err)
 	eventually(t, "Machine Running", func(ctx context.Context) error {
 		m, err := h.Machine(ctx, ns, name)
 		if err != nil {
@@ -95,9 +88,9 @@ func setup(t *testing.T, base string) string {
 	t.Helper()
 	ctx := context.Background()
 	ns := localcp.UniqueName(base)
-	must(t, h.Namespace(ctx, ns))
+	harness.Must(t, h.Namespace(ctx, ns))
 	_, err := h.Cluster(ctx, ns, "c1")
-	must(t, err)
+	harness.Must(t, err)
 	return ns
 }
 
@@ -108,7 +101,7 @@ func TestCreateToRunning(t *testing.T) {
 	})
 	ctx := context.Background()
 	m, err := h.Machine(ctx, ns, "m1")
-	must(t, err)
+	harness.Must(t, err)
 	if m.Status.NodeRef == nil || m.Status.NodeRef.Name != node.Name {
 		t.Fatalf("nodeRef = %+v", m.Status.NodeRef)
 	}
@@ -154,7 +147,7 @@ func TestCreateToRunning(t *testing.T) {
 	})
 	// The provider objects are owned by the Machine.
 	b := &simv1.SimBootstrapConfig{}
-	must(t, h.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "m1"}, b))
+	harness.Must(t, h.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "m1"}, b))
 	if owner := metav1.GetControllerOf(b); owner == nil || owner.UID != m.UID {
 		t.Fatalf("bootstrap owner = %+v", owner)
 	}
@@ -174,7 +167,7 @@ func TestPausedMachineIsLeftAlone(t *testing.T) {
 	_, err := h.MachineObjects(ctx, ns, "c1", "m1", func(m *clusterv1.Machine) {
 		m.Annotations = map[string]string{clusterv1.PausedAnnotation: ""}
 	})
-	must(t, err)
+	harness.Must(t, err)
 	eventually(t, "Paused condition", func(ctx context.Context) error {
 		m, err := h.Machine(ctx, ns, "m1")
 		if err != nil {
@@ -186,7 +179,7 @@ func TestPausedMachineIsLeftAlone(t *testing.T) {
 		return nil
 	})
 	m, err := h.Machine(ctx, ns, "m1")
-	must(t, err)
+	harness.Must(t, err)
 	if len(m.Finalizers) != 1 {
 		t.Fatalf("the finalizer comes before the pause check: %v", m.Finalizers)
 	}
@@ -206,7 +199,7 @@ func TestMissingBootstrapObjectWaits(t *testing.T) {
 			InfrastructureRef: clusterv1.ObjectReference{APIGroup: "sim.krtt.dev", Kind: "SimMachine", Name: "nope"},
 		},
 	}
-	must(t, h.Client.Create(ctx, m))
+	harness.Must(t, h.Client.Create(ctx, m))
 	eventually(t, "BootstrapConfigNotFound", func(ctx context.Context) error {
 		m, err := h.Machine(ctx, ns, "m1")
 		if err != nil {
@@ -233,22 +226,22 @@ func TestDeletionWithHookPDBAndVolumes(t *testing.T) {
 	// Workload: a plain Pod and one behind a PDB that allows no disruption.
 	for _, name := range []string{"web", "db"} {
 		_, err := h.RunningPod(ctx, ns, name, node.Name, map[string]string{"app": name})
-		must(t, err)
+		harness.Must(t, err)
 	}
 	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db"},
 		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptrIntStr(1), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}}}
-	must(t, h.Client.Create(ctx, pdb))
+	harness.Must(t, h.Client.Create(ctx, pdb))
 	setPDB(t, ns, "db", 0)
 
-	must(t, h.Client.Delete(ctx, &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1"}}))
+	harness.Must(t, h.Client.Delete(ctx, &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1"}}))
 	expectReason(t, ns, "m1", clusterv1.DeletingWaitingForPreDrainHookReason, "backup")
 
 	// Restart the operator while the hook holds the deletion.
-	must(t, h.RestartOperator())
+	harness.Must(t, h.RestartOperator())
 	expectReason(t, ns, "m1", clusterv1.DeletingWaitingForPreDrainHookReason, "backup")
 
 	// The operator may write the Machine between the read and the update.
-	must(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	harness.Must(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		m, err := h.Machine(ctx, ns, "m1")
 		if err != nil {
 			return err
@@ -273,13 +266,13 @@ func TestDeletionWithHookPDBAndVolumes(t *testing.T) {
 		return nil
 	})
 	n := &corev1.Node{}
-	must(t, h.Client.Get(ctx, client.ObjectKey{Name: node.Name}, n))
+	harness.Must(t, h.Client.Get(ctx, client.ObjectKey{Name: node.Name}, n))
 	if !n.Spec.Unschedulable {
 		t.Fatal("the Node was not cordoned")
 	}
 	// An attached volume will hold the deletion after the drain.
 	n.Status.VolumesAttached = []corev1.AttachedVolume{{Name: "kubernetes.io/csi/sim^vol-1", DevicePath: "/dev/x"}}
-	must(t, h.Client.Status().Update(ctx, n))
+	harness.Must(t, h.Client.Status().Update(ctx, n))
 
 	setPDB(t, ns, "db", 1)
 	eventually(t, "drain completes once the PDB allows it", func(ctx context.Context) error {
@@ -295,9 +288,9 @@ func TestDeletionWithHookPDBAndVolumes(t *testing.T) {
 		}
 		return nil
 	})
-	must(t, h.Client.Get(ctx, client.ObjectKey{Name: node.Name}, n))
+	harness.Must(t, h.Client.Get(ctx, client.ObjectKey{Name: node.Name}, n))
 	n.Status.VolumesAttached = nil
-	must(t, h.Client.Status().Update(ctx, n))
+	harness.Must(t, h.Client.Status().Update(ctx, n))
 
 	// Infrastructure and bootstrap objects are deleted, then the Node, then the Machine is gone.
 	eventually(t, "Machine gone", func(ctx context.Context) error {
@@ -366,7 +359,7 @@ func expectReason(t *testing.T, ns, name, reason, inMessage string) {
 func assertTransitionsCounted(t *testing.T) {
 	t.Helper()
 	families, err := crmetrics.Registry.Gather()
-	must(t, err)
+	harness.Must(t, err)
 	seen := map[string]float64{}
 	for _, f := range families {
 		if f.GetName() != "krtt_transitions_total" {
@@ -405,7 +398,7 @@ func assertTransitionsCounted(t *testing.T) {
 func gauge(t *testing.T, family string, want map[string]string) (float64, bool) {
 	t.Helper()
 	families, err := crmetrics.Registry.Gather()
-	must(t, err)
+	harness.Must(t, err)
 	for _, f := range families {
 		if f.GetName() != family {
 			continue
@@ -438,7 +431,7 @@ func TestMetricsMachinesAndDeletionStep(t *testing.T) {
 	if n, ok := gauge(t, "krtt_machines", map[string]string{"phase": "Running"}); !ok || n < 1 {
 		t.Fatalf("krtt_machines{phase=Running} = %v (present %v)", n, ok)
 	}
-	must(t, h.Client.Delete(ctx, &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1"}}))
+	harness.Must(t, h.Client.Delete(ctx, &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1"}}))
 	expectReason(t, ns, "m1", clusterv1.DeletingWaitingForPreDrainHookReason, "hold")
 	eventually(t, "deletion step gauge", func(context.Context) error {
 		v, ok := gauge(t, "krtt_machine_deletion_step_seconds", map[string]string{"namespace": ns, "name": "m1", "state": "WaitingForPreDrainHook"})
