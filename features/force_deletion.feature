@@ -54,6 +54,18 @@ Feature: Forced deletion
     Then the Machine "m1" is gone
     And Pod "db" is gone
 
+  @serial @row:machine-deletion:D22
+  Scenario: a Node with a read-only filesystem for more than 5 minutes forces the deletion
+    Given a running Machine "m1"
+    And Pod "db" runs on the Node of "m1"
+    And a PodDisruptionBudget blocks Pod "db"
+    And the Node of "m1" reports "ReadonlyFilesystem" as "True" because "FilesystemIsReadOnly: remounted read-only"
+    When I delete the Machine "m1"
+    Then the Machine "m1" has condition "Deleting" with reason "DrainingNode"
+    When 6 minutes pass for "m1"
+    Then the Machine "m1" is gone
+    And Pod "db" is gone
+
   @row:machine-deletion:D23
   Scenario: a deletion forced while it waits for volumes deletes the VolumeAttachments and skips the wait
     Given a running Machine "m1"
