@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -28,37 +29,49 @@ func TestMain(m *testing.M) {
 }
 
 // The operator refuses to start with a --tables directory that has a
-// finding, before it looks for a cluster, and prints file:line:col and row.
+// finding, before it looks for a cluster, and prints the same file:line:col
+// findings as the loader and `krtt lint` for every fixture of the catalog.
 func TestOperatorRefusesBadTables(t *testing.T) {
 	cases, err := badtables.Cases()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"overlap", "anchor_alias", "syntax"} {
-		var c badtables.Case
-		for _, cc := range cases {
-			if cc.Name == name {
-				c = cc
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			if len(c.Want) == 0 {
+				t.Fatalf("%s has no findings to expect", badtables.GoldenFile(c))
 			}
-		}
-		t.Run(name, func(t *testing.T) {
-			cmd := exec.Command(os.Args[0], "--tables", c.Dir, "--metrics-bind-address=0", "--health-probe-bind-address=0")
-			// No cluster at all: the tables must be refused before a config is needed.
-			cmd.Env = append(os.Environ(), runMainEnv+"=1", "KUBECONFIG="+filepath.Join(t.TempDir(), "none"))
-			out, err := cmd.CombinedOutput()
-			var exit *exec.ExitError
-			if !errors.As(err, &exit) || exit.ExitCode() != 1 {
-				t.Fatalf("want exit status 1, got %v\n%s", err, out)
-			}
-			for _, want := range c.Want {
-				if !strings.Contains(string(out), filepath.Join(c.Dir, want)) {
-					t.Errorf("output lacks %q:\n%s", filepath.Join(c.Dir, want), out)
-				}
-			}
-			if !strings.Contains(string(out), "the tables have lint findings") {
-				t.Errorf("output does not say why it stopped:\n%s", out)
-			}
+			operatorRefuses(t, c.Dir, c.Want)
 		})
+	}
+	t.Run("huge_file", func(t *testing.T) {
+		dir := t.TempDir()
+		want, err := badtables.Huge(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		operatorRefuses(t, dir, []string{want})
+	})
+}
+
+// operatorRefuses starts the operator on dir (the test binary re-run as the
+// operator, so nothing is built per case) and wants exit status 1 with
+// exactly the error findings want, paths relative to dir.
+func operatorRefuses(t *testing.T, dir string, want []string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "--tables", dir, "--metrics-bind-address=0", "--health-probe-bind-address=0")
+	// No cluster at all: the tables must be refused before a config is needed.
+	cmd.Env = append(os.Environ(), runMainEnv+"=1", "KUBECONFIG="+filepath.Join(t.TempDir(), "none"))
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("want exit status 1, got %v\n%s", err, out)
+	}
+	if got := badtables.Errors(string(out), dir); !slices.Equal(got, want) {
+		t.Errorf("--- got\n%s\n--- want\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if !strings.Contains(string(out), "the tables have lint findings") {
+		t.Errorf("output does not say why it stopped:\n%s", out)
 	}
 }
 
