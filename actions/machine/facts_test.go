@@ -185,3 +185,31 @@ func TestTimeoutFacts(t *testing.T) {
 		t.Errorf("drainTimedOut without a start time = %s", got)
 	}
 }
+
+// The chaos suite found a Node-deletion timeout that skipped the attempt and
+// so leaked Nodes: as in Cluster API the Node is always tried once, and the
+// timeout (counted from the deletionTimestamp) only ends the retries of an
+// attempt that was made.
+func TestNodeDeletionTimeoutNeverSkipsTheAttempt(t *testing.T) {
+	now := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
+	deleted := ptr.To(metav1.NewTime(now.Add(-time.Hour)))
+	for _, tc := range []struct {
+		name      string
+		deleted   *metav1.Time
+		attempted *metav1.Time // status.deletion.nodeDeletionStartTime
+		want      string
+	}{
+		{"timeout passed, no attempt yet", deleted, nil, "false"},
+		{"timeout passed, attempted just now", deleted, ptr.To(metav1.NewTime(now)), "true"},
+		{"timeout passed, attempted long ago", deleted, deleted, "true"},
+		{"attempted, timeout not passed", ptr.To(metav1.NewTime(now.Add(-time.Second))), ptr.To(metav1.NewTime(now)), "false"},
+		{"not being deleted", nil, deleted, "false"},
+	} {
+		m := &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: tc.deleted}}
+		m.Spec.Deletion.NodeDeletionTimeoutSeconds = ptr.To[int32](10)
+		m.Status.Deletion.NodeDeletionStartTime = tc.attempted
+		if got := observe(t, &Scope{MachineFound: true, Machine: m, Now: now}).Get("nodeDeletionTimedOut"); got != tc.want {
+			t.Errorf("%s: nodeDeletionTimedOut = %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}
