@@ -78,7 +78,7 @@ func setup(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	cp, err := localcp.Start(localcp.Options{Dir: filepath.Join(dir, "cp"), Fresh: true, Port: -1, Root: root})
+	cp, err := startResumed(root, filepath.Join(dir, "cp"))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
