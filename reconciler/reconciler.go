@@ -276,6 +276,12 @@ func (r *Reconciler[O, E]) record(p *Plan[O, E], step *engine.Step, obj O) error
 			meta.SetStatusCondition(&conds, metav1.Condition{Type: c.Type, Status: metav1.ConditionStatus(c.Status),
 				Reason: c.Reason, Message: c.Message, ObservedGeneration: gen})
 		}
+		// The one exception to "only its own conditions": FactsConsistent
+		// says what was observed, not what the row decided, and a row that
+		// leaves status alone (a paused object) still decided on those
+		// facts; without it, the log and the metric would name a
+		// combination the object never shows.
+		r.setFactsConsistent(p, &conds, gen)
 		r.spec.Status.SetConditions(obj, conds)
 		return nil
 	}
@@ -316,16 +322,23 @@ func (r *Reconciler[O, E]) record(p *Plan[O, E], step *engine.Step, obj O) error
 		return err
 	}
 	conds := r.spec.Status.GetConditions(obj)
-	defer func() { r.spec.Status.SetConditions(obj, conds) }()
-	if p.Impossible != nil {
-		meta.SetStatusCondition(&conds, metav1.Condition{Type: FactsConsistentCondition, Status: metav1.ConditionFalse,
-			Reason: "ImpossibleFacts", ObservedGeneration: gen,
-			Message: fmt.Sprintf("the observed facts fall into %s (%s), which the tables declare impossible: %s",
-				p.Impossible.Name, p.Impossible.Description, p.Facts.String())})
-	} else {
-		meta.RemoveStatusCondition(&conds, FactsConsistentCondition)
-	}
+	r.setFactsConsistent(p, &conds, gen)
+	r.spec.Status.SetConditions(obj, conds)
 	return nil
+}
+
+// setFactsConsistent sets FactsConsistent to False when the observed facts
+// fall into a combination the tables declare impossible, and removes it
+// when they do not.
+func (r *Reconciler[O, E]) setFactsConsistent(p *Plan[O, E], conds *[]metav1.Condition, gen int64) {
+	if p.Impossible == nil {
+		meta.RemoveStatusCondition(conds, FactsConsistentCondition)
+		return
+	}
+	meta.SetStatusCondition(conds, metav1.Condition{Type: FactsConsistentCondition, Status: metav1.ConditionFalse,
+		Reason: "ImpossibleFacts", ObservedGeneration: gen,
+		Message: fmt.Sprintf("the observed facts fall into %s (%s), which the tables declare impossible: %s",
+			p.Impossible.Name, p.Impossible.Description, p.Facts.String())})
 }
 
 // stampTransitions gives every condition whose status changed during record

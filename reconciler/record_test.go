@@ -511,6 +511,24 @@ func TestRecordLamp(t *testing.T) {
 				unchanged: true,
 			}},
 		}},
+		{name: "statusUnchanged still reports impossible facts", steps: []recordStep{start,
+			// The row leaves state, mirrors and summaries alone, but what
+			// was observed is shown: the log and the metric name it too.
+			{name: "paused, lit without power", at: rt1, edit: bump(setSpec("paused", true, "powered", false, "lit", true)), want: recordWant{
+				row: "P1", state: "Off", phase: "Dark", since: rt0.Truncate(time.Second), last: idle, observedGeneration: 1,
+				conds: map[string]string{"Paused": "True Paused: paused by the user @2", "Ready": notOn(1),
+					FactsConsistentCondition: "False ImpossibleFacts: the observed facts fall into " +
+						"litWithoutPower (a bulb cannot glow without power), which the tables declare impossible: " +
+						"found=true lit=true paused=true powered=false wantOn=false @2"},
+				condSince: map[string]time.Time{FactsConsistentCondition: rt1.Truncate(time.Second)},
+				fields:    map[string]any{"lit": false},
+			}},
+			{name: "still paused, dark again", at: rt2, edit: setSpec("lit", false), want: recordWant{
+				row: "P1", state: "Off", phase: "Dark", since: rt0.Truncate(time.Second), last: idle, observedGeneration: 1,
+				conds:  map[string]string{"Paused": "True Paused: paused by the user @2", "Ready": notOn(1)},
+				fields: map[string]any{"lit": false},
+			}},
+		}},
 		{name: "impossible facts, then consistent ones", steps: []recordStep{
 			{name: "lit without power", at: rt0, edit: setSpec("lit", true), want: recordWant{
 				row: "W1", state: "Off", phase: "Dark", since: rt0.Truncate(time.Second), last: idle, observedGeneration: 1,
