@@ -140,6 +140,7 @@ func registerSteps(sc *godog.ScenarioContext, h *harness.Harness, cov *coverage)
 	registerGoneBadSteps(sc, w)
 	registerUnreadableKindSteps(sc, w)
 	registerTerminatingSteps(sc, w)
+	registerForceSteps(sc, w)
 
 	// --- Given: the world ---
 	sc.Step(`^a Cluster "([^"]*)"$`, w.aCluster)

@@ -40,6 +40,27 @@ Feature: Workload cluster outages and the waits they interrupt
     Then the Machine "m1" reaches phase "Failed"
     And the Machine "m1" has failure reason "UnhealthyNode"
 
+  @serial @row:machine-deletion:D22 @row:machine-workload-cluster:W03
+  Scenario: The forced deletion's 5 minutes of an unhealthy Node restart when the workload cluster is back
+    Given a Cluster "c1" whose Nodes live in the workload cluster
+    And a running Machine "m1"
+    And Pod "db" runs on the Node of "m1"
+    And a PodDisruptionBudget blocks Pod "db"
+    And the Node of "m1" reports Ready=False
+    When I delete the Machine "m1"
+    Then the Machine "m1" has condition "Deleting" with reason "DrainingNode" and message containing "PodDisruptionBudget"
+    When the workload cluster's API server stops
+    Then the Machine "m1" has condition "Deleting" with reason "WaitingForWorkloadCluster" and message containing "is unreachable"
+    When 6 minutes pass for "m1"
+    And the workload cluster's API server starts again
+    Then the Cluster "c1" records when its workload cluster came back
+    And the Machine "m1" has condition "Deleting" with reason "DrainingNode" and message containing "PodDisruptionBudget"
+    And Pod "db" is still running
+    When the forced deletion timeout of "m1" has passed since its workload cluster came back
+    Then an Event of the Machine "m1" tells row "D22" with reason "ForceDeletionNodeUnhealthy"
+    And the Machine "m1" is gone
+    And Pod "db" is gone
+
   @serial @row:machine-workload-cluster:W04 @row:machine-deletion-checks:C05
   Scenario: The last Node lookup of a Machine being deleted waits for its workload cluster
     Given a Cluster "c1" whose Nodes live in the workload cluster

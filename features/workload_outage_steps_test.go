@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"github.com/cucumber/godog"
+	"k8s.io/utils/ptr"
 
+	machineactions "github.com/krtt-dev/krtt/actions/machine"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 )
 
@@ -17,7 +19,7 @@ import (
 func registerWorkloadOutageSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^the Cluster "([^"]*)" records when its workload cluster came back$`, w.clusterRecordsReconnect)
 	sc.Step(`^the Machine "([^"]*)" is in phase "([^"]*)"$`, w.isInPhase)
-	sc.Step(`^the (health|drain) timeout of "([^"]*)" has passed since its workload cluster came back$`, w.timeoutPassedSinceReconnect)
+	sc.Step(`^the (health|drain|forced deletion) timeout of "([^"]*)" has passed since its workload cluster came back$`, w.timeoutPassedSinceReconnect)
 }
 
 // reconnectTime reads status.workloadClusterReconnectTime of a Cluster.
@@ -53,7 +55,7 @@ func (w *world) isInPhase(ctx context.Context, name, phase string) error {
 }
 
 // timeoutPassedSinceReconnect advances the operator's clock until the
-// timeout has passed since the Machine's Cluster recorded that its
+// timeout (the forced deletion's is the 5 minutes of an unhealthy Node) has passed since the Machine's Cluster recorded that its
 // workload cluster came back, and nudges the Machine. The recorded time is
 // truncated to the second, so one more second covers the connection's own.
 func (w *world) timeoutPassedSinceReconnect(ctx context.Context, which, name string) error {
@@ -66,8 +68,11 @@ func (w *world) timeoutPassedSinceReconnect(ctx context.Context, which, name str
 		return err
 	}
 	seconds := m.Spec.Health.HealthTimeoutSeconds
-	if which == "drain" {
+	switch which {
+	case "drain":
 		seconds = m.Spec.Deletion.NodeDrainTimeoutSeconds
+	case "forced deletion":
+		seconds = ptr.To(int32(machineactions.NodeUnhealthyForce / time.Second))
 	}
 	if seconds == nil {
 		return fmt.Errorf("Machine %s has no %s timeout", name, which)

@@ -141,9 +141,9 @@ func registerFacts(r *engine.Registry[*Scope]) {
 		if s.Machine == nil || s.Machine.Status.Deletion.NodeDrainStartTime == nil {
 			return false
 		}
-		return timedOut(s.Now, nodeSideSince(s, s.Machine.Status.Deletion.NodeDrainStartTime.Time), s.Machine.Spec.Deletion.NodeDrainTimeoutSeconds)
+		return timedOut(s.Now, NodeSideSince(s, s.Machine.Status.Deletion.NodeDrainStartTime.Time), s.Machine.Spec.Deletion.NodeDrainTimeoutSeconds)
 	})
-	r.Enum("forceDeletion", "Why the Machine's deletion is forced: label, or a Node unhealthy for more than 5 minutes.", func(s *Scope) string {
+	r.Enum("forceDeletion", "Why the Machine's deletion is forced: label, or a Node unhealthy for more than 5 minutes (counted from the later of the Node turning unhealthy and the workload cluster coming back).", func(s *Scope) string {
 		return forceDeletion(s)
 	})
 	r.Enum("onDrainTimeout", "spec.deletion.onDrainTimeout: Skip or Force.", func(s *Scope) string {
@@ -159,7 +159,7 @@ func registerFacts(r *engine.Registry[*Scope]) {
 		if s.Machine == nil || s.Machine.Status.Deletion.WaitForNodeVolumeDetachStartTime == nil {
 			return false
 		}
-		return timedOut(s.Now, nodeSideSince(s, s.Machine.Status.Deletion.WaitForNodeVolumeDetachStartTime.Time), s.Machine.Spec.Deletion.NodeVolumeDetachTimeoutSeconds)
+		return timedOut(s.Now, NodeSideSince(s, s.Machine.Status.Deletion.WaitForNodeVolumeDetachStartTime.Time), s.Machine.Spec.Deletion.NodeVolumeDetachTimeoutSeconds)
 	})
 	r.Bool("preTerminateHooks", "A pre-terminate hook annotation is present.", func(s *Scope) bool {
 		return s.Machine != nil && len(annotationsWithPrefix(s.Machine.Annotations, clusterv1.PreTerminateDeleteHookAnnotationPrefix)) > 0
@@ -170,7 +170,7 @@ func registerFacts(r *engine.Registry[*Scope]) {
 		if s.Machine == nil || s.Machine.DeletionTimestamp == nil || s.Machine.Status.Deletion.NodeDeletionStartTime == nil {
 			return false
 		}
-		return timedOut(s.Now, nodeSideSince(s, s.Machine.DeletionTimestamp.Time), s.Machine.Spec.Deletion.NodeDeletionTimeoutSeconds)
+		return timedOut(s.Now, NodeSideSince(s, s.Machine.DeletionTimestamp.Time), s.Machine.Spec.Deletion.NodeDeletionTimeoutSeconds)
 	})
 }
 
@@ -185,21 +185,20 @@ func forceDeletion(s *Scope) string {
 		return "No"
 	case s.Machine.Labels[clusterv1.ForceDeletionLabel] == clusterv1.ForceDeletionLabelValue:
 		return "Label"
-	case NodeUnhealthySince(s.Node(), s.Now) > NodeUnhealthyForce:
+	case forcedByNodeHealth(s):
 		return "NodeUnhealthy"
 	}
 	return "No"
 }
 
-// NodeUnhealthySince is how long the Node has been Ready=False or Unknown,
-// or ReadonlyFilesystem=True (the longest), as its conditions'
-// lastTransitionTime say; 0 when it is neither.
-func NodeUnhealthySince(n *corev1.Node, now time.Time) time.Duration {
-	start, _ := NodeUnhealthyStart(n)
-	if start.IsZero() {
-		return 0
-	}
-	return now.Sub(start)
+// forcedByNodeHealth: the Node has been unhealthy for more than
+// NodeUnhealthyForce, counted as every Node-side timeout is: a Node seen
+// unhealthy only through an outage of its workload cluster (the kubelet's
+// reports could not be read either) gets its full 5 minutes again once the
+// cluster is back, rather than being force-deleted on reconnection.
+func forcedByNodeHealth(s *Scope) bool {
+	start, _ := NodeUnhealthyStart(s.Node())
+	return !start.IsZero() && s.Now.Sub(NodeSideSince(s, start)) > NodeUnhealthyForce
 }
 
 // NodeUnhealthyStart is since when the Node has been Ready=False or

@@ -34,7 +34,7 @@ func registerHealth(r *engine.Registry[*Scope]) {
 		if s.Machine == nil || s.Machine.Status.Health.UnhealthySince == nil {
 			return false
 		}
-		return timedOut(s.Now, nodeSideSince(s, s.Machine.Status.Health.UnhealthySince.Time), orDefaultSeconds(s.Machine.Spec.Health.HealthTimeoutSeconds, clusterv1.DefaultHealthTimeoutSeconds))
+		return timedOut(s.Now, NodeSideSince(s, s.Machine.Status.Health.UnhealthySince.Time), orDefaultSeconds(s.Machine.Spec.Health.HealthTimeoutSeconds, clusterv1.DefaultHealthTimeoutSeconds))
 	})
 	r.Bool("creationTimedOut", "spec.health.creationTimeoutSeconds has passed since the Machine's creationTimestamp (once the providerID is known, or since the workload cluster came back, if later).", func(s *Scope) bool {
 		if s.Machine == nil || s.Machine.CreationTimestamp.IsZero() {
@@ -56,7 +56,7 @@ func creationSince(s *Scope) time.Time {
 	if s.Machine.Spec.ProviderID == nil || *s.Machine.Spec.ProviderID == "" {
 		return start
 	}
-	return nodeSideSince(s, start)
+	return NodeSideSince(s, start)
 }
 
 // healthNodeConditions: the condition types that make the Node unhealthy

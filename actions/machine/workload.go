@@ -30,7 +30,7 @@ func waitForWorkloadCluster(_ context.Context, s *Scope) engine.Outcome {
 		s.Machine.Spec.ClusterName, what, since, w.State, w.Message)
 }
 
-// nodeSideSince is when a wait on the Node side that started at start
+// NodeSideSince is when a wait on the Node side that started at start
 // counts from: the later of start and the last time the workload cluster
 // came back after it could not be used, as this reconcile's connection saw
 // it or as the Cluster's status recorded it (which survives a restart of
@@ -38,7 +38,7 @@ func waitForWorkloadCluster(_ context.Context, s *Scope) engine.Outcome {
 // so does not end the wait as soon as it is back: the wait gets its full
 // timeout again, as the machine-controller-manager restarts its health
 // timeouts when the target API server returns.
-func nodeSideSince(s *Scope, start time.Time) time.Time {
+func NodeSideSince(s *Scope, start time.Time) time.Time {
 	since := start
 	if back := s.Workload.ReachableAgain; back.After(since) {
 		since = back
