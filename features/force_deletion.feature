@@ -4,7 +4,10 @@ Feature: Forced deletion
   has been NotReady or read-only for more than 5 minutes (as the
   machine-controller-manager does). The Node's Pods are then deleted with grace
   period 0 (never DaemonSet or mirror Pods), its VolumeAttachments deleted and
-  the volume wait skipped. Hooks still hold the deletion.
+  the volume wait skipped. Hooks still hold the deletion. The Deleting reason of the forced row says why
+  (ForceDeletionLabel, ForceDeletionDrainTimeout, ForceDeletionNodeUnhealthy); the row moves on to the
+  pre-terminate hooks in the pass that deleted the Pods, so the next reconcile replaces that reason at once,
+  and the scenarios read it from the Event of the transition (its action is the row, its reason the reason).
 
   Background:
     Given a Cluster "c1"
@@ -23,7 +26,8 @@ Feature: Forced deletion
     Then the Machine "m1" has condition "Deleting" with reason "WaitingForPreDrainHook"
     And Pod "db" is still running
     When the annotation "pre-drain.delete.hook.machine.cluster.krtt.dev/backup" is removed from the Machine "m1"
-    Then the Machine "m1" is gone
+    Then an Event of the Machine "m1" tells row "D21" with reason "ForceDeletionLabel"
+    And the Machine "m1" is gone
     And Pod "db" is gone
     And the VolumeAttachment "va-1" is gone
     And Pod "agent" is still running
@@ -39,6 +43,7 @@ Feature: Forced deletion
     Then the Machine "m1" has condition "Deleting" with reason "DrainingNode"
     When the drain timeout of "m1" has passed
     Then row "E13" fired for "m1"
+    And an Event of the Machine "m1" tells row "E13" with reason "ForceDeletionDrainTimeout"
     And Pod "db" is gone
     And the Machine "m1" is gone
 
@@ -51,7 +56,8 @@ Feature: Forced deletion
     When I delete the Machine "m1"
     Then the Machine "m1" has condition "Deleting" with reason "DrainingNode"
     When 6 minutes pass for "m1"
-    Then the Machine "m1" is gone
+    Then an Event of the Machine "m1" tells row "D22" with reason "ForceDeletionNodeUnhealthy"
+    And the Machine "m1" is gone
     And Pod "db" is gone
 
   @serial @row:machine-deletion:D22
@@ -63,7 +69,22 @@ Feature: Forced deletion
     When I delete the Machine "m1"
     Then the Machine "m1" has condition "Deleting" with reason "DrainingNode"
     When 6 minutes pass for "m1"
-    Then the Machine "m1" is gone
+    Then an Event of the Machine "m1" tells row "D22" with reason "ForceDeletionNodeUnhealthy"
+    And the Machine "m1" is gone
+    And Pod "db" is gone
+
+  @serial @row:machine-deletion:D22 @row:machine-deletion:D20
+  Scenario: a Node whose kubelet stopped reporting (Ready=Unknown) for more than 5 minutes forces the deletion
+    Given a running Machine "m1"
+    And Pod "db" runs on the Node of "m1"
+    And a PodDisruptionBudget blocks Pod "db"
+    And the kubelet of "m1" stops reporting
+    When I delete the Machine "m1"
+    Then the Machine "m1" has condition "Deleting" with reason "DrainingNode" and message containing "PodDisruptionBudget"
+    And Pod "db" is still running
+    When 6 minutes pass for "m1"
+    Then an Event of the Machine "m1" tells row "D22" with reason "ForceDeletionNodeUnhealthy"
+    And the Machine "m1" is gone
     And Pod "db" is gone
 
   @row:machine-deletion:D23
