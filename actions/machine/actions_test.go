@@ -19,13 +19,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/internal/localcp"
+	"github.com/krtt-dev/krtt/internal/poll"
 	"github.com/krtt-dev/krtt/transitions"
 )
 
@@ -54,26 +54,10 @@ func TestMain(m *testing.M) {
 
 func uniq(prefix string) string { return fmt.Sprintf("%s-%d", prefix, seq.Add(1)) }
 
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-// eventually polls cond until it holds or 30s pass.
-func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {
-	t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 30*time.Second, true, cond)
-	if err != nil {
-		t.Fatalf("waiting for %s: %v", what, err)
-	}
-}
-
 func newNamespace(t *testing.T) string {
 	t.Helper()
 	ns := localcp.UniqueName("actions")
-	must(t, env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	poll.Must(t, env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
 	// Pods need the default ServiceAccount when its admission plugin runs;
 	// no controller creates it here.
 	err := env.Client.Create(context.Background(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "default"}})
@@ -86,14 +70,14 @@ func newNamespace(t *testing.T) string {
 func newNode(t *testing.T) *corev1.Node {
 	t.Helper()
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: uniq("node")}}
-	must(t, env.Client.Create(context.Background(), n))
+	poll.Must(t, env.Client.Create(context.Background(), n))
 	return n
 }
 
 func getNode(t *testing.T, name string) *corev1.Node {
 	t.Helper()
 	n := &corev1.Node{}
-	must(t, env.Client.Get(context.Background(), client.ObjectKey{Name: name}, n))
+	poll.Must(t, env.Client.Get(context.Background(), client.ObjectKey{Name: name}, n))
 	return n
 }
 
@@ -121,7 +105,7 @@ func shippedPodVerdicts(t *testing.T) *engine.Decider[*PodItem] {
 		}
 		podVerdicts, podVerdictsErr = PodVerdicts(lib.Set("machine"))
 	})
-	must(t, podVerdictsErr)
+	poll.Must(t, podVerdictsErr)
 	return podVerdicts
 }
 
@@ -154,7 +138,7 @@ func newPod(t *testing.T, ns, name, node string, opts ...podOpt) *corev1.Pod {
 	for _, o := range opts {
 		o(p)
 	}
-	must(t, env.Client.Create(context.Background(), p))
+	poll.Must(t, env.Client.Create(context.Background(), p))
 	return p
 }
 
@@ -192,12 +176,12 @@ func withClaim(claim string) podOpt {
 // setPodStatus plays the kubelet.
 func setPodStatus(t *testing.T, p *corev1.Pod, phase corev1.PodPhase, ready bool) {
 	t.Helper()
-	must(t, env.Client.Get(context.Background(), client.ObjectKeyFromObject(p), p))
+	poll.Must(t, env.Client.Get(context.Background(), client.ObjectKeyFromObject(p), p))
 	p.Status.Phase = phase
 	if ready {
 		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
 	}
-	must(t, env.Client.Status().Update(context.Background(), p))
+	poll.Must(t, env.Client.Status().Update(context.Background(), p))
 }
 
 func newDaemonSet(t *testing.T, ns string) *appsv1.DaemonSet {
@@ -213,7 +197,7 @@ func newDaemonSet(t *testing.T, ns string) *appsv1.DaemonSet {
 			},
 		},
 	}
-	must(t, env.Client.Create(context.Background(), ds))
+	poll.Must(t, env.Client.Create(context.Background(), ds))
 	return ds
 }
 
@@ -224,7 +208,7 @@ func getPod(t *testing.T, ns, name string) (*corev1.Pod, bool) {
 	if apierrors.IsNotFound(err) {
 		return nil, false
 	}
-	must(t, err)
+	poll.Must(t, err)
 	return p, true
 }
 
@@ -234,7 +218,7 @@ func finishTermination(t *testing.T, node string) int {
 	t.Helper()
 	ctx := context.Background()
 	pods, err := podsOnNode(ctx, env.Client, node)
-	must(t, err)
+	poll.Must(t, err)
 	n := 0
 	for i := range pods {
 		p := &pods[i]
@@ -245,9 +229,12 @@ func finishTermination(t *testing.T, node string) int {
 		if err := env.Client.Delete(ctx, p, client.GracePeriodSeconds(0)); err != nil && !apierrors.IsNotFound(err) {
 			t.Fatal(err)
 		}
-		eventually(t, "Pod "+p.Name+" gone", func(ctx context.Context) (bool, error) {
+		poll.Await(t, 30*time.Second, "Pod "+p.Name+" gone", func(ctx context.Context) error {
 			err := env.Client.Get(ctx, client.ObjectKeyFromObject(p), &corev1.Pod{})
-			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+			if err == nil {
+				return errors.New("still there")
+			}
+			return client.IgnoreNotFound(err)
 		})
 	}
 	return n
@@ -342,7 +329,7 @@ func TestDrainEvictsAndSkips(t *testing.T) {
 	}
 
 	skipped, err := skippedPods(ctx, scopeFor(t, m, node.Name), getNode(t, node.Name))
-	must(t, err)
+	poll.Must(t, err)
 	var names []string
 	for _, p := range skipped {
 		names = append(names, p.Name)
@@ -368,7 +355,7 @@ func TestDrainMessageNamesAFewPerClass(t *testing.T) {
 
 func setPDBStatus(t *testing.T, pdb *policyv1.PodDisruptionBudget, allowed int32) {
 	t.Helper()
-	must(t, env.Client.Get(context.Background(), client.ObjectKeyFromObject(pdb), pdb))
+	poll.Must(t, env.Client.Get(context.Background(), client.ObjectKeyFromObject(pdb), pdb))
 	pdb.Status = policyv1.PodDisruptionBudgetStatus{
 		ObservedGeneration: pdb.Generation,
 		DisruptionsAllowed: allowed,
@@ -376,7 +363,7 @@ func setPDBStatus(t *testing.T, pdb *policyv1.PodDisruptionBudget, allowed int32
 		DesiredHealthy:     1 - allowed,
 		ExpectedPods:       1,
 	}
-	must(t, env.Client.Status().Update(context.Background(), pdb))
+	poll.Must(t, env.Client.Status().Update(context.Background(), pdb))
 }
 
 func TestDrainBlockedByPodDisruptionBudget(t *testing.T) {
@@ -396,7 +383,7 @@ func TestDrainBlockedByPodDisruptionBudget(t *testing.T) {
 			Selector:     &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}},
 		},
 	}
-	must(t, env.Client.Create(ctx, pdb))
+	poll.Must(t, env.Client.Create(ctx, pdb))
 	// There is no disruption controller: write the status it would.
 	setPDBStatus(t, pdb, 0)
 	newPod(t, ns, "web", node.Name)
@@ -475,7 +462,7 @@ func newCSIVolume(t *testing.T, ns, handle, claim string) string {
 			PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: testDriver, VolumeHandle: handle}},
 		},
 	}
-	must(t, env.Client.Create(ctx, pv))
+	poll.Must(t, env.Client.Create(ctx, pv))
 	if claim != "" {
 		pvc := &corev1.PersistentVolumeClaim{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: claim},
@@ -485,7 +472,7 @@ func newCSIVolume(t *testing.T, ns, handle, claim string) string {
 				VolumeName:  pv.Name,
 			},
 		}
-		must(t, env.Client.Create(ctx, pvc))
+		poll.Must(t, env.Client.Create(ctx, pvc))
 	}
 	return pv.Name
 }
@@ -499,16 +486,16 @@ func newAttachment(t *testing.T, node, pv string) *storagev1.VolumeAttachment {
 			Source: storagev1.VolumeAttachmentSource{PersistentVolumeName: ptr.To(pv)},
 		},
 	}
-	must(t, env.Client.Create(context.Background(), va))
+	poll.Must(t, env.Client.Create(context.Background(), va))
 	setAttached(t, va, true)
 	return va
 }
 
 func setAttached(t *testing.T, va *storagev1.VolumeAttachment, attached bool) {
 	t.Helper()
-	must(t, env.Client.Get(context.Background(), client.ObjectKeyFromObject(va), va))
+	poll.Must(t, env.Client.Get(context.Background(), client.ObjectKeyFromObject(va), va))
 	va.Status.Attached = attached
-	must(t, env.Client.Status().Update(context.Background(), va))
+	poll.Must(t, env.Client.Status().Update(context.Background(), va))
 }
 
 func setVolumesAttached(t *testing.T, node string, names ...string) {
@@ -518,7 +505,7 @@ func setVolumesAttached(t *testing.T, node string, names ...string) {
 	for _, name := range names {
 		n.Status.VolumesAttached = append(n.Status.VolumesAttached, corev1.AttachedVolume{Name: corev1.UniqueVolumeName(name), DevicePath: "/dev/x"})
 	}
-	must(t, env.Client.Status().Update(context.Background(), n))
+	poll.Must(t, env.Client.Status().Update(context.Background(), n))
 }
 
 func csiName(handle string) string { return csiUniqueVolumePrefix + testDriver + "^" + handle }
@@ -578,7 +565,7 @@ func TestWaitForVolumeDetachNamesAFew(t *testing.T) {
 func getPV(t *testing.T, name string) *corev1.PersistentVolume {
 	t.Helper()
 	pv := &corev1.PersistentVolume{}
-	must(t, env.Client.Get(context.Background(), client.ObjectKey{Name: name}, pv))
+	poll.Must(t, env.Client.Get(context.Background(), client.ObjectKey{Name: name}, pv))
 	return pv
 }
 
@@ -590,7 +577,7 @@ func TestSyncNode(t *testing.T) {
 		// A managed-prefix label krtt did not set: never removed by krtt.
 		"node-role.kubernetes.io/gpu": "",
 	}}}
-	must(t, env.Client.Create(ctx, node))
+	poll.Must(t, env.Client.Create(ctx, node))
 
 	worker, pool := clusterv1.NodeRoleLabelPrefix+"worker", clusterv1.ManagedNodeLabelPrefix+"pool"
 	zone := clusterv1.NodeRestrictionLabelPrefix + "zone"

@@ -14,6 +14,7 @@ import (
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/internal/poll"
 )
 
 // A provider object observed without a controller, then taken over by
@@ -24,20 +25,20 @@ func TestAdoptDoesNotOverwriteANewController(t *testing.T) {
 	ns := newNamespace(t)
 	m := &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1", UID: "machine-uid"}}
 	obj := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1-infra"}}
-	must(t, env.Client.Create(ctx, obj))
+	poll.Must(t, env.Client.Create(ctx, obj))
 
 	observed := toUnstructured(t, obj)
 
 	other := metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "other", UID: "other-uid", Controller: ptr.To(true)}
 	obj.OwnerReferences = []metav1.OwnerReference{other}
-	must(t, env.Client.Update(ctx, obj))
+	poll.Must(t, env.Client.Update(ctx, obj))
 
 	out := adopt(ctx, scopeFor(t, m, ""), observed)
 	if out.Status != engine.Failed || !strings.Contains(out.Message, "set owner of ConfigMap m1-infra") {
 		t.Fatalf("adopting a stale observation: %+v, want a failed write", out)
 	}
 	got := &corev1.ConfigMap{}
-	must(t, env.Client.Get(ctx, client.ObjectKeyFromObject(obj), got))
+	poll.Must(t, env.Client.Get(ctx, client.ObjectKeyFromObject(obj), got))
 	if ctrl := metav1.GetControllerOf(got); ctrl == nil || ctrl.UID != other.UID {
 		t.Fatalf("controller after the failed adoption: %+v, want %s", ctrl, other.Name)
 	}
@@ -50,11 +51,11 @@ func TestAdoptDoesNotOverwriteANewController(t *testing.T) {
 
 	// An object nobody controls is adopted.
 	free := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1-bootstrap"}}
-	must(t, env.Client.Create(ctx, free))
+	poll.Must(t, env.Client.Create(ctx, free))
 	if out := adopt(ctx, scopeFor(t, m, ""), toUnstructured(t, free)); out.Status == engine.Failed {
 		t.Fatalf("adopting a free object: %+v", out)
 	}
-	must(t, env.Client.Get(ctx, client.ObjectKeyFromObject(free), free))
+	poll.Must(t, env.Client.Get(ctx, client.ObjectKeyFromObject(free), free))
 	if ctrl := metav1.GetControllerOf(free); ctrl == nil || ctrl.UID != m.UID || free.Labels[clusterv1.ClusterNameLabel] != m.Spec.ClusterName {
 		t.Fatalf("after adoption: controller %+v, labels %v", ctrl, free.Labels)
 	}
@@ -63,7 +64,7 @@ func TestAdoptDoesNotOverwriteANewController(t *testing.T) {
 func toUnstructured(t *testing.T, obj client.Object) *unstructured.Unstructured {
 	t.Helper()
 	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	must(t, err)
+	poll.Must(t, err)
 	u := &unstructured.Unstructured{Object: content}
 	u.SetAPIVersion("v1")
 	u.SetKind("ConfigMap")

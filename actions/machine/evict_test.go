@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/internal/poll"
 )
 
 // A drain pass's evictions go out together, never more than
@@ -26,7 +27,7 @@ func TestEvictAllSendsThePassTogetherWithinTheBound(t *testing.T) {
 	for i := range n + 2 {
 		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("p%02d", i)},
 			Spec: corev1.PodSpec{NodeName: "n1", Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}
-		must(t, env.Client.Create(ctx, p))
+		poll.Must(t, env.Client.Create(ctx, p))
 		verdict := verdictEvict
 		if i >= n {
 			verdict = verdictSkip // a DaemonSet Pod, say: never evicted
@@ -43,7 +44,7 @@ func TestEvictAllSendsThePassTogetherWithinTheBound(t *testing.T) {
 	cfg := rest.CopyConfig(env.Config)
 	cfg.QPS = -1 // no client-side rate limit: it would serialise the evictions itself
 	real, err := client.NewWithWatch(cfg, client.Options{Scheme: env.Client.Scheme()})
-	must(t, err)
+	poll.Must(t, err)
 	c := interceptor.NewClient(real, interceptor.Funcs{
 		SubResourceCreate: func(ctx context.Context, c client.Client, sub string, obj, subObj client.Object, opts ...client.SubResourceCreateOption) error {
 			mu.Lock()
@@ -82,7 +83,7 @@ func TestEvictAllSendsThePassTogetherWithinTheBound(t *testing.T) {
 	}
 	for _, pv := range verdicts {
 		p := &corev1.Pod{}
-		must(t, env.Client.Get(ctx, client.ObjectKeyFromObject(pv.pod), p))
+		poll.Must(t, env.Client.Get(ctx, client.ObjectKeyFromObject(pv.pod), p))
 		if evictedNow := p.DeletionTimestamp != nil; evictedNow != (pv.verdict() == verdictEvict) {
 			t.Errorf("Pod %s (verdict %s): being deleted = %v", p.Name, pv.verdict(), evictedNow)
 		}

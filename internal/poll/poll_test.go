@@ -3,6 +3,7 @@ package poll
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -28,5 +29,33 @@ func TestUntil(t *testing.T) {
 	err = Until(ctx, time.Minute, func(context.Context) error { return errors.New("never") })
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled: %v", err)
+	}
+}
+
+// fatalT records what Must and Await would end a test with.
+type fatalT struct{ msg string }
+
+func (f *fatalT) Helper() {}
+func (f *fatalT) Fatalf(format string, args ...any) {
+	if f.msg == "" {
+		f.msg = fmt.Sprintf(format, args...)
+	}
+}
+
+func TestMustAndAwait(t *testing.T) {
+	var f fatalT
+	Must(&f, nil)
+	Await(&f, time.Minute, "ready", func(context.Context) error { return nil })
+	if f.msg != "" {
+		t.Fatalf("ended a test that succeeded: %s", f.msg)
+	}
+	Must(&f, errors.New("setup broke"))
+	if f.msg != "setup broke" {
+		t.Errorf("Must: %q", f.msg)
+	}
+	f = fatalT{}
+	Await(&f, 0, "ready", func(context.Context) error { return errors.New("not yet") })
+	if !strings.HasPrefix(f.msg, "ready: ") || !strings.Contains(f.msg, "not yet") {
+		t.Errorf("Await: %q", f.msg)
 	}
 }

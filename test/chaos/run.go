@@ -29,6 +29,7 @@ import (
 	"github.com/krtt-dev/krtt/internal/harness"
 	"github.com/krtt-dev/krtt/internal/localcp"
 	"github.com/krtt-dev/krtt/internal/operator"
+	"github.com/krtt-dev/krtt/internal/poll"
 	"github.com/krtt-dev/krtt/sim"
 	"github.com/krtt-dev/krtt/test/chaos/faultproxy"
 	"github.com/krtt-dev/krtt/test/timeline"
@@ -167,7 +168,7 @@ func (w *world) run(ctx context.Context, s spec, logf func(string, ...any)) (res
 			return res
 		}
 	}
-	if err := poll(ctx, 60*time.Second, func() error {
+	if err := poll.Until(ctx, 60*time.Second, func(context.Context) error {
 		if s.failover {
 			if ops.leader() == nil {
 				return errors.New("no leader elected")
@@ -238,7 +239,7 @@ func (w *world) run(ctx context.Context, s spec, logf func(string, ...any)) (res
 		goDriver(func() {
 			for i := wave; i < len(names); i += wave {
 				// The Machines of the earlier waves are gone.
-				if err := poll(runCtx, s.timeout, func() error {
+				if err := poll.Until(runCtx, s.timeout, func(context.Context) error {
 					if left := rec.Machines(); left > len(names)-i {
 						return fmt.Errorf("%d Machines left", left)
 					}
@@ -289,7 +290,7 @@ func (w *world) run(ctx context.Context, s spec, logf func(string, ...any)) (res
 				// A write after the restart: once every recorder informer has
 				// synced past it, the recorder sees everything again.
 				var after uint64
-				_ = poll(runCtx, s.timeout, func() error {
+				_ = poll.Until(runCtx, s.timeout, func(context.Context) error {
 					cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("chaos-resync-%d", i+1)}}
 					if err := w.c.Create(runCtx, cm); err != nil {
 						return err
@@ -307,7 +308,7 @@ func (w *world) run(ctx context.Context, s spec, logf func(string, ...any)) (res
 	if s.failover {
 		goDriver(func() {
 			// Kill the leader while a Machine is draining.
-			if err := poll(runCtx, s.timeout, func() error { return w.someDraining(runCtx, ns) }); err != nil {
+			if err := poll.Until(runCtx, s.timeout, func(context.Context) error { return w.someDraining(runCtx, ns) }); err != nil {
 				logf("failover: %v", err)
 				return
 			}
@@ -322,7 +323,7 @@ func (w *world) run(ctx context.Context, s spec, logf func(string, ...any)) (res
 			rec.Mark("SIGKILL leader %s mid-drain", leader.name)
 			// The dead leader renews no more: the Lease now holds its last renewal.
 			before, leaseErr := w.lease(runCtx, ns)
-			if err := poll(runCtx, 3*leaseSeconds*time.Second+10*time.Second, func() error {
+			if err := poll.Until(runCtx, 3*leaseSeconds*time.Second+10*time.Second, func(context.Context) error {
 				if l := ops.leader(); l == nil || l == leader {
 					return errors.New("no new leader")
 				}
@@ -342,7 +343,7 @@ func (w *world) run(ctx context.Context, s spec, logf func(string, ...any)) (res
 		})
 	}
 
-	err = poll(ctx, s.timeout, func() error {
+	err = poll.Until(ctx, s.timeout, func(context.Context) error {
 		list := &clusterv1.MachineList{}
 		if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
 			return err
@@ -370,7 +371,7 @@ func (w *world) run(ctx context.Context, s spec, logf func(string, ...any)) (res
 	// What the Machines owned goes asynchronously (the sim detaches
 	// volumes once the Node is gone): wait for the timeline to show it.
 	var rep *timeline.Report
-	_ = poll(ctx, 30*time.Second, func() error {
+	_ = poll.Until(ctx, 30*time.Second, func(context.Context) error {
 		rep = timeline.Check(rec.Timeline(), w.rules, true)
 		if len(rep.Leaked) > 0 {
 			return errors.New(strings.Join(rep.Leaked, ", "))
@@ -513,25 +514,6 @@ func (o *operators) stopAll() {
 	}
 }
 
-// poll runs cond every 100ms until it succeeds or timeout passes.
-func poll(ctx context.Context, timeout time.Duration, cond func() error) error {
-	deadline := time.Now().Add(timeout)
-	var last error
-	for {
-		if last = cond(); last == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("not within %s: %w", timeout, last)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
-
 // createWorkload creates the Machines (half with a pre-drain hook, a third
 // with a pre-terminate hook) and, once they run, three or four Pods on each
 // Node: a plain one, one of a pair behind a PodDisruptionBudget
@@ -583,7 +565,7 @@ func (w *world) createWorkload(ctx context.Context, ns string, n int) ([]string,
 		}
 	}
 	nodes := map[string]string{}
-	if err := poll(ctx, 90*time.Second, func() error {
+	if err := poll.Until(ctx, 90*time.Second, func(context.Context) error {
 		list := &clusterv1.MachineList{}
 		if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
 			return err
@@ -642,7 +624,7 @@ func (w *world) createWorkload(ctx context.Context, ns string, n int) ([]string,
 			return nil, err
 		}
 	}
-	return names, poll(ctx, 60*time.Second, func() error {
+	return names, poll.Until(ctx, 60*time.Second, func(context.Context) error {
 		pods := &corev1.PodList{}
 		if err := c.List(ctx, pods, client.InNamespace(ns)); err != nil {
 			return err
@@ -766,7 +748,7 @@ func deleteMachines(ctx context.Context, c client.Client, ns string, names []str
 // ends or no Machine is left.
 func (w *world) afterProgress(ctx context.Context, rec *timeline.Recorder, s spec, between func(a, b time.Duration) time.Duration) bool {
 	seen := rec.Steps()
-	if poll(ctx, s.timeout, func() error {
+	if poll.Until(ctx, s.timeout, func(context.Context) error {
 		if rec.Steps() == seen {
 			return errors.New("no progress yet")
 		}
