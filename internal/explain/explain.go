@@ -200,6 +200,10 @@ type Wait struct {
 	// Timeout describes the timeout in words.
 	Timeout string     `json:"timeout"`
 	EndsAt  *time.Time `json:"endsAt,omitempty"`
+	// CountsFrom is set when the timeout counts from a later time than
+	// Since: the workload cluster came back after an outage, and Node-side
+	// timeouts restart then (machine.TimeoutSince).
+	CountsFrom *time.Time `json:"countsFrom,omitempty"`
 	// EndsIn is the time left; Overdue is set when the timeout has passed.
 	EndsIn  string `json:"endsIn,omitempty"`
 	Overdue bool   `json:"overdue,omitempty"`
@@ -219,10 +223,13 @@ type ForcedEnd struct {
 	// empty while the Node is healthy.
 	Condition string     `json:"condition,omitempty"`
 	Since     *time.Time `json:"since,omitempty"`
-	After     string     `json:"after"`
-	EndsAt    *time.Time `json:"endsAt,omitempty"`
-	EndsIn    string     `json:"endsIn,omitempty"`
-	Overdue   bool       `json:"overdue,omitempty"`
+	// CountsFrom is set when the 5 minutes count from a later time than
+	// Since: the workload cluster came back after an outage.
+	CountsFrom *time.Time `json:"countsFrom,omitempty"`
+	After      string     `json:"after"`
+	EndsAt     *time.Time `json:"endsAt,omitempty"`
+	EndsIn     string     `json:"endsIn,omitempty"`
+	Overdue    bool       `json:"overdue,omitempty"`
 }
 
 // Hook is one deletion hook annotation.
@@ -339,7 +346,12 @@ func forcedEnd(set *engine.Set, st *engine.State, s *machineactions.Scope, now t
 	if start.IsZero() {
 		return f
 	}
-	since, end := start.UTC(), start.Add(machineactions.NodeUnhealthyForce).UTC()
+	since := start.UTC()
+	from := machineactions.NodeSideSince(s, start).UTC()
+	if from.After(since) {
+		f.CountsFrom = &from
+	}
+	end := from.Add(machineactions.NodeUnhealthyForce)
 	f.Condition, f.Since, f.EndsAt = cond, &since, &end
 	if left := end.Sub(now); left > 0 {
 		f.EndsIn = shortDuration(left)
@@ -601,6 +613,14 @@ func waitingOn(s *machineactions.Scope, st *engine.State, now time.Time) *Wait {
 	}
 	m := s.Machine
 	w := waitFromPaths(m, st, now)
+	if w.Since != nil && w.EndsAt != nil {
+		// The facts end the wait by the same rule: after an outage of the
+		// workload cluster its timeout counts from when it came back.
+		if from := machineactions.TimeoutSince(s, sw.Since, *w.Since).UTC(); from.After(*w.Since) {
+			w.CountsFrom = &from
+			w.setEnd(from.Add(time.Duration(w.TimeoutSeconds)*time.Second), now)
+		}
+	}
 	switch sw.Object {
 	case "infrastructure":
 		w.On += objectText(s.Infrastructure, m.Spec.InfrastructureRef)
@@ -703,8 +723,12 @@ func (w *Wait) setTimeout(field string, seconds *int32, now time.Time) {
 	if w.Since == nil {
 		return
 	}
-	end := w.Since.Add(d)
-	w.EndsAt = &end
+	w.setEnd(w.Since.Add(d), now)
+}
+
+// setEnd sets when the wait's timeout ends and the time left.
+func (w *Wait) setEnd(end time.Time, now time.Time) {
+	w.EndsAt, w.Overdue = &end, false
 	if left := end.Sub(now); left > 0 {
 		w.EndsIn = shortDuration(left)
 	} else {

@@ -109,6 +109,9 @@ func (r *Report) Text(w io.Writer) {
 			p("  since:   not recorded yet (%s is empty)\n", wt.StartField)
 		}
 		p("  timeout: %s\n", wt.Timeout)
+		if wt.CountsFrom != nil {
+			p("  counted: from %s, when the workload cluster came back (Node-side timeouts restart then)\n", r.at(*wt.CountsFrom))
+		}
 		if wt.EndsAt != nil {
 			if wt.Overdue {
 				p("  ends:    %s (passed %s ago; the error table moves on)\n", wt.EndsAt.Format(TimeFormat), strings.TrimPrefix(wt.EndsIn, "-"))
@@ -126,6 +129,9 @@ func (r *Report) Text(w io.Writer) {
 			default:
 				p("  forced:  the Node has been %s since %s; after %s, at %s (in %s), row %s forces the deletion\n",
 					f.Condition, r.at(*f.Since), f.After, f.EndsAt.Format(TimeFormat), f.EndsIn, f.Row)
+			}
+			if f.CountsFrom != nil {
+				p("           the %s count from %s, when the workload cluster came back\n", f.After, r.at(*f.CountsFrom))
 			}
 		}
 	}
