@@ -12,6 +12,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -584,16 +585,26 @@ func (c *checker) leaks() {
 			c.rep.Leaked = append(c.rep.Leaked, "VolumeAttachment "+k)
 		}
 	}
+	// A bootstrap Secret's owner is the SimBootstrapConfig with the UID of
+	// its controller reference: a namesake created after the owner went (a
+	// Machine of the same name later in the run) neither keeps it alive nor
+	// makes it a leak.
+	bootstrapByUID := map[types.UID]string{}
+	for i := range c.t.Events {
+		if e := &c.t.Events[i]; e.Kind == SimBootstrapConfig && e.Obj != nil {
+			bootstrapByUID[e.Obj.GetUID()] = e.Key()
+		}
+	}
 	for k, o := range c.world[Secret] {
 		owner := metav1.GetControllerOf(o)
 		if owner == nil || owner.Kind != "SimBootstrapConfig" {
 			continue
 		}
-		bk := o.GetNamespace() + "/" + owner.Name
-		if c.machineOf[ref(SimBootstrapConfig, bk)] == "" {
+		bk, seen := bootstrapByUID[owner.UID]
+		if !seen || c.machineOf[ref(SimBootstrapConfig, bk)] == "" {
 			continue
 		}
-		if c.get(SimBootstrapConfig, bk) != nil {
+		if live := c.get(SimBootstrapConfig, bk); live != nil && live.GetUID() == owner.UID {
 			c.rep.Leaked = append(c.rep.Leaked, "Secret "+k)
 		} else {
 			c.rep.AwaitingGC = append(c.rep.AwaitingGC, "Secret "+k)

@@ -396,3 +396,57 @@ func TestCheckNodeKeptByRow(t *testing.T) {
 	}
 	assertOne(t, Check(run(knobs{nodeLeft: true, lastEventRow: "machine-deletion/D19"}), r, true), NothingLeaks, "end of run", "Node n1")
 }
+
+// What the deleted Machine's objects left behind is reported by name, each
+// as a leak. A bootstrap Secret is its SimBootstrapConfig's by the UID of its
+// controller reference: once that owner is gone it only awaits the garbage
+// collector, even when a namesake SimBootstrapConfig exists by then.
+func TestCheckReportsLeakedObjects(t *testing.T) {
+	without := func(kind Kind, op Op) *Timeline {
+		tl := run(knobs{})
+		var kept []Event
+		for _, e := range tl.Events {
+			if e.Kind != kind || e.Op != op {
+				kept = append(kept, e)
+			}
+		}
+		tl.Events = kept
+		return tl
+	}
+	namesake := func() *Timeline {
+		tl := run(knobs{})
+		b := &builder{tl: tl, rv: tl.Events[len(tl.Events)-1].RV}
+		b.ev(SimBootstrapConfig, Added, &simv1.SimBootstrapConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1", UID: "boot-uid-2"}})
+		b.ev(Secret, Added, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1-bootstrap-2", OwnerReferences: []metav1.OwnerReference{
+			{APIVersion: simv1.GroupVersion.String(), Kind: "SimBootstrapConfig", Name: "m1", UID: "boot-uid-2", Controller: ptrTrue()}}}})
+		return tl
+	}
+	for _, tc := range []struct {
+		name               string
+		tl                 *Timeline
+		leaked, awaitingGC string
+	}{
+		{"SimMachine left", without(SimMachine, Deleted), "SimMachine t/m1", "Secret t/m1-bootstrap"},
+		{"SimBootstrapConfig left, with its Secret", without(SimBootstrapConfig, Deleted), "Secret t/m1-bootstrap, SimBootstrapConfig t/m1", ""},
+		{"a namesake SimBootstrapConfig and its Secret", namesake(), "Secret t/m1-bootstrap-2, SimBootstrapConfig t/m1", "Secret t/m1-bootstrap"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := Check(tc.tl, rules(t), true)
+			if got := strings.Join(rep.Leaked, ", "); got != tc.leaked {
+				t.Errorf("leaked %q, want %q", got, tc.leaked)
+			}
+			if got := strings.Join(rep.AwaitingGC, ", "); got != tc.awaitingGC {
+				t.Errorf("awaiting GC %q, want %q", got, tc.awaitingGC)
+			}
+			var leaks []Violation
+			for _, v := range rep.Violations {
+				if v.Invariant == NothingLeaks {
+					leaks = append(leaks, v)
+				}
+			}
+			if len(leaks) != 1 || leaks[0].Message != tc.leaked {
+				t.Errorf("want one %q violation saying %q, got %v", NothingLeaks, tc.leaked, leaks)
+			}
+		})
+	}
+}
