@@ -42,6 +42,21 @@ Feature: Drain rules, the wait-completed label and Pods with volumes
     Then the Machine "m1" is gone
     And Pod "cache" is still running
 
+  @row:pod-verdict:P13 @row:pod-verdict:P09
+  Scenario: a rule's namespaceSelector matches the labels of the Pod's namespace; a rule whose machines[].selector does not match the Machine does not apply
+    Given a running Machine "m1"
+    And the namespace of the scenario is labelled "team=storage"
+    And a MachineDrainRule "a-storage" with behavior "Skip" for Pods labelled "app=cache" in namespaces labelled "team=storage"
+    And a MachineDrainRule "b-other-team" with behavior "Skip" for Pods labelled "app=web" in namespaces labelled "team=other"
+    And a MachineDrainRule "c-gpu" with behavior "WaitCompleted" for Machines labelled "pool=gpu"
+    And Pod "cache" runs on the Node of "m1"
+    And Pod "web" runs on the Node of "m1"
+    When I delete the Machine "m1"
+    Then Pod "web" is evicted
+    When Pod "web" has terminated
+    Then the Machine "m1" is gone
+    And Pod "cache" is still running
+
   @row:pod-verdict:P16
   Scenario: Pods with volumes are evicted one at a time, highest priority first, after the volumes of the one before are detached
     Given a running Machine "m1"

@@ -35,6 +35,9 @@ func registerDrainSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^Pod "([^"]*)" has terminated$`, w.podTerminated)
 	sc.Step(`^a MachineDrainRule "([^"]*)" with behavior "([^"]*)" for Pods labelled "([^"=]*)=([^"]*)"$`, w.drainRule)
 	sc.Step(`^a MachineDrainRule "([^"]*)" with behavior "Drain" and order (-?\d+) for Pods labelled "([^"=]*)=([^"]*)"$`, w.drainRuleWithOrder)
+	sc.Step(`^a MachineDrainRule "([^"]*)" with behavior "([^"]*)" for Pods labelled "([^"=]*)=([^"]*)" in namespaces labelled "([^"=]*)=([^"]*)"$`, w.drainRuleInNamespaces)
+	sc.Step(`^a MachineDrainRule "([^"]*)" with behavior "([^"]*)" for Machines labelled "([^"=]*)=([^"]*)"$`, w.drainRuleForMachines)
+	sc.Step(`^the namespace of the scenario is labelled "([^"=]*)=([^"]*)"$`, w.labelNamespace)
 	sc.Step(`^Pod "([^"]*)" with priority (\d+) and a volume "([^"]*)" runs on the Node of "([^"]*)"$`, w.podWithVolume)
 	sc.Step(`^volume "([^"]*)" is detached from the Node of "([^"]*)"$`, w.volumeDetached)
 	sc.Step(`^a VolumeAttachment "([^"]*)" attaches volume "([^"]*)" to the Node of "([^"]*)"$`, w.volumeAttachment)
@@ -172,6 +175,37 @@ func (w *world) createDrainRule(ctx context.Context, name string, behavior clust
 	return w.h.Client.Create(ctx, &clusterv1.MachineDrainRule{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name},
 		Spec: clusterv1.MachineDrainRuleSpec{Drain: clusterv1.MachineDrainRuleDrainConfig{Behavior: behavior, Order: order},
 			Pods: []clusterv1.MachineDrainRulePodSelector{{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{key: value}}}}}})
+}
+
+// drainRuleInNamespaces selects Pods by their labels and their
+// Namespace's labels (pods[].namespaceSelector).
+func (w *world) drainRuleInNamespaces(ctx context.Context, name, behavior, key, value, nsKey, nsValue string) error {
+	return w.h.Client.Create(ctx, &clusterv1.MachineDrainRule{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name},
+		Spec: clusterv1.MachineDrainRuleSpec{Drain: clusterv1.MachineDrainRuleDrainConfig{Behavior: clusterv1.MachineDrainRuleDrainBehavior(behavior)},
+			Pods: []clusterv1.MachineDrainRulePodSelector{{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{key: value}},
+				NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{nsKey: nsValue}}}}}})
+}
+
+// drainRuleForMachines applies to every Pod of the Machines it selects
+// (machines[].selector; no pods[]).
+func (w *world) drainRuleForMachines(ctx context.Context, name, behavior, key, value string) error {
+	return w.h.Client.Create(ctx, &clusterv1.MachineDrainRule{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name},
+		Spec: clusterv1.MachineDrainRuleSpec{Drain: clusterv1.MachineDrainRuleDrainConfig{Behavior: clusterv1.MachineDrainRuleDrainBehavior(behavior)},
+			Machines: []clusterv1.MachineDrainRuleMachineSelector{{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{key: value}}}}}})
+}
+
+// labelNamespace labels the scenario's namespace, where its Pods run.
+func (w *world) labelNamespace(ctx context.Context, key, value string) error {
+	ns := &corev1.Namespace{}
+	if err := w.h.Client.Get(ctx, client.ObjectKey{Name: w.ns}, ns); err != nil {
+		return err
+	}
+	base := ns.DeepCopy()
+	if ns.Labels == nil {
+		ns.Labels = map[string]string{}
+	}
+	ns.Labels[key] = value
+	return w.h.Client.Patch(ctx, ns, client.MergeFrom(base))
 }
 
 // podWithVolume plays the CSI driver too: a PV with the volume handle, a
