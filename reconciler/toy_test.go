@@ -169,22 +169,10 @@ var (
 
 func TestMain(m *testing.M) {
 	ctrl.SetLogger(logr.Discard())
-	var err error
-	env, err = localcp.ForTest()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := 1
-	if err = installDoorCRD(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	} else {
-		code = m.Run()
-	}
-	if err := env.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	os.Exit(code)
+	os.Exit(localcp.RunTests(m, func(cp *localcp.ControlPlane) error {
+		env = cp
+		return installDoorCRD()
+	}))
 }
 
 func installDoorCRD() error {

@@ -39,17 +39,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	var err error
-	env, err = localcp.ForTest()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	if err := env.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "stop control plane:", err)
-	}
-	os.Exit(code)
+	os.Exit(localcp.RunTests(m, func(cp *localcp.ControlPlane) error { env = cp; return nil }))
 }
 
 func uniq(prefix string) string { return fmt.Sprintf("%s-%d", prefix, seq.Add(1)) }

@@ -2,7 +2,6 @@ package machineset
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -23,17 +22,7 @@ import (
 var env *localcp.ControlPlane
 
 func TestMain(m *testing.M) {
-	var err error
-	env, err = localcp.ForTest()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	if err := env.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	os.Exit(code)
+	os.Exit(localcp.RunTests(m, func(cp *localcp.ControlPlane) error { env = cp; return nil }))
 }
 
 // observed creates a MachineSet of 1 with its templates in a fresh

@@ -26,23 +26,13 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	var err error
-	env, err = localcp.ForTest()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	err = env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
-	code := 1
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "create namespace:", err)
-	} else {
-		code = m.Run()
-	}
-	if err := env.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "stop control plane:", err)
-	}
-	os.Exit(code)
+	os.Exit(localcp.RunTests(m, func(cp *localcp.ControlPlane) error {
+		env = cp
+		if err := env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			return fmt.Errorf("create namespace: %w", err)
+		}
+		return nil
+	}))
 }
 
 // freshNamespace gives a test that names its objects a namespace of its own

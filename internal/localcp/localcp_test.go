@@ -2,7 +2,6 @@ package localcp
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -20,16 +19,7 @@ import (
 var env *ControlPlane
 
 func TestMain(m *testing.M) {
-	var err error
-	if env, err = ForTest(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	if err := env.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "stop control plane:", err)
-	}
-	os.Exit(code)
+	os.Exit(RunTests(m, func(cp *ControlPlane) error { env = cp; return nil }))
 }
 
 // Connect reads the kubeconfig; behind a proxy, StopAPIServer and

@@ -39,6 +39,36 @@ func ForTest() (*ControlPlane, error) { return forTest(SharedEnv) }
 // other packages' requests on a shared control plane.
 func OwnForTest() (*ControlPlane, error) { return forTest("") }
 
+// RunTests is a test package's TestMain around ForTest: it takes the
+// control plane, hands it to setup (which keeps it in the package's
+// variables and prepares what every test needs; nil: nothing to prepare),
+// runs the tests unless that failed, lets the control plane go and returns
+// the exit code for os.Exit. m is the *testing.M, as an interface so the
+// binaries importing localcp do not link the testing package.
+//
+//	func TestMain(m *testing.M) {
+//		os.Exit(localcp.RunTests(m, func(cp *localcp.ControlPlane) error { env = cp; return nil }))
+//	}
+func RunTests(m interface{ Run() int }, setup func(*ControlPlane) error) int {
+	cp, err := ForTest()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() {
+		if err := cp.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "stop control plane:", err)
+		}
+	}()
+	if setup != nil {
+		if err := setup(cp); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	return m.Run()
+}
+
 // WorkloadForTest returns a control plane playing a workload cluster, the
 // shared one when $KRTT_TEST_WORKLOAD_KUBECONFIG is set, else one of its own.
 // StopAPIServer and StartAPIServer take it away from this process's clients

@@ -66,17 +66,7 @@ var env *localcp.ControlPlane
 
 func TestMain(m *testing.M) {
 	ctrl.SetLogger(zap.New(zap.UseDevMode(false), zap.Level(zapLevel())))
-	var err error
-	env, err = localcp.ForTest()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	if err := env.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	os.Exit(code)
+	os.Exit(localcp.RunTests(m, func(cp *localcp.ControlPlane) error { env = cp; return nil }))
 }
 
 // managers runs managers for one test and stops them when it ends.

@@ -65,25 +65,10 @@ func TestMain(m *testing.M) {
 		lvl = zapcore.DebugLevel
 	}
 	ctrl.SetLogger(zap.New(zap.UseDevMode(false), zap.Level(lvl)))
-	code, err := run(m)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	os.Exit(code)
-}
-
-func run(m *testing.M) (int, error) {
-	cp, err := localcp.ForTest()
-	if err != nil {
-		return 1, err
-	}
-	defer func() {
-		if err := cp.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "stop control plane:", err)
-		}
-	}()
-	env.Config, env.Client = cp.Config, cp.Client
-	return m.Run(), nil
+	os.Exit(localcp.RunTests(m, func(cp *localcp.ControlPlane) error {
+		env.Config, env.Client = cp.Config, cp.Client
+		return nil
+	}))
 }
 
 // access is one kind of request: what RBAC authorizes.
