@@ -2,7 +2,6 @@ package cluster_test
 
 import (
 	"errors"
-	"slices"
 	"testing"
 	"time"
 
@@ -11,9 +10,8 @@ import (
 
 	clusteractions "github.com/krtt-dev/krtt/actions/cluster"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
-	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/internal/observertest"
 	"github.com/krtt-dev/krtt/internal/remote"
-	"github.com/krtt-dev/krtt/transitions"
 )
 
 // FuzzClusterObservers builds a Scope from a fuzzed Cluster, connection
@@ -23,15 +21,7 @@ import (
 // (Observe refuses anything else). The connection's state is one
 // internal/remote can report; everything else is fuzzed freely.
 func FuzzClusterObservers(f *testing.F) {
-	lib, fs := engine.LoadFS(transitions.FS(), ".")
-	if fs.HasErrors() {
-		f.Fatal(fs)
-	}
-	set := lib.Set(clusteractions.RegistryName)
-	runner, err := engine.NewRunner(set, clusteractions.Registry())
-	if err != nil {
-		f.Fatal(err)
-	}
+	_, runner, set := observertest.Shipped(f, clusteractions.RegistryName, clusteractions.Registry())
 
 	// found, state (index into remote.States), flags (bit per: cluster deleting, paused, reconnect time recorded,
 	// reachable again, apiError), reachableAgain offset, recorded reconnect offset.
@@ -66,15 +56,6 @@ func FuzzClusterObservers(f *testing.F) {
 			s.Cluster = c
 		}
 
-		facts, err := runner.Observe(s)
-		if err != nil {
-			t.Fatalf("an observer returned an undeclared value: %v", err)
-		}
-		for _, fact := range set.Facts {
-			v := facts.Get(fact.Name)
-			if !slices.ContainsFunc(fact.Values, func(d engine.Value) bool { return d.Name == v }) {
-				t.Fatalf("fact %s = %q, not a declared value", fact.Name, v)
-			}
-		}
+		observertest.Observe(t, runner, set, s)
 	})
 }

@@ -54,10 +54,20 @@ func TestOperatorRefusesBadTables(t *testing.T) {
 	})
 }
 
-// operatorRefuses starts the operator on dir (the test binary re-run as the
-// operator, so nothing is built per case) and wants exit status 1 with
-// exactly the error findings want, paths relative to dir.
+// operatorRefuses starts the operator on dir and wants exactly the error
+// findings want, paths relative to dir.
 func operatorRefuses(t *testing.T, dir string, want []string) {
+	t.Helper()
+	out := refusedOutput(t, dir)
+	if got := badtables.Errors(out, dir); !slices.Equal(got, want) {
+		t.Errorf("--- got\n%s\n--- want\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// refusedOutput starts the operator on dir (the test binary re-run as the
+// operator, so nothing is built per case), wants exit status 1 saying the
+// tables were refused, and returns what it printed.
+func refusedOutput(t *testing.T, dir string) string {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "--tables", dir, "--metrics-bind-address=0", "--health-probe-bind-address=0")
 	// No cluster at all: the tables must be refused before a config is needed.
@@ -67,12 +77,10 @@ func operatorRefuses(t *testing.T, dir string, want []string) {
 	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
 		t.Fatalf("want exit status 1, got %v\n%s", err, out)
 	}
-	if got := badtables.Errors(string(out), dir); !slices.Equal(got, want) {
-		t.Errorf("--- got\n%s\n--- want\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
 	if !strings.Contains(string(out), "the tables have lint findings") {
 		t.Errorf("output does not say why it stopped:\n%s", out)
 	}
+	return string(out)
 }
 
 // --tables DIR runs every controller's tables from DIR, the Cluster and
@@ -105,15 +113,9 @@ func TestOperatorRefusesBrokenSetInTablesDir(t *testing.T) {
 			if err := os.WriteFile(path, []byte(broken), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			cmd := exec.Command(os.Args[0], "--tables", dir, "--metrics-bind-address=0", "--health-probe-bind-address=0")
-			cmd.Env = append(os.Environ(), runMainEnv+"=1", "KUBECONFIG="+filepath.Join(t.TempDir(), "none"))
-			out, err := cmd.CombinedOutput()
-			var exit *exec.ExitError
-			if !errors.As(err, &exit) || exit.ExitCode() != 1 {
-				t.Fatalf("want exit status 1, got %v\n%s", err, out)
-			}
+			out := refusedOutput(t, dir)
 			want := fmt.Sprintf("%s:%d:", path, line)
-			if !strings.Contains(string(out), want) || !strings.Contains(string(out), `unknown fact "noSuchFact"`) {
+			if !strings.Contains(out, want) || !strings.Contains(out, `unknown fact "noSuchFact"`) {
 				t.Errorf("output does not name %s and the unknown fact:\n%s", want, out)
 			}
 		})

@@ -6,7 +6,6 @@ package observerfuzz_test
 import (
 	"encoding/json"
 	"errors"
-	"slices"
 	"testing"
 	"time"
 
@@ -18,23 +17,8 @@ import (
 
 	machineactions "github.com/krtt-dev/krtt/actions/machine"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
-	"github.com/krtt-dev/krtt/engine"
-	"github.com/krtt-dev/krtt/transitions"
+	"github.com/krtt-dev/krtt/internal/observertest"
 )
-
-// fuzzRunner binds the shipped Machine set to the registry once.
-func fuzzRunner(f *testing.F) (*engine.Runner[*machineactions.Scope], *engine.Set) {
-	lib, fs := engine.LoadFS(transitions.FS(), ".")
-	if fs.HasErrors() {
-		f.Fatal(fs)
-	}
-	set := lib.Set(machineactions.RegistryName)
-	r, err := engine.NewRunner(set, machineactions.Registry())
-	if err != nil {
-		f.Fatal(err)
-	}
-	return r, set
-}
 
 // object decodes a fuzzed provider object. Anything that is JSON goes in as
 // is, so the contract fields may hold the wrong types (a string where a bool
@@ -55,7 +39,7 @@ func object(b []byte) *unstructured.Unstructured {
 // registry: no observer may panic, and each must return one of its fact's
 // declared values (Observe refuses anything else).
 func FuzzMachineObservers(f *testing.F) {
-	runner, set := fuzzRunner(f)
+	_, runner, set := observertest.Shipped(f, machineactions.RegistryName, machineactions.Registry())
 	// found, deleting, finalizer, flags (bit per annotation/label), cluster (0 none, 1 found, 2 deleting, 3 paused),
 	// dataSecretName, providerID, nodeRef, nodes, timeouts, start offsets, bootstrap, infrastructure, control plane, annotation key, apiError.
 	f.Add(true, false, true, uint16(0), uint8(1), "", "", "", uint8(0), int32(0), int32(0), int32(10), int64(0),
@@ -151,15 +135,6 @@ func FuzzMachineObservers(f *testing.F) {
 				Spec: corev1.NodeSpec{ProviderID: providerID}})
 		}
 
-		facts, err := runner.Observe(s)
-		if err != nil {
-			t.Fatalf("an observer returned an undeclared value: %v", err)
-		}
-		for _, fact := range set.Facts {
-			v := facts.Get(fact.Name)
-			if !slices.ContainsFunc(fact.Values, func(d engine.Value) bool { return d.Name == v }) {
-				t.Fatalf("fact %s = %q, not a declared value", fact.Name, v)
-			}
-		}
+		observertest.Observe(t, runner, set, s)
 	})
 }

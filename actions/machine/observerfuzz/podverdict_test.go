@@ -2,7 +2,6 @@ package observerfuzz_test
 
 import (
 	"encoding/json"
-	"slices"
 	"testing"
 	"time"
 
@@ -12,8 +11,7 @@ import (
 
 	machineactions "github.com/krtt-dev/krtt/actions/machine"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
-	"github.com/krtt-dev/krtt/engine"
-	"github.com/krtt-dev/krtt/transitions"
+	"github.com/krtt-dev/krtt/internal/observertest"
 )
 
 // The Pod facts the drain computes over the Node (or through the API) and
@@ -34,10 +32,7 @@ var (
 // must get one of its declared values, and the table must give one of its
 // declared verdicts (no combination is left without a row).
 func FuzzPodVerdictObservers(f *testing.F) {
-	lib, fs := engine.LoadFS(transitions.FS(), ".")
-	if fs.HasErrors() {
-		f.Fatal(fs)
-	}
+	lib, _, _ := observertest.Shipped(f, machineactions.RegistryName, machineactions.Registry())
 	decider, err := machineactions.PodVerdicts(lib.Set(machineactions.RegistryName))
 	if err != nil {
 		f.Fatal(err)
@@ -96,13 +91,8 @@ func FuzzPodVerdictObservers(f *testing.F) {
 		if err != nil {
 			t.Fatalf("no verdict: %v", err)
 		}
-		for _, fact := range table.Facts {
-			v := dec.Facts.Get(fact.Name)
-			if !slices.ContainsFunc(fact.Values, func(d engine.Value) bool { return d.Name == v }) {
-				t.Fatalf("fact %s = %q, not a declared value", fact.Name, v)
-			}
-		}
-		if !slices.ContainsFunc(table.Verdicts, func(d engine.Value) bool { return d.Name == dec.Verdict() }) {
+		observertest.Declared(t, table.Facts, dec.Facts)
+		if !observertest.IsDeclared(table.Verdicts, dec.Verdict()) {
 			t.Fatalf("row %s gives verdict %q, not a declared verdict", dec.Row.ID, dec.Verdict())
 		}
 	})

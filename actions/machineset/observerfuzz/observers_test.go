@@ -5,7 +5,6 @@ package observerfuzz_test
 
 import (
 	"errors"
-	"slices"
 	"testing"
 	"time"
 
@@ -15,8 +14,7 @@ import (
 
 	machinesetactions "github.com/krtt-dev/krtt/actions/machineset"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
-	"github.com/krtt-dev/krtt/engine"
-	"github.com/krtt-dev/krtt/transitions"
+	"github.com/krtt-dev/krtt/internal/observertest"
 )
 
 // FuzzMachineSetObservers builds a Scope from fuzzed MachineSet fields,
@@ -25,15 +23,7 @@ import (
 // no observer may panic, and each must return one of its fact's declared
 // values (Observe refuses anything else).
 func FuzzMachineSetObservers(f *testing.F) {
-	lib, fs := engine.LoadFS(transitions.FS(), ".")
-	if fs.HasErrors() {
-		f.Fatal(fs)
-	}
-	set := lib.Set(machinesetactions.RegistryName)
-	runner, err := engine.NewRunner(set, machinesetactions.Registry())
-	if err != nil {
-		f.Fatal(err)
-	}
+	_, runner, set := observertest.Shipped(f, machinesetactions.RegistryName, machinesetactions.Registry())
 
 	// found, flags (bit per: deleting, finalizer, paused annotation, replicas set, maxInFlight set, maxUnhealthy set,
 	// apiError), cluster (0 none, 1 found, 2 paused), replicas, maxUnhealthy, maxInFlight,
@@ -95,15 +85,6 @@ func FuzzMachineSetObservers(f *testing.F) {
 			s.MissingTemplates = append(s.MissingTemplates, "SimMachineTemplate ns/t")
 		}
 
-		facts, err := runner.Observe(s)
-		if err != nil {
-			t.Fatalf("an observer returned an undeclared value: %v", err)
-		}
-		for _, fact := range set.Facts {
-			v := facts.Get(fact.Name)
-			if !slices.ContainsFunc(fact.Values, func(d engine.Value) bool { return d.Name == v }) {
-				t.Fatalf("fact %s = %q, not a declared value", fact.Name, v)
-			}
-		}
+		observertest.Observe(t, runner, set, s)
 	})
 }
