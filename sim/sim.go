@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -132,6 +133,25 @@ func Scheme() *runtime.Scheme {
 		}
 	}
 	return s
+}
+
+// NewManager is the one way a simulated provider is started: a manager on
+// cfg with the sim's scheme and opts.WatchFilter applied to base (metrics,
+// probes, controller settings are the caller's), and every sim controller
+// registered on it.
+func NewManager(ctx context.Context, cfg *rest.Config, base ctrl.Options, opts Options) (ctrl.Manager, error) {
+	base.Scheme = Scheme()
+	if err := WatchFilter(&base, opts.WatchFilter); err != nil {
+		return nil, err
+	}
+	mgr, err := ctrl.NewManager(cfg, base)
+	if err != nil {
+		return nil, fmt.Errorf("sim manager: %w", err)
+	}
+	if err := SetupWithManager(ctx, mgr, opts); err != nil {
+		return nil, fmt.Errorf("set up the simulated provider: %w", err)
+	}
+	return mgr, nil
 }
 
 // SetupWithManager registers all sim controllers (bootstrap, control plane, cloud, kubelet, csi, disruption) on mgr. mgr's scheme must include clientgoscheme and api/sim/v1alpha1 and api/v1alpha1.

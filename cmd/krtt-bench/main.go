@@ -242,12 +242,10 @@ func run(o options) (err error) {
 	// worker per controller the simulated cloud, kubelet and bootstrap
 	// provider handled one object at a time and, at N = 1,000, were what
 	// create→Running waited on, whatever the controller under test did.
-	simMgr, err := ctrl.NewManager(&fast, ctrl.Options{Scheme: sim.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"},
-		Controller: ctrlconfig.Controller{MaxConcurrentReconciles: o.simWorkers}})
+	simMgr, err := sim.NewManager(ctx, &fast, ctrl.Options{Metrics: metricsserver.Options{BindAddress: "0"},
+		Controller: ctrlconfig.Controller{MaxConcurrentReconciles: o.simWorkers}},
+		sim.Options{KubeletGracePeriodCap: time.Second, HeartbeatInterval: o.heartbeat, WorkloadClusters: len(workloads) > 0})
 	if err != nil {
-		return err
-	}
-	if err := sim.SetupWithManager(ctx, simMgr, sim.Options{KubeletGracePeriodCap: time.Second, HeartbeatInterval: o.heartbeat, WorkloadClusters: len(workloads) > 0}); err != nil {
 		return err
 	}
 	simDone := make(chan error, 1)

@@ -189,15 +189,11 @@ func (d *demo) startManagers(ctx context.Context, cp *localcp.ControlPlane, conc
 	if err != nil {
 		return err
 	}
-	simMgr, err := ctrl.NewManager(cp.Config, ctrl.Options{
-		Scheme:     sim.Scheme(),
+	simMgr, err := sim.NewManager(ctx, cp.Config, ctrl.Options{
 		Metrics:    metricsserver.Options{BindAddress: "0"},
 		Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
-	})
+	}, sim.Options{KubeletGracePeriodCap: 2 * time.Second, HeartbeatInterval: 5 * time.Second, WorkloadClusters: true})
 	if err != nil {
-		return err
-	}
-	if err := sim.SetupWithManager(ctx, simMgr, sim.Options{KubeletGracePeriodCap: 2 * time.Second, HeartbeatInterval: 5 * time.Second, WorkloadClusters: true}); err != nil {
 		return err
 	}
 	for _, m := range []manager.Manager{opMgr, simMgr} {

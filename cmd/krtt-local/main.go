@@ -166,16 +166,12 @@ func runLocal(ctx context.Context, set *engine.Set, f flags) error {
 	if _, err := operator.Setup(mctx, opMgr, set, operator.Options{MachineConcurrency: f.concurrency, MachineSets: f.machineSets, ClusterSet: f.clusterSet}); err != nil {
 		return errors.Join(fmt.Errorf("set up the controllers: %w", err), stopCP())
 	}
-	simMgr, err := ctrl.NewManager(cp.Config, ctrl.Options{
-		Scheme:     sim.Scheme(),
+	simMgr, err := sim.NewManager(mctx, cp.Config, ctrl.Options{
 		Metrics:    metricsserver.Options{BindAddress: "0"},
 		Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
-	})
+	}, sim.Options{HeartbeatInterval: f.heartbeat, WorkloadClusters: true})
 	if err != nil {
-		return errors.Join(fmt.Errorf("sim manager: %w", err), stopCP())
-	}
-	if err := sim.SetupWithManager(mctx, simMgr, sim.Options{HeartbeatInterval: f.heartbeat, WorkloadClusters: true}); err != nil {
-		return errors.Join(fmt.Errorf("set up the simulated provider: %w", err), stopCP())
+		return errors.Join(err, stopCP())
 	}
 
 	var (

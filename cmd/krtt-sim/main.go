@@ -39,12 +39,8 @@ func main() {
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zopts)))
 	log := ctrl.Log.WithName("setup")
 
-	mgrOpts := ctrl.Options{
-		Scheme:                 sim.Scheme(),
-		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
-		HealthProbeBindAddress: probeAddr,
-	}
-	if err := sim.WatchFilter(&mgrOpts, opts.WatchFilter); err != nil {
+	// A bad --watch-filter is a usage error, told before anything else.
+	if err := sim.WatchFilter(&ctrl.Options{}, opts.WatchFilter); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
@@ -53,14 +49,13 @@ func main() {
 		log.Error(err, "no Kubernetes configuration")
 		os.Exit(1)
 	}
-	mgr, err := ctrl.NewManager(cfg, mgrOpts)
-	if err != nil {
-		log.Error(err, "unable to create the manager")
-		os.Exit(1)
-	}
 	ctx := ctrl.SetupSignalHandler()
-	if err := sim.SetupWithManager(ctx, mgr, opts); err != nil {
-		log.Error(err, "unable to set up the sim controllers")
+	mgr, err := sim.NewManager(ctx, cfg, ctrl.Options{
+		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
+		HealthProbeBindAddress: probeAddr,
+	}, opts)
+	if err != nil {
+		log.Error(err, "unable to start the simulated provider")
 		os.Exit(1)
 	}
 	if probeAddr != "0" {

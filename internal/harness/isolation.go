@@ -76,15 +76,7 @@ func NewSimManager(ctx context.Context, cfg *rest.Config, opts sim.Options) (ctr
 	if opts.WatchFilter == "" {
 		opts.WatchFilter = Filter
 	}
-	o := ctrl.Options{Scheme: sim.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"}, Controller: ctrlConfig()}
-	if err := sim.WatchFilter(&o, opts.WatchFilter); err != nil {
-		return nil, err
-	}
-	mgr, err := ctrl.NewManager(cfg, o)
-	if err != nil {
-		return nil, err
-	}
-	return mgr, sim.SetupWithManager(ctx, mgr, opts)
+	return sim.NewManager(ctx, cfg, ctrl.Options{Metrics: metricsserver.Options{BindAddress: "0"}, Controller: ctrlConfig()}, opts)
 }
 
 // labelling is the harness's client: it labels every cluster.krtt.dev and
