@@ -55,8 +55,9 @@ func (w *world) isInPhase(ctx context.Context, name, phase string) error {
 }
 
 // timeoutPassedSinceReconnect advances the operator's clock until the
-// timeout (the forced deletion's is the 5 minutes of an unhealthy Node) has passed since the Machine's Cluster recorded that its
-// workload cluster came back, and nudges the Machine. The recorded time is
+// timeout (the forced deletion's: the 5 minutes of an unhealthy Node) has
+// passed since the Machine's Cluster recorded that its workload cluster
+// came back, and nudges the Machine. The recorded time is
 // truncated to the second, so one more second covers the connection's own.
 func (w *world) timeoutPassedSinceReconnect(ctx context.Context, which, name string) error {
 	m, err := w.machine(ctx, name)
