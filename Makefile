@@ -62,12 +62,12 @@ tools: $(ETCD) $(KUBE_APISERVER) $(CONTROLLER_GEN) ## Build kube-apiserver, etcd
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Generate deepcopy code for the API types.
-	$(CONTROLLER_GEN) object paths=./api/...
+	$(CONTROLLER_GEN) object paths=./api/... paths=./test/infrastructure/sim/api/...
 
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC into config/.
-	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=config/crd/bases
-	$(CONTROLLER_GEN) rbac:roleName=krtt-operator paths=./internal/controller/... output:rbac:artifacts:config=config/rbac
+	$(CONTROLLER_GEN) crd paths=./api/... paths=./test/infrastructure/sim/api/... output:crd:artifacts:config=config/crd/bases
+	$(CONTROLLER_GEN) rbac:roleName=krtt-operator paths=./actions/... output:rbac:artifacts:config=config/rbac
 
 .PHONY: build
 build: ## Build the binaries into bin/.
@@ -95,10 +95,10 @@ check-generated: krtt $(CONTROLLER_GEN) ## Fail when generated files or docs dif
 	  $(KRTT) docs --out $$tmp --features features transitions >/dev/null; \
 	  if ! diff -ru docs/tables $$tmp; then echo "docs/tables is stale: run 'make docs' and commit"; exit 1; fi
 	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
-	  $(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=$$tmp; \
+	  $(CONTROLLER_GEN) crd paths=./api/... paths=./test/infrastructure/sim/api/... output:crd:artifacts:config=$$tmp; \
 	  if ! diff -ru -x kustomization.yaml config/crd/bases $$tmp; then echo "config/crd is stale: run 'make manifests' and commit"; exit 1; fi
 	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
-	  $(CONTROLLER_GEN) rbac:roleName=krtt-operator paths=./internal/controller/... output:rbac:artifacts:config=$$tmp; \
+	  $(CONTROLLER_GEN) rbac:roleName=krtt-operator paths=./actions/... output:rbac:artifacts:config=$$tmp; \
 	  if ! diff -u config/rbac/role.yaml $$tmp/role.yaml; then echo "config/rbac/role.yaml is stale: run 'make manifests' and commit"; exit 1; fi
 
 .PHONY: test
@@ -143,7 +143,7 @@ FUZZ_TIME ?= 1m
 .PHONY: bad-input
 bad-input: tools ## Only the bad-input catalogs: hostile Machines/Clusters against the API server, malformed tables against krtt lint, the loader and krtt-operator --tables.
 	go test $(GO_TEST_FLAGS) ./api/v1alpha1/ -run 'TestBadInputCatalog|TestHostileButValid'
-	go test $(GO_TEST_FLAGS) ./tables/ ./cmd/krtt/ ./cmd/krtt-operator/ -run 'Bad|Huge|Good'
+	go test $(GO_TEST_FLAGS) ./actions/ ./cmd/krtt/ ./cmd/krtt-operator/ -run 'Bad|Huge|Good'
 
 .PHONY: security
 security: tools ## Only the least-privilege suite: a full lifecycle as the operator's ServiceAccount under config/rbac, unused grants, Deployment hardening.

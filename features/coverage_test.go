@@ -14,7 +14,7 @@ import (
 	messages "github.com/cucumber/messages/go/v21"
 
 	"github.com/krtt-dev/krtt/engine"
-	"github.com/krtt-dev/krtt/internal/harness"
+	"github.com/krtt-dev/krtt/test/framework/harness"
 )
 
 // rowTagPrefix starts the tags that name the rows a scenario means to fire:

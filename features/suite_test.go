@@ -1,6 +1,6 @@
 // Package features holds the behaviour specs of the krtt controllers
 // (Machine, MachineSet), written in Gherkin and run against a real
-// kube-apiserver and etcd with the operator in-process (internal/harness).
+// kube-apiserver and etcd with the operator in-process (test/framework/harness).
 // Every row of every table of every set must fire in at least one scenario;
 // TestFeatures fails otherwise.
 package features
@@ -15,7 +15,7 @@ import (
 	"github.com/cucumber/godog"
 	"github.com/spf13/pflag"
 
-	"github.com/krtt-dev/krtt/internal/harness"
+	"github.com/krtt-dev/krtt/test/framework/harness"
 )
 
 var opts = godog.Options{

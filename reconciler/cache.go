@@ -6,9 +6,8 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	krttpoll "github.com/krtt-dev/krtt/internal/poll"
 )
 
 // CacheWait bounds how long an action waits for the cache to show its own
@@ -23,7 +22,8 @@ const CacheWait = 10 * time.Second
 // event while the others are still on their way.
 func WaitForCache(ctx context.Context, r client.Reader, objs []client.Object, seen func(obj client.Object, err error) bool) error {
 	pending := append([]client.Object(nil), objs...)
-	return krttpoll.Until(ctx, CacheWait, func(ctx context.Context) error {
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, cachePollInterval, CacheWait, true, func(ctx context.Context) (bool, error) {
 		left := pending[:0]
 		for _, o := range pending {
 			probe := o.DeepCopyObject().(client.Object)
@@ -34,11 +34,19 @@ func WaitForCache(ctx context.Context, r client.Reader, objs []client.Object, se
 		}
 		pending = left
 		if len(pending) > 0 {
-			return fmt.Errorf("the cache does not show %d of %d written objects yet (first: %s)", len(pending), len(objs), client.ObjectKeyFromObject(pending[0]))
+			last = fmt.Errorf("the cache does not show %d of %d written objects yet (first: %s)", len(pending), len(objs), client.ObjectKeyFromObject(pending[0]))
+			return false, nil
 		}
-		return nil
+		return true, nil
 	})
+	if err != nil && last != nil {
+		return fmt.Errorf("not within %s: %w", CacheWait, last)
+	}
+	return err
 }
+
+// cachePollInterval is how often WaitForCache looks at the cache.
+const cachePollInterval = 100 * time.Millisecond
 
 // Created is the seen function of WaitForCache for created objects.
 func Created(_ client.Object, err error) bool { return err == nil }

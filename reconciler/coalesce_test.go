@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	krttpoll "github.com/krtt-dev/krtt/internal/poll"
+	krttpoll "github.com/krtt-dev/krtt/test/framework/poll"
 )
 
 func TestEnqueueCoalescedWakesOnceAfterTheDelay(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	krttpoll "github.com/krtt-dev/krtt/internal/poll"
+	krttpoll "github.com/krtt-dev/krtt/test/framework/poll"
 )
 
 var configMapGVK = schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}

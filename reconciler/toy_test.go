@@ -22,8 +22,8 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/krtt-dev/krtt/engine"
-	"github.com/krtt-dev/krtt/internal/localcp"
-	krttpoll "github.com/krtt-dev/krtt/internal/poll"
+	"github.com/krtt-dev/krtt/test/framework/localcp"
+	krttpoll "github.com/krtt-dev/krtt/test/framework/poll"
 )
 
 // The toy controller: a Door (a test CRD, read only as unstructured) opens

@@ -10,8 +10,8 @@ import (
 
 	clusteractions "github.com/krtt-dev/krtt/actions/cluster"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
-	"github.com/krtt-dev/krtt/internal/observertest"
 	"github.com/krtt-dev/krtt/internal/remote"
+	"github.com/krtt-dev/krtt/test/framework/observertest"
 )
 
 // FuzzClusterObservers builds a Scope from a fuzzed Cluster, connection

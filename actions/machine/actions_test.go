@@ -24,8 +24,8 @@ import (
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
-	"github.com/krtt-dev/krtt/internal/localcp"
-	"github.com/krtt-dev/krtt/internal/poll"
+	"github.com/krtt-dev/krtt/test/framework/localcp"
+	"github.com/krtt-dev/krtt/test/framework/poll"
 	"github.com/krtt-dev/krtt/transitions"
 )
 

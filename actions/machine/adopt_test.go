@@ -14,7 +14,7 @@ import (
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
-	"github.com/krtt-dev/krtt/internal/poll"
+	"github.com/krtt-dev/krtt/test/framework/poll"
 )
 
 // A provider object observed without a controller, then taken over by

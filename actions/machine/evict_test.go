@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/krtt-dev/krtt/engine"
-	"github.com/krtt-dev/krtt/internal/poll"
+	"github.com/krtt-dev/krtt/test/framework/poll"
 )
 
 // A drain pass's evictions go out together, never more than

@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/krtt-dev/krtt/internal/localcp"
+	"github.com/krtt-dev/krtt/test/framework/localcp"
 )
 
 // Cluster API v1beta2 names the bench needs (it reads and writes Cluster

@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
-	"github.com/krtt-dev/krtt/internal/localcp"
+	"github.com/krtt-dev/krtt/test/framework/localcp"
 )
 
 func krttFlavour(root, operatorBin string, built bool) flavour {

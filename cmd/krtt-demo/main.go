@@ -21,6 +21,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/krtt-dev/krtt/actions"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,13 +45,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	simv1 "github.com/krtt-dev/krtt/api/sim/v1alpha1"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
-	"github.com/krtt-dev/krtt/internal/harness"
-	"github.com/krtt-dev/krtt/internal/localcp"
-	"github.com/krtt-dev/krtt/internal/operator"
-	"github.com/krtt-dev/krtt/sim"
+	"github.com/krtt-dev/krtt/test/framework/harness"
+	"github.com/krtt-dev/krtt/test/framework/localcp"
+	"github.com/krtt-dev/krtt/test/infrastructure/sim"
+	simv1 "github.com/krtt-dev/krtt/test/infrastructure/sim/api/v1alpha1"
 )
 
 const (
@@ -172,15 +172,15 @@ func (d *demo) run(dir string, concurrency int) (err error) {
 }
 
 func (d *demo) startManagers(ctx context.Context, cp *localcp.ControlPlane, concurrency int, wg *sync.WaitGroup, cancel context.CancelFunc) error {
-	set, machineSets, err := operator.Sets("")
+	set, machineSets, err := actions.Sets("")
 	if err != nil {
 		return err
 	}
-	opMgr, err := operator.NewManager(cp.Config, ctrl.Options{HealthProbeBindAddress: "0"})
+	opMgr, err := actions.NewManager(cp.Config, ctrl.Options{HealthProbeBindAddress: "0"})
 	if err != nil {
 		return err
 	}
-	_, err = operator.Setup(ctx, opMgr, set, operator.Options{MachineConcurrency: concurrency, MachineSets: machineSets,
+	_, err = actions.Setup(ctx, opMgr, set, actions.Options{MachineConcurrency: concurrency, MachineSets: machineSets,
 		Traces: func(tr engine.Trace) {
 			d.trMu.Lock()
 			d.traces = append(d.traces, tr)

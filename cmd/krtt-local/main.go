@@ -13,6 +13,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/krtt-dev/krtt/actions"
 	"os"
 	"path/filepath"
 	"sync"
@@ -29,10 +30,9 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/krtt-dev/krtt/engine"
-	"github.com/krtt-dev/krtt/internal/localcp"
-	"github.com/krtt-dev/krtt/internal/operator"
 	"github.com/krtt-dev/krtt/internal/remote"
-	"github.com/krtt-dev/krtt/sim"
+	"github.com/krtt-dev/krtt/test/framework/localcp"
+	"github.com/krtt-dev/krtt/test/infrastructure/sim"
 )
 
 type flags struct {
@@ -79,7 +79,7 @@ func kubeconfigGiven() bool {
 }
 
 func run(f flags) error {
-	sets, err := operator.LoadSets(f.tablesDir)
+	sets, err := actions.LoadSets(f.tablesDir)
 	if err != nil {
 		return err
 	}
@@ -98,7 +98,7 @@ func run(f flags) error {
 }
 
 func operatorManager(cfg *rest.Config, f flags, leaderElect bool) (manager.Manager, error) {
-	mgr, err := operator.NewManager(cfg, ctrl.Options{
+	mgr, err := actions.NewManager(cfg, ctrl.Options{
 		Metrics:                metricsserver.Options{BindAddress: f.metricsAddr},
 		HealthProbeBindAddress: f.probeAddr,
 		LeaderElection:         leaderElect,
@@ -120,7 +120,7 @@ func runOperator(ctx context.Context, cfg *rest.Config, set *engine.Set, f flags
 	if err != nil {
 		return err
 	}
-	if _, err := operator.Setup(ctx, mgr, set, operator.Options{MachineConcurrency: f.concurrency, MachineSets: f.machineSets, ClusterSet: f.clusterSet}); err != nil {
+	if _, err := actions.Setup(ctx, mgr, set, actions.Options{MachineConcurrency: f.concurrency, MachineSets: f.machineSets, ClusterSet: f.clusterSet}); err != nil {
 		return fmt.Errorf("set up the controllers: %w", err)
 	}
 	return mgr.Start(ctx)
@@ -163,7 +163,7 @@ func runLocal(ctx context.Context, set *engine.Set, f flags) error {
 	if err != nil {
 		return errors.Join(err, stopCP())
 	}
-	if _, err := operator.Setup(mctx, opMgr, set, operator.Options{MachineConcurrency: f.concurrency, MachineSets: f.machineSets, ClusterSet: f.clusterSet}); err != nil {
+	if _, err := actions.Setup(mctx, opMgr, set, actions.Options{MachineConcurrency: f.concurrency, MachineSets: f.machineSets, ClusterSet: f.clusterSet}); err != nil {
 		return errors.Join(fmt.Errorf("set up the controllers: %w", err), stopCP())
 	}
 	simMgr, err := sim.NewManager(mctx, cp.Config, ctrl.Options{

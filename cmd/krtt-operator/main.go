@@ -5,6 +5,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"github.com/krtt-dev/krtt/actions"
 	"os"
 	"time"
 
@@ -13,8 +14,6 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	ctrl "sigs.k8s.io/controller-runtime"
-
-	"github.com/krtt-dev/krtt/internal/operator"
 )
 
 func main() {
@@ -47,7 +46,7 @@ func main() {
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
 	log := ctrl.Log.WithName("setup")
 
-	sets, err := operator.LoadSets(tablesDir)
+	sets, err := actions.LoadSets(tablesDir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -67,17 +66,17 @@ func main() {
 		RenewDeadline:           &renewDeadline,
 		RetryPeriod:             &retryPeriod,
 	}
-	if err := operator.WatchFilter(&mgrOpts, watchFilter); err != nil {
+	if err := actions.WatchFilter(&mgrOpts, watchFilter); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	mgr, err := operator.NewManager(cfg, mgrOpts)
+	mgr, err := actions.NewManager(cfg, mgrOpts)
 	if err != nil {
 		log.Error(err, "unable to create the manager")
 		os.Exit(1)
 	}
 	ctx := ctrl.SetupSignalHandler()
-	if _, err := operator.Setup(ctx, mgr, sets.Machine, operator.Options{MachineConcurrency: concurrency, MachineSets: sets.MachineSet, ClusterSet: sets.Cluster}); err != nil {
+	if _, err := actions.Setup(ctx, mgr, sets.Machine, actions.Options{MachineConcurrency: concurrency, MachineSets: sets.MachineSet, ClusterSet: sets.Cluster}); err != nil {
 		log.Error(err, "unable to set up the controllers")
 		os.Exit(1)
 	}

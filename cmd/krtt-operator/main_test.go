@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/krtt-dev/krtt/actions"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,9 +12,8 @@ import (
 	"testing"
 
 	"github.com/krtt-dev/krtt/engine"
-	"github.com/krtt-dev/krtt/internal/badtables"
-	"github.com/krtt-dev/krtt/internal/localcp"
-	"github.com/krtt-dev/krtt/internal/operator"
+	"github.com/krtt-dev/krtt/test/framework/badtables"
+	"github.com/krtt-dev/krtt/test/framework/localcp"
 )
 
 // runMainEnv makes the test binary run the operator's main instead of the
@@ -139,7 +139,7 @@ func TestLoadSetsReadsEveryControllerFromDir(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sets, err := operator.LoadSets(dir)
+	sets, err := actions.LoadSets(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/krtt-dev/krtt/sim"
+	"github.com/krtt-dev/krtt/test/infrastructure/sim"
 )
 
 func main() {

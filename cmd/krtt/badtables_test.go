@@ -5,11 +5,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/krtt-dev/krtt/internal/badtables"
+	"github.com/krtt-dev/krtt/test/framework/badtables"
 )
 
 // krtt lint refuses every malformed fixture with the same findings as the
-// operator's loader (tables/testdata/bad/*/want.golden) and exits 1.
+// operator's loader (test/framework/badtables/testdata/bad/*/want.golden) and exits 1.
 func TestLintRefusesBadTables(t *testing.T) {
 	cases, err := badtables.Cases()
 	if err != nil {

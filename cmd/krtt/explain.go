@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/krtt-dev/krtt/actions"
 	"io"
 	"io/fs"
 	"os"
@@ -17,8 +18,6 @@ import (
 
 	"github.com/krtt-dev/krtt/engine"
 	krttexplain "github.com/krtt-dev/krtt/internal/explain"
-	"github.com/krtt-dev/krtt/internal/operator"
-	krtttables "github.com/krtt-dev/krtt/tables"
 )
 
 // pluginName is what krtt is called as a kubectl plugin: a binary named
@@ -65,12 +64,12 @@ krtt also works as a kubectl plugin:
 }
 
 func explainMachineCmd(stdout, stderr io.Writer) *cobra.Command {
-	return explainObjectCmd(stdout, "machine", "Machine", krtttables.Machine, krttexplain.Machine,
+	return explainObjectCmd(stdout, "machine", "Machine", actions.Machine, krttexplain.Machine,
 		"Explain why a Machine is in its state and what would move it on")
 }
 
 func explainMachineSetCmd(stdout, stderr io.Writer) *cobra.Command {
-	return explainObjectCmd(stdout, "machineset", "MachineSet", krtttables.MachineSet, krttexplain.MachineSet,
+	return explainObjectCmd(stdout, "machineset", "MachineSet", actions.MachineSet, krttexplain.MachineSet,
 		"Explain why a MachineSet is in its state: its counts, limits and what would move it on")
 }
 
@@ -92,7 +91,7 @@ func explainObjectCmd(stdout io.Writer, resource, kind, setName string,
 			if output != "text" && output != "json" {
 				return usagef("unknown -o %q: use text or json", output)
 			}
-			set, err := krtttables.Load(setName, tables)
+			set, err := actions.Load(setName, tables)
 			if err != nil {
 				return err
 			}
@@ -147,7 +146,7 @@ func explainClient(kubeconfig, kubecontext string) (client.Client, string, error
 	if err != nil || ns == "" {
 		ns = "default"
 	}
-	c, err := client.New(cfg, client.Options{Scheme: operator.Scheme()})
+	c, err := client.New(cfg, client.Options{Scheme: actions.Scheme()})
 	if err != nil {
 		return nil, "", err
 	}
@@ -173,7 +172,7 @@ be read, coverage is reported as unknown.`,
 			if output != "text" && output != "json" {
 				return usagef("unknown -o %q: use text or json", output)
 			}
-			machines, machineSets, err := operator.Sets(tables)
+			machines, machineSets, err := actions.Sets(tables)
 			if err != nil {
 				return err
 			}

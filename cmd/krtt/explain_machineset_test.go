@@ -12,8 +12,8 @@ import (
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	krttexplain "github.com/krtt-dev/krtt/internal/explain"
-	"github.com/krtt-dev/krtt/internal/harness"
-	"github.com/krtt-dev/krtt/internal/localcp"
+	"github.com/krtt-dev/krtt/test/framework/harness"
+	"github.com/krtt-dev/krtt/test/framework/localcp"
 )
 
 // explainMachineSetWaitingForTemplate: krtt explain machineset on a set whose

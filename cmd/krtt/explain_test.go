@@ -22,11 +22,11 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	simv1 "github.com/krtt-dev/krtt/api/sim/v1alpha1"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	krttexplain "github.com/krtt-dev/krtt/internal/explain"
-	"github.com/krtt-dev/krtt/internal/harness"
-	"github.com/krtt-dev/krtt/internal/localcp"
+	"github.com/krtt-dev/krtt/test/framework/harness"
+	"github.com/krtt-dev/krtt/test/framework/localcp"
+	simv1 "github.com/krtt-dev/krtt/test/infrastructure/sim/api/v1alpha1"
 )
 
 // -update rewrites the goldens. Another test file of the package may define

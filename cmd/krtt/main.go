@@ -10,6 +10,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/krtt-dev/krtt/actions"
 	"io"
 	"os"
 	"sort"
@@ -18,7 +19,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/krtt-dev/krtt/engine"
-	krtttables "github.com/krtt-dev/krtt/tables"
 )
 
 func main() {
@@ -136,7 +136,7 @@ exit status is 0 when there are no errors (warnings are allowed), 1 otherwise.`,
 			lib, fs := engine.LoadPaths(args...)
 			all := append(engine.Findings(nil), fs...)
 			if lib != nil && !fs.HasErrors() {
-				all = append(all, engine.Check(lib, krtttables.Catalogs())...)
+				all = append(all, engine.Check(lib, actions.Catalogs())...)
 			}
 			all.Sort()
 			for _, f := range all {

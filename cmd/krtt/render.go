@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/krtt-dev/krtt/actions"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,7 +14,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/krtt-dev/krtt/engine"
-	krtttables "github.com/krtt-dev/krtt/tables"
 )
 
 // renderCmd: krtt render --format markdown|mermaid|dot|stateless [--table NAME] FILE|DIR...
@@ -58,7 +58,7 @@ func renderCmd(stdout, stderr io.Writer) *cobra.Command {
 				case "stateless":
 					_, err = b.WriteString(t.CompiledGraph())
 				default:
-					err = engine.RenderMarkdown(&b, t, krtttables.Catalogs()[t.Set().Registry], renderOptions(cov, t))
+					err = engine.RenderMarkdown(&b, t, actions.Catalogs()[t.Set().Registry], renderOptions(cov, t))
 				}
 				if err != nil {
 					return err
@@ -114,7 +114,7 @@ whose links fill in each page's Scenarios column. --features DIR reads the
 			tables := lib.Tables()
 			for _, t := range tables {
 				var b bytes.Buffer
-				if err := engine.RenderMarkdown(&b, t, krtttables.Catalogs()[t.Set().Registry], renderOptions(cov, t)); err != nil {
+				if err := engine.RenderMarkdown(&b, t, actions.Catalogs()[t.Set().Registry], renderOptions(cov, t)); err != nil {
 					return err
 				}
 				if err := os.WriteFile(filepath.Join(out, pageName(t)), b.Bytes(), 0o644); err != nil {

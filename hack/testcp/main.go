@@ -1,6 +1,6 @@
 // Command testcp runs a command (make test: `go test ./...`) against control
 // planes shared by every test package: it starts the management cluster and
-// the one playing workload clusters (internal/localcp), names their admin
+// the one playing workload clusters (test/framework/localcp), names their admin
 // kubeconfigs in $KRTT_TEST_KUBECONFIG and $KRTT_TEST_WORKLOAD_KUBECONFIG,
 // runs the command, stops both and exits with the command's status. Each
 // package's TestMain takes them through localcp.ForTest and
@@ -23,7 +23,7 @@ import (
 	"github.com/go-logr/logr"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/krtt-dev/krtt/internal/localcp"
+	"github.com/krtt-dev/krtt/test/framework/localcp"
 )
 
 func main() {

@@ -2,11 +2,11 @@ package explain
 
 import (
 	"context"
+	"github.com/krtt-dev/krtt/actions"
 	"strings"
 	"testing"
 
 	"github.com/krtt-dev/krtt/engine"
-	krtttables "github.com/krtt-dev/krtt/tables"
 )
 
 // drainingFacts are the facts of a Machine whose drain is in progress.
@@ -32,7 +32,7 @@ func drainingFacts(t *testing.T, set *engine.Set) engine.Facts {
 }
 
 func TestReleasesAndMismatches(t *testing.T) {
-	set, err := krtttables.Load(krtttables.Machine, "")
+	set, err := actions.Load(actions.Machine, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestReleasesAndMismatches(t *testing.T) {
 }
 
 func TestTableCoverage(t *testing.T) {
-	set, err := krtttables.Load(krtttables.Machine, "")
+	set, err := actions.Load(actions.Machine, "")
 	if err != nil {
 		t.Fatal(err)
 	}

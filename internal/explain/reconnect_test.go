@@ -1,6 +1,7 @@
 package explain
 
 import (
+	"github.com/krtt-dev/krtt/actions"
 	"testing"
 	"time"
 
@@ -11,7 +12,6 @@ import (
 	machineactions "github.com/krtt-dev/krtt/actions/machine"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/internal/remote"
-	krtttables "github.com/krtt-dev/krtt/tables"
 )
 
 // After an outage of the workload cluster the time left of every Node-side
@@ -19,7 +19,7 @@ import (
 // cluster came back, as the facts that end them count it; the creation
 // wait before the providerID is known does not restart.
 func TestTimeLeftFollowsTheWorkloadClusterComingBack(t *testing.T) {
-	set, err := krtttables.Load(krtttables.Machine, "")
+	set, err := actions.Load(actions.Machine, "")
 	if err != nil {
 		t.Fatal(err)
 	}

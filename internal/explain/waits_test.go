@@ -1,6 +1,7 @@
 package explain
 
 import (
+	"github.com/krtt-dev/krtt/actions"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +13,6 @@ import (
 
 	machineactions "github.com/krtt-dev/krtt/actions/machine"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
-	krtttables "github.com/krtt-dev/krtt/tables"
 )
 
 // waitingMachine is a Machine with every start time and every timeout the
@@ -33,7 +33,7 @@ func waitingMachine(now time.Time) *clusterv1.Machine {
 // the path it names) and the timeout that ends it (or why there is none),
 // so a new wait: with a path explain cannot read fails here.
 func TestEveryDeclaredWaitIsShown(t *testing.T) {
-	set, err := krtttables.Load(krtttables.Machine, "")
+	set, err := actions.Load(actions.Machine, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestEveryDeclaredWaitIsShown(t *testing.T) {
 // The states where a row reads forceDeletion=NodeUnhealthy show since when
 // the Node is unhealthy and when its 5 minutes end; the others do not.
 func TestForcedEndOfTheWait(t *testing.T) {
-	set, err := krtttables.Load(krtttables.Machine, "")
+	set, err := actions.Load(actions.Machine, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/krtt-dev/krtt/actions"
 	"os"
 	"path/filepath"
 	"sort"
@@ -25,8 +26,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/krtt-dev/krtt/internal/localcp"
-	krtttables "github.com/krtt-dev/krtt/tables"
+	"github.com/krtt-dev/krtt/test/framework/localcp"
 	"github.com/krtt-dev/krtt/test/timeline"
 )
 
@@ -73,7 +73,7 @@ func setup(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	set, err := krtttables.Load(krtttables.Machine, "")
+	set, err := actions.Load(actions.Machine, "")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

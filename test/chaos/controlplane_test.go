@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
-	"github.com/krtt-dev/krtt/internal/localcp"
+	"github.com/krtt-dev/krtt/test/framework/localcp"
 )
 
 // controlPlaneErrs is what startResumed found wrong with localcp's start,
@@ -23,7 +23,7 @@ import (
 var controlPlaneErrs []error
 
 // TestControlPlane fails when the control plane the runs use did not start,
-// restart and resume as internal/localcp promises (see startResumed).
+// restart and resume as test/framework/localcp promises (see startResumed).
 func TestControlPlane(t *testing.T) {
 	for _, err := range controlPlaneErrs {
 		t.Error(err)

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/krtt-dev/krtt/internal/localcp"
+	"github.com/krtt-dev/krtt/test/framework/localcp"
 )
 
 // binaries are the operator and the simulated provider, built once per

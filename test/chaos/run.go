@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/krtt-dev/krtt/actions"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -24,14 +25,13 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	simv1 "github.com/krtt-dev/krtt/api/sim/v1alpha1"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
-	"github.com/krtt-dev/krtt/internal/harness"
-	"github.com/krtt-dev/krtt/internal/localcp"
-	"github.com/krtt-dev/krtt/internal/operator"
-	"github.com/krtt-dev/krtt/internal/poll"
-	"github.com/krtt-dev/krtt/sim"
 	"github.com/krtt-dev/krtt/test/chaos/faultproxy"
+	"github.com/krtt-dev/krtt/test/framework/harness"
+	"github.com/krtt-dev/krtt/test/framework/localcp"
+	"github.com/krtt-dev/krtt/test/framework/poll"
+	"github.com/krtt-dev/krtt/test/infrastructure/sim"
+	simv1 "github.com/krtt-dev/krtt/test/infrastructure/sim/api/v1alpha1"
 	"github.com/krtt-dev/krtt/test/timeline"
 )
 
@@ -824,7 +824,7 @@ func (w *world) leftovers(ctx context.Context, ns string, kept []string) ([]stri
 // lease reads the leader Lease of the run's replicas.
 func (w *world) lease(ctx context.Context, ns string) (*coordinationv1.Lease, error) {
 	l := &coordinationv1.Lease{}
-	err := w.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: operator.LeaderElectionID}, l)
+	err := w.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: actions.LeaderElectionID}, l)
 	return l, err
 }
 

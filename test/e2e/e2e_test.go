@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"github.com/krtt-dev/krtt/actions"
 	"os"
 	"sort"
 	"strings"
@@ -25,14 +26,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	simv1 "github.com/krtt-dev/krtt/api/sim/v1alpha1"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
-	"github.com/krtt-dev/krtt/internal/harness"
-	"github.com/krtt-dev/krtt/internal/localcp"
-	"github.com/krtt-dev/krtt/internal/operator"
-	"github.com/krtt-dev/krtt/sim"
-	krtttables "github.com/krtt-dev/krtt/tables"
+	"github.com/krtt-dev/krtt/test/framework/harness"
+	"github.com/krtt-dev/krtt/test/framework/localcp"
+	"github.com/krtt-dev/krtt/test/infrastructure/sim"
+	simv1 "github.com/krtt-dev/krtt/test/infrastructure/sim/api/v1alpha1"
 )
 
 // traces records the rows the Machine controller fired.
@@ -102,7 +101,7 @@ func (ms *managers) run(name string, mgr ctrl.Manager) {
 // is not empty, and records the rows its controllers fire.
 func (ms *managers) operator(split string) *traces {
 	ms.t.Helper()
-	set, err := krtttables.Load(krtttables.Machine, "")
+	set, err := actions.Load(actions.Machine, "")
 	if err != nil {
 		ms.t.Fatal(err)
 	}
@@ -110,13 +109,13 @@ func (ms *managers) operator(split string) *traces {
 	if err != nil {
 		ms.t.Fatal(err)
 	}
-	opMgr, err := operator.NewManager(env.Config, o)
+	opMgr, err := actions.NewManager(env.Config, o)
 	if err != nil {
 		ms.t.Fatal(err)
 	}
 	// The rows of every controller (Machine and Cluster), by object.
 	tr := &traces{rows: map[string][]engine.Trace{}}
-	if _, err := operator.Setup(ms.ctx, opMgr, set, operator.Options{MachineConcurrency: 4, Traces: tr.add}); err != nil {
+	if _, err := actions.Setup(ms.ctx, opMgr, set, actions.Options{MachineConcurrency: 4, Traces: tr.add}); err != nil {
 		ms.t.Fatal(err)
 	}
 	ms.run("operator "+split, opMgr)

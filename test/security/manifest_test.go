@@ -13,7 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/yaml"
 
-	"github.com/krtt-dev/krtt/internal/localcp"
+	"github.com/krtt-dev/krtt/test/framework/localcp"
 )
 
 // documents splits a multi-document YAML file and strictly decodes each

@@ -8,6 +8,7 @@ package security
 import (
 	"context"
 	"fmt"
+	"github.com/krtt-dev/krtt/actions"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -35,12 +36,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	sigsyaml "sigs.k8s.io/yaml"
 
-	simv1 "github.com/krtt-dev/krtt/api/sim/v1alpha1"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
-	"github.com/krtt-dev/krtt/internal/harness"
-	"github.com/krtt-dev/krtt/internal/localcp"
-	"github.com/krtt-dev/krtt/internal/operator"
-	"github.com/krtt-dev/krtt/sim"
+	"github.com/krtt-dev/krtt/test/framework/harness"
+	"github.com/krtt-dev/krtt/test/framework/localcp"
+	"github.com/krtt-dev/krtt/test/infrastructure/sim"
+	simv1 "github.com/krtt-dev/krtt/test/infrastructure/sim/api/v1alpha1"
 )
 
 const (
@@ -233,7 +233,7 @@ func operatorConfig(rec *recorder) *rest.Config {
 // unusedOK lists the grants the lifecycle below does not exercise, each with
 // why the role still needs it. A grant used by the lifecycle must not be
 // listed here (the test fails on a stale entry), and a grant neither used nor
-// listed fails the test: remove it from internal/controller/machine/rbac.go.
+// listed fails the test: remove it from actions/machine/rbac.go.
 var unusedOK = map[string]string{
 	"ClusterRole: cluster.krtt.dev machines/finalizers update": "OwnerReferencesPermissionEnforcement lets only who may update " +
 		"the owner's finalizers set blockOwnerDeletion: the Machine as controller of its provider objects; no request goes there",
@@ -285,7 +285,7 @@ func init() {
 // the returned stop is called (it waits until both have stopped).
 func startOperator(t *testing.T, ctx context.Context, rec *recorder, leaderElect bool) (stop func()) {
 	t.Helper()
-	set, machineSets, err := operator.Sets("")
+	set, machineSets, err := actions.Sets("")
 	harness.Must(t, err)
 	mctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -305,9 +305,9 @@ func startOperator(t *testing.T, ctx context.Context, rec *recorder, leaderElect
 	opts, err := harness.OperatorOptions(harness.Filter)
 	harness.Must(t, err)
 	opts.LeaderElection, opts.LeaderElectionNamespace, opts.LeaderElectionReleaseOnCancel = leaderElect, operatorNS, true
-	opMgr, err := operator.NewManager(operatorConfig(rec), opts)
+	opMgr, err := actions.NewManager(operatorConfig(rec), opts)
 	harness.Must(t, err)
-	_, err = operator.Setup(mctx, opMgr, set, operator.Options{MachineConcurrency: 2, MachineSets: machineSets})
+	_, err = actions.Setup(mctx, opMgr, set, actions.Options{MachineConcurrency: 2, MachineSets: machineSets})
 	harness.Must(t, err)
 	// The simulated provider, kubelet and CSI driver are not the operator:
 	// they run with the admin config.
@@ -439,7 +439,7 @@ func TestOperatorRunsWithGeneratedRBAC(t *testing.T) {
 	stop()
 
 	if f := rec.forbiddenList(); len(f) > 0 {
-		t.Errorf("the operator was refused requests the lifecycle needed; grant them in internal/controller/machine/rbac.go:\n  %s", strings.Join(f, "\n  "))
+		t.Errorf("the operator was refused requests the lifecycle needed; grant them in actions/machine/rbac.go:\n  %s", strings.Join(f, "\n  "))
 	}
 	used := rec.snapshot()
 	t.Logf("requests the operator made, by access:\n  %s", strings.Join(used, "\n  "))
@@ -482,7 +482,7 @@ func checkGrantsUsed(t *testing.T, what string, rules []rbacv1.PolicyRule, rec *
 	}
 	if len(unused) > 0 {
 		sort.Strings(unused)
-		t.Errorf("the RBAC grants what the operator never used in a full lifecycle; remove it from the RBAC markers (internal/controller/machine/rbac.go, then make manifests) or config/rbac, or list it in unusedOK with the reason:\n  %s",
+		t.Errorf("the RBAC grants what the operator never used in a full lifecycle; remove it from the RBAC markers (actions/machine/rbac.go, then make manifests) or config/rbac, or list it in unusedOK with the reason:\n  %s",
 			strings.Join(unused, "\n  "))
 	}
 }

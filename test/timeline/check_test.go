@@ -1,6 +1,7 @@
 package timeline
 
 import (
+	"github.com/krtt-dev/krtt/actions"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,9 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	simv1 "github.com/krtt-dev/krtt/api/sim/v1alpha1"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
-	krtttables "github.com/krtt-dev/krtt/tables"
+	simv1 "github.com/krtt-dev/krtt/test/infrastructure/sim/api/v1alpha1"
 )
 
 const ns = "t"
@@ -220,7 +220,7 @@ func ptrTrue() *bool { t := true; return &t }
 
 func rules(t *testing.T) Rules {
 	t.Helper()
-	set, err := krtttables.Load(krtttables.Machine, "")
+	set, err := actions.Load(actions.Machine, "")
 	if err != nil {
 		t.Fatal(err)
 	}

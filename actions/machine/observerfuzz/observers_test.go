@@ -17,7 +17,7 @@ import (
 
 	machineactions "github.com/krtt-dev/krtt/actions/machine"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
-	"github.com/krtt-dev/krtt/internal/observertest"
+	"github.com/krtt-dev/krtt/test/framework/observertest"
 )
 
 // object decodes a fuzzed provider object. Anything that is JSON goes in as

@@ -11,7 +11,7 @@ import (
 
 	machineactions "github.com/krtt-dev/krtt/actions/machine"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
-	"github.com/krtt-dev/krtt/internal/observertest"
+	"github.com/krtt-dev/krtt/test/framework/observertest"
 )
 
 // The Pod facts the drain computes over the Node (or through the API) and

@@ -14,7 +14,7 @@ import (
 
 	machinesetactions "github.com/krtt-dev/krtt/actions/machineset"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
-	"github.com/krtt-dev/krtt/internal/observertest"
+	"github.com/krtt-dev/krtt/test/framework/observertest"
 )
 
 // FuzzMachineSetObservers builds a Scope from fuzzed MachineSet fields,

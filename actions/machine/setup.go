@@ -1,0 +1,136 @@
+// Package machine is the Machine controller: the Machine tables, facts and
+// actions (actions/machine) run by the controller kit (reconciler/). This
+// package only says what a Machine is to the kit and which events wake one.
+package machine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/internal/controller/record"
+	"github.com/krtt-dev/krtt/internal/remote"
+	"github.com/krtt-dev/krtt/reconciler"
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+)
+
+// Name is the controller's name: metrics label, Events reporter.
+const Name = "machine"
+
+// observeTimeout bounds reading a Machine's world in one reconcile.
+const observeTimeout = 10 * time.Second
+
+// Reconciler is the kit's reconciler for Machines.
+type Reconciler = reconciler.Reconciler[*clusterv1.Machine, *Scope]
+
+// Options configure the controller.
+type Options struct {
+	MaxConcurrentReconciles int
+	// Now is the clock observers and traces use (tests inject one).
+	Now func() time.Time
+	// Clusters connects to the workload clusters; nil serves every
+	// Cluster's Node side from the management cluster.
+	Clusters *remote.Cache
+}
+
+// Status is how the kit reads and writes a Machine's status.
+var Status = record.Status(func(m *clusterv1.Machine) record.Fields {
+	st := &m.Status
+	// MachinePhase is a string: the kit reads and writes it as one.
+	return record.Fields{State: &st.State, StateSince: &st.StateSince, Phase: (*string)(&st.Phase),
+		ObservedGeneration: &st.ObservedGeneration, LastTransition: &st.LastTransition, Conditions: &st.Conditions}
+})
+
+// Spec is the Machine controller for the kit: its tables, registry and
+// observer. c reads the management cluster; clusters reaches the Node side
+// (nil: the management cluster); w may be nil (explain).
+func Spec(set *engine.Set, c client.Client, clusters ClusterClients, w *reconciler.KindWatcher) reconciler.Spec[*clusterv1.Machine, *Scope] {
+	if clusters == nil {
+		clusters = LocalClusterClients{Client: c}
+	}
+	obs := &Observer{Client: c, Clusters: clusters}
+	// Setup refuses a set without the Pod verdict table; without it the
+	// drain fails with a message naming it.
+	obs.PodVerdicts, _ = PodVerdicts(set)
+	if w != nil {
+		obs.Watcher = w
+	}
+	return reconciler.Spec[*clusterv1.Machine, *Scope]{
+		Name:           Name,
+		Set:            set,
+		Registry:       Registry(),
+		NewObject:      func() *clusterv1.Machine { return &clusterv1.Machine{} },
+		NewList:        func() client.ObjectList { return &clusterv1.MachineList{} },
+		Status:         Status,
+		Finalizer:      clusterv1.MachineFinalizer,
+		ObserveTimeout: observeTimeout,
+		Observe: func(ctx context.Context, key client.ObjectKey, now time.Time) reconciler.Observation[*clusterv1.Machine, *Scope] {
+			s := obs.ObserveAt(ctx, key, now)
+			return reconciler.Observation[*clusterv1.Machine, *Scope]{Env: s, Object: s.Machine, Found: s.MachineFound, Err: s.Err}
+		},
+	}
+}
+
+// Setup registers the indexes, builds the Machine controller on the kit and
+// adds it to the manager.
+func Setup(ctx context.Context, mgr ctrl.Manager, set *engine.Set, opts Options) (*Reconciler, error) {
+	if _, err := PodVerdicts(set); err != nil {
+		return nil, err
+	}
+	w := reconciler.NewKindWatcher(&clusterv1.Machine{})
+	var clusters ClusterClients
+	if opts.Clusters != nil {
+		clusters = opts.Clusters
+	}
+	r, err := reconciler.New(Spec(set, mgr.GetClient(), clusters, w), reconciler.Options{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
+		Recorder: mgr.GetEventRecorder("krtt-machine-controller"), Now: opts.Now,
+	})
+	if err != nil {
+		return nil, err
+	}
+	idx := mgr.GetFieldIndexer()
+	for _, ix := range Indexes() {
+		if err := idx.IndexField(ctx, ix.Object, ix.Field, ix.Extract); err != nil {
+			return nil, fmt.Errorf("index %s: %w", ix.Field, err)
+		}
+	}
+	if err := idx.IndexField(ctx, &clusterv1.Machine{}, machineProviderIDIndex, indexMachineByProviderID); err != nil {
+		return nil, fmt.Errorf("index Machines by providerID: %w", err)
+	}
+	if err := idx.IndexField(ctx, &clusterv1.Machine{}, machineExternalRefIndex, indexMachineByExternalRef); err != nil {
+		return nil, fmt.Errorf("index Machines by provider object: %w", err)
+	}
+	m := mapper{client: mgr.GetClient(), nodes: mgr.GetClient()}
+	w.Referrers = m.machinesNaming
+	b := r.Builder(mgr).
+		// A Cluster's spec (pause) and deletion matter to its Machines, not
+		// its status, which the Cluster controller rewrites as they change.
+		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(m.clusterToMachines), builder.WithPredicates(
+			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{},
+				predicate.AnnotationChangedPredicate{}, deletionRequested()))).
+		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(m.secretToMachines), builder.WithPredicates(remote.KubeconfigSecrets())).
+		// A drain rule that changes changes Pod verdicts: look again at once.
+		Watches(&clusterv1.MachineDrainRule{}, handler.EnqueueRequestsFromMapFunc(m.drainingMachines))
+	// The management cluster is the Node side of self-hosted Clusters.
+	for _, src := range m.nodeSideSources(mgr.GetCache()) {
+		b = b.WatchesRawSource(src)
+	}
+	if opts.Clusters != nil {
+		b = b.WatchesRawSource(workloadEvents(opts.Clusters.Subscribe(), handler.EnqueueRequestsFromMapFunc(m.clusterToMachines)))
+	}
+	if err := r.Setup(mgr, b, opts.MaxConcurrentReconciles, w); err != nil {
+		return nil, err
+	}
+	if opts.Clusters != nil {
+		opts.Clusters.AddWatcher(m.workloadWatcher(r.Controller()))
+	}
+	return r, nil
+}

@@ -1,0 +1,123 @@
+// Package machineset is the MachineSet controller: the MachineSet tables,
+// facts and actions (actions/machineset) run by the controller kit
+// (reconciler/). This package only says what a MachineSet is to the kit and
+// which events wake one.
+package machineset
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/internal/controller/record"
+	"github.com/krtt-dev/krtt/reconciler"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// Name is the controller's name: metrics label, Events reporter.
+const Name = "machineset"
+
+// observeTimeout bounds reading a MachineSet's world in one reconcile.
+const observeTimeout = 10 * time.Second
+
+// Reconciler is the kit's reconciler for MachineSets.
+type Reconciler = reconciler.Reconciler[*clusterv1.MachineSet, *Scope]
+
+// Options configure the controller.
+type Options struct {
+	MaxConcurrentReconciles int
+	// Now is the clock observers and traces use (tests inject one).
+	Now func() time.Time
+}
+
+// Status is how the kit reads and writes a MachineSet's status.
+var Status = record.Status(func(ms *clusterv1.MachineSet) record.Fields {
+	st := &ms.Status
+	return record.Fields{State: &st.State, StateSince: &st.StateSince, Phase: &st.Phase,
+		ObservedGeneration: &st.ObservedGeneration, LastTransition: &st.LastTransition, Conditions: &st.Conditions}
+})
+
+// Spec is the MachineSet controller for the kit: its tables, registry and
+// observer. c reads the management cluster; r is what actions wait on to see
+// their writes (the manager's cache; c when nil).
+func Spec(set *engine.Set, c client.Client, r client.Reader) reconciler.Spec[*clusterv1.MachineSet, *Scope] {
+	obs := &Observer{Client: c, Reader: r}
+	return reconciler.Spec[*clusterv1.MachineSet, *Scope]{
+		Name:           Name,
+		Set:            set,
+		Registry:       Registry(),
+		NewObject:      func() *clusterv1.MachineSet { return &clusterv1.MachineSet{} },
+		NewList:        func() client.ObjectList { return &clusterv1.MachineSetList{} },
+		Status:         Status,
+		Finalizer:      clusterv1.MachineSetFinalizer,
+		ObserveTimeout: observeTimeout,
+		Observe: func(ctx context.Context, key client.ObjectKey, now time.Time) reconciler.Observation[*clusterv1.MachineSet, *Scope] {
+			s := obs.Observe(ctx, key, now)
+			return reconciler.Observation[*clusterv1.MachineSet, *Scope]{Env: s, Object: s.Set, Found: s.Found, Err: s.Err}
+		},
+	}
+}
+
+// Setup registers the Machine index, builds the MachineSet controller on the
+// kit and adds it to the manager.
+func Setup(ctx context.Context, mgr ctrl.Manager, set *engine.Set, opts Options) (*Reconciler, error) {
+	r, err := reconciler.New(Spec(set, mgr.GetClient(), mgr.GetCache()), reconciler.Options{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
+		Recorder: mgr.GetEventRecorder("krtt-machineset-controller"), Now: opts.Now,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &clusterv1.Machine{}, ControllerUIDIndex, ControllerUIDIndexer); err != nil {
+		return nil, fmt.Errorf("index Machines by controller: %w", err)
+	}
+	m := mapper{client: mgr.GetClient()}
+	b := r.Builder(mgr).
+		// Owned Machines wake their set (created, failed, Ready, gone);
+		// an orphan wakes the sets that may adopt it.
+		Watches(&clusterv1.Machine{}, handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &clusterv1.MachineSet{}, handler.OnlyControllerOwner())).
+		Watches(&clusterv1.Machine{}, handler.EnqueueRequestsFromMapFunc(m.orphanToMachineSets)).
+		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(m.clusterToMachineSets))
+	if err := r.Setup(mgr, b, opts.MaxConcurrentReconciles, nil); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// mapper turns events of other objects into the MachineSets they concern.
+type mapper struct{ client client.Client }
+
+func (m mapper) setsWhere(ctx context.Context, ns string, keep func(*clusterv1.MachineSet) bool) []reconcile.Request {
+	list := &clusterv1.MachineSetList{}
+	if err := m.client.List(ctx, list, client.InNamespace(ns)); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range list.Items {
+		if keep(&list.Items[i]) {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
+	}
+	return out
+}
+
+// orphanToMachineSets wakes the sets whose selector matches a Machine
+// without a controller.
+func (m mapper) orphanToMachineSets(ctx context.Context, obj client.Object) []reconcile.Request {
+	machine, ok := obj.(*clusterv1.Machine)
+	if !ok || metav1.GetControllerOf(machine) != nil {
+		return nil
+	}
+	return m.setsWhere(ctx, machine.Namespace, func(ms *clusterv1.MachineSet) bool { return Matches(ms, machine) })
+}
+
+// clusterToMachineSets wakes the sets of a Cluster (pause, creation).
+func (m mapper) clusterToMachineSets(ctx context.Context, obj client.Object) []reconcile.Request {
+	return m.setsWhere(ctx, obj.GetNamespace(), func(ms *clusterv1.MachineSet) bool { return ms.Spec.ClusterName == obj.GetName() })
+}

@@ -1,0 +1,313 @@
+// Package operator wires the krtt controllers into a controller-runtime
+// manager; the operator binary, the local run and the tests share it.
+package actions
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/krtt-dev/krtt/actions/cluster"
+	"github.com/krtt-dev/krtt/actions/machine"
+	"github.com/krtt-dev/krtt/actions/machineset"
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/internal/remote"
+	"github.com/krtt-dev/krtt/internal/watchfilter"
+	"github.com/krtt-dev/krtt/reconciler"
+)
+
+// Scheme knows the built-in types and the cluster.krtt.dev API. Provider
+// objects are read as unstructured, so their types are not registered.
+func Scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	if err := clusterv1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// Options for Setup.
+type Options struct {
+	MachineConcurrency int
+	// MachineSets is the MachineSet table set; nil leaves the MachineSet
+	// controller out.
+	MachineSets *engine.Set
+	// MachineSetConcurrency defaults to MachineConcurrency.
+	MachineSetConcurrency int
+	// Traces, when set, receives every row fired by every controller.
+	Traces func(engine.Trace)
+	// Now is the controllers' clock; time.Now when nil (tests inject one).
+	Now func() time.Time
+	// Workload configures the workload cluster connections (health probe
+	// interval, timeout, failure threshold); zero values are the defaults.
+	Workload remote.Options
+	// ClusterSet is the Cluster controller's table set; nil: the embedded one.
+	ClusterSet *engine.Set
+}
+
+// Setup adds the Machine controller for the given table set, the workload
+// cluster connections its Node side goes through, the Cluster controller
+// and, when opts.MachineSets is given, the MachineSet controller.
+func Setup(ctx context.Context, mgr ctrl.Manager, set *engine.Set, opts Options) (*machine.Reconciler, error) {
+	if opts.Workload.Now == nil {
+		// Since and ReachableAgain are compared with the controllers' clock.
+		opts.Workload.Now = opts.Now
+	}
+	clusters, err := WorkloadClusters(mgr, opts.Workload)
+	if err != nil {
+		return nil, err
+	}
+	if err := setupCluster(mgr, clusters, opts); err != nil {
+		return nil, err
+	}
+	r, err := machine.Setup(ctx, mgr, set, machine.Options{MaxConcurrentReconciles: opts.MachineConcurrency, Now: opts.Now, Clusters: clusters})
+	if err != nil {
+		return nil, err
+	}
+	if opts.Traces != nil {
+		r.Runner().Subscribe(opts.Traces)
+	}
+	if opts.MachineSets == nil {
+		return r, nil
+	}
+	concurrency := opts.MachineSetConcurrency
+	if concurrency == 0 {
+		concurrency = opts.MachineConcurrency
+	}
+	msr, err := machineset.Setup(ctx, mgr, opts.MachineSets, machineset.Options{MaxConcurrentReconciles: concurrency, Now: opts.Now})
+	if err != nil {
+		return nil, fmt.Errorf("MachineSet controller: %w", err)
+	}
+	if opts.Traces != nil {
+		msr.Runner().Subscribe(opts.Traces)
+	}
+	return r, nil
+}
+
+// setupCluster adds the Cluster controller (conditions and counts only, so
+// two workers are plenty).
+func setupCluster(mgr ctrl.Manager, clusters *remote.Cache, opts Options) error {
+	set := opts.ClusterSet
+	if set == nil {
+		var err error
+		if set, err = Load(Cluster, ""); err != nil {
+			return err
+		}
+	}
+	r, err := cluster.Setup(mgr, set, cluster.Options{MaxConcurrentReconciles: 2, Now: opts.Now, Clusters: clusters})
+	if err != nil {
+		return err
+	}
+	if opts.Traces != nil {
+		r.Runner().Subscribe(opts.Traces)
+	}
+	return nil
+}
+
+// WorkloadClusters is the manager's cache of workload cluster connections,
+// with the indexes the Machine controller reads through.
+func WorkloadClusters(mgr ctrl.Manager, o remote.Options) (*remote.Cache, error) {
+	if o.Scheme == nil {
+		o.Scheme = Scheme()
+	}
+	o.Indexes = append(o.Indexes, machine.Indexes()...)
+	slim := ctrl.Options{}
+	SlimCache(&slim)
+	o.Cache = slim.Cache
+	c := remote.New(mgr.GetClient(), mgr.GetAPIReader(), o)
+	if err := mgr.Add(c); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Sets loads the table sets of the Machine and MachineSet controllers from
+// dir (the embedded tables when dir is empty). LoadSets also loads the
+// Cluster controller's.
+func Sets(dir string) (machines, machineSets *engine.Set, err error) {
+	all, err := LoadSets(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	return all.Machine, all.MachineSet, nil
+}
+
+// TableSets are the table sets of every controller the operator runs.
+type TableSets struct {
+	Machine, MachineSet, Cluster *engine.Set
+}
+
+// LoadSets loads every controller's table set from dir (the embedded tables
+// when dir is empty), so `krtt-operator --tables DIR` runs all of them from
+// DIR; a finding in any table of DIR refuses the whole directory.
+func LoadSets(dir string) (TableSets, error) {
+	var out TableSets
+	for _, s := range []struct {
+		name string
+		into **engine.Set
+	}{{Machine, &out.Machine}, {MachineSet, &out.MachineSet}, {Cluster, &out.Cluster}} {
+		set, err := Load(s.name, dir)
+		if err != nil {
+			return TableSets{}, err
+		}
+		*s.into = set
+	}
+	return out, nil
+}
+
+// WatchFilter makes a manager see only the Machines, MachineSets and
+// Clusters labelled cluster.krtt.dev/watch-filter=value (no filter when
+// value is empty), as Cluster API's --watch-filter does: its cache holds no
+// other, so no event, mapping or list of this operator ever reaches one.
+// An instance manages the Clusters carrying its value and the Machines
+// carrying it; the Cluster controller writes the status of its own
+// Clusters only, counting the Machines it sees, which are all of a Cluster's
+// Machines when the Cluster and its Machines carry the same value (the way
+// to split a fleet). A Machine whose Cluster carries another value (or
+// none) reads its Cluster as missing and waits (machine-normal N05).
+// MachineSets label the Machines they create alike. Provider objects,
+// Secrets and Nodes are not filtered. Instances with different filters
+// elect their leaders apart (a Lease per filter value).
+func WatchFilter(o *ctrl.Options, value string) error {
+	if value == "" {
+		return nil
+	}
+	// A MachineSet passes its label on to the Machines it creates: an
+	// instance sees its sets and their Machines, never half of a set.
+	if err := watchfilter.Apply(o, value, &clusterv1.Machine{}, &clusterv1.MachineSet{}, &clusterv1.Cluster{}); err != nil {
+		return err
+	}
+	if o.LeaderElectionID == "" {
+		o.LeaderElectionID = strings.ReplaceAll(strings.ToLower(value), "_", "-") + "." + LeaderElectionID
+	}
+	return nil
+}
+
+// LeaderElectionID names the Lease the operator's replicas elect a leader on.
+const LeaderElectionID = "krtt-operator.krtt.dev"
+
+// NewManager is the one way the operator's manager is built, by the binary,
+// make run, the demo and the tests alike: krtt's scheme, provider objects
+// read from the cache (a kind the cache cannot sync fails such a read at
+// once instead of holding the worker: reconciler.KindSync), the shared Lease
+// name, requests counted by kind (krtt_api_requests_total), and no metrics
+// endpoint unless one is asked for (tests run several managers in one
+// process).
+func NewManager(cfg *rest.Config, o ctrl.Options) (ctrl.Manager, error) {
+	cfg = rest.CopyConfig(cfg)
+	CountRequests(cfg)
+	o.Scheme = Scheme()
+	o.Client = ClientOptions()
+	SlimCache(&o)
+	kinds := reconciler.NewKindSync(ctrl.Log.WithName("kind-sync"))
+	o.NewClient = kinds.NewClient
+	if o.Cache.DefaultWatchErrorHandler == nil {
+		o.Cache.DefaultWatchErrorHandler = kinds.WatchErrorHandler
+	}
+	if o.LeaderElectionID == "" {
+		o.LeaderElectionID = LeaderElectionID
+	}
+	if o.Metrics.BindAddress == "" {
+		o.Metrics.BindAddress = "0"
+	}
+	return ctrl.NewManager(cfg, o)
+}
+
+// ClientOptions make the manager's client serve provider objects (read as
+// unstructured, by the provider contract) from its cache as well: the
+// operator reads them on every reconcile and watches their kinds anyway.
+func ClientOptions() client.Options {
+	return client.Options{Cache: &client.CacheOptions{Unstructured: true}}
+}
+
+// SlimCache keeps in the manager's cache only what the observers read: no
+// object keeps its managedFields, and a Pod keeps only the fields slimPod
+// names. With tens of Pods per Node, Pods are most of an operator's memory. The operator
+// never updates a Pod (its RBAC has no verb for it), so a trimmed copy is
+// never written back.
+func SlimCache(o *ctrl.Options) {
+	if o.Cache.DefaultTransform == nil {
+		o.Cache.DefaultTransform = cache.TransformStripManagedFields()
+	}
+	if o.Cache.ByObject == nil {
+		o.Cache.ByObject = map[client.Object]cache.ByObject{}
+	}
+	for obj, by := range o.Cache.ByObject {
+		if _, ok := obj.(*corev1.Pod); ok {
+			if by.Transform == nil {
+				by.Transform = slimPod
+				o.Cache.ByObject[obj] = by
+			}
+			return
+		}
+	}
+	o.Cache.ByObject[&corev1.Pod{}] = cache.ByObject{Transform: slimPod}
+}
+
+// slimPod is SlimCache's transform for Pods. It keeps what the drain, the
+// Pod verdicts and the Machine mapping read (metadata, nodeName, priority,
+// the claim-backed volumes, phase and conditions) and drops the rest:
+// tolerations, the service-account token volume, security contexts, IPs.
+// A Pod kept this way is never written back (the operator's RBAC has no
+// verb for it).
+func slimPod(obj any) (any, error) {
+	p, ok := obj.(*corev1.Pod)
+	if !ok {
+		return obj, nil
+	}
+	slim := &corev1.Pod{TypeMeta: p.TypeMeta, ObjectMeta: p.ObjectMeta}
+	slim.ManagedFields = nil
+	delete(slim.Annotations, corev1.LastAppliedConfigAnnotation)
+	slim.Spec = corev1.PodSpec{
+		NodeName:       p.Spec.NodeName,
+		Priority:       p.Spec.Priority,
+		Containers:     namesOnly(p.Spec.Containers),
+		InitContainers: namesOnly(p.Spec.InitContainers),
+		Volumes:        claimVolumes(p.Spec.Volumes),
+	}
+	slim.Status = corev1.PodStatus{Phase: p.Status.Phase, Conditions: p.Status.Conditions}
+	return slim, nil
+}
+
+// claimVolumes keeps the volumes backed by a PersistentVolumeClaim (named,
+// or generic ephemeral: its claim is named after the Pod and the volume),
+// which the PV-aware drain follows; the ephemeral claim template is not
+// needed for that.
+func claimVolumes(vs []corev1.Volume) []corev1.Volume {
+	var out []corev1.Volume
+	for _, v := range vs {
+		switch {
+		case v.PersistentVolumeClaim != nil:
+			out = append(out, corev1.Volume{Name: v.Name, VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: v.PersistentVolumeClaim}})
+		case v.Ephemeral != nil:
+			out = append(out, corev1.Volume{Name: v.Name, VolumeSource: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{}}})
+		}
+	}
+	return out
+}
+
+func namesOnly(cs []corev1.Container) []corev1.Container {
+	if cs == nil {
+		return nil
+	}
+	out := make([]corev1.Container, len(cs))
+	for i := range cs {
+		out[i] = corev1.Container{Name: cs[i].Name}
+	}
+	return out
+}

@@ -1,0 +1,139 @@
+package actions
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+)
+
+func TestWatchFilter(t *testing.T) {
+	var none ctrl.Options
+	if err := WatchFilter(&none, ""); err != nil || none.Cache.ByObject != nil || none.LeaderElectionID != "" {
+		t.Errorf("an empty filter changed the options: %v %+v %q", err, none.Cache.ByObject, none.LeaderElectionID)
+	}
+
+	var o ctrl.Options
+	if err := WatchFilter(&o, "Team_A"); err != nil {
+		t.Fatal(err)
+	}
+	if len(o.Cache.ByObject) != 3 {
+		t.Fatalf("cache restricted for %d kinds, want Machines, MachineSets and Clusters", len(o.Cache.ByObject))
+	}
+	for obj, by := range o.Cache.ByObject {
+		switch obj.(type) {
+		case *clusterv1.Machine, *clusterv1.MachineSet, *clusterv1.Cluster:
+		default:
+			t.Errorf("cache restricted for %T, want *Machine, *MachineSet or *Cluster", obj)
+		}
+		if got, want := by.Label.String(), clusterv1.WatchFilterLabel+"=Team_A"; got != want {
+			t.Errorf("selector %q, want %q", got, want)
+		}
+	}
+	if got, want := o.LeaderElectionID, "team-a."+LeaderElectionID; got != want {
+		t.Errorf("LeaderElectionID %q, want %q", got, want)
+	}
+
+	kept := ctrl.Options{LeaderElectionID: "mine"}
+	if err := WatchFilter(&kept, "a"); err != nil || kept.LeaderElectionID != "mine" {
+		t.Errorf("a given LeaderElectionID was replaced: %v %q", err, kept.LeaderElectionID)
+	}
+
+	err := WatchFilter(&ctrl.Options{}, "not a label value!")
+	if err == nil || !strings.Contains(err.Error(), "--watch-filter") {
+		t.Errorf("a bad value gave %v, want an error naming --watch-filter", err)
+	}
+}
+
+func TestSlimCacheTrimsPods(t *testing.T) {
+	var o ctrl.Options
+	if err := WatchFilter(&o, "a"); err != nil {
+		t.Fatal(err)
+	}
+	SlimCache(&o)
+	if o.Cache.DefaultTransform == nil {
+		t.Error("no default transform: managedFields stay in the cache")
+	}
+	var transform func(any) (any, error)
+	for obj, by := range o.Cache.ByObject {
+		if _, ok := obj.(*corev1.Pod); ok {
+			transform = by.Transform
+		}
+	}
+	if transform == nil || len(o.Cache.ByObject) != 4 {
+		t.Fatalf("Pod transform %v among %d cache entries, want it beside the Machine, MachineSet and Cluster filters", transform != nil, len(o.Cache.ByObject))
+	}
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Labels: map[string]string{"app": "web"},
+			Annotations:     map[string]string{corev1.LastAppliedConfigAnnotation: "{...}", corev1.MirrorPodAnnotationKey: "x"},
+			ManagedFields:   []metav1.ManagedFieldsEntry{{Manager: "kubectl"}},
+			OwnerReferences: []metav1.OwnerReference{{Kind: "DaemonSet", Name: "ds"}}},
+		Spec: corev1.PodSpec{NodeName: "n1", Priority: ptr.To[int32](7),
+			Containers:     []corev1.Container{{Name: "app", Image: "nginx", Env: []corev1.EnvVar{{Name: "A", Value: "b"}}}},
+			InitContainers: []corev1.Container{{Name: "init", Image: "busybox"}},
+			Volumes: []corev1.Volume{
+				{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}},
+				{Name: "scratch", VolumeSource: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{}}}},
+				{Name: "kube-api-access", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{}}},
+			},
+			Tolerations:     []corev1.Toleration{{Key: "node.kubernetes.io/not-ready"}},
+			SecurityContext: &corev1.PodSecurityContext{}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{Name: "app"}}, PodIP: "10.0.0.1",
+			Conditions: []corev1.PodCondition{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}}},
+	}
+	out, err := transform(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := out.(*corev1.Pod)
+	if got.ManagedFields != nil || got.Status.ContainerStatuses != nil || got.Annotations[corev1.LastAppliedConfigAnnotation] != "" {
+		t.Errorf("not trimmed: managedFields %v, container statuses %v, annotations %v", got.ManagedFields, got.Status.ContainerStatuses, got.Annotations)
+	}
+	if len(got.Spec.Containers) != 1 || got.Spec.Containers[0].Name != "app" || got.Spec.Containers[0].Image != "" ||
+		len(got.Spec.InitContainers) != 1 || got.Spec.InitContainers[0].Image != "" {
+		t.Errorf("containers %+v / %+v, want names only", got.Spec.Containers, got.Spec.InitContainers)
+	}
+	if got.Spec.Tolerations != nil || got.Spec.SecurityContext != nil || got.Status.PodIP != "" {
+		t.Errorf("not trimmed: tolerations %v, security context %v, Pod IP %q", got.Spec.Tolerations, got.Spec.SecurityContext, got.Status.PodIP)
+	}
+	// What the drain reads stays: the claim-backed volumes (the generic
+	// ephemeral one without its template), not the token volume.
+	if v := got.Spec.Volumes; len(v) != 2 || v[0].PersistentVolumeClaim.ClaimName != "data" || v[1].Name != "scratch" ||
+		v[1].Ephemeral == nil || v[1].Ephemeral.VolumeClaimTemplate != nil {
+		t.Errorf("volumes %+v, want data (claim) and scratch (ephemeral, no template)", v)
+	}
+	if len(got.Status.Conditions) != 1 || got.Status.Conditions[0].Type != corev1.DisruptionTarget {
+		t.Errorf("conditions %+v, want the DisruptionTarget condition kept", got.Status.Conditions)
+	}
+	if got.Spec.NodeName != "n1" || *got.Spec.Priority != 7 || got.Status.Phase != corev1.PodRunning ||
+		got.Labels["app"] != "web" || got.Annotations[corev1.MirrorPodAnnotationKey] != "x" || len(got.OwnerReferences) != 1 {
+		t.Errorf("lost a field the drain reads: %+v", got)
+	}
+}
+
+func TestRequestKind(t *testing.T) {
+	for _, tc := range []struct{ method, path, watch, verb, resource, sub string }{
+		{"GET", "/apis/cluster.krtt.dev/v1alpha1/machines", "", "list", "machines.cluster.krtt.dev", ""},
+		{"GET", "/apis/cluster.krtt.dev/v1alpha1/namespaces/ns/machines", "true", "watch", "machines.cluster.krtt.dev", ""},
+		{"PATCH", "/apis/cluster.krtt.dev/v1alpha1/namespaces/ns/machines/m/status", "", "patch", "machines.cluster.krtt.dev", "status"},
+		{"POST", "/api/v1/namespaces/ns/pods/p/eviction", "", "create", "pods", "eviction"},
+		{"POST", "/apis/events.k8s.io/v1/namespaces/ns/events", "", "create", "events.events.k8s.io", ""},
+		{"GET", "/api/v1/nodes/n", "", "get", "nodes", ""},
+		{"DELETE", "/api/v1/nodes/n", "", "delete", "nodes", ""},
+		{"GET", "/api/v1/namespaces/ns", "", "get", "namespaces", ""},
+		{"PUT", "/api/v1/namespaces/ns/finalize", "", "update", "namespaces", "finalize"},
+		{"GET", "/apis", "", "get", "/apis", ""},
+		{"GET", "/apis/cluster.krtt.dev/v1alpha1", "", "get", "discovery", ""},
+		{"GET", "/version", "", "get", "/version", ""},
+	} {
+		v, r, s := RequestKind(tc.method, tc.path, tc.watch)
+		if v != tc.verb || r != tc.resource || s != tc.sub {
+			t.Errorf("RequestKind(%s %s watch=%q) = %s %s %s, want %s %s %s", tc.method, tc.path, tc.watch, v, r, s, tc.verb, tc.resource, tc.sub)
+		}
+	}
+}

@@ -1,0 +1,188 @@
+// Package harness runs the krtt operator in-process against a real
+// kube-apiserver and etcd (envtest), for integration tests and the Gherkin
+// specs. Tests play the providers by writing the contract fields.
+package harness
+
+import (
+	"context"
+	"fmt"
+	"github.com/krtt-dev/krtt/actions"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/krtt-dev/krtt/actions/machine"
+	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/test/framework/localcp"
+)
+
+// Harness is a control plane plus a restartable operator.
+type Harness struct {
+	Env *localcp.ControlPlane
+	// Client labels the krtt objects it creates with Filter (see labelling).
+	Client client.Client
+	// Set is the Machine table set; Sets every set the operator runs
+	// (Machine, MachineSet and Cluster), for row coverage.
+	Set  *engine.Set
+	Sets []*engine.Set
+	// Clock is the operator's clock; scenarios advance it past timeouts.
+	Clock *Clock
+	// Audit checks the operator's writes from inside actions against the
+	// actions' markers, across restarts.
+	Audit *WriteAudit
+
+	mu       sync.Mutex
+	cancel   context.CancelFunc
+	done     chan error
+	traces   []engine.Trace
+	subs     []func(engine.Trace)
+	Reconcil *machine.Reconciler
+	workload workload
+}
+
+// Start brings up the control plane (localcp.ForTest: the one make test
+// shares, or one of its own) and the operator, which manages only the
+// objects labelled Filter (the fixtures here label theirs).
+func Start() (*Harness, error) { return start(localcp.ForTest) }
+
+// StartAlone is Start on a control plane of its own (localcp.OwnForTest),
+// for the Gherkin suite: some of its scenarios stop serving the SimMachine
+// CRD for a while, which other packages' tests on a shared control plane
+// would meet as "the server could not find the requested resource".
+func StartAlone() (*Harness, error) { return start(localcp.OwnForTest) }
+
+func start(controlPlane func() (*localcp.ControlPlane, error)) (*Harness, error) {
+	ctrl.SetLogger(zap.New(zap.UseDevMode(false), zap.Level(zapLevel())))
+	env, err := controlPlane()
+	if err != nil {
+		return nil, err
+	}
+	set, machineSets, err := actions.Sets("")
+	if err != nil {
+		_ = env.Stop()
+		return nil, err
+	}
+	clusterSet, err := actions.Load(actions.Cluster, "")
+	if err != nil {
+		_ = env.Stop()
+		return nil, err
+	}
+	h := &Harness{Env: env, Client: labelling{env.Client}, Set: set, Sets: []*engine.Set{set, machineSets, clusterSet}, Clock: &Clock{},
+		Audit: NewWriteAudit(map[string]string{actions.Machine: "machines", actions.MachineSet: "machinesets", actions.Cluster: "clusters"})}
+	if err := h.StartOperator(); err != nil {
+		_ = env.Stop()
+		return nil, err
+	}
+	return h, nil
+}
+
+// StartOperator starts a fresh manager with the Machine and MachineSet
+// controllers.
+func (h *Harness) StartOperator() error {
+	o, err := OperatorOptions(Filter)
+	if err != nil {
+		return err
+	}
+	cfg := rest.CopyConfig(h.Env.Config)
+	cfg.Wrap(h.Audit.Wrap)
+	mgr, err := actions.NewManager(cfg, o)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r, err := actions.Setup(ctx, mgr, h.Set, actions.Options{MachineConcurrency: 4, MachineSets: h.Sets[1],
+		ClusterSet: h.Sets[2], Workload: workloadOptions, Traces: h.record, Now: h.Clock.Now})
+	if err != nil {
+		cancel()
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	h.mu.Lock()
+	h.cancel, h.done, h.Reconcil = cancel, done, r
+	h.mu.Unlock()
+	return nil
+}
+
+// StopOperator stops the manager and waits until it has stopped.
+func (h *Harness) StopOperator() error {
+	h.mu.Lock()
+	cancel, done := h.cancel, h.done
+	h.cancel, h.done = nil, nil
+	h.mu.Unlock()
+	if cancel == nil {
+		return nil
+	}
+	cancel()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(60 * time.Second):
+		return fmt.Errorf("operator did not stop within 60s")
+	}
+}
+
+// RestartOperator stops and starts the operator (a crash and restart).
+func (h *Harness) RestartOperator() error {
+	if err := h.StopOperator(); err != nil {
+		return err
+	}
+	return h.StartOperator()
+}
+
+// Stop tears everything down.
+func (h *Harness) Stop() error {
+	err := h.StopOperator()
+	if e := h.stopWorkload(); err == nil {
+		err = e
+	}
+	if e := h.Env.Stop(); err == nil {
+		err = e
+	}
+	return err
+}
+
+func (h *Harness) record(tr engine.Trace) {
+	h.mu.Lock()
+	h.traces = append(h.traces, tr)
+	subs := append([]func(engine.Trace){}, h.subs...)
+	h.mu.Unlock()
+	for _, fn := range subs {
+		fn(tr)
+	}
+}
+
+// Subscribe receives every trace from now on, across operator restarts.
+func (h *Harness) Subscribe(fn func(engine.Trace)) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.subs = append(h.subs, fn)
+}
+
+// Traces returns the traces recorded so far for one Machine (all when key is empty).
+func (h *Harness) Traces(key types.NamespacedName) []engine.Trace {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []engine.Trace
+	for _, tr := range h.traces {
+		if key.Name == "" || tr.Object == key.String() {
+			out = append(out, tr)
+		}
+	}
+	return out
+}
+
+// Fired reports whether a row fired for the Machine.
+func (h *Harness) Fired(key types.NamespacedName, table, row string) bool {
+	for _, tr := range h.Traces(key) {
+		if tr.Table == table && tr.Row == row {
+			return true
+		}
+	}
+	return false
+}
