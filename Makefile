@@ -66,8 +66,10 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy code for the API types.
 
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC into config/.
-	$(CONTROLLER_GEN) crd paths=./api/... paths=./test/infrastructure/sim/api/... output:crd:artifacts:config=config/crd/bases
+	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=config/crd/bases
+	$(CONTROLLER_GEN) crd paths=./test/infrastructure/sim/api/... output:crd:artifacts:config=config/sim/crd
 	$(CONTROLLER_GEN) rbac:roleName=krtt-operator paths=./actions/... output:rbac:artifacts:config=config/rbac
+	$(CONTROLLER_GEN) rbac:roleName=krtt-sim paths=./test/infrastructure/sim/... output:rbac:artifacts:config=config/sim/rbac
 
 .PHONY: build
 build: ## Build the binaries into bin/.
@@ -95,11 +97,16 @@ check-generated: krtt $(CONTROLLER_GEN) ## Fail when generated files or docs dif
 	  $(KRTT) docs --out $$tmp --features features transitions >/dev/null; \
 	  if ! diff -ru docs/tables $$tmp; then echo "docs/tables is stale: run 'make docs' and commit"; exit 1; fi
 	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
-	  $(CONTROLLER_GEN) crd paths=./api/... paths=./test/infrastructure/sim/api/... output:crd:artifacts:config=$$tmp; \
-	  if ! diff -ru -x kustomization.yaml config/crd/bases $$tmp; then echo "config/crd is stale: run 'make manifests' and commit"; exit 1; fi
+	  $(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=$$tmp/krtt; \
+	  $(CONTROLLER_GEN) crd paths=./test/infrastructure/sim/api/... output:crd:artifacts:config=$$tmp/sim; \
+	  if ! diff -ru -x kustomization.yaml config/crd/bases $$tmp/krtt; then echo "config/crd is stale: run 'make manifests' and commit"; exit 1; fi; \
+	  if ! diff -ru -x kustomization.yaml config/sim/crd $$tmp/sim; then echo "config/sim/crd is stale: run 'make manifests' and commit"; exit 1; fi
 	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
 	  $(CONTROLLER_GEN) rbac:roleName=krtt-operator paths=./actions/... output:rbac:artifacts:config=$$tmp; \
 	  if ! diff -u config/rbac/role.yaml $$tmp/role.yaml; then echo "config/rbac/role.yaml is stale: run 'make manifests' and commit"; exit 1; fi
+	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
+	  $(CONTROLLER_GEN) rbac:roleName=krtt-sim paths=./test/infrastructure/sim/... output:rbac:artifacts:config=$$tmp; \
+	  if ! diff -u config/sim/rbac/role.yaml $$tmp/role.yaml; then echo "config/sim/rbac/role.yaml is stale: run 'make manifests' and commit"; exit 1; fi
 
 .PHONY: test
 test: tools lint check-generated ## Build tools if missing, then run every test (unit, envtest, godog) on shared control planes (hack/testcp).
@@ -156,6 +163,38 @@ fuzz: ## Run each fuzz target (table loader; Machine, Pod verdict, MachineSet an
 	go test -run '^$$' -fuzz '^FuzzPodVerdictObservers$$' -fuzztime $(FUZZ_TIME) ./actions/machine/observerfuzz
 	go test -run '^$$' -fuzz '^FuzzMachineSetObservers$$' -fuzztime $(FUZZ_TIME) ./actions/machineset/observerfuzz
 	go test -run '^$$' -fuzz '^FuzzClusterObservers$$' -fuzztime $(FUZZ_TIME) ./actions/cluster
+
+##@ Release
+
+# VERSION names a release: the nearest tag, or the commit when there is none.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo v0.0.0-dev)
+# IMG is the image `make release` installs and `make docker-build` builds.
+IMG ?= ghcr.io/krtt-dev/krtt-operator:$(VERSION)
+DIST ?= $(CURDIR)/dist
+KUBECTL ?= kubectl
+CONTAINER_TOOL ?= docker
+
+.PHONY: release
+release: ## Write $(DIST)/install.yaml (CRDs, RBAC, leader election, Deployment; image IMG) and $(DIST)/sim.yaml (the simulated provider, optional).
+	@mkdir -p $(DIST)
+	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; cp -r config $$tmp/; \
+	  img='$(IMG)'; name="$${img%:*}"; tag="$${img##*:}"; \
+	  if [ "$$name" = "$$img" ] || [ "$${tag#*/}" != "$$tag" ]; then name="$$img"; tag=latest; fi; \
+	  for overlay in default sim; do \
+	    mkdir -p $$tmp/config/release-$$overlay; \
+	    printf 'resources:\n  - ../%s\nimages:\n  - name: ghcr.io/krtt-dev/krtt-operator\n    newName: %s\n    newTag: %s\n' "$$overlay" "$$name" "$$tag" > $$tmp/config/release-$$overlay/kustomization.yaml; \
+	  done; \
+	  $(KUBECTL) kustomize $$tmp/config/release-default > $(DIST)/install.yaml; \
+	  $(KUBECTL) kustomize $$tmp/config/release-sim > $(DIST)/sim.yaml
+	@echo "wrote $(DIST)/install.yaml and $(DIST)/sim.yaml for $(IMG)"
+
+.PHONY: docker-build
+docker-build: ## Build the image IMG (operator, krtt CLI, krtt-sim) with CONTAINER_TOOL (docker).
+	$(CONTAINER_TOOL) build -t $(IMG) .
+
+.PHONY: docker-push
+docker-push: ## Push the image IMG.
+	$(CONTAINER_TOOL) push $(IMG)
 
 .PHONY: help
 help:

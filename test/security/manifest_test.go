@@ -59,7 +59,14 @@ func TestManagerDeploymentIsLocked(t *testing.T) {
 	if len(deps) != 1 {
 		t.Fatalf("%s: want one Deployment, found %d", file, len(deps))
 	}
-	spec := deps[0].Spec.Template.Spec
+	checkLocked(t, deps[0], "krtt-operator")
+}
+
+// checkLocked fails t for every way the Deployment's Pod could run with
+// more than it needs; serviceAccount is the subject its ClusterRole binds.
+func checkLocked(t *testing.T, dep *appsv1.Deployment, serviceAccount string) {
+	t.Helper()
+	spec := dep.Spec.Template.Spec
 	pod := spec.SecurityContext
 	if pod == nil {
 		t.Fatal("the Pod has no securityContext")
@@ -74,8 +81,8 @@ func TestManagerDeploymentIsLocked(t *testing.T) {
 	if spec.AutomountServiceAccountToken != nil && !*spec.AutomountServiceAccountToken {
 		t.Error("the operator needs its ServiceAccount token")
 	}
-	if spec.ServiceAccountName != "krtt-operator" {
-		t.Errorf("serviceAccountName %q, want krtt-operator (the subject of the generated ClusterRole's binding)", spec.ServiceAccountName)
+	if spec.ServiceAccountName != serviceAccount {
+		t.Errorf("%s: serviceAccountName %q, want %s (the subject of its ClusterRole's binding)", dep.Name, spec.ServiceAccountName, serviceAccount)
 	}
 	for _, c := range containers {
 		sc := c.SecurityContext

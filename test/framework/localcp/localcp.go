@@ -49,7 +49,7 @@ type Options struct {
 	// 0 means DefaultPort, a negative value any free port. When the
 	// preferred port is taken a free one is used instead.
 	Port int
-	// Root is the krtt checkout holding bin/k8s and config/crd/bases.
+	// Root is the krtt checkout holding bin/k8s, config/crd/bases and config/sim/crd.
 	// Default: found from the working directory, then from this source file.
 	Root string
 	// Log receives progress lines (nil: silent).
@@ -260,7 +260,7 @@ func Start(opts Options) (*ControlPlane, error) {
 			Etcd:      &envtest.Etcd{DataDir: etcdDir, Out: etcdLog, Err: etcdLog},
 			APIServer: api,
 		},
-		CRDDirectoryPaths:        []string{filepath.Join(root, "config", "crd", "bases")},
+		CRDDirectoryPaths:        []string{filepath.Join(root, "config", "crd", "bases"), filepath.Join(root, "config", "sim", "crd")},
 		ErrorIfCRDPathMissing:    true,
 		BinaryAssetsDirectory:    assets,
 		Scheme:                   cp.Scheme,
