@@ -31,6 +31,22 @@ func indexMachineByProviderID(obj client.Object) []string {
 	return []string{*m.Spec.ProviderID}
 }
 
+// controlPlaneMachineIndex indexes control-plane Machines by their Cluster's
+// name (workers are not in it), so counting a Cluster's control plane costs
+// what it has, not what the namespace has.
+const controlPlaneMachineIndex = "controlPlaneMachine.clusterName"
+
+func indexControlPlaneMachine(obj client.Object) []string {
+	m, ok := obj.(*clusterv1.Machine)
+	if !ok {
+		return nil
+	}
+	if _, cp := m.Labels[clusterv1.ControlPlaneLabel]; !cp {
+		return nil
+	}
+	return []string{m.Spec.ClusterName}
+}
+
 // machineExternalRefIndex indexes Machines by the provider objects they name
 // (bootstrap config and infrastructure), as externalRefKey.
 const machineExternalRefIndex = "spec.externalRefs"

@@ -8,8 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/selection"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/krtt-dev/krtt/actions/contract"
@@ -40,6 +38,9 @@ type Observer struct {
 	Now      func() time.Time
 	// PodVerdicts is handed to every Scope: the drain asks it about Pods.
 	PodVerdicts *engine.Decider[*PodItem]
+	// Indexed: Client reads the manager's cache, which holds the Machine
+	// indexes Setup registers. A one-shot reader (krtt explain) has none.
+	Indexed bool
 }
 
 // Observe builds the Scope for one Machine. API errors do not abort it: the
@@ -147,16 +148,16 @@ func (o *Observer) getExternal(ctx context.Context, s *Scope, ref clusterv1.Obje
 }
 
 func (o *Observer) countControlPlaneMachines(ctx context.Context, s *Scope) {
-	// Every Machine asks (a worker's Node is not touched without a control
-	// plane either), so the selector keeps the cache from copying workers.
-	sel := labels.SelectorFromSet(labels.Set{clusterv1.ClusterNameLabel: s.Machine.Spec.ClusterName})
-	cp, err := labels.NewRequirement(clusterv1.ControlPlaneLabel, selection.Exists, nil)
-	if err != nil {
-		s.keep(fmt.Errorf("list control-plane Machines: %w", err))
-		return
-	}
 	list := &clusterv1.MachineList{}
-	err = o.Client.List(ctx, list, client.InNamespace(s.Machine.Namespace), client.MatchingLabelsSelector{Selector: sel.Add(*cp)})
+	var err error
+	if o.Indexed {
+		// Every Machine asks, so this must not grow with the fleet: the
+		// index holds only control-plane Machines, a handful per Cluster,
+		// while a label selector would walk every Machine of the namespace.
+		err = o.Client.List(ctx, list, client.InNamespace(s.Machine.Namespace), client.MatchingFields{controlPlaneMachineIndex: s.Machine.Spec.ClusterName})
+	} else {
+		err = o.Client.List(ctx, list, client.InNamespace(s.Machine.Namespace), client.MatchingLabels{clusterv1.ClusterNameLabel: s.Machine.Spec.ClusterName}, client.HasLabels{clusterv1.ControlPlaneLabel})
+	}
 	if err != nil {
 		s.keep(fmt.Errorf("list control-plane Machines: %w", err))
 		return

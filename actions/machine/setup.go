@@ -55,7 +55,9 @@ func Spec(set *engine.Set, c client.Client, clusters ClusterClients, w *reconcil
 	if clusters == nil {
 		clusters = LocalClusterClients{Client: c}
 	}
-	obs := &Observer{Client: c, Clusters: clusters}
+	// w is given only on the manager's path, whose cache holds the indexes
+	// Setup registers.
+	obs := &Observer{Client: c, Clusters: clusters, Indexed: w != nil}
 	// Setup refuses a set without the Pod verdict table; without it the
 	// drain fails with a message naming it.
 	obs.PodVerdicts, _ = PodVerdicts(set)
@@ -107,6 +109,9 @@ func Setup(ctx context.Context, mgr ctrl.Manager, set *engine.Set, opts Options)
 	}
 	if err := idx.IndexField(ctx, &clusterv1.Machine{}, machineExternalRefIndex, indexMachineByExternalRef); err != nil {
 		return nil, fmt.Errorf("index Machines by provider object: %w", err)
+	}
+	if err := idx.IndexField(ctx, &clusterv1.Machine{}, controlPlaneMachineIndex, indexControlPlaneMachine); err != nil {
+		return nil, fmt.Errorf("index control-plane Machines by Cluster: %w", err)
 	}
 	m := mapper{client: mgr.GetClient(), nodes: mgr.GetClient()}
 	w.Referrers = m.machinesNaming
