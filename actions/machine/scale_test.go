@@ -82,7 +82,7 @@ func memoryCache(t *testing.T, machines *clusterv1.MachineList) client.Reader {
 	mapper := meta.NewDefaultRESTMapper(nil)
 	mapper.Add(gvk, meta.RESTScopeNamespace)
 	lw := &toolscache.ListWatch{
-		ListFunc:  func(metav1.ListOptions) (runtime.Object, error) { return machines.DeepCopy(), nil },
+		ListFunc: func(metav1.ListOptions) (runtime.Object, error) { return machines.DeepCopy(), nil },
 		WatchFunc: func(o metav1.ListOptions) (watch.Interface, error) {
 			if o.SendInitialEvents != nil && *o.SendInitialEvents {
 				// No streaming list here: the reflector falls back to List.
