@@ -45,7 +45,7 @@ type DecisionTable struct {
 	// vocab holds the facts and impossible combinations as a Set without
 	// states, so assignments, cubes and the checks work as for transition
 	// tables.
-	vocab *Set
+	vocab *TableSet
 }
 
 // DecisionRow is one rule of a decision table.
@@ -214,7 +214,7 @@ func resolveDecision(t *DecisionTable, findings *Findings) {
 		*findings = append(*findings, Finding{Pos: pos, Severity: SevError, Check: "reference", Table: t.Name, Row: row,
 			Message: fmt.Sprintf(format, args...), Hint: hint})
 	}
-	s := &Set{Name: t.Name, Registry: t.Registry, Facts: t.Facts, Impossible: t.Impossible, Pos: t.Pos,
+	s := &TableSet{Name: t.Name, Registry: t.Registry, Facts: t.Facts, Impossible: t.Impossible, Pos: t.Pos,
 		factIndex: map[string]int{}, stateIndex: map[string]int{}}
 	t.vocab = s
 	if len(t.Facts) == 0 {

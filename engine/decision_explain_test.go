@@ -53,7 +53,7 @@ func TestDecisionTableCheckPartialFacts(t *testing.T) {
 
 func TestDecisionTableCheckRefusesForeignFacts(t *testing.T) {
 	_, d := loadParcel(t)
-	other := (&Set{}).NewFacts()
+	other := (&TableSet{}).NewFacts()
 	if _, err := d.Check(other); err == nil {
 		t.Fatal("want an error for facts of another table")
 	}

@@ -139,7 +139,7 @@ type RowVerdict struct {
 // OtherRows says, for every row of the state other than the one that fired
 // (d, nil when none did), why it does not fire with the facts, in the order
 // of the set's tables and their rows.
-func (s *Set) OtherRows(st *State, f Facts, d *Decision) []RowVerdict {
+func (s *TableSet) OtherRows(st *State, f Facts, d *Decision) []RowVerdict {
 	out := []RowVerdict{}
 	decided := -1
 	if d != nil {

@@ -164,7 +164,7 @@ preDrainHooks=false excludeDrain=false drainTimedOut=false excludeVolumeWait=fal
 preTerminateHooks=false nodeDeletionTimedOut=false nodeHealth=Healthy healthTimedOut=false creationTimedOut=false forceDeletion=No onDrainTimeout=Skip workloadCluster=SelfHosted`
 
 // factsOf sets every fact from name=value words; later words win.
-func factsOf(t *testing.T, s *Set, words ...string) Facts {
+func factsOf(t *testing.T, s *TableSet, words ...string) Facts {
 	t.Helper()
 	f := s.NewFacts()
 	for _, w := range strings.Fields(strings.Join(words, " ")) {
@@ -184,7 +184,7 @@ func TestOtherRowsShipped(t *testing.T) {
 	if lib == nil || fs.HasErrors() {
 		t.Fatalf("load ../transitions:\n%v", fs)
 	}
-	s := lib.Set("machine")
+	s := lib.TableSet("machine")
 	if s == nil {
 		t.Fatal("no set machine")
 	}

@@ -421,7 +421,7 @@ func writeMermaid(b *strings.Builder, t *Table) {
 
 // mermaidIDs gives every state an identifier Mermaid accepts: the name
 // itself when it is one, otherwise a sanitized, unique form.
-func mermaidIDs(s *Set) []string {
+func mermaidIDs(s *TableSet) []string {
 	ids := make([]string, len(s.States))
 	taken := map[string]bool{}
 	for i, st := range s.States {

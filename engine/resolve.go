@@ -10,7 +10,7 @@ const GuardFactPrefix = "guard:"
 
 // resolve checks every name a set and its tables use and builds the indexes
 // and cubes the checker and the runtime work with.
-func resolve(s *Set, findings *Findings) {
+func resolve(s *TableSet, findings *Findings) {
 	add := func(pos Pos, table, row, hint, format string, args ...any) {
 		*findings = append(*findings, Finding{Pos: pos, Severity: SevError, Check: "reference", Table: table, Row: row,
 			Message: fmt.Sprintf(format, args...), Hint: hint})
@@ -166,7 +166,7 @@ func (r *Row) results() []*Result {
 	return out
 }
 
-func (s *Set) stateNames() []string {
+func (s *TableSet) stateNames() []string {
 	out := make([]string, len(s.States))
 	for i, st := range s.States {
 		out[i] = st.Name
@@ -174,7 +174,7 @@ func (s *Set) stateNames() []string {
 	return out
 }
 
-func (s *Set) factNames() []string {
+func (s *TableSet) factNames() []string {
 	var out []string
 	for _, f := range s.Facts {
 		if !f.Guard {
@@ -185,7 +185,7 @@ func (s *Set) factNames() []string {
 }
 
 // cubeOf turns a when clause into a cube, reporting unknown facts and values.
-func (s *Set) cubeOf(when []Match, table, row string, findings *Findings) cube {
+func (s *TableSet) cubeOf(when []Match, table, row string, findings *Findings) cube {
 	c := s.fullCube()
 	for _, m := range when {
 		i, ok := s.factIndex[m.Fact]
@@ -250,7 +250,7 @@ func (r *Row) FirstMismatch(f Facts) (Match, string, bool) {
 // resolveHierarchy links states to their parents, refuses unknown parents and
 // cycles, and passes phase and deletionStep down to sub-states that do not
 // set their own.
-func resolveHierarchy(s *Set, add func(pos Pos, table, row, hint, format string, args ...any)) {
+func resolveHierarchy(s *TableSet, add func(pos Pos, table, row, hint, format string, args ...any)) {
 	for _, st := range s.States {
 		st.parent = -1
 		if st.Parent == "" {
@@ -295,7 +295,7 @@ func resolveHierarchy(s *Set, add func(pos Pos, table, row, hint, format string,
 	}
 }
 
-func (s *Set) conditionType(t string) *ConditionType {
+func (s *TableSet) conditionType(t string) *ConditionType {
 	for _, c := range s.Conditions {
 		if c.Type == t {
 			return c
@@ -304,7 +304,7 @@ func (s *Set) conditionType(t string) *ConditionType {
 	return nil
 }
 
-func (s *Set) conditionTypes() []string {
+func (s *TableSet) conditionTypes() []string {
 	out := make([]string, len(s.Conditions))
 	for i, c := range s.Conditions {
 		out[i] = c.Type

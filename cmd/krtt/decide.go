@@ -87,9 +87,9 @@ does not, or which facts an earlier row still needs.`,
 }
 
 // pickSet chooses the set to decide with.
-func pickSet(lib *engine.Library, name string) (*engine.Set, error) {
+func pickSet(lib *engine.Library, name string) (*engine.TableSet, error) {
 	if name != "" {
-		if s := lib.Set(name); s != nil {
+		if s := lib.TableSet(name); s != nil {
 			return s, nil
 		}
 		if t := lib.Table(name); t != nil {
@@ -127,7 +127,7 @@ type decideReport struct {
 }
 
 // decide builds the facts, fires the set and explains the other rows.
-func decide(set *engine.Set, stateName string, given []string) (*decideReport, error) {
+func decide(set *engine.TableSet, stateName string, given []string) (*decideReport, error) {
 	st := set.State(stateName)
 	if st == nil {
 		var names []string
@@ -206,7 +206,7 @@ func decide(set *engine.Set, stateName string, given []string) (*decideReport, e
 	return rep, nil
 }
 
-func factNames(set *engine.Set) []string {
+func factNames(set *engine.TableSet) []string {
 	var out []string
 	for _, f := range set.Facts {
 		out = append(out, f.Name)

@@ -76,7 +76,7 @@ func explainMachineSetCmd(stdout, stderr io.Writer) *cobra.Command {
 // explainObjectCmd is krtt explain <resource> NAME for one controller's
 // objects: the same flags, client and output for every kind.
 func explainObjectCmd(stdout io.Writer, resource, kind, setName string,
-	explain func(context.Context, client.Client, *engine.Set, client.ObjectKey, time.Time) (*krttexplain.Report, error), short string) *cobra.Command {
+	explain func(context.Context, client.Client, *engine.TableSet, client.ObjectKey, time.Time) (*krttexplain.Report, error), short string) *cobra.Command {
 	var namespace, kubeconfig, kubecontext, output, tables string
 	var timeout time.Duration
 	cmd := &cobra.Command{

@@ -290,7 +290,7 @@ type NodeSide struct {
 // Machine explains one Machine: it observes it with the operator's own
 // Observer, computes the facts with the runner's observers, decides with
 // the set and reads status and Events. It runs no action.
-func Machine(ctx context.Context, c client.Client, set *engine.Set, key client.ObjectKey, now time.Time) (*Report, error) {
+func Machine(ctx context.Context, c client.Client, set *engine.TableSet, key client.ObjectKey, now time.Time) (*Report, error) {
 	// The operator's own observe and decide, through the controller kit,
 	// with a direct client and no action run.
 	// The Node side is reached as the operator reaches it: through the
@@ -324,7 +324,7 @@ func Machine(ctx context.Context, c client.Client, set *engine.Set, key client.O
 // forcedEnd says when the Node's health forces the deletion, in a state
 // where a row of the tables reads forceDeletion=NodeUnhealthy; nil in the
 // other states.
-func forcedEnd(set *engine.Set, st *engine.State, s *machineactions.Scope, now time.Time) *ForcedEnd {
+func forcedEnd(set *engine.TableSet, st *engine.State, s *machineactions.Scope, now time.Time) *ForcedEnd {
 	row := ""
 	for _, t := range set.Tables {
 		for _, r := range t.Rows {
@@ -365,7 +365,7 @@ func forcedEnd(set *engine.Set, st *engine.State, s *machineactions.Scope, now t
 // MachineSet explains one MachineSet the same way: the operator's observer,
 // facts and decision, its replica counts, what its deletion waits on, and
 // its Events. It runs no action.
-func MachineSet(ctx context.Context, c client.Client, set *engine.Set, key client.ObjectKey, now time.Time) (*Report, error) {
+func MachineSet(ctx context.Context, c client.Client, set *engine.TableSet, key client.ObjectKey, now time.Time) (*Report, error) {
 	r, err := reconciler.New(machineset.Spec(set, c, nil), reconciler.Options{Client: c, Now: func() time.Time { return now }})
 	if err != nil {
 		return nil, err
@@ -534,9 +534,9 @@ func matches(ms []engine.Match) []Match {
 }
 
 // OtherRows says, for every row of the state other than the one that fired,
-// why it does not fire (engine.Set.OtherRows): Mismatches names every fact
+// why it does not fire (engine.TableSet.OtherRows): Mismatches names every fact
 // that rules a row out, the Reason text the first reasons of them (0: all).
-func OtherRows(set *engine.Set, st *engine.State, f engine.Facts, d *engine.Decision, reasons int) []OtherRow {
+func OtherRows(set *engine.TableSet, st *engine.State, f engine.Facts, d *engine.Decision, reasons int) []OtherRow {
 	out := []OtherRow{}
 	for _, v := range set.OtherRows(st, f, d) {
 		o := OtherRow{Table: v.Table.Name, Row: v.Row.ID, Line: v.Row.Pos.Line, Verdict: string(v.Verdict), Reason: v.Reason(reasons)}
@@ -552,7 +552,7 @@ func OtherRows(set *engine.Set, st *engine.State, f engine.Facts, d *engine.Deci
 // reads to each of its other values and asks the set which
 // row would fire then; it returns the flips that lead to a different row.
 // Combinations the set declares impossible are left out.
-func Releases(set *engine.Set, st *engine.State, f engine.Facts, d *engine.Decision) []Release {
+func Releases(set *engine.TableSet, st *engine.State, f engine.Facts, d *engine.Decision) []Release {
 	out := []Release{}
 	for _, m := range d.Row.WhenClause() {
 		fact := set.Fact(m.Fact)

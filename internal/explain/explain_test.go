@@ -10,7 +10,7 @@ import (
 )
 
 // drainingFacts are the facts of a Machine whose drain is in progress.
-func drainingFacts(t *testing.T, set *engine.Set) engine.Facts {
+func drainingFacts(t *testing.T, set *engine.TableSet) engine.Facts {
 	t.Helper()
 	f := set.NewFacts()
 	for k, v := range map[string]string{
