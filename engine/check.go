@@ -385,7 +385,7 @@ func (c *setChecker) reachability() {
 	for _, t := range s.Tables {
 		for _, r := range t.Rows {
 			for _, from := range r.fromIdx {
-				for _, res := range r.results() {
+				for _, res := range r.Results() {
 					to := from
 					if res.State != "" {
 						i, ok := s.stateIndex[res.State]

@@ -37,7 +37,7 @@ func (c Columns) Lines() []string {
 	}
 	return append(out,
 		"Observed Status:       "+c.Observed,
-		"Desired Spec:          "+mdOrDash(c.Desired),
+		"Desired Spec:          "+orDash(c.Desired),
 		"Trigger / Condition:   "+c.Trigger,
 		"Reconciliation Action: "+c.Action,
 		"Resulting Status:      "+c.Resulting,
@@ -327,6 +327,14 @@ func ShortDuration(d time.Duration) string {
 	}
 	if strings.HasSuffix(s, "h0m") {
 		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// orDash shows an empty column as "-", as the rendered tables do.
+func orDash(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "-"
 	}
 	return s
 }

@@ -128,7 +128,7 @@ func resolve(s *TableSet, findings *Findings) {
 			}
 			r.cube = s.cubeOf(when, t.Name, r.ID, findings)
 			r.thenTo = -1
-			for _, res := range r.results() {
+			for _, res := range r.Results() {
 				if res.State != "" {
 					i, ok := s.stateIndex[res.State]
 					if !ok {
@@ -154,8 +154,9 @@ func resolve(s *TableSet, findings *Findings) {
 	}
 }
 
-// results returns the row's result branches that are present.
-func (r *Row) results() []*Result {
+// Results returns the result branches the row gives: then, and inProgress
+// and onFailure when present.
+func (r *Row) Results() []*Result {
 	out := []*Result{&r.Then}
 	if r.InProgress != nil {
 		out = append(out, r.InProgress)
