@@ -97,6 +97,10 @@ func (t *DecisionTable) Verdict(name string) *Value {
 	return nil
 }
 
+// Owns reports whether the facts were built by the table's NewFacts: facts
+// of another vocabulary would be read by the wrong indexes.
+func (t *DecisionTable) Owns(f Facts) bool { return f.set == t.vocab }
+
 // Decide returns the row that gives the verdict for one assignment: the
 // first matching row under hitPolicy first, the only one under unique (an
 // error when two match, which lint rules out for checked tables).

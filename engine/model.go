@@ -265,6 +265,17 @@ func (r *Row) FromStates() []*State {
 	return out
 }
 
+// WhenClause returns the row's when clause with its guards appended as
+// guard: facts that must be true, the way the checks and the runtime read
+// it.
+func (r *Row) WhenClause() []Match {
+	out := append([]Match{}, r.When...)
+	for _, g := range r.Guards {
+		out = append(out, Match{Fact: GuardFactPrefix + g, Values: []string{"true"}, Pos: r.Pos})
+	}
+	return out
+}
+
 // Table is one KRTT table.
 type Table struct {
 	Name        string

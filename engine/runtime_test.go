@@ -47,6 +47,22 @@ func doorFacts(t testing.TB, s *TableSet, locked bool, push string) Facts {
 	return f
 }
 
+// factsOf sets every fact from name=value words; later words win.
+func factsOf(t *testing.T, s *TableSet, words ...string) Facts {
+	t.Helper()
+	f := s.NewFacts()
+	for _, w := range strings.Fields(strings.Join(words, " ")) {
+		k, v, _ := strings.Cut(w, "=")
+		if err := f.Set(k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if m := f.Missing(); len(m) > 0 {
+		t.Fatalf("facts missing: %v", m)
+	}
+	return f
+}
+
 func TestDecideDoor(t *testing.T) {
 	s := mustLoadSet(t, "door", "testdata/door.yaml")
 	ctx := context.Background()

@@ -29,6 +29,7 @@ import (
 	msactions "github.com/krtt-dev/krtt/actions/machineset"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
+	engexplain "github.com/krtt-dev/krtt/engine/explain"
 	"github.com/krtt-dev/krtt/internal/remote"
 	"github.com/krtt-dev/krtt/reconciler"
 )
@@ -102,7 +103,7 @@ type FiredRow struct {
 	Row   string `json:"row"`
 	File  string `json:"file"`
 	Line  int    `json:"line"`
-	engine.Columns
+	engexplain.Columns
 	When     []Match   `json:"when"`
 	Guards   []string  `json:"guards"`
 	Do       []string  `json:"do"`
@@ -486,10 +487,10 @@ func explain[O client.Object, E any](ctx context.Context, c client.Client, r *re
 func Fired(d *engine.Decision) *FiredRow {
 	r := d.Row
 	out := &FiredRow{
-		Table: d.Table.Name, Row: r.ID, File: r.Pos.File, Line: r.Pos.Line, Columns: r.Columns(),
+		Table: d.Table.Name, Row: r.ID, File: r.Pos.File, Line: r.Pos.Line, Columns: engexplain.ColumnsOf(r),
 		When: matches(r.WhenClause()), Guards: append([]string{}, r.Guards...), Do: append([]string{}, r.Do...),
 	}
-	for _, res := range d.Results() {
+	for _, res := range engexplain.Results(d) {
 		oc := Outcome{Branch: res.Branch, Given: res.Given, Arises: res.Arises,
 			To: res.To, Changed: res.Changed(), Retry: res.Retry, StatusUnchanged: res.StatusUnchanged}
 		if res.RequeueAfter > 0 {
@@ -508,8 +509,8 @@ func Fired(d *engine.Decision) *FiredRow {
 
 // Summary turns the outcome back into the engine's summary, for its text;
 // from is the state the row fires in.
-func (o Outcome) Summary(from string) engine.ResultSummary {
-	s := engine.ResultSummary{Branch: o.Branch, Given: o.Given, Arises: o.Arises, From: from, To: o.To, Retry: o.Retry,
+func (o Outcome) Summary(from string) engexplain.ResultSummary {
+	s := engexplain.ResultSummary{Branch: o.Branch, Given: o.Given, Arises: o.Arises, From: from, To: o.To, Retry: o.Retry,
 		StatusUnchanged: o.StatusUnchanged}
 	if o.RequeueAfter != "" {
 		// RequeueAfter was printed by shortDuration and parses back.
@@ -519,7 +520,7 @@ func (o Outcome) Summary(from string) engine.ResultSummary {
 		s.Conditions = append(s.Conditions, engine.Condition{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message})
 	}
 	for _, st := range o.Status {
-		s.Status = append(s.Status, engine.StatusValue{Field: st.Field, Value: st.Value})
+		s.Status = append(s.Status, engexplain.StatusValue{Field: st.Field, Value: st.Value})
 	}
 	return s
 }
@@ -538,7 +539,7 @@ func matches(ms []engine.Match) []Match {
 // that rules a row out, the Reason text the first reasons of them (0: all).
 func OtherRows(set *engine.TableSet, st *engine.State, f engine.Facts, d *engine.Decision, reasons int) []OtherRow {
 	out := []OtherRow{}
-	for _, v := range set.OtherRows(st, f, d) {
+	for _, v := range engexplain.RowVerdicts(set, st, f, d) {
 		o := OtherRow{Table: v.Table.Name, Row: v.Row.ID, Line: v.Row.Pos.Line, Verdict: string(v.Verdict), Reason: v.Reason(reasons)}
 		for _, m := range v.Mismatches {
 			o.Mismatches = append(o.Mismatches, Mismatch{Fact: m.Match.Fact, Value: m.Value, Wants: append([]string{}, m.Match.Values...)})
@@ -788,5 +789,5 @@ func eventTime(e *eventsv1.Event) time.Time {
 
 // shortDuration prints a duration rounded to the second, 2m rather than 2m0s.
 func shortDuration(d time.Duration) string {
-	return engine.ShortDuration(d.Round(time.Second))
+	return engexplain.ShortDuration(d.Round(time.Second))
 }
