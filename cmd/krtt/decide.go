@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/krtt-dev/krtt/engine"
-	krttexplain "github.com/krtt-dev/krtt/internal/explain"
+	krttexplain "github.com/krtt-dev/krtt/engine/explain"
 )
 
 // decideCmd: krtt decide --table FILE|DIR --state S --fact name=value... [--name TABLE] [-o json]
@@ -109,7 +109,7 @@ func pickSet(lib *engine.Library, name string) (*engine.TableSet, error) {
 
 // decideReport is the result of krtt decide; -o json prints it as is. The
 // row that fires and the other rows are reported in the same model as krtt
-// explain's (internal/explain), so tools read both the same way.
+// explain's (engine/explain), so tools read both the same way.
 type decideReport struct {
 	Set   string            `json:"set"`
 	State string            `json:"state"`

@@ -16,8 +16,10 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/krtt-dev/krtt/actions/machine"
+	"github.com/krtt-dev/krtt/actions/machineset"
 	"github.com/krtt-dev/krtt/engine"
-	krttexplain "github.com/krtt-dev/krtt/internal/explain"
+	krttexplain "github.com/krtt-dev/krtt/engine/explain"
 )
 
 // pluginName is what krtt is called as a kubectl plugin: a binary named
@@ -64,12 +66,12 @@ krtt also works as a kubectl plugin:
 }
 
 func explainMachineCmd(stdout, stderr io.Writer) *cobra.Command {
-	return explainObjectCmd(stdout, "machine", "Machine", actions.Machine, krttexplain.Machine,
+	return explainObjectCmd(stdout, "machine", "Machine", actions.Machine, machine.Explain,
 		"Explain why a Machine is in its state and what would move it on")
 }
 
 func explainMachineSetCmd(stdout, stderr io.Writer) *cobra.Command {
-	return explainObjectCmd(stdout, "machineset", "MachineSet", actions.MachineSet, krttexplain.MachineSet,
+	return explainObjectCmd(stdout, "machineset", "MachineSet", actions.MachineSet, machineset.Explain,
 		"Explain why a MachineSet is in its state: its counts, limits and what would move it on")
 }
 

@@ -201,8 +201,8 @@ func (v RowVerdict) Reason(most int) string {
 
 // StatusValue is one status field a result sets.
 type StatusValue struct {
-	Field string
-	Value string
+	Field string `json:"field"`
+	Value string `json:"value"`
 }
 
 // ResultSummary is a row's result for one way its actions can end, as the
@@ -278,7 +278,7 @@ func (s ResultSummary) Line() string {
 		parts = append(parts, "stays "+s.To)
 	}
 	if s.RequeueAfter > 0 {
-		parts = append(parts, "requeue after "+ShortDuration(s.RequeueAfter))
+		parts = append(parts, "requeue after "+engine.ShortDuration(s.RequeueAfter))
 	}
 	if s.Retry {
 		parts = append(parts, "return an error (work queue back-off)")
@@ -308,18 +308,6 @@ func (s ResultSummary) Details() []string {
 		out = append(out, "nothing else in status changes")
 	}
 	return out
-}
-
-// ShortDuration prints 30s, 2m and 1h30m rather than 2m0s.
-func ShortDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
 }
 
 // orDash shows an empty column as "-", as the rendered tables do.

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/krtt-dev/krtt/engine"
-	"github.com/krtt-dev/krtt/engine/explain"
 )
 
 // Options adjusts Markdown.
@@ -604,7 +603,7 @@ func mdResultSummary(res *engine.Result) string {
 		parts = append(parts, "stay in the current state")
 	}
 	if res.RequeueAfter > 0 {
-		parts = append(parts, "requeue after "+explain.ShortDuration(res.RequeueAfter))
+		parts = append(parts, "requeue after "+engine.ShortDuration(res.RequeueAfter))
 	}
 	if res.Retry {
 		parts = append(parts, "return an error so the work queue retries with back-off")

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/krtt-dev/krtt/engine"
-	engexplain "github.com/krtt-dev/krtt/engine/explain"
 )
 
 // TimeFormat is how reports print times (UTC, to the second).
@@ -250,7 +249,7 @@ func matchesText(ms []Match) string {
 	}
 	parts := make([]string, len(ms))
 	for i, m := range ms {
-		parts[i] = engexplain.MatchText(engine.Match{Fact: m.Fact, Values: m.Values})
+		parts[i] = MatchText(engine.Match{Fact: m.Fact, Values: m.Values})
 	}
 	return strings.Join(parts, ", ")
 }
