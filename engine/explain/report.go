@@ -17,17 +17,20 @@ import (
 	"github.com/krtt-dev/krtt/engine"
 )
 
-// MaxEvents is how many of the Machine's most recent Events a report keeps.
+// MaxEvents is how many of the object's most recent Events a report keeps.
 const MaxEvents = 10
 
 // Report is everything krtt explain machine (or machineset) says about one
-// object.
+// object. The sections only one kind has (Replicas; Hooks, NodeSide,
+// Deleting, WaitingOn.Forced) are fields here, filled by actions/machine and
+// actions/machineset, because the JSON keeps one field order for every kind
+// and the text prints them among the generic lines.
 type Report struct {
 	// Kind is Machine or MachineSet.
 	Kind      string `json:"kind"`
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
-	// Found is false when the Machine does not exist.
+	// Found is false when the object does not exist.
 	Found bool   `json:"found"`
 	Set   string `json:"set"`
 	// State is status.state, or the set's initial state when it is empty or
@@ -37,7 +40,7 @@ type Report struct {
 	// StateNote says why State is not status.state, when it is not.
 	StateNote string `json:"stateNote,omitempty"`
 	Phase     string `json:"phase"`
-	// DeletionRequested is the Machine's deletionTimestamp.
+	// DeletionRequested is the object's deletionTimestamp.
 	DeletionRequested *time.Time `json:"deletionRequested,omitempty"`
 	// Now is the time the report was computed for.
 	Now time.Time `json:"now"`
@@ -74,7 +77,7 @@ type Report struct {
 	Deleting *Condition `json:"deletingCondition,omitempty"`
 	// LastTransition is status.lastTransition.
 	LastTransition *Transition `json:"lastTransition,omitempty"`
-	// Events are the most recent Events about the Machine, oldest first.
+	// Events are the most recent Events about the object, oldest first.
 	Events      []Event `json:"events"`
 	EventsError string  `json:"eventsError,omitempty"`
 }
@@ -161,7 +164,7 @@ type Release struct {
 	Then string `json:"then"`
 }
 
-// Wait is the deletion step a Machine waits in.
+// Wait is the step an object waits in, as its state's wait declares it.
 type Wait struct {
 	// Step names the step in words.
 	Step string `json:"step"`
@@ -244,7 +247,7 @@ type ViaRow struct {
 	Message string `json:"message,omitempty"`
 }
 
-// Event is one Event about the Machine.
+// Event is one Event about the object.
 type Event struct {
 	Time   time.Time `json:"time"`
 	Type   string    `json:"type"`
