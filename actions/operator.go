@@ -46,7 +46,7 @@ type Options struct {
 	MachineConcurrency int
 	// MachineSets is the MachineSet table set; nil leaves the MachineSet
 	// controller out.
-	MachineSets *engine.Set
+	MachineSets *engine.TableSet
 	// MachineSetConcurrency defaults to MachineConcurrency.
 	MachineSetConcurrency int
 	// Traces, when set, receives every row fired by every controller.
@@ -57,13 +57,13 @@ type Options struct {
 	// interval, timeout, failure threshold); zero values are the defaults.
 	Workload remote.Options
 	// ClusterSet is the Cluster controller's table set; nil: the embedded one.
-	ClusterSet *engine.Set
+	ClusterSet *engine.TableSet
 }
 
 // Setup adds the Machine controller for the given table set, the workload
 // cluster connections its Node side goes through, the Cluster controller
 // and, when opts.MachineSets is given, the MachineSet controller.
-func Setup(ctx context.Context, mgr ctrl.Manager, set *engine.Set, opts Options) (*machine.Reconciler, error) {
+func Setup(ctx context.Context, mgr ctrl.Manager, set *engine.TableSet, opts Options) (*machine.Reconciler, error) {
 	if opts.Workload.Now == nil {
 		// Since and ReachableAgain are compared with the controllers' clock.
 		opts.Workload.Now = opts.Now
@@ -139,7 +139,7 @@ func WorkloadClusters(mgr ctrl.Manager, o remote.Options) (*remote.Cache, error)
 // Sets loads the table sets of the Machine and MachineSet controllers from
 // dir (the embedded tables when dir is empty). LoadSets also loads the
 // Cluster controller's.
-func Sets(dir string) (machines, machineSets *engine.Set, err error) {
+func Sets(dir string) (machines, machineSets *engine.TableSet, err error) {
 	all, err := LoadSets(dir)
 	if err != nil {
 		return nil, nil, err
@@ -149,7 +149,7 @@ func Sets(dir string) (machines, machineSets *engine.Set, err error) {
 
 // TableSets are the table sets of every controller the operator runs.
 type TableSets struct {
-	Machine, MachineSet, Cluster *engine.Set
+	Machine, MachineSet, Cluster *engine.TableSet
 }
 
 // LoadSets loads every controller's table set from dir (the embedded tables
@@ -159,7 +159,7 @@ func LoadSets(dir string) (TableSets, error) {
 	var out TableSets
 	for _, s := range []struct {
 		name string
-		into **engine.Set
+		into **engine.TableSet
 	}{{Machine, &out.Machine}, {MachineSet, &out.MachineSet}, {Cluster, &out.Cluster}} {
 		set, err := Load(s.name, dir)
 		if err != nil {

@@ -35,7 +35,7 @@ func Catalogs() map[string]*engine.Catalog {
 // Load loads the set named set from dir, or from the embedded tables when dir
 // is empty, and refuses tables with any lint finding: an operator must never
 // run tables that were not clean.
-func Load(set, dir string) (*engine.Set, error) {
+func Load(set, dir string) (*engine.TableSet, error) {
 	var (
 		lib      *engine.Library
 		findings engine.Findings
@@ -51,7 +51,7 @@ func Load(set, dir string) (*engine.Set, error) {
 	if len(findings) > 0 {
 		return nil, fmt.Errorf("the tables have lint findings; fix them (krtt lint shows the same):\n%s", findings.Error())
 	}
-	s := lib.Set(set)
+	s := lib.TableSet(set)
 	if s == nil {
 		return nil, fmt.Errorf("no TableSet named %q in the tables", set)
 	}

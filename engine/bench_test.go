@@ -22,7 +22,7 @@ func BenchmarkDecide(b *testing.B) {
 	})
 	b.Run("machine-deletion", func(b *testing.B) {
 		lib := loadShipped(b)
-		s := lib.Set("machine")
+		s := lib.TableSet("machine")
 		if s == nil || s.State("Deleting") == nil {
 			b.Fatal("the shipped tables have no machine set with a Deleting state")
 		}
@@ -64,7 +64,7 @@ func benchStep[E any](b *testing.B, r *Runner[E], state string, env E, row strin
 // syntheticRegistry registers, for every fact of the set, an observer that
 // reads the value from the environment (a slice indexed like set.Facts),
 // and for every action a no-op that finishes.
-func syntheticRegistry(s *Set) *Registry[[]string] {
+func syntheticRegistry(s *TableSet) *Registry[[]string] {
 	reg := NewRegistry[[]string](s.Registry)
 	for i, f := range s.Facts {
 		if f.Guard {
@@ -95,7 +95,7 @@ func syntheticRegistry(s *Set) *Registry[[]string] {
 // deletionAssignment finds an assignment for which, in the state, the last
 // table of the set (the deletion table) decides after the earlier tables
 // were consulted: the longest path through the machines.
-func deletionAssignment(b *testing.B, s *Set, state string) ([]string, string) {
+func deletionAssignment(b *testing.B, s *TableSet, state string) ([]string, string) {
 	st := s.State(state)
 	last := s.Tables[len(s.Tables)-1]
 	rng := rand.New(rand.NewSource(1))

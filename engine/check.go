@@ -49,7 +49,7 @@ func Check(lib *Library, catalogs map[string]*Catalog) Findings {
 
 // setChecker holds what the checks of one set share.
 type setChecker struct {
-	s   *Set
+	s   *TableSet
 	out *Findings
 	imp []cube
 	// never marks rows already reported as never firing, so the masking
@@ -57,7 +57,7 @@ type setChecker struct {
 	never map[*Row]bool
 }
 
-func newSetChecker(s *Set, out *Findings) *setChecker {
+func newSetChecker(s *TableSet, out *Findings) *setChecker {
 	c := &setChecker{s: s, out: out, never: map[*Row]bool{}}
 	for _, im := range s.Impossible {
 		if im.cube != nil {
@@ -71,7 +71,7 @@ func (c *setChecker) add(f Finding) { *c.out = append(*c.out, f) }
 
 // setTable is the Table field for findings about the set as a whole: the
 // table's name when the set is a standalone table, empty otherwise.
-func setTable(s *Set) string {
+func setTable(s *TableSet) string {
 	if len(s.Tables) == 1 && s.Tables[0].Name == s.Name && s.Tables[0].Pos == s.Pos {
 		return s.Name
 	}
@@ -79,7 +79,7 @@ func setTable(s *Set) string {
 }
 
 // setLabel names the set in messages.
-func setLabel(s *Set) string {
+func setLabel(s *TableSet) string {
 	if setTable(s) != "" {
 		return "table " + s.Name
 	}
@@ -385,7 +385,7 @@ func (c *setChecker) reachability() {
 	for _, t := range s.Tables {
 		for _, r := range t.Rows {
 			for _, from := range r.fromIdx {
-				for _, res := range r.results() {
+				for _, res := range r.Results() {
 					to := from
 					if res.State != "" {
 						i, ok := s.stateIndex[res.State]
@@ -482,7 +482,7 @@ func (c *setChecker) results() {
 
 // registryUse collects what the sets naming one registry use.
 type registryUse struct {
-	first   *Set
+	first   *TableSet
 	facts   map[string]bool
 	actions map[string]bool
 	guards  map[string]bool
@@ -688,12 +688,12 @@ func editDistance(a, b string) int {
 // branches on groups of values no live cube tells apart, so a complete
 // cover of n rows is usually proven in about n steps rather than a number
 // exponential in the facts.
-func gap(set *Set, region cube, cover []cube) []uint8 {
+func gap(set *TableSet, region cube, cover []cube) []uint8 {
 	r := append(cube(nil), region...)
 	return gapRec(set, r, cover, make([]int, len(region)))
 }
 
-func gapRec(set *Set, region cube, cover []cube, count []int) []uint8 {
+func gapRec(set *TableSet, region cube, cover []cube, count []int) []uint8 {
 	live := make([]cube, 0, len(cover))
 	for _, c := range cover {
 		meets, contains := true, true

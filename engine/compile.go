@@ -58,7 +58,7 @@ type compiled struct {
 // compileSet builds one stateless machine per table: table states are
 // machine states, each row a guarded transition (internal when the row does
 // not change the state), guards derived from the row's when clause.
-func compileSet(s *Set) {
+func compileSet(s *TableSet) {
 	for _, t := range s.Tables {
 		t.machine = compileTable(t)
 	}

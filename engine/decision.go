@@ -45,7 +45,7 @@ type DecisionTable struct {
 	// vocab holds the facts and impossible combinations as a Set without
 	// states, so assignments, cubes and the checks work as for transition
 	// tables.
-	vocab *Set
+	vocab *TableSet
 }
 
 // DecisionRow is one rule of a decision table.
@@ -96,6 +96,10 @@ func (t *DecisionTable) Verdict(name string) *Value {
 	}
 	return nil
 }
+
+// Owns reports whether the facts were built by the table's NewFacts: facts
+// of another vocabulary would be read by the wrong indexes.
+func (t *DecisionTable) Owns(f Facts) bool { return f.set == t.vocab }
 
 // Decide returns the row that gives the verdict for one assignment: the
 // first matching row under hitPolicy first, the only one under unique (an
@@ -214,7 +218,7 @@ func resolveDecision(t *DecisionTable, findings *Findings) {
 		*findings = append(*findings, Finding{Pos: pos, Severity: SevError, Check: "reference", Table: t.Name, Row: row,
 			Message: fmt.Sprintf(format, args...), Hint: hint})
 	}
-	s := &Set{Name: t.Name, Registry: t.Registry, Facts: t.Facts, Impossible: t.Impossible, Pos: t.Pos,
+	s := &TableSet{Name: t.Name, Registry: t.Registry, Facts: t.Facts, Impossible: t.Impossible, Pos: t.Pos,
 		factIndex: map[string]int{}, stateIndex: map[string]int{}}
 	t.vocab = s
 	if len(t.Facts) == 0 {

@@ -166,23 +166,3 @@ spec:
 		})
 	}
 }
-
-func TestRenderDecisionMarkdown(t *testing.T) {
-	_, d := loadParcel(t)
-	var b strings.Builder
-	if err := RenderDecisionMarkdown(&b, d, RenderOptions{Coverage: map[string][]string{"P1": {"features/post.feature:3 a fragile parcel"}}}); err != nil {
-		t.Fatal(err)
-	}
-	page := b.String()
-	for _, want := range []string{
-		"# parcel — What the post room does with one parcel",
-		"| P1 | A fragile parcel | Marked fragile | `Hand` | Hand it over | [a fragile parcel](features/post.feature#L3) |",
-		"| P3 | Any other parcel | Small and sturdy | `Post` | Post it | — |",
-		"Scenarios cover 1 of 3 rows; not covered: `P2`, `P3`.",
-		"| `Hand` | P1, P2 | hand it over in person |",
-	} {
-		if !strings.Contains(page, want) {
-			t.Errorf("page lacks %q:\n%s", want, page)
-		}
-	}
-}

@@ -13,12 +13,12 @@ const unset = 255
 // Facts is one assignment of values to the facts of a set. It is small and
 // cheap to copy; build it with Set.NewFacts.
 type Facts struct {
-	set *Set
+	set *TableSet
 	v   []uint8
 }
 
 // NewFacts returns an assignment with every fact unset.
-func (s *Set) NewFacts() Facts {
+func (s *TableSet) NewFacts() Facts {
 	v := make([]uint8, len(s.Facts))
 	for i := range v {
 		v[i] = unset
@@ -126,7 +126,7 @@ type cube []uint64
 
 func fullMask(f *Fact) uint64 { return (uint64(1) << uint(len(f.Values))) - 1 }
 
-func (s *Set) fullCube() cube {
+func (s *TableSet) fullCube() cube {
 	c := make(cube, len(s.Facts))
 	for i, f := range s.Facts {
 		c[i] = fullMask(f)
@@ -182,7 +182,7 @@ func (c cube) pick() []uint8 {
 
 // describe renders an example assignment restricted to the facts in which
 // the given cubes are interested, so messages stay short.
-func (s *Set) describe(v []uint8, relevant []bool) string {
+func (s *TableSet) describe(v []uint8, relevant []bool) string {
 	var parts []string
 	for i, x := range v {
 		if relevant != nil && !relevant[i] {

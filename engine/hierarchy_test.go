@@ -38,7 +38,7 @@ spec:
 
 func TestHierarchy(t *testing.T) {
 	s := mustLoadBytes(t, "trip", trip)
-	if fs := Check(&Library{Sets: []*Set{s}}, nil); fs.HasErrors() {
+	if fs := Check(&Library{Sets: []*TableSet{s}}, nil); fs.HasErrors() {
 		t.Fatalf("check: %v", fs)
 	}
 	if got := s.State("Flying").Phase; got != "Away" {

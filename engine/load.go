@@ -18,7 +18,7 @@ import (
 // Library is everything loaded from a group of files: the table sets, each
 // with its tables resolved and compiled.
 type Library struct {
-	Sets []*Set
+	Sets []*TableSet
 	// Decisions are the stateless decision tables, in load order.
 	Decisions []*DecisionTable
 }
@@ -33,8 +33,8 @@ func (l *Library) Decision(name string) *DecisionTable {
 	return nil
 }
 
-// Set returns the named set, or nil.
-func (l *Library) Set(name string) *Set {
+// TableSet returns the named table set, or nil.
+func (l *Library) TableSet(name string) *TableSet {
 	for _, s := range l.Sets {
 		if s.Name == name {
 			return s
@@ -64,7 +64,7 @@ func (l *Library) Tables() []*Table {
 
 // rawSet is a set as written, before its tables are attached.
 type rawSet struct {
-	set    *Set
+	set    *TableSet
 	tables []string
 	tpos   []Pos
 }
@@ -74,7 +74,7 @@ type rawTable struct {
 	table    *Table
 	setName  string
 	setPos   Pos
-	ownSet   *Set
+	ownSet   *TableSet
 	hasOwn   bool
 	rowNodes int
 }
@@ -321,7 +321,7 @@ func linkDecisions(lib *Library, decisions []*DecisionTable, findings *Findings)
 		seen[d.Name] = d.Pos
 		resolveDecision(d, findings)
 		if d.SetName != "" {
-			s := lib.Set(d.SetName)
+			s := lib.TableSet(d.SetName)
 			if s == nil {
 				*findings = append(*findings, Finding{Pos: d.setPos, Severity: SevError, Check: "reference", Table: d.Name,
 					Message: fmt.Sprintf("decision table names TableSet %q, which was not loaded", d.SetName), Hint: "load the directory that holds the set's file, or drop spec.set"})
@@ -334,7 +334,7 @@ func linkDecisions(lib *Library, decisions []*DecisionTable, findings *Findings)
 }
 
 // vocabulary holds the handlers shared by sets and standalone tables.
-func (r *reader) vocabulary(s *Set, h map[string]func(*yaml.Node)) {
+func (r *reader) vocabulary(s *TableSet, h map[string]func(*yaml.Node)) {
 	h["description"] = func(v *yaml.Node) { s.Description = r.str(v, "spec.description") }
 	h["registry"] = func(v *yaml.Node) { s.Registry = r.str(v, "spec.registry") }
 	h["initialState"] = func(v *yaml.Node) { s.InitialState = r.str(v, "spec.initialState") }
@@ -374,7 +374,7 @@ func (r *reader) vocabulary(s *Set, h map[string]func(*yaml.Node)) {
 }
 
 func (r *reader) setSpec(name string, n *yaml.Node, pos Pos) *rawSet {
-	rs := &rawSet{set: &Set{Name: name, Pos: pos}}
+	rs := &rawSet{set: &TableSet{Name: name, Pos: pos}}
 	h := map[string]func(*yaml.Node){}
 	r.vocabulary(rs.set, h)
 	h["tables"] = func(v *yaml.Node) {
@@ -389,7 +389,7 @@ func (r *reader) setSpec(name string, n *yaml.Node, pos Pos) *rawSet {
 
 func (r *reader) tableSpec(name string, n *yaml.Node, pos Pos) *rawTable {
 	t := &Table{Name: name, HitPolicy: HitUnique, Pos: pos}
-	rt := &rawTable{table: t, ownSet: &Set{Name: name, Pos: pos}}
+	rt := &rawTable{table: t, ownSet: &TableSet{Name: name, Pos: pos}}
 	h := map[string]func(*yaml.Node){}
 	r.vocabulary(rt.ownSet, h)
 	// A table's own description is the table's, not its private set's.

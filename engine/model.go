@@ -1,11 +1,3 @@
-// Package engine loads KRTT transition tables (Kubernetes Reconciler
-// Transition Tables) from YAML, checks them, compiles them into guarded
-// state machines and fires them at run time.
-//
-// A table row keeps the five human columns of a KRTT table (observed status,
-// desired spec, trigger, reconciliation action, resulting status) next to
-// the parts a machine can check: the states it applies to, a match over
-// declared facts, the registered actions it runs and its result.
 package engine
 
 import (
@@ -22,7 +14,7 @@ const (
 )
 
 // Decision returns the set's decision table with the given name, or nil.
-func (s *Set) Decision(name string) *DecisionTable {
+func (s *TableSet) Decision(name string) *DecisionTable {
 	for _, d := range s.Decisions {
 		if d.Name == name {
 			return d
@@ -137,7 +129,7 @@ type StateWait struct {
 }
 
 // ParentState returns the parent state, or nil.
-func (s *State) ParentState(set *Set) *State {
+func (s *State) ParentState(set *TableSet) *State {
 	if s.parent < 0 {
 		return nil
 	}
@@ -145,7 +137,7 @@ func (s *State) ParentState(set *Set) *State {
 }
 
 // Within reports whether the state is anc or lies below it.
-func (s *State) Within(set *Set, anc *State) bool {
+func (s *State) Within(set *TableSet, anc *State) bool {
 	for cur := s; cur != nil; cur = cur.ParentState(set) {
 		if cur == anc {
 			return true
@@ -265,6 +257,17 @@ func (r *Row) FromStates() []*State {
 	return out
 }
 
+// WhenClause returns the row's when clause with its guards appended as
+// guard: facts that must be true, the way the checks and the runtime read
+// it.
+func (r *Row) WhenClause() []Match {
+	out := append([]Match{}, r.When...)
+	for _, g := range r.Guards {
+		out = append(out, Match{Fact: GuardFactPrefix + g, Values: []string{"true"}, Pos: r.Pos})
+	}
+	return out
+}
+
 // Table is one KRTT table.
 type Table struct {
 	Name        string
@@ -275,13 +278,13 @@ type Table struct {
 	Rows        []*Row
 	Pos         Pos
 
-	set     *Set
+	set     *TableSet
 	covers  []bool // covers[state index]: some row applies in that state
 	machine *compiled
 }
 
 // Set returns the table set this table belongs to.
-func (t *Table) Set() *Set { return t.set }
+func (t *Table) Set() *TableSet { return t.set }
 
 // Covers reports whether some row of the table applies in the state.
 func (t *Table) Covers(state *State) bool { return t.covers[state.index] }
@@ -296,10 +299,10 @@ func (t *Table) Row(id string) *Row {
 	return nil
 }
 
-// Set is a group of tables that share states and facts and are consulted in
+// TableSet is a group of tables that share states and facts and are consulted in
 // order: for a state, the first table (in Tables order) with a matching row
 // decides. A table file without a set forms a set of its own.
-type Set struct {
+type TableSet struct {
 	Name         string
 	Description  string
 	Registry     string
@@ -324,7 +327,7 @@ type Set struct {
 }
 
 // State returns the named state, or nil.
-func (s *Set) State(name string) *State {
+func (s *TableSet) State(name string) *State {
 	i, ok := s.stateIndex[name]
 	if !ok {
 		return nil
@@ -333,7 +336,7 @@ func (s *Set) State(name string) *State {
 }
 
 // Fact returns the named fact, or nil.
-func (s *Set) Fact(name string) *Fact {
+func (s *TableSet) Fact(name string) *Fact {
 	i, ok := s.factIndex[name]
 	if !ok {
 		return nil
@@ -342,7 +345,7 @@ func (s *Set) Fact(name string) *Fact {
 }
 
 // Table returns the named table, or nil.
-func (s *Set) Table(name string) *Table {
+func (s *TableSet) Table(name string) *Table {
 	for _, t := range s.Tables {
 		if t.Name == name {
 			return t
@@ -352,7 +355,7 @@ func (s *Set) Table(name string) *Table {
 }
 
 // Row finds a row by table and id.
-func (s *Set) Row(table, id string) *Row {
+func (s *TableSet) Row(table, id string) *Row {
 	if t := s.Table(table); t != nil {
 		return t.Row(id)
 	}

@@ -19,7 +19,7 @@ const (
 // given facts (indexes into set.Facts); every other fact is set to its
 // first value. fn returns false to stop. The Facts passed to fn is reused
 // between calls; Clone it to keep it.
-func EnumerateAssignments(set *Set, facts []int, fn func(Facts) bool) {
+func EnumerateAssignments(set *TableSet, facts []int, fn func(Facts) bool) {
 	f := set.NewFacts()
 	for i := range f.v {
 		f.v[i] = 0
@@ -29,7 +29,7 @@ func EnumerateAssignments(set *Set, facts []int, fn func(Facts) bool) {
 
 // enumerateFrom is EnumerateAssignments with every other fact at its value
 // in f.
-func enumerateFrom(set *Set, f Facts, facts []int, fn func(Facts) bool) {
+func enumerateFrom(set *TableSet, f Facts, facts []int, fn func(Facts) bool) {
 	var rec func(k int) bool
 	rec = func(k int) bool {
 		if k == len(facts) {
@@ -51,7 +51,7 @@ func enumerateFrom(set *Set, f Facts, facts []int, fn func(Facts) bool) {
 // stateFacts lists the facts the rows applying in the state mention, and
 // then the facts of impossible combinations if that keeps the product
 // within maxPoints. It returns the product too.
-func stateFacts(set *Set, st *State) ([]int, int) {
+func stateFacts(set *TableSet, st *State) ([]int, int) {
 	rel := make([]bool, len(set.Facts))
 	mark := func(c cube) {
 		for i, m := range c {
@@ -96,7 +96,7 @@ func stateFacts(set *Set, st *State) ([]int, int) {
 }
 
 // possibleAssignment samples random assignments until one is possible.
-func possibleAssignment(set *Set, rng *rand.Rand) (Facts, bool) {
+func possibleAssignment(set *TableSet, rng *rand.Rand) (Facts, bool) {
 	f := set.NewFacts()
 	for range maxSamples {
 		for i, fact := range set.Facts {
@@ -109,7 +109,7 @@ func possibleAssignment(set *Set, rng *rand.Rand) (Facts, bool) {
 	return f, false
 }
 
-func impossibleAssignment(set *Set, f Facts) bool {
+func impossibleAssignment(set *TableSet, f Facts) bool {
 	for _, im := range set.Impossible {
 		if im.cube.matches(f.v) {
 			return true
@@ -122,7 +122,7 @@ func impossibleAssignment(set *Set, f Facts) bool {
 // assignment of the facts its rows mention, that the compiled machines pick
 // the same row as direct evaluation, and that some row is picked (the set
 // passed Check, so it is complete).
-func checkDecideAgrees(t *testing.T, set *Set) {
+func checkDecideAgrees(t *testing.T, set *TableSet) {
 	t.Helper()
 	ctx := context.Background()
 	rng := rand.New(rand.NewSource(1))
@@ -239,7 +239,7 @@ func TestDecideMatchesDirect(t *testing.T) {
 		lib := loadShipped(t)
 		for _, s := range lib.Sets {
 			t.Run(s.Name, func(t *testing.T) {
-				if fs := Check(&Library{Sets: []*Set{s}}, nil).Errors(); len(fs) > 0 {
+				if fs := Check(&Library{Sets: []*TableSet{s}}, nil).Errors(); len(fs) > 0 {
 					t.Fatalf("set %s does not pass Check:\n%s", s.Name, lines(fs))
 				}
 				checkDecideAgrees(t, s)

@@ -5,7 +5,7 @@ import "context"
 // DecideDirect is the reference evaluator the compiled machines are checked
 // against: tables in order, rows in document order, the first row that
 // applies in the state (directly or through a parent) and matches wins.
-func (s *Set) DecideDirect(state string, f Facts) *Decision {
+func (s *TableSet) DecideDirect(state string, f Facts) *Decision {
 	st := s.State(state)
 	if st == nil {
 		return nil

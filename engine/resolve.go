@@ -10,7 +10,7 @@ const GuardFactPrefix = "guard:"
 
 // resolve checks every name a set and its tables use and builds the indexes
 // and cubes the checker and the runtime work with.
-func resolve(s *Set, findings *Findings) {
+func resolve(s *TableSet, findings *Findings) {
 	add := func(pos Pos, table, row, hint, format string, args ...any) {
 		*findings = append(*findings, Finding{Pos: pos, Severity: SevError, Check: "reference", Table: table, Row: row,
 			Message: fmt.Sprintf(format, args...), Hint: hint})
@@ -128,7 +128,7 @@ func resolve(s *Set, findings *Findings) {
 			}
 			r.cube = s.cubeOf(when, t.Name, r.ID, findings)
 			r.thenTo = -1
-			for _, res := range r.results() {
+			for _, res := range r.Results() {
 				if res.State != "" {
 					i, ok := s.stateIndex[res.State]
 					if !ok {
@@ -154,8 +154,9 @@ func resolve(s *Set, findings *Findings) {
 	}
 }
 
-// results returns the row's result branches that are present.
-func (r *Row) results() []*Result {
+// Results returns the result branches the row gives: then, and inProgress
+// and onFailure when present.
+func (r *Row) Results() []*Result {
 	out := []*Result{&r.Then}
 	if r.InProgress != nil {
 		out = append(out, r.InProgress)
@@ -166,7 +167,7 @@ func (r *Row) results() []*Result {
 	return out
 }
 
-func (s *Set) stateNames() []string {
+func (s *TableSet) stateNames() []string {
 	out := make([]string, len(s.States))
 	for i, st := range s.States {
 		out[i] = st.Name
@@ -174,7 +175,7 @@ func (s *Set) stateNames() []string {
 	return out
 }
 
-func (s *Set) factNames() []string {
+func (s *TableSet) factNames() []string {
 	var out []string
 	for _, f := range s.Facts {
 		if !f.Guard {
@@ -185,7 +186,7 @@ func (s *Set) factNames() []string {
 }
 
 // cubeOf turns a when clause into a cube, reporting unknown facts and values.
-func (s *Set) cubeOf(when []Match, table, row string, findings *Findings) cube {
+func (s *TableSet) cubeOf(when []Match, table, row string, findings *Findings) cube {
 	c := s.fullCube()
 	for _, m := range when {
 		i, ok := s.factIndex[m.Fact]
@@ -250,7 +251,7 @@ func (r *Row) FirstMismatch(f Facts) (Match, string, bool) {
 // resolveHierarchy links states to their parents, refuses unknown parents and
 // cycles, and passes phase and deletionStep down to sub-states that do not
 // set their own.
-func resolveHierarchy(s *Set, add func(pos Pos, table, row, hint, format string, args ...any)) {
+func resolveHierarchy(s *TableSet, add func(pos Pos, table, row, hint, format string, args ...any)) {
 	for _, st := range s.States {
 		st.parent = -1
 		if st.Parent == "" {
@@ -295,7 +296,7 @@ func resolveHierarchy(s *Set, add func(pos Pos, table, row, hint, format string,
 	}
 }
 
-func (s *Set) conditionType(t string) *ConditionType {
+func (s *TableSet) conditionType(t string) *ConditionType {
 	for _, c := range s.Conditions {
 		if c.Type == t {
 			return c
@@ -304,7 +305,7 @@ func (s *Set) conditionType(t string) *ConditionType {
 	return nil
 }
 
-func (s *Set) conditionTypes() []string {
+func (s *TableSet) conditionTypes() []string {
 	out := make([]string, len(s.Conditions))
 	for i, c := range s.Conditions {
 		out[i] = c.Type

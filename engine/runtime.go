@@ -26,7 +26,7 @@ var ErrNoDecision = errors.New("no row matches")
 
 // Decide fires the compiled machines of the set's tables, in order, for the
 // state and facts, and returns the row that matched.
-func (s *Set) Decide(ctx context.Context, state string, f Facts) (*Decision, error) {
+func (s *TableSet) Decide(ctx context.Context, state string, f Facts) (*Decision, error) {
 	st := s.State(state)
 	if st == nil {
 		return nil, fmt.Errorf("set %s has no state %q", s.Name, state)
@@ -63,7 +63,7 @@ func (s *Set) Decide(ctx context.Context, state string, f Facts) (*Decision, err
 // ImpossibleHit returns the first declared impossible combination the facts
 // fall into, or nil. Observers that produce one contradict the tables'
 // assumptions; controllers report it instead of trusting the decision.
-func (s *Set) ImpossibleHit(f Facts) *Impossible {
+func (s *TableSet) ImpossibleHit(f Facts) *Impossible {
 	for _, im := range s.Impossible {
 		if im.cube.matches(f.v) {
 			return im
@@ -172,7 +172,7 @@ type Trace struct {
 // Runner binds a set to a registry and runs observe → decide → act →
 // result for one object per call. It is safe for concurrent use.
 type Runner[E any] struct {
-	set       *Set
+	set       *TableSet
 	reg       *Registry[E]
 	observers []observer[E]
 	actions   map[*Row]rowActions[E]
@@ -191,7 +191,7 @@ type rowActions[E any] struct {
 
 // NewRunner binds every fact and action of the set to the registry and
 // refuses to start when one is missing.
-func NewRunner[E any](set *Set, reg *Registry[E]) (*Runner[E], error) {
+func NewRunner[E any](set *TableSet, reg *Registry[E]) (*Runner[E], error) {
 	r := &Runner[E]{set: set, reg: reg, actions: map[*Row]rowActions[E]{}, now: time.Now}
 	var missing []string
 	r.observers = make([]observer[E], len(set.Facts))
@@ -262,7 +262,7 @@ func (r *Runner[E]) Project(env E, res Resolved, writeConditions func([]Conditio
 }
 
 // Set returns the set the runner runs.
-func (r *Runner[E]) Set() *Set { return r.set }
+func (r *Runner[E]) Set() *TableSet { return r.set }
 
 // Subscribe adds a receiver of trace records; it is called synchronously
 // after each firing, so it must be quick.

@@ -12,13 +12,13 @@ import (
 
 // mustLoadSet loads files that must load without errors and returns the
 // named set.
-func mustLoadSet(t testing.TB, name string, paths ...string) *Set {
+func mustLoadSet(t testing.TB, name string, paths ...string) *TableSet {
 	t.Helper()
 	lib, fs := LoadPaths(paths...)
 	if lib == nil || fs.HasErrors() {
 		t.Fatalf("load %v:\n%v", paths, fs)
 	}
-	s := lib.Set(name)
+	s := lib.TableSet(name)
 	if s == nil {
 		t.Fatalf("no set %s in %v", name, paths)
 	}
@@ -26,16 +26,16 @@ func mustLoadSet(t testing.TB, name string, paths ...string) *Set {
 }
 
 // mustLoadBytes loads an inline document that must load without errors.
-func mustLoadBytes(t testing.TB, name, doc string) *Set {
+func mustLoadBytes(t testing.TB, name, doc string) *TableSet {
 	t.Helper()
 	lib, fs := LoadBytes(name+".yaml", []byte(doc))
 	if lib == nil || fs.HasErrors() {
 		t.Fatalf("load %s:\n%v", name, fs)
 	}
-	return lib.Set(name)
+	return lib.TableSet(name)
 }
 
-func doorFacts(t testing.TB, s *Set, locked bool, push string) Facts {
+func doorFacts(t testing.TB, s *TableSet, locked bool, push string) Facts {
 	t.Helper()
 	f := s.NewFacts()
 	if err := f.SetBool("locked", locked); err != nil {
@@ -43,6 +43,22 @@ func doorFacts(t testing.TB, s *Set, locked bool, push string) Facts {
 	}
 	if err := f.Set("push", push); err != nil {
 		t.Fatal(err)
+	}
+	return f
+}
+
+// factsOf sets every fact from name=value words; later words win.
+func factsOf(t *testing.T, s *TableSet, words ...string) Facts {
+	t.Helper()
+	f := s.NewFacts()
+	for _, w := range strings.Fields(strings.Join(words, " ")) {
+		k, v, _ := strings.Cut(w, "=")
+		if err := f.Set(k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if m := f.Missing(); len(m) > 0 {
+		t.Fatalf("facts missing: %v", m)
 	}
 	return f
 }
@@ -485,7 +501,7 @@ spec:
 
 func TestCompileHitPolicyFirst(t *testing.T) {
 	s := mustLoadBytes(t, "first", firstPolicy)
-	if fs := Check(&Library{Sets: []*Set{s}}, nil); len(fs) > 0 {
+	if fs := Check(&Library{Sets: []*TableSet{s}}, nil); len(fs) > 0 {
 		t.Fatalf("first-policy table has findings:\n%s", lines(fs))
 	}
 	ctx := context.Background()

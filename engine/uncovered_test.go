@@ -6,7 +6,7 @@ package engine
 // cover contains, or nil when the cover is complete. It splits the region on
 // one fact at a time, keeping only cubes that still meet the branch, so the
 // search is exact over the finite domains but rarely touches every point.
-func uncovered(set *Set, region cube, cover []cube) []uint8 {
+func uncovered(set *TableSet, region cube, cover []cube) []uint8 {
 	var live []cube
 	for _, c := range cover {
 		if x, ok := c.intersect(region); ok {

@@ -66,7 +66,7 @@ type tableRows struct {
 // coverable lists every table whose rows must fire: of every set the
 // operator runs (Machine, MachineSet), its transition tables, then the
 // decision tables it consults.
-func coverable(sets []*engine.Set) []tableRows {
+func coverable(sets []*engine.TableSet) []tableRows {
 	var out []tableRows
 	for _, set := range sets {
 		out = append(out, setTables(set)...)
@@ -74,7 +74,7 @@ func coverable(sets []*engine.Set) []tableRows {
 	return out
 }
 
-func setTables(set *engine.Set) []tableRows {
+func setTables(set *engine.TableSet) []tableRows {
 	var out []tableRows
 	for _, t := range set.Tables {
 		tr := tableRows{name: t.Name}

@@ -113,7 +113,7 @@ func chainReconciler(t *testing.T) (*Reconciler[*unstructured.Unstructured, *cha
 		GetConditions: func(u *unstructured.Unstructured) []metav1.Condition { return conds[u] },
 		SetConditions: func(u *unstructured.Unstructured, c []metav1.Condition) { conds[u] = c },
 	}
-	r, err := New(Spec[*unstructured.Unstructured, *chainEnv]{Name: "chain", Set: lib.Set("chain"), Registry: reg,
+	r, err := New(Spec[*unstructured.Unstructured, *chainEnv]{Name: "chain", Set: lib.TableSet("chain"), Registry: reg,
 		NewObject: func() *unstructured.Unstructured { return &unstructured.Unstructured{} }, Status: status}, Options{})
 	if err != nil {
 		t.Fatal(err)

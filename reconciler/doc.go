@@ -37,5 +37,8 @@
 // wrote the object's spec itself and succeeded records the generation its
 // own write made as observed, so the next reconcile has nothing to rewrite.
 //
+// Explain (explain.go) starts krtt explain's report of any kind from the
+// same observe and decide, without acting.
+//
 // It knows nothing of Machines.
 package reconciler

@@ -194,7 +194,7 @@ func lampRegistry() *engine.Registry[*lamp] {
 	return r
 }
 
-func lampSet(t *testing.T) *engine.Set {
+func lampSet(t *testing.T) *engine.TableSet {
 	t.Helper()
 	lib, findings := engine.LoadBytes("lamp.yaml", []byte(lampTables))
 	if lib == nil || findings.HasErrors() {
@@ -203,7 +203,7 @@ func lampSet(t *testing.T) *engine.Set {
 	if fs := engine.Check(lib, map[string]*engine.Catalog{"lamp": lampRegistry().Catalog()}); len(fs) > 0 {
 		t.Fatalf("lamp tables: %v", fs)
 	}
-	return lib.Set("lamp")
+	return lib.TableSet("lamp")
 }
 
 // recordStep is one reconcile of a case: edit the stored object (the user or
@@ -259,7 +259,7 @@ var recordKey = client.ObjectKey{Namespace: "ns", Name: "one"}
 // newRecordReconciler builds a Reconciler whose observer returns canned
 // objects and whose clock the steps set; it has no client, which neither
 // Plan nor record uses.
-func newRecordReconciler[E any](t *testing.T, set *engine.Set, reg *engine.Registry[E], env func(*unstructured.Unstructured) E,
+func newRecordReconciler[E any](t *testing.T, set *engine.TableSet, reg *engine.Registry[E], env func(*unstructured.Unstructured) E,
 	w *recordWorld, clock *time.Time) *Reconciler[*unstructured.Unstructured, E] {
 	t.Helper()
 	spec := Spec[*unstructured.Unstructured, E]{

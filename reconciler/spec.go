@@ -86,7 +86,7 @@ type Spec[O client.Object, E any] struct {
 	// controller-runtime controller, the Events' reporter and metric names
 	// (krtt_<name>s{phase}).
 	Name     string
-	Set      *engine.Set
+	Set      *engine.TableSet
 	Registry *engine.Registry[E]
 	// NewObject returns an empty object of the API type, for watches.
 	NewObject func() O

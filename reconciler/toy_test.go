@@ -163,7 +163,7 @@ var doorStatus = Status[*unstructured.Unstructured]{
 
 var (
 	env     *localcp.ControlPlane
-	toySet  *engine.Set
+	toySet  *engine.TableSet
 	toyTime = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 )
 
@@ -183,7 +183,7 @@ func installDoorCRD() error {
 	if fs := engine.Check(lib, map[string]*engine.Catalog{"door": doorRegistry().Catalog()}); len(fs) > 0 {
 		return fmt.Errorf("door tables: %v", fs)
 	}
-	toySet = lib.Set("door")
+	toySet = lib.TableSet("door")
 	open := map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}
 	crd := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",

@@ -39,7 +39,7 @@ var Status = record.Status(func(c *clusterv1.Cluster) record.Fields {
 })
 
 // Spec is the Cluster controller for the kit.
-func Spec(set *engine.Set, c client.Client, conns Connections) reconciler.Spec[*clusterv1.Cluster, *Scope] {
+func Spec(set *engine.TableSet, c client.Client, conns Connections) reconciler.Spec[*clusterv1.Cluster, *Scope] {
 	obs := &Observer{Client: c, Connections: conns}
 	return reconciler.Spec[*clusterv1.Cluster, *Scope]{
 		Name:           Name,
@@ -73,7 +73,7 @@ type Options struct {
 
 // Setup builds the Cluster controller on the kit: a Cluster is woken by its
 // Machines, its kubeconfig Secret, and its connection changing state.
-func Setup(mgr ctrl.Manager, set *engine.Set, opts Options) (*Reconciler, error) {
+func Setup(mgr ctrl.Manager, set *engine.TableSet, opts Options) (*Reconciler, error) {
 	r, err := reconciler.New(Spec(set, mgr.GetClient(), opts.Clusters), reconciler.Options{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
 		Recorder: mgr.GetEventRecorder("krtt-cluster-controller"), Now: opts.Now,

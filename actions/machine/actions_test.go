@@ -93,7 +93,7 @@ func shippedPodVerdicts(t *testing.T) *engine.Decider[*PodItem] {
 			podVerdictsErr = fs.AsError()
 			return
 		}
-		podVerdicts, podVerdictsErr = PodVerdicts(lib.Set("machine"))
+		podVerdicts, podVerdictsErr = PodVerdicts(lib.TableSet("machine"))
 	})
 	poll.Must(t, podVerdictsErr)
 	return podVerdicts

@@ -109,7 +109,7 @@ func observe(t *testing.T, s *Scope) engine.Facts {
 	if findings.HasErrors() {
 		t.Fatalf("load tables: %v", findings.Errors())
 	}
-	set := lib.Set("machine")
+	set := lib.TableSet("machine")
 	if set == nil {
 		t.Fatal("no machine table set")
 	}

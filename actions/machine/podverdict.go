@@ -109,7 +109,7 @@ func registerPodFacts(r *engine.Registry[*PodItem]) {
 }
 
 // PodVerdicts binds the set's Pod verdict table to the Pod registry.
-func PodVerdicts(set *engine.Set) (*engine.Decider[*PodItem], error) {
+func PodVerdicts(set *engine.TableSet) (*engine.Decider[*PodItem], error) {
 	t := set.Decision(PodVerdictTable)
 	if t == nil {
 		return nil, fmt.Errorf("the %s tables have no decision table %s, which the drain asks about every Pod", set.Name, PodVerdictTable)

@@ -51,7 +51,7 @@ var Status = record.Status(func(m *clusterv1.Machine) record.Fields {
 // Spec is the Machine controller for the kit: its tables, registry and
 // observer. c reads the management cluster; clusters reaches the Node side
 // (nil: the management cluster); w may be nil (explain).
-func Spec(set *engine.Set, c client.Client, clusters ClusterClients, w *reconciler.KindWatcher) reconciler.Spec[*clusterv1.Machine, *Scope] {
+func Spec(set *engine.TableSet, c client.Client, clusters ClusterClients, w *reconciler.KindWatcher) reconciler.Spec[*clusterv1.Machine, *Scope] {
 	if clusters == nil {
 		clusters = LocalClusterClients{Client: c}
 	}
@@ -82,7 +82,7 @@ func Spec(set *engine.Set, c client.Client, clusters ClusterClients, w *reconcil
 
 // Setup registers the indexes, builds the Machine controller on the kit and
 // adds it to the manager.
-func Setup(ctx context.Context, mgr ctrl.Manager, set *engine.Set, opts Options) (*Reconciler, error) {
+func Setup(ctx context.Context, mgr ctrl.Manager, set *engine.TableSet, opts Options) (*Reconciler, error) {
 	if _, err := PodVerdicts(set); err != nil {
 		return nil, err
 	}

@@ -118,7 +118,7 @@ func facts(t *testing.T, s *Scope) map[string]string {
 	if findings.HasErrors() {
 		t.Fatalf("load tables: %v", findings.Errors())
 	}
-	r, err := engine.NewRunner(lib.Set(RegistryName), Registry())
+	r, err := engine.NewRunner(lib.TableSet(RegistryName), Registry())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,7 +46,7 @@ var Status = record.Status(func(ms *clusterv1.MachineSet) record.Fields {
 // Spec is the MachineSet controller for the kit: its tables, registry and
 // observer. c reads the management cluster; r is what actions wait on to see
 // their writes (the manager's cache; c when nil).
-func Spec(set *engine.Set, c client.Client, r client.Reader) reconciler.Spec[*clusterv1.MachineSet, *Scope] {
+func Spec(set *engine.TableSet, c client.Client, r client.Reader) reconciler.Spec[*clusterv1.MachineSet, *Scope] {
 	obs := &Observer{Client: c, Reader: r}
 	return reconciler.Spec[*clusterv1.MachineSet, *Scope]{
 		Name:           Name,
@@ -66,7 +66,7 @@ func Spec(set *engine.Set, c client.Client, r client.Reader) reconciler.Spec[*cl
 
 // Setup registers the Machine index, builds the MachineSet controller on the
 // kit and adds it to the manager.
-func Setup(ctx context.Context, mgr ctrl.Manager, set *engine.Set, opts Options) (*Reconciler, error) {
+func Setup(ctx context.Context, mgr ctrl.Manager, set *engine.TableSet, opts Options) (*Reconciler, error) {
 	r, err := reconciler.New(Spec(set, mgr.GetClient(), mgr.GetCache()), reconciler.Options{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
 		Recorder: mgr.GetEventRecorder("krtt-machineset-controller"), Now: opts.Now,

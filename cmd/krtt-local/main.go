@@ -39,7 +39,7 @@ type flags struct {
 	local, fresh, leaderElect, samples bool
 	// machineSets and clusterSet are the MachineSet and Cluster table
 	// sets, loaded with the Machine set.
-	machineSets, clusterSet *engine.Set
+	machineSets, clusterSet *engine.TableSet
 	dir, tablesDir          string
 	metricsAddr, probeAddr  string
 	concurrency, port       int
@@ -115,7 +115,7 @@ func operatorManager(cfg *rest.Config, f flags, leaderElect bool) (manager.Manag
 	return mgr, nil
 }
 
-func runOperator(ctx context.Context, cfg *rest.Config, set *engine.Set, f flags, leaderElect bool) error {
+func runOperator(ctx context.Context, cfg *rest.Config, set *engine.TableSet, f flags, leaderElect bool) error {
 	mgr, err := operatorManager(cfg, f, leaderElect)
 	if err != nil {
 		return err
@@ -126,7 +126,7 @@ func runOperator(ctx context.Context, cfg *rest.Config, set *engine.Set, f flags
 	return mgr.Start(ctx)
 }
 
-func runLocal(ctx context.Context, set *engine.Set, f flags) error {
+func runLocal(ctx context.Context, set *engine.TableSet, f flags) error {
 	cp, err := localcp.Start(localcp.Options{Dir: f.dir, Fresh: f.fresh, Port: f.port, Log: prefixed{}})
 	if err != nil {
 		return err

@@ -143,7 +143,7 @@ func TestLoadSetsReadsEveryControllerFromDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, s := range map[string]*engine.Set{"machine": sets.Machine, "machineset": sets.MachineSet, "cluster": sets.Cluster} {
+	for name, s := range map[string]*engine.TableSet{"machine": sets.Machine, "machineset": sets.MachineSet, "cluster": sets.Cluster} {
 		if s == nil || !strings.HasPrefix(s.Description, "FROM-DIR") {
 			t.Errorf("set %s was not loaded from %s", name, dir)
 		}

@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/krtt-dev/krtt/engine"
-	krttexplain "github.com/krtt-dev/krtt/internal/explain"
+	krttexplain "github.com/krtt-dev/krtt/engine/explain"
 )
 
 // decideCmd: krtt decide --table FILE|DIR --state S --fact name=value... [--name TABLE] [-o json]
@@ -87,9 +87,9 @@ does not, or which facts an earlier row still needs.`,
 }
 
 // pickSet chooses the set to decide with.
-func pickSet(lib *engine.Library, name string) (*engine.Set, error) {
+func pickSet(lib *engine.Library, name string) (*engine.TableSet, error) {
 	if name != "" {
-		if s := lib.Set(name); s != nil {
+		if s := lib.TableSet(name); s != nil {
 			return s, nil
 		}
 		if t := lib.Table(name); t != nil {
@@ -109,7 +109,7 @@ func pickSet(lib *engine.Library, name string) (*engine.Set, error) {
 
 // decideReport is the result of krtt decide; -o json prints it as is. The
 // row that fires and the other rows are reported in the same model as krtt
-// explain's (internal/explain), so tools read both the same way.
+// explain's (engine/explain), so tools read both the same way.
 type decideReport struct {
 	Set   string            `json:"set"`
 	State string            `json:"state"`
@@ -127,7 +127,7 @@ type decideReport struct {
 }
 
 // decide builds the facts, fires the set and explains the other rows.
-func decide(set *engine.Set, stateName string, given []string) (*decideReport, error) {
+func decide(set *engine.TableSet, stateName string, given []string) (*decideReport, error) {
 	st := set.State(stateName)
 	if st == nil {
 		var names []string
@@ -206,7 +206,7 @@ func decide(set *engine.Set, stateName string, given []string) (*decideReport, e
 	return rep, nil
 }
 
-func factNames(set *engine.Set) []string {
+func factNames(set *engine.TableSet) []string {
 	var out []string
 	for _, f := range set.Facts {
 		out = append(out, f.Name)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/krtt-dev/krtt/engine"
+	krttexplain "github.com/krtt-dev/krtt/engine/explain"
 )
 
 // itemReport is krtt decide's answer for a decision table; -o json prints
@@ -66,7 +67,7 @@ func decideItem(stdout io.Writer, dt *engine.DecisionTable, given []string, outp
 			return usagef("--fact %s: %v", kv, err)
 		}
 	}
-	c, err := dt.Check(f)
+	c, err := krttexplain.CheckDecision(dt, f)
 	if err != nil {
 		return err
 	}
@@ -99,7 +100,7 @@ func whenText(ms []engine.Match) string {
 	}
 	parts := make([]string, len(ms))
 	for i, m := range ms {
-		parts[i] = engine.MatchText(m)
+		parts[i] = krttexplain.MatchText(m)
 	}
 	return strings.Join(parts, ", ")
 }

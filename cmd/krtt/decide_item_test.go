@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	krttexplain "github.com/krtt-dev/krtt/internal/explain"
+	krttexplain "github.com/krtt-dev/krtt/engine/explain"
 )
 
 const parcel = "../../engine/testdata/decision/parcel.yaml"

@@ -16,8 +16,10 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/krtt-dev/krtt/actions/machine"
+	"github.com/krtt-dev/krtt/actions/machineset"
 	"github.com/krtt-dev/krtt/engine"
-	krttexplain "github.com/krtt-dev/krtt/internal/explain"
+	krttexplain "github.com/krtt-dev/krtt/engine/explain"
 )
 
 // pluginName is what krtt is called as a kubectl plugin: a binary named
@@ -64,19 +66,19 @@ krtt also works as a kubectl plugin:
 }
 
 func explainMachineCmd(stdout, stderr io.Writer) *cobra.Command {
-	return explainObjectCmd(stdout, "machine", "Machine", actions.Machine, krttexplain.Machine,
+	return explainObjectCmd(stdout, "machine", "Machine", actions.Machine, machine.Explain,
 		"Explain why a Machine is in its state and what would move it on")
 }
 
 func explainMachineSetCmd(stdout, stderr io.Writer) *cobra.Command {
-	return explainObjectCmd(stdout, "machineset", "MachineSet", actions.MachineSet, krttexplain.MachineSet,
+	return explainObjectCmd(stdout, "machineset", "MachineSet", actions.MachineSet, machineset.Explain,
 		"Explain why a MachineSet is in its state: its counts, limits and what would move it on")
 }
 
 // explainObjectCmd is krtt explain <resource> NAME for one controller's
 // objects: the same flags, client and output for every kind.
 func explainObjectCmd(stdout io.Writer, resource, kind, setName string,
-	explain func(context.Context, client.Client, *engine.Set, client.ObjectKey, time.Time) (*krttexplain.Report, error), short string) *cobra.Command {
+	explain func(context.Context, client.Client, *engine.TableSet, client.ObjectKey, time.Time) (*krttexplain.Report, error), short string) *cobra.Command {
 	var namespace, kubeconfig, kubecontext, output, tables string
 	var timeout time.Duration
 	cmd := &cobra.Command{

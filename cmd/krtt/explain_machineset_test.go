@@ -10,8 +10,9 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/krtt-dev/krtt/actions/machineset"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
-	krttexplain "github.com/krtt-dev/krtt/internal/explain"
+	krttexplain "github.com/krtt-dev/krtt/engine/explain"
 	"github.com/krtt-dev/krtt/test/framework/harness"
 	"github.com/krtt-dev/krtt/test/framework/localcp"
 )
@@ -31,7 +32,7 @@ func explainMachineSetWaitingForTemplate(t *testing.T, h *harness.Harness, kubec
 	harness.Must(t, err)
 	var rep *krttexplain.Report
 	harness.Await(t, explainWait, "MachineSet waits for its template", func(ctx context.Context) error {
-		r, err := krttexplain.MachineSet(ctx, h.Client, h.Sets[1], client.ObjectKey{Namespace: ns, Name: "ms"}, time.Now().UTC())
+		r, err := machineset.Explain(ctx, h.Client, h.Sets[1], client.ObjectKey{Namespace: ns, Name: "ms"}, time.Now().UTC())
 		if err != nil {
 			return err
 		}

@@ -22,8 +22,9 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/krtt-dev/krtt/actions/machine"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
-	krttexplain "github.com/krtt-dev/krtt/internal/explain"
+	krttexplain "github.com/krtt-dev/krtt/engine/explain"
 	"github.com/krtt-dev/krtt/test/framework/harness"
 	"github.com/krtt-dev/krtt/test/framework/localcp"
 	simv1 "github.com/krtt-dev/krtt/test/infrastructure/sim/api/v1alpha1"
@@ -187,7 +188,7 @@ func settled(t *testing.T, h *harness.Harness, ns, reason, inMessage string) *kr
 	t.Helper()
 	var rep *krttexplain.Report
 	harness.Await(t, explainWait, "Machine "+ns+"/m1 settled", func(ctx context.Context) error {
-		r, err := krttexplain.Machine(ctx, h.Client, h.Set, client.ObjectKey{Namespace: ns, Name: "m1"}, time.Now().UTC())
+		r, err := machine.Explain(ctx, h.Client, h.Set, client.ObjectKey{Namespace: ns, Name: "m1"}, time.Now().UTC())
 		if err != nil {
 			return err
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/engine/render"
 )
 
 // renderCmd: krtt render --format markdown|mermaid|dot|stateless [--table NAME] FILE|DIR...
@@ -52,13 +53,13 @@ func renderCmd(stdout, stderr io.Writer) *cobra.Command {
 					if len(tables) > 1 {
 						fmt.Fprintf(&b, "%%%% table %s\n", t.Name)
 					}
-					err = engine.RenderMermaid(&b, t)
+					err = render.Mermaid(&b, t)
 				case "dot":
-					err = engine.RenderDot(&b, t)
+					err = render.Dot(&b, t)
 				case "stateless":
 					_, err = b.WriteString(t.CompiledGraph())
 				default:
-					err = engine.RenderMarkdown(&b, t, actions.Catalogs()[t.Set().Registry], renderOptions(cov, t))
+					err = render.Markdown(&b, t, actions.Catalogs()[t.Set().Registry], renderOptions(cov, t))
 				}
 				if err != nil {
 					return err
@@ -114,7 +115,7 @@ whose links fill in each page's Scenarios column. --features DIR reads the
 			tables := lib.Tables()
 			for _, t := range tables {
 				var b bytes.Buffer
-				if err := engine.RenderMarkdown(&b, t, actions.Catalogs()[t.Set().Registry], renderOptions(cov, t)); err != nil {
+				if err := render.Markdown(&b, t, actions.Catalogs()[t.Set().Registry], renderOptions(cov, t)); err != nil {
 					return err
 				}
 				if err := os.WriteFile(filepath.Join(out, pageName(t)), b.Bytes(), 0o644); err != nil {
@@ -123,7 +124,7 @@ whose links fill in each page's Scenarios column. --features DIR reads the
 			}
 			for _, d := range lib.Decisions {
 				var b bytes.Buffer
-				if err := engine.RenderDecisionMarkdown(&b, d, renderDecisionOptions(cov, d)); err != nil {
+				if err := render.DecisionMarkdown(&b, d, renderDecisionOptions(cov, d)); err != nil {
 					return err
 				}
 				if err := os.WriteFile(filepath.Join(out, pageFile(d.Name)), b.Bytes(), 0o644); err != nil {
@@ -193,28 +194,28 @@ func warnCoverage(w io.Writer, lib *engine.Library, cov coverageFile) {
 
 // renderOptions gives a table its coverage; with a coverage file every
 // table gets a Scenarios column, even when no scenario covers it.
-func renderOptions(cov coverageFile, t *engine.Table) engine.RenderOptions {
+func renderOptions(cov coverageFile, t *engine.Table) render.Options {
 	if cov == nil {
-		return engine.RenderOptions{}
+		return render.Options{}
 	}
 	rows := cov[t.Name]
 	if rows == nil {
 		rows = map[string][]string{}
 	}
-	return engine.RenderOptions{Coverage: rows}
+	return render.Options{Coverage: rows}
 }
 
 // renderDecisionOptions gives a decision table its coverage, as
 // renderOptions does for a transition table.
-func renderDecisionOptions(cov coverageFile, d *engine.DecisionTable) engine.RenderOptions {
+func renderDecisionOptions(cov coverageFile, d *engine.DecisionTable) render.Options {
 	if cov == nil {
-		return engine.RenderOptions{}
+		return render.Options{}
 	}
 	rows := cov[d.Name]
 	if rows == nil {
 		rows = map[string][]string{}
 	}
-	return engine.RenderOptions{Coverage: rows}
+	return render.Options{Coverage: rows}
 }
 
 // pageName is the file a table's page is written to.

@@ -74,7 +74,7 @@ const (
 // RulesFrom reads the rules from a loaded table set: the state order from
 // set.States, the drain from the rows that run DrainAction, force deletion
 // from rows whose actions are named Force*.
-func RulesFrom(set *engine.Set) Rules {
+func RulesFrom(set *engine.TableSet) Rules {
 	r := Rules{DrainStates: map[string]bool{}, DrainRows: map[string]bool{}, ForceDeleteRows: map[string]bool{}, NodeKeptRows: map[string]string{}}
 	for _, s := range set.States {
 		r.States = append(r.States, s.Name)

@@ -33,7 +33,7 @@ var (
 // declared verdicts (no combination is left without a row).
 func FuzzPodVerdictObservers(f *testing.F) {
 	lib, _, _ := observertest.Shipped(f, machineactions.RegistryName, machineactions.Registry())
-	decider, err := machineactions.PodVerdicts(lib.Set(machineactions.RegistryName))
+	decider, err := machineactions.PodVerdicts(lib.TableSet(machineactions.RegistryName))
 	if err != nil {
 		f.Fatal(err)
 	}

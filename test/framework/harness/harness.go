@@ -28,8 +28,8 @@ type Harness struct {
 	Client client.Client
 	// Set is the Machine table set; Sets every set the operator runs
 	// (Machine, MachineSet and Cluster), for row coverage.
-	Set  *engine.Set
-	Sets []*engine.Set
+	Set  *engine.TableSet
+	Sets []*engine.TableSet
 	// Clock is the operator's clock; scenarios advance it past timeouts.
 	Clock *Clock
 	// Audit checks the operator's writes from inside actions against the
@@ -72,7 +72,7 @@ func start(controlPlane func() (*localcp.ControlPlane, error)) (*Harness, error)
 		_ = env.Stop()
 		return nil, err
 	}
-	h := &Harness{Env: env, Client: labelling{env.Client}, Set: set, Sets: []*engine.Set{set, machineSets, clusterSet}, Clock: &Clock{},
+	h := &Harness{Env: env, Client: labelling{env.Client}, Set: set, Sets: []*engine.TableSet{set, machineSets, clusterSet}, Clock: &Clock{},
 		Audit: NewWriteAudit(map[string]string{actions.Machine: "machines", actions.MachineSet: "machinesets", actions.Cluster: "clusters"})}
 	if err := h.StartOperator(); err != nil {
 		_ = env.Stop()

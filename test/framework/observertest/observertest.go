@@ -15,13 +15,13 @@ import (
 
 // Shipped loads the shipped tables and returns them with a runner binding
 // the set named name to reg; tb fails when either does not load or bind.
-func Shipped[E any](tb testing.TB, name string, reg *engine.Registry[E]) (*engine.Library, *engine.Runner[E], *engine.Set) {
+func Shipped[E any](tb testing.TB, name string, reg *engine.Registry[E]) (*engine.Library, *engine.Runner[E], *engine.TableSet) {
 	tb.Helper()
 	lib, findings := engine.LoadFS(transitions.FS(), ".")
 	if findings.HasErrors() {
 		tb.Fatal(findings)
 	}
-	set := lib.Set(name)
+	set := lib.TableSet(name)
 	r, err := engine.NewRunner(set, reg)
 	if err != nil {
 		tb.Fatal(err)
@@ -31,7 +31,7 @@ func Shipped[E any](tb testing.TB, name string, reg *engine.Registry[E]) (*engin
 
 // Observe runs every observer of r on env and fails tb unless each fact of
 // set got one of its declared values.
-func Observe[E any](tb testing.TB, r *engine.Runner[E], set *engine.Set, env E) {
+func Observe[E any](tb testing.TB, r *engine.Runner[E], set *engine.TableSet, env E) {
 	tb.Helper()
 	facts, err := r.Observe(env)
 	if err != nil {

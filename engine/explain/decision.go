@@ -1,8 +1,10 @@
-package engine
+package explain
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/krtt-dev/krtt/engine"
 )
 
 // DecisionRowCheck says what one row of a decision table makes of an
@@ -10,7 +12,7 @@ import (
 // facts that matter, so a fact no row before the deciding one reads can be
 // left out.
 type DecisionRowCheck struct {
-	Row *DecisionRow
+	Row *engine.DecisionRow
 	// Verdict is mismatch (a given fact rules the row out), masked (it
 	// matches but an earlier row wins under hitPolicy first), undecided
 	// (no given fact rules it out, but it reads facts that were not given),
@@ -21,7 +23,7 @@ type DecisionRowCheck struct {
 	// Unset are the facts the row reads that were not given (undecided).
 	Unset []string
 	// First is the row that decides, for a masked row.
-	First *DecisionRow
+	First *engine.DecisionRow
 }
 
 // VerdictUndecided: no given fact rules the row out, and it reads facts that
@@ -35,7 +37,7 @@ func (c DecisionRowCheck) Reason() string {
 		if c.First == nil {
 			return "matches, but an earlier row may match first"
 		}
-		return fmt.Sprintf("matches too, but row %s comes first (hitPolicy %s)", c.First.ID, c.Row.table.HitPolicy)
+		return fmt.Sprintf("matches too, but row %s comes first (hitPolicy %s)", c.First.ID, c.Row.Table().HitPolicy)
 	case VerdictUndecided:
 		return "may match: give " + strings.Join(c.Unset, ", ")
 	}
@@ -51,25 +53,25 @@ func (c DecisionRowCheck) Reason() string {
 // the facts.
 type DecisionCheck struct {
 	// Decides is the row that gives the verdict; nil when none is known.
-	Decides *DecisionRow
+	Decides *engine.DecisionRow
 	// Error says why no row decides: none matches, two match under unique,
 	// or an earlier row might match on facts that were not given.
 	Error  string
 	Others []DecisionRowCheck
 }
 
-// Check decides with an assignment that may leave facts unset. Under
+// CheckDecision decides with an assignment that may leave facts unset. Under
 // hitPolicy first a row decides when every fact it reads is given and
 // matches and no earlier row may match; under unique, when it is the only
 // row that may match and it does. Facts no row before the deciding one
 // reads need not be given.
-func (t *DecisionTable) Check(f Facts) (*DecisionCheck, error) {
-	if f.set != t.vocab {
+func CheckDecision(t *engine.DecisionTable, f engine.Facts) (*DecisionCheck, error) {
+	if !t.Owns(f) {
 		return nil, fmt.Errorf("decision table %s: facts were built for another table", t.Name)
 	}
 	out := &DecisionCheck{}
 	var undecided []string
-	var matching []*DecisionRow
+	var matching []*engine.DecisionRow
 	checks := make([]DecisionRowCheck, len(t.Rows))
 	for i, r := range t.Rows {
 		c := DecisionRowCheck{Row: r}
@@ -99,7 +101,7 @@ func (t *DecisionTable) Check(f Facts) (*DecisionCheck, error) {
 		checks[i] = c
 	}
 	switch {
-	case t.HitPolicy == HitFirst:
+	case t.HitPolicy == engine.HitFirst:
 		// The first row that is not ruled out decides, if it is known to match.
 		for i := range checks {
 			if checks[i].Verdict == VerdictMismatch {

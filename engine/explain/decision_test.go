@@ -1,8 +1,10 @@
-package engine
+package explain
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/krtt-dev/krtt/engine"
 )
 
 // Check decides with the facts given: a fact no row before the deciding one
@@ -32,7 +34,7 @@ func TestDecisionTableCheckPartialFacts(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			c, err := d.Check(f)
+			c, err := CheckDecision(d, f)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -53,8 +55,8 @@ func TestDecisionTableCheckPartialFacts(t *testing.T) {
 
 func TestDecisionTableCheckRefusesForeignFacts(t *testing.T) {
 	_, d := loadParcel(t)
-	other := (&Set{}).NewFacts()
-	if _, err := d.Check(other); err == nil {
+	other := (&engine.TableSet{}).NewFacts()
+	if _, err := CheckDecision(d, other); err == nil {
 		t.Fatal("want an error for facts of another table")
 	}
 }

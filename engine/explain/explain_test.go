@@ -1,10 +1,12 @@
-package engine
+package explain
 
 import (
 	"context"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/krtt-dev/krtt/engine"
 )
 
 // verdicts renders OtherRows as "table/row verdict: reason" lines.
@@ -17,12 +19,12 @@ func verdicts(vs []RowVerdict, most int) string {
 }
 
 func TestColumnsAndResultsDoor(t *testing.T) {
-	s := mustLoadSet(t, "door", "testdata/door.yaml")
+	s := mustLoadSet(t, "door", "../testdata/door.yaml")
 	d, err := s.Decide(context.Background(), "Closed", doorFacts(t, s, false, "Push"))
 	if err != nil || d.Row.ID != "C1" {
 		t.Fatalf("decide: %v %+v", err, d)
 	}
-	if got, want := strings.Join(d.Row.Columns().Lines(), "\n"), `Observed Status:       Door closed
+	if got, want := strings.Join(ColumnsOf(d.Row).Lines(), "\n"), `Observed Status:       Door closed
 Desired Spec:          Door open
 Trigger / Condition:   Pushed, not locked
 Reconciliation Action: Swing it open
@@ -34,7 +36,7 @@ Resulting Status:      Door open`; got != want {
 	}
 
 	var lines []string
-	for _, r := range d.Results() {
+	for _, r := range Results(d) {
 		lines = append(lines, r.Line())
 		lines = append(lines, r.Details()...)
 	}
@@ -50,7 +52,7 @@ onFailure (an action failed):  stays Closed; return an error (work queue back-of
 	if err != nil || d.Row.ID != "C2" {
 		t.Fatalf("decide: %v %+v", err, d)
 	}
-	res := d.Results()
+	res := Results(d)
 	if len(res) != 3 || res[0].Changed() || res[0].RequeueAfter != 30*time.Second || !res[0].Given {
 		t.Fatalf("C2 results: %+v", res)
 	}
@@ -65,7 +67,7 @@ onFailure (an action failed):  stays Closed; return an error (work queue back-of
 }
 
 func TestOtherRowsDoor(t *testing.T) {
-	s := mustLoadSet(t, "door", "testdata/door.yaml")
+	s := mustLoadSet(t, "door", "../testdata/door.yaml")
 	f := doorFacts(t, s, true, "Push")
 	d, err := s.Decide(context.Background(), "Closed", f)
 	if err != nil || d.Row.ID != "C4" {
@@ -73,15 +75,15 @@ func TestOtherRowsDoor(t *testing.T) {
 	}
 	// C3 wants push=Remove and locked=false: both facts are reported, in the
 	// order the row writes them; Reason(1) names only the first.
-	if got, want := verdicts(s.OtherRows(s.State("Closed"), f, d), 0), `door/C1 mismatch: locked=true, the row wants locked=false
+	if got, want := verdicts(RowVerdicts(s, s.State("Closed"), f, d), 0), `door/C1 mismatch: locked=true, the row wants locked=false
 door/C2 mismatch: push=Push, the row wants push=None
 door/C3 mismatch: push=Push, the row wants push=Remove; locked=true, the row wants locked=false`; got != want {
 		t.Errorf("other rows:\n%s\nwant:\n%s", got, want)
 	}
-	if got := verdicts(s.OtherRows(s.State("Closed"), f, d), 1); !strings.HasSuffix(got, "door/C3 mismatch: push=Push, the row wants push=Remove") {
+	if got := verdicts(RowVerdicts(s, s.State("Closed"), f, d), 1); !strings.HasSuffix(got, "door/C3 mismatch: push=Push, the row wants push=Remove") {
 		t.Errorf("other rows, first mismatch only:\n%s", got)
 	}
-	for _, v := range s.OtherRows(s.State("Closed"), f, d) {
+	for _, v := range RowVerdicts(s, s.State("Closed"), f, d) {
 		m, got, ok := v.Row.FirstMismatch(f)
 		if !ok || v.Mismatches[0].Match.Fact != m.Fact || v.Mismatches[0].Value != got {
 			t.Errorf("%s: Mismatches %+v disagree with FirstMismatch %v %q", v.Row.ID, v.Mismatches, m, got)
@@ -89,7 +91,7 @@ door/C3 mismatch: push=Push, the row wants push=Remove; locked=true, the row wan
 	}
 	// O1 applies only in Open: no row but the one that fires is listed there.
 	fo := doorFacts(t, s, false, "None")
-	if d := s.DecideDirect("Open", fo); d == nil || len(s.OtherRows(s.State("Open"), fo, d)) != 0 {
+	if d, err := s.Decide(context.Background(), "Open", fo); err != nil || len(RowVerdicts(s, s.State("Open"), fo, d)) != 0 {
 		t.Errorf("Open: %+v", d)
 	}
 }
@@ -122,7 +124,7 @@ spec:
     - {id: U1, observed: o, trigger: t, action: a, resulting: r, from: [Up], then: {state: Shut}}
 `)
 	g := s.Table("gate").Row("G1")
-	if got := g.WhenClause(); len(got) != 2 || got[1].Fact != GuardFactPrefix+"paid" || MatchText(got[1]) != "guard:paid=true" || len(g.When) != 1 {
+	if got := g.WhenClause(); len(got) != 2 || got[1].Fact != engine.GuardFactPrefix+"paid" || MatchText(got[1]) != "guard:paid=true" || len(g.When) != 1 {
 		t.Errorf("G1 when clause: %+v", got)
 	}
 	if got := MatchText(s.Table("gate").Row("G3").When[0]); got != "light in [Red, Off]" {
@@ -130,7 +132,7 @@ spec:
 	}
 
 	f := s.NewFacts()
-	for k, v := range map[string]string{"car": "true", "light": "Green", GuardFactPrefix + "paid": "false"} {
+	for k, v := range map[string]string{"car": "true", "light": "Green", engine.GuardFactPrefix + "paid": "false"} {
 		if err := f.Set(k, v); err != nil {
 			t.Fatal(err)
 		}
@@ -139,7 +141,7 @@ spec:
 	if err != nil || d.Row.ID != "G2" {
 		t.Fatalf("decide: %v %+v", err, d)
 	}
-	if got, want := verdicts(s.OtherRows(s.State("Shut"), f, d), 0), `gate/G1 mismatch: guard paid is false, the row needs it true
+	if got, want := verdicts(RowVerdicts(s, s.State("Shut"), f, d), 0), `gate/G1 mismatch: guard paid is false, the row needs it true
 gate/G3 mismatch: light=Green, the row wants light in [Red, Off]
 gate/G4 masked: matches too, but row G2 comes first (hitPolicy first)`; got != want {
 		t.Errorf("other rows:\n%s\nwant:\n%s", got, want)
@@ -147,7 +149,7 @@ gate/G4 masked: matches too, but row G2 comes first (hitPolicy first)`; got != w
 
 	// Without a decision (facts left unset) a matching row just matches too.
 	u := s.NewFacts()
-	if got, want := verdicts(s.OtherRows(s.State("Shut"), u, nil), 0), `gate/G1 mismatch: car=(unset), the row wants car=true; guard paid is (unset), the row needs it true
+	if got, want := verdicts(RowVerdicts(s, s.State("Shut"), u, nil), 0), `gate/G1 mismatch: car=(unset), the row wants car=true; guard paid is (unset), the row needs it true
 gate/G2 mismatch: car=(unset), the row wants car=true
 gate/G3 mismatch: light=(unset), the row wants light in [Red, Off]
 gate/G4 masked: matches too`; got != want {
@@ -163,28 +165,12 @@ wasProvisioned=true hasProviderID=true hasNodeRef=true node=Found controlPlane=E
 preDrainHooks=false excludeDrain=false drainTimedOut=false excludeVolumeWait=false volumeWaitTimedOut=false
 preTerminateHooks=false nodeDeletionTimedOut=false nodeHealth=Healthy healthTimedOut=false creationTimedOut=false forceDeletion=No onDrainTimeout=Skip workloadCluster=SelfHosted`
 
-// factsOf sets every fact from name=value words; later words win.
-func factsOf(t *testing.T, s *Set, words ...string) Facts {
-	t.Helper()
-	f := s.NewFacts()
-	for _, w := range strings.Fields(strings.Join(words, " ")) {
-		k, v, _ := strings.Cut(w, "=")
-		if err := f.Set(k, v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if m := f.Missing(); len(m) > 0 {
-		t.Fatalf("facts missing: %v", m)
-	}
-	return f
-}
-
 func TestOtherRowsShipped(t *testing.T) {
-	lib, fs := LoadPaths("../transitions")
+	lib, fs := engine.LoadPaths("../../transitions")
 	if lib == nil || fs.HasErrors() {
-		t.Fatalf("load ../transitions:\n%v", fs)
+		t.Fatalf("load ../../transitions:\n%v", fs)
 	}
-	s := lib.Set("machine")
+	s := lib.TableSet("machine")
 	if s == nil {
 		t.Fatal("no set machine")
 	}
@@ -195,7 +181,7 @@ func TestOtherRowsShipped(t *testing.T) {
 	if err != nil || d.Row.ID != "D05" {
 		t.Fatalf("decide: %v %+v", err, d)
 	}
-	vs := s.OtherRows(st, f, d)
+	vs := RowVerdicts(s, st, f, d)
 	byRow := map[string]RowVerdict{}
 	for _, v := range vs {
 		if !v.Row.AppliesIn(st) || v.Row == d.Row {
@@ -222,7 +208,7 @@ func TestOtherRowsShipped(t *testing.T) {
 		t.Fatalf("decide with apiError: %v %+v", err, d)
 	}
 	counts := map[Verdict]int{}
-	for _, v := range s.OtherRows(st, f, d) {
+	for _, v := range RowVerdicts(s, st, f, d) {
 		counts[v.Verdict]++
 		switch {
 		case v.Table == d.Table && v.Verdict != VerdictMismatch:
@@ -249,21 +235,9 @@ func TestOtherRowsShipped(t *testing.T) {
 	}
 
 	// Every result of the firing row resolves to a state of the set.
-	for _, r := range d.Results() {
+	for _, r := range Results(d) {
 		if s.State(r.To) == nil || r.From != st.Name {
 			t.Errorf("%s: %+v", r.Branch, r)
-		}
-	}
-}
-
-func TestShortDuration(t *testing.T) {
-	for in, want := range map[string]string{"30s": "30s", "2m": "2m", "1h30m": "1h30m", "2h": "2h", "1m30s": "1m30s", "1.5s": "1.5s"} {
-		d, err := time.ParseDuration(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := ShortDuration(d); got != want {
-			t.Errorf("ShortDuration(%s) = %s, want %s", in, got, want)
 		}
 	}
 }

@@ -2,15 +2,25 @@ package explain
 
 import (
 	"context"
-	"github.com/krtt-dev/krtt/actions"
 	"strings"
 	"testing"
 
 	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/transitions"
 )
 
+// machineSet is the shipped Machine table set, as the operator embeds it.
+func machineSet(t *testing.T) *engine.TableSet {
+	t.Helper()
+	lib, fs := engine.LoadFS(transitions.FS(), ".")
+	if fs.HasErrors() {
+		t.Fatalf("load tables: %v", fs.Errors())
+	}
+	return lib.TableSet("machine")
+}
+
 // drainingFacts are the facts of a Machine whose drain is in progress.
-func drainingFacts(t *testing.T, set *engine.Set) engine.Facts {
+func drainingFacts(t *testing.T, set *engine.TableSet) engine.Facts {
 	t.Helper()
 	f := set.NewFacts()
 	for k, v := range map[string]string{
@@ -32,10 +42,7 @@ func drainingFacts(t *testing.T, set *engine.Set) engine.Facts {
 }
 
 func TestReleasesAndMismatches(t *testing.T) {
-	set, err := actions.Load(actions.Machine, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	set := machineSet(t)
 	f := drainingFacts(t, set)
 	st := set.State("DrainingNode")
 	d, err := set.Decide(context.Background(), st.Name, f)
@@ -58,10 +65,7 @@ func TestReleasesAndMismatches(t *testing.T) {
 }
 
 func TestTableCoverage(t *testing.T) {
-	set, err := actions.Load(actions.Machine, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	set := machineSet(t)
 	rep, err := Table(set, "machine-deletion", map[string]map[string][]string{"machine-deletion": {"D05": {"f:1 s"}}})
 	if err != nil || !rep.CoverageKnown || rep.Covered != 1 {
 		t.Fatalf("%v %+v", err, rep)

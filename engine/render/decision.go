@@ -1,17 +1,19 @@
-package engine
+package render
 
 import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/krtt-dev/krtt/engine"
 )
 
-// RenderDecisionMarkdown writes the documentation page of a decision table:
+// DecisionMarkdown writes the documentation page of a decision table:
 // its header, the decision table itself (one line per row: the item, the
 // condition, the verdict and what is done, with the scenarios that make the
 // row fire when opts gives coverage), each row's machine part, and a
 // glossary of its facts and verdicts. The output depends only on its inputs.
-func RenderDecisionMarkdown(w io.Writer, t *DecisionTable, opts RenderOptions) error {
+func DecisionMarkdown(w io.Writer, t *engine.DecisionTable, opts Options) error {
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	if t.Title != "" {

@@ -1,9 +1,11 @@
-package engine
+package explain
 
 import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/krtt-dev/krtt/engine"
 )
 
 // This file holds the pure parts of explaining a decision that krtt decide
@@ -22,8 +24,8 @@ type Columns struct {
 	Resulting string `json:"resulting"`
 }
 
-// Columns returns the row's five human columns and its citation.
-func (r *Row) Columns() Columns {
+// ColumnsOf returns the row's five human columns and its citation.
+func ColumnsOf(r *engine.Row) Columns {
 	return Columns{Cites: r.Cites, Observed: r.Observed, Desired: r.Desired, Trigger: r.Trigger, Action: r.Action, Resulting: r.Resulting}
 }
 
@@ -37,27 +39,16 @@ func (c Columns) Lines() []string {
 	}
 	return append(out,
 		"Observed Status:       "+c.Observed,
-		"Desired Spec:          "+mdOrDash(c.Desired),
+		"Desired Spec:          "+orDash(c.Desired),
 		"Trigger / Condition:   "+c.Trigger,
 		"Reconciliation Action: "+c.Action,
 		"Resulting Status:      "+c.Resulting,
 	)
 }
 
-// WhenClause returns the row's when clause with its guards appended as
-// guard: facts that must be true, the way the checks and the runtime read
-// it.
-func (r *Row) WhenClause() []Match {
-	out := append([]Match{}, r.When...)
-	for _, g := range r.Guards {
-		out = append(out, Match{Fact: GuardFactPrefix + g, Values: []string{"true"}, Pos: r.Pos})
-	}
-	return out
-}
-
 // MatchText writes a match as fact=value, or fact in [a, b] when it
 // accepts several values.
-func MatchText(m Match) string {
+func MatchText(m engine.Match) string {
 	if len(m.Values) == 1 {
 		return m.Fact + "=" + m.Values[0]
 	}
@@ -66,15 +57,15 @@ func MatchText(m Match) string {
 
 // Mismatch is one match of a row's when clause that the facts violate.
 type Mismatch struct {
-	Match Match
+	Match engine.Match
 	// Value is the fact's value, "" when unset.
 	Value string
 }
 
 // Mismatches returns every match of the row's when clause (guards included)
 // that the facts violate, in the order the author wrote them;
-// FirstMismatch returns only the first.
-func (r *Row) Mismatches(f Facts) []Mismatch {
+// the row's FirstMismatch returns only the first.
+func Mismatches(r *engine.Row, f engine.Facts) []Mismatch {
 	var out []Mismatch
 	for _, m := range r.WhenClause() {
 		got := f.Get(m.Fact)
@@ -91,7 +82,7 @@ func (r *Row) Mismatches(f Facts) []Mismatch {
 
 // String says in words why the fact rules the row out.
 func (m Mismatch) String() string {
-	if g, ok := strings.CutPrefix(m.Match.Fact, GuardFactPrefix); ok {
+	if g, ok := strings.CutPrefix(m.Match.Fact, engine.GuardFactPrefix); ok {
 		return fmt.Sprintf("guard %s is %s, the row needs it true", g, orUnset(m.Value))
 	}
 	return fmt.Sprintf("%s=%s, the row wants %s", m.Match.Fact, orUnset(m.Value), MatchText(m.Match))
@@ -123,23 +114,23 @@ const (
 
 // RowVerdict says why one row of the state did not fire.
 type RowVerdict struct {
-	Table   *Table
-	Row     *Row
+	Table   *engine.Table
+	Row     *engine.Row
 	Verdict Verdict
 	// Mismatches are all the facts that rule the row out, in the order of
 	// its when clause.
 	Mismatches []Mismatch
 	// Decided is the earlier table that decided (not-consulted, shadowed).
-	Decided *Table
+	Decided *engine.Table
 	// First is the row that comes first and wins (masked); nil when the
 	// winner is not known (no row fired).
-	First *Row
+	First *engine.Row
 }
 
-// OtherRows says, for every row of the state other than the one that fired
+// RowVerdicts says, for every row of the state other than the one that fired
 // (d, nil when none did), why it does not fire with the facts, in the order
 // of the set's tables and their rows.
-func (s *Set) OtherRows(st *State, f Facts, d *Decision) []RowVerdict {
+func RowVerdicts(s *engine.TableSet, st *engine.State, f engine.Facts, d *engine.Decision) []RowVerdict {
 	out := []RowVerdict{}
 	decided := -1
 	if d != nil {
@@ -150,12 +141,12 @@ func (s *Set) OtherRows(st *State, f Facts, d *Decision) []RowVerdict {
 		}
 	}
 	for ti, t := range s.Tables {
-		var winner *Row // first matching row so far (hitPolicy first)
+		var winner *engine.Row // first matching row so far (hitPolicy first)
 		for _, r := range t.Rows {
 			if !r.AppliesIn(st) || (d != nil && r == d.Row) {
 				continue
 			}
-			v := RowVerdict{Table: t, Row: r, Mismatches: r.Mismatches(f)}
+			v := RowVerdict{Table: t, Row: r, Mismatches: Mismatches(r, f)}
 			mismatch := len(v.Mismatches) > 0
 			switch {
 			case decided >= 0 && ti > decided:
@@ -210,8 +201,8 @@ func (v RowVerdict) Reason(most int) string {
 
 // StatusValue is one status field a result sets.
 type StatusValue struct {
-	Field string
-	Value string
+	Field string `json:"field"`
+	Value string `json:"value"`
 }
 
 // ResultSummary is a row's result for one way its actions can end, as the
@@ -232,23 +223,23 @@ type ResultSummary struct {
 	// StatusUnchanged: only the conditions are written.
 	StatusUnchanged bool
 	// Conditions keep the {detail} placeholder of their messages.
-	Conditions []Condition
+	Conditions []engine.Condition
 	Status     []StatusValue
 }
 
 // Results resolves the row's result for each way its actions can end:
 // then (done), inProgress (an action waits) and onFailure (an action
 // failed), with the runtime's own Resolve.
-func (d *Decision) Results() []ResultSummary {
+func Results(d *engine.Decision) []ResultSummary {
 	r := d.Row
 	var out []ResultSummary
 	for _, o := range []struct {
-		status OutcomeStatus
+		status engine.OutcomeStatus
 		given  bool
-	}{{Done, true}, {InProgress, r.InProgress != nil}, {Failed, r.OnFailure != nil}} {
-		res := d.Resolve(Outcome{Status: o.status, Message: "{detail}"})
+	}{{engine.Done, true}, {engine.InProgress, r.InProgress != nil}, {engine.Failed, r.OnFailure != nil}} {
+		res := d.Resolve(engine.Outcome{Status: o.status, Message: "{detail}"})
 		s := ResultSummary{
-			Branch: res.Branch, Given: o.given, Arises: o.status == Done || len(r.Do) > 0,
+			Branch: res.Branch, Given: o.given, Arises: o.status == engine.Done || len(r.Do) > 0,
 			From: d.From.Name, To: res.To.Name, RequeueAfter: res.RequeueAfter, Retry: res.Retry, StatusUnchanged: res.StatusUnchanged,
 			Conditions: res.Conditions,
 		}
@@ -287,7 +278,7 @@ func (s ResultSummary) Line() string {
 		parts = append(parts, "stays "+s.To)
 	}
 	if s.RequeueAfter > 0 {
-		parts = append(parts, "requeue after "+ShortDuration(s.RequeueAfter))
+		parts = append(parts, "requeue after "+engine.ShortDuration(s.RequeueAfter))
 	}
 	if s.Retry {
 		parts = append(parts, "return an error (work queue back-off)")
@@ -319,14 +310,10 @@ func (s ResultSummary) Details() []string {
 	return out
 }
 
-// ShortDuration prints 30s, 2m and 1h30m rather than 2m0s.
-func ShortDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
+// orDash shows an empty column as "-", as the rendered tables do.
+func orDash(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "-"
 	}
 	return s
 }

@@ -249,7 +249,7 @@ func matchesText(ms []Match) string {
 	}
 	parts := make([]string, len(ms))
 	for i, m := range ms {
-		parts[i] = engine.MatchText(engine.Match{Fact: m.Fact, Values: m.Values})
+		parts[i] = MatchText(engine.Match{Fact: m.Fact, Values: m.Values})
 	}
 	return strings.Join(parts, ", ")
 }

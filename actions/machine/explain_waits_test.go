@@ -1,7 +1,6 @@
-package explain
+package machine
 
 import (
-	"github.com/krtt-dev/krtt/actions"
 	"strings"
 	"testing"
 	"time"
@@ -11,9 +10,20 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 
-	machineactions "github.com/krtt-dev/krtt/actions/machine"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/transitions"
 )
+
+// explainedSet is the shipped Machine table set, as krtt explain loads it.
+func explainedSet(t *testing.T) *engine.TableSet {
+	t.Helper()
+	lib, fs := engine.LoadFS(transitions.FS(), ".")
+	if fs.HasErrors() {
+		t.Fatalf("load tables: %v", fs.Errors())
+	}
+	return lib.TableSet("machine")
+}
 
 // waitingMachine is a Machine with every start time and every timeout the
 // Machine tables' waits name set, an hour ago and to an hour.
@@ -33,10 +43,7 @@ func waitingMachine(now time.Time) *clusterv1.Machine {
 // the path it names) and the timeout that ends it (or why there is none),
 // so a new wait: with a path explain cannot read fails here.
 func TestEveryDeclaredWaitIsShown(t *testing.T) {
-	set, err := actions.Load(actions.Machine, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	set := explainedSet(t)
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	deleting := metav1.NewTime(now.Add(-time.Minute))
 	provider := func(kind string) *unstructured.Unstructured {
@@ -46,7 +53,7 @@ func TestEveryDeclaredWaitIsShown(t *testing.T) {
 		u.SetDeletionTimestamp(&deleting)
 		return u
 	}
-	s := &machineactions.Scope{Machine: waitingMachine(now), Infrastructure: provider("SimMachine"), Bootstrap: provider("SimBootstrapConfig")}
+	s := &Scope{Machine: waitingMachine(now), Infrastructure: provider("SimMachine"), Bootstrap: provider("SimBootstrapConfig")}
 	s.Machine.Spec.Bootstrap.ConfigRef = &clusterv1.ObjectReference{Kind: "SimBootstrapConfig", Name: "m1"}
 	waits := 0
 	for _, st := range set.States {
@@ -79,16 +86,13 @@ func TestEveryDeclaredWaitIsShown(t *testing.T) {
 // The states where a row reads forceDeletion=NodeUnhealthy show since when
 // the Node is unhealthy and when its 5 minutes end; the others do not.
 func TestForcedEndOfTheWait(t *testing.T) {
-	set, err := actions.Load(actions.Machine, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	set := explainedSet(t)
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	node := corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{
 		{Type: corev1.NodeReady, Status: corev1.ConditionFalse, LastTransitionTime: metav1.NewTime(now.Add(-2 * time.Minute))},
 		{Type: "ReadonlyFilesystem", Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(now.Add(-3 * time.Minute))},
 	}}}
-	s := &machineactions.Scope{Machine: waitingMachine(now), Nodes: []corev1.Node{node}}
+	s := &Scope{Machine: waitingMachine(now), Nodes: []corev1.Node{node}}
 	for state, row := range map[string]string{"DrainingNode": "D22", "WaitingForVolumeDetach": "D23"} {
 		f := forcedEnd(set, set.State(state), s, now)
 		if f == nil || f.Row != row || f.Condition != "ReadonlyFilesystem=True" || f.Since == nil ||
@@ -101,7 +105,7 @@ func TestForcedEndOfTheWait(t *testing.T) {
 			t.Errorf("%s: forced %+v; no row of this state reads forceDeletion=NodeUnhealthy", state, f)
 		}
 	}
-	healthy := &machineactions.Scope{Machine: waitingMachine(now), Nodes: []corev1.Node{{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}}}
+	healthy := &Scope{Machine: waitingMachine(now), Nodes: []corev1.Node{{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}}}
 	if f := forcedEnd(set, set.State("DrainingNode"), healthy, now); f == nil || f.Since != nil || f.Row != "D22" {
 		t.Errorf("healthy Node: forced %+v; want the row and no start", f)
 	}

@@ -1,14 +1,16 @@
-package engine
+package render
 
 import (
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/krtt-dev/krtt/engine"
 )
 
-// RenderOptions adjusts RenderMarkdown.
-type RenderOptions struct {
+// Options adjusts Markdown.
+type Options struct {
 	// Coverage maps a row id to the scenarios that exercise it, each a
 	// link such as "features/machine_deletion.feature:42 a pre-drain hook
 	// holds the drain". When non-nil the page gets a Scenarios column in
@@ -17,15 +19,15 @@ type RenderOptions struct {
 	Coverage map[string][]string
 }
 
-// RenderMarkdown writes a documentation page for one table: its header, the
+// Markdown writes a documentation page for one table: its header, the
 // KRTT table with the five human columns, the machine-checkable part of
 // every row, a Mermaid state diagram and a glossary of the vocabulary the
 // table uses. cat, when non-nil, supplies descriptions of actions and
 // guards. The output depends only on its inputs.
-func RenderMarkdown(w io.Writer, t *Table, cat *Catalog, opts RenderOptions) error {
+func Markdown(w io.Writer, t *engine.Table, cat *engine.Catalog, opts Options) error {
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
-	s := t.set
+	s := t.Set()
 
 	// Header.
 	if t.Title != "" {
@@ -101,7 +103,7 @@ func RenderMarkdown(w io.Writer, t *Table, cat *Catalog, opts RenderOptions) err
 			p("- **Do:** nothing\n")
 		}
 		mdResult(&b, "Then", "every action done", &r.Then, "")
-		waitAbsent := fmt.Sprintf("not given: stay in the current state and requeue after %s", DefaultInProgressRequeue)
+		waitAbsent := fmt.Sprintf("not given: stay in the current state and requeue after %s", engine.DefaultInProgressRequeue)
 		failAbsent := "not given: stay in the current state and return the error so the work queue retries with back-off"
 		if len(r.Do) == 0 {
 			waitAbsent = "does not arise: the row runs no actions"
@@ -181,7 +183,7 @@ func RenderMarkdown(w io.Writer, t *Table, cat *Catalog, opts RenderOptions) err
 		p("The set also declares %s, which this table does not read.\n\n", mdCodeList(unused))
 	}
 
-	var imps []*Impossible
+	var imps []*engine.Impossible
 	for _, im := range s.Impossible {
 		for _, m := range im.When {
 			if used[m.Fact] {
@@ -200,14 +202,14 @@ func RenderMarkdown(w io.Writer, t *Table, cat *Catalog, opts RenderOptions) err
 		p("\n")
 	}
 
-	guards, guardRows := renderNamesUsed(t, func(r *Row) []string { return r.Guards })
+	guards, guardRows := renderNamesUsed(t, func(r *engine.Row) []string { return r.Guards })
 	if len(guards) > 0 {
 		p("### Guards\n\n")
 		p("| Guard | Used by rows | Reads | Description |\n|:---|:---|:---|:---|\n")
 		for _, g := range guards {
 			reads, desc := "—", "—"
 			if cat != nil {
-				if e, ok := cat.Lookup(EntryGuard, g); ok {
+				if e, ok := cat.Lookup(engine.EntryGuard, g); ok {
 					if len(e.Reads) > 0 {
 						reads = mdCodeList(e.Reads)
 					}
@@ -221,7 +223,7 @@ func RenderMarkdown(w io.Writer, t *Table, cat *Catalog, opts RenderOptions) err
 		p("\n")
 	}
 
-	actions, actionRows := renderNamesUsed(t, func(r *Row) []string { return r.Do })
+	actions, actionRows := renderNamesUsed(t, func(r *engine.Row) []string { return r.Do })
 	p("### Actions\n\n")
 	if len(actions) == 0 {
 		p("The rows of this table run no actions.\n\n")
@@ -230,7 +232,7 @@ func RenderMarkdown(w io.Writer, t *Table, cat *Catalog, opts RenderOptions) err
 		for _, a := range actions {
 			wait, desc := "—", "—"
 			if cat != nil {
-				if e, ok := cat.Lookup(EntryAction, a); ok {
+				if e, ok := cat.Lookup(engine.EntryAction, a); ok {
 					wait = "no"
 					if e.MayWait {
 						wait = "yes"
@@ -245,9 +247,9 @@ func RenderMarkdown(w io.Writer, t *Table, cat *Catalog, opts RenderOptions) err
 		p("\n")
 	}
 
-	fields, fieldRows := renderNamesUsed(t, func(r *Row) []string {
+	fields, fieldRows := renderNamesUsed(t, func(r *engine.Row) []string {
 		var out []string
-		for _, res := range r.results() {
+		for _, res := range r.Results() {
 			out = append(out, res.StatusOrder...)
 		}
 		return out
@@ -272,21 +274,21 @@ func RenderMarkdown(w io.Writer, t *Table, cat *Catalog, opts RenderOptions) err
 	return err
 }
 
-// RenderMermaid writes the table's transitions as a Mermaid
+// Mermaid writes the table's transitions as a Mermaid
 // stateDiagram-v2.
-func RenderMermaid(w io.Writer, t *Table) error {
+func Mermaid(w io.Writer, t *engine.Table) error {
 	var b strings.Builder
 	writeMermaid(&b, t)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// RenderDot writes the table's transitions as a Graphviz digraph with the
-// same edges as RenderMermaid.
-func RenderDot(w io.Writer, t *Table) error {
+// Dot writes the table's transitions as a Graphviz digraph with the
+// same edges as Mermaid.
+func Dot(w io.Writer, t *engine.Table) error {
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
-	s := t.set
+	s := t.Set()
 	edges := diagramEdges(t)
 	states := diagramStates(t, edges)
 	p("digraph %s {\n", dotQuote(t.Name))
@@ -296,12 +298,12 @@ func RenderDot(w io.Writer, t *Table) error {
 		p("  label=%s;\n  labelloc=t;\n", dotQuote(t.Title))
 	}
 	initial := s.State(s.InitialState)
-	if initial != nil && states[initial.index] {
+	if initial != nil && states[initial.Index()] {
 		p("  %s [shape=point, label=\"\"];\n", dotQuote("[*]"))
 		p("  %s -> %s;\n", dotQuote("[*]"), dotQuote(initial.Name))
 	}
 	for _, st := range s.States {
-		if !states[st.index] {
+		if !states[st.Index()] {
 			continue
 		}
 		if st.Terminal {
@@ -325,7 +327,7 @@ func RenderDot(w io.Writer, t *Table) error {
 // diagramEdge is one arrow of a table's diagram: every row that goes from one
 // state to another (or stays) for the same kind of outcome.
 type diagramEdge struct {
-	from, to *State
+	from, to *engine.State
 	labels   []string
 	// alt marks an edge taken on inProgress or onFailure.
 	alt bool
@@ -336,11 +338,11 @@ type diagramEdge struct {
 // self-loop when the state does not change), and inProgress and onFailure
 // results that move to a state other than the current one and the one
 // the then result leads to.
-func diagramEdges(t *Table) []*diagramEdge {
+func diagramEdges(t *engine.Table) []*diagramEdge {
 	var out []*diagramEdge
 	index := map[[3]int]*diagramEdge{}
-	add := func(from, to *State, alt bool, label string) {
-		k := [3]int{from.index, to.index, 0}
+	add := func(from, to *engine.State, alt bool, label string) {
+		k := [3]int{from.Index(), to.Index(), 0}
 		if alt {
 			k[2] = 1
 		}
@@ -356,19 +358,19 @@ func diagramEdges(t *Table) []*diagramEdge {
 		for _, from := range r.FromStates() {
 			to := from
 			if r.Then.State != "" {
-				if st := t.set.State(r.Then.State); st != nil {
+				if st := t.Set().State(r.Then.State); st != nil {
 					to = st
 				}
 			}
 			add(from, to, false, r.ID)
 			for _, alt := range []struct {
-				res  *Result
+				res  *engine.Result
 				name string
 			}{{r.InProgress, "inProgress"}, {r.OnFailure, "onFailure"}} {
 				if alt.res == nil || alt.res.State == "" {
 					continue
 				}
-				st := t.set.State(alt.res.State)
+				st := t.Set().State(alt.res.State)
 				if st == nil || st == from || st == to {
 					continue
 				}
@@ -380,48 +382,48 @@ func diagramEdges(t *Table) []*diagramEdge {
 }
 
 // diagramStates marks the states that appear on some edge.
-func diagramStates(t *Table, edges []*diagramEdge) []bool {
-	in := make([]bool, len(t.set.States))
+func diagramStates(t *engine.Table, edges []*diagramEdge) []bool {
+	in := make([]bool, len(t.Set().States))
 	for _, e := range edges {
-		in[e.from.index] = true
-		in[e.to.index] = true
+		in[e.from.Index()] = true
+		in[e.to.Index()] = true
 	}
 	return in
 }
 
-func writeMermaid(b *strings.Builder, t *Table) {
+func writeMermaid(b *strings.Builder, t *engine.Table) {
 	p := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
-	s := t.set
+	s := t.Set()
 	edges := diagramEdges(t)
 	states := diagramStates(t, edges)
 	ids := mermaidIDs(s)
 	p("stateDiagram-v2\n")
 	for _, st := range s.States {
-		if states[st.index] && ids[st.index] != st.Name {
-			p("    state %s as %s\n", strconv.Quote(st.Name), ids[st.index])
+		if states[st.Index()] && ids[st.Index()] != st.Name {
+			p("    state %s as %s\n", strconv.Quote(st.Name), ids[st.Index()])
 		}
 	}
 	initial := s.State(s.InitialState)
-	if initial != nil && states[initial.index] {
-		p("    [*] --> %s\n", ids[initial.index])
+	if initial != nil && states[initial.Index()] {
+		p("    [*] --> %s\n", ids[initial.Index()])
 	}
 	for _, e := range edges {
 		label := strings.Join(e.labels, ", ")
 		if e.alt {
 			label = "(" + label + ")"
 		}
-		p("    %s --> %s : %s\n", ids[e.from.index], ids[e.to.index], mermaidLabel(label))
+		p("    %s --> %s : %s\n", ids[e.from.Index()], ids[e.to.Index()], mermaidLabel(label))
 	}
 	for _, st := range s.States {
-		if states[st.index] && st.Terminal {
-			p("    %s --> [*]\n", ids[st.index])
+		if states[st.Index()] && st.Terminal {
+			p("    %s --> [*]\n", ids[st.Index()])
 		}
 	}
 }
 
 // mermaidIDs gives every state an identifier Mermaid accepts: the name
 // itself when it is one, otherwise a sanitized, unique form.
-func mermaidIDs(s *Set) []string {
+func mermaidIDs(s *engine.TableSet) []string {
 	ids := make([]string, len(s.States))
 	taken := map[string]bool{}
 	for i, st := range s.States {
@@ -484,17 +486,17 @@ func dotQuote(s string) string {
 
 // setPosition returns the table's 1-based position in its set and the
 // number of tables there.
-func setPosition(t *Table) (int, int) {
-	for i, o := range t.set.Tables {
+func setPosition(t *engine.Table) (int, int) {
+	for i, o := range t.Set().Tables {
 		if o == t {
-			return i + 1, len(t.set.Tables)
+			return i + 1, len(t.Set().Tables)
 		}
 	}
-	return 0, len(t.set.Tables)
+	return 0, len(t.Set().Tables)
 }
 
-func mdOrder(t *Table, pos, n int) string {
-	s := t.set
+func mdOrder(t *engine.Table, pos, n int) string {
+	s := t.Set()
 	if n <= 1 {
 		return "1 of 1: the only table of its set"
 	}
@@ -520,29 +522,29 @@ func mdOrder(t *Table, pos, n int) string {
 	return out + ": " + strings.Join(parts, "; ")
 }
 
-func mdHitPolicy(hp HitPolicy) string {
+func mdHitPolicy(hp engine.HitPolicy) string {
 	switch hp {
-	case HitFirst:
+	case engine.HitFirst:
 		return mdCode(string(hp)) + ": when several rows match, the first in document order wins"
 	default:
-		return mdCode(string(HitUnique)) + ": at most one row matches for any state and facts (krtt lint proves it)"
+		return mdCode(string(engine.HitUnique)) + ": at most one row matches for any state and facts (krtt lint proves it)"
 	}
 }
 
-func mdFrom(r *Row) string {
+func mdFrom(r *engine.Row) string {
 	var parts []string
 	for _, f := range r.From {
-		if f == Wildcard {
+		if f == engine.Wildcard {
 			var names []string
-			for _, st := range r.table.set.States {
+			for _, st := range r.Table().Set().States {
 				if !st.Terminal && !st.Abstract {
 					names = append(names, st.Name)
 				}
 			}
-			parts = append(parts, mdCode(Wildcard)+" (every non-terminal state: "+mdCodeList(names)+")")
+			parts = append(parts, mdCode(engine.Wildcard)+" (every non-terminal state: "+mdCodeList(names)+")")
 			continue
 		}
-		set := r.table.set
+		set := r.Table().Set()
 		if parent := set.State(f); parent != nil {
 			var below []string
 			for _, st := range set.States {
@@ -560,7 +562,7 @@ func mdFrom(r *Row) string {
 	return strings.Join(parts, ", ")
 }
 
-func mdWhen(when []Match) string {
+func mdWhen(when []engine.Match) string {
 	if len(when) == 0 {
 		return "any facts"
 	}
@@ -578,7 +580,7 @@ func mdWhen(when []Match) string {
 // mdResult writes one outcome of a row as a list item with the
 // conditions and status fields nested under it; absent is the text for a
 // branch the row does not give.
-func mdResult(b *strings.Builder, name, when string, res *Result, absent string) {
+func mdResult(b *strings.Builder, name, when string, res *engine.Result, absent string) {
 	fmt.Fprintf(b, "- **%s** (%s): ", name, when)
 	if res == nil {
 		fmt.Fprintf(b, "%s\n", absent)
@@ -593,7 +595,7 @@ func mdResult(b *strings.Builder, name, when string, res *Result, absent string)
 	}
 }
 
-func mdResultSummary(res *Result) string {
+func mdResultSummary(res *engine.Result) string {
 	var parts []string
 	if res.State != "" {
 		parts = append(parts, "go to "+mdCode(res.State))
@@ -601,7 +603,7 @@ func mdResultSummary(res *Result) string {
 		parts = append(parts, "stay in the current state")
 	}
 	if res.RequeueAfter > 0 {
-		parts = append(parts, "requeue after "+ShortDuration(res.RequeueAfter))
+		parts = append(parts, "requeue after "+engine.ShortDuration(res.RequeueAfter))
 	}
 	if res.Retry {
 		parts = append(parts, "return an error so the work queue retries with back-off")
@@ -612,7 +614,7 @@ func mdResultSummary(res *Result) string {
 	return strings.Join(parts, "; ")
 }
 
-func mdCondition(c Condition) string {
+func mdCondition(c engine.Condition) string {
 	out := mdCode(c.Type) + " = " + mdCode(c.Status) + ", reason " + mdCode(c.Reason)
 	if c.Message != "" {
 		out += ", message " + strconv.Quote(c.Message)
@@ -621,7 +623,7 @@ func mdCondition(c Condition) string {
 }
 
 // renderFactsUsed marks the facts the table's rows read.
-func renderFactsUsed(t *Table) map[string]bool {
+func renderFactsUsed(t *engine.Table) map[string]bool {
 	used := map[string]bool{}
 	for _, r := range t.Rows {
 		for _, m := range r.When {
@@ -633,7 +635,7 @@ func renderFactsUsed(t *Table) map[string]bool {
 
 // renderNamesUsed collects names (actions, guards, status fields) in order of
 // first use, with the rows that use each.
-func renderNamesUsed(t *Table, get func(*Row) []string) ([]string, map[string][]string) {
+func renderNamesUsed(t *engine.Table, get func(*engine.Row) []string) ([]string, map[string][]string) {
 	var names []string
 	rows := map[string][]string{}
 	for _, r := range t.Rows {
@@ -741,7 +743,7 @@ func mdScenario(link string) string {
 	return mdCode(loc) + " " + title
 }
 
-func mdPos(p Pos) string {
+func mdPos(p engine.Pos) string {
 	if p.Line > 0 {
 		return fmt.Sprintf("%s:%d", p.File, p.Line)
 	}

@@ -1,49 +1,36 @@
-// Package explain answers "why is my Machine where it is?": it observes a
-// Machine exactly as the operator does, asks the Machine tables which row
-// fires, and reports that row, why every other row of the state does not
-// fire, what the Machine waits on and since when, which fact changes would
-// make another row fire, and the Machine's recent Events. It only reads:
-// no action of any row is run.
 package explain
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	eventsv1 "k8s.io/api/events/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/krtt-dev/krtt/actions/machine"
-	machineactions "github.com/krtt-dev/krtt/actions/machine"
-	"github.com/krtt-dev/krtt/actions/machineset"
-	msactions "github.com/krtt-dev/krtt/actions/machineset"
-	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
-	"github.com/krtt-dev/krtt/internal/remote"
-	"github.com/krtt-dev/krtt/reconciler"
 )
 
-// MaxEvents is how many of the Machine's most recent Events a report keeps.
+// MaxEvents is how many of the object's most recent Events a report keeps.
 const MaxEvents = 10
 
 // Report is everything krtt explain machine (or machineset) says about one
-// object.
+// object. The sections only one kind has (Replicas; Hooks, NodeSide,
+// Deleting, WaitingOn.Forced) are fields here, filled by actions/machine and
+// actions/machineset, because the JSON keeps one field order for every kind
+// and the text prints them among the generic lines.
 type Report struct {
 	// Kind is Machine or MachineSet.
 	Kind      string `json:"kind"`
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
-	// Found is false when the Machine does not exist.
+	// Found is false when the object does not exist.
 	Found bool   `json:"found"`
 	Set   string `json:"set"`
 	// State is status.state, or the set's initial state when it is empty or
@@ -53,7 +40,7 @@ type Report struct {
 	// StateNote says why State is not status.state, when it is not.
 	StateNote string `json:"stateNote,omitempty"`
 	Phase     string `json:"phase"`
-	// DeletionRequested is the Machine's deletionTimestamp.
+	// DeletionRequested is the object's deletionTimestamp.
 	DeletionRequested *time.Time `json:"deletionRequested,omitempty"`
 	// Now is the time the report was computed for.
 	Now time.Time `json:"now"`
@@ -90,7 +77,7 @@ type Report struct {
 	Deleting *Condition `json:"deletingCondition,omitempty"`
 	// LastTransition is status.lastTransition.
 	LastTransition *Transition `json:"lastTransition,omitempty"`
-	// Events are the most recent Events about the Machine, oldest first.
+	// Events are the most recent Events about the object, oldest first.
 	Events      []Event `json:"events"`
 	EventsError string  `json:"eventsError,omitempty"`
 }
@@ -102,7 +89,7 @@ type FiredRow struct {
 	Row   string `json:"row"`
 	File  string `json:"file"`
 	Line  int    `json:"line"`
-	engine.Columns
+	Columns
 	When     []Match   `json:"when"`
 	Guards   []string  `json:"guards"`
 	Do       []string  `json:"do"`
@@ -134,12 +121,6 @@ type Outcome struct {
 	Status          []StatusValue `json:"status,omitempty"`
 }
 
-// StatusValue is a status field a row result sets.
-type StatusValue struct {
-	Field string `json:"field"`
-	Value string `json:"value"`
-}
-
 // Condition is a condition as a row writes it or as the Machine shows it.
 type Condition struct {
 	Type    string     `json:"type"`
@@ -160,12 +141,12 @@ type OtherRow struct {
 	// have matched).
 	Verdict string `json:"verdict"`
 	// Mismatches are all the facts that rule the row out.
-	Mismatches []Mismatch `json:"mismatches,omitempty"`
-	Reason     string     `json:"reason"`
+	Mismatches []FactMismatch `json:"mismatches,omitempty"`
+	Reason     string         `json:"reason"`
 }
 
-// Mismatch is one fact whose value a row does not accept.
-type Mismatch struct {
+// FactMismatch is one fact whose value a row does not accept.
+type FactMismatch struct {
 	Fact  string   `json:"fact"`
 	Value string   `json:"value"`
 	Wants []string `json:"wants"`
@@ -183,7 +164,7 @@ type Release struct {
 	Then string `json:"then"`
 }
 
-// Wait is the deletion step a Machine waits in.
+// Wait is the step an object waits in, as its state's wait declares it.
 type Wait struct {
 	// Step names the step in words.
 	Step string `json:"step"`
@@ -266,7 +247,7 @@ type ViaRow struct {
 	Message string `json:"message,omitempty"`
 }
 
-// Event is one Event about the Machine.
+// Event is one Event about the object.
 type Event struct {
 	Time   time.Time `json:"time"`
 	Type   string    `json:"type"`
@@ -287,108 +268,6 @@ type NodeSide struct {
 	Message string `json:"message,omitempty"`
 }
 
-// Machine explains one Machine: it observes it with the operator's own
-// Observer, computes the facts with the runner's observers, decides with
-// the set and reads status and Events. It runs no action.
-func Machine(ctx context.Context, c client.Client, set *engine.Set, key client.ObjectKey, now time.Time) (*Report, error) {
-	// The operator's own observe and decide, through the controller kit,
-	// with a direct client and no action run.
-	// The Node side is reached as the operator reaches it: through the
-	// Cluster's kubeconfig Secret when there is one.
-	clusters := remote.New(c, c, remote.Options{Scheme: c.Scheme()})
-	r, err := reconciler.New(machine.Spec(set, c, clusters, nil), reconciler.Options{Client: c, Now: func() time.Time { return now }})
-	if err != nil {
-		return nil, err
-	}
-	rep, plan, err := explain(ctx, c, r, machine.Status, "Machine", key, now)
-	if err != nil {
-		return nil, err
-	}
-	if w := plan.Obs.Env.Workload; w.State != "" {
-		rep.NodeSide = &NodeSide{State: string(w.State), Server: w.Server, Secret: w.Secret, Message: w.Message}
-	}
-	if m := plan.Obs.Env.Machine; m != nil {
-		rep.Hooks = hooks(m)
-		if c := meta.FindStatusCondition(m.Status.Conditions, clusterv1.DeletingCondition); c != nil {
-			t := c.LastTransitionTime.UTC()
-			rep.Deleting = &Condition{Type: c.Type, Status: string(c.Status), Reason: c.Reason, Message: c.Message, Since: &t}
-		}
-		rep.WaitingOn = waitingOn(plan.Obs.Env, plan.State, now)
-		if rep.WaitingOn != nil {
-			rep.WaitingOn.Forced = forcedEnd(set, plan.State, plan.Obs.Env, now)
-		}
-	}
-	return rep, nil
-}
-
-// forcedEnd says when the Node's health forces the deletion, in a state
-// where a row of the tables reads forceDeletion=NodeUnhealthy; nil in the
-// other states.
-func forcedEnd(set *engine.Set, st *engine.State, s *machineactions.Scope, now time.Time) *ForcedEnd {
-	row := ""
-	for _, t := range set.Tables {
-		for _, r := range t.Rows {
-			if row != "" || !r.AppliesIn(st) {
-				continue
-			}
-			for _, m := range r.WhenClause() {
-				if m.Fact == "forceDeletion" && slices.Contains(m.Values, "NodeUnhealthy") {
-					row = r.ID
-				}
-			}
-		}
-	}
-	if row == "" {
-		return nil
-	}
-	f := &ForcedEnd{Row: row, After: shortDuration(machineactions.NodeUnhealthyForce)}
-	start, cond := machineactions.NodeUnhealthyStart(s.Node())
-	if start.IsZero() {
-		return f
-	}
-	since := start.UTC()
-	from := machineactions.NodeSideSince(s, start).UTC()
-	if from.After(since) {
-		f.CountsFrom = &from
-	}
-	end := from.Add(machineactions.NodeUnhealthyForce)
-	f.Condition, f.Since, f.EndsAt = cond, &since, &end
-	if left := end.Sub(now); left > 0 {
-		f.EndsIn = shortDuration(left)
-	} else {
-		f.Overdue = true
-		f.EndsIn = "-" + shortDuration(-left)
-	}
-	return f
-}
-
-// MachineSet explains one MachineSet the same way: the operator's observer,
-// facts and decision, its replica counts, what its deletion waits on, and
-// its Events. It runs no action.
-func MachineSet(ctx context.Context, c client.Client, set *engine.Set, key client.ObjectKey, now time.Time) (*Report, error) {
-	r, err := reconciler.New(machineset.Spec(set, c, nil), reconciler.Options{Client: c, Now: func() time.Time { return now }})
-	if err != nil {
-		return nil, err
-	}
-	rep, plan, err := explain(ctx, c, r, machineset.Status, "MachineSet", key, now)
-	if err != nil {
-		return nil, err
-	}
-	s := plan.Obs.Env
-	if ms := s.Set; ms != nil {
-		c := s.Counts
-		rep.Replicas = &Replicas{Desired: s.Replicas(), Working: c.Active, Failed: c.Failed, Deleting: c.Deleting,
-			Ready: c.Ready, Available: c.Available, MaxUnhealthy: s.MaxUnhealthy(), MaxInFlight: s.MaxInFlight(),
-			Orphans: len(s.Orphans), Strays: len(s.Strays), MissingTemplates: s.MissingTemplates,
-			Burst: msactions.BurstReplicas, FrozenAbove: s.Replicas() + msactions.OvershootMargin}
-		if st := plan.State; st.Wait != nil {
-			rep.WaitingOn = waitFromPaths(ms, st, now)
-			rep.WaitingOn.On += fmt.Sprintf(" (%d left)", len(s.Owned)+len(s.Strays))
-		}
-	}
-	return rep, nil
-}
-
 // Replicas is what a MachineSet counts, for its report.
 type Replicas struct {
 	Desired, Working, Failed, Deleting, Ready, Available int
@@ -401,84 +280,6 @@ type Replicas struct {
 	MissingTemplates []string `json:",omitempty"`
 }
 
-// explain is what every report starts from: the kit's Plan of the object
-// (the operator's own observe and decide), its status as the kit reads it,
-// and its Events.
-func explain[O client.Object, E any](ctx context.Context, c client.Client, r *reconciler.Reconciler[O, E], status reconciler.Status[O],
-	kind string, key client.ObjectKey, now time.Time) (*Report, *reconciler.Plan[O, E], error) {
-	set := r.Runner().Set()
-	plan, planErr := r.Plan(ctx, key)
-	if planErr != nil && plan.Facts.Map() == nil {
-		// Nothing was decided on: no facts to show.
-		return nil, nil, planErr
-	}
-	facts := plan.Facts
-	rep := &Report{
-		Kind: kind, Namespace: key.Namespace, Name: key.Name, Found: plan.Obs.Found, Set: set.Name,
-		Now: now, Facts: facts.Map(), Hooks: []Hook{}, Events: []Event{},
-	}
-	for _, f := range set.Facts {
-		rep.FactOrder = append(rep.FactOrder, f.Name)
-	}
-	if plan.Obs.Err != nil {
-		rep.ObserveError = plan.Obs.Err.Error()
-	}
-	st := plan.State
-	if plan.PersistedState != "" && plan.PersistedState != st.Name {
-		rep.StateNote = fmt.Sprintf("status.state %q is unknown to the tables; the operator decides in %s", plan.PersistedState, st.Name)
-	}
-	if plan.Impossible != nil {
-		rep.ImpossibleFacts = plan.Impossible.Name + ": " + plan.Impossible.Description
-	}
-	rep.State = st.Name
-	rep.StateDescription = st.Description
-	rep.Phase = st.Phase
-	d := plan.Decision
-	switch {
-	case planErr != nil && errors.Is(planErr, engine.ErrNoDecision):
-		rep.DecideError = fmt.Sprintf("no row of set %s matches in state %s", set.Name, st.Name)
-	case planErr != nil:
-		rep.DecideError = planErr.Error()
-	case d == nil:
-		rep.DecideError = fmt.Sprintf("state %s is terminal: no row applies", st.Name)
-	}
-	if d != nil {
-		rep.Fires = Fired(d)
-		rep.Releases = Releases(set, st, facts, d)
-	}
-	if rep.Releases == nil {
-		rep.Releases = []Release{}
-	}
-	rep.Others = OtherRows(set, st, facts, d, 0)
-	if !plan.Obs.Found {
-		return rep, plan, nil
-	}
-	obj := plan.Obs.Object
-	rec := status.Get(obj)
-	if rec.Phase != "" {
-		rep.Phase = rec.Phase
-	}
-	if ts := obj.GetDeletionTimestamp(); ts != nil {
-		t := ts.UTC()
-		rep.DeletionRequested = &t
-	}
-	if lt := rec.LastTransition; lt != nil {
-		rep.LastTransition = &Transition{Table: lt.Table, Row: lt.Row, From: lt.From, To: lt.To, Action: lt.Action,
-			Outcome: lt.Outcome, Time: lt.Time.UTC(), Message: lt.Message}
-		for _, v := range lt.Via {
-			rep.LastTransition.Via = append(rep.LastTransition.Via, ViaRow{Table: v.Table, Row: v.Row, From: v.From, To: v.To,
-				Action: v.Action, Message: v.Message})
-		}
-	}
-	events, err := objectEvents(ctx, c, kind, obj)
-	if err != nil {
-		rep.EventsError = err.Error()
-	} else {
-		rep.Events = events
-	}
-	return rep, plan, nil
-}
-
 // Fired describes the row that fires, with its result for each way its
 // actions can end (the runtime's own Resolve, defaults included, the
 // action message kept as the {detail} placeholder). krtt decide and krtt
@@ -486,10 +287,10 @@ func explain[O client.Object, E any](ctx context.Context, c client.Client, r *re
 func Fired(d *engine.Decision) *FiredRow {
 	r := d.Row
 	out := &FiredRow{
-		Table: d.Table.Name, Row: r.ID, File: r.Pos.File, Line: r.Pos.Line, Columns: r.Columns(),
+		Table: d.Table.Name, Row: r.ID, File: r.Pos.File, Line: r.Pos.Line, Columns: ColumnsOf(r),
 		When: matches(r.WhenClause()), Guards: append([]string{}, r.Guards...), Do: append([]string{}, r.Do...),
 	}
-	for _, res := range d.Results() {
+	for _, res := range Results(d) {
 		oc := Outcome{Branch: res.Branch, Given: res.Given, Arises: res.Arises,
 			To: res.To, Changed: res.Changed(), Retry: res.Retry, StatusUnchanged: res.StatusUnchanged}
 		if res.RequeueAfter > 0 {
@@ -508,8 +309,8 @@ func Fired(d *engine.Decision) *FiredRow {
 
 // Summary turns the outcome back into the engine's summary, for its text;
 // from is the state the row fires in.
-func (o Outcome) Summary(from string) engine.ResultSummary {
-	s := engine.ResultSummary{Branch: o.Branch, Given: o.Given, Arises: o.Arises, From: from, To: o.To, Retry: o.Retry,
+func (o Outcome) Summary(from string) ResultSummary {
+	s := ResultSummary{Branch: o.Branch, Given: o.Given, Arises: o.Arises, From: from, To: o.To, Retry: o.Retry,
 		StatusUnchanged: o.StatusUnchanged}
 	if o.RequeueAfter != "" {
 		// RequeueAfter was printed by shortDuration and parses back.
@@ -519,7 +320,7 @@ func (o Outcome) Summary(from string) engine.ResultSummary {
 		s.Conditions = append(s.Conditions, engine.Condition{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message})
 	}
 	for _, st := range o.Status {
-		s.Status = append(s.Status, engine.StatusValue{Field: st.Field, Value: st.Value})
+		s.Status = append(s.Status, StatusValue{Field: st.Field, Value: st.Value})
 	}
 	return s
 }
@@ -534,14 +335,14 @@ func matches(ms []engine.Match) []Match {
 }
 
 // OtherRows says, for every row of the state other than the one that fired,
-// why it does not fire (engine.Set.OtherRows): Mismatches names every fact
+// why it does not fire (engine.TableSet.OtherRows): Mismatches names every fact
 // that rules a row out, the Reason text the first reasons of them (0: all).
-func OtherRows(set *engine.Set, st *engine.State, f engine.Facts, d *engine.Decision, reasons int) []OtherRow {
+func OtherRows(set *engine.TableSet, st *engine.State, f engine.Facts, d *engine.Decision, reasons int) []OtherRow {
 	out := []OtherRow{}
-	for _, v := range set.OtherRows(st, f, d) {
+	for _, v := range RowVerdicts(set, st, f, d) {
 		o := OtherRow{Table: v.Table.Name, Row: v.Row.ID, Line: v.Row.Pos.Line, Verdict: string(v.Verdict), Reason: v.Reason(reasons)}
 		for _, m := range v.Mismatches {
-			o.Mismatches = append(o.Mismatches, Mismatch{Fact: m.Match.Fact, Value: m.Value, Wants: append([]string{}, m.Match.Values...)})
+			o.Mismatches = append(o.Mismatches, FactMismatch{Fact: m.Match.Fact, Value: m.Value, Wants: append([]string{}, m.Match.Values...)})
 		}
 		out = append(out, o)
 	}
@@ -552,7 +353,7 @@ func OtherRows(set *engine.Set, st *engine.State, f engine.Facts, d *engine.Deci
 // reads to each of its other values and asks the set which
 // row would fire then; it returns the flips that lead to a different row.
 // Combinations the set declares impossible are left out.
-func Releases(set *engine.Set, st *engine.State, f engine.Facts, d *engine.Decision) []Release {
+func Releases(set *engine.TableSet, st *engine.State, f engine.Facts, d *engine.Decision) []Release {
 	out := []Release{}
 	for _, m := range d.Row.WhenClause() {
 		fact := set.Fact(m.Fact)
@@ -583,67 +384,10 @@ func Releases(set *engine.Set, st *engine.State, f engine.Facts, d *engine.Decis
 	return out
 }
 
-func hooks(m *clusterv1.Machine) []Hook {
-	out := []Hook{}
-	for _, p := range []struct{ point, prefix string }{
-		{"pre-drain", clusterv1.PreDrainDeleteHookAnnotationPrefix},
-		{"pre-terminate", clusterv1.PreTerminateDeleteHookAnnotationPrefix},
-	} {
-		var keys []string
-		for k := range m.Annotations {
-			if strings.HasPrefix(k, p.prefix) {
-				keys = append(keys, k)
-			}
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			out = append(out, Hook{Point: p.point, Name: strings.TrimPrefix(k, p.prefix), Annotation: k, Owner: m.Annotations[k]})
-		}
-	}
-	return out
-}
-
-// waitingOn describes what the state waits on, from the state's wait in
-// the tables: the status field that records since when and the spec field
-// that bounds it are read from the Machine by their paths.
-func waitingOn(s *machineactions.Scope, st *engine.State, now time.Time) *Wait {
-	sw := st.Wait
-	if sw == nil {
-		return nil
-	}
-	m := s.Machine
-	w := waitFromPaths(m, st, now)
-	if w.Since != nil && w.EndsAt != nil {
-		// The facts end the wait by the same rule: after an outage of the
-		// workload cluster its timeout counts from when it came back.
-		if from := machineactions.TimeoutSince(s, sw.Since, *w.Since).UTC(); from.After(*w.Since) {
-			w.CountsFrom = &from
-			w.setEnd(from.Add(time.Duration(w.TimeoutSeconds)*time.Second), now)
-		}
-	}
-	switch sw.Object {
-	case "infrastructure":
-		w.On += objectText(s.Infrastructure, m.Spec.InfrastructureRef)
-		w.setExternalStart(s.Infrastructure, now)
-	case "bootstrap":
-		ref := clusterv1.ObjectReference{}
-		if m.Spec.Bootstrap.ConfigRef != nil {
-			ref = *m.Spec.Bootstrap.ConfigRef
-		}
-		w.On += objectText(s.Bootstrap, ref)
-		w.setExternalStart(s.Bootstrap, now)
-	default:
-		if strings.Contains(sw.On, "Node") {
-			w.On += nodeName(s)
-		}
-	}
-	return w
-}
-
-// waitFromPaths describes the state's wait from the tables: the field that
+// WaitFromPaths describes the state's wait from the tables: the field that
 // records since when and the one that bounds it are read from the object
 // by their paths.
-func waitFromPaths(o client.Object, st *engine.State, now time.Time) *Wait {
+func WaitFromPaths(o client.Object, st *engine.State, now time.Time) *Wait {
 	sw := st.Wait
 	w := &Wait{Step: sw.Step, On: sw.On}
 	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
@@ -671,27 +415,6 @@ func waitFromPaths(o client.Object, st *engine.State, now time.Time) *Wait {
 	return w
 }
 
-func nodeName(s *machineactions.Scope) string {
-	if n := s.Node(); n != nil {
-		return " (Node " + n.Name + ")"
-	}
-	if m := s.Machine; m.Status.NodeRef != nil && m.Status.NodeRef.Name != "" {
-		return " (Node " + m.Status.NodeRef.Name + ")"
-	}
-	return ""
-}
-
-func objectText(u *unstructured.Unstructured, ref clusterv1.ObjectReference) string {
-	if u == nil {
-		return fmt.Sprintf(" (%s %s: not found)", ref.Kind, ref.Name)
-	}
-	out := fmt.Sprintf(" (%s %s", u.GetKind(), u.GetName())
-	if fs := u.GetFinalizers(); len(fs) > 0 {
-		out += "; finalizers: " + strings.Join(fs, ", ")
-	}
-	return out + ")"
-}
-
 func (w *Wait) setStart(t *metav1.Time, now time.Time) {
 	if t == nil || t.IsZero() {
 		return
@@ -701,7 +424,7 @@ func (w *Wait) setStart(t *metav1.Time, now time.Time) {
 	w.For = shortDuration(now.Sub(start))
 }
 
-func (w *Wait) setExternalStart(u *unstructured.Unstructured, now time.Time) {
+func (w *Wait) SetExternalStart(u *unstructured.Unstructured, now time.Time) {
 	if u == nil {
 		return
 	}
@@ -723,11 +446,11 @@ func (w *Wait) setTimeout(field string, seconds *int32, now time.Time) {
 	if w.Since == nil {
 		return
 	}
-	w.setEnd(w.Since.Add(d), now)
+	w.SetEnd(w.Since.Add(d), now)
 }
 
-// setEnd sets when the wait's timeout ends and the time left.
-func (w *Wait) setEnd(end time.Time, now time.Time) {
+// SetEnd sets when the wait's timeout ends and the time left.
+func (w *Wait) SetEnd(end time.Time, now time.Time) {
 	w.EndsAt, w.Overdue = &end, false
 	if left := end.Sub(now); left > 0 {
 		w.EndsIn = shortDuration(left)
@@ -737,9 +460,9 @@ func (w *Wait) setEnd(end time.Time, now time.Time) {
 	}
 }
 
-// objectEvents lists an object's Events (events.k8s.io/v1, which the
+// ObjectEvents lists an object's Events (events.k8s.io/v1, which the
 // operator writes through), newest last, at most MaxEvents.
-func objectEvents(ctx context.Context, c client.Client, kind string, m client.Object) ([]Event, error) {
+func ObjectEvents(ctx context.Context, c client.Client, kind string, m client.Object) ([]Event, error) {
 	list := &eventsv1.EventList{}
 	sel := fields.SelectorFromSet(fields.Set{"regarding.name": m.GetName(), "regarding.kind": kind})
 	if err := c.List(ctx, list, client.InNamespace(m.GetNamespace()), client.MatchingFieldsSelector{Selector: sel}); err != nil {

@@ -1,7 +1,6 @@
-package explain
+package machine
 
 import (
-	"github.com/krtt-dev/krtt/actions"
 	"testing"
 	"time"
 
@@ -9,7 +8,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	machineactions "github.com/krtt-dev/krtt/actions/machine"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/internal/remote"
 )
@@ -19,10 +17,7 @@ import (
 // cluster came back, as the facts that end them count it; the creation
 // wait before the providerID is known does not restart.
 func TestTimeLeftFollowsTheWorkloadClusterComingBack(t *testing.T) {
-	set, err := actions.Load(actions.Machine, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	set := explainedSet(t)
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	back := now.Add(-10 * time.Minute) // every wait started an hour ago, with a timeout of an hour
 	node := corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{
@@ -39,7 +34,7 @@ func TestTimeLeftFollowsTheWorkloadClusterComingBack(t *testing.T) {
 	} {
 		m := waitingMachine(now)
 		m.Spec.ProviderID = ptr.To("sim://ns/m1")
-		s := &machineactions.Scope{Machine: m, Nodes: []corev1.Node{node}, Workload: tc.workload, Cluster: tc.cluster}
+		s := &Scope{Machine: m, Nodes: []corev1.Node{node}, Workload: tc.workload, Cluster: tc.cluster}
 		for _, state := range []string{"Provisioned", "Unhealthy", "DrainingNode", "WaitingForVolumeDetach", "DeletingNode"} {
 			w := waitingOn(s, set.State(state), now)
 			if w.CountsFrom == nil || !w.CountsFrom.Equal(back) || !w.EndsAt.Equal(back.Add(time.Hour)) || w.EndsIn != "50m" || w.Overdue {
@@ -48,7 +43,7 @@ func TestTimeLeftFollowsTheWorkloadClusterComingBack(t *testing.T) {
 		}
 		f := forcedEnd(set, set.State("DrainingNode"), s, now)
 		if f == nil || f.CountsFrom == nil || !f.CountsFrom.Equal(back) || !f.Since.Equal(now.Add(-time.Hour)) ||
-			!f.EndsAt.Equal(back.Add(machineactions.NodeUnhealthyForce)) || !f.Overdue {
+			!f.EndsAt.Equal(back.Add(NodeUnhealthyForce)) || !f.Overdue {
 			t.Errorf("%s: forced %+v; want the Node's 1h as since, 5m from %s, overdue", tc.name, f, back)
 		}
 		// Before the providerID the creation wait is on the providers.

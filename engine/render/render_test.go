@@ -1,4 +1,4 @@
-package engine
+package render
 
 import (
 	"bytes"
@@ -7,9 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/krtt-dev/krtt/engine"
 )
 
-// updateRender rewrites the goldens under testdata/render: go test ./engine -run Render -update
+// updateRender rewrites the goldens under testdata: go test ./engine/render -update
 var updateRender = renderUpdateFlag()
 
 // renderUpdateFlag registers -update unless another test file of the
@@ -22,9 +24,15 @@ func renderUpdateFlag() func() bool {
 	return func() bool { return *b }
 }
 
-func loadDoor(t *testing.T) *Table {
+func loadDoor(t *testing.T) *engine.Table {
 	t.Helper()
-	lib, fs := LoadPaths("testdata/door.yaml")
+	// Loaded under the name the engine's own tests use, so the goldens'
+	// "Defined in" lines stay the same.
+	data, err := os.ReadFile("../testdata/door.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib, fs := engine.LoadBytes("testdata/door.yaml", data)
 	if lib == nil || fs.HasErrors() {
 		t.Fatalf("load door.yaml: %v", fs)
 	}
@@ -35,17 +43,17 @@ func loadDoor(t *testing.T) *Table {
 	return tab
 }
 
-func doorCatalog() *Catalog {
-	return &Catalog{Name: "door", Entries: []Entry{
-		{Kind: EntryAction, Name: "Swing", Description: "Swings the door to its other position.", MayWait: true},
-		{Kind: EntryFact, Name: "locked", Description: "The lock is engaged."},
-		{Kind: EntryFact, Name: "push", Description: "What the person does."},
+func doorCatalog() *engine.Catalog {
+	return &engine.Catalog{Name: "door", Entries: []engine.Entry{
+		{Kind: engine.EntryAction, Name: "Swing", Description: "Swings the door to its other position.", MayWait: true},
+		{Kind: engine.EntryFact, Name: "locked", Description: "The lock is engaged."},
+		{Kind: engine.EntryFact, Name: "push", Description: "What the person does."},
 	}}
 }
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", "render", name)
+	path := filepath.Join("testdata", name)
 	if updateRender() {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
@@ -67,7 +75,7 @@ func golden(t *testing.T, name string, got []byte) {
 func TestRenderMarkdownDoor(t *testing.T) {
 	tab := loadDoor(t)
 	var b bytes.Buffer
-	if err := RenderMarkdown(&b, tab, nil, RenderOptions{}); err != nil {
+	if err := Markdown(&b, tab, nil, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "door.md", b.Bytes())
@@ -79,11 +87,11 @@ func TestRenderMarkdownDoor(t *testing.T) {
 func TestRenderMarkdownDoorCatalogCoverage(t *testing.T) {
 	tab := loadDoor(t)
 	var b bytes.Buffer
-	opts := RenderOptions{Coverage: map[string][]string{
+	opts := Options{Coverage: map[string][]string{
 		"C1": {"features/door.feature:12 a person pushes an unlocked door", "features/door.feature:30 the door swings | twice"},
 		"C4": {"features/door.feature:20 a locked door stays shut"},
 	}}
-	if err := RenderMarkdown(&b, tab, doorCatalog(), opts); err != nil {
+	if err := Markdown(&b, tab, doorCatalog(), opts); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "door_coverage.md", b.Bytes())
@@ -102,7 +110,7 @@ func TestRenderMarkdownDoorCatalogCoverage(t *testing.T) {
 
 func TestRenderMermaidDoor(t *testing.T) {
 	var b bytes.Buffer
-	if err := RenderMermaid(&b, loadDoor(t)); err != nil {
+	if err := Mermaid(&b, loadDoor(t)); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "door.mmd", b.Bytes())
@@ -115,7 +123,7 @@ func TestRenderMermaidDoor(t *testing.T) {
 
 func TestRenderDotDoor(t *testing.T) {
 	var b bytes.Buffer
-	if err := RenderDot(&b, loadDoor(t)); err != nil {
+	if err := Dot(&b, loadDoor(t)); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "door.dot", b.Bytes())
@@ -126,17 +134,17 @@ func TestRenderDotDoor(t *testing.T) {
 
 func TestRenderDeterministic(t *testing.T) {
 	tab := loadDoor(t)
-	opts := RenderOptions{Coverage: map[string][]string{"C1": {"a:1 x"}, "C2": {"b:2 y"}, "O1": {"c:3 z"}}}
+	opts := Options{Coverage: map[string][]string{"C1": {"a:1 x"}, "C2": {"b:2 y"}, "O1": {"c:3 z"}}}
 	var first string
 	for i := 0; i < 20; i++ {
 		var b bytes.Buffer
-		if err := RenderMarkdown(&b, tab, doorCatalog(), opts); err != nil {
+		if err := Markdown(&b, tab, doorCatalog(), opts); err != nil {
 			t.Fatal(err)
 		}
 		if i == 0 {
 			first = b.String()
 		} else if b.String() != first {
-			t.Fatal("RenderMarkdown output differs between runs")
+			t.Fatal("Markdown output differs between runs")
 		}
 	}
 }
@@ -208,12 +216,12 @@ spec:
 `
 
 func TestRenderSet(t *testing.T) {
-	lib, fs := LoadBytes("lifecycle.yaml", []byte(renderSetYAML))
+	lib, fs := engine.LoadBytes("lifecycle.yaml", []byte(renderSetYAML))
 	if lib == nil || fs.HasErrors() {
 		t.Fatalf("load: %v", fs)
 	}
 	var md bytes.Buffer
-	if err := RenderMarkdown(&md, lib.Table("normal"), &Catalog{Name: "lc"}, RenderOptions{}); err != nil {
+	if err := Markdown(&md, lib.Table("normal"), &engine.Catalog{Name: "lc"}, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	out := md.String()
@@ -232,7 +240,7 @@ func TestRenderSet(t *testing.T) {
 		}
 	}
 	md.Reset()
-	if err := RenderMarkdown(&md, lib.Table("deletion"), nil, RenderOptions{}); err != nil {
+	if err := Markdown(&md, lib.Table("deletion"), nil, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	out = md.String()
@@ -251,7 +259,7 @@ func TestRenderSet(t *testing.T) {
 	}
 
 	var mm bytes.Buffer
-	if err := RenderMermaid(&mm, lib.Table("normal")); err != nil {
+	if err := Mermaid(&mm, lib.Table("normal")); err != nil {
 		t.Fatal(err)
 	}
 	wantMM := "stateDiagram-v2\n" +
@@ -263,7 +271,7 @@ func TestRenderSet(t *testing.T) {
 		t.Errorf("mermaid:\n%s\nwant:\n%s", mm.String(), wantMM)
 	}
 	mm.Reset()
-	if err := RenderMermaid(&mm, lib.Table("deletion")); err != nil {
+	if err := Mermaid(&mm, lib.Table("deletion")); err != nil {
 		t.Fatal(err)
 	}
 	wantMM = "stateDiagram-v2\n" +
@@ -276,7 +284,7 @@ func TestRenderSet(t *testing.T) {
 		t.Errorf("mermaid:\n%s\nwant:\n%s", mm.String(), wantMM)
 	}
 	var dot bytes.Buffer
-	if err := RenderDot(&dot, lib.Table("deletion")); err != nil {
+	if err := Dot(&dot, lib.Table("deletion")); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(dot.String(), `"In Use" -> "Failed" [label="D1"];`) || !strings.Contains(dot.String(), `"Failed" [peripheries=2];`) {
@@ -286,12 +294,12 @@ func TestRenderSet(t *testing.T) {
 
 func TestRenderAltEdges(t *testing.T) {
 	y := strings.Replace(renderSetYAML, "onFailure: {state: Failed, retry: true", "onFailure: {state: New, retry: true", 1)
-	lib, fs := LoadBytes("lifecycle.yaml", []byte(y))
+	lib, fs := engine.LoadBytes("lifecycle.yaml", []byte(y))
 	if lib == nil || fs.HasErrors() {
 		t.Fatalf("load: %v", fs)
 	}
 	var mm, dot bytes.Buffer
-	if err := RenderMermaid(&mm, lib.Table("deletion")); err != nil {
+	if err := Mermaid(&mm, lib.Table("deletion")); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(mm.String(), "s_In_Use --> New : (D1 onFailure)") {
@@ -300,7 +308,7 @@ func TestRenderAltEdges(t *testing.T) {
 	if strings.Contains(mm.String(), "New --> New") {
 		t.Errorf("onFailure back to the same state drawn as a loop:\n%s", mm.String())
 	}
-	if err := RenderDot(&dot, lib.Table("deletion")); err != nil {
+	if err := Dot(&dot, lib.Table("deletion")); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(dot.String(), `"In Use" -> "New" [label="D1 onFailure", style=dashed];`) {

@@ -47,7 +47,7 @@ type TableRow struct {
 
 // Table describes one table of the set. coverage maps table → row →
 // scenarios (features/coverage.json); nil means coverage is unknown.
-func Table(set *engine.Set, table string, coverage map[string]map[string][]string) (*TableReport, error) {
+func Table(set *engine.TableSet, table string, coverage map[string]map[string][]string) (*TableReport, error) {
 	t := set.Table(table)
 	if d := set.Decision(table); t == nil && d != nil {
 		return decisionTable(set, d, coverage), nil
@@ -86,7 +86,7 @@ func Table(set *engine.Set, table string, coverage map[string]map[string][]strin
 
 // decisionTable lists a decision table's rows: when each gives which
 // verdict, and the scenarios that cover it.
-func decisionTable(set *engine.Set, d *engine.DecisionTable, coverage map[string]map[string][]string) *TableReport {
+func decisionTable(set *engine.TableSet, d *engine.DecisionTable, coverage map[string]map[string][]string) *TableReport {
 	rep := &TableReport{Set: set.Name, Table: d.Name, Title: d.Title, File: d.Pos.File, HitPolicy: string(d.HitPolicy),
 		Kind: engine.KindDecision, Subject: d.Subject, CoverageKnown: coverage != nil, Rows: []TableRow{}}
 	cov := coverage[d.Name]

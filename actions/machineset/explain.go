@@ -1,0 +1,41 @@
+package machineset
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/engine/explain"
+	"github.com/krtt-dev/krtt/reconciler"
+)
+
+// Explain is krtt explain machineset: the report every kind gets (the
+// operator's own observer, facts and decision, status and Events; see
+// reconciler.Explain) with the MachineSet's replica counts and what its
+// deletion waits on. It runs no action.
+func Explain(ctx context.Context, c client.Client, set *engine.TableSet, key client.ObjectKey, now time.Time) (*explain.Report, error) {
+	r, err := reconciler.New(Spec(set, c, nil), reconciler.Options{Client: c, Now: func() time.Time { return now }})
+	if err != nil {
+		return nil, err
+	}
+	rep, plan, err := reconciler.Explain(ctx, c, r, Status, "MachineSet", key, now)
+	if err != nil {
+		return nil, err
+	}
+	s := plan.Obs.Env
+	if ms := s.Set; ms != nil {
+		c := s.Counts
+		rep.Replicas = &explain.Replicas{Desired: s.Replicas(), Working: c.Active, Failed: c.Failed, Deleting: c.Deleting,
+			Ready: c.Ready, Available: c.Available, MaxUnhealthy: s.MaxUnhealthy(), MaxInFlight: s.MaxInFlight(),
+			Orphans: len(s.Orphans), Strays: len(s.Strays), MissingTemplates: s.MissingTemplates,
+			Burst: BurstReplicas, FrozenAbove: s.Replicas() + OvershootMargin}
+		if st := plan.State; st.Wait != nil {
+			rep.WaitingOn = explain.WaitFromPaths(ms, st, now)
+			rep.WaitingOn.On += fmt.Sprintf(" (%d left)", len(s.Owned)+len(s.Strays))
+		}
+	}
+	return rep, nil
+}
