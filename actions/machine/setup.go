@@ -72,7 +72,7 @@ func Spec(set *engine.Set, c client.Client, clusters ClusterClients, w *reconcil
 		Finalizer:      clusterv1.MachineFinalizer,
 		ObserveTimeout: observeTimeout,
 		Observe: func(ctx context.Context, key client.ObjectKey, now time.Time) reconciler.Observation[*clusterv1.Machine, *Scope] {
-			s := obs.ObserveAt(ctx, key, now)
+			s := obs.Observe(ctx, key, now)
 			return reconciler.Observation[*clusterv1.Machine, *Scope]{Env: s, Object: s.Machine, Found: s.MachineFound, Err: s.Err}
 		},
 	}

@@ -148,5 +148,5 @@ type ClusterList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&Cluster{}, &ClusterList{})
+	register(&Cluster{}, &ClusterList{})
 }

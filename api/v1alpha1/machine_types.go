@@ -503,5 +503,5 @@ type MachineList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&Machine{}, &MachineList{})
+	register(&Machine{}, &MachineList{})
 }

@@ -226,5 +226,5 @@ type MachineSetList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&MachineSet{}, &MachineSetList{})
+	register(&MachineSet{}, &MachineSetList{})
 }
