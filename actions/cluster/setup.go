@@ -9,7 +9,6 @@ import (
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
-	"github.com/krtt-dev/krtt/internal/controller/record"
 	"github.com/krtt-dev/krtt/internal/remote"
 	"github.com/krtt-dev/krtt/reconciler"
 	corev1 "k8s.io/api/core/v1"
@@ -31,13 +30,6 @@ const observeTimeout = 10 * time.Second
 // Reconciler is the kit's reconciler for Clusters.
 type Reconciler = reconciler.Reconciler[*clusterv1.Cluster, *Scope]
 
-// Status is how the kit reads and writes a Cluster's status.
-var Status = record.Status(func(c *clusterv1.Cluster) record.Fields {
-	st := &c.Status
-	return record.Fields{State: &st.State, StateSince: &st.StateSince, Phase: &st.Phase,
-		ObservedGeneration: &st.ObservedGeneration, LastTransition: &st.LastTransition, Conditions: &st.Conditions}
-})
-
 // Spec is the Cluster controller for the kit.
 func Spec(set *engine.Set, c client.Client, conns Connections) reconciler.Spec[*clusterv1.Cluster, *Scope] {
 	obs := &Observer{Client: c, Connections: conns}
@@ -47,7 +39,6 @@ func Spec(set *engine.Set, c client.Client, conns Connections) reconciler.Spec[*
 		Registry:       Registry(),
 		NewObject:      func() *clusterv1.Cluster { return &clusterv1.Cluster{} },
 		NewList:        func() client.ObjectList { return &clusterv1.ClusterList{} },
-		Status:         Status,
 		ObserveTimeout: observeTimeout,
 		Observe: func(ctx context.Context, key client.ObjectKey, _ time.Time) reconciler.Observation[*clusterv1.Cluster, *Scope] {
 			s := obs.Observe(ctx, key)

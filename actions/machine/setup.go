@@ -10,7 +10,6 @@ import (
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
-	"github.com/krtt-dev/krtt/internal/controller/record"
 	"github.com/krtt-dev/krtt/internal/remote"
 	"github.com/krtt-dev/krtt/reconciler"
 	corev1 "k8s.io/api/core/v1"
@@ -40,14 +39,6 @@ type Options struct {
 	Clusters *remote.Cache
 }
 
-// Status is how the kit reads and writes a Machine's status.
-var Status = record.Status(func(m *clusterv1.Machine) record.Fields {
-	st := &m.Status
-	// MachinePhase is a string: the kit reads and writes it as one.
-	return record.Fields{State: &st.State, StateSince: &st.StateSince, Phase: (*string)(&st.Phase),
-		ObservedGeneration: &st.ObservedGeneration, LastTransition: &st.LastTransition, Conditions: &st.Conditions}
-})
-
 // Spec is the Machine controller for the kit: its tables, registry and
 // observer. c reads the management cluster; clusters reaches the Node side
 // (nil: the management cluster); w may be nil (explain).
@@ -68,7 +59,6 @@ func Spec(set *engine.Set, c client.Client, clusters ClusterClients, w *reconcil
 		Registry:       Registry(),
 		NewObject:      func() *clusterv1.Machine { return &clusterv1.Machine{} },
 		NewList:        func() client.ObjectList { return &clusterv1.MachineList{} },
-		Status:         Status,
 		Finalizer:      clusterv1.MachineFinalizer,
 		ObserveTimeout: observeTimeout,
 		Observe: func(ctx context.Context, key client.ObjectKey, now time.Time) reconciler.Observation[*clusterv1.Machine, *Scope] {

@@ -11,7 +11,6 @@ import (
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
-	"github.com/krtt-dev/krtt/internal/controller/record"
 	"github.com/krtt-dev/krtt/reconciler"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -36,13 +35,6 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Status is how the kit reads and writes a MachineSet's status.
-var Status = record.Status(func(ms *clusterv1.MachineSet) record.Fields {
-	st := &ms.Status
-	return record.Fields{State: &st.State, StateSince: &st.StateSince, Phase: &st.Phase,
-		ObservedGeneration: &st.ObservedGeneration, LastTransition: &st.LastTransition, Conditions: &st.Conditions}
-})
-
 // Spec is the MachineSet controller for the kit: its tables, registry and
 // observer. c reads the management cluster; r is what actions wait on to see
 // their writes (the manager's cache; c when nil).
@@ -54,7 +46,6 @@ func Spec(set *engine.Set, c client.Client, r client.Reader) reconciler.Spec[*cl
 		Registry:       Registry(),
 		NewObject:      func() *clusterv1.MachineSet { return &clusterv1.MachineSet{} },
 		NewList:        func() client.ObjectList { return &clusterv1.MachineSetList{} },
-		Status:         Status,
 		Finalizer:      clusterv1.MachineSetFinalizer,
 		ObserveTimeout: observeTimeout,
 		Observe: func(ctx context.Context, key client.ObjectKey, now time.Time) reconciler.Observation[*clusterv1.MachineSet, *Scope] {

@@ -27,6 +27,7 @@ import (
 	machineactions "github.com/krtt-dev/krtt/actions/machine"
 	"github.com/krtt-dev/krtt/actions/machineset"
 	msactions "github.com/krtt-dev/krtt/actions/machineset"
+	"github.com/krtt-dev/krtt/api/kit"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/internal/remote"
@@ -300,7 +301,7 @@ func Machine(ctx context.Context, c client.Client, set *engine.Set, key client.O
 	if err != nil {
 		return nil, err
 	}
-	rep, plan, err := explain(ctx, c, r, machine.Status, "Machine", key, now)
+	rep, plan, err := explain(ctx, c, r, "Machine", key, now)
 	if err != nil {
 		return nil, err
 	}
@@ -370,7 +371,7 @@ func MachineSet(ctx context.Context, c client.Client, set *engine.Set, key clien
 	if err != nil {
 		return nil, err
 	}
-	rep, plan, err := explain(ctx, c, r, machineset.Status, "MachineSet", key, now)
+	rep, plan, err := explain(ctx, c, r, "MachineSet", key, now)
 	if err != nil {
 		return nil, err
 	}
@@ -404,7 +405,10 @@ type Replicas struct {
 // explain is what every report starts from: the kit's Plan of the object
 // (the operator's own observe and decide), its status as the kit reads it,
 // and its Events.
-func explain[O client.Object, E any](ctx context.Context, c client.Client, r *reconciler.Reconciler[O, E], status reconciler.Status[O],
+func explain[O interface {
+	client.Object
+	kit.Status
+}, E any](ctx context.Context, c client.Client, r *reconciler.Reconciler[O, E],
 	kind string, key client.ObjectKey, now time.Time) (*Report, *reconciler.Plan[O, E], error) {
 	set := r.Runner().Set()
 	plan, planErr := r.Plan(ctx, key)
@@ -454,7 +458,7 @@ func explain[O client.Object, E any](ctx context.Context, c client.Client, r *re
 		return rep, plan, nil
 	}
 	obj := plan.Obs.Object
-	rec := status.Get(obj)
+	rec := obj.GetRecord()
 	if rec.Phase != "" {
 		rep.Phase = rec.Phase
 	}

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/krtt-dev/krtt/api/kit"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	simv1 "github.com/krtt-dev/krtt/test/infrastructure/sim/api/v1alpha1"
 )
@@ -105,7 +106,7 @@ func run(k knobs) *Timeline {
 	row := func(table, id, from, to, outcome string) {
 		m = m.DeepCopy()
 		m.Status.State = to
-		m.Status.LastTransition = &clusterv1.LastTransition{Table: table, Row: id, From: from, To: to, Outcome: outcome}
+		m.Status.LastTransition = &kit.LastTransition{Table: table, Row: id, From: from, To: to, Outcome: outcome}
 		b.ev(Machine, Updated, m)
 	}
 	dropHook := func(prefix string) {
