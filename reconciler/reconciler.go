@@ -39,6 +39,8 @@ type Options struct {
 	Recorder  events.EventRecorder
 	// Now is the clock of observers and traces; time.Now when nil.
 	Now func() time.Time
+	// Traces, when set, receives every row the controller fires.
+	Traces func(engine.Trace)
 }
 
 // Reconciler runs one controller's tables for one object per call.
@@ -72,6 +74,9 @@ func New[O client.Object, E any](spec Spec[O, E], opts Options) (*Reconciler[O, 
 		now = time.Now
 	}
 	runner.SetClock(now)
+	if opts.Traces != nil {
+		runner.Subscribe(opts.Traces)
+	}
 	owned := map[string]bool{FactsConsistentCondition: true}
 	for _, c := range spec.Set.Conditions {
 		owned[c.Type] = true

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/krtt-dev/krtt/actions/controller"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/internal/remote"
@@ -26,17 +27,10 @@ const Name = "machine"
 // observeTimeout bounds reading a Machine's world in one reconcile.
 const observeTimeout = 10 * time.Second
 
-// Reconciler is the kit's reconciler for Machines.
-type Reconciler = reconciler.Reconciler[*clusterv1.Machine, *Scope]
-
-// Options configure the controller.
-type Options struct {
-	MaxConcurrentReconciles int
-	// Now is the clock observers and traces use (tests inject one).
-	Now func() time.Time
-	// Clusters connects to the workload clusters; nil serves every
-	// Cluster's Node side from the management cluster.
-	Clusters *remote.Cache
+// Catalogs are the catalogs of the registries the Machine tables name:
+// the Machine registry and the Pod verdict decision table's.
+func Catalogs() []*engine.Catalog {
+	return []*engine.Catalog{Registry().Catalog(), PodRegistry().Catalog()}
 }
 
 // Spec is the Machine controller for the kit: its tables, registry and
@@ -70,33 +64,35 @@ func Spec(set *engine.Set, c client.Client, clusters ClusterClients, w *reconcil
 
 // Setup registers the indexes, builds the Machine controller on the kit and
 // adds it to the manager.
-func Setup(ctx context.Context, mgr ctrl.Manager, set *engine.Set, opts Options) (*Reconciler, error) {
+func Setup(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
+	set := opts.Set
 	if _, err := PodVerdicts(set); err != nil {
-		return nil, err
+		return err
 	}
 	w := reconciler.NewKindWatcher(&clusterv1.Machine{})
 	var clusters ClusterClients
 	if opts.Clusters != nil {
 		clusters = opts.Clusters
+		opts.Clusters.AddIndexes(Indexes()...)
 	}
 	r, err := reconciler.New(Spec(set, mgr.GetClient(), clusters, w), reconciler.Options{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
-		Recorder: mgr.GetEventRecorder("krtt-machine-controller"), Now: opts.Now,
+		Recorder: mgr.GetEventRecorder("krtt-machine-controller"), Now: opts.Now, Traces: opts.Traces,
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	idx := mgr.GetFieldIndexer()
 	for _, ix := range Indexes() {
 		if err := idx.IndexField(ctx, ix.Object, ix.Field, ix.Extract); err != nil {
-			return nil, fmt.Errorf("index %s: %w", ix.Field, err)
+			return fmt.Errorf("index %s: %w", ix.Field, err)
 		}
 	}
 	if err := idx.IndexField(ctx, &clusterv1.Machine{}, machineProviderIDIndex, indexMachineByProviderID); err != nil {
-		return nil, fmt.Errorf("index Machines by providerID: %w", err)
+		return fmt.Errorf("index Machines by providerID: %w", err)
 	}
 	if err := idx.IndexField(ctx, &clusterv1.Machine{}, machineExternalRefIndex, indexMachineByExternalRef); err != nil {
-		return nil, fmt.Errorf("index Machines by provider object: %w", err)
+		return fmt.Errorf("index Machines by provider object: %w", err)
 	}
 	m := mapper{client: mgr.GetClient(), nodes: mgr.GetClient()}
 	w.Referrers = m.machinesNaming
@@ -116,11 +112,11 @@ func Setup(ctx context.Context, mgr ctrl.Manager, set *engine.Set, opts Options)
 	if opts.Clusters != nil {
 		b = b.WatchesRawSource(workloadEvents(opts.Clusters.Subscribe(), handler.EnqueueRequestsFromMapFunc(m.clusterToMachines)))
 	}
-	if err := r.Setup(mgr, b, opts.MaxConcurrentReconciles, w); err != nil {
-		return nil, err
+	if err := r.Setup(mgr, b, opts.Concurrency, w); err != nil {
+		return err
 	}
 	if opts.Clusters != nil {
 		opts.Clusters.AddWatcher(m.workloadWatcher(r.Controller()))
 	}
-	return r, nil
+	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"github.com/krtt-dev/krtt/actions"
+	machineactions "github.com/krtt-dev/krtt/actions/machine"
+	msactions "github.com/krtt-dev/krtt/actions/machineset"
 	"io"
 	"io/fs"
 	"os"
@@ -64,12 +66,12 @@ krtt also works as a kubectl plugin:
 }
 
 func explainMachineCmd(stdout, stderr io.Writer) *cobra.Command {
-	return explainObjectCmd(stdout, "machine", "Machine", actions.Machine, krttexplain.Machine,
+	return explainObjectCmd(stdout, "machine", "Machine", machineactions.Name, krttexplain.Machine,
 		"Explain why a Machine is in its state and what would move it on")
 }
 
 func explainMachineSetCmd(stdout, stderr io.Writer) *cobra.Command {
-	return explainObjectCmd(stdout, "machineset", "MachineSet", actions.MachineSet, krttexplain.MachineSet,
+	return explainObjectCmd(stdout, "machineset", "MachineSet", msactions.Name, krttexplain.MachineSet,
 		"Explain why a MachineSet is in its state: its counts, limits and what would move it on")
 }
 
@@ -158,9 +160,9 @@ func explainTableCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "table TABLE [--features DIR | --coverage FILE] [--tables DIR] [-o text|json]",
 		Short: "List a table's rows with the scenarios that cover them",
-		Long: `table prints every row of a Machine or MachineSet table: id, the states it applies in,
-its when clause, what it does and the state it leads to, and which scenarios
-cover it: by default the scenarios of --features DIR (default features) whose
+		Long: `table prints every row of a table of any controller: id, the states it
+applies in, its when clause, what it does and the state it leads to, and which
+scenarios cover it: by default the scenarios of --features DIR (default features) whose
 @row:<table>:<row> tags name the row (the Gherkin suite fails when a tagged row
 does not fire), or the links of --coverage FILE (a JSON file of the form
 {"table": {"ROW": ["features/x.feature:12 scenario name"]}}). When neither can
@@ -172,13 +174,17 @@ be read, coverage is reported as unknown.`,
 			if output != "text" && output != "json" {
 				return usagef("unknown -o %q: use text or json", output)
 			}
-			machines, machineSets, err := actions.Sets(tables)
+			sets, err := actions.LoadSets(tables)
 			if err != nil {
 				return err
 			}
-			set := machines
-			if machineSets.Table(args[0]) != nil {
-				set = machineSets
+			// A table no set has is reported against the Machine set.
+			set := sets[machineactions.Name]
+			for _, c := range actions.Controllers {
+				if sets[c.Name].Table(args[0]) != nil {
+					set = sets[c.Name]
+					break
+				}
 			}
 			var cov coverageFile
 			if coverage != "" {

@@ -10,6 +10,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	msactions "github.com/krtt-dev/krtt/actions/machineset"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	krttexplain "github.com/krtt-dev/krtt/internal/explain"
 	"github.com/krtt-dev/krtt/test/framework/harness"
@@ -31,7 +32,7 @@ func explainMachineSetWaitingForTemplate(t *testing.T, h *harness.Harness, kubec
 	harness.Must(t, err)
 	var rep *krttexplain.Report
 	harness.Await(t, explainWait, "MachineSet waits for its template", func(ctx context.Context) error {
-		r, err := krttexplain.MachineSet(ctx, h.Client, h.Sets[1], client.ObjectKey{Namespace: ns, Name: "ms"}, time.Now().UTC())
+		r, err := krttexplain.MachineSet(ctx, h.Client, h.Sets[msactions.Name], client.ObjectKey{Namespace: ns, Name: "ms"}, time.Now().UTC())
 		if err != nil {
 			return err
 		}

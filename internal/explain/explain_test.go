@@ -3,6 +3,7 @@ package explain
 import (
 	"context"
 	"github.com/krtt-dev/krtt/actions"
+	machineactions "github.com/krtt-dev/krtt/actions/machine"
 	"strings"
 	"testing"
 
@@ -32,7 +33,7 @@ func drainingFacts(t *testing.T, set *engine.Set) engine.Facts {
 }
 
 func TestReleasesAndMismatches(t *testing.T) {
-	set, err := actions.Load(actions.Machine, "")
+	set, err := actions.Load(machineactions.Name, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +59,7 @@ func TestReleasesAndMismatches(t *testing.T) {
 }
 
 func TestTableCoverage(t *testing.T) {
-	set, err := actions.Load(actions.Machine, "")
+	set, err := actions.Load(machineactions.Name, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 // cluster came back, as the facts that end them count it; the creation
 // wait before the providerID is known does not restart.
 func TestTimeLeftFollowsTheWorkloadClusterComingBack(t *testing.T) {
-	set, err := actions.Load(actions.Machine, "")
+	set, err := actions.Load(machineactions.Name, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ func waitingMachine(now time.Time) *clusterv1.Machine {
 // the path it names) and the timeout that ends it (or why there is none),
 // so a new wait: with a path explain cannot read fails here.
 func TestEveryDeclaredWaitIsShown(t *testing.T) {
-	set, err := actions.Load(actions.Machine, "")
+	set, err := actions.Load(machineactions.Name, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestEveryDeclaredWaitIsShown(t *testing.T) {
 // The states where a row reads forceDeletion=NodeUnhealthy show since when
 // the Node is unhealthy and when its 5 minutes end; the others do not.
 func TestForcedEndOfTheWait(t *testing.T) {
-	set, err := actions.Load(actions.Machine, "")
+	set, err := actions.Load(machineactions.Name, "")
 	if err != nil {
 		t.Fatal(err)
 	}

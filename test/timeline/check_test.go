@@ -2,6 +2,7 @@ package timeline
 
 import (
 	"github.com/krtt-dev/krtt/actions"
+	machineactions "github.com/krtt-dev/krtt/actions/machine"
 	"strconv"
 	"strings"
 	"testing"
@@ -221,7 +222,7 @@ func ptrTrue() *bool { t := true; return &t }
 
 func rules(t *testing.T) Rules {
 	t.Helper()
-	set, err := actions.Load(actions.Machine, "")
+	set, err := actions.Load(machineactions.Name, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,42 @@
+// Package actions is krtt's operator as its binaries and tests see it: the
+// list of controllers, their tables (the shipped ones or a reviewed copy
+// from a directory, checked against the registries krtt is built with) and
+// the manager they run in.
+package actions
+
+import (
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/krtt-dev/krtt/actions/cluster"
+	"github.com/krtt-dev/krtt/actions/controller"
+	"github.com/krtt-dev/krtt/actions/machine"
+	"github.com/krtt-dev/krtt/actions/machineset"
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/engine"
+)
+
+// Controller is one controller of the operator, as everything that runs or
+// checks controllers sees it: the operator sets it up, krtt lint and docs
+// check and describe its tables with its catalogs, the tests load its set.
+type Controller struct {
+	// Name is its TableSet's metadata.name, which is also the
+	// controller's name.
+	Name string
+	// Object is the API type it reconciles (an empty one): the watch filter
+	// and the tests' write audit go by it.
+	Object client.Object
+	// Catalogs are the catalogs of the registries its tables name.
+	Catalogs func() []*engine.Catalog
+	// Setup adds it to a manager.
+	Setup controller.Setup
+}
+
+// Controllers are every controller krtt has, in the order the operator sets
+// them up. A controller is a line here, its tables in transitions/<name>/,
+// its facts, actions and Setup in actions/<name>/, its API type (which
+// implements kit.Status) and the RBAC markers of its Setup.
+var Controllers = []Controller{
+	{Name: machine.Name, Object: &clusterv1.Machine{}, Catalogs: machine.Catalogs, Setup: machine.Setup},
+	{Name: machineset.Name, Object: &clusterv1.MachineSet{}, Catalogs: machineset.Catalogs, Setup: machineset.Setup},
+	{Name: cluster.Name, Object: &clusterv1.Cluster{}, Catalogs: cluster.Catalogs, Setup: cluster.Setup},
+}
