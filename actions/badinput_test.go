@@ -2,6 +2,7 @@ package actions_test
 
 import (
 	"github.com/krtt-dev/krtt/actions"
+	machineactions "github.com/krtt-dev/krtt/actions/machine"
 	"os"
 	"regexp"
 	"slices"
@@ -16,7 +17,7 @@ import (
 var updateBad = os.Getenv("KRTT_UPDATE_GOLDEN") == "1"
 
 func TestGoodFixtureHasNoErrors(t *testing.T) {
-	_, err := actions.Load(actions.Machine, badtables.Root()+"/good")
+	_, err := actions.Load(machineactions.Name, badtables.Root()+"/good")
 	// The cut-down set leaves most of the registry unused, which is a
 	// warning; Load refuses warnings too, but there must be no error.
 	if err == nil {
@@ -39,7 +40,7 @@ func TestLoadRefusesBadTables(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
-			_, err := actions.Load(actions.Machine, c.Dir)
+			_, err := actions.Load(machineactions.Name, c.Dir)
 			if err == nil {
 				t.Fatal("Load accepted the tables")
 			}
@@ -75,7 +76,7 @@ func TestLoadRefusesHugeFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = actions.Load(actions.Machine, dir)
+	_, err = actions.Load(machineactions.Name, dir)
 	if err == nil {
 		t.Fatal("Load accepted a file over the size limit")
 	}

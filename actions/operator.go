@@ -1,13 +1,9 @@
-// Package operator wires the krtt controllers into a controller-runtime
-// manager; the operator binary, the local run and the tests share it.
 package actions
 
 import (
 	"context"
 	"fmt"
 	"strings"
-
-	"time"
 
 	"k8s.io/client-go/rest"
 
@@ -18,11 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/krtt-dev/krtt/actions/cluster"
-	"github.com/krtt-dev/krtt/actions/machine"
-	"github.com/krtt-dev/krtt/actions/machineset"
+	"github.com/krtt-dev/krtt/actions/controller"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
-	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/internal/remote"
 	"github.com/krtt-dev/krtt/internal/watchfilter"
 	"github.com/krtt-dev/krtt/reconciler"
@@ -41,91 +34,39 @@ func Scheme() *runtime.Scheme {
 	return s
 }
 
-// Options for Setup.
-type Options struct {
-	MachineConcurrency int
-	// MachineSets is the MachineSet table set; nil leaves the MachineSet
-	// controller out.
-	MachineSets *engine.TableSet
-	// MachineSetConcurrency defaults to MachineConcurrency.
-	MachineSetConcurrency int
-	// Traces, when set, receives every row fired by every controller.
-	Traces func(engine.Trace)
-	// Now is the controllers' clock; time.Now when nil (tests inject one).
-	Now func() time.Time
-	// Workload configures the workload cluster connections (health probe
-	// interval, timeout, failure threshold); zero values are the defaults.
-	Workload remote.Options
-	// ClusterSet is the Cluster controller's table set; nil: the embedded one.
-	ClusterSet *engine.TableSet
-}
-
-// Setup adds the Machine controller for the given table set, the workload
-// cluster connections its Node side goes through, the Cluster controller
-// and, when opts.MachineSets is given, the MachineSet controller.
-func Setup(ctx context.Context, mgr ctrl.Manager, set *engine.TableSet, opts Options) (*machine.Reconciler, error) {
+// Setup adds every controller (Controllers) to the manager, each with its
+// table set from sets (the embedded one when sets has none), and the
+// workload cluster connections they share, opened with opts.Workload.
+func Setup(ctx context.Context, mgr ctrl.Manager, sets TableSets, opts controller.Options) error {
 	if opts.Workload.Now == nil {
 		// Since and ReachableAgain are compared with the controllers' clock.
 		opts.Workload.Now = opts.Now
 	}
-	clusters, err := WorkloadClusters(mgr, opts.Workload)
-	if err != nil {
-		return nil, err
-	}
-	if err := setupCluster(mgr, clusters, opts); err != nil {
-		return nil, err
-	}
-	r, err := machine.Setup(ctx, mgr, set, machine.Options{MaxConcurrentReconciles: opts.MachineConcurrency, Now: opts.Now, Clusters: clusters})
-	if err != nil {
-		return nil, err
-	}
-	if opts.Traces != nil {
-		r.Runner().Subscribe(opts.Traces)
-	}
-	if opts.MachineSets == nil {
-		return r, nil
-	}
-	concurrency := opts.MachineSetConcurrency
-	if concurrency == 0 {
-		concurrency = opts.MachineConcurrency
-	}
-	msr, err := machineset.Setup(ctx, mgr, opts.MachineSets, machineset.Options{MaxConcurrentReconciles: concurrency, Now: opts.Now})
-	if err != nil {
-		return nil, fmt.Errorf("MachineSet controller: %w", err)
-	}
-	if opts.Traces != nil {
-		msr.Runner().Subscribe(opts.Traces)
-	}
-	return r, nil
-}
-
-// setupCluster adds the Cluster controller (conditions and counts only, so
-// two workers are plenty).
-func setupCluster(mgr ctrl.Manager, clusters *remote.Cache, opts Options) error {
-	set := opts.ClusterSet
-	if set == nil {
-		var err error
-		if set, err = Load(Cluster, ""); err != nil {
-			return err
-		}
-	}
-	r, err := cluster.Setup(mgr, set, cluster.Options{MaxConcurrentReconciles: 2, Now: opts.Now, Clusters: clusters})
+	clusters, err := workloadClusters(mgr, opts.Workload)
 	if err != nil {
 		return err
 	}
-	if opts.Traces != nil {
-		r.Runner().Subscribe(opts.Traces)
+	opts.Clusters = clusters
+	for _, c := range Controllers {
+		o := opts
+		if o.Set = sets[c.Name]; o.Set == nil {
+			if o.Set, err = Load(c.Name, ""); err != nil {
+				return err
+			}
+		}
+		if err := c.Setup(ctx, mgr, o); err != nil {
+			return fmt.Errorf("%s controller: %w", c.Name, err)
+		}
 	}
 	return nil
 }
 
-// WorkloadClusters is the manager's cache of workload cluster connections,
-// with the indexes the Machine controller reads through.
-func WorkloadClusters(mgr ctrl.Manager, o remote.Options) (*remote.Cache, error) {
+// workloadClusters is the manager's cache of workload cluster connections;
+// the controllers add the indexes they read through.
+func workloadClusters(mgr ctrl.Manager, o remote.Options) (*remote.Cache, error) {
 	if o.Scheme == nil {
 		o.Scheme = Scheme()
 	}
-	o.Indexes = append(o.Indexes, machine.Indexes()...)
 	slim := ctrl.Options{}
 	SlimCache(&slim)
 	o.Cache = slim.Cache
@@ -134,40 +75,6 @@ func WorkloadClusters(mgr ctrl.Manager, o remote.Options) (*remote.Cache, error)
 		return nil, err
 	}
 	return c, nil
-}
-
-// Sets loads the table sets of the Machine and MachineSet controllers from
-// dir (the embedded tables when dir is empty). LoadSets also loads the
-// Cluster controller's.
-func Sets(dir string) (machines, machineSets *engine.TableSet, err error) {
-	all, err := LoadSets(dir)
-	if err != nil {
-		return nil, nil, err
-	}
-	return all.Machine, all.MachineSet, nil
-}
-
-// TableSets are the table sets of every controller the operator runs.
-type TableSets struct {
-	Machine, MachineSet, Cluster *engine.TableSet
-}
-
-// LoadSets loads every controller's table set from dir (the embedded tables
-// when dir is empty), so `krtt-operator --tables DIR` runs all of them from
-// DIR; a finding in any table of DIR refuses the whole directory.
-func LoadSets(dir string) (TableSets, error) {
-	var out TableSets
-	for _, s := range []struct {
-		name string
-		into **engine.TableSet
-	}{{Machine, &out.Machine}, {MachineSet, &out.MachineSet}, {Cluster, &out.Cluster}} {
-		set, err := Load(s.name, dir)
-		if err != nil {
-			return TableSets{}, err
-		}
-		*s.into = set
-	}
-	return out, nil
 }
 
 // WatchFilter makes a manager see only the Machines, MachineSets and
@@ -189,7 +96,11 @@ func WatchFilter(o *ctrl.Options, value string) error {
 	}
 	// A MachineSet passes its label on to the Machines it creates: an
 	// instance sees its sets and their Machines, never half of a set.
-	if err := watchfilter.Apply(o, value, &clusterv1.Machine{}, &clusterv1.MachineSet{}, &clusterv1.Cluster{}); err != nil {
+	objs := make([]client.Object, 0, len(Controllers))
+	for _, c := range Controllers {
+		objs = append(objs, c.Object.DeepCopyObject().(client.Object))
+	}
+	if err := watchfilter.Apply(o, value, objs...); err != nil {
 		return err
 	}
 	if o.LeaderElectionID == "" {

@@ -1,24 +1,10 @@
-// Package tables loads the shipped KRTT tables (or a reviewed copy from a
-// directory) and checks them against the registries krtt is built with. The
-// CLI, the operator and the tests share it, so none of them needs to import a
-// controller to get at its tables.
 package actions
 
 import (
 	"fmt"
 
-	clusteractions "github.com/krtt-dev/krtt/actions/cluster"
-	machineactions "github.com/krtt-dev/krtt/actions/machine"
-	machinesetactions "github.com/krtt-dev/krtt/actions/machineset"
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/transitions"
-)
-
-// Set names of the shipped controllers (a TableSet's metadata.name).
-const (
-	Machine    = "machine"
-	MachineSet = "machineset"
-	Cluster    = "cluster"
 )
 
 // Catalogs are the registries krtt is built with, by registry name (a table
@@ -26,10 +12,30 @@ const (
 // action and fact descriptions from them.
 func Catalogs() map[string]*engine.Catalog {
 	out := map[string]*engine.Catalog{}
-	for _, c := range []*engine.Catalog{machineactions.Registry().Catalog(), machineactions.PodRegistry().Catalog(), machinesetactions.Registry().Catalog(), clusteractions.Registry().Catalog()} {
-		out[c.Name] = c
+	for _, c := range Controllers {
+		for _, cat := range c.Catalogs() {
+			out[cat.Name] = cat
+		}
 	}
 	return out
+}
+
+// TableSets are every controller's table set, by set name.
+type TableSets map[string]*engine.TableSet
+
+// LoadSets loads every controller's table set from dir (the embedded tables
+// when dir is empty), so `krtt-operator --tables DIR` runs all of them from
+// DIR; a finding in any table of DIR refuses the whole directory.
+func LoadSets(dir string) (TableSets, error) {
+	out := TableSets{}
+	for _, c := range Controllers {
+		set, err := Load(c.Name, dir)
+		if err != nil {
+			return nil, err
+		}
+		out[c.Name] = set
+	}
+	return out, nil
 }
 
 // Load loads the set named set from dir, or from the embedded tables when dir

@@ -2,6 +2,8 @@ package actions_test
 
 import (
 	"github.com/krtt-dev/krtt/actions"
+	clusteractions "github.com/krtt-dev/krtt/actions/cluster"
+	machineactions "github.com/krtt-dev/krtt/actions/machine"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,14 +13,14 @@ import (
 )
 
 func TestLoadTablesEmbedded(t *testing.T) {
-	set, err := actions.Load(actions.Machine, "")
+	set, err := actions.Load(machineactions.Name, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(set.Tables) != 5 {
 		t.Fatalf("want the workload-cluster, errors, normal, node-guard and deletion tables, got %d", len(set.Tables))
 	}
-	cs, err := actions.Load(actions.Cluster, "")
+	cs, err := actions.Load(clusteractions.Name, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,12 +51,12 @@ func TestLoadTablesRefusesFindings(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := actions.Load(actions.Machine, dir); err == nil {
+	if _, err := actions.Load(machineactions.Name, dir); err == nil {
 		t.Fatal("tables with an overlap were accepted")
 	} else if !strings.Contains(err.Error(), "deletion.yaml") || !strings.Contains(err.Error(), "D03") || !strings.Contains(err.Error(), "D04") {
 		t.Fatalf("the error does not name the file and rows: %v", err)
 	}
-	if _, err := actions.Load(actions.Machine, filepath.Join(dir, "missing")); err == nil {
+	if _, err := actions.Load(machineactions.Name, filepath.Join(dir, "missing")); err == nil {
 		t.Fatal("a missing directory was accepted")
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/cucumber/godog"
 	messages "github.com/cucumber/messages/go/v21"
 
+	"github.com/krtt-dev/krtt/actions"
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/test/framework/harness"
 )
@@ -66,10 +67,10 @@ type tableRows struct {
 // coverable lists every table whose rows must fire: of every set the
 // operator runs (Machine, MachineSet), its transition tables, then the
 // decision tables it consults.
-func coverable(sets []*engine.TableSet) []tableRows {
+func coverable(sets actions.TableSets) []tableRows {
 	var out []tableRows
-	for _, set := range sets {
-		out = append(out, setTables(set)...)
+	for _, c := range actions.Controllers {
+		out = append(out, setTables(sets[c.Name])...)
 	}
 	return out
 }

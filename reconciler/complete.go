@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/krtt-dev/krtt/api/kit"
 	"github.com/krtt-dev/krtt/engine"
 )
 
@@ -94,17 +95,17 @@ func (r *Reconciler[O, E]) recordSteps(p *Plan[O, E], steps []*engine.Step, obj 
 	if len(written) < 2 {
 		return nil
 	}
-	rec := r.spec.Status.Get(obj)
+	rec := r.spec.Status(obj).GetRecord()
 	if rec.LastTransition == nil {
 		return nil
 	}
-	via := make([]ViaRow, 0, len(written)-1)
+	via := make([]kit.ViaRow, 0, len(written)-1)
 	for i, s := range written[:len(written)-1] {
 		from := s.Trace.From
 		if i == 0 && p.PersistedState != "" && p.PersistedState != p.State.Name {
 			from = p.PersistedState
 		}
-		via = append(via, ViaRow{Table: s.Trace.Table, Row: s.Trace.Row, From: from, To: s.Trace.To,
+		via = append(via, kit.ViaRow{Table: s.Trace.Table, Row: s.Trace.Row, From: from, To: s.Trace.To,
 			Action: s.Trace.Action, Message: s.Trace.Message})
 	}
 	lt := *rec.LastTransition
@@ -115,7 +116,7 @@ func (r *Reconciler[O, E]) recordSteps(p *Plan[O, E], steps []*engine.Step, obj 
 	}
 	lt.Via = via
 	rec.LastTransition = &lt
-	r.spec.Status.Set(obj, rec)
+	r.spec.Status(obj).SetRecord(rec)
 	return nil
 }
 
@@ -130,7 +131,7 @@ func (r *Reconciler[O, E]) publishSteps(steps []*engine.Step, before, after O) {
 		r.publishTraces(s)
 	}
 	last := steps[len(steps)-1].Trace
-	if r.recorder == nil || !r.tells(r.spec.Status.Get(before), last) {
+	if r.recorder == nil || !r.tells(r.spec.Status(before).GetRecord(), last) {
 		return
 	}
 	r.event(after, last, pathNote(steps))

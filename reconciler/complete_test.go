@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/krtt-dev/krtt/api/kit"
 	"github.com/krtt-dev/krtt/engine"
 )
 
@@ -75,7 +76,16 @@ type chainEnv struct {
 	untouched bool
 }
 
-func chainReconciler(t *testing.T) (*Reconciler[*unstructured.Unstructured, *chainEnv], map[*unstructured.Unstructured]*Record) {
+// TestNewNeedsStatus: an object type that does not implement kit.Status
+// needs a Status in its spec, which New asks for before anything reconciles.
+func TestNewNeedsStatus(t *testing.T) {
+	_, err := New(Spec[*unstructured.Unstructured, *chainEnv]{Name: "chain"}, Options{})
+	if err == nil || !strings.Contains(err.Error(), "kit.Status") {
+		t.Fatalf("New without Status = %v, want an error naming kit.Status", err)
+	}
+}
+
+func chainReconciler(t *testing.T) (*Reconciler[*unstructured.Unstructured, *chainEnv], map[*unstructured.Unstructured]*kit.Record) {
 	t.Helper()
 	lib, findings := engine.LoadBytes("chain.yaml", []byte(chainTables))
 	if lib == nil || findings.HasErrors() {
@@ -100,19 +110,9 @@ func chainReconciler(t *testing.T) (*Reconciler[*unstructured.Unstructured, *cha
 		e.pokes++
 		return engine.OKf("poked")
 	})
-	records := map[*unstructured.Unstructured]*Record{}
+	records := map[*unstructured.Unstructured]*kit.Record{}
 	conds := map[*unstructured.Unstructured][]metav1.Condition{}
-	status := Status[*unstructured.Unstructured]{
-		Get: func(u *unstructured.Unstructured) Record {
-			if r := records[u]; r != nil {
-				return *r
-			}
-			return Record{}
-		},
-		Set:           func(u *unstructured.Unstructured, r Record) { records[u] = &r },
-		GetConditions: func(u *unstructured.Unstructured) []metav1.Condition { return conds[u] },
-		SetConditions: func(u *unstructured.Unstructured, c []metav1.Condition) { conds[u] = c },
-	}
+	status := func(u *unstructured.Unstructured) kit.Status { return chainView{u, records, conds} }
 	r, err := New(Spec[*unstructured.Unstructured, *chainEnv]{Name: "chain", Set: lib.TableSet("chain"), Registry: reg,
 		NewObject: func() *unstructured.Unstructured { return &unstructured.Unstructured{} }, Status: status}, Options{})
 	if err != nil {
@@ -120,6 +120,24 @@ func chainReconciler(t *testing.T) (*Reconciler[*unstructured.Unstructured, *cha
 	}
 	return r, records
 }
+
+// chainView keeps an object's record and conditions in maps, beside it.
+type chainView struct {
+	u       *unstructured.Unstructured
+	records map[*unstructured.Unstructured]*kit.Record
+	conds   map[*unstructured.Unstructured][]metav1.Condition
+}
+
+func (c chainView) GetRecord() kit.Record {
+	if r := c.records[c.u]; r != nil {
+		return *r
+	}
+	return kit.Record{}
+}
+
+func (c chainView) SetRecord(r kit.Record)                 { c.records[c.u] = &r }
+func (c chainView) GetConditions() []metav1.Condition      { return c.conds[c.u] }
+func (c chainView) SetConditions(conds []metav1.Condition) { c.conds[c.u] = conds }
 
 // plan decides for an object in state with the env, as Reconcile does.
 func chainPlan(t *testing.T, r *Reconciler[*unstructured.Unstructured, *chainEnv], state string, env *chainEnv) *Plan[*unstructured.Unstructured, *chainEnv] {
@@ -166,11 +184,11 @@ func TestRunToCompletionStopsAtTheFirstRowThatActsOnTheWorld(t *testing.T) {
 		t.Fatalf("record %+v, want state C and lastTransition R3 from B", rec)
 	}
 	via := rec.LastTransition.Via
-	want := []ViaRow{{Table: "chain", Row: "R1", From: "A", To: "A", Action: "Mark", Message: "marked"}, {Table: "chain", Row: "R2", From: "A", To: "B"}}
+	want := []kit.ViaRow{{Table: "chain", Row: "R1", From: "A", To: "A", Action: "Mark", Message: "marked"}, {Table: "chain", Row: "R2", From: "A", To: "B"}}
 	if len(via) != 2 || via[0] != want[0] || via[1] != want[1] {
 		t.Errorf("via %+v, want %+v", via, want)
 	}
-	if c := meta.FindStatusCondition(r.spec.Status.GetConditions(env.obj), "Where"); c == nil || c.Reason != "InC" {
+	if c := meta.FindStatusCondition(r.spec.Status(env.obj).GetConditions(), "Where"); c == nil || c.Reason != "InC" {
 		t.Errorf("condition Where %+v, want the last row's reason InC", c)
 	}
 	res, err := resultOfSteps(steps, nil)
@@ -262,8 +280,8 @@ func TestARepeatedRowKeepsItsTransitionAndPath(t *testing.T) {
 	r, records := chainReconciler(t)
 	env := &chainEnv{obj: &unstructured.Unstructured{Object: map[string]any{}}, marked: true}
 	earlier := metav1.NewTime(toyTime.Add(-time.Hour))
-	via := []ViaRow{{Table: "chain", Row: "R1", From: "A", To: "A", Action: "Mark", Message: "marked"}, {Table: "chain", Row: "R2", From: "A", To: "B"}}
-	records[env.obj] = &Record{State: "B", LastTransition: &Transition{Table: "chain", Row: "R3", From: "B", To: "C", Action: "Poke",
+	via := []kit.ViaRow{{Table: "chain", Row: "R1", From: "A", To: "A", Action: "Mark", Message: "marked"}, {Table: "chain", Row: "R2", From: "A", To: "B"}}
+	records[env.obj] = &kit.Record{State: "B", LastTransition: &kit.LastTransition{Table: "chain", Row: "R3", From: "B", To: "C", Action: "Poke",
 		Outcome: "Done", Message: "poked", Time: earlier, Via: via}}
 	p := chainPlan(t, r, "B", env)
 	steps := r.runToCompletion(context.Background(), "ns/x", p, r.runner.Act(context.Background(), "ns/x", p.Decision, env))

@@ -16,7 +16,7 @@ import (
 // the object (the operator's own observe and decide, no action run), its
 // status as the kit reads it, and its Events. The controllers add what only
 // their kind has (actions/machine, actions/machineset).
-func Explain[O client.Object, E any](ctx context.Context, c client.Client, r *Reconciler[O, E], status Status[O],
+func Explain[O client.Object, E any](ctx context.Context, c client.Client, r *Reconciler[O, E],
 	kind string, key client.ObjectKey, now time.Time) (*explain.Report, *Plan[O, E], error) {
 	set := r.Runner().Set()
 	plan, planErr := r.Plan(ctx, key)
@@ -66,7 +66,7 @@ func Explain[O client.Object, E any](ctx context.Context, c client.Client, r *Re
 		return rep, plan, nil
 	}
 	obj := plan.Obs.Object
-	rec := status.Get(obj)
+	rec := r.spec.Status(obj).GetRecord()
 	if rec.Phase != "" {
 		rep.Phase = rec.Phase
 	}

@@ -52,14 +52,14 @@ func TestImpossibleFactsCountedAndShown(t *testing.T) {
 	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(u), u); err != nil {
 		t.Fatal(err)
 	}
-	conds := fullStatus.GetConditions(u)
+	conds := fullStatus(u).GetConditions()
 	if c := meta.FindStatusCondition(conds, FactsConsistentCondition); c == nil || c.Status != metav1.ConditionFalse || c.Reason != "ImpossibleFacts" {
 		t.Errorf("FactsConsistent = %+v, want False ImpossibleFacts", c)
 	}
 	if !meta.IsStatusConditionTrue(conds, "Paused") {
 		t.Errorf("conditions %+v, want Paused=True from row P1", conds)
 	}
-	if st := fullStatus.Get(u).State; st != "" {
+	if st := fullStatus(u).GetRecord().State; st != "" {
 		t.Errorf("status.state %q written by a statusUnchanged row", st)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	"github.com/krtt-dev/krtt/api/kit"
 	"github.com/krtt-dev/krtt/engine"
 )
 
@@ -63,7 +64,7 @@ func countTrace(controller string, tr engine.Trace) {
 // registerMetrics registers the shared metrics once, and one collector per
 // controller name, pointed at the newest reader (tests restart managers in
 // one process).
-func registerMetrics(name string, set *engine.TableSet, newList func() client.ObjectList, status func(client.Object) Record, r client.Reader) {
+func registerMetrics(name string, set *engine.TableSet, newList func() client.ObjectList, status func(client.Object) kit.Record, r client.Reader) {
 	registerShared.Do(func() {
 		metrics.Registry.MustRegister(transitionsTotal, actionDuration, reconcileErrorsTotal, impossibleFactsTotal)
 	})
@@ -89,7 +90,7 @@ func registerMetrics(name string, set *engine.TableSet, newList func() client.Ob
 type objectCollector struct {
 	reader  atomic.Pointer[client.Reader]
 	newList func() client.ObjectList
-	status  func(client.Object) Record
+	status  func(client.Object) kit.Record
 	phases  []string
 	steps   map[string]bool
 	now     func() time.Time
@@ -98,7 +99,7 @@ type objectCollector struct {
 	deletionStep *prometheus.Desc
 }
 
-func newObjectCollector(name string, set *engine.TableSet, newList func() client.ObjectList, status func(client.Object) Record) *objectCollector {
+func newObjectCollector(name string, set *engine.TableSet, newList func() client.ObjectList, status func(client.Object) kit.Record) *objectCollector {
 	c := &objectCollector{newList: newList, status: status, steps: map[string]bool{}, now: time.Now,
 		byPhase: prometheus.NewDesc("krtt_"+name+"s", "Objects of the "+name+" controller by phase.", []string{"phase"}, nil),
 		deletionStep: prometheus.NewDesc("krtt_"+name+"_deletion_step_seconds",

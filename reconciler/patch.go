@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/krtt-dev/krtt/api/kit"
 )
 
 // statusConflictRetries bounds how often a status patch is rebased onto a
@@ -33,7 +35,7 @@ type patcher[O client.Object] struct {
 	client    client.Client
 	apiReader client.Reader
 	newObject func() O
-	status    Status[O]
+	status    func(O) kit.Status
 	owned     map[string]bool
 	finalizer string
 	// initialState is the state an empty status.state stands for: a status
@@ -109,18 +111,18 @@ func (p *patcher[O]) patch(ctx context.Context, before, after O, observed bool) 
 func (p *patcher[O]) observeOwnGeneration(after O, gen int64) {
 	old := after.GetGeneration()
 	after.SetGeneration(gen)
-	rec := p.status.Get(after)
+	rec := p.status(after).GetRecord()
 	if rec.ObservedGeneration == old {
 		rec.ObservedGeneration = gen
-		p.status.Set(after, rec)
+		p.status(after).SetRecord(rec)
 	}
-	conds := p.status.GetConditions(after)
+	conds := p.status(after).GetConditions()
 	for i := range conds {
 		if p.owned[conds[i].Type] && conds[i].ObservedGeneration == old {
 			conds[i].ObservedGeneration = gen
 		}
 	}
-	p.status.SetConditions(after, conds)
+	p.status(after).SetConditions(conds)
 }
 
 // statusOf is the object's status as a map.
@@ -138,7 +140,7 @@ func (p *patcher[O]) patchStatus(ctx context.Context, before, after O, bs, as ma
 	if err != nil {
 		return err
 	}
-	changes := ownedChanges(p.status.GetConditions(before), p.status.GetConditions(after), p.owned)
+	changes := ownedChanges(p.status(before).GetConditions(), p.status(after).GetConditions(), p.owned)
 	base := before.DeepCopyObject().(O)
 	base.SetResourceVersion(after.GetResourceVersion())
 	for attempt := 1; ; attempt++ {
@@ -160,7 +162,7 @@ func (p *patcher[O]) patchStatus(ctx context.Context, before, after O, bs, as ma
 		if gerr := p.apiReader.Get(ctx, client.ObjectKeyFromObject(before), latest); gerr != nil {
 			return fmt.Errorf("patch status: %w (re-read: %v)", err, gerr)
 		}
-		if !p.sameState(p.status.Get(latest).State, p.status.Get(before).State) {
+		if !p.sameState(p.status(latest).GetRecord().State, p.status(before).GetRecord().State) {
 			return fmt.Errorf("patch status: %w: %w", errStale, err)
 		}
 		// Someone else wrote (another controller's condition, a label):
@@ -250,7 +252,7 @@ func ownedChanges(before, after []metav1.Condition, owned map[string]bool) []con
 
 // rebase applies the status field patch and the owned condition changes to
 // a copy of base.
-func rebase[O client.Object](base O, fields []byte, changes []conditionChange, status Status[O]) (O, error) {
+func rebase[O client.Object](base O, fields []byte, changes []conditionChange, status func(O) kit.Status) (O, error) {
 	var zero O
 	m, err := toMap(base)
 	if err != nil {
@@ -277,7 +279,7 @@ func rebase[O client.Object](base O, fields []byte, changes []conditionChange, s
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, target); err != nil {
 		return zero, fmt.Errorf("convert status back: %w", err)
 	}
-	list := status.GetConditions(target)
+	list := status(target).GetConditions()
 	for _, ch := range changes {
 		if ch.cond == nil {
 			meta.RemoveStatusCondition(&list, ch.typ)
@@ -289,7 +291,7 @@ func rebase[O client.Object](base O, fields []byte, changes []conditionChange, s
 			list = append(list, *ch.cond)
 		}
 	}
-	status.SetConditions(target, list)
+	status(target).SetConditions(list)
 	return target, nil
 }
 

@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/krtt-dev/krtt/api/kit"
 )
 
 func doorPatcher() patcher[*unstructured.Unstructured] {
@@ -26,7 +28,7 @@ func createDoor(t *testing.T, ns, name string) *unstructured.Unstructured {
 	if err := env.Client.Create(context.Background(), d); err != nil {
 		t.Fatal(err)
 	}
-	doorStatus.Set(d, Record{State: "Closed", Phase: "Closed"})
+	doorStatus(d).SetRecord(kit.Record{State: "Closed", Phase: "Closed"})
 	if err := env.Client.Status().Update(context.Background(), d); err != nil {
 		t.Fatal(err)
 	}
@@ -34,9 +36,9 @@ func createDoor(t *testing.T, ns, name string) *unstructured.Unstructured {
 }
 
 func setCondition(u *unstructured.Unstructured, typ string, status metav1.ConditionStatus) {
-	cs := doorStatus.GetConditions(u)
+	cs := doorStatus(u).GetConditions()
 	meta.SetStatusCondition(&cs, metav1.Condition{Type: typ, Status: status, Reason: "R"})
-	doorStatus.SetConditions(u, cs)
+	doorStatus(u).SetConditions(cs)
 }
 
 // A merge patch replaces whole lists, so a metadata patch computed from a
@@ -53,14 +55,14 @@ func TestPatchNeverDropsAConcurrentFinalizer(t *testing.T) {
 	}
 	after := stale.DeepCopy()
 	after.SetLabels(map[string]string{"touched": "yes"})
-	doorStatus.Set(after, Record{State: "Open"})
+	doorStatus(after).SetRecord(kit.Record{State: "Open"})
 	p := doorPatcher()
 	if err := p.patch(ctx, stale, after, true); !apierrors.IsConflict(err) || !IsStale(err) {
 		t.Fatalf("patch from a stale read: want a conflict, got %v", err)
 	}
 	got, _ := getDoor(ctx, ns, "d")
-	if len(got.GetFinalizers()) != 2 || got.GetLabels()["touched"] != "" || doorStatus.Get(got).State != "Closed" {
-		t.Fatalf("stale patch changed the Door: finalizers %v labels %v state %q", got.GetFinalizers(), got.GetLabels(), doorStatus.Get(got).State)
+	if len(got.GetFinalizers()) != 2 || got.GetLabels()["touched"] != "" || doorStatus(got).GetRecord().State != "Closed" {
+		t.Fatalf("stale patch changed the Door: finalizers %v labels %v state %q", got.GetFinalizers(), got.GetLabels(), doorStatus(got).GetRecord().State)
 	}
 }
 
@@ -88,7 +90,7 @@ func TestStatusPatchRebasesOntoOtherWriters(t *testing.T) {
 		t.Fatalf("patch: %v", err)
 	}
 	got, _ := getDoor(ctx, ns, "d")
-	cs := doorStatus.GetConditions(got)
+	cs := doorStatus(got).GetConditions()
 	by, _, _ := unstructured.NestedString(got.Object, "status", "openedBy")
 	if c := meta.FindStatusCondition(cs, "DoorOpen"); c == nil || c.Status != metav1.ConditionTrue {
 		t.Errorf("owned condition not written: %v", cs)
@@ -108,7 +110,7 @@ func TestStatusPatchNeverRewindsTheState(t *testing.T) {
 	ctx := context.Background()
 	stale := createDoor(t, ns, "d")
 	newer := stale.DeepCopy()
-	doorStatus.Set(newer, Record{State: "Open", Phase: "Open"})
+	doorStatus(newer).SetRecord(kit.Record{State: "Open", Phase: "Open"})
 	if err := env.Client.Status().Update(ctx, newer); err != nil {
 		t.Fatal(err)
 	}
@@ -120,8 +122,8 @@ func TestStatusPatchNeverRewindsTheState(t *testing.T) {
 		t.Fatalf("want a stale error, got %v", err)
 	}
 	got, _ := getDoor(ctx, ns, "d")
-	if doorStatus.Get(got).State != "Open" {
-		t.Fatalf("state rewound to %q", doorStatus.Get(got).State)
+	if doorStatus(got).GetRecord().State != "Open" {
+		t.Fatalf("state rewound to %q", doorStatus(got).GetRecord().State)
 	}
 }
 
@@ -140,26 +142,26 @@ func TestStatusPatchEmptyStateIsTheInitialState(t *testing.T) {
 	}
 	stale := d.DeepCopy()
 	newer := d.DeepCopy()
-	doorStatus.Set(newer, Record{State: "Closed", Phase: "Closed"})
+	doorStatus(newer).SetRecord(kit.Record{State: "Closed", Phase: "Closed"})
 	if err := env.Client.Status().Update(ctx, newer); err != nil {
 		t.Fatal(err)
 	}
 	after := stale.DeepCopy()
-	doorStatus.Set(after, Record{State: "Open", Phase: "Open"})
+	doorStatus(after).SetRecord(kit.Record{State: "Open", Phase: "Open"})
 	p := doorPatcher()
 	p.initialState = "Closed"
 	if err := p.patch(ctx, stale, after, true); err != nil {
 		t.Fatalf("patch decided in the initial state: %v", err)
 	}
 	got, _ := getDoor(ctx, ns, "d")
-	if doorStatus.Get(got).State != "Open" {
-		t.Fatalf("state %q, want Open", doorStatus.Get(got).State)
+	if doorStatus(got).GetRecord().State != "Open" {
+		t.Fatalf("state %q, want Open", doorStatus(got).GetRecord().State)
 	}
 	// Without the initial state the same patch is stale.
 	p.initialState = ""
 	stale2 := d.DeepCopy()
 	after2 := stale2.DeepCopy()
-	doorStatus.Set(after2, Record{State: "Closed"})
+	doorStatus(after2).SetRecord(kit.Record{State: "Closed"})
 	if err := p.patch(ctx, stale2, after2, true); !errors.Is(err, errStale) {
 		t.Fatalf("want a stale error against state Open, got %v", err)
 	}
@@ -200,11 +202,11 @@ func TestPatchObservesTheGenerationOfItsOwnSpecWrite(t *testing.T) {
 		gen := before.GetGeneration()
 		after := before.DeepCopy()
 		_ = unstructured.SetNestedField(after.Object, "krtt-copied", "spec", "name")
-		doorStatus.Set(after, Record{State: "Open", Phase: "Open", ObservedGeneration: gen})
-		cs := doorStatus.GetConditions(after)
+		doorStatus(after).SetRecord(kit.Record{State: "Open", Phase: "Open", ObservedGeneration: gen})
+		cs := doorStatus(after).GetConditions()
 		meta.SetStatusCondition(&cs, metav1.Condition{Type: "DoorOpen", Status: metav1.ConditionTrue, Reason: "Opened", ObservedGeneration: gen})
 		meta.SetStatusCondition(&cs, metav1.Condition{Type: "Painted", Status: metav1.ConditionTrue, Reason: "R", ObservedGeneration: gen})
-		doorStatus.SetConditions(after, cs)
+		doorStatus(after).SetConditions(cs)
 		p := doorPatcher()
 		if err := p.patch(ctx, before, after, observed); err != nil {
 			t.Fatalf("patch: %v", err)
@@ -217,13 +219,13 @@ func TestPatchObservesTheGenerationOfItsOwnSpecWrite(t *testing.T) {
 		if observed {
 			want = gen + 1
 		}
-		if og := doorStatus.Get(got).ObservedGeneration; og != want {
+		if og := doorStatus(got).GetRecord().ObservedGeneration; og != want {
 			t.Errorf("observed=%t: status.observedGeneration %d, want %d", observed, og, want)
 		}
-		if c := meta.FindStatusCondition(doorStatus.GetConditions(got), "DoorOpen"); c == nil || c.ObservedGeneration != want {
+		if c := meta.FindStatusCondition(doorStatus(got).GetConditions(), "DoorOpen"); c == nil || c.ObservedGeneration != want {
 			t.Errorf("observed=%t: owned condition %+v, want observedGeneration %d", observed, c, want)
 		}
-		if meta.FindStatusCondition(doorStatus.GetConditions(got), "Painted") != nil {
+		if meta.FindStatusCondition(doorStatus(got).GetConditions(), "Painted") != nil {
 			t.Errorf("a condition the controller does not own was written")
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/krtt-dev/krtt/api/kit"
 	"github.com/krtt-dev/krtt/engine"
 )
 
@@ -38,6 +39,8 @@ type Options struct {
 	Recorder  events.EventRecorder
 	// Now is the clock of observers and traces; time.Now when nil.
 	Now func() time.Time
+	// Traces, when set, receives every row the controller fires.
+	Traces func(engine.Trace)
 }
 
 // Reconciler runs one controller's tables for one object per call.
@@ -55,6 +58,13 @@ type Reconciler[O client.Object, E any] struct {
 // New binds a controller's spec to its registry; it refuses a registry that
 // misses an observer, action or status setter the tables name.
 func New[O client.Object, E any](spec Spec[O, E], opts Options) (*Reconciler[O, E], error) {
+	if spec.Status == nil {
+		var probe O
+		if _, ok := any(probe).(kit.Status); !ok {
+			return nil, fmt.Errorf("controller %s: %T does not implement kit.Status and the spec gives no Status", spec.Name, probe)
+		}
+		spec.Status = func(o O) kit.Status { return any(o).(kit.Status) }
+	}
 	runner, err := engine.NewRunner(spec.Set, spec.Registry)
 	if err != nil {
 		return nil, err
@@ -64,6 +74,9 @@ func New[O client.Object, E any](spec Spec[O, E], opts Options) (*Reconciler[O, 
 		now = time.Now
 	}
 	runner.SetClock(now)
+	if opts.Traces != nil {
+		runner.Subscribe(opts.Traces)
+	}
 	owned := map[string]bool{FactsConsistentCondition: true}
 	for _, c := range spec.Set.Conditions {
 		owned[c.Type] = true
@@ -98,13 +111,13 @@ func (r *Reconciler[O, E]) Setup(mgr ctrl.Manager, b *builder.Builder, concurren
 	if w != nil {
 		w.Bind(c, mgr.GetCache(), mgr.GetClient())
 	}
-	get := r.spec.Status.Get
-	registerMetrics(r.spec.Name, r.spec.Set, r.spec.NewList, func(o client.Object) Record {
+	status := r.spec.Status
+	registerMetrics(r.spec.Name, r.spec.Set, r.spec.NewList, func(o client.Object) kit.Record {
 		t, ok := o.(O)
 		if !ok {
-			return Record{}
+			return kit.Record{}
 		}
-		return get(t)
+		return status(t).GetRecord()
 	}, mgr.GetClient())
 	return nil
 }
@@ -141,7 +154,7 @@ func (r *Reconciler[O, E]) Plan(ctx context.Context, key client.ObjectKey) (*Pla
 	set := r.spec.Set
 	p.State = set.State(set.InitialState)
 	if p.Obs.Found {
-		p.PersistedState = r.spec.Status.Get(p.Obs.Object).State
+		p.PersistedState = r.spec.Status(p.Obs.Object).GetRecord().State
 		if p.PersistedState != "" {
 			st := set.State(p.PersistedState)
 			switch {
@@ -262,16 +275,16 @@ func succeeded(step *engine.Step, observeErr error) bool {
 // row's conditions, summaries), the facts check, and observedGeneration
 // when the reconcile succeeded.
 func (r *Reconciler[O, E]) record(p *Plan[O, E], step *engine.Step, obj O) error {
-	rec := r.spec.Status.Get(obj)
+	rec := r.spec.Status(obj).GetRecord()
 	res := step.Result
 	tr := step.Trace
 	gen := obj.GetGeneration()
-	prev := slices.Clone(r.spec.Status.GetConditions(obj))
+	prev := slices.Clone(r.spec.Status(obj).GetConditions())
 	defer func() {
-		r.spec.Status.SetConditions(obj, stampTransitions(r.spec.Status.GetConditions(obj), prev, tr.Time))
+		r.spec.Status(obj).SetConditions(stampTransitions(r.spec.Status(obj).GetConditions(), prev, tr.Time))
 	}()
 	if res.StatusUnchanged {
-		conds := r.spec.Status.GetConditions(obj)
+		conds := r.spec.Status(obj).GetConditions()
 		for _, c := range res.Conditions {
 			meta.SetStatusCondition(&conds, metav1.Condition{Type: c.Type, Status: metav1.ConditionStatus(c.Status),
 				Reason: c.Reason, Message: c.Message, ObservedGeneration: gen})
@@ -282,7 +295,7 @@ func (r *Reconciler[O, E]) record(p *Plan[O, E], step *engine.Step, obj O) error
 		// facts; without it, the log and the metric would name a
 		// combination the object never shows.
 		r.setFactsConsistent(p, &conds, gen)
-		r.spec.Status.SetConditions(obj, conds)
+		r.spec.Status(obj).SetConditions(conds)
 		return nil
 	}
 	if rec.State != res.To.Name || rec.StateSince == nil {
@@ -299,31 +312,31 @@ func (r *Reconciler[O, E]) record(p *Plan[O, E], step *engine.Step, obj O) error
 	if p.PersistedState != "" && p.PersistedState != p.State.Name {
 		from = p.PersistedState
 	}
-	next := &Transition{Table: tr.Table, Row: tr.Row, From: from, To: tr.To, Action: tr.Action,
+	next := &kit.LastTransition{Table: tr.Table, Row: tr.Row, From: from, To: tr.To, Action: tr.Action,
 		Outcome: string(tr.Outcome), Message: tr.Message}
-	if !next.repeats(rec.LastTransition) {
+	if !repeats(next, rec.LastTransition) {
 		// An unchanged wait keeps its time and via (how the object reached
 		// the row), so a row firing again does not rewrite status;
 		// recordSteps gives a path its own via and time.
 		next.Time = metav1.NewTime(tr.Time.Truncate(time.Second))
 		rec.LastTransition = next
 	}
-	r.spec.Status.Set(obj, rec)
+	r.spec.Status(obj).SetRecord(rec)
 
 	err := r.runner.Project(p.Obs.Env, res, func(cs []engine.Condition) {
-		conds := r.spec.Status.GetConditions(obj)
+		conds := r.spec.Status(obj).GetConditions()
 		for _, c := range cs {
 			meta.SetStatusCondition(&conds, metav1.Condition{Type: c.Type, Status: metav1.ConditionStatus(c.Status),
 				Reason: c.Reason, Message: c.Message, ObservedGeneration: gen})
 		}
-		r.spec.Status.SetConditions(obj, conds)
+		r.spec.Status(obj).SetConditions(conds)
 	})
 	if err != nil {
 		return err
 	}
-	conds := r.spec.Status.GetConditions(obj)
+	conds := r.spec.Status(obj).GetConditions()
 	r.setFactsConsistent(p, &conds, gen)
-	r.spec.Status.SetConditions(obj, conds)
+	r.spec.Status(obj).SetConditions(conds)
 	return nil
 }
 
@@ -365,7 +378,7 @@ func stampTransitions(conds, prev []metav1.Condition, at time.Time) []metav1.Con
 func (r *Reconciler[O, E]) publish(step *engine.Step, before, after O) {
 	tr := step.Trace
 	r.publishTraces(step)
-	if r.recorder == nil || !r.tells(r.spec.Status.Get(before), tr) {
+	if r.recorder == nil || !r.tells(r.spec.Status(before).GetRecord(), tr) {
 		return
 	}
 	note := fmt.Sprintf("%s row %s: %s → %s", tr.Table, tr.Row, tr.From, tr.To)
@@ -382,7 +395,7 @@ func (r *Reconciler[O, E]) publish(step *engine.Step, before, after O) {
 // Event, given the status it started from (prev): the state changed (an
 // empty status.state is the initial state), or an action failed with
 // another message than last time.
-func (r *Reconciler[O, E]) tells(prev Record, tr engine.Trace) bool {
+func (r *Reconciler[O, E]) tells(prev kit.Record, tr engine.Trace) bool {
 	failed := tr.Outcome == engine.Failed
 	if !failed && r.patcher.sameState(prev.State, tr.To) {
 		return false

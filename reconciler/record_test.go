@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/krtt-dev/krtt/api/kit"
 	"github.com/krtt-dev/krtt/engine"
 )
 
@@ -23,45 +24,48 @@ import (
 // memory. They drive Plan, Runner.Act and record on canned observations: no
 // API server and no patch, so every value written can be asserted exactly.
 
-// fullStatus is doorStatus with the whole Record kept (doorStatus drops
+// fullStatus is doorStatus with the whole record kept (doorStatus drops
 // stateSince and keeps only the row of lastTransition), so that what record
 // keeps and what it rewrites can be told apart.
-var fullStatus = Status[*unstructured.Unstructured]{
-	Get: func(u *unstructured.Unstructured) Record {
-		rec := doorStatus.Get(u)
-		rec.LastTransition = nil
-		if s, ok, _ := unstructured.NestedString(u.Object, "status", "stateSince"); ok {
-			t, err := time.Parse(time.RFC3339, s)
-			if err == nil {
-				rec.StateSince = &metav1.Time{Time: t}
-			}
+func fullStatus(u *unstructured.Unstructured) kit.Status { return fullView{doorView{u}} }
+
+type fullView struct{ doorView }
+
+func (f fullView) GetRecord() kit.Record {
+	u := f.u
+	rec := f.doorView.GetRecord()
+	rec.LastTransition = nil
+	if s, ok, _ := unstructured.NestedString(u.Object, "status", "stateSince"); ok {
+		t, err := time.Parse(time.RFC3339, s)
+		if err == nil {
+			rec.StateSince = &metav1.Time{Time: t}
 		}
-		if m, ok, _ := unstructured.NestedStringMap(u.Object, "status", "lastTransition"); ok {
-			t, _ := time.Parse(time.RFC3339, m["time"])
-			rec.LastTransition = &Transition{Table: m["table"], Row: m["row"], From: m["from"], To: m["to"],
-				Action: m["action"], Outcome: m["outcome"], Message: m["message"], Time: metav1.Time{Time: t}}
-		}
-		return rec
-	},
-	Set: func(u *unstructured.Unstructured, rec Record) {
-		_ = unstructured.SetNestedField(u.Object, rec.State, "status", "state")
-		_ = unstructured.SetNestedField(u.Object, rec.Phase, "status", "phase")
-		_ = unstructured.SetNestedField(u.Object, rec.ObservedGeneration, "status", "observedGeneration")
-		if rec.StateSince != nil {
-			_ = unstructured.SetNestedField(u.Object, rec.StateSince.UTC().Format(time.RFC3339), "status", "stateSince")
-		} else {
-			unstructured.RemoveNestedField(u.Object, "status", "stateSince")
-		}
-		if lt := rec.LastTransition; lt != nil {
-			_ = unstructured.SetNestedStringMap(u.Object, map[string]string{"table": lt.Table, "row": lt.Row, "from": lt.From,
-				"to": lt.To, "action": lt.Action, "outcome": lt.Outcome, "message": lt.Message,
-				"time": lt.Time.UTC().Format(time.RFC3339)}, "status", "lastTransition")
-		} else {
-			unstructured.RemoveNestedField(u.Object, "status", "lastTransition")
-		}
-	},
-	GetConditions: doorStatus.GetConditions,
-	SetConditions: doorStatus.SetConditions,
+	}
+	if m, ok, _ := unstructured.NestedStringMap(u.Object, "status", "lastTransition"); ok {
+		t, _ := time.Parse(time.RFC3339, m["time"])
+		rec.LastTransition = &kit.LastTransition{Table: m["table"], Row: m["row"], From: m["from"], To: m["to"],
+			Action: m["action"], Outcome: m["outcome"], Message: m["message"], Time: metav1.Time{Time: t}}
+	}
+	return rec
+}
+
+func (f fullView) SetRecord(rec kit.Record) {
+	u := f.u
+	_ = unstructured.SetNestedField(u.Object, rec.State, "status", "state")
+	_ = unstructured.SetNestedField(u.Object, rec.Phase, "status", "phase")
+	_ = unstructured.SetNestedField(u.Object, rec.ObservedGeneration, "status", "observedGeneration")
+	if rec.StateSince != nil {
+		_ = unstructured.SetNestedField(u.Object, rec.StateSince.UTC().Format(time.RFC3339), "status", "stateSince")
+	} else {
+		unstructured.RemoveNestedField(u.Object, "status", "stateSince")
+	}
+	if lt := rec.LastTransition; lt != nil {
+		_ = unstructured.SetNestedStringMap(u.Object, map[string]string{"table": lt.Table, "row": lt.Row, "from": lt.From,
+			"to": lt.To, "action": lt.Action, "outcome": lt.Outcome, "message": lt.Message,
+			"time": lt.Time.UTC().Format(time.RFC3339)}, "status", "lastTransition")
+	} else {
+		unstructured.RemoveNestedField(u.Object, "status", "lastTransition")
+	}
 }
 
 // lampTables has the row kinds the Door lacks: a statusUnchanged row (P1),
@@ -182,14 +186,14 @@ func lampRegistry() *engine.Registry[*lamp] {
 		_ = unstructured.SetNestedField(l.obj.Object, l.spec("lit"), "status", "lit")
 	})
 	r.Summary("Ready", "Ready is LampOn", func(l *lamp) {
-		conds := fullStatus.GetConditions(l.obj)
+		conds := fullStatus(l.obj).GetConditions()
 		ready := metav1.Condition{Type: "Ready", Status: metav1.ConditionFalse, Reason: "NotOn", Message: "the lamp is not on"}
 		if meta.IsStatusConditionTrue(conds, "LampOn") {
 			ready = metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: "On", Message: "the lamp is on"}
 		}
 		ready.ObservedGeneration = l.obj.GetGeneration()
 		meta.SetStatusCondition(&conds, ready)
-		fullStatus.SetConditions(l.obj, conds)
+		fullStatus(l.obj).SetConditions(conds)
 	})
 	return r
 }
@@ -223,7 +227,7 @@ type recordWant struct {
 	row                string
 	state, phase       string
 	since              time.Time
-	last               Transition
+	last               kit.LastTransition
 	observedGeneration int64
 	// conds is every condition, as type → "Status Reason: Message @observedGeneration".
 	conds map[string]string
@@ -322,7 +326,7 @@ func checkRecord(t *testing.T, where string, want recordWant, step *engine.Step,
 	if step.Trace.Row != want.row {
 		t.Errorf("%s: row %s fired, want %s", where, step.Trace.Row, want.row)
 	}
-	rec := fullStatus.Get(got)
+	rec := fullStatus(got).GetRecord()
 	if rec.State != want.state || rec.Phase != want.phase || rec.ObservedGeneration != want.observedGeneration {
 		t.Errorf("%s: state %q phase %q observedGeneration %d, want %q %q %d", where, rec.State, rec.Phase, rec.ObservedGeneration,
 			want.state, want.phase, want.observedGeneration)
@@ -332,11 +336,11 @@ func checkRecord(t *testing.T, where string, want recordWant, step *engine.Step,
 	}
 	if rec.LastTransition == nil {
 		t.Errorf("%s: no lastTransition, want %+v", where, want.last)
-	} else if lt := *rec.LastTransition; !lt.sameAs(&want.last) || !lt.Time.Equal(&want.last.Time) {
+	} else if lt := *rec.LastTransition; !sameAs(&lt, &want.last) || !lt.Time.Equal(&want.last.Time) {
 		t.Errorf("%s: lastTransition\n %+v\nwant\n %+v", where, lt, want.last)
 	}
 	gotConds := map[string]string{}
-	for _, c := range fullStatus.GetConditions(got) {
+	for _, c := range fullStatus(got).GetConditions() {
 		gotConds[c.Type] = fmt.Sprintf("%s %s: %s @%d", c.Status, c.Reason, c.Message, c.ObservedGeneration)
 	}
 	if want.conds == nil {
@@ -346,7 +350,7 @@ func checkRecord(t *testing.T, where string, want recordWant, step *engine.Step,
 		t.Errorf("%s: conditions\n %s\nwant\n %s", where, showConds(gotConds), showConds(want.conds))
 	}
 	for ctype, since := range want.condSince {
-		c := meta.FindStatusCondition(fullStatus.GetConditions(got), ctype)
+		c := meta.FindStatusCondition(fullStatus(got).GetConditions(), ctype)
 		if c == nil || !c.LastTransitionTime.Time.Equal(since) {
 			t.Errorf("%s: condition %s = %+v, want lastTransitionTime %v", where, ctype, c, since)
 		}
@@ -407,7 +411,7 @@ func sec(t time.Time) metav1.Time { return metav1.NewTime(t.Truncate(time.Second
 // TestRecordDoor records the toy Door's rows: a state change, the same row
 // repeating, and an observe error.
 func TestRecordDoor(t *testing.T) {
-	opened := Transition{Table: "door", Row: "T02", From: "Closed", To: "Open", Action: "Label", Outcome: "Done", Time: sec(rt0)}
+	opened := kit.LastTransition{Table: "door", Row: "T02", From: "Closed", To: "Open", Action: "Label", Outcome: "Done", Time: sec(rt0)}
 	openStep := recordStep{name: "opens", at: rt0, edit: setSpec("open", true), want: recordWant{
 		row: "T02", state: "Open", phase: "Open", since: rt0.Truncate(time.Second), last: opened, observedGeneration: 1,
 		conds:  map[string]string{"DoorOpen": "True Opened: opened @1"},
@@ -418,12 +422,12 @@ func TestRecordDoor(t *testing.T) {
 		{name: "same row repeats", steps: []recordStep{openStep,
 			{name: "stays open", at: rt1, want: recordWant{
 				row: "T05", state: "Open", phase: "Open", since: rt0.Truncate(time.Second), observedGeneration: 1,
-				last:  Transition{Table: "door", Row: "T05", From: "Open", To: "Open", Outcome: "Done", Time: sec(rt1)},
+				last:  kit.LastTransition{Table: "door", Row: "T05", From: "Open", To: "Open", Outcome: "Done", Time: sec(rt1)},
 				conds: map[string]string{"DoorOpen": "True Opened: opened @1"},
 			}},
 			{name: "stays open again", at: rt2, want: recordWant{
 				row: "T05", state: "Open", phase: "Open", since: rt0.Truncate(time.Second), observedGeneration: 1,
-				last:      Transition{Table: "door", Row: "T05", From: "Open", To: "Open", Outcome: "Done", Time: sec(rt1)},
+				last:      kit.LastTransition{Table: "door", Row: "T05", From: "Open", To: "Open", Outcome: "Done", Time: sec(rt1)},
 				conds:     map[string]string{"DoorOpen": "True Opened: opened @1"},
 				unchanged: true,
 			}},
@@ -432,13 +436,13 @@ func TestRecordDoor(t *testing.T) {
 			{name: "closes while a read fails", at: rt1, edit: bump(setSpec("open", false)), observeErr: errors.New("lock unreadable"),
 				want: recordWant{
 					row: "T03", state: "Closed", phase: "Closed", since: rt1.Truncate(time.Second), observedGeneration: 1,
-					last:   Transition{Table: "door", Row: "T03", From: "Open", To: "Closed", Outcome: "Done", Time: sec(rt1)},
+					last:   kit.LastTransition{Table: "door", Row: "T03", From: "Open", To: "Closed", Outcome: "Done", Time: sec(rt1)},
 					conds:  map[string]string{"DoorOpen": "False Closed: closed @2"},
 					fields: map[string]any{"openedBy": "krtt"},
 				}},
 			{name: "read works again", at: rt2, want: recordWant{
 				row: "T04", state: "Closed", phase: "Closed", since: rt1.Truncate(time.Second), observedGeneration: 2,
-				last:  Transition{Table: "door", Row: "T04", From: "Closed", To: "Closed", Outcome: "Done", Time: sec(rt2)},
+				last:  kit.LastTransition{Table: "door", Row: "T04", From: "Closed", To: "Closed", Outcome: "Done", Time: sec(rt2)},
 				conds: map[string]string{"DoorOpen": "False Closed: closed @2"},
 			}},
 		}},
@@ -452,14 +456,14 @@ func TestRecordDoor(t *testing.T) {
 func TestRecordLamp(t *testing.T) {
 	set := lampSet(t)
 	notOn := func(gen int) string { return fmt.Sprintf("False NotOn: the lamp is not on @%d", gen) }
-	idle := Transition{Table: "lamp", Row: "W1", From: "Off", To: "Off", Outcome: "Done", Time: sec(rt0)}
+	idle := kit.LastTransition{Table: "lamp", Row: "W1", From: "Off", To: "Off", Outcome: "Done", Time: sec(rt0)}
 	// Every case starts with a successful reconcile of generation 1 in Off.
 	start := recordStep{name: "idle", at: rt0, edit: setSpec("powered", true), want: recordWant{
 		row: "W1", state: "Off", phase: "Dark", since: rt0.Truncate(time.Second), last: idle, observedGeneration: 1,
 		conds: map[string]string{"Ready": notOn(1)}, fields: map[string]any{"lit": false},
 		condSince: map[string]time.Time{"Ready": rt0.Truncate(time.Second)},
 	}}
-	switchedOn := Transition{Table: "lamp", Row: "N2", From: "Off", To: "On", Action: "SwitchOn", Outcome: "Done", Message: "bulb 2", Time: sec(rt1)}
+	switchedOn := kit.LastTransition{Table: "lamp", Row: "N2", From: "Off", To: "On", Action: "SwitchOn", Outcome: "Done", Message: "bulb 2", Time: sec(rt1)}
 	switchOn := recordStep{name: "switches on", at: rt1, edit: bump(setSpec("on", true, "lit", true)), want: recordWant{
 		row: "N2", state: "On", phase: "Lit", since: rt1.Truncate(time.Second), last: switchedOn, observedGeneration: 2,
 		conds:     map[string]string{"LampOn": "True SwitchedOn: on: bulb 2 @2", "Ready": "True On: the lamp is on @2"},
@@ -471,7 +475,7 @@ func TestRecordLamp(t *testing.T) {
 		{name: "retry without failure", steps: []recordStep{start,
 			{name: "wants on without power", at: rt1, edit: bump(setSpec("on", true, "powered", false)), want: recordWant{
 				row: "N1", state: "Off", phase: "Dark", since: rt0.Truncate(time.Second), observedGeneration: 1,
-				last:  Transition{Table: "lamp", Row: "N1", From: "Off", To: "Off", Outcome: "Done", Time: sec(rt1)},
+				last:  kit.LastTransition{Table: "lamp", Row: "N1", From: "Off", To: "Off", Outcome: "Done", Time: sec(rt1)},
 				conds: map[string]string{"LampOn": "False NoPower: waiting for power @2", "Ready": notOn(2)},
 				// Ready keeps its status (a new generation only): its time stays.
 				condSince: map[string]time.Time{"LampOn": rt1.Truncate(time.Second), "Ready": rt0.Truncate(time.Second)},
@@ -480,7 +484,7 @@ func TestRecordLamp(t *testing.T) {
 		{name: "failure with retry", steps: []recordStep{start,
 			{name: "bulb blown", at: rt1, edit: bump(setSpec("on", true, "fail", "bulb blown")), want: recordWant{
 				row: "N2", state: "Off", phase: "Dark", since: rt0.Truncate(time.Second), observedGeneration: 1,
-				last: Transition{Table: "lamp", Row: "N2", From: "Off", To: "Off", Action: "SwitchOn", Outcome: "Failed",
+				last: kit.LastTransition{Table: "lamp", Row: "N2", From: "Off", To: "Off", Action: "SwitchOn", Outcome: "Failed",
 					Message: "bulb blown", Time: sec(rt1)},
 				conds:  map[string]string{"Ready": notOn(2)},
 				fields: map[string]any{"switchedBy": nil, "switch": nil},
@@ -489,7 +493,7 @@ func TestRecordLamp(t *testing.T) {
 		{name: "failure without retry", steps: []recordStep{start, switchOn,
 			{name: "switch stuck", at: rt2, edit: bump(setSpec("on", false, "fail", "switch stuck")), want: recordWant{
 				row: "F1", state: "On", phase: "Lit", since: rt1.Truncate(time.Second), observedGeneration: 2,
-				last: Transition{Table: "lamp", Row: "F1", From: "On", To: "On", Action: "SwitchOff", Outcome: "Failed",
+				last: kit.LastTransition{Table: "lamp", Row: "F1", From: "On", To: "On", Action: "SwitchOff", Outcome: "Failed",
 					Message: "switch stuck", Time: sec(rt2)},
 				conds:     map[string]string{"LampOn": "Unknown SwitchFailed: switch stuck @3", "Ready": notOn(3)},
 				condSince: map[string]time.Time{"LampOn": rt2.Truncate(time.Second), "Ready": rt2.Truncate(time.Second)},
@@ -549,7 +553,7 @@ func TestRecordLamp(t *testing.T) {
 				_ = unstructured.SetNestedField(u.Object, toyTime.Add(-time.Hour).Format(time.RFC3339), "status", "stateSince")
 			}, want: recordWant{
 				row: "U1", state: "Off", phase: "Dark", since: rt0.Truncate(time.Second), observedGeneration: 1,
-				last:  Transition{Table: "lamp", Row: "U1", From: "Ajar", To: "Off", Outcome: "Done", Time: sec(rt0)},
+				last:  kit.LastTransition{Table: "lamp", Row: "U1", From: "Ajar", To: "Off", Outcome: "Done", Time: sec(rt0)},
 				conds: map[string]string{"Ready": notOn(1)},
 			}},
 		}},

@@ -5,42 +5,15 @@ import (
 	"slices"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/krtt-dev/krtt/api/kit"
 	"github.com/krtt-dev/krtt/engine"
 )
 
-// Record is the part of an object's status the kit itself writes.
-type Record struct {
-	// State is the table state, persisted so a restart resumes there.
-	State      string
-	StateSince *metav1.Time
-	// Phase is the phase the tables give the state.
-	Phase string
-	// ObservedGeneration is written only after a successful reconcile.
-	ObservedGeneration int64
-	LastTransition     *Transition
-}
-
-// Transition is the row that fired last, as the object's status shows it.
-type Transition struct {
-	Table, Row, From, To, Action, Outcome, Message string
-	Time                                           metav1.Time
-	// Via are the rows that fired before it in the same reconcile, oldest
-	// first: rows whose actions are pure, after which the kit decided again
-	// at once (run to completion).
-	Via []ViaRow
-}
-
-// ViaRow is a row a reconcile passed through on its way to the last one.
-type ViaRow struct {
-	Table, Row, From, To, Action, Message string
-}
-
 // repeats reports whether t is the same row with the same result as o,
 // whatever o's time and via: a wait or a steady state firing again.
-func (t *Transition) repeats(o *Transition) bool {
+func repeats(t, o *kit.LastTransition) bool {
 	if t == nil || o == nil {
 		return t == o
 	}
@@ -49,22 +22,11 @@ func (t *Transition) repeats(o *Transition) bool {
 }
 
 // sameAs compares everything but the time.
-func (t *Transition) sameAs(o *Transition) bool {
+func sameAs(t, o *kit.LastTransition) bool {
 	if t == nil || o == nil {
 		return t == o
 	}
-	return t.repeats(o) && slices.Equal(t.Via, o.Via)
-}
-
-// Status reads and writes the kit's part of an API type's status. Each
-// controller gives one for its type (a few lines of field copying), which
-// keeps the kit free of any API type.
-type Status[O client.Object] struct {
-	Get func(O) Record
-	Set func(O, Record)
-	// GetConditions and SetConditions read and write status.conditions.
-	GetConditions func(O) []metav1.Condition
-	SetConditions func(O, []metav1.Condition)
+	return repeats(t, o) && slices.Equal(t.Via, o.Via)
 }
 
 // Observation is what an observer returns for one reconcile.
@@ -92,7 +54,10 @@ type Spec[O client.Object, E any] struct {
 	NewObject func() O
 	// NewList returns an empty list of the API type, for the metrics.
 	NewList func() client.ObjectList
-	Status  Status[O]
+	// Status is the kit's view of an object's status; nil: the object
+	// itself, an API type implementing kit.Status (every krtt type does).
+	// Tests on unstructured objects give one.
+	Status func(O) kit.Status
 	// Finalizer is the controller's finalizer: once a row removes it the
 	// object is about to go, and its status is not written.
 	Finalizer string

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/krtt-dev/krtt/api/kit"
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/test/framework/localcp"
 	krttpoll "github.com/krtt-dev/krtt/test/framework/poll"
@@ -113,52 +114,59 @@ func doorRegistry() *engine.Registry[*door] {
 	return r
 }
 
-// doorStatus keeps the kit's record and the conditions in the Door's
-// status, read and written as unstructured fields.
-var doorStatus = Status[*unstructured.Unstructured]{
-	Get: func(u *unstructured.Unstructured) Record {
-		st, _, _ := unstructured.NestedString(u.Object, "status", "state")
-		ph, _, _ := unstructured.NestedString(u.Object, "status", "phase")
-		og, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
-		rec := Record{State: st, Phase: ph, ObservedGeneration: og}
-		if row, ok, _ := unstructured.NestedString(u.Object, "status", "lastRow"); ok {
-			rec.LastTransition = &Transition{Row: row}
+// doorStatus is the Door's status as the kit sees it: the kit's record and
+// the conditions, read and written as unstructured fields.
+func doorStatus(u *unstructured.Unstructured) kit.Status { return doorView{u} }
+
+type doorView struct{ u *unstructured.Unstructured }
+
+func (d doorView) GetRecord() kit.Record {
+	u := d.u
+	st, _, _ := unstructured.NestedString(u.Object, "status", "state")
+	ph, _, _ := unstructured.NestedString(u.Object, "status", "phase")
+	og, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+	rec := kit.Record{State: st, Phase: ph, ObservedGeneration: og}
+	if row, ok, _ := unstructured.NestedString(u.Object, "status", "lastRow"); ok {
+		rec.LastTransition = &kit.LastTransition{Row: row}
+	}
+	return rec
+}
+
+func (d doorView) SetRecord(rec kit.Record) {
+	u := d.u
+	_ = unstructured.SetNestedField(u.Object, rec.State, "status", "state")
+	_ = unstructured.SetNestedField(u.Object, rec.Phase, "status", "phase")
+	_ = unstructured.SetNestedField(u.Object, rec.ObservedGeneration, "status", "observedGeneration")
+	if rec.LastTransition != nil {
+		_ = unstructured.SetNestedField(u.Object, rec.LastTransition.Row, "status", "lastRow")
+	}
+}
+
+func (d doorView) GetConditions() []metav1.Condition {
+	raw, _, _ := unstructured.NestedSlice(d.u.Object, "status", "conditions")
+	var out []metav1.Condition
+	for _, c := range raw {
+		m, ok := c.(map[string]any)
+		if !ok {
+			continue
 		}
-		return rec
-	},
-	Set: func(u *unstructured.Unstructured, rec Record) {
-		_ = unstructured.SetNestedField(u.Object, rec.State, "status", "state")
-		_ = unstructured.SetNestedField(u.Object, rec.Phase, "status", "phase")
-		_ = unstructured.SetNestedField(u.Object, rec.ObservedGeneration, "status", "observedGeneration")
-		if rec.LastTransition != nil {
-			_ = unstructured.SetNestedField(u.Object, rec.LastTransition.Row, "status", "lastRow")
+		var cond metav1.Condition
+		if runtime.DefaultUnstructuredConverter.FromUnstructured(m, &cond) == nil {
+			out = append(out, cond)
 		}
-	},
-	GetConditions: func(u *unstructured.Unstructured) []metav1.Condition {
-		raw, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-		var out []metav1.Condition
-		for _, c := range raw {
-			m, ok := c.(map[string]any)
-			if !ok {
-				continue
-			}
-			var cond metav1.Condition
-			if runtime.DefaultUnstructuredConverter.FromUnstructured(m, &cond) == nil {
-				out = append(out, cond)
-			}
+	}
+	return out
+}
+
+func (d doorView) SetConditions(conds []metav1.Condition) {
+	raw := make([]any, 0, len(conds))
+	for i := range conds {
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&conds[i])
+		if err == nil {
+			raw = append(raw, m)
 		}
-		return out
-	},
-	SetConditions: func(u *unstructured.Unstructured, conds []metav1.Condition) {
-		raw := make([]any, 0, len(conds))
-		for i := range conds {
-			m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&conds[i])
-			if err == nil {
-				raw = append(raw, m)
-			}
-		}
-		_ = unstructured.SetNestedSlice(u.Object, raw, "status", "conditions")
-	},
+	}
+	_ = unstructured.SetNestedSlice(d.u.Object, raw, "status", "conditions")
 }
 
 var (
@@ -291,9 +299,9 @@ func TestToyController(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		rec := doorStatus.Get(u)
+		rec := doorStatus(u).GetRecord()
 		by, _, _ := unstructured.NestedString(u.Object, "status", "openedBy")
-		c := meta.FindStatusCondition(doorStatus.GetConditions(u), "DoorOpen")
+		c := meta.FindStatusCondition(doorStatus(u).GetConditions(), "DoorOpen")
 		if rec.State != "Open" || rec.Phase != "Open" || by != "krtt" || u.GetLabels()["toy.krtt.dev/opened"] != "yes" || c == nil || c.Status != metav1.ConditionTrue ||
 			rec.ObservedGeneration != u.GetGeneration() || rec.LastTransition == nil {
 			return fmt.Errorf("status %v", u.Object["status"])
@@ -309,8 +317,8 @@ func TestToyController(t *testing.T) {
 
 	// Another controller's condition survives the Door closing.
 	u, _ := getDoor(ctx, ns, "front")
-	conds := append(doorStatus.GetConditions(u), metav1.Condition{Type: "Painted", Status: metav1.ConditionTrue, Reason: "Blue", LastTransitionTime: metav1.Now()})
-	doorStatus.SetConditions(u, conds)
+	conds := append(doorStatus(u).GetConditions(), metav1.Condition{Type: "Painted", Status: metav1.ConditionTrue, Reason: "Blue", LastTransitionTime: metav1.Now()})
+	doorStatus(u).SetConditions(conds)
 	if err := env.Client.Status().Update(ctx, u); err != nil {
 		t.Fatal(err)
 	}
@@ -329,9 +337,9 @@ func TestToyController(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		cs := doorStatus.GetConditions(u)
+		cs := doorStatus(u).GetConditions()
 		open, painted := meta.FindStatusCondition(cs, "DoorOpen"), meta.FindStatusCondition(cs, "Painted")
-		if doorStatus.Get(u).State != "Closed" || open == nil || open.Status != metav1.ConditionFalse || painted == nil {
+		if doorStatus(u).GetRecord().State != "Closed" || open == nil || open.Status != metav1.ConditionFalse || painted == nil {
 			return fmt.Errorf("status %v", u.Object["status"])
 		}
 		return nil

@@ -72,7 +72,7 @@ func TestRowThatActedIsTracedWhenItsPatchIsStale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st := doorStatus.Get(got).State; st != "" || got.GetLabels()["toy.krtt.dev/opened"] != "" {
+	if st := doorStatus(got).GetRecord().State; st != "" || got.GetLabels()["toy.krtt.dev/opened"] != "" {
 		t.Errorf("the stale patch reached the Door: state %q labels %v", st, got.GetLabels())
 	}
 
@@ -141,7 +141,7 @@ func TestRowThatActedIsTracedWhenItsWriteFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st := doorStatus.Get(got).State; st != "Open" {
+	if st := doorStatus(got).GetRecord().State; st != "Open" {
 		t.Errorf("state %q: the write was meant to land", st)
 	}
 }

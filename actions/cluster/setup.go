@@ -5,11 +5,12 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"time"
 
+	"github.com/krtt-dev/krtt/actions/controller"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
-	"github.com/krtt-dev/krtt/internal/controller/record"
 	"github.com/krtt-dev/krtt/internal/remote"
 	"github.com/krtt-dev/krtt/reconciler"
 	corev1 "k8s.io/api/core/v1"
@@ -28,16 +29,6 @@ const Name = "cluster"
 // included).
 const observeTimeout = 10 * time.Second
 
-// Reconciler is the kit's reconciler for Clusters.
-type Reconciler = reconciler.Reconciler[*clusterv1.Cluster, *Scope]
-
-// Status is how the kit reads and writes a Cluster's status.
-var Status = record.Status(func(c *clusterv1.Cluster) record.Fields {
-	st := &c.Status
-	return record.Fields{State: &st.State, StateSince: &st.StateSince, Phase: &st.Phase,
-		ObservedGeneration: &st.ObservedGeneration, LastTransition: &st.LastTransition, Conditions: &st.Conditions}
-})
-
 // Spec is the Cluster controller for the kit.
 func Spec(set *engine.TableSet, c client.Client, conns Connections) reconciler.Spec[*clusterv1.Cluster, *Scope] {
 	obs := &Observer{Client: c, Connections: conns}
@@ -47,7 +38,6 @@ func Spec(set *engine.TableSet, c client.Client, conns Connections) reconciler.S
 		Registry:       Registry(),
 		NewObject:      func() *clusterv1.Cluster { return &clusterv1.Cluster{} },
 		NewList:        func() client.ObjectList { return &clusterv1.ClusterList{} },
-		Status:         Status,
 		ObserveTimeout: observeTimeout,
 		Observe: func(ctx context.Context, key client.ObjectKey, _ time.Time) reconciler.Observation[*clusterv1.Cluster, *Scope] {
 			s := obs.Observe(ctx, key)
@@ -62,24 +52,27 @@ func Spec(set *engine.TableSet, c client.Client, conns Connections) reconciler.S
 // Machine with 1s in the bench).
 const machineCountDelay = 5 * time.Second
 
-// Options configure the controller.
-type Options struct {
-	MaxConcurrentReconciles int
-	Now                     func() time.Time
-	// Clusters holds the workload cluster connections (shared with the
-	// Machine controller).
-	Clusters *remote.Cache
-}
+// workers is the Cluster controller's concurrency whatever the operator's:
+// it only sets conditions and counts, so two are plenty.
+const workers = 2
+
+// Catalogs are the catalogs of the registries the Cluster tables name.
+func Catalogs() []*engine.Catalog { return []*engine.Catalog{Registry().Catalog()} }
 
 // Setup builds the Cluster controller on the kit: a Cluster is woken by its
-// Machines, its kubeconfig Secret, and its connection changing state.
-func Setup(mgr ctrl.Manager, set *engine.TableSet, opts Options) (*Reconciler, error) {
-	r, err := reconciler.New(Spec(set, mgr.GetClient(), opts.Clusters), reconciler.Options{
+// Machines, its kubeconfig Secret, and its connection changing state, which
+// it reads from the workload cluster connections it shares with the Machine
+// controller.
+func Setup(_ context.Context, mgr ctrl.Manager, opts controller.Options) error {
+	if opts.Clusters == nil {
+		return errors.New("the Cluster controller needs the workload cluster connections (Options.Clusters)")
+	}
+	r, err := reconciler.New(Spec(opts.Set, mgr.GetClient(), opts.Clusters), reconciler.Options{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
-		Recorder: mgr.GetEventRecorder("krtt-cluster-controller"), Now: opts.Now,
+		Recorder: mgr.GetEventRecorder("krtt-cluster-controller"), Now: opts.Now, Traces: opts.Traces,
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	// Only Clusters this operator's cache holds are woken: under a watch
 	// filter another instance's Cluster is not this one's to count.
@@ -92,10 +85,7 @@ func Setup(mgr ctrl.Manager, set *engine.TableSet, opts Options) (*Reconciler, e
 		Watches(&clusterv1.Machine{}, reconciler.EnqueueCoalesced(machineCountDelay, held(machineToCluster))).
 		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(held(secretToCluster)), builder.WithPredicates(remote.KubeconfigSecrets())).
 		WatchesRawSource(source.Channel(opts.Clusters.Subscribe(), &handler.EnqueueRequestForObject{}))
-	if err := r.Setup(mgr, b, opts.MaxConcurrentReconciles, nil); err != nil {
-		return nil, err
-	}
-	return r, nil
+	return r.Setup(mgr, b, workers, nil)
 }
 
 func machineToCluster(_ context.Context, o client.Object) []reconcile.Request {

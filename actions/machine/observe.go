@@ -35,7 +35,6 @@ type Observer struct {
 	Client   client.Client
 	Clusters ClusterClients
 	Watcher  Watcher
-	Now      func() time.Time
 	// PodVerdicts is handed to every Scope: the drain asks it about Pods.
 	PodVerdicts *engine.Decider[*PodItem]
 	// Indexed: Client reads the manager's cache, which holds the Machine
@@ -43,18 +42,10 @@ type Observer struct {
 	Indexed bool
 }
 
-// Observe builds the Scope for one Machine. API errors do not abort it: the
-// first one is kept in Scope.Err and the apiError fact lets a row decide.
-func (o *Observer) Observe(ctx context.Context, key client.ObjectKey) *Scope {
-	now := time.Now
-	if o.Now != nil {
-		now = o.Now
-	}
-	return o.ObserveAt(ctx, key, now())
-}
-
-// ObserveAt is Observe with the reconcile's clock reading.
-func (o *Observer) ObserveAt(ctx context.Context, key client.ObjectKey, now time.Time) *Scope {
+// Observe builds the Scope for one Machine at the reconcile's clock reading.
+// API errors do not abort it: the first one is kept in Scope.Err and the
+// apiError fact lets a row decide.
+func (o *Observer) Observe(ctx context.Context, key client.ObjectKey, now time.Time) *Scope {
 	s := &Scope{Client: o.Client, Watcher: o.Watcher, Now: now, Key: key, PodVerdicts: o.PodVerdicts}
 	m := &clusterv1.Machine{}
 	if err := o.Client.Get(ctx, key, m); err != nil {

@@ -8,9 +8,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/krtt-dev/krtt/actions/controller"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
-	"github.com/krtt-dev/krtt/internal/controller/record"
 	"github.com/krtt-dev/krtt/internal/remote"
 	"github.com/krtt-dev/krtt/reconciler"
 	corev1 "k8s.io/api/core/v1"
@@ -27,26 +27,11 @@ const Name = "machine"
 // observeTimeout bounds reading a Machine's world in one reconcile.
 const observeTimeout = 10 * time.Second
 
-// Reconciler is the kit's reconciler for Machines.
-type Reconciler = reconciler.Reconciler[*clusterv1.Machine, *Scope]
-
-// Options configure the controller.
-type Options struct {
-	MaxConcurrentReconciles int
-	// Now is the clock observers and traces use (tests inject one).
-	Now func() time.Time
-	// Clusters connects to the workload clusters; nil serves every
-	// Cluster's Node side from the management cluster.
-	Clusters *remote.Cache
+// Catalogs are the catalogs of the registries the Machine tables name:
+// the Machine registry and the Pod verdict decision table's.
+func Catalogs() []*engine.Catalog {
+	return []*engine.Catalog{Registry().Catalog(), PodRegistry().Catalog()}
 }
-
-// Status is how the kit reads and writes a Machine's status.
-var Status = record.Status(func(m *clusterv1.Machine) record.Fields {
-	st := &m.Status
-	// MachinePhase is a string: the kit reads and writes it as one.
-	return record.Fields{State: &st.State, StateSince: &st.StateSince, Phase: (*string)(&st.Phase),
-		ObservedGeneration: &st.ObservedGeneration, LastTransition: &st.LastTransition, Conditions: &st.Conditions}
-})
 
 // Spec is the Machine controller for the kit: its tables, registry and
 // observer. c reads the management cluster; clusters reaches the Node side
@@ -55,9 +40,7 @@ func Spec(set *engine.TableSet, c client.Client, clusters ClusterClients, w *rec
 	if clusters == nil {
 		clusters = LocalClusterClients{Client: c}
 	}
-	// w is given only on the manager's path, whose cache holds the indexes
-	// Setup registers.
-	obs := &Observer{Client: c, Clusters: clusters, Indexed: w != nil}
+	obs := &Observer{Client: c, Clusters: clusters}
 	// Setup refuses a set without the Pod verdict table; without it the
 	// drain fails with a message naming it.
 	obs.PodVerdicts, _ = PodVerdicts(set)
@@ -70,11 +53,10 @@ func Spec(set *engine.TableSet, c client.Client, clusters ClusterClients, w *rec
 		Registry:       Registry(),
 		NewObject:      func() *clusterv1.Machine { return &clusterv1.Machine{} },
 		NewList:        func() client.ObjectList { return &clusterv1.MachineList{} },
-		Status:         Status,
 		Finalizer:      clusterv1.MachineFinalizer,
 		ObserveTimeout: observeTimeout,
 		Observe: func(ctx context.Context, key client.ObjectKey, now time.Time) reconciler.Observation[*clusterv1.Machine, *Scope] {
-			s := obs.ObserveAt(ctx, key, now)
+			s := obs.Observe(ctx, key, now)
 			return reconciler.Observation[*clusterv1.Machine, *Scope]{Env: s, Object: s.Machine, Found: s.MachineFound, Err: s.Err}
 		},
 	}
@@ -82,36 +64,35 @@ func Spec(set *engine.TableSet, c client.Client, clusters ClusterClients, w *rec
 
 // Setup registers the indexes, builds the Machine controller on the kit and
 // adds it to the manager.
-func Setup(ctx context.Context, mgr ctrl.Manager, set *engine.TableSet, opts Options) (*Reconciler, error) {
+func Setup(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
+	set := opts.Set
 	if _, err := PodVerdicts(set); err != nil {
-		return nil, err
+		return err
 	}
 	w := reconciler.NewKindWatcher(&clusterv1.Machine{})
 	var clusters ClusterClients
 	if opts.Clusters != nil {
 		clusters = opts.Clusters
+		opts.Clusters.AddIndexes(Indexes()...)
 	}
 	r, err := reconciler.New(Spec(set, mgr.GetClient(), clusters, w), reconciler.Options{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
-		Recorder: mgr.GetEventRecorder("krtt-machine-controller"), Now: opts.Now,
+		Recorder: mgr.GetEventRecorder("krtt-machine-controller"), Now: opts.Now, Traces: opts.Traces,
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	idx := mgr.GetFieldIndexer()
 	for _, ix := range Indexes() {
 		if err := idx.IndexField(ctx, ix.Object, ix.Field, ix.Extract); err != nil {
-			return nil, fmt.Errorf("index %s: %w", ix.Field, err)
+			return fmt.Errorf("index %s: %w", ix.Field, err)
 		}
 	}
 	if err := idx.IndexField(ctx, &clusterv1.Machine{}, machineProviderIDIndex, indexMachineByProviderID); err != nil {
-		return nil, fmt.Errorf("index Machines by providerID: %w", err)
+		return fmt.Errorf("index Machines by providerID: %w", err)
 	}
 	if err := idx.IndexField(ctx, &clusterv1.Machine{}, machineExternalRefIndex, indexMachineByExternalRef); err != nil {
-		return nil, fmt.Errorf("index Machines by provider object: %w", err)
-	}
-	if err := idx.IndexField(ctx, &clusterv1.Machine{}, controlPlaneMachineIndex, indexControlPlaneMachine); err != nil {
-		return nil, fmt.Errorf("index control-plane Machines by Cluster: %w", err)
+		return fmt.Errorf("index Machines by provider object: %w", err)
 	}
 	m := mapper{client: mgr.GetClient(), nodes: mgr.GetClient()}
 	w.Referrers = m.machinesNaming
@@ -131,11 +112,11 @@ func Setup(ctx context.Context, mgr ctrl.Manager, set *engine.TableSet, opts Opt
 	if opts.Clusters != nil {
 		b = b.WatchesRawSource(workloadEvents(opts.Clusters.Subscribe(), handler.EnqueueRequestsFromMapFunc(m.clusterToMachines)))
 	}
-	if err := r.Setup(mgr, b, opts.MaxConcurrentReconciles, w); err != nil {
-		return nil, err
+	if err := r.Setup(mgr, b, opts.Concurrency, w); err != nil {
+		return err
 	}
 	if opts.Clusters != nil {
 		opts.Clusters.AddWatcher(m.workloadWatcher(r.Controller()))
 	}
-	return r, nil
+	return nil
 }

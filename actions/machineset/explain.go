@@ -21,7 +21,7 @@ func Explain(ctx context.Context, c client.Client, set *engine.TableSet, key cli
 	if err != nil {
 		return nil, err
 	}
-	rep, plan, err := reconciler.Explain(ctx, c, r, Status, "MachineSet", key, now)
+	rep, plan, err := reconciler.Explain(ctx, c, r, "MachineSet", key, now)
 	if err != nil {
 		return nil, err
 	}

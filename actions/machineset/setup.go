@@ -9,9 +9,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/krtt-dev/krtt/actions/controller"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
-	"github.com/krtt-dev/krtt/internal/controller/record"
 	"github.com/krtt-dev/krtt/reconciler"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -26,22 +26,8 @@ const Name = "machineset"
 // observeTimeout bounds reading a MachineSet's world in one reconcile.
 const observeTimeout = 10 * time.Second
 
-// Reconciler is the kit's reconciler for MachineSets.
-type Reconciler = reconciler.Reconciler[*clusterv1.MachineSet, *Scope]
-
-// Options configure the controller.
-type Options struct {
-	MaxConcurrentReconciles int
-	// Now is the clock observers and traces use (tests inject one).
-	Now func() time.Time
-}
-
-// Status is how the kit reads and writes a MachineSet's status.
-var Status = record.Status(func(ms *clusterv1.MachineSet) record.Fields {
-	st := &ms.Status
-	return record.Fields{State: &st.State, StateSince: &st.StateSince, Phase: &st.Phase,
-		ObservedGeneration: &st.ObservedGeneration, LastTransition: &st.LastTransition, Conditions: &st.Conditions}
-})
+// Catalogs are the catalogs of the registries the MachineSet tables name.
+func Catalogs() []*engine.Catalog { return []*engine.Catalog{Registry().Catalog()} }
 
 // Spec is the MachineSet controller for the kit: its tables, registry and
 // observer. c reads the management cluster; r is what actions wait on to see
@@ -54,7 +40,6 @@ func Spec(set *engine.TableSet, c client.Client, r client.Reader) reconciler.Spe
 		Registry:       Registry(),
 		NewObject:      func() *clusterv1.MachineSet { return &clusterv1.MachineSet{} },
 		NewList:        func() client.ObjectList { return &clusterv1.MachineSetList{} },
-		Status:         Status,
 		Finalizer:      clusterv1.MachineSetFinalizer,
 		ObserveTimeout: observeTimeout,
 		Observe: func(ctx context.Context, key client.ObjectKey, now time.Time) reconciler.Observation[*clusterv1.MachineSet, *Scope] {
@@ -66,16 +51,16 @@ func Spec(set *engine.TableSet, c client.Client, r client.Reader) reconciler.Spe
 
 // Setup registers the Machine index, builds the MachineSet controller on the
 // kit and adds it to the manager.
-func Setup(ctx context.Context, mgr ctrl.Manager, set *engine.TableSet, opts Options) (*Reconciler, error) {
-	r, err := reconciler.New(Spec(set, mgr.GetClient(), mgr.GetCache()), reconciler.Options{
+func Setup(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
+	r, err := reconciler.New(Spec(opts.Set, mgr.GetClient(), mgr.GetCache()), reconciler.Options{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
-		Recorder: mgr.GetEventRecorder("krtt-machineset-controller"), Now: opts.Now,
+		Recorder: mgr.GetEventRecorder("krtt-machineset-controller"), Now: opts.Now, Traces: opts.Traces,
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &clusterv1.Machine{}, ControllerUIDIndex, ControllerUIDIndexer); err != nil {
-		return nil, fmt.Errorf("index Machines by controller: %w", err)
+		return fmt.Errorf("index Machines by controller: %w", err)
 	}
 	m := mapper{client: mgr.GetClient()}
 	b := r.Builder(mgr).
@@ -84,10 +69,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, set *engine.TableSet, opts Opt
 		Watches(&clusterv1.Machine{}, handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &clusterv1.MachineSet{}, handler.OnlyControllerOwner())).
 		Watches(&clusterv1.Machine{}, handler.EnqueueRequestsFromMapFunc(m.orphanToMachineSets)).
 		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(m.clusterToMachineSets))
-	if err := r.Setup(mgr, b, opts.MaxConcurrentReconciles, nil); err != nil {
-		return nil, err
-	}
-	return r, nil
+	return r.Setup(mgr, b, opts.Concurrency, nil)
 }
 
 // mapper turns events of other objects into the MachineSets they concern.

@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	"github.com/krtt-dev/krtt/api/kit"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -74,7 +75,7 @@ type ClusterStatus struct {
 
 	// lastTransition is the last transition-table row that fired.
 	// +optional
-	LastTransition *LastTransition `json:"lastTransition,omitempty"`
+	LastTransition *kit.LastTransition `json:"lastTransition,omitempty"`
 
 	// workloadClusterReconnectTime is when the workload cluster last became
 	// usable again after it was Unreachable or NoAccess. The Node-side
@@ -148,5 +149,27 @@ type ClusterList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&Cluster{}, &ClusterList{})
+	register(&Cluster{}, &ClusterList{})
 }
+
+var _ kit.Status = &Cluster{}
+
+// GetRecord is the kit's record in the Cluster's status.
+func (c *Cluster) GetRecord() kit.Record {
+	st := &c.Status
+	return kit.Record{State: st.State, StateSince: st.StateSince, Phase: st.Phase,
+		ObservedGeneration: st.ObservedGeneration, LastTransition: st.LastTransition}
+}
+
+// SetRecord writes the kit's record into the Cluster's status.
+func (c *Cluster) SetRecord(r kit.Record) {
+	st := &c.Status
+	st.State, st.StateSince, st.ObservedGeneration, st.LastTransition = r.State, r.StateSince, r.ObservedGeneration, r.LastTransition
+	st.Phase = r.Phase
+}
+
+// GetConditions returns status.conditions.
+func (c *Cluster) GetConditions() []metav1.Condition { return c.Status.Conditions }
+
+// SetConditions replaces status.conditions.
+func (c *Cluster) SetConditions(conds []metav1.Condition) { c.Status.Conditions = conds }

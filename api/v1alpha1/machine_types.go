@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	"github.com/krtt-dev/krtt/api/kit"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -313,83 +314,6 @@ type MachineHealthStatus struct {
 	UnhealthySince *metav1.Time `json:"unhealthySince,omitempty"`
 }
 
-// LastTransition records the last transition-table row the controller fired
-// for this object.
-type LastTransition struct {
-	// table is the name of the transition table.
-	// +required
-	Table string `json:"table"`
-
-	// row is the id of the row within the table.
-	// +required
-	Row string `json:"row"`
-
-	// from is the state the object was in when the row fired.
-	// +required
-	From string `json:"from"`
-
-	// to is the state the row moved the object to (equal to from when the
-	// row does not change state).
-	// +required
-	To string `json:"to"`
-
-	// action names the action(s) the row ran.
-	// +optional
-	Action string `json:"action,omitempty"`
-
-	// outcome is the outcome the action reported (for example done,
-	// waiting, failed).
-	// +optional
-	Outcome string `json:"outcome,omitempty"`
-
-	// time is when the row fired.
-	// +required
-	Time metav1.Time `json:"time"`
-
-	// message is a human-readable note about the transition.
-	// +optional
-	Message string `json:"message,omitempty"`
-
-	// via lists, oldest first, the rows that fired before this one in the
-	// reconcile that made this transition: rows whose actions left what was
-	// observed true (they only set status, or wrote another object and kept
-	// its answer), after which the controller decided again at once instead
-	// of writing status and waiting for the next reconcile. A later
-	// reconcile firing the same row with the same result keeps them.
-	// +optional
-	// +listType=atomic
-	// +kubebuilder:validation:MaxItems=32
-	Via []ViaRow `json:"via,omitempty"`
-}
-
-// ViaRow is a row a reconcile passed through before the one in
-// lastTransition.
-type ViaRow struct {
-	// table is the name of the transition table.
-	// +required
-	Table string `json:"table"`
-
-	// row is the id of the row within the table.
-	// +required
-	Row string `json:"row"`
-
-	// from is the state the object was in when the row fired.
-	// +required
-	From string `json:"from"`
-
-	// to is the state the row moved the object to.
-	// +required
-	To string `json:"to"`
-
-	// action names the action(s) the row ran.
-	// +optional
-	Action string `json:"action,omitempty"`
-
-	// message is what the row's actions reported.
-	// +optional
-	Message string `json:"message,omitempty"`
-}
-
 // MachineStatus is the observed state of a Machine.
 type MachineStatus struct {
 	// phase is the user-facing lifecycle phase of the Machine.
@@ -457,7 +381,7 @@ type MachineStatus struct {
 
 	// lastTransition is the last transition-table row that fired.
 	// +optional
-	LastTransition *LastTransition `json:"lastTransition,omitempty"`
+	LastTransition *kit.LastTransition `json:"lastTransition,omitempty"`
 
 	// conditions describe the current state of the Machine.
 	// +optional
@@ -503,5 +427,27 @@ type MachineList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&Machine{}, &MachineList{})
+	register(&Machine{}, &MachineList{})
 }
+
+var _ kit.Status = &Machine{}
+
+// GetRecord is the kit's record in the Machine's status.
+func (m *Machine) GetRecord() kit.Record {
+	st := &m.Status
+	return kit.Record{State: st.State, StateSince: st.StateSince, Phase: string(st.Phase),
+		ObservedGeneration: st.ObservedGeneration, LastTransition: st.LastTransition}
+}
+
+// SetRecord writes the kit's record into the Machine's status.
+func (m *Machine) SetRecord(r kit.Record) {
+	st := &m.Status
+	st.State, st.StateSince, st.ObservedGeneration, st.LastTransition = r.State, r.StateSince, r.ObservedGeneration, r.LastTransition
+	st.Phase = MachinePhase(r.Phase)
+}
+
+// GetConditions returns status.conditions.
+func (m *Machine) GetConditions() []metav1.Condition { return m.Status.Conditions }
+
+// SetConditions replaces status.conditions.
+func (m *Machine) SetConditions(c []metav1.Condition) { m.Status.Conditions = c }

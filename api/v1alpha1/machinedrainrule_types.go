@@ -107,5 +107,5 @@ type MachineDrainRuleList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&MachineDrainRule{}, &MachineDrainRuleList{})
+	register(&MachineDrainRule{}, &MachineDrainRuleList{})
 }

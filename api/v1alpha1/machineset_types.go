@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	"github.com/krtt-dev/krtt/api/kit"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
@@ -178,7 +179,7 @@ type MachineSetStatus struct {
 
 	// lastTransition is the last transition-table row that fired.
 	// +optional
-	LastTransition *LastTransition `json:"lastTransition,omitempty"`
+	LastTransition *kit.LastTransition `json:"lastTransition,omitempty"`
 
 	// conditions describe the current state of the MachineSet.
 	// +optional
@@ -226,5 +227,27 @@ type MachineSetList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&MachineSet{}, &MachineSetList{})
+	register(&MachineSet{}, &MachineSetList{})
 }
+
+var _ kit.Status = &MachineSet{}
+
+// GetRecord is the kit's record in the MachineSet's status.
+func (ms *MachineSet) GetRecord() kit.Record {
+	st := &ms.Status
+	return kit.Record{State: st.State, StateSince: st.StateSince, Phase: st.Phase,
+		ObservedGeneration: st.ObservedGeneration, LastTransition: st.LastTransition}
+}
+
+// SetRecord writes the kit's record into the MachineSet's status.
+func (ms *MachineSet) SetRecord(r kit.Record) {
+	st := &ms.Status
+	st.State, st.StateSince, st.ObservedGeneration, st.LastTransition = r.State, r.StateSince, r.ObservedGeneration, r.LastTransition
+	st.Phase = r.Phase
+}
+
+// GetConditions returns status.conditions.
+func (ms *MachineSet) GetConditions() []metav1.Condition { return ms.Status.Conditions }
+
+// SetConditions replaces status.conditions.
+func (ms *MachineSet) SetConditions(c []metav1.Condition) { ms.Status.Conditions = c }

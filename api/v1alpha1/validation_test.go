@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/krtt-dev/krtt/api/kit"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/test/framework/localcp"
 )
@@ -238,7 +239,7 @@ func TestUpdateAllowed(t *testing.T) {
 	// Status is a subresource and accepts the engine's fields.
 	m.Status.Phase = clusterv1.MachinePhaseProvisioning
 	m.Status.State = "WaitingForInfrastructure"
-	m.Status.LastTransition = &clusterv1.LastTransition{
+	m.Status.LastTransition = &kit.LastTransition{
 		Table: "normal", Row: "N1", From: "Pending", To: "WaitingForInfrastructure",
 		Action: "getInfra", Outcome: "done", Time: metav1.Now(),
 	}

@@ -22,6 +22,7 @@ import (
 	"flag"
 	"fmt"
 	"github.com/krtt-dev/krtt/actions"
+	"github.com/krtt-dev/krtt/actions/controller"
 	"os"
 	"path/filepath"
 	"strings"
@@ -172,15 +173,11 @@ func (d *demo) run(dir string, concurrency int) (err error) {
 }
 
 func (d *demo) startManagers(ctx context.Context, cp *localcp.ControlPlane, concurrency int, wg *sync.WaitGroup, cancel context.CancelFunc) error {
-	set, machineSets, err := actions.Sets("")
-	if err != nil {
-		return err
-	}
 	opMgr, err := actions.NewManager(cp.Config, ctrl.Options{HealthProbeBindAddress: "0"})
 	if err != nil {
 		return err
 	}
-	_, err = actions.Setup(ctx, opMgr, set, actions.Options{MachineConcurrency: concurrency, MachineSets: machineSets,
+	err = actions.Setup(ctx, opMgr, nil, controller.Options{Concurrency: concurrency,
 		Traces: func(tr engine.Trace) {
 			d.trMu.Lock()
 			d.traces = append(d.traces, tr)

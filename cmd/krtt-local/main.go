@@ -14,6 +14,7 @@ import (
 	"flag"
 	"fmt"
 	"github.com/krtt-dev/krtt/actions"
+	"github.com/krtt-dev/krtt/actions/controller"
 	"os"
 	"path/filepath"
 	"sync"
@@ -29,7 +30,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/internal/remote"
 	"github.com/krtt-dev/krtt/test/framework/localcp"
 	"github.com/krtt-dev/krtt/test/infrastructure/sim"
@@ -37,13 +37,12 @@ import (
 
 type flags struct {
 	local, fresh, leaderElect, samples bool
-	// machineSets and clusterSet are the MachineSet and Cluster table
-	// sets, loaded with the Machine set.
-	machineSets, clusterSet *engine.TableSet
-	dir, tablesDir          string
-	metricsAddr, probeAddr  string
-	concurrency, port       int
-	heartbeat               time.Duration
+	// sets are every controller's table set, loaded from tablesDir.
+	sets                   actions.TableSets
+	dir, tablesDir         string
+	metricsAddr, probeAddr string
+	concurrency, port      int
+	heartbeat              time.Duration
 }
 
 func main() {
@@ -83,8 +82,7 @@ func run(f flags) error {
 	if err != nil {
 		return err
 	}
-	set := sets.Machine
-	f.machineSets, f.clusterSet = sets.MachineSet, sets.Cluster
+	f.sets = sets
 	ctx := ctrl.SetupSignalHandler()
 	if kubeconfigGiven() && !f.local {
 		cfg, err := ctrl.GetConfig()
@@ -92,9 +90,9 @@ func run(f flags) error {
 			return fmt.Errorf("no Kubernetes configuration: %w", err)
 		}
 		fmt.Printf("krtt-local: running the operator against %s (pass --local for a local control plane)\n", cfg.Host)
-		return runOperator(ctx, cfg, set, f, f.leaderElect)
+		return runOperator(ctx, cfg, f, f.leaderElect)
 	}
-	return runLocal(ctx, set, f)
+	return runLocal(ctx, f)
 }
 
 func operatorManager(cfg *rest.Config, f flags, leaderElect bool) (manager.Manager, error) {
@@ -115,18 +113,18 @@ func operatorManager(cfg *rest.Config, f flags, leaderElect bool) (manager.Manag
 	return mgr, nil
 }
 
-func runOperator(ctx context.Context, cfg *rest.Config, set *engine.TableSet, f flags, leaderElect bool) error {
+func runOperator(ctx context.Context, cfg *rest.Config, f flags, leaderElect bool) error {
 	mgr, err := operatorManager(cfg, f, leaderElect)
 	if err != nil {
 		return err
 	}
-	if _, err := actions.Setup(ctx, mgr, set, actions.Options{MachineConcurrency: f.concurrency, MachineSets: f.machineSets, ClusterSet: f.clusterSet}); err != nil {
+	if err := actions.Setup(ctx, mgr, f.sets, controller.Options{Concurrency: f.concurrency}); err != nil {
 		return fmt.Errorf("set up the controllers: %w", err)
 	}
 	return mgr.Start(ctx)
 }
 
-func runLocal(ctx context.Context, set *engine.TableSet, f flags) error {
+func runLocal(ctx context.Context, f flags) error {
 	cp, err := localcp.Start(localcp.Options{Dir: f.dir, Fresh: f.fresh, Port: f.port, Log: prefixed{}})
 	if err != nil {
 		return err
@@ -163,7 +161,7 @@ func runLocal(ctx context.Context, set *engine.TableSet, f flags) error {
 	if err != nil {
 		return errors.Join(err, stopCP())
 	}
-	if _, err := actions.Setup(mctx, opMgr, set, actions.Options{MachineConcurrency: f.concurrency, MachineSets: f.machineSets, ClusterSet: f.clusterSet}); err != nil {
+	if err := actions.Setup(mctx, opMgr, f.sets, controller.Options{Concurrency: f.concurrency}); err != nil {
 		return errors.Join(fmt.Errorf("set up the controllers: %w", err), stopCP())
 	}
 	simMgr, err := sim.NewManager(mctx, cp.Config, ctrl.Options{

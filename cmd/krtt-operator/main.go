@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"github.com/krtt-dev/krtt/actions"
+	"github.com/krtt-dev/krtt/actions/controller"
 	"os"
 	"time"
 
@@ -76,7 +77,7 @@ func main() {
 		os.Exit(1)
 	}
 	ctx := ctrl.SetupSignalHandler()
-	if _, err := actions.Setup(ctx, mgr, sets.Machine, actions.Options{MachineConcurrency: concurrency, MachineSets: sets.MachineSet, ClusterSet: sets.Cluster}); err != nil {
+	if err := actions.Setup(ctx, mgr, sets, controller.Options{Concurrency: concurrency}); err != nil {
 		log.Error(err, "unable to set up the controllers")
 		os.Exit(1)
 	}

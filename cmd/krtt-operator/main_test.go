@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/test/framework/badtables"
 	"github.com/krtt-dev/krtt/test/framework/localcp"
 )
@@ -129,8 +128,8 @@ func TestLoadSetsReadsEveryControllerFromDir(t *testing.T) {
 	if err := os.CopyFS(dir, os.DirFS(filepath.Join(localcp.RepoRoot(), "transitions"))); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{filepath.Join("cluster", "cluster.yaml"), filepath.Join("machineset", "machineset.yaml"), filepath.Join("machine", "machine.yaml")} {
-		path := filepath.Join(dir, f)
+	for _, c := range actions.Controllers {
+		path := filepath.Join(dir, c.Name, c.Name+".yaml")
 		raw, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
@@ -143,9 +142,9 @@ func TestLoadSetsReadsEveryControllerFromDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, s := range map[string]*engine.TableSet{"machine": sets.Machine, "machineset": sets.MachineSet, "cluster": sets.Cluster} {
-		if s == nil || !strings.HasPrefix(s.Description, "FROM-DIR") {
-			t.Errorf("set %s was not loaded from %s", name, dir)
+	for _, c := range actions.Controllers {
+		if s := sets[c.Name]; s == nil || !strings.HasPrefix(s.Description, "FROM-DIR") {
+			t.Errorf("set %s was not loaded from %s", c.Name, dir)
 		}
 	}
 }

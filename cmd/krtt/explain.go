@@ -10,15 +10,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/krtt-dev/krtt/actions/machine"
-	"github.com/krtt-dev/krtt/actions/machineset"
-	"github.com/krtt-dev/krtt/engine"
 	krttexplain "github.com/krtt-dev/krtt/engine/explain"
 )
 
@@ -61,29 +59,25 @@ krtt also works as a kubectl plugin:
   ln -s "$PWD/bin/krtt" ~/bin/kubectl-krtt   # any directory on the PATH
   kubectl krtt explain machine m1 -n default`,
 	}
-	cmd.AddCommand(explainMachineCmd(stdout, stderr), explainMachineSetCmd(stdout, stderr), explainTableCmd(stdout, stderr))
+	for _, c := range actions.Controllers {
+		if c.Explain != nil {
+			cmd.AddCommand(explainObjectCmd(stdout, c))
+		}
+	}
+	cmd.AddCommand(explainTableCmd(stdout, stderr))
 	return cmd
-}
-
-func explainMachineCmd(stdout, stderr io.Writer) *cobra.Command {
-	return explainObjectCmd(stdout, "machine", "Machine", actions.Machine, machine.Explain,
-		"Explain why a Machine is in its state and what would move it on")
-}
-
-func explainMachineSetCmd(stdout, stderr io.Writer) *cobra.Command {
-	return explainObjectCmd(stdout, "machineset", "MachineSet", actions.MachineSet, machineset.Explain,
-		"Explain why a MachineSet is in its state: its counts, limits and what would move it on")
 }
 
 // explainObjectCmd is krtt explain <resource> NAME for one controller's
 // objects: the same flags, client and output for every kind.
-func explainObjectCmd(stdout io.Writer, resource, kind, setName string,
-	explain func(context.Context, client.Client, *engine.TableSet, client.ObjectKey, time.Time) (*krttexplain.Report, error), short string) *cobra.Command {
+func explainObjectCmd(stdout io.Writer, ctl actions.Controller) *cobra.Command {
+	resource, setName, explain := ctl.Name, ctl.Name, ctl.Explain
+	kind := reflect.TypeOf(ctl.Object).Elem().Name()
 	var namespace, kubeconfig, kubecontext, output, tables string
 	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   resource + " NAME [-n NAMESPACE] [--kubeconfig FILE] [--context NAME] [-o text|json] [--tables DIR]",
-		Short: short,
+		Short: ctl.Help,
 		Example: fmt.Sprintf(`  krtt explain %[1]s m1 -n default
   kubectl krtt explain %[1]s m1 -n default -o json`, resource),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -174,13 +168,17 @@ be read, coverage is reported as unknown.`,
 			if output != "text" && output != "json" {
 				return usagef("unknown -o %q: use text or json", output)
 			}
-			machines, machineSets, err := actions.Sets(tables)
+			sets, err := actions.LoadSets(tables)
 			if err != nil {
 				return err
 			}
-			set := machines
-			if machineSets.Table(args[0]) != nil {
-				set = machineSets
+			// A table no set has is reported against the first set.
+			set := sets[actions.Controllers[0].Name]
+			for _, c := range actions.Controllers {
+				if sets[c.Name].Table(args[0]) != nil {
+					set = sets[c.Name]
+					break
+				}
 			}
 			var cov coverageFile
 			if coverage != "" {

@@ -32,7 +32,7 @@ func explainMachineSetWaitingForTemplate(t *testing.T, h *harness.Harness, kubec
 	harness.Must(t, err)
 	var rep *krttexplain.Report
 	harness.Await(t, explainWait, "MachineSet waits for its template", func(ctx context.Context) error {
-		r, err := machineset.Explain(ctx, h.Client, h.Sets[1], client.ObjectKey{Namespace: ns, Name: "ms"}, time.Now().UTC())
+		r, err := machineset.Explain(ctx, h.Client, h.Sets[machineset.Name], client.ObjectKey{Namespace: ns, Name: "ms"}, time.Now().UTC())
 		if err != nil {
 			return err
 		}

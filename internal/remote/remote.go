@@ -218,6 +218,14 @@ func (c *Cache) AddWatcher(w Watcher) {
 	}
 }
 
+// AddIndexes adds indexes every workload cluster's cache gets, for the
+// controllers that read through them. Call before Start.
+func (c *Cache) AddIndexes(ix ...Index) {
+	c.mu.Lock()
+	c.opts.Indexes = append(c.opts.Indexes, ix...)
+	c.mu.Unlock()
+}
+
 // Subscribe returns a channel that receives an event for a Cluster (its
 // namespace and name, as metadata) whenever its connection changes state.
 // Call before Start.
@@ -399,7 +407,10 @@ func (c *Cache) connect(cn *conn) {
 		cn.setPermanent(c.now(), NoAccess, fmt.Sprintf("the kubeconfig in Secret %s cannot be used: %v", cn.secret, err))
 		return
 	}
-	for _, ix := range c.opts.Indexes {
+	c.mu.Lock()
+	indexes := c.opts.Indexes
+	c.mu.Unlock()
+	for _, ix := range indexes {
 		if err := cl.GetFieldIndexer().IndexField(cn.ctx, ix.Object, ix.Field, ix.Extract); err != nil {
 			cn.setPermanent(c.now(), NoAccess, fmt.Sprintf("index %s: %v", ix.Field, err))
 			return

@@ -16,6 +16,7 @@ import (
 	"flag"
 	"fmt"
 	"github.com/krtt-dev/krtt/actions"
+	machineactions "github.com/krtt-dev/krtt/actions/machine"
 	"os"
 	"path/filepath"
 	"sort"
@@ -73,7 +74,7 @@ func setup(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	set, err := actions.Load(actions.Machine, "")
+	set, err := actions.Load(machineactions.Name, "")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/krtt-dev/krtt/actions"
+	"github.com/krtt-dev/krtt/actions/controller"
 	"os"
 	"sort"
 	"strings"
@@ -101,10 +102,6 @@ func (ms *managers) run(name string, mgr ctrl.Manager) {
 // is not empty, and records the rows its controllers fire.
 func (ms *managers) operator(split string) *traces {
 	ms.t.Helper()
-	set, err := actions.Load(actions.Machine, "")
-	if err != nil {
-		ms.t.Fatal(err)
-	}
 	o, err := harness.OperatorOptions(splitFilter(split))
 	if err != nil {
 		ms.t.Fatal(err)
@@ -113,9 +110,9 @@ func (ms *managers) operator(split string) *traces {
 	if err != nil {
 		ms.t.Fatal(err)
 	}
-	// The rows of every controller (Machine and Cluster), by object.
+	// The rows of every controller, by object.
 	tr := &traces{rows: map[string][]engine.Trace{}}
-	if _, err := actions.Setup(ms.ctx, opMgr, set, actions.Options{MachineConcurrency: 4, Traces: tr.add}); err != nil {
+	if err := actions.Setup(ms.ctx, opMgr, nil, controller.Options{Concurrency: 4, Traces: tr.add}); err != nil {
 		ms.t.Fatal(err)
 	}
 	ms.run("operator "+split, opMgr)

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/krtt-dev/krtt/actions"
+	"github.com/krtt-dev/krtt/actions/controller"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -285,8 +286,6 @@ func init() {
 // the returned stop is called (it waits until both have stopped).
 func startOperator(t *testing.T, ctx context.Context, rec *recorder, leaderElect bool) (stop func()) {
 	t.Helper()
-	set, machineSets, err := actions.Sets("")
-	harness.Must(t, err)
 	mctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	stop = func() { cancel(); wg.Wait() }
@@ -307,8 +306,7 @@ func startOperator(t *testing.T, ctx context.Context, rec *recorder, leaderElect
 	opts.LeaderElection, opts.LeaderElectionNamespace, opts.LeaderElectionReleaseOnCancel = leaderElect, operatorNS, true
 	opMgr, err := actions.NewManager(operatorConfig(rec), opts)
 	harness.Must(t, err)
-	_, err = actions.Setup(mctx, opMgr, set, actions.Options{MachineConcurrency: 2, MachineSets: machineSets})
-	harness.Must(t, err)
+	harness.Must(t, actions.Setup(mctx, opMgr, nil, controller.Options{Concurrency: 2}))
 	// The simulated provider, kubelet and CSI driver are not the operator:
 	// they run with the admin config.
 	simMgr, err := harness.NewSimManager(mctx, env.Config, sim.Options{KubeletGracePeriodCap: time.Second, HeartbeatInterval: time.Second})

@@ -2,6 +2,7 @@ package timeline
 
 import (
 	"github.com/krtt-dev/krtt/actions"
+	machineactions "github.com/krtt-dev/krtt/actions/machine"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/krtt-dev/krtt/api/kit"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	simv1 "github.com/krtt-dev/krtt/test/infrastructure/sim/api/v1alpha1"
 )
@@ -105,7 +107,7 @@ func run(k knobs) *Timeline {
 	row := func(table, id, from, to, outcome string) {
 		m = m.DeepCopy()
 		m.Status.State = to
-		m.Status.LastTransition = &clusterv1.LastTransition{Table: table, Row: id, From: from, To: to, Outcome: outcome}
+		m.Status.LastTransition = &kit.LastTransition{Table: table, Row: id, From: from, To: to, Outcome: outcome}
 		b.ev(Machine, Updated, m)
 	}
 	dropHook := func(prefix string) {
@@ -220,7 +222,7 @@ func ptrTrue() *bool { t := true; return &t }
 
 func rules(t *testing.T) Rules {
 	t.Helper()
-	set, err := actions.Load(actions.Machine, "")
+	set, err := actions.Load(machineactions.Name, "")
 	if err != nil {
 		t.Fatal(err)
 	}

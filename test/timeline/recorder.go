@@ -46,7 +46,6 @@ type Recorder struct {
 	events []Event
 	seq    int
 	maxRV  uint64
-	counts map[Kind]int
 	// states is each Machine's last recorded status.state; steps counts
 	// the deletion steps entered (a deleting Machine's state changing, or
 	// the Machine going); live counts the Machines present.
@@ -80,7 +79,7 @@ var recordedKinds = []struct {
 // directly, not through a fault-injecting proxy) and returns once every
 // informer has synced. Stop ends it.
 func Record(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, ns string) (*Recorder, error) {
-	r := &Recorder{start: time.Now(), done: make(chan error, 1), counts: map[Kind]int{}, states: map[string]string{}, ns: ns}
+	r := &Recorder{start: time.Now(), done: make(chan error, 1), states: map[string]string{}, ns: ns}
 	// Cluster-wide informers (filtered here) rather than namespaced ones:
 	// they report how far they have synced, which Resynced needs.
 	c, err := cache.New(cfg, cache.Options{Scheme: scheme, DefaultWatchErrorHandler: r.watchError})
@@ -257,7 +256,6 @@ func (r *Recorder) add(kind Kind, op Op, o any) {
 	}
 	r.maxRV = max(r.maxRV, rv)
 	r.closeWindows()
-	r.counts[kind]++
 	if m, ok := obj.(*clusterv1.Machine); ok {
 		r.machineStep(op, m)
 	}
@@ -312,13 +310,6 @@ func (r *Recorder) Len() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.events)
-}
-
-// Count is how many events of a kind were recorded so far.
-func (r *Recorder) Count(kind Kind) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.counts[kind]
 }
 
 // Timeline returns a sorted copy of what was recorded so far.

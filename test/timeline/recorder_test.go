@@ -23,7 +23,7 @@ func TestBlindWindowStaysOpenUntilEveryInformerResynced(t *testing.T) {
 	fast, slow := &fakeSynced{}, &fakeSynced{}
 	fast.rv.Store(100)
 	slow.rv.Store(100)
-	r := &Recorder{counts: map[Kind]int{}, states: map[string]string{}, synced: []lastSyncer{fast, slow}, maxRV: 100}
+	r := &Recorder{states: map[string]string{}, synced: []lastSyncer{fast, slow}, maxRV: 100}
 	r.BlindFrom()
 	fast.rv.Store(120) // the write after the restart is at 110
 	r.maxRV = 130

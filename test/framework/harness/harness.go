@@ -6,17 +6,20 @@ package harness
 import (
 	"context"
 	"fmt"
-	"github.com/krtt-dev/krtt/actions"
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/krtt-dev/krtt/actions/machine"
+	"github.com/krtt-dev/krtt/actions"
+	"github.com/krtt-dev/krtt/actions/controller"
+	machineactions "github.com/krtt-dev/krtt/actions/machine"
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/test/framework/localcp"
 )
@@ -26,10 +29,10 @@ type Harness struct {
 	Env *localcp.ControlPlane
 	// Client labels the krtt objects it creates with Filter (see labelling).
 	Client client.Client
-	// Set is the Machine table set; Sets every set the operator runs
-	// (Machine, MachineSet and Cluster), for row coverage.
+	// Set is the Machine table set; Sets every set the operator runs,
+	// for row coverage.
 	Set  *engine.TableSet
-	Sets []*engine.TableSet
+	Sets actions.TableSets
 	// Clock is the operator's clock; scenarios advance it past timeouts.
 	Clock *Clock
 	// Audit checks the operator's writes from inside actions against the
@@ -41,7 +44,6 @@ type Harness struct {
 	done     chan error
 	traces   []engine.Trace
 	subs     []func(engine.Trace)
-	Reconcil *machine.Reconciler
 	workload workload
 }
 
@@ -62,18 +64,23 @@ func start(controlPlane func() (*localcp.ControlPlane, error)) (*Harness, error)
 	if err != nil {
 		return nil, err
 	}
-	set, machineSets, err := actions.Sets("")
+	sets, err := actions.LoadSets("")
 	if err != nil {
 		_ = env.Stop()
 		return nil, err
 	}
-	clusterSet, err := actions.Load(actions.Cluster, "")
-	if err != nil {
-		_ = env.Stop()
-		return nil, err
+	plural := map[string]string{}
+	for _, c := range actions.Controllers {
+		gvk, err := apiutil.GVKForObject(c.Object, actions.Scheme())
+		if err != nil {
+			_ = env.Stop()
+			return nil, err
+		}
+		resource, _ := meta.UnsafeGuessKindToResource(gvk)
+		plural[c.Name] = resource.Resource
 	}
-	h := &Harness{Env: env, Client: labelling{env.Client}, Set: set, Sets: []*engine.TableSet{set, machineSets, clusterSet}, Clock: &Clock{},
-		Audit: NewWriteAudit(map[string]string{actions.Machine: "machines", actions.MachineSet: "machinesets", actions.Cluster: "clusters"})}
+	h := &Harness{Env: env, Client: labelling{env.Client}, Set: sets[machineactions.Name], Sets: sets, Clock: &Clock{},
+		Audit: NewWriteAudit(plural)}
 	if err := h.StartOperator(); err != nil {
 		_ = env.Stop()
 		return nil, err
@@ -81,8 +88,7 @@ func start(controlPlane func() (*localcp.ControlPlane, error)) (*Harness, error)
 	return h, nil
 }
 
-// StartOperator starts a fresh manager with the Machine and MachineSet
-// controllers.
+// StartOperator starts a fresh manager with every controller.
 func (h *Harness) StartOperator() error {
 	o, err := OperatorOptions(Filter)
 	if err != nil {
@@ -95,8 +101,7 @@ func (h *Harness) StartOperator() error {
 		return err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r, err := actions.Setup(ctx, mgr, h.Set, actions.Options{MachineConcurrency: 4, MachineSets: h.Sets[1],
-		ClusterSet: h.Sets[2], Workload: workloadOptions, Traces: h.record, Now: h.Clock.Now})
+	err = actions.Setup(ctx, mgr, h.Sets, controller.Options{Concurrency: 4, Workload: workloadOptions, Traces: h.record, Now: h.Clock.Now})
 	if err != nil {
 		cancel()
 		return err
@@ -104,7 +109,7 @@ func (h *Harness) StartOperator() error {
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
 	h.mu.Lock()
-	h.cancel, h.done, h.Reconcil = cancel, done, r
+	h.cancel, h.done = cancel, done
 	h.mu.Unlock()
 	return nil
 }

@@ -72,5 +72,5 @@ type SimBootstrapConfigList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&SimBootstrapConfig{}, &SimBootstrapConfigList{})
+	register(&SimBootstrapConfig{}, &SimBootstrapConfigList{})
 }

@@ -65,5 +65,5 @@ type SimControlPlaneList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&SimControlPlane{}, &SimControlPlaneList{})
+	register(&SimControlPlane{}, &SimControlPlaneList{})
 }

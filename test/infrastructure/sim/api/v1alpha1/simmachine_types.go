@@ -155,5 +155,5 @@ type SimMachineList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&SimMachine{}, &SimMachineList{})
+	register(&SimMachine{}, &SimMachineList{})
 }

@@ -98,6 +98,6 @@ type SimBootstrapConfigTemplateList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&SimMachineTemplate{}, &SimMachineTemplateList{},
+	register(&SimMachineTemplate{}, &SimMachineTemplateList{},
 		&SimBootstrapConfigTemplate{}, &SimBootstrapConfigTemplateList{})
 }

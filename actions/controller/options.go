@@ -1,0 +1,38 @@
+// Package controller is what every krtt controller's Setup takes, so the
+// operator sets them all up the same way (actions.Controllers).
+package controller
+
+import (
+	"context"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/internal/remote"
+)
+
+// Setup adds a controller to a manager.
+type Setup func(ctx context.Context, mgr ctrl.Manager, opts Options) error
+
+// Options are the same for every controller but for Set: the operator gives
+// each its own table set.
+type Options struct {
+	// Set is the controller's table set.
+	Set *engine.TableSet
+	// Concurrency is how many objects a controller reconciles at once. The
+	// Cluster controller keeps two whatever it says: it only sets
+	// conditions and counts, which does not grow with a fleet's churn.
+	Concurrency int
+	// Now is the controllers' clock; time.Now when nil (tests inject one).
+	Now func() time.Time
+	// Traces, when set, receives every row a controller fires.
+	Traces func(engine.Trace)
+	// Workload configures the workload cluster connections (health probe
+	// interval, timeout, failure threshold); zero values are the defaults.
+	Workload remote.Options
+	// Clusters are the workload cluster connections the controllers
+	// share, opened from Workload by the operator; nil serves every
+	// Cluster's Node side from the management cluster.
+	Clusters *remote.Cache
+}
