@@ -71,8 +71,11 @@ const (
 
 // Entry describes one registered observer, action or guard for lint and docs.
 type Entry struct {
-	Kind        EntryKind
-	Name        string
+	Kind EntryKind
+	Name string
+	// Description is the line the docs show for an action, guard, status
+	// field, mirror or summary. A fact has none here: the tables declare
+	// it, with its description, and Go only computes it.
 	Description string
 	// MayWait: the action can report InProgress, so rows running it must
 	// say what happens meanwhile (inProgress).
@@ -107,7 +110,8 @@ type Entry struct {
 	WritesThrough bool
 }
 
-// Catalog is the Go-free view of a registry: names and descriptions.
+// Catalog is the Go-free view of a registry: names and descriptions (of
+// everything but facts, which the tables describe).
 type Catalog struct {
 	Name    string
 	Entries []Entry
@@ -133,9 +137,11 @@ type action[E any] struct {
 	fn    ActionFunc[E]
 }
 
-// Registry holds the Go side of a table set: observers computing facts,
-// actions doing work and guards, each by name with a one-line description,
-// and the setters that project a row's result onto the object's status.
+// Registry holds the Go side of a table set: observers computing the facts
+// the tables declare (by name only: the declaration, domain and
+// description live in the tables), actions doing work and guards, each by
+// name with a one-line description, and the setters that project a row's
+// result onto the object's status.
 type Registry[E any] struct {
 	name      string
 	observers map[string]observer[E]
@@ -207,9 +213,9 @@ func (r *Registry[E]) addObserver(o observer[E]) {
 	r.observers[o.entry.Name] = o
 }
 
-// Bool registers an observer for a bool fact.
-func (r *Registry[E]) Bool(name, description string, fn func(E) bool) {
-	r.addObserver(observer[E]{entry: Entry{Kind: EntryFact, Name: name, Description: description}, value: func(e E) string {
+// Bool registers the observer of a bool fact the tables declare.
+func (r *Registry[E]) Bool(name string, fn func(E) bool) {
+	r.addObserver(observer[E]{entry: Entry{Kind: EntryFact, Name: name}, value: func(e E) string {
 		if fn(e) {
 			return "true"
 		}
@@ -217,9 +223,10 @@ func (r *Registry[E]) Bool(name, description string, fn func(E) bool) {
 	}})
 }
 
-// Enum registers an observer for an enum fact; fn returns a value name.
-func (r *Registry[E]) Enum(name, description string, fn func(E) string) {
-	r.addObserver(observer[E]{entry: Entry{Kind: EntryFact, Name: name, Description: description}, value: fn})
+// Enum registers the observer of an enum fact the tables declare; fn
+// returns a value name.
+func (r *Registry[E]) Enum(name string, fn func(E) string) {
+	r.addObserver(observer[E]{entry: Entry{Kind: EntryFact, Name: name}, value: fn})
 }
 
 // Guard registers a named predicate for what a fact cannot express; reads

@@ -24,19 +24,19 @@ const (
 // creation timeout (the machine-controller-manager's reconcileMachineHealth,
 // healthTimeout and creationTimeout); the rows decide what they mean.
 func registerHealth(r *engine.Registry[*Scope]) {
-	r.Enum("nodeHealth", "The Node's health: Ready, and none of spec.health.nodeConditions True.", func(s *Scope) string {
+	r.Enum("nodeHealth", func(s *Scope) string {
 		if s.Machine == nil {
 			return nodeHealthy
 		}
 		return checkNodeHealth(s.Node(), healthNodeConditions(s.Machine)).fact()
 	})
-	r.Bool("healthTimedOut", "spec.health.healthTimeoutSeconds has passed since status.health.unhealthySince (or since the workload cluster came back, if later).", func(s *Scope) bool {
+	r.Bool("healthTimedOut", func(s *Scope) bool {
 		if s.Machine == nil || s.Machine.Status.Health.UnhealthySince == nil {
 			return false
 		}
 		return timedOut(s.Now, NodeSideSince(s, s.Machine.Status.Health.UnhealthySince.Time), orDefaultSeconds(s.Machine.Spec.Health.HealthTimeoutSeconds, clusterv1.DefaultHealthTimeoutSeconds))
 	})
-	r.Bool("creationTimedOut", "spec.health.creationTimeoutSeconds has passed since the Machine's creationTimestamp (once the providerID is known, or since the workload cluster came back, if later).", func(s *Scope) bool {
+	r.Bool("creationTimedOut", func(s *Scope) bool {
 		if s.Machine == nil || s.Machine.CreationTimestamp.IsZero() {
 			return false
 		}
