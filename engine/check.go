@@ -487,6 +487,8 @@ type registryUse struct {
 	actions map[string]bool
 	guards  map[string]bool
 	status  map[string]bool
+	// countFrom: the hooks states' waits name.
+	countFrom map[string]bool
 }
 
 // checkRegistries compares what the tables use with what the registries
@@ -509,7 +511,7 @@ func checkRegistries(lib *Library, catalogs map[string]*Catalog, out *Findings) 
 		}
 		u := uses[s.Registry]
 		if u == nil {
-			u = &registryUse{first: s, facts: map[string]bool{}, actions: map[string]bool{}, guards: map[string]bool{}, status: map[string]bool{}}
+			u = &registryUse{first: s, facts: map[string]bool{}, actions: map[string]bool{}, guards: map[string]bool{}, status: map[string]bool{}, countFrom: map[string]bool{}}
 			uses[s.Registry] = u
 			order = append(order, s.Registry)
 		}
@@ -519,11 +521,30 @@ func checkRegistries(lib *Library, catalogs map[string]*Catalog, out *Findings) 
 				actionNames = append(actionNames, e.Name)
 			}
 		}
+		for _, st := range s.States {
+			if st.Wait == nil || st.Wait.CountFrom == "" {
+				continue
+			}
+			u.countFrom[st.Wait.CountFrom] = true
+			if _, ok := cat.Lookup(EntryCountFrom, st.Wait.CountFrom); !ok {
+				add(Finding{Pos: st.Wait.Pos, Severity: SevError, Check: "registry", Table: setTable(s),
+					Message: fmt.Sprintf("state %s: countFrom hook %s is not registered in registry %s", st.Name, st.Wait.CountFrom, cat.Name),
+					Hint:    "register it in Go with Registry.CountFrom, or remove countFrom"})
+			}
+		}
 		for _, f := range s.Facts {
 			if f.Guard {
 				continue
 			}
 			u.facts[f.Name] = true
+			if w := s.timedOutWait(f.Name); w != nil {
+				if _, ok := cat.Lookup(EntryFact, f.Name); ok {
+					add(Finding{Pos: f.Pos, Severity: SevError, Check: "registry", Table: setTable(s),
+						Message: fmt.Sprintf("fact %s is computed from a state's wait (timedOut) but registry %s also registers an observer for it", f.Name, cat.Name),
+						Hint:    "remove the Go observer: the engine computes the fact from the wait's since and timeout"})
+				}
+				continue
+			}
 			if _, ok := cat.Lookup(EntryFact, f.Name); !ok {
 				add(Finding{Pos: f.Pos, Severity: SevError, Check: "registry", Table: setTable(s),
 					Message: fmt.Sprintf("fact %s has no observer in registry %s", f.Name, cat.Name),
@@ -597,6 +618,8 @@ func checkRegistries(lib *Library, catalogs map[string]*Catalog, out *Findings) 
 				used = u.guards[e.Name]
 			case EntryStatus:
 				used = u.status[e.Name]
+			case EntryCountFrom:
+				used = u.countFrom[e.Name]
 			default:
 				used = true
 			}

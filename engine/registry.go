@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"time"
 )
 
 // OutcomeStatus is how an action ended.
@@ -67,6 +68,9 @@ const (
 	// EntrySummary runs last and summarises conditions into one (Ready),
 	// unless the row that fired wrote that condition itself.
 	EntrySummary EntryKind = "summary"
+	// EntryCountFrom moves the start a wait's timeout counts from (a
+	// state's wait names it in countFrom).
+	EntryCountFrom EntryKind = "countFrom"
 )
 
 // Entry describes one registered observer, action or guard for lint and docs.
@@ -149,6 +153,15 @@ type Registry[E any] struct {
 	status    map[string]statusSetter[E]
 	mirrors   []projection[E]
 	summaries []projection[E]
+	// waitFields reads the fields states' waits name; countFrom holds the
+	// hooks they name.
+	waitFields func(E) WaitFields
+	countFrom  map[string]countFromHook[E]
+}
+
+type countFromHook[E any] struct {
+	entry Entry
+	fn    func(E, time.Time) time.Time
 }
 
 type statusSetter[E any] struct {
@@ -177,7 +190,7 @@ func LazyRegistry[E any](name string, fill ...func(*Registry[E])) func() *Regist
 // NewRegistry returns an empty registry; tables name it in spec.registry.
 func NewRegistry[E any](name string) *Registry[E] {
 	return &Registry[E]{name: name, observers: map[string]observer[E]{}, actions: map[string]action[E]{},
-		status: map[string]statusSetter[E]{}}
+		status: map[string]statusSetter[E]{}, countFrom: map[string]countFromHook[E]{}}
 }
 
 // StatusField registers the setter of a status field that rows name in
@@ -201,6 +214,21 @@ func (r *Registry[E]) Mirror(name, description string, fn func(env E)) {
 // it runs last, and not when the row that fired wrote that type itself.
 func (r *Registry[E]) Summary(conditionType, description string, fn func(env E)) {
 	r.summaries = append(r.summaries, projection[E]{entry: Entry{Kind: EntrySummary, Name: conditionType, Description: description}, fn: fn})
+}
+
+// WaitFields registers how the fields that states' waits name (since,
+// timeout, armedBy) are read from the environment's object, with the
+// observation's clock; the engine computes timed-out facts and deadlines
+// from them.
+func (r *Registry[E]) WaitFields(fn func(env E) WaitFields) { r.waitFields = fn }
+
+// CountFrom registers a hook a state's wait names in countFrom: given the
+// wait's start it returns when the timeout counts from, the start or later.
+func (r *Registry[E]) CountFrom(name, description string, fn func(env E, start time.Time) time.Time) {
+	if _, dup := r.countFrom[name]; dup {
+		panic(fmt.Sprintf("registry %s: countFrom hook %q registered twice", r.name, name))
+	}
+	r.countFrom[name] = countFromHook[E]{entry: Entry{Kind: EntryCountFrom, Name: name, Description: description}, fn: fn}
 }
 
 // Name is the registry's name.
@@ -295,6 +323,9 @@ func (r *Registry[E]) Catalog() *Catalog {
 	}
 	for _, p := range r.summaries {
 		c.Entries = append(c.Entries, p.entry)
+	}
+	for _, h := range r.countFrom {
+		c.Entries = append(c.Entries, h.entry)
 	}
 	sort.Slice(c.Entries, func(i, j int) bool {
 		if c.Entries[i].Kind != c.Entries[j].Kind {

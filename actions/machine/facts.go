@@ -137,12 +137,6 @@ func registerFacts(r *engine.Registry[*Scope]) {
 	r.Bool("excludeDrain", func(s *Scope) bool {
 		return s.Machine != nil && hasKey(s.Machine.Annotations, clusterv1.ExcludeNodeDrainingAnnotation)
 	})
-	r.Bool("drainTimedOut", func(s *Scope) bool {
-		if s.Machine == nil || s.Machine.Status.Deletion.NodeDrainStartTime == nil {
-			return false
-		}
-		return timedOut(s.Now, NodeSideSince(s, s.Machine.Status.Deletion.NodeDrainStartTime.Time), s.Machine.Spec.Deletion.NodeDrainTimeoutSeconds)
-	})
 	r.Enum("forceDeletion", func(s *Scope) string {
 		return forceDeletion(s)
 	})
@@ -155,22 +149,8 @@ func registerFacts(r *engine.Registry[*Scope]) {
 	r.Bool("excludeVolumeWait", func(s *Scope) bool {
 		return s.Machine != nil && hasKey(s.Machine.Annotations, clusterv1.ExcludeWaitForNodeVolumeDetachAnnotation)
 	})
-	r.Bool("volumeWaitTimedOut", func(s *Scope) bool {
-		if s.Machine == nil || s.Machine.Status.Deletion.WaitForNodeVolumeDetachStartTime == nil {
-			return false
-		}
-		return timedOut(s.Now, NodeSideSince(s, s.Machine.Status.Deletion.WaitForNodeVolumeDetachStartTime.Time), s.Machine.Spec.Deletion.NodeVolumeDetachTimeoutSeconds)
-	})
 	r.Bool("preTerminateHooks", func(s *Scope) bool {
 		return s.Machine != nil && len(annotationsWithPrefix(s.Machine.Annotations, clusterv1.PreTerminateDeleteHookAnnotationPrefix)) > 0
-	})
-	r.Bool("nodeDeletionTimedOut", func(s *Scope) bool {
-		// As in Cluster API the Node is always tried once: the timeout only
-		// ends retries of a deletion that failed, never skips the attempt.
-		if s.Machine == nil || s.Machine.DeletionTimestamp == nil || s.Machine.Status.Deletion.NodeDeletionStartTime == nil {
-			return false
-		}
-		return timedOut(s.Now, NodeSideSince(s, s.Machine.DeletionTimestamp.Time), s.Machine.Spec.Deletion.NodeDeletionTimeoutSeconds)
 	})
 }
 
@@ -281,14 +261,6 @@ func externallyManaged(cp *unstructured.Unstructured) bool {
 
 func hasNodeRef(s *Scope) bool {
 	return s.Machine != nil && s.Machine.Status.NodeRef != nil && s.Machine.Status.NodeRef.Name != ""
-}
-
-// timedOut: a timeout of 0 or unset waits forever.
-func timedOut(now, start time.Time, seconds *int32) bool {
-	if seconds == nil || *seconds <= 0 {
-		return false
-	}
-	return now.Sub(start) >= time.Duration(*seconds)*time.Second
 }
 
 func ownerAndLabelsSet(s *Scope) bool {

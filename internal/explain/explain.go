@@ -20,7 +20,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/krtt-dev/krtt/actions/machine"
@@ -604,23 +603,14 @@ func hooks(m *clusterv1.Machine) []Hook {
 }
 
 // waitingOn describes what the state waits on, from the state's wait in
-// the tables: the status field that records since when and the spec field
-// that bounds it are read from the Machine by their paths.
+// the tables, timed as the engine times it for the timed-out facts.
 func waitingOn(s *machineactions.Scope, st *engine.State, now time.Time) *Wait {
 	sw := st.Wait
 	if sw == nil {
 		return nil
 	}
 	m := s.Machine
-	w := waitFromPaths(m, st, now)
-	if w.Since != nil && w.EndsAt != nil {
-		// The facts end the wait by the same rule: after an outage of the
-		// workload cluster its timeout counts from when it came back.
-		if from := machineactions.TimeoutSince(s, sw.Since, *w.Since).UTC(); from.After(*w.Since) {
-			w.CountsFrom = &from
-			w.setEnd(from.Add(time.Duration(w.TimeoutSeconds)*time.Second), now)
-		}
-	}
+	w := waitFromTiming(sw, engine.WaitTimingOf(machineactions.Registry(), sw, s), now)
 	switch sw.Object {
 	case "infrastructure":
 		w.On += objectText(s.Infrastructure, m.Spec.InfrastructureRef)
@@ -642,20 +632,18 @@ func waitingOn(s *machineactions.Scope, st *engine.State, now time.Time) *Wait {
 
 // waitFromPaths describes the state's wait from the tables: the field that
 // records since when and the one that bounds it are read from the object
-// by their paths.
+// by their paths, as the engine reads them.
 func waitFromPaths(o client.Object, st *engine.State, now time.Time) *Wait {
-	sw := st.Wait
+	return waitFromTiming(st.Wait, st.Wait.Timing(reconciler.ObjectFields(o, now), nil), now)
+}
+
+// waitFromTiming describes a wait with the engine's timing of it.
+func waitFromTiming(sw *engine.StateWait, t engine.WaitTiming, now time.Time) *Wait {
 	w := &Wait{Step: sw.Step, On: sw.On}
-	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
-	if err != nil {
-		return w
-	}
 	if sw.Since != "" {
 		w.StartField = sw.Since
-		if raw, ok, _ := unstructured.NestedString(obj, strings.Split(sw.Since, ".")...); ok {
-			if t, err := time.Parse(time.RFC3339, raw); err == nil {
-				w.setStart(&metav1.Time{Time: t}, now)
-			}
+		if !t.Since.IsZero() {
+			w.setStart(&metav1.Time{Time: t.Since}, now)
 		}
 	}
 	if sw.Timeout == "" {
@@ -663,11 +651,18 @@ func waitFromPaths(o client.Object, st *engine.State, now time.Time) *Wait {
 		return w
 	}
 	var seconds *int32
-	if v, ok, _ := unstructured.NestedInt64(obj, strings.Split(sw.Timeout, ".")...); ok {
-		x := int32(v)
+	if t.Seconds != nil {
+		x := int32(*t.Seconds)
 		seconds = &x
 	}
 	w.setTimeout(sw.Timeout, seconds, now)
+	if w.EndsAt != nil && t.CountsFrom.After(t.Since) {
+		// After an outage of the workload cluster a Node-side timeout
+		// counts from when it came back (the wait's countFrom).
+		from := t.CountsFrom.UTC()
+		w.CountsFrom = &from
+		w.setEnd(from.Add(time.Duration(w.TimeoutSeconds)*time.Second), now)
+	}
 	return w
 }
 
