@@ -53,6 +53,9 @@ type Options struct {
 	Traces func(engine.Trace)
 	// Now is the controllers' clock; time.Now when nil (tests inject one).
 	Now func() time.Time
+	// ClockJumps is reconciler.Options.ClockJumps for every controller:
+	// set with a test clock that scenarios advance.
+	ClockJumps func(jumped func())
 	// Workload configures the workload cluster connections (health probe
 	// interval, timeout, failure threshold); zero values are the defaults.
 	Workload remote.Options
@@ -75,7 +78,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, set *engine.Set, opts Options)
 	if err := setupCluster(mgr, clusters, opts); err != nil {
 		return nil, err
 	}
-	r, err := machine.Setup(ctx, mgr, set, machine.Options{MaxConcurrentReconciles: opts.MachineConcurrency, Now: opts.Now, Clusters: clusters})
+	r, err := machine.Setup(ctx, mgr, set, machine.Options{MaxConcurrentReconciles: opts.MachineConcurrency, Now: opts.Now, ClockJumps: opts.ClockJumps, Clusters: clusters})
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +92,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, set *engine.Set, opts Options)
 	if concurrency == 0 {
 		concurrency = opts.MachineConcurrency
 	}
-	msr, err := machineset.Setup(ctx, mgr, opts.MachineSets, machineset.Options{MaxConcurrentReconciles: concurrency, Now: opts.Now})
+	msr, err := machineset.Setup(ctx, mgr, opts.MachineSets, machineset.Options{MaxConcurrentReconciles: concurrency, Now: opts.Now, ClockJumps: opts.ClockJumps})
 	if err != nil {
 		return nil, fmt.Errorf("MachineSet controller: %w", err)
 	}
@@ -109,7 +112,7 @@ func setupCluster(mgr ctrl.Manager, clusters *remote.Cache, opts Options) error 
 			return err
 		}
 	}
-	r, err := cluster.Setup(mgr, set, cluster.Options{MaxConcurrentReconciles: 2, Now: opts.Now, Clusters: clusters})
+	r, err := cluster.Setup(mgr, set, cluster.Options{MaxConcurrentReconciles: 2, Now: opts.Now, ClockJumps: opts.ClockJumps, Clusters: clusters})
 	if err != nil {
 		return err
 	}

@@ -119,6 +119,10 @@ func resolveWaits(s *Set, add func(pos Pos, table, row, hint, format string, arg
 			add(w.Pos, "", "", "keep one", "state %s: wait has both timeout and noTimeout", st.Name)
 		}
 		if w.TimedOut == "" {
+			if w.Timeout != "" {
+				add(w.Pos, "", "", "name the bool fact its timeout sets in timedOut, and match it in the rows",
+					"state %s: wait has a timeout but no timedOut fact, so no row can see it pass", st.Name)
+			}
 			if w.CountFrom != "" || w.ArmedBy != "" {
 				add(w.Pos, "", "", "name the fact in timedOut, or remove countFrom and armedBy",
 					"state %s: wait has countFrom or armedBy but no timedOut fact", st.Name)

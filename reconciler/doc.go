@@ -37,5 +37,11 @@
 // wrote the object's spec itself and succeeded records the generation its
 // own write made as observed, so the next reconcile has nothing to rewrite.
 //
+// Deadlines (deadline.go): after each reconcile the kit keeps when the
+// timeout of the wait of the state the object is left in ends, by the
+// engine's timing of that wait (the one its timed-out fact reads), and
+// wakes the object then, by its own clock; a clock that jumps (tests) says
+// so through Options.ClockJumps.
+//
 // It knows nothing of Machines.
 package reconciler

@@ -66,6 +66,8 @@ const machineCountDelay = 5 * time.Second
 type Options struct {
 	MaxConcurrentReconciles int
 	Now                     func() time.Time
+	// ClockJumps: see reconciler.Options.
+	ClockJumps func(jumped func())
 	// Clusters holds the workload cluster connections (shared with the
 	// Machine controller).
 	Clusters *remote.Cache
@@ -76,7 +78,7 @@ type Options struct {
 func Setup(mgr ctrl.Manager, set *engine.Set, opts Options) (*Reconciler, error) {
 	r, err := reconciler.New(Spec(set, mgr.GetClient(), opts.Clusters), reconciler.Options{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
-		Recorder: mgr.GetEventRecorder("krtt-cluster-controller"), Now: opts.Now,
+		Recorder: mgr.GetEventRecorder("krtt-cluster-controller"), Now: opts.Now, ClockJumps: opts.ClockJumps,
 	})
 	if err != nil {
 		return nil, err

@@ -35,6 +35,8 @@ type Options struct {
 	MaxConcurrentReconciles int
 	// Now is the clock observers and traces use (tests inject one).
 	Now func() time.Time
+	// ClockJumps: see reconciler.Options.
+	ClockJumps func(jumped func())
 	// Clusters connects to the workload clusters; nil serves every
 	// Cluster's Node side from the management cluster.
 	Clusters *remote.Cache
@@ -91,7 +93,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, set *engine.Set, opts Options)
 	}
 	r, err := reconciler.New(Spec(set, mgr.GetClient(), clusters, w), reconciler.Options{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
-		Recorder: mgr.GetEventRecorder("krtt-machine-controller"), Now: opts.Now,
+		Recorder: mgr.GetEventRecorder("krtt-machine-controller"), Now: opts.Now, ClockJumps: opts.ClockJumps,
 	})
 	if err != nil {
 		return nil, err

@@ -34,6 +34,8 @@ type Options struct {
 	MaxConcurrentReconciles int
 	// Now is the clock observers and traces use (tests inject one).
 	Now func() time.Time
+	// ClockJumps: see reconciler.Options.
+	ClockJumps func(jumped func())
 }
 
 // Status is how the kit reads and writes a MachineSet's status.
@@ -69,7 +71,7 @@ func Spec(set *engine.Set, c client.Client, r client.Reader) reconciler.Spec[*cl
 func Setup(ctx context.Context, mgr ctrl.Manager, set *engine.Set, opts Options) (*Reconciler, error) {
 	r, err := reconciler.New(Spec(set, mgr.GetClient(), mgr.GetCache()), reconciler.Options{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
-		Recorder: mgr.GetEventRecorder("krtt-machineset-controller"), Now: opts.Now,
+		Recorder: mgr.GetEventRecorder("krtt-machineset-controller"), Now: opts.Now, ClockJumps: opts.ClockJumps,
 	})
 	if err != nil {
 		return nil, err

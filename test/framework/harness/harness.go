@@ -96,7 +96,7 @@ func (h *Harness) StartOperator() error {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r, err := actions.Setup(ctx, mgr, h.Set, actions.Options{MachineConcurrency: 4, MachineSets: h.Sets[1],
-		ClusterSet: h.Sets[2], Workload: workloadOptions, Traces: h.record, Now: h.Clock.Now})
+		ClusterSet: h.Sets[2], Workload: workloadOptions, Traces: h.record, Now: h.Clock.Now, ClockJumps: h.Clock.OnJump})
 	if err != nil {
 		cancel()
 		return err
