@@ -71,7 +71,7 @@ func syntheticRegistry(s *TableSet) *Registry[[]string] {
 			reg.Guard(strings.TrimPrefix(f.Name, GuardFactPrefix), f.Description, f.Reads, func(e []string) bool { return e[i] == "true" })
 			continue
 		}
-		reg.Enum(f.Name, f.Description, func(e []string) string { return e[i] })
+		reg.Enum(f.Name, func(e []string) string { return e[i] })
 	}
 	for _, sf := range s.StatusFields {
 		reg.StatusField(sf.Name, sf.Description, func([]string, string) {})

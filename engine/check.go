@@ -487,6 +487,8 @@ type registryUse struct {
 	actions map[string]bool
 	guards  map[string]bool
 	status  map[string]bool
+	// countFrom: the hooks states' waits name.
+	countFrom map[string]bool
 }
 
 // checkRegistries compares what the tables use with what the registries
@@ -509,7 +511,7 @@ func checkRegistries(lib *Library, catalogs map[string]*Catalog, out *Findings) 
 		}
 		u := uses[s.Registry]
 		if u == nil {
-			u = &registryUse{first: s, facts: map[string]bool{}, actions: map[string]bool{}, guards: map[string]bool{}, status: map[string]bool{}}
+			u = &registryUse{first: s, facts: map[string]bool{}, actions: map[string]bool{}, guards: map[string]bool{}, status: map[string]bool{}, countFrom: map[string]bool{}}
 			uses[s.Registry] = u
 			order = append(order, s.Registry)
 		}
@@ -519,15 +521,34 @@ func checkRegistries(lib *Library, catalogs map[string]*Catalog, out *Findings) 
 				actionNames = append(actionNames, e.Name)
 			}
 		}
+		for _, st := range s.States {
+			if st.Wait == nil || st.Wait.CountFrom == "" {
+				continue
+			}
+			u.countFrom[st.Wait.CountFrom] = true
+			if _, ok := cat.Lookup(EntryCountFrom, st.Wait.CountFrom); !ok {
+				add(Finding{Pos: st.Wait.Pos, Severity: SevError, Check: "registry", Table: setTable(s),
+					Message: fmt.Sprintf("state %s: countFrom hook %s is not registered in registry %s", st.Name, st.Wait.CountFrom, cat.Name),
+					Hint:    "register it in Go with Registry.CountFrom, or remove countFrom"})
+			}
+		}
 		for _, f := range s.Facts {
 			if f.Guard {
 				continue
 			}
 			u.facts[f.Name] = true
+			if w := s.timedOutWait(f.Name); w != nil {
+				if _, ok := cat.Lookup(EntryFact, f.Name); ok {
+					add(Finding{Pos: f.Pos, Severity: SevError, Check: "registry", Table: setTable(s),
+						Message: fmt.Sprintf("fact %s is computed from a state's wait (timedOut) but registry %s also registers an observer for it", f.Name, cat.Name),
+						Hint:    "remove the Go observer: the engine computes the fact from the wait's since and timeout"})
+				}
+				continue
+			}
 			if _, ok := cat.Lookup(EntryFact, f.Name); !ok {
 				add(Finding{Pos: f.Pos, Severity: SevError, Check: "registry", Table: setTable(s),
 					Message: fmt.Sprintf("fact %s has no observer in registry %s", f.Name, cat.Name),
-					Hint:    "register one in Go with Registry.Bool or Registry.Enum, or remove the fact"})
+					Hint:    "register its observer in Go with Registry.Bool or Registry.Enum, or remove the fact"})
 			}
 		}
 		for _, sf := range s.StatusFields {
@@ -577,10 +598,16 @@ func checkRegistries(lib *Library, catalogs map[string]*Catalog, out *Findings) 
 			}
 		}
 	}
+	checkFactDeclarations(lib, catalogs, out)
 	for _, name := range order {
 		u := uses[name]
 		s := u.first
 		for _, e := range catalogs[name].Entries {
+			if e.Kind == EntryFact {
+				// A fact registered in Go without a declaration is an error
+				// (checkFactDeclarations), not an unused registration.
+				continue
+			}
 			var used bool
 			switch e.Kind {
 			case EntryFact:
@@ -591,6 +618,8 @@ func checkRegistries(lib *Library, catalogs map[string]*Catalog, out *Findings) 
 				used = u.guards[e.Name]
 			case EntryStatus:
 				used = u.status[e.Name]
+			case EntryCountFrom:
+				used = u.countFrom[e.Name]
 			default:
 				used = true
 			}
@@ -600,6 +629,79 @@ func checkRegistries(lib *Library, catalogs map[string]*Catalog, out *Findings) 
 			add(Finding{Pos: s.Pos, Severity: SevWarning, Check: "registry", Table: setTable(s),
 				Message: fmt.Sprintf("%s %s is registered in registry %s but no table uses it", e.Kind, e.Name, name),
 				Hint:    "remove the registration, or use it in a table"})
+		}
+	}
+}
+
+// checkFactDeclarations holds each fact of a registry to one declaration:
+// the tables declare it (name, domain, description) exactly once among the
+// sets and decision tables naming the registry, and Go registers only its
+// observer. A fact registered in Go that no table declares has no domain
+// and no description, and nothing would read it; a second declaration
+// would give it two descriptions, maybe two domains.
+func checkFactDeclarations(lib *Library, catalogs map[string]*Catalog, out *Findings) {
+	type decl struct {
+		pos   Pos
+		table string
+	}
+	declared := map[string]map[string]decl{}
+	declare := func(registry, table string, f *Fact) {
+		if f.Guard || catalogs[registry] == nil {
+			return
+		}
+		byName := declared[registry]
+		if byName == nil {
+			byName = map[string]decl{}
+			declared[registry] = byName
+		}
+		if first, dup := byName[f.Name]; dup {
+			*out = append(*out, Finding{Pos: f.Pos, Severity: SevError, Check: "registry", Table: table,
+				Message: fmt.Sprintf("fact %s of registry %s is declared twice: here and at %s:%d (%s)", f.Name, registry, first.pos.File, first.pos.Line, first.table),
+				Hint:    "declare a fact once; tables sharing a registry share its declaration through one set"})
+			return
+		}
+		byName[f.Name] = decl{pos: f.Pos, table: table}
+	}
+	for _, s := range lib.Sets {
+		for _, f := range s.Facts {
+			declare(s.Registry, setTable(s), f)
+		}
+	}
+	for _, d := range lib.Decisions {
+		for _, f := range d.Facts {
+			declare(d.Registry, d.Name, f)
+		}
+	}
+	for _, name := range sortedKeys(catalogs) {
+		byName, used := declared[name]
+		if !used {
+			// No table names the registry; the registry check says so.
+			continue
+		}
+		pos, table := Pos{}, ""
+		for _, s := range lib.Sets {
+			if s.Registry == name {
+				pos, table = s.Pos, setTable(s)
+				break
+			}
+		}
+		if table == "" {
+			for _, d := range lib.Decisions {
+				if d.Registry == name {
+					pos, table = d.Pos, d.Name
+					break
+				}
+			}
+		}
+		for _, e := range catalogs[name].Entries {
+			if e.Kind != EntryFact {
+				continue
+			}
+			if _, ok := byName[e.Name]; !ok {
+				*out = append(*out, Finding{Pos: pos, Severity: SevError, Check: "registry", Table: table,
+					Message: fmt.Sprintf("fact %s has an observer in registry %s but no table declares it", e.Name, name),
+					Hint:    "declare it (type, values, description) under the facts of the set or decision table naming the registry, or remove its registration"})
+			}
 		}
 	}
 }

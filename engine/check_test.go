@@ -30,14 +30,14 @@ func checkUpdateFlag() func() bool {
 func testCatalogs() map[string]*Catalog {
 	noop := func(context.Context, struct{}) Outcome { return OK() }
 	door := NewRegistry[struct{}]("door")
-	door.Bool("locked", "The lock is engaged.", func(struct{}) bool { return false })
-	door.Enum("push", "What the person at the door does.", func(struct{}) string { return "None" })
+	door.Bool("locked", func(struct{}) bool { return false })
+	door.Enum("push", func(struct{}) string { return "None" })
 	door.Action("Swing", "Swing the door.", noop)
 
 	lab := NewRegistry[struct{}]("lab")
-	lab.Bool("locked", "The lock is engaged.", func(struct{}) bool { return false })
-	lab.Enum("push", "What the person at the door does.", func(struct{}) string { return "None" })
-	lab.Bool("spare", "A fact nobody reads.", func(struct{}) bool { return false })
+	lab.Bool("locked", func(struct{}) bool { return false })
+	lab.Enum("push", func(struct{}) string { return "None" })
+	lab.Bool("spare", func(struct{}) bool { return false })
 	lab.Guard("keyHolder", "The person holds the key.", []string{"locked"}, func(struct{}) bool { return false })
 	lab.Action("Swing", "Swing the door.", noop)
 	lab.Action("Drill", "Drill the lock out; takes a while.", noop, MayWait())

@@ -329,20 +329,11 @@ func checkDecisionRegistry(t *DecisionTable, catalogs map[string]*Catalog, out *
 			Hint:    "set spec.registry to one of: " + strings.Join(sortedKeys(catalogs), ", ")})
 		return
 	}
-	used := map[string]bool{}
 	for _, f := range t.Facts {
-		used[f.Name] = true
 		if _, ok := cat.Lookup(EntryFact, f.Name); !ok {
 			*out = append(*out, Finding{Pos: f.Pos, Severity: SevError, Check: "registry", Table: t.Name,
 				Message: fmt.Sprintf("fact %s has no observer in registry %s", f.Name, cat.Name),
-				Hint:    "register one in Go with Registry.Bool or Registry.Enum, or remove the fact"})
-		}
-	}
-	for _, e := range cat.Entries {
-		if e.Kind == EntryFact && !used[e.Name] {
-			*out = append(*out, Finding{Pos: t.Pos, Severity: SevWarning, Check: "registry", Table: t.Name,
-				Message: fmt.Sprintf("fact %s is registered in registry %s but decision table %s does not read it", e.Name, cat.Name, t.Name),
-				Hint:    "remove the registration, or use it in a row"})
+				Hint:    "register its observer in Go with Registry.Bool or Registry.Enum, or remove the fact"})
 		}
 	}
 }

@@ -13,8 +13,8 @@ type parcel struct {
 
 func parcelRegistry() *Registry[parcel] {
 	reg := NewRegistry[parcel]("parcel")
-	reg.Bool("fragile", "marked fragile", func(p parcel) bool { return p.fragile })
-	reg.Enum("size", "its size", func(p parcel) string { return p.size })
+	reg.Bool("fragile", func(p parcel) bool { return p.fragile })
+	reg.Enum("size", func(p parcel) string { return p.size })
 	return reg
 }
 
@@ -71,7 +71,7 @@ func TestDecisionTableDecidesFirstMatch(t *testing.T) {
 func TestNewDeciderRefusesMissingObserver(t *testing.T) {
 	_, d := loadParcel(t)
 	reg := NewRegistry[parcel]("parcel")
-	reg.Bool("fragile", "marked fragile", func(p parcel) bool { return p.fragile })
+	reg.Bool("fragile", func(p parcel) bool { return p.fragile })
 	if _, err := NewDecider(d, reg); err == nil || !strings.Contains(err.Error(), "size") {
 		t.Fatalf("want an error naming fact size, got %v", err)
 	}
@@ -91,8 +91,8 @@ func TestDecisionTracesTravelWithTheStep(t *testing.T) {
 	}
 	set := lib.Sets[0]
 	reg := NewRegistry[parcel]("door")
-	reg.Bool("locked", "", func(parcel) bool { return false })
-	reg.Enum("push", "", func(parcel) string { return "Push" })
+	reg.Bool("locked", func(parcel) bool { return false })
+	reg.Enum("push", func(parcel) string { return "Push" })
 	reg.Action("Swing", "", func(ctx context.Context, p parcel) Outcome {
 		got, err := dec.Decide(p)
 		if err != nil {

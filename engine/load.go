@@ -439,7 +439,11 @@ func (r *reader) state(n *yaml.Node) *State {
 				"timeout":   func(v *yaml.Node) { w.Timeout = r.str(v, "wait timeout") },
 				"noTimeout": func(v *yaml.Node) { w.NoTimeout = r.str(v, "wait noTimeout") },
 				"object":    func(v *yaml.Node) { w.Object = r.str(v, "wait object") },
+				"timedOut":  func(v *yaml.Node) { w.TimedOut = r.str(v, "wait timedOut") },
+				"countFrom": func(v *yaml.Node) { w.CountFrom = r.str(v, "wait countFrom") },
+				"armedBy":   func(v *yaml.Node) { w.ArmedBy = r.str(v, "wait armedBy") },
 			})
+			w.Pos = r.pos(v)
 			s.Wait = w
 		},
 	})

@@ -126,6 +126,18 @@ type StateWait struct {
 	NoTimeout string
 	// Object names an observed object whose deletion the state waits for.
 	Object string
+	// TimedOut names the bool fact the engine computes from Since and
+	// Timeout (see StateWait.Timing): true once the timeout has passed.
+	// States naming the same fact must describe the same wait.
+	TimedOut string
+	// CountFrom names a hook registered in Go (Registry.CountFrom) that
+	// moves the start the timeout counts from later, for what the fields
+	// alone do not tell (a workload cluster that was unreachable).
+	CountFrom string
+	// ArmedBy is the path of a field that must be set before the timeout
+	// runs at all (a step attempted once before its timeout may end it).
+	ArmedBy string
+	Pos     Pos
 }
 
 // ParentState returns the parent state, or nil.

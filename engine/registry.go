@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"time"
 )
 
 // OutcomeStatus is how an action ended.
@@ -67,12 +68,18 @@ const (
 	// EntrySummary runs last and summarises conditions into one (Ready),
 	// unless the row that fired wrote that condition itself.
 	EntrySummary EntryKind = "summary"
+	// EntryCountFrom moves the start a wait's timeout counts from (a
+	// state's wait names it in countFrom).
+	EntryCountFrom EntryKind = "countFrom"
 )
 
 // Entry describes one registered observer, action or guard for lint and docs.
 type Entry struct {
-	Kind        EntryKind
-	Name        string
+	Kind EntryKind
+	Name string
+	// Description is the line the docs show for an action, guard, status
+	// field, mirror or summary. A fact has none here: the tables declare
+	// it, with its description, and Go only computes it.
 	Description string
 	// MayWait: the action can report InProgress, so rows running it must
 	// say what happens meanwhile (inProgress).
@@ -107,7 +114,8 @@ type Entry struct {
 	WritesThrough bool
 }
 
-// Catalog is the Go-free view of a registry: names and descriptions.
+// Catalog is the Go-free view of a registry: names and descriptions (of
+// everything but facts, which the tables describe).
 type Catalog struct {
 	Name    string
 	Entries []Entry
@@ -133,9 +141,11 @@ type action[E any] struct {
 	fn    ActionFunc[E]
 }
 
-// Registry holds the Go side of a table set: observers computing facts,
-// actions doing work and guards, each by name with a one-line description,
-// and the setters that project a row's result onto the object's status.
+// Registry holds the Go side of a table set: observers computing the facts
+// the tables declare (by name only: the declaration, domain and
+// description live in the tables), actions doing work and guards, each by
+// name with a one-line description, and the setters that project a row's
+// result onto the object's status.
 type Registry[E any] struct {
 	name      string
 	observers map[string]observer[E]
@@ -143,6 +153,15 @@ type Registry[E any] struct {
 	status    map[string]statusSetter[E]
 	mirrors   []projection[E]
 	summaries []projection[E]
+	// waitFields reads the fields states' waits name; countFrom holds the
+	// hooks they name.
+	waitFields func(E) WaitFields
+	countFrom  map[string]countFromHook[E]
+}
+
+type countFromHook[E any] struct {
+	entry Entry
+	fn    func(E, time.Time) time.Time
 }
 
 type statusSetter[E any] struct {
@@ -171,7 +190,7 @@ func LazyRegistry[E any](name string, fill ...func(*Registry[E])) func() *Regist
 // NewRegistry returns an empty registry; tables name it in spec.registry.
 func NewRegistry[E any](name string) *Registry[E] {
 	return &Registry[E]{name: name, observers: map[string]observer[E]{}, actions: map[string]action[E]{},
-		status: map[string]statusSetter[E]{}}
+		status: map[string]statusSetter[E]{}, countFrom: map[string]countFromHook[E]{}}
 }
 
 // StatusField registers the setter of a status field that rows name in
@@ -197,6 +216,21 @@ func (r *Registry[E]) Summary(conditionType, description string, fn func(env E))
 	r.summaries = append(r.summaries, projection[E]{entry: Entry{Kind: EntrySummary, Name: conditionType, Description: description}, fn: fn})
 }
 
+// WaitFields registers how the fields that states' waits name (since,
+// timeout, armedBy) are read from the environment's object, with the
+// observation's clock; the engine computes timed-out facts and deadlines
+// from them.
+func (r *Registry[E]) WaitFields(fn func(env E) WaitFields) { r.waitFields = fn }
+
+// CountFrom registers a hook a state's wait names in countFrom: given the
+// wait's start it returns when the timeout counts from, the start or later.
+func (r *Registry[E]) CountFrom(name, description string, fn func(env E, start time.Time) time.Time) {
+	if _, dup := r.countFrom[name]; dup {
+		panic(fmt.Sprintf("registry %s: countFrom hook %q registered twice", r.name, name))
+	}
+	r.countFrom[name] = countFromHook[E]{entry: Entry{Kind: EntryCountFrom, Name: name, Description: description}, fn: fn}
+}
+
 // Name is the registry's name.
 func (r *Registry[E]) Name() string { return r.name }
 
@@ -207,9 +241,9 @@ func (r *Registry[E]) addObserver(o observer[E]) {
 	r.observers[o.entry.Name] = o
 }
 
-// Bool registers an observer for a bool fact.
-func (r *Registry[E]) Bool(name, description string, fn func(E) bool) {
-	r.addObserver(observer[E]{entry: Entry{Kind: EntryFact, Name: name, Description: description}, value: func(e E) string {
+// Bool registers the observer of a bool fact the tables declare.
+func (r *Registry[E]) Bool(name string, fn func(E) bool) {
+	r.addObserver(observer[E]{entry: Entry{Kind: EntryFact, Name: name}, value: func(e E) string {
 		if fn(e) {
 			return "true"
 		}
@@ -217,9 +251,10 @@ func (r *Registry[E]) Bool(name, description string, fn func(E) bool) {
 	}})
 }
 
-// Enum registers an observer for an enum fact; fn returns a value name.
-func (r *Registry[E]) Enum(name, description string, fn func(E) string) {
-	r.addObserver(observer[E]{entry: Entry{Kind: EntryFact, Name: name, Description: description}, value: fn})
+// Enum registers the observer of an enum fact the tables declare; fn
+// returns a value name.
+func (r *Registry[E]) Enum(name string, fn func(E) string) {
+	r.addObserver(observer[E]{entry: Entry{Kind: EntryFact, Name: name}, value: fn})
 }
 
 // Guard registers a named predicate for what a fact cannot express; reads
@@ -288,6 +323,9 @@ func (r *Registry[E]) Catalog() *Catalog {
 	}
 	for _, p := range r.summaries {
 		c.Entries = append(c.Entries, p.entry)
+	}
+	for _, h := range r.countFrom {
+		c.Entries = append(c.Entries, h.entry)
 	}
 	sort.Slice(c.Entries, func(i, j int) bool {
 		if c.Entries[i].Kind != c.Entries[j].Kind {

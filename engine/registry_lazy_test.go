@@ -9,7 +9,7 @@ func TestLazyRegistry(t *testing.T) {
 	get := LazyRegistry("lazy",
 		func(r *Registry[int]) {
 			calls = append(calls, "facts")
-			r.Bool("on", "On.", func(int) bool { return true })
+			r.Bool("on", func(int) bool { return true })
 		},
 		func(r *Registry[int]) { calls = append(calls, "actions") },
 	)

@@ -66,6 +66,7 @@ func resolve(s *TableSet, findings *Findings) {
 		f.index = i
 		s.factIndex[f.Name] = i
 	}
+	resolveWaits(s, add)
 	fields := map[string]bool{}
 	for _, sf := range s.StatusFields {
 		fields[sf.Name] = true

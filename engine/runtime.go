@@ -175,11 +175,19 @@ type Runner[E any] struct {
 	set       *TableSet
 	reg       *Registry[E]
 	observers []observer[E]
-	actions   map[*Row]rowActions[E]
+	// waits are the facts computed from states' waits (their observers
+	// stay unset).
+	waits   []waitFact
+	actions map[*Row]rowActions[E]
 
 	mu   sync.RWMutex
 	subs []func(Trace)
 	now  func() time.Time
+}
+
+type waitFact struct {
+	index int
+	wait  *StateWait
 }
 
 // rowActions are a row's bound actions; ran[i] names the actions up to and
@@ -196,6 +204,11 @@ func NewRunner[E any](set *TableSet, reg *Registry[E]) (*Runner[E], error) {
 	var missing []string
 	r.observers = make([]observer[E], len(set.Facts))
 	for i, f := range set.Facts {
+		if w := set.timedOutWait(f.Name); w != nil {
+			missing = append(missing, bindWait(reg, f.Name, w)...)
+			r.waits = append(r.waits, waitFact{index: i, wait: w})
+			continue
+		}
 		o, ok := reg.observers[f.Name]
 		if !ok {
 			missing = append(missing, "observer for fact "+f.Name)
@@ -278,7 +291,20 @@ func (r *Runner[E]) SetClock(now func() time.Time) { r.now = now }
 // Observe computes every fact of the set for the environment.
 func (r *Runner[E]) Observe(env E) (Facts, error) {
 	f := r.set.NewFacts()
+	if len(r.waits) > 0 {
+		// One read of the fields for every wait fact of the observation.
+		fields := r.reg.waitFields(env)
+		for _, w := range r.waits {
+			f.v[w.index] = 0
+			if waitTiming(r.reg, w.wait, env, fields).TimedOut {
+				f.v[w.index] = 1
+			}
+		}
+	}
 	for i, o := range r.observers {
+		if o.value == nil {
+			continue
+		}
 		v := o.value(env)
 		vi := r.set.Facts[i].ValueIndex(v)
 		if vi < 0 {

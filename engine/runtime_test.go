@@ -293,8 +293,8 @@ type doorEnv struct {
 
 func doorRegistry(withSwing bool) *Registry[doorEnv] {
 	reg := NewRegistry[doorEnv]("door")
-	reg.Bool("locked", "The lock is engaged.", func(e doorEnv) bool { return e.locked })
-	reg.Enum("push", "What the person at the door does.", func(e doorEnv) string { return e.push })
+	reg.Bool("locked", func(e doorEnv) bool { return e.locked })
+	reg.Enum("push", func(e doorEnv) string { return e.push })
 	reg.StatusField("openedBy", "Who opened the door.", func(doorEnv, string) {})
 	if withSwing {
 		reg.Action("Swing", "Swing the door.", func(_ context.Context, e doorEnv) Outcome {
@@ -403,8 +403,8 @@ func TestRunnerStopsAtFirstUnfinishedAction(t *testing.T) {
 	s := mustLoadBytes(t, "branches", branches)
 	var calls []string
 	reg := NewRegistry[doorEnv]("door")
-	reg.Bool("locked", "", func(e doorEnv) bool { return e.locked })
-	reg.Enum("push", "", func(e doorEnv) string { return e.push })
+	reg.Bool("locked", func(e doorEnv) bool { return e.locked })
+	reg.Enum("push", func(e doorEnv) string { return e.push })
 	reg.StatusField("openedBy", "", func(doorEnv, string) {})
 	reg.Action("Unlock", "", func(_ context.Context, e doorEnv) Outcome {
 		calls = append(calls, "Unlock")
@@ -442,7 +442,7 @@ func TestNewRunnerRefusesIncompleteRegistry(t *testing.T) {
 		t.Errorf("missing action: err = %v", err)
 	}
 	reg := NewRegistry[doorEnv]("door")
-	reg.Enum("push", "", func(e doorEnv) string { return e.push })
+	reg.Enum("push", func(e doorEnv) string { return e.push })
 	reg.Action("Swing", "", func(context.Context, doorEnv) Outcome { return OK() })
 	_, err = NewRunner(s, reg)
 	if err == nil || !strings.Contains(err.Error(), "fact locked") {
@@ -625,8 +625,8 @@ func TestActionsSeeWhichActionTheyRunAs(t *testing.T) {
 	s := mustLoadBytes(t, "branches", branches)
 	var seen []RunningAction
 	reg := NewRegistry[doorEnv]("door")
-	reg.Bool("locked", "", func(e doorEnv) bool { return e.locked })
-	reg.Enum("push", "", func(e doorEnv) string { return e.push })
+	reg.Bool("locked", func(e doorEnv) bool { return e.locked })
+	reg.Enum("push", func(e doorEnv) string { return e.push })
 	reg.StatusField("openedBy", "", func(doorEnv, string) {})
 	note := func(ctx context.Context) {
 		a, ok := RunningActionOf(ctx)

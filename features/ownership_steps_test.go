@@ -47,20 +47,17 @@ func (w *world) aMachineWithForeignObject(ctx context.Context, name, which strin
 	if which == "infrastructure" {
 		obj = &simv1.SimMachine{}
 	}
-	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	// The operator may have adopted the object before the other owner took
+	// it over; the update's old object still names the Machine as its
+	// controller, so the Machine is woken to decide on what it owns now.
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		if err := w.h.Client.Get(ctx, client.ObjectKey{Namespace: w.ns, Name: name}, obj); err != nil {
 			return err
 		}
 		obj.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name,
 			UID: owner.UID, Controller: ptr.To(true)}})
 		return w.h.Client.Update(ctx, obj)
-	}); err != nil {
-		return err
-	}
-	// The operator may have adopted the object before the other owner took
-	// it over; the object's events then go to its new controller, not to
-	// the Machine, so wake the Machine to decide on what it owns now.
-	return w.nudge(ctx, name)
+	})
 }
 
 func (w *world) infraReportsProviderID(ctx context.Context, name, id string) error {

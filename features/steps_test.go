@@ -502,10 +502,10 @@ func (w *world) setTimeout(ctx context.Context, name, which string, seconds int)
 }
 
 // timeoutPassed waits until the step has recorded when it started, then
-// advances the operator's clock past the timeout (no sleeping), and touches
-// the Machine: a waiting step only requeues every 20s, and a change wakes
-// the operator at once (as any edit by a human would). Scenarios that use it
-// are @serial, since the clock is the whole operator's.
+// advances the operator's clock past the timeout (no sleeping). Nothing
+// touches the Machine: the operator wakes it at its wait's deadline, as it
+// would when real time got there. Scenarios that use it are @serial, since
+// the clock is the whole operator's.
 func (w *world) timeoutPassed(ctx context.Context, which, name string) error {
 	var left time.Duration
 	err := w.eventually(ctx, which+" timeout", func(ctx context.Context) error {
@@ -539,18 +539,7 @@ func (w *world) timeoutPassed(ctx context.Context, which, name string) error {
 	if left >= 0 {
 		w.h.Clock.Advance(left + time.Second)
 	}
-	return w.nudge(ctx, name)
-}
-
-// nudge touches the Machine so the operator reconciles it at once. A merge
-// patch without a resourceVersion: the operator may be writing the Machine
-// right now (a requeue already saw the clock move), and may even have
-// finished with it, which makes the nudge moot, not a failure.
-func (w *world) nudge(ctx context.Context, name string) error {
-	m := &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name}}
-	patch := client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"metadata":{"annotations":{"specs.krtt.dev/nudge":%q}}}`,
-		w.h.Clock.Now().UTC().Format(time.RFC3339Nano)))
-	return client.IgnoreNotFound(w.h.Client.Patch(ctx, m, patch))
+	return nil
 }
 
 func (w *world) deleteMachine(ctx context.Context, name string) error {

@@ -57,7 +57,8 @@ func (w *world) isInPhase(ctx context.Context, name, phase string) error {
 // timeoutPassedSinceReconnect advances the operator's clock until the
 // timeout (the forced deletion's: the 5 minutes of an unhealthy Node) has
 // passed since the Machine's Cluster recorded that its workload cluster
-// came back, and nudges the Machine. The recorded time is
+// came back; the operator wakes the Machine at its wait's deadline, or
+// when its row requeues (the forced deletion). The recorded time is
 // truncated to the second, so one more second covers the connection's own.
 func (w *world) timeoutPassedSinceReconnect(ctx context.Context, which, name string) error {
 	m, err := w.machine(ctx, name)
@@ -81,10 +82,5 @@ func (w *world) timeoutPassedSinceReconnect(ctx context.Context, which, name str
 	if left := back.Add(time.Duration(*seconds) * time.Second).Sub(w.h.Clock.Now()); left >= 0 {
 		w.h.Clock.Advance(left + 2*time.Second)
 	}
-	return w.updateMachine(ctx, name, func(m *clusterv1.Machine) {
-		if m.Annotations == nil {
-			m.Annotations = map[string]string{}
-		}
-		m.Annotations["specs.krtt.dev/nudge"] = w.h.Clock.Now().UTC().Format(time.RFC3339Nano)
-	})
+	return nil
 }

@@ -92,8 +92,8 @@ func chainReconciler(t *testing.T) (*Reconciler[*unstructured.Unstructured, *cha
 		t.Fatalf("chain tables: %v", findings)
 	}
 	reg := engine.NewRegistry[*chainEnv]("chain")
-	reg.Bool("marked", "", func(e *chainEnv) bool { return e.marked })
-	reg.Bool("adopted", "", func(e *chainEnv) bool { return e.other["owner"] == "x" })
+	reg.Bool("marked", func(e *chainEnv) bool { return e.marked })
+	reg.Bool("adopted", func(e *chainEnv) bool { return e.other["owner"] == "x" })
 	reg.Action("Adopt", "own the other object; its answer goes back into the observation", func(_ context.Context, e *chainEnv) engine.Outcome {
 		e.server["owner"] = "x"
 		e.other = maps.Clone(e.server)

@@ -39,6 +39,11 @@
 //
 // Explain (explain.go) starts krtt explain's report of any kind from the
 // same observe and decide, without acting.
+// Deadlines (deadline.go): after each reconcile the kit keeps when the
+// timeout of the wait of the state the object is left in ends, by the
+// engine's timing of that wait (the one its timed-out fact reads), and
+// wakes the object then, by its own clock; a clock that jumps (tests) says
+// so through Options.ClockJumps.
 //
 // It knows nothing of Machines.
 package reconciler

@@ -15,8 +15,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/krtt-dev/krtt/api/kit"
 	"github.com/krtt-dev/krtt/engine"
@@ -41,6 +45,11 @@ type Options struct {
 	Now func() time.Time
 	// Traces, when set, receives every row the controller fires.
 	Traces func(engine.Trace)
+	// ClockJumps, for a clock that can jump rather than pass (a test clock
+	// a scenario advances), registers a function the clock calls after each
+	// jump, so the objects whose wait deadline it passed wake at once. Nil
+	// for the real clock.
+	ClockJumps func(jumped func())
 }
 
 // Reconciler runs one controller's tables for one object per call.
@@ -51,6 +60,8 @@ type Reconciler[O client.Object, E any] struct {
 	recorder events.EventRecorder
 	now      func() time.Time
 	patcher  patcher[O]
+	// deadlines wakes objects at their state's wait deadline.
+	deadlines *deadlines
 	// ctrl is the built controller, once Setup ran.
 	ctrl controller.Controller
 }
@@ -87,7 +98,11 @@ func New[O client.Object, E any](spec Spec[O, E], opts Options) (*Reconciler[O, 
 	}
 	r := &Reconciler[O, E]{spec: spec, runner: runner, client: opts.Client, recorder: opts.Recorder, now: now,
 		patcher: patcher[O]{client: opts.Client, apiReader: reader, newObject: spec.NewObject, status: spec.Status,
-			owned: owned, finalizer: spec.Finalizer, initialState: spec.Set.InitialState, own: newOwnWrites(time.Now)}}
+			owned: owned, finalizer: spec.Finalizer, initialState: spec.Set.InitialState, own: newOwnWrites(time.Now)},
+		deadlines: newDeadlines(now)}
+	if opts.ClockJumps != nil {
+		opts.ClockJumps(r.deadlines.jumped)
+	}
 	return r, nil
 }
 
@@ -103,7 +118,24 @@ func (r *Reconciler[O, E]) Builder(mgr ctrl.Manager) *builder.Builder {
 // Setup builds the controller from b, registers the metrics and binds the
 // kind watcher (may be nil) to it.
 func (r *Reconciler[O, E]) Setup(mgr ctrl.Manager, b *builder.Builder, concurrency int, w *KindWatcher) error {
+	wake := make(chan event.GenericEvent)
+	b = b.WatchesRawSource(source.Channel(wake, &handler.EnqueueRequestForObject{}))
 	c, err := b.WithOptions(controller.Options{MaxConcurrentReconciles: max(1, concurrency)}).Build(r)
+	if err != nil {
+		return err
+	}
+	err = mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		r.deadlines.run(ctx, func(ctx context.Context, key client.ObjectKey) {
+			o := r.spec.NewObject()
+			o.SetNamespace(key.Namespace)
+			o.SetName(key.Name)
+			select {
+			case wake <- event.GenericEvent{Object: o}:
+			case <-ctx.Done():
+			}
+		})
+		return nil
+	}))
 	if err != nil {
 		return err
 	}
@@ -196,6 +228,7 @@ func (r *Reconciler[O, E]) Reconcile(ctx context.Context, req reconcile.Request)
 	}
 	if p.Decision == nil {
 		// A terminal state: nothing is left to do.
+		r.deadlines.set(req.NamespacedName, time.Time{})
 		return reconcile.Result{}, nil
 	}
 	if r.cacheBehindOwnWrite(req.NamespacedName, p) {
@@ -220,6 +253,7 @@ func (r *Reconciler[O, E]) Reconcile(ctx context.Context, req reconcile.Request)
 		step.Trace.Message = p.Obs.Err.Error()
 	}
 	if !p.Obs.Found {
+		r.deadlines.set(req.NamespacedName, time.Time{})
 		r.publishTraces(step)
 		return reconcile.Result{}, nil
 	}
@@ -256,6 +290,7 @@ func (r *Reconciler[O, E]) Reconcile(ctx context.Context, req reconcile.Request)
 		reconcileErrorsTotal.WithLabelValues(r.spec.Name, step.Trace.Table, step.Trace.Row).Inc()
 		return reconcile.Result{}, fmt.Errorf("row %s: %w", step.Trace.Row, err)
 	}
+	r.deadlines.set(req.NamespacedName, r.deadline(step.Result.To, p.Obs.Env))
 	r.publishSteps(steps, before, after)
 	log.V(1).Info("row fired", "action", step.Trace.Action, "outcome", step.Trace.Outcome, "message", step.Trace.Message, "rows", len(steps))
 	res, err := resultOfSteps(steps, p.Obs.Err)
@@ -263,6 +298,22 @@ func (r *Reconciler[O, E]) Reconcile(ctx context.Context, req reconcile.Request)
 		reconcileErrorsTotal.WithLabelValues(r.spec.Name, step.Trace.Table, step.Trace.Row).Inc()
 	}
 	return res, err
+}
+
+// deadline is when the timeout of the state's wait ends for the object as
+// the row's actions left it, by the engine's timing (the one its timed-out
+// fact reads); zero when the state has no timed wait or its timeout has
+// passed already (the facts just observed said so, and the tables
+// decided on it).
+func (r *Reconciler[O, E]) deadline(st *engine.State, env E) time.Time {
+	if st == nil || st.Wait == nil || st.Wait.Timeout == "" {
+		return time.Time{}
+	}
+	t := engine.WaitTimingOf(r.spec.Registry, st.Wait, env)
+	if t.TimedOut {
+		return time.Time{}
+	}
+	return t.Deadline
 }
 
 // succeeded: the reconcile did what the row asked without a failure.

@@ -172,11 +172,11 @@ func (l *lamp) switchTo(on bool) engine.Outcome {
 
 func lampRegistry() *engine.Registry[*lamp] {
 	r := engine.NewRegistry[*lamp]("lamp")
-	r.Bool("found", "", func(l *lamp) bool { return l.obj != nil })
-	r.Bool("paused", "", func(l *lamp) bool { return l.spec("paused") })
-	r.Bool("wantOn", "", func(l *lamp) bool { return l.spec("on") })
-	r.Bool("powered", "", func(l *lamp) bool { return l.spec("powered") })
-	r.Bool("lit", "", func(l *lamp) bool { return l.spec("lit") })
+	r.Bool("found", func(l *lamp) bool { return l.obj != nil })
+	r.Bool("paused", func(l *lamp) bool { return l.spec("paused") })
+	r.Bool("wantOn", func(l *lamp) bool { return l.spec("on") })
+	r.Bool("powered", func(l *lamp) bool { return l.spec("powered") })
+	r.Bool("lit", func(l *lamp) bool { return l.spec("lit") })
 	r.Action("SwitchOn", "", func(_ context.Context, l *lamp) engine.Outcome { return l.switchTo(true) })
 	r.Action("SwitchOff", "", func(_ context.Context, l *lamp) engine.Outcome { return l.switchTo(false) })
 	r.StatusField("switchedBy", "", func(l *lamp, v string) {

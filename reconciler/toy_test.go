@@ -91,8 +91,8 @@ func newDoor() *unstructured.Unstructured {
 
 func doorRegistry() *engine.Registry[*door] {
 	r := engine.NewRegistry[*door]("door")
-	r.Bool("found", "", func(d *door) bool { return d.obj != nil })
-	r.Bool("wantOpen", "", func(d *door) bool {
+	r.Bool("found", func(d *door) bool { return d.obj != nil })
+	r.Bool("wantOpen", func(d *door) bool {
 		if d.obj == nil {
 			return false
 		}

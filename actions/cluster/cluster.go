@@ -92,11 +92,11 @@ func (o *Observer) Observe(ctx context.Context, key client.ObjectKey) *Scope {
 var Registry = engine.LazyRegistry(RegistryName, register)
 
 func register(reg *engine.Registry[*Scope]) {
-	reg.Bool("clusterFound", "The Cluster was found.", func(s *Scope) bool { return s.Found })
-	reg.Enum("workloadCluster", "How the Cluster's Node side was reached (internal/remote).", func(s *Scope) string {
+	reg.Bool("clusterFound", func(s *Scope) bool { return s.Found })
+	reg.Enum("workloadCluster", func(s *Scope) string {
 		return string(s.Workload.State)
 	})
-	reg.Bool("reconnected", "The connection became usable again after an outage later than status.workloadClusterReconnectTime records.", reconnected)
+	reg.Bool("reconnected", reconnected)
 	reg.Action("RecordReconnection", "Record in status.workloadClusterReconnectTime when the workload cluster became usable again.", recordReconnection)
 	reg.Action("DisconnectWorkloadCluster", "Close the Cluster's workload cluster connection, if one is open.", disconnect)
 	reg.Action("DescribeWorkloadCluster", "Say how the Node side is reached: which Secret and API server, since when, and the error.", describe, engine.Pure())

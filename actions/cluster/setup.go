@@ -69,7 +69,7 @@ func Setup(_ context.Context, mgr ctrl.Manager, opts controller.Options) error {
 	}
 	r, err := reconciler.New(Spec(opts.Set, mgr.GetClient(), opts.Clusters), reconciler.Options{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
-		Recorder: mgr.GetEventRecorder("krtt-cluster-controller"), Now: opts.Now, Traces: opts.Traces,
+		Recorder: mgr.GetEventRecorder("krtt-cluster-controller"), Now: opts.Now, Traces: opts.Traces, ClockJumps: opts.ClockJumps,
 	})
 	if err != nil {
 		return err

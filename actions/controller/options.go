@@ -28,6 +28,9 @@ type Options struct {
 	Now func() time.Time
 	// Traces, when set, receives every row a controller fires.
 	Traces func(engine.Trace)
+	// ClockJumps is reconciler.Options.ClockJumps for every controller:
+	// set with a test clock that scenarios advance.
+	ClockJumps func(jumped func())
 	// Workload configures the workload cluster connections (health probe
 	// interval, timeout, failure threshold); zero values are the defaults.
 	Workload remote.Options

@@ -118,23 +118,14 @@ func hooks(m *clusterv1.Machine) []explain.Hook {
 }
 
 // waitingOn describes what the state waits on, from the state's wait in
-// the tables: the status field that records since when and the spec field
-// that bounds it are read from the Machine by their paths.
+// the tables, timed as the engine times it for the timed-out facts.
 func waitingOn(s *Scope, st *engine.State, now time.Time) *explain.Wait {
 	sw := st.Wait
 	if sw == nil {
 		return nil
 	}
 	m := s.Machine
-	w := explain.WaitFromPaths(m, st, now)
-	if w.Since != nil && w.EndsAt != nil {
-		// The facts end the wait by the same rule: after an outage of the
-		// workload cluster its timeout counts from when it came back.
-		if from := TimeoutSince(s, sw.Since, *w.Since).UTC(); from.After(*w.Since) {
-			w.CountsFrom = &from
-			w.SetEnd(from.Add(time.Duration(w.TimeoutSeconds)*time.Second), now)
-		}
-	}
+	w := explain.WaitFromTiming(sw, engine.WaitTimingOf(Registry(), sw, s), now)
 	switch sw.Object {
 	case "infrastructure":
 		w.On += objectText(s.Infrastructure, m.Spec.InfrastructureRef)

@@ -16,13 +16,13 @@ import (
 // registerFacts binds every fact of transitions/machine/machine.yaml to the
 // Go that computes it from the Scope. Each observer reads the snapshot only.
 func registerFacts(r *engine.Registry[*Scope]) {
-	r.Bool("machineFound", "The Machine was found.", func(s *Scope) bool { return s.MachineFound })
-	r.Bool("apiError", "Observing hit an API error other than NotFound.", func(s *Scope) bool { return s.Err != nil })
-	r.Bool("hasFinalizer", "The Machine carries the krtt finalizer.", func(s *Scope) bool {
+	r.Bool("machineFound", func(s *Scope) bool { return s.MachineFound })
+	r.Bool("apiError", func(s *Scope) bool { return s.Err != nil })
+	r.Bool("hasFinalizer", func(s *Scope) bool {
 		return s.Machine != nil && hasString(s.Machine.Finalizers, clusterv1.MachineFinalizer)
 	})
-	r.Bool("deleting", "The Machine has a deletionTimestamp.", func(s *Scope) bool { return s.IsDeleting() })
-	r.Bool("paused", "The Machine or its Cluster is paused.", func(s *Scope) bool {
+	r.Bool("deleting", func(s *Scope) bool { return s.IsDeleting() })
+	r.Bool("paused", func(s *Scope) bool {
 		if s.Machine == nil {
 			return false
 		}
@@ -31,7 +31,7 @@ func registerFacts(r *engine.Registry[*Scope]) {
 		}
 		return s.Cluster != nil && s.Cluster.Spec.Paused
 	})
-	r.Enum("cluster", "Whether the Machine's Cluster exists and is being deleted.", func(s *Scope) string {
+	r.Enum("cluster", func(s *Scope) string {
 		switch {
 		case s.Cluster == nil:
 			return "Missing"
@@ -40,16 +40,16 @@ func registerFacts(r *engine.Registry[*Scope]) {
 		}
 		return "Found"
 	})
-	r.Bool("ownerAndLabelsSet", "The cluster-name label and Cluster owner reference are in place.", func(s *Scope) bool {
+	r.Bool("ownerAndLabelsSet", func(s *Scope) bool {
 		if s.Machine == nil {
 			return true
 		}
 		return ownerAndLabelsSet(s)
 	})
-	r.Bool("dataSecretNameSet", "spec.bootstrap.dataSecretName is set.", func(s *Scope) bool {
+	r.Bool("dataSecretNameSet", func(s *Scope) bool {
 		return s.Machine != nil && s.Machine.Spec.Bootstrap.DataSecretName != nil && *s.Machine.Spec.Bootstrap.DataSecretName != ""
 	})
-	r.Enum("bootstrapConfig", "The bootstrap object by the provider contract.", func(s *Scope) string {
+	r.Enum("bootstrapConfig", func(s *Scope) string {
 		switch {
 		case s.Machine == nil:
 			return "Missing"
@@ -62,33 +62,33 @@ func registerFacts(r *engine.Registry[*Scope]) {
 		}
 		return "NotReady"
 	})
-	r.Enum("infrastructure", "The infrastructure object by the provider contract.", func(s *Scope) string {
+	r.Enum("infrastructure", func(s *Scope) string {
 		return infrastructureState(s.Infrastructure)
 	})
-	r.Bool("providerFailure", "The bootstrap or infrastructure object reports status.failureReason or failureMessage.", func(s *Scope) bool {
+	r.Bool("providerFailure", func(s *Scope) bool {
 		return ProviderFailure(s.Bootstrap) != "" || ProviderFailure(s.Infrastructure) != ""
 	})
-	r.Bool("infrastructureDeleting", "The infrastructure object has a deletionTimestamp.", func(s *Scope) bool {
+	r.Bool("infrastructureDeleting", func(s *Scope) bool {
 		return s.Infrastructure != nil && s.Infrastructure.GetDeletionTimestamp() != nil
 	})
-	r.Enum("workloadCluster", "How the Node side of the Machine's Cluster was reached (internal/remote).", func(s *Scope) string {
+	r.Enum("workloadCluster", func(s *Scope) string {
 		if s.Workload.State == "" {
 			// Connecting failed with an API error; apiError decides.
 			return string(remote.Unreachable)
 		}
 		return string(s.Workload.State)
 	})
-	r.Bool("nodeUnreachable", "The Node reports Ready=Unknown.", func(s *Scope) bool {
+	r.Bool("nodeUnreachable", func(s *Scope) bool {
 		return NodeUnreachable(s.Node())
 	})
-	r.Bool("wasProvisioned", "status.initialization.infrastructureProvisioned is true.", func(s *Scope) bool {
+	r.Bool("wasProvisioned", func(s *Scope) bool {
 		return s.Machine != nil && s.Machine.Status.Initialization.InfrastructureProvisioned != nil && *s.Machine.Status.Initialization.InfrastructureProvisioned
 	})
-	r.Bool("hasProviderID", "spec.providerID is set.", func(s *Scope) bool {
+	r.Bool("hasProviderID", func(s *Scope) bool {
 		return s.Machine != nil && s.Machine.Spec.ProviderID != nil && *s.Machine.Spec.ProviderID != ""
 	})
-	r.Bool("hasNodeRef", "status.nodeRef is set.", func(s *Scope) bool { return hasNodeRef(s) })
-	r.Enum("node", "The Machine's Node by nodeRef or providerID.", func(s *Scope) string {
+	r.Bool("hasNodeRef", func(s *Scope) bool { return hasNodeRef(s) })
+	r.Enum("node", func(s *Scope) string {
 		switch {
 		case hasNodeRef(s) && len(s.Nodes) == 0:
 			return "Gone"
@@ -99,7 +99,7 @@ func registerFacts(r *engine.Registry[*Scope]) {
 		}
 		return "None"
 	})
-	r.Enum("controlPlane", "The Cluster's control plane object, if it names one.", func(s *Scope) string {
+	r.Enum("controlPlane", func(s *Scope) string {
 		switch {
 		case s.Cluster == nil || s.Cluster.Spec.ControlPlaneRef == nil:
 			return "NotUsed"
@@ -112,65 +112,45 @@ func registerFacts(r *engine.Registry[*Scope]) {
 		}
 		return "Found"
 	})
-	r.Bool("controlPlaneMachine", "The Machine has the control-plane label.", func(s *Scope) bool {
+	r.Bool("controlPlaneMachine", func(s *Scope) bool {
 		return s.Machine != nil && hasKey(s.Machine.Labels, clusterv1.ControlPlaneLabel)
 	})
-	r.Bool("otherControlPlaneMachines", "Control-plane Machines of the Cluster other than this one are not being deleted.", func(s *Scope) bool {
+	r.Bool("otherControlPlaneMachines", func(s *Scope) bool {
 		return s.ControlPlaneMachines > 0
 	})
-	r.Bool("bootstrapControlledByOther", "The bootstrap object has another controller owner.", func(s *Scope) bool {
+	r.Bool("bootstrapControlledByOther", func(s *Scope) bool {
 		return controlledByOther(s, s.Bootstrap)
 	})
-	r.Bool("infrastructureControlledByOther", "The infrastructure object has another controller owner.", func(s *Scope) bool {
+	r.Bool("infrastructureControlledByOther", func(s *Scope) bool {
 		return controlledByOther(s, s.Infrastructure)
 	})
-	r.Bool("providerIDMismatch", "The infrastructure object reports another providerID than the Machine's.", func(s *Scope) bool {
+	r.Bool("providerIDMismatch", func(s *Scope) bool {
 		if s.Machine == nil || s.Machine.Spec.ProviderID == nil || *s.Machine.Spec.ProviderID == "" {
 			return false
 		}
 		id := InfrastructureProviderID(s.Infrastructure)
 		return id != "" && id != *s.Machine.Spec.ProviderID
 	})
-	r.Bool("preDrainHooks", "A pre-drain hook annotation is present.", func(s *Scope) bool {
+	r.Bool("preDrainHooks", func(s *Scope) bool {
 		return s.Machine != nil && len(annotationsWithPrefix(s.Machine.Annotations, clusterv1.PreDrainDeleteHookAnnotationPrefix)) > 0
 	})
-	r.Bool("excludeDrain", "The exclude-node-draining annotation is present.", func(s *Scope) bool {
+	r.Bool("excludeDrain", func(s *Scope) bool {
 		return s.Machine != nil && hasKey(s.Machine.Annotations, clusterv1.ExcludeNodeDrainingAnnotation)
 	})
-	r.Bool("drainTimedOut", "The drain timeout has passed since nodeDrainStartTime (or since the workload cluster came back, if later).", func(s *Scope) bool {
-		if s.Machine == nil || s.Machine.Status.Deletion.NodeDrainStartTime == nil {
-			return false
-		}
-		return timedOut(s.Now, NodeSideSince(s, s.Machine.Status.Deletion.NodeDrainStartTime.Time), s.Machine.Spec.Deletion.NodeDrainTimeoutSeconds)
-	})
-	r.Enum("forceDeletion", "Why the Machine's deletion is forced: label, or a Node unhealthy for more than 5 minutes (counted from the later of the Node turning unhealthy and the workload cluster coming back).", func(s *Scope) string {
+	r.Enum("forceDeletion", func(s *Scope) string {
 		return forceDeletion(s)
 	})
-	r.Enum("onDrainTimeout", "spec.deletion.onDrainTimeout: Skip or Force.", func(s *Scope) string {
+	r.Enum("onDrainTimeout", func(s *Scope) string {
 		if s.Machine != nil && s.Machine.Spec.Deletion.OnDrainTimeout == clusterv1.DrainTimeoutForce {
 			return "Force"
 		}
 		return "Skip"
 	})
-	r.Bool("excludeVolumeWait", "The exclude-wait-for-node-volume-detach annotation is present.", func(s *Scope) bool {
+	r.Bool("excludeVolumeWait", func(s *Scope) bool {
 		return s.Machine != nil && hasKey(s.Machine.Annotations, clusterv1.ExcludeWaitForNodeVolumeDetachAnnotation)
 	})
-	r.Bool("volumeWaitTimedOut", "The volume detach timeout has passed since waitForNodeVolumeDetachStartTime (or since the workload cluster came back, if later).", func(s *Scope) bool {
-		if s.Machine == nil || s.Machine.Status.Deletion.WaitForNodeVolumeDetachStartTime == nil {
-			return false
-		}
-		return timedOut(s.Now, NodeSideSince(s, s.Machine.Status.Deletion.WaitForNodeVolumeDetachStartTime.Time), s.Machine.Spec.Deletion.NodeVolumeDetachTimeoutSeconds)
-	})
-	r.Bool("preTerminateHooks", "A pre-terminate hook annotation is present.", func(s *Scope) bool {
+	r.Bool("preTerminateHooks", func(s *Scope) bool {
 		return s.Machine != nil && len(annotationsWithPrefix(s.Machine.Annotations, clusterv1.PreTerminateDeleteHookAnnotationPrefix)) > 0
-	})
-	r.Bool("nodeDeletionTimedOut", "A Node deletion was attempted and the node deletion timeout has passed since the deletionTimestamp (or since the workload cluster came back, if later).", func(s *Scope) bool {
-		// As in Cluster API the Node is always tried once: the timeout only
-		// ends retries of a deletion that failed, never skips the attempt.
-		if s.Machine == nil || s.Machine.DeletionTimestamp == nil || s.Machine.Status.Deletion.NodeDeletionStartTime == nil {
-			return false
-		}
-		return timedOut(s.Now, NodeSideSince(s, s.Machine.DeletionTimestamp.Time), s.Machine.Spec.Deletion.NodeDeletionTimeoutSeconds)
 	})
 }
 
@@ -281,14 +261,6 @@ func externallyManaged(cp *unstructured.Unstructured) bool {
 
 func hasNodeRef(s *Scope) bool {
 	return s.Machine != nil && s.Machine.Status.NodeRef != nil && s.Machine.Status.NodeRef.Name != ""
-}
-
-// timedOut: a timeout of 0 or unset waits forever.
-func timedOut(now, start time.Time, seconds *int32) bool {
-	if seconds == nil || *seconds <= 0 {
-		return false
-	}
-	return now.Sub(start) >= time.Duration(*seconds)*time.Second
 }
 
 func ownerAndLabelsSet(s *Scope) bool {

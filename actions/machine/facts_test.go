@@ -17,26 +17,6 @@ import (
 
 // These tests need no API server: the observers read a hand-built Scope.
 
-func TestTimedOut(t *testing.T) {
-	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-	for _, tc := range []struct {
-		name    string
-		after   time.Duration
-		seconds *int32
-		want    bool
-	}{
-		{"unset waits forever", 1000 * time.Hour, nil, false},
-		{"zero waits forever", 1000 * time.Hour, ptr.To[int32](0), false},
-		{"before the timeout", 9 * time.Second, ptr.To[int32](10), false},
-		{"at the timeout", 10 * time.Second, ptr.To[int32](10), true},
-		{"after the timeout", time.Minute, ptr.To[int32](10), true},
-	} {
-		if got := timedOut(start.Add(tc.after), start, tc.seconds); got != tc.want {
-			t.Errorf("%s: timedOut = %v, want %v", tc.name, got, tc.want)
-		}
-	}
-}
-
 func deletingNow() *metav1.Time { return ptr.To(metav1.Now()) }
 
 // The reasons deletion leaves the Node alone are plain facts now; the

@@ -24,36 +24,23 @@ const (
 // creation timeout (the machine-controller-manager's reconcileMachineHealth,
 // healthTimeout and creationTimeout); the rows decide what they mean.
 func registerHealth(r *engine.Registry[*Scope]) {
-	r.Enum("nodeHealth", "The Node's health: Ready, and none of spec.health.nodeConditions True.", func(s *Scope) string {
+	r.Enum("nodeHealth", func(s *Scope) string {
 		if s.Machine == nil {
 			return nodeHealthy
 		}
 		return checkNodeHealth(s.Node(), healthNodeConditions(s.Machine)).fact()
 	})
-	r.Bool("healthTimedOut", "spec.health.healthTimeoutSeconds has passed since status.health.unhealthySince (or since the workload cluster came back, if later).", func(s *Scope) bool {
-		if s.Machine == nil || s.Machine.Status.Health.UnhealthySince == nil {
-			return false
-		}
-		return timedOut(s.Now, NodeSideSince(s, s.Machine.Status.Health.UnhealthySince.Time), orDefaultSeconds(s.Machine.Spec.Health.HealthTimeoutSeconds, clusterv1.DefaultHealthTimeoutSeconds))
-	})
-	r.Bool("creationTimedOut", "spec.health.creationTimeoutSeconds has passed since the Machine's creationTimestamp (once the providerID is known, or since the workload cluster came back, if later).", func(s *Scope) bool {
-		if s.Machine == nil || s.Machine.CreationTimestamp.IsZero() {
-			return false
-		}
-		return timedOut(s.Now, creationSince(s), orDefaultSeconds(s.Machine.Spec.Health.CreationTimeoutSeconds, clusterv1.DefaultCreationTimeoutSeconds))
-	})
 	r.Action("MarkUnhealthy", "Set status.health.unhealthySince if unset; say which Node conditions are unhealthy.", markUnhealthy, engine.Pure())
 	r.Action("ClearUnhealthySince", "Clear status.health.unhealthySince: the Node is healthy again.", clearUnhealthySince, engine.Pure())
 }
 
-// creationSince is when the creation wait counts from: the creation, or,
-// once the providerID is known and what is left is the Node joining the
-// workload cluster, the later of that and the cluster coming back. Before
-// that the wait is on providers in the management cluster, which a
-// workload cluster outage does not hold up.
-func creationSince(s *Scope) time.Time {
-	start := s.Machine.CreationTimestamp.Time
-	if s.Machine.Spec.ProviderID == nil || *s.Machine.Spec.ProviderID == "" {
+// creationSince is when the creation wait that started at start counts
+// from: the start, or, once the providerID is known and what is left is
+// the Node joining the workload cluster, as every Node-side wait counts
+// (NodeSideSince). Before that the wait is on providers in the management
+// cluster, which a workload cluster outage does not hold up.
+func creationSince(s *Scope, start time.Time) time.Time {
+	if s.Machine == nil || s.Machine.Spec.ProviderID == nil || *s.Machine.Spec.ProviderID == "" {
 		return start
 	}
 	return NodeSideSince(s, start)
@@ -66,13 +53,6 @@ func healthNodeConditions(m *clusterv1.Machine) []string {
 		return clusterv1.DefaultHealthNodeConditions
 	}
 	return m.Spec.Health.NodeConditions
-}
-
-func orDefaultSeconds(v *int32, d int32) *int32 {
-	if v == nil {
-		return &d
-	}
-	return v
 }
 
 // nodeHealthCheck is what the Node's conditions say about its health: the

@@ -68,10 +68,10 @@ type PodItem struct {
 var PodRegistry = engine.LazyRegistry(PodRegistryName, registerPodFacts)
 
 func registerPodFacts(r *engine.Registry[*PodItem]) {
-	r.Bool("finished", "The Pod's phase is Succeeded or Failed.", func(p *PodItem) bool {
+	r.Bool("finished", func(p *PodItem) bool {
 		return p.Pod.Status.Phase == corev1.PodSucceeded || p.Pod.Status.Phase == corev1.PodFailed
 	})
-	r.Enum("terminating", "Whether the Pod has a deletionTimestamp, and for how long.", func(p *PodItem) string {
+	r.Enum("terminating", func(p *PodItem) string {
 		switch {
 		case p.Pod.DeletionTimestamp.IsZero():
 			return "No"
@@ -80,13 +80,13 @@ func registerPodFacts(r *engine.Registry[*PodItem]) {
 		}
 		return "Recently"
 	})
-	r.Bool("nodeUnreachable", "The Node reports Ready=Unknown.", func(p *PodItem) bool { return p.NodeUnreachable })
-	r.Bool("mirror", "The Pod is a static Pod's mirror.", func(p *PodItem) bool {
+	r.Bool("nodeUnreachable", func(p *PodItem) bool { return p.NodeUnreachable })
+	r.Bool("mirror", func(p *PodItem) bool {
 		_, ok := p.Pod.Annotations[corev1.MirrorPodAnnotationKey]
 		return ok
 	})
-	r.Enum("daemonSet", "The Pod's DaemonSet controller, if any.", func(p *PodItem) string { return p.DaemonSet })
-	r.Enum("drainLabel", "The Pod's cluster.krtt.dev/drain label.", func(p *PodItem) string {
+	r.Enum("daemonSet", func(p *PodItem) string { return p.DaemonSet })
+	r.Enum("drainLabel", func(p *PodItem) string {
 		switch p.Pod.Labels[clusterv1.PodDrainLabel] {
 		case clusterv1.PodDrainLabelValueSkip:
 			return "Skip"
@@ -95,17 +95,17 @@ func registerPodFacts(r *engine.Registry[*PodItem]) {
 		}
 		return "None"
 	})
-	r.Bool("force", "The Machine's deletion is forced.", func(p *PodItem) bool { return p.Force })
-	r.Enum("rule", "The behavior of the MachineDrainRule that applies to the Pod.", func(p *PodItem) string {
+	r.Bool("force", func(p *PodItem) bool { return p.Force })
+	r.Enum("rule", func(p *PodItem) string {
 		if p.Rule == nil {
 			return "None"
 		}
 		return string(p.Rule.Spec.Drain.Behavior)
 	})
-	r.Enum("orderGroup", "The Pod's order group against the lowest one with Pods left.", func(p *PodItem) string { return p.OrderGroup })
-	r.Bool("hasPVC", "The Pod mounts PersistentVolumeClaims.", func(p *PodItem) bool { return p.HasPVC })
-	r.Enum("volumeTurn", "Whether it is the Pod's turn among the Pods with PVC volumes.", func(p *PodItem) string { return p.VolumeTurn })
-	r.Enum("evictionRefusals", "The Pod's refused evictions against spec.deletion.maxEvictRetries.", func(p *PodItem) string { return p.EvictionRefusals })
+	r.Enum("orderGroup", func(p *PodItem) string { return p.OrderGroup })
+	r.Bool("hasPVC", func(p *PodItem) bool { return p.HasPVC })
+	r.Enum("volumeTurn", func(p *PodItem) string { return p.VolumeTurn })
+	r.Enum("evictionRefusals", func(p *PodItem) string { return p.EvictionRefusals })
 }
 
 // PodVerdicts binds the set's Pod verdict table to the Pod registry.

@@ -13,7 +13,22 @@ const RegistryName = "machine"
 
 // Registry returns the Machine registry: every fact observer and action the
 // Machine tables may name, each with the line the rendered docs show.
-var Registry = engine.LazyRegistry(RegistryName, registerFacts, registerActions, registerStatus, registerHealth)
+var Registry = engine.LazyRegistry(RegistryName, registerFacts, registerWaits, registerActions, registerStatus, registerHealth)
+
+// registerWaits gives the engine what the timeouts of the states' waits
+// are computed from (the timed-out facts, the wake-up at the deadline and
+// krtt explain read the same): the Machine's fields, and when a Node-side
+// wait counts from.
+func registerWaits(r *engine.Registry[*Scope]) {
+	r.WaitFields(func(s *Scope) engine.WaitFields {
+		if s.Machine == nil {
+			return nil
+		}
+		return reconciler.ObjectFields(s.Machine, s.Now)
+	})
+	r.CountFrom("nodeSide", "A wait on the Node side counts from its start or from when the workload cluster last came back after an outage, whichever is later (NodeSideSince).", NodeSideSince)
+	r.CountFrom("nodeSideOnceProviderID", "The creation wait counts from its start until the providerID is known; then, with only the Node left to join, as a wait on the Node side.", creationSince)
+}
 
 func registerActions(r *engine.Registry[*Scope]) {
 	r.Action("AddFinalizer", "Add the machine.cluster.krtt.dev finalizer to the Machine.", reconciler.AddFinalizer(clusterv1.MachineFinalizer, machineOf), engine.Pure())

@@ -77,7 +77,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error
 	}
 	r, err := reconciler.New(Spec(set, mgr.GetClient(), clusters, w), reconciler.Options{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
-		Recorder: mgr.GetEventRecorder("krtt-machine-controller"), Now: opts.Now, Traces: opts.Traces,
+		Recorder: mgr.GetEventRecorder("krtt-machine-controller"), Now: opts.Now, Traces: opts.Traces, ClockJumps: opts.ClockJumps,
 	})
 	if err != nil {
 		return err

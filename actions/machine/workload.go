@@ -55,17 +55,3 @@ func reconnectTime(c *clusterv1.Cluster) time.Time {
 	}
 	return c.Status.WorkloadClusterReconnectTime.Time
 }
-
-// TimeoutSince is when the timeout of a Machine wait that started at start
-// counts from, by the rule the timeout facts apply: the creation wait
-// (whose start is metadata.creationTimestamp) as creationSince says, every
-// other wait with a timeout (health, drain, volume detach, Node deletion:
-// all on the Node side) from NodeSideSince. since is the start field the
-// tables name for the wait (wait.since); krtt explain shows the time left
-// from what this returns, so it agrees with when the facts end the wait.
-func TimeoutSince(s *Scope, since string, start time.Time) time.Time {
-	if since == "metadata.creationTimestamp" && s.Machine != nil {
-		return creationSince(s)
-	}
-	return NodeSideSince(s, start)
-}

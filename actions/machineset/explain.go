@@ -33,7 +33,7 @@ func Explain(ctx context.Context, c client.Client, set *engine.TableSet, key cli
 			Orphans: len(s.Orphans), Strays: len(s.Strays), MissingTemplates: s.MissingTemplates,
 			Burst: BurstReplicas, FrozenAbove: s.Replicas() + OvershootMargin}
 		if st := plan.State; st.Wait != nil {
-			rep.WaitingOn = explain.WaitFromPaths(ms, st, now)
+			rep.WaitingOn = explain.WaitFromTiming(st.Wait, st.Wait.Timing(reconciler.ObjectFields(ms, now), nil), now)
 			rep.WaitingOn.On += fmt.Sprintf(" (%d left)", len(s.Owned)+len(s.Strays))
 		}
 	}

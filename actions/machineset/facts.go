@@ -9,15 +9,15 @@ import (
 // to the Go that computes it from the Scope. Counts stay in the Scope: a
 // fact only says which side of a limit they are on.
 func registerFacts(r *engine.Registry[*Scope]) {
-	r.Bool("machineSetFound", "The MachineSet was found.", func(s *Scope) bool { return s.Found })
-	r.Bool("apiError", "Observing hit an API error other than NotFound.", func(s *Scope) bool { return s.Err != nil })
-	r.Bool("hasFinalizer", "The MachineSet carries the krtt finalizer.", func(s *Scope) bool {
+	r.Bool("machineSetFound", func(s *Scope) bool { return s.Found })
+	r.Bool("apiError", func(s *Scope) bool { return s.Err != nil })
+	r.Bool("hasFinalizer", func(s *Scope) bool {
 		return s.Set != nil && hasString(s.Set.Finalizers, clusterv1.MachineSetFinalizer)
 	})
-	r.Bool("deleting", "The MachineSet has a deletionTimestamp.", func(s *Scope) bool {
+	r.Bool("deleting", func(s *Scope) bool {
 		return s.Set != nil && !s.Set.DeletionTimestamp.IsZero()
 	})
-	r.Bool("paused", "The MachineSet or its Cluster is paused.", func(s *Scope) bool {
+	r.Bool("paused", func(s *Scope) bool {
 		if s.Set == nil {
 			return false
 		}
@@ -26,15 +26,15 @@ func registerFacts(r *engine.Registry[*Scope]) {
 		}
 		return s.Cluster != nil && s.Cluster.Spec.Paused
 	})
-	r.Enum("cluster", "Whether the MachineSet's Cluster exists.", func(s *Scope) string {
+	r.Enum("cluster", func(s *Scope) string {
 		if s.Cluster == nil {
 			return "Missing"
 		}
 		return "Found"
 	})
-	r.Bool("strays", "Machines the set controls no longer match it.", func(s *Scope) bool { return len(s.Strays) > 0 })
-	r.Bool("orphans", "Matching Machines without a controller wait to be adopted.", func(s *Scope) bool { return len(s.Orphans) > 0 })
-	r.Enum("replicasDiff", "Working Machines against spec.replicas.", func(s *Scope) string {
+	r.Bool("strays", func(s *Scope) bool { return len(s.Strays) > 0 })
+	r.Bool("orphans", func(s *Scope) bool { return len(s.Orphans) > 0 })
+	r.Enum("replicasDiff", func(s *Scope) string {
 		switch n, want := s.Counts.Active, s.Replicas(); {
 		case n < want:
 			return "Missing"
@@ -43,7 +43,7 @@ func registerFacts(r *engine.Registry[*Scope]) {
 		}
 		return "Equal"
 	})
-	r.Enum("failedMachines", "Failed Machines against maxUnhealthy and maxInFlight.", func(s *Scope) string {
+	r.Enum("failedMachines", func(s *Scope) string {
 		c := s.Counts
 		switch {
 		case s.Set == nil || c.Failed == 0:
@@ -55,19 +55,19 @@ func registerFacts(r *engine.Registry[*Scope]) {
 		}
 		return "Replaceable"
 	})
-	r.Bool("overshoot", "More than spec.replicas + 10 Machines not being deleted.", func(s *Scope) bool {
+	r.Bool("overshoot", func(s *Scope) bool {
 		return s.Counts.Live > s.Replicas()+OvershootMargin
 	})
-	r.Enum("templates", "Whether the templates the Machine template names exist.", func(s *Scope) string {
+	r.Enum("templates", func(s *Scope) string {
 		if len(s.MissingTemplates) > 0 {
 			return "Missing"
 		}
 		return "Found"
 	})
-	r.Bool("availabilityPending", "A Ready Machine is not yet available (minReadySeconds).", func(s *Scope) bool {
+	r.Bool("availabilityPending", func(s *Scope) bool {
 		return s.Counts.AwaitingAvailability > 0
 	})
-	r.Bool("machinesLeft", "The set still controls Machines.", func(s *Scope) bool { return len(s.Owned)+len(s.Strays) > 0 })
+	r.Bool("machinesLeft", func(s *Scope) bool { return len(s.Owned)+len(s.Strays) > 0 })
 }
 
 func hasString(list []string, s string) bool {

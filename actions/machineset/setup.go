@@ -54,7 +54,7 @@ func Spec(set *engine.TableSet, c client.Client, r client.Reader) reconciler.Spe
 func Setup(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
 	r, err := reconciler.New(Spec(opts.Set, mgr.GetClient(), mgr.GetCache()), reconciler.Options{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
-		Recorder: mgr.GetEventRecorder("krtt-machineset-controller"), Now: opts.Now, Traces: opts.Traces,
+		Recorder: mgr.GetEventRecorder("krtt-machineset-controller"), Now: opts.Now, Traces: opts.Traces, ClockJumps: opts.ClockJumps,
 	})
 	if err != nil {
 		return err

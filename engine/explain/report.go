@@ -4,14 +4,12 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/krtt-dev/krtt/engine"
@@ -384,22 +382,16 @@ func Releases(set *engine.TableSet, st *engine.State, f engine.Facts, d *engine.
 	return out
 }
 
-// WaitFromPaths describes the state's wait from the tables: the field that
-// records since when and the one that bounds it are read from the object
-// by their paths.
-func WaitFromPaths(o client.Object, st *engine.State, now time.Time) *Wait {
-	sw := st.Wait
+// WaitFromTiming describes a state's wait with the engine's timing of it
+// (engine.WaitTimingOf, StateWait.Timing): the timed-out facts and the
+// kit's wake-up at the deadline read the same timing, so explain agrees
+// with them.
+func WaitFromTiming(sw *engine.StateWait, t engine.WaitTiming, now time.Time) *Wait {
 	w := &Wait{Step: sw.Step, On: sw.On}
-	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
-	if err != nil {
-		return w
-	}
 	if sw.Since != "" {
 		w.StartField = sw.Since
-		if raw, ok, _ := unstructured.NestedString(obj, strings.Split(sw.Since, ".")...); ok {
-			if t, err := time.Parse(time.RFC3339, raw); err == nil {
-				w.setStart(&metav1.Time{Time: t}, now)
-			}
+		if !t.Since.IsZero() {
+			w.setStart(&metav1.Time{Time: t.Since}, now)
 		}
 	}
 	if sw.Timeout == "" {
@@ -407,11 +399,18 @@ func WaitFromPaths(o client.Object, st *engine.State, now time.Time) *Wait {
 		return w
 	}
 	var seconds *int32
-	if v, ok, _ := unstructured.NestedInt64(obj, strings.Split(sw.Timeout, ".")...); ok {
-		x := int32(v)
+	if t.Seconds != nil {
+		x := int32(*t.Seconds)
 		seconds = &x
 	}
 	w.setTimeout(sw.Timeout, seconds, now)
+	if w.EndsAt != nil && t.CountsFrom.After(t.Since) {
+		// After an outage of the workload cluster a Node-side timeout
+		// counts from when it came back (the wait's countFrom).
+		from := t.CountsFrom.UTC()
+		w.CountsFrom = &from
+		w.SetEnd(from.Add(time.Duration(w.TimeoutSeconds)*time.Second), now)
+	}
 	return w
 }
 

@@ -24,8 +24,9 @@ type Case struct {
 	// in a row (a YAML syntax error, the document's kind or apiVersion, a
 	// state no row reaches, a combination no row covers).
 	Row string
-	// Want holds the error lines (warnings left out: the cut-down set leaves
-	// most of the registry unused, which lint reports as warnings).
+	// Want holds the error lines (left out: the cut-down set leaves most of
+	// the registry unused, which lint reports as warnings, and most of the
+	// registry's facts undeclared, which Errors drops; see cutDown).
 	Want []string
 }
 
@@ -121,13 +122,18 @@ func Lines(s string) []string {
 	return out
 }
 
+// cutDown is the error every fixture gets for each fact of the Machine
+// registry it does not declare: each is a cut-down Machine set, so a
+// golden of its own problem leaves them out.
+const cutDown = " but no table declares it; "
+
 // Errors keeps the error findings of lint-style output, with dir's path
 // (as the tool printed it) taken off the front so goldens do not depend on
 // where the test runs.
 func Errors(output, dir string) []string {
 	var out []string
 	for _, l := range Lines(output) {
-		if !strings.Contains(l, ": error ") {
+		if !strings.Contains(l, ": error ") || strings.Contains(l, cutDown) {
 			continue
 		}
 		out = append(out, strings.TrimPrefix(l, dir+string(filepath.Separator)))

@@ -101,7 +101,7 @@ func (h *Harness) StartOperator() error {
 		return err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	err = actions.Setup(ctx, mgr, h.Sets, controller.Options{Concurrency: 4, Workload: workloadOptions, Traces: h.record, Now: h.Clock.Now})
+	err = actions.Setup(ctx, mgr, h.Sets, controller.Options{Concurrency: 4, Workload: workloadOptions, Traces: h.record, Now: h.Clock.Now, ClockJumps: h.Clock.OnJump})
 	if err != nil {
 		cancel()
 		return err
