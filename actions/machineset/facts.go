@@ -35,7 +35,7 @@ func registerFacts(r *engine.Registry[*Scope]) {
 	r.Bool("strays", "Machines the set controls no longer match it.", func(s *Scope) bool { return len(s.Strays) > 0 })
 	r.Bool("orphans", "Matching Machines without a controller wait to be adopted.", func(s *Scope) bool { return len(s.Orphans) > 0 })
 	r.Enum("replicasDiff", "Working Machines against spec.replicas.", func(s *Scope) string {
-		switch n, want := s.Counts.Active, s.Replicas(); {
+		switch n, want := s.Counts.Total, s.Replicas(); {
 		case n < want:
 			return "Missing"
 		case n > want:
@@ -55,9 +55,7 @@ func registerFacts(r *engine.Registry[*Scope]) {
 		}
 		return "Replaceable"
 	})
-	r.Bool("overshoot", "More than spec.replicas + 10 Machines not being deleted.", func(s *Scope) bool {
-		return s.Counts.Live > s.Replicas()+OvershootMargin
-	})
+	r.Bool("machinesOutOfSync", "Machines lack what the template gives in place.", func(s *Scope) bool { return len(s.OutOfSync) > 0 })
 	r.Enum("templates", "Whether the templates the Machine template names exist.", func(s *Scope) string {
 		if len(s.MissingTemplates) > 0 {
 			return "Missing"

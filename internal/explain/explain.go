@@ -377,10 +377,10 @@ func MachineSet(ctx context.Context, c client.Client, set *engine.Set, key clien
 	s := plan.Obs.Env
 	if ms := s.Set; ms != nil {
 		c := s.Counts
-		rep.Replicas = &Replicas{Desired: s.Replicas(), Working: c.Active, Failed: c.Failed, Deleting: c.Deleting,
-			Ready: c.Ready, Available: c.Available, MaxUnhealthy: s.MaxUnhealthy(), MaxInFlight: s.MaxInFlight(),
+		rep.Replicas = &Replicas{Desired: s.Replicas(), Total: c.Total, Working: c.Active, Failed: c.Failed, Deleting: c.Deleting,
+			Ready: c.Ready, Available: c.Available, UpToDate: c.UpToDate, MaxUnhealthy: s.MaxUnhealthy(), MaxInFlight: s.MaxInFlight(),
 			Orphans: len(s.Orphans), Strays: len(s.Strays), MissingTemplates: s.MissingTemplates,
-			Burst: msactions.BurstReplicas, FrozenAbove: s.Replicas() + msactions.OvershootMargin}
+			Burst: msactions.BurstReplicas}
 		if st := plan.State; st.Wait != nil {
 			rep.WaitingOn = waitFromPaths(ms, st, now)
 			rep.WaitingOn.On += fmt.Sprintf(" (%d left)", len(s.Owned)+len(s.Strays))
@@ -391,11 +391,12 @@ func MachineSet(ctx context.Context, c client.Client, set *engine.Set, key clien
 
 // Replicas is what a MachineSet counts, for its report.
 type Replicas struct {
-	Desired, Working, Failed, Deleting, Ready, Available int
-	MaxUnhealthy, MaxInFlight                            int
-	// Burst caps creations and deletions per reconcile; FrozenAbove is
-	// the number of Machines not being deleted that freezes creation.
-	Burst, FrozenAbove int
+	// Total is every Machine of the set (Working + Failed + Deleting),
+	// what Desired is compared with.
+	Desired, Total, Working, Failed, Deleting, Ready, Available, UpToDate int
+	MaxUnhealthy, MaxInFlight                                             int
+	// Burst caps creations and deletions per reconcile.
+	Burst int
 	// Orphans wait to be adopted; Strays to be released.
 	Orphans, Strays  int
 	MissingTemplates []string `json:",omitempty"`
