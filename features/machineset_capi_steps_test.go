@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -151,8 +152,24 @@ func (w *world) setNeverExceeded(_ context.Context, set string, limit int) error
 	return nil
 }
 
+// deleteSetMachine deletes a Machine once the Machine controller holds it
+// with its finalizer: deleted before that, a Machine is gone at once and
+// its hooks hold nothing.
 func (w *world) deleteSetMachine(ctx context.Context, name string) error {
-	return w.deleteMachine(ctx, w.alias(name))
+	name = w.alias(name)
+	if err := w.eventually(ctx, "Machine "+name+" has the Machine finalizer", func(ctx context.Context) error {
+		m, err := w.machine(ctx, name)
+		if err != nil {
+			return err
+		}
+		if !slices.Contains(m.Finalizers, clusterv1.MachineFinalizer) {
+			return fmt.Errorf("finalizers %v", m.Finalizers)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	return w.deleteMachine(ctx, name)
 }
 
 func (w *world) setReportsDeleting(ctx context.Context, set string, replicas, deleting int) error {
