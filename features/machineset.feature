@@ -47,29 +47,32 @@ Feature: A MachineSet keeps N Machines
     And the MachineSet "ms" has 2 Machines
     And the MachineSet "ms" has condition "Remediating" with status "False" and reason "NoFailedMachines"
 
-  @row:machineset-replicas:R02 @row:machineset-replicas:R07
-  Scenario: no failed Machine is replaced while more than maxUnhealthy are failed
+  @row:machineset-replicas:R07 @row:machineset-replicas:R02 @row:machineset-replicas:R06
+  Scenario: no failed Machine is replaced while more than maxUnhealthy are failed; a scale-down deletes it first
     Given a MachineSet "ms" of 2 Machines with maxUnhealthy 0
     And the Machines of "ms" are called "a" and "b"
-    When Machine "a" of the set fails
+    When the providers bring Machine "b" of the set to Running
+    And Machine "a" of the set fails
     Then the MachineSet "ms" has condition "Remediating" with reason "TooManyFailedMachines" and message containing "1 of 2 Machines failed"
-    And the MachineSet "ms" has condition "ScalingUp" with status "False" and reason "TooManyFailedMachines"
     And Machine "a" of the set still exists
+    When the MachineSet "ms" is scaled to 3
+    Then the MachineSet "ms" has condition "ScalingUp" with status "False" and reason "TooManyFailedMachines"
     And the MachineSet "ms" has 2 Machines
     When the MachineSet "ms" is scaled to 1
-    Then the MachineSet "ms" reaches phase "Stable"
-    And the MachineSet "ms" has condition "Remediating" with status "False" and reason "TooManyFailedMachines"
-    And Machine "a" of the set still exists
+    Then Machine "a" of the set is gone
+    And Machine "b" of the set still exists
+    And the MachineSet "ms" has 1 Machine
+    And the MachineSet "ms" reaches phase "Stable"
 
   @row:machineset-replicas:R08 @row:machineset-replicas:R01
-  Scenario: at most maxInFlight failed Machines are replaced at once
-    Given a MachineSet "ms" of 2 Machines with maxInFlight 1
+  Scenario: at most maxInFlight failed Machines are replaced at once, each once it is gone
+    Given every Machine event of the set "ms" is watched
+    And a MachineSet "ms" of 2 Machines with maxInFlight 1
     And the Machines of "ms" are called "a" and "b"
     And Machine "a" of the set has annotation "pre-terminate.delete.hook.machine.cluster.krtt.dev/hold"
     When Machine "a" of the set fails
     Then Machine "a" of the set is being deleted
-    And the MachineSet "ms" has 2 Machines
-    And the Machines of "ms" are called "b" and "c"
+    And the MachineSet "ms" reports 2 replicas of which 1 is being deleted
     When Machine "b" of the set fails
     Then the MachineSet "ms" has condition "Remediating" with reason "WaitingForInFlight" and message containing "1 being replaced"
     And Machine "b" of the set still exists
@@ -77,15 +80,22 @@ Feature: A MachineSet keeps N Machines
     Then Machine "a" of the set is gone
     And Machine "b" of the set is gone
     And the MachineSet "ms" has 2 Machines
+    And the set "ms" never had more than 2 Machines at any watch event
 
-  @row:machineset-normal:S11 @row:machineset-replicas:R03
-  Scenario: a set that owns far more Machines than asked creates none (frozen)
-    Given 13 failed Machines labelled for "ms", the first marked for deletion and held by a pre-terminate hook
-    And a MachineSet "ms" of 1 Machine with maxUnhealthy 20
-    Then the MachineSet "ms" has condition "Frozen" with status "True" and reason "Overshoot"
-    And the MachineSet "ms" has condition "ScalingUp" with status "False" and reason "Frozen"
-    And the MachineSet "ms" controls 13 Machines
-    And Machine "failed-00" of the set is being deleted
+  @row:machineset-normal:S11 @row:machineset-replicas:R10 @row:machineset-replicas:R05
+  Scenario: an orphan being deleted is adopted and counted until it is gone
+    Given a Machine "loner" labelled for "ms"
+    And Machine "loner" of the set has annotation "pre-terminate.delete.hook.machine.cluster.krtt.dev/hold"
+    And Machine "loner" of the set is deleted by hand
+    And Machine "loner" of the set is being deleted
+    When a MachineSet "ms" of 1 Machine is created
+    Then Machine "loner" of the set belongs to the set
+    And the MachineSet "ms" reports 1 replica of which 1 is being deleted
+    And the MachineSet "ms" reaches phase "Stable"
+    And the MachineSet "ms" has 0 Machines
+    When the annotation "pre-terminate.delete.hook.machine.cluster.krtt.dev/hold" is removed from Machine "loner" of the set
+    Then Machine "loner" of the set is gone
+    And the MachineSet "ms" has 1 Machine
 
   @row:machineset-replicas:R04
   Scenario: a missing template holds the creation until it exists
@@ -172,3 +182,63 @@ Feature: A MachineSet keeps N Machines
     Then the MachineSet "ms" reports 1 replica, 1 ready and 0 available
     When 11 minutes pass on the operator's clock
     Then the MachineSet "ms" reports 1 replica, 1 ready and 1 available
+
+  @row:machineset-replicas:R05 @row:machineset-replicas:R10
+  Scenario: a Machine deleted by hand and held by a hook is replaced only once it is gone
+    Given every Machine event of the set "ms" is watched
+    And a MachineSet "ms" of 2 Machines
+    And the Machines of "ms" are called "a" and "b"
+    And Machine "a" of the set has annotation "pre-terminate.delete.hook.machine.cluster.krtt.dev/hold"
+    When Machine "a" of the set is deleted by hand
+    Then Machine "a" of the set is being deleted
+    And the MachineSet "ms" reports 2 replicas of which 1 is being deleted
+    And the MachineSet "ms" reaches phase "Stable"
+    And the MachineSet "ms" has 1 Machine
+    When the annotation "pre-terminate.delete.hook.machine.cluster.krtt.dev/hold" is removed from Machine "a" of the set
+    Then Machine "a" of the set is gone
+    And the MachineSet "ms" has 2 Machines
+    And the set "ms" never had more than 2 Machines at any watch event
+
+  @row:machineset-replicas:R05
+  Scenario: a set pointed at new templates keeps its Machines and clones the new ones on scale-up
+    Given a MachineSet "ms" of 1 Machine
+    And the Machines of "ms" are called "a"
+    When the MachineSet "ms" is pointed at new templates "v2"
+    And the MachineSet "ms" is scaled to 2
+    Then the MachineSet "ms" has 2 Machines
+    And the new Machine of "ms" is called "b"
+    And Machine "a" of the set has provider objects cloned from the templates "ms"
+    And Machine "b" of the set has provider objects cloned from the templates "v2"
+    And Machine "a" of the set still exists
+
+  @row:machineset-normal:S12
+  Scenario: a template label and a drain timeout reach the existing Machines in place
+    Given a MachineSet "ms" of 2 Machines
+    And the Machines of "ms" are called "a" and "b"
+    And Machine "a" of the set gets the label "owner" = "me"
+    When the template of the MachineSet "ms" gets the label "tier" = "web" and nodeDrainTimeoutSeconds 300
+    Then Machine "a" of the set has the label "tier" = "web" and nodeDrainTimeoutSeconds 300
+    And Machine "b" of the set has the label "tier" = "web" and nodeDrainTimeoutSeconds 300
+    And Machine "a" of the set still exists
+    And the MachineSet "ms" has 2 Machines
+    When the template of the MachineSet "ms" loses the label "tier"
+    Then Machine "a" of the set has no label "tier" and the label "owner" = "me"
+    And Machine "b" of the set still exists
+
+  @row:machineset-replicas:R05
+  Scenario: a set whose name is 70 characters creates its Machines, labelled with a hash of the name
+    Given a MachineSet "workers-of-the-very-long-named-pool-in-the-eu-central-zone-1a-abcdefgh" of 2 Machines selecting "pool" = "long"
+    Then the MachineSet "workers-of-the-very-long-named-pool-in-the-eu-central-zone-1a-abcdefgh" has 2 Machines
+    And the Machines of "workers-of-the-very-long-named-pool-in-the-eu-central-zone-1a-abcdefgh" carry the set-name label "hash_9AWoWw_z"
+    And no reconcile of the "machineset" controller has panicked
+
+  @row:machineset-replicas:R05
+  Scenario: a Machine create refused by the API server is reported, not a panic
+    Given the API server refuses new Machines in this namespace
+    And a MachineSet "ms" of 1 Machine
+    Then the MachineSet "ms" has condition "ScalingUp" with reason "MachineCreationFailed" and message containing "no new Machines in namespace"
+    And an Event of the MachineSet "ms" tells row "R05" with reason "MachineCreationFailed"
+    And the MachineSet "ms" has 0 Machines
+    And no reconcile of the "machineset" controller has panicked
+    When the API server accepts new Machines in this namespace
+    Then the MachineSet "ms" has 1 Machine

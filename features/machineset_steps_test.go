@@ -39,7 +39,6 @@ func registerMachineSetSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^a MachineSet "([^"]*)" of (\d+) Machines? whose infrastructure template "([^"]*)" does not exist$`, w.aMachineSetWithMissingTemplate)
 	sc.Step(`^a MachineSet "([^"]*)" of (\d+) Machines? whose infrastructure template kind is not served$`, w.aMachineSetWithUnservedTemplate)
 	sc.Step(`^a Machine "([^"]*)" labelled for "([^"]*)"$`, w.anOrphanFor)
-	sc.Step(`^(\d+) failed Machines labelled for "([^"]*)", the first marked for deletion and held by a pre-terminate hook$`, w.failedOrphansFor)
 
 	sc.Step(`^the infrastructure template "([^"]*)" is created$`, w.createInfraTemplate)
 	sc.Step(`^the Machines of "([^"]*)" are called (.+)$`, w.callMachines)
@@ -66,6 +65,7 @@ func registerMachineSetSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^the MachineSet "([^"]*)" reports (\d+) replicas?, (\d+) ready and (\d+) available$`, w.setReports)
 	sc.Step(`^Machine "([^"]*)" of the set (is gone|is being deleted|still exists|belongs to the set|belongs to no set)$`, w.setMachineState)
 	sc.Step(`^the MachineSet "([^"]*)" is gone$`, w.machineSetGone)
+	registerMachineSetCAPISteps(sc, w)
 }
 
 // aliases maps, per scenario namespace, the names a scenario gives Machines
@@ -139,34 +139,6 @@ func (w *world) anOrphanFor(ctx context.Context, name, set string) error {
 		m.Labels = map[string]string{"pool": set}
 	})
 	return err
-}
-
-// failedOrphansFor creates n Machines for the set whose infrastructure
-// failed; the first carries the delete-machine annotation and a
-// pre-terminate hook, so once deleted it stays in flight.
-func (w *world) failedOrphansFor(ctx context.Context, n int, set string) error {
-	for i := 0; i < n; i++ {
-		name := fmt.Sprintf("failed-%02d", i)
-		_, err := w.h.MachineObjects(ctx, w.ns, w.cluster, name, func(m *clusterv1.Machine) {
-			m.Labels = map[string]string{"pool": set}
-			if i == 0 {
-				m.Annotations = map[string]string{clusterv1.DeleteMachineAnnotation: "",
-					clusterv1.PreTerminateDeleteHookAnnotationPrefix + "hold": ""}
-			}
-		})
-		if err != nil {
-			return err
-		}
-		if err := w.infraReportsFailure(ctx, name, "VMNotFound", "the VM is gone"); err != nil {
-			return err
-		}
-	}
-	for i := 0; i < n; i++ {
-		if err := w.hasFailureReason(ctx, fmt.Sprintf("failed-%02d", i), "VMNotFound"); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func (w *world) createInfraTemplate(ctx context.Context, name string) error {

@@ -3,7 +3,6 @@ package machineset
 import (
 	"context"
 	"fmt"
-	"maps"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -51,7 +50,7 @@ func adoptMachines(ctx context.Context, s *Scope) engine.Outcome {
 			if m.Labels == nil {
 				m.Labels = map[string]string{}
 			}
-			m.Labels[clusterv1.SetNameLabel] = s.Set.Name
+			m.Labels[clusterv1.SetNameLabel] = LabelValue(s.Set.Name)
 		})
 		if err != nil {
 			return engine.Fail(fmt.Errorf("adopt Machine %s: %w", m.Name, err))
@@ -70,7 +69,7 @@ func releaseMachines(ctx context.Context, s *Scope) engine.Outcome {
 				}
 			}
 			m.OwnerReferences = refs
-			if m.Labels[clusterv1.SetNameLabel] == s.Set.Name {
+			if m.Labels[clusterv1.SetNameLabel] == LabelValue(s.Set.Name) {
 				delete(m.Labels, clusterv1.SetNameLabel)
 			}
 		})
@@ -123,31 +122,23 @@ func describeFailedMachines(_ context.Context, s *Scope) engine.Outcome {
 		c.Failed, c.Live, names(s.liveMachines(true)), s.MaxUnhealthy(), s.MaxInFlight(), c.InFlight)
 }
 
-func describeOvershoot(_ context.Context, s *Scope) engine.Outcome {
-	return engine.OKf("The set controls %d Machines that are not being deleted, more than spec.replicas %d + %d; no Machine is created until it is back under the limit",
-		s.Counts.Live, s.Replicas(), OvershootMargin)
-}
-
 func describeMissingTemplates(_ context.Context, s *Scope) engine.Outcome {
-	return engine.OKf("%s does not exist; %d Machines are missing", strings.Join(s.MissingTemplates, " and "), s.Replicas()-s.Counts.Active)
+	return engine.OKf("%s does not exist; %d Machines are missing", strings.Join(s.MissingTemplates, " and "), s.Replicas()-s.Counts.Total)
 }
 
+// createMachines creates replicas - Total Machines: Machines being deleted
+// count until they are gone (Cluster API syncReplicas), so the set never
+// has more than spec.replicas Machines.
 func createMachines(ctx context.Context, s *Scope) engine.Outcome {
-	missing := s.Replicas() - s.Counts.Active
+	missing := s.Replicas() - s.Counts.Total
 	n := min(missing, BurstReplicas)
-	created := make([]client.Object, n)
+	created := make([]*clusterv1.Machine, n)
 	done, err := SlowStart(n, func(i int) error {
 		m, err := createMachine(ctx, s)
 		created[i] = m
 		return err
 	})
-	var seen []client.Object
-	for _, o := range created {
-		if o != nil {
-			seen = append(seen, o)
-		}
-	}
-	if werr := reconciler.WaitForCache(ctx, s.reader(), seen, reconciler.Created); werr != nil && err == nil {
+	if werr := reconciler.WaitForCache(ctx, s.reader(), createdObjects(created), reconciler.Created); werr != nil && err == nil {
 		err = werr
 	}
 	if err != nil {
@@ -156,7 +147,20 @@ func createMachines(ctx context.Context, s *Scope) engine.Outcome {
 	if n < missing {
 		return engine.Wait("Created %d Machines (at most %d per reconcile); %d more are missing", n, BurstReplicas, missing-n)
 	}
-	return engine.OKf("Scaling up from %d to %d working Machines: created %d", s.Counts.Active, s.Replicas(), n)
+	return engine.OKf("Scaling up from %d to %d Machines: created %d", s.Counts.Total, s.Replicas(), n)
+}
+
+// createdObjects keeps the Machines that were created. A failed creation
+// leaves a nil *Machine; compared as a client.Object it would not be nil
+// (a typed nil), so the filter is on the pointer.
+func createdObjects(ms []*clusterv1.Machine) []client.Object {
+	var out []client.Object
+	for _, m := range ms {
+		if m != nil {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // createMachine clones the templates for a new Machine and creates it; on a
@@ -166,15 +170,7 @@ func createMachine(ctx context.Context, s *Scope) (*clusterv1.Machine, error) {
 	ms := s.Set
 	name := ms.Name + "-" + utilrand.String(5)
 	owner := s.ownerRef()
-	labels := map[string]string{}
-	maps.Copy(labels, ms.Spec.Template.ObjectMeta.Labels)
-	labels[clusterv1.SetNameLabel] = ms.Name
-	labels[clusterv1.ClusterNameLabel] = ms.Spec.ClusterName
-	if v, ok := ms.Labels[clusterv1.WatchFilterLabel]; ok {
-		// The operator instance that sees the set (--watch-filter) must
-		// see its Machines, or it would create them again and again.
-		labels[clusterv1.WatchFilterLabel] = v
-	}
+	labels, annotations := machineMetadata(ms)
 	spec := *ms.Spec.Template.Spec.DeepCopy()
 	spec.ClusterName = ms.Spec.ClusterName
 
@@ -189,7 +185,7 @@ func createMachine(ctx context.Context, s *Scope) (*clusterv1.Machine, error) {
 	}
 	clone := func(tpl *unstructured.Unstructured, ref *clusterv1.ObjectReference) error {
 		u, err := contract.FromTemplate(tpl, contract.Clone{Name: name, ClusterName: ms.Spec.ClusterName,
-			Labels: map[string]string{clusterv1.SetNameLabel: ms.Name}, Owner: &owner})
+			Labels: map[string]string{clusterv1.SetNameLabel: LabelValue(ms.Name)}, Owner: &owner})
 		if err != nil {
 			return err
 		}
@@ -216,7 +212,7 @@ func createMachine(ctx context.Context, s *Scope) (*clusterv1.Machine, error) {
 	}
 	m := &clusterv1.Machine{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ms.Namespace, Name: name, Labels: labels,
-			Annotations: maps.Clone(ms.Spec.Template.ObjectMeta.Annotations), OwnerReferences: []metav1.OwnerReference{owner}},
+			Annotations: annotations, OwnerReferences: []metav1.OwnerReference{owner}},
 		Spec: spec,
 	}
 	if err := s.Client.Create(ctx, m); err != nil {
@@ -225,17 +221,39 @@ func createMachine(ctx context.Context, s *Scope) (*clusterv1.Machine, error) {
 	return m, nil
 }
 
+// deleteSurplusMachines deletes Total - replicas Machines, picked from every
+// Machine of the set (Cluster API deleteMachines): those being deleted
+// already first (they are part of the surplus and are not deleted again),
+// then the delete-machine annotation, then failed or unhealthy ones, then
+// spec.deletion.order. Failed Machines go first also while their
+// remediation is throttled or over its limit.
 func deleteSurplusMachines(ctx context.Context, s *Scope) engine.Outcome {
-	surplus := s.Counts.Active - s.Replicas()
-	n := min(surplus, BurstReplicas)
-	victims := DeletionOrder(s.liveMachines(false), s.Set.Spec.Deletion.Order)[:n]
-	if err := deleteMachines(ctx, s, victims); err != nil {
+	surplus := s.Counts.Total - s.Replicas()
+	victims := DeletionOrder(s.Owned, s.Set.Spec.Deletion.Order)[:surplus]
+	var fresh []*clusterv1.Machine
+	for _, m := range victims {
+		if m.DeletionTimestamp.IsZero() && len(fresh) < BurstReplicas {
+			fresh = append(fresh, m)
+		}
+	}
+	if err := deleteMachines(ctx, s, fresh); err != nil {
 		return engine.Fail(err)
 	}
-	if n < surplus {
-		return engine.Wait("Deleted %s (at most %d per reconcile); %d more are surplus", names(victims), BurstReplicas, surplus-n)
+	deleting := countDeleting(victims)
+	if left := surplus - deleting - len(fresh); left > 0 {
+		return engine.Wait("Deleted %s (at most %d per reconcile); %d more are surplus", names(fresh), BurstReplicas, left)
 	}
-	return engine.OKf("Scaling down from %d to %d working Machines: deleted %s", s.Counts.Active, s.Replicas(), names(victims))
+	return engine.OKf("Scaling down from %d to %d Machines: deleted %s; %d already being deleted", s.Counts.Total, s.Replicas(), names(fresh), deleting)
+}
+
+func countDeleting(ms []*clusterv1.Machine) int {
+	n := 0
+	for _, m := range ms {
+		if !m.DeletionTimestamp.IsZero() {
+			n++
+		}
+	}
+	return n
 }
 
 func deleteAllMachines(ctx context.Context, s *Scope) engine.Outcome {

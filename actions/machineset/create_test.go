@@ -2,19 +2,24 @@ package machineset
 
 import (
 	"context"
+	"errors"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/test/framework/localcp"
 	simv1 "github.com/krtt-dev/krtt/test/infrastructure/sim/api/v1alpha1"
 )
@@ -121,4 +126,94 @@ func TestCreateMachineLeavesNothingHalfWay(t *testing.T) {
 	if n := objects(t, ns, &simv1.SimMachineList{}); n != 0 {
 		t.Errorf("%d SimMachines created", n)
 	}
+}
+
+// TestCreateMachinesFailureIsAnOutcome: whatever the API server answers to a
+// Machine create, CreateMachines returns a failed outcome with the API's
+// message (R05's onFailure writes MachineCreationFailed with it and backs
+// off), deletes the clones it made, and does not panic: a failed create
+// leaves a nil *Machine that must not reach WaitForCache as a typed-nil
+// client.Object.
+func TestCreateMachinesFailureIsAnOutcome(t *testing.T) {
+	gr := schema.GroupResource{Group: clusterv1.GroupVersion.Group, Resource: "machines"}
+	for _, tc := range []struct {
+		name string
+		err  error
+	}{
+		{"invalid", apierrors.NewInvalid(schema.GroupKind{Group: gr.Group, Kind: "Machine"}, "m", field.ErrorList{field.Invalid(field.NewPath("metadata", "labels"), "x", "must be no more than 63 bytes")})},
+		{"forbidden", apierrors.NewForbidden(gr, "m", errors.New("exceeded quota: machines"))},
+		{"already exists", apierrors.NewAlreadyExists(gr, "m")},
+		{"conflict", apierrors.NewConflict(gr, "m", errors.New("the object has been modified"))},
+		{"timeout", apierrors.NewServerTimeout(gr, "create", 2)},
+		{"too many requests", apierrors.NewTooManyRequests("slow down", 1)},
+		{"internal error", apierrors.NewInternalError(errors.New("etcd is down"))},
+		{"admission webhook", apierrors.NewBadRequest(`admission webhook "deny.example.com" denied the request: no Machines here`)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, ns := observed(t)
+			s.Client = refuseMachines{Client: env.Client, err: tc.err}
+			var out engine.Outcome
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						t.Fatalf("CreateMachines panicked: %v", r)
+					}
+				}()
+				out = createMachines(context.Background(), s)
+			}()
+			if out.Status != engine.Failed || !strings.Contains(out.Message, tc.err.Error()) {
+				t.Errorf("outcome %s %q, want Failed with %q", out.Status, out.Message, tc.err.Error())
+			}
+			if n := objects(t, ns, &simv1.SimMachineList{}) + objects(t, ns, &simv1.SimBootstrapConfigList{}); n != 0 {
+				t.Errorf("%d clones left behind", n)
+			}
+		})
+	}
+}
+
+// TestCreatedObjects: only the Machines created are waited for; the nil
+// a failed creation leaves is not a client.Object.
+func TestCreatedObjects(t *testing.T) {
+	m := &clusterv1.Machine{}
+	if got := createdObjects([]*clusterv1.Machine{nil, m, nil}); len(got) != 1 || got[0] != client.Object(m) {
+		t.Errorf("createdObjects = %v, want the one Machine", got)
+	}
+	if got := createdObjects([]*clusterv1.Machine{nil}); len(got) != 0 {
+		t.Errorf("createdObjects of a failed creation = %v, want none", got)
+	}
+}
+
+// TestCreateMachineWithALongSetName: a set name longer than a label value
+// may be gives its Machines and clones the hashed set-name label.
+func TestCreateMachineWithALongSetName(t *testing.T) {
+	s, ns := observed(t)
+	s.Set.Name = strings.Repeat("long-", 14)
+	m, err := createMachine(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Labels[clusterv1.SetNameLabel]; got != LabelValue(s.Set.Name) || len(got) > 63 {
+		t.Errorf("set-name label %q", got)
+	}
+	sm := &simv1.SimMachine{}
+	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: m.Name}, sm); err != nil {
+		t.Fatal(err)
+	}
+	if sm.Labels[clusterv1.SetNameLabel] != LabelValue(s.Set.Name) {
+		t.Errorf("clone labels %v", sm.Labels)
+	}
+}
+
+// refuseMachines is the API server refusing every Machine create with err;
+// other objects (the clones) are created.
+type refuseMachines struct {
+	client.Client
+	err error
+}
+
+func (c refuseMachines) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	if _, ok := obj.(*clusterv1.Machine); ok {
+		return c.err
+	}
+	return c.Client.Create(ctx, obj, opts...)
 }

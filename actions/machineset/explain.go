@@ -28,10 +28,10 @@ func Explain(ctx context.Context, c client.Client, set *engine.TableSet, key cli
 	s := plan.Obs.Env
 	if ms := s.Set; ms != nil {
 		c := s.Counts
-		rep.Replicas = &explain.Replicas{Desired: s.Replicas(), Working: c.Active, Failed: c.Failed, Deleting: c.Deleting,
-			Ready: c.Ready, Available: c.Available, MaxUnhealthy: s.MaxUnhealthy(), MaxInFlight: s.MaxInFlight(),
+		rep.Replicas = &explain.Replicas{Desired: s.Replicas(), Total: c.Total, Working: c.Active, Failed: c.Failed, Deleting: c.Deleting,
+			Ready: c.Ready, Available: c.Available, UpToDate: c.UpToDate, MaxUnhealthy: s.MaxUnhealthy(), MaxInFlight: s.MaxInFlight(),
 			Orphans: len(s.Orphans), Strays: len(s.Strays), MissingTemplates: s.MissingTemplates,
-			Burst: BurstReplicas, FrozenAbove: s.Replicas() + OvershootMargin}
+			Burst: BurstReplicas}
 		if st := plan.State; st.Wait != nil {
 			rep.WaitingOn = explain.WaitFromTiming(st.Wait, st.Wait.Timing(reconciler.ObjectFields(ms, now), nil), now)
 			rep.WaitingOn.On += fmt.Sprintf(" (%d left)", len(s.Owned)+len(s.Strays))

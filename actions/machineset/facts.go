@@ -35,7 +35,7 @@ func registerFacts(r *engine.Registry[*Scope]) {
 	r.Bool("strays", func(s *Scope) bool { return len(s.Strays) > 0 })
 	r.Bool("orphans", func(s *Scope) bool { return len(s.Orphans) > 0 })
 	r.Enum("replicasDiff", func(s *Scope) string {
-		switch n, want := s.Counts.Active, s.Replicas(); {
+		switch n, want := s.Counts.Total, s.Replicas(); {
 		case n < want:
 			return "Missing"
 		case n > want:
@@ -55,9 +55,7 @@ func registerFacts(r *engine.Registry[*Scope]) {
 		}
 		return "Replaceable"
 	})
-	r.Bool("overshoot", func(s *Scope) bool {
-		return s.Counts.Live > s.Replicas()+OvershootMargin
-	})
+	r.Bool("machinesOutOfSync", func(s *Scope) bool { return len(s.OutOfSync) > 0 })
 	r.Enum("templates", func(s *Scope) string {
 		if len(s.MissingTemplates) > 0 {
 			return "Missing"

@@ -60,6 +60,13 @@ func (o *Observer) Observe(ctx context.Context, key client.ObjectKey, now time.T
 	o.readTemplates(ctx, s)
 	o.claim(ctx, s)
 	s.Counts = count(s.Owned, ms, now)
+	s.OutOfSync = outOfSync(ms, s.Owned)
+	s.Counts.UpToDate = s.Counts.Live
+	for _, m := range s.OutOfSync {
+		if m.DeletionTimestamp.IsZero() {
+			s.Counts.UpToDate--
+		}
+	}
 	return s
 }
 
@@ -107,7 +114,10 @@ func (o *Observer) claim(ctx context.Context, s *Scope) {
 	}
 	for i := range candidates.Items {
 		m := &candidates.Items[i]
-		if metav1.GetControllerOf(m) == nil && m.DeletionTimestamp.IsZero() && Matches(ms, m) {
+		// Machines being deleted are adopted too (as Cluster API's
+		// getAndAdoptMachinesForMachineSet does): the set counts them
+		// until they are gone, and does not replace them before.
+		if metav1.GetControllerOf(m) == nil && Matches(ms, m) {
 			s.Orphans = append(s.Orphans, m)
 		}
 	}
@@ -158,6 +168,13 @@ func Failed(m *clusterv1.Machine) bool {
 	return m.Status.FailureReason != nil || m.Status.Phase == clusterv1.MachinePhaseFailed
 }
 
+// Unhealthy reports whether a Machine is failed or not working: not Ready,
+// or its Node unhealthy (phase Unknown). Cluster API's isMachineHealthy
+// asks for a Node and no NodeHealthy or health check condition False.
+func Unhealthy(m *clusterv1.Machine) bool {
+	return Failed(m) || m.Status.Phase == clusterv1.MachinePhaseUnknown || readySince(m) == nil
+}
+
 // readySince is when the Machine's Ready condition turned True; nil when it
 // is not True.
 func readySince(m *clusterv1.Machine) *time.Time {
@@ -172,6 +189,7 @@ func readySince(m *clusterv1.Machine) *time.Time {
 func count(owned []*clusterv1.Machine, ms *clusterv1.MachineSet, now time.Time) Counts {
 	var c Counts
 	minReady := time.Duration(ms.Spec.MinReadySeconds) * time.Second
+	c.Total = len(owned)
 	for _, m := range owned {
 		if !m.DeletionTimestamp.IsZero() {
 			c.Deleting++

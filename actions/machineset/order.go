@@ -4,26 +4,26 @@ import (
 	"hash/fnv"
 	"sort"
 
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 )
 
-// deletePriority: lower goes first. Machines marked with the delete-machine
-// annotation always go first, then failed or not Ready ones (the least
-// useful, as MCM's NonReady < Ready), then the rest.
+// deletePriority: lower goes first (Cluster API machineset_deletion_order.go,
+// randomDeletionOrder and the others). Machines being deleted already go
+// first, so a scale-down counts them instead of deleting more; then those
+// marked with the delete-machine annotation; then failed or unhealthy ones
+// (betterDelete: the least useful, as MCM's NonReady < Ready); then the
+// rest.
 func deletePriority(m *clusterv1.Machine) int {
-	if _, ok := m.Annotations[clusterv1.DeleteMachineAnnotation]; ok {
+	if !m.DeletionTimestamp.IsZero() {
 		return 0
 	}
-	if Failed(m) {
+	if _, ok := m.Annotations[clusterv1.DeleteMachineAnnotation]; ok {
 		return 1
 	}
-	if c := meta.FindStatusCondition(m.Status.Conditions, clusterv1.ReadyCondition); c == nil || c.Status != metav1.ConditionTrue {
-		return 1
+	if Unhealthy(m) {
+		return 2
 	}
-	return 2
+	return 3
 }
 
 // randomKey orders Machines "randomly" but the same way on every reconcile,

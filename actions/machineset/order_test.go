@@ -54,24 +54,27 @@ func TestDeletionOrder(t *testing.T) {
 	ms := []*clusterv1.Machine{
 		machine("old", 1, ready(t0)), machine("mid", 2, ready(t0)), machine("new", 3, ready(t0)),
 		machine("notready", 4), machine("failed", 0, ready(t0), failed), machine("marked", 5, ready(t0), marked),
+		machine("gone", 6, ready(t0), deleting), machine("sick", 7, ready(t0), func(m *clusterv1.Machine) { m.Status.Phase = clusterv1.MachinePhaseUnknown }),
 	}
-	if got := order(DeletionOrder(ms, clusterv1.DeletionOrderNewest)); got != "marked notready failed new mid old" {
+	// Being deleted, then marked, then failed or unhealthy (not Ready, or
+	// its Node unhealthy), then the order asked.
+	if got := order(DeletionOrder(ms, clusterv1.DeletionOrderNewest)); got != "gone marked sick notready failed new mid old" {
 		t.Errorf("Newest: %s", got)
 	}
-	if got := order(DeletionOrder(ms, clusterv1.DeletionOrderOldest)); got != "marked failed notready old mid new" {
+	if got := order(DeletionOrder(ms, clusterv1.DeletionOrderOldest)); got != "gone marked failed notready sick old mid new" {
 		t.Errorf("Oldest: %s", got)
 	}
 	random := order(DeletionOrder(ms, clusterv1.DeletionOrderRandom))
-	if !strings.HasPrefix(random, "marked ") || !strings.Contains(random, "failed") || strings.Index(random, "old") < strings.Index(random, "notready") {
+	if !strings.HasPrefix(random, "gone marked ") || strings.Index(random, "failed") > strings.Index(random, " old") || strings.Index(random, "old") < strings.Index(random, "notready") {
 		t.Errorf("Random keeps the priorities: %s", random)
 	}
 	// The same Machines come out in the same order every time, whatever the
 	// input order, so an interrupted scale-down picks the same victims.
-	reversed := []*clusterv1.Machine{ms[5], ms[4], ms[3], ms[2], ms[1], ms[0]}
+	reversed := []*clusterv1.Machine{ms[7], ms[6], ms[5], ms[4], ms[3], ms[2], ms[1], ms[0]}
 	if again := order(DeletionOrder(reversed, clusterv1.DeletionOrderRandom)); again != random {
 		t.Errorf("Random is not stable: %s then %s", random, again)
 	}
-	if order(ms) != "old mid new notready failed marked" {
+	if order(ms) != "old mid new notready failed marked gone sick" {
 		t.Errorf("DeletionOrder changed its input: %s", order(ms))
 	}
 }
@@ -140,41 +143,48 @@ func TestCountsAndFacts(t *testing.T) {
 		machine("f", 6, deleting),
 	}
 	owned[0].Labels["tier"] = "web"
-	ms := set(3, "")
+	// Every Machine counts against spec.replicas, those being deleted and
+	// the failed one included (Cluster API syncReplicas).
+	ms := set(6, "")
 	s := &Scope{Found: true, Set: ms, Owned: owned, Counts: count(owned, ms, now), Cluster: &clusterv1.Cluster{}}
-	want := Counts{Live: 4, Active: 3, Failed: 1, Deleting: 2, InFlight: 1, Ready: 2, Available: 1, FullyLabeled: 1, AwaitingAvailability: 1}
+	want := Counts{Total: 6, Live: 4, Active: 3, Failed: 1, Deleting: 2, InFlight: 1, Ready: 2, Available: 1, FullyLabeled: 1, AwaitingAvailability: 1}
 	if s.Counts != want {
 		t.Fatalf("counts %+v, want %+v", s.Counts, want)
 	}
 	f := facts(t, s)
-	for k, v := range map[string]string{"replicasDiff": "Equal", "failedMachines": "Throttled", "overshoot": "false",
+	for k, v := range map[string]string{"replicasDiff": "Equal", "failedMachines": "Throttled", "machinesOutOfSync": "false",
 		"availabilityPending": "true", "machinesLeft": "true", "cluster": "Found", "templates": "Found"} {
 		if f[k] != v {
 			t.Errorf("%s = %s, want %s", k, f[k], v)
 		}
 	}
+	// Replicas 3: the four working Machines are not what is compared, all
+	// six are; Replicas 4 would be Equal if only live Machines counted.
+	for _, replicas := range []int32{3, 4, 5} {
+		s.Set = set(replicas, "")
+		if f := facts(t, s); f["replicasDiff"] != "Surplus" {
+			t.Errorf("replicas %d, 6 Machines (2 being deleted): replicasDiff %s, want Surplus", replicas, f["replicasDiff"])
+		}
+	}
 
-	// maxUnhealthy 0: one failed Machine is over the limit. Replicas 2:
-	// three working Machines are a surplus.
+	// maxUnhealthy 0: one failed Machine is over the limit.
 	s.Set = set(2, "0")
 	if f := facts(t, s); f["failedMachines"] != "OverLimit" || f["replicasDiff"] != "Surplus" {
 		t.Errorf("maxUnhealthy 0, replicas 2: failedMachines %s replicasDiff %s", f["failedMachines"], f["replicasDiff"])
 	}
 	// maxInFlight 2: the in-flight replacement leaves room for one more.
-	s.Set = set(5, "50%")
+	s.Set = set(8, "50%")
 	s.Set.Spec.Remediation.MaxInFlight = ptr.To[int32](2)
 	if f := facts(t, s); f["failedMachines"] != "Replaceable" || f["replicasDiff"] != "Missing" {
-		t.Errorf("maxInFlight 2, replicas 5: failedMachines %s replicasDiff %s", f["failedMachines"], f["replicasDiff"])
+		t.Errorf("maxInFlight 2, replicas 8: failedMachines %s replicasDiff %s", f["failedMachines"], f["replicasDiff"])
 	}
-	// 14 live Machines against 3 wanted: more than 3 + 10.
-	var many []*clusterv1.Machine
-	for i := 0; i < 14; i++ {
-		many = append(many, machine(string(rune('a'+i)), i, failed))
-	}
-	s = &Scope{Found: true, Set: set(3, ""), Owned: many}
-	s.Counts = count(many, s.Set, now)
-	if f := facts(t, s); f["overshoot"] != "true" || f["replicasDiff"] != "Missing" || f["failedMachines"] != "OverLimit" {
-		t.Errorf("14 failed of 3: %v", f)
+	// A Machine deleted by hand and held (a hook) counts until it is gone:
+	// no replacement is missing yet.
+	held := []*clusterv1.Machine{machine("a", 1, ready(t0)), machine("b", 2, ready(t0), deleting)}
+	s = &Scope{Found: true, Set: set(2, ""), Owned: held}
+	s.Counts = count(held, s.Set, now)
+	if f := facts(t, s); f["replicasDiff"] != "Equal" || s.Counts.Total != 2 {
+		t.Errorf("2 wanted, 1 live and 1 held in deletion: replicasDiff %s, total %d", f["replicasDiff"], s.Counts.Total)
 	}
 }
 

@@ -18,9 +18,6 @@ import (
 // BurstReplicas).
 const BurstReplicas = 100
 
-// OvershootMargin is how many Machines beyond spec.replicas freeze creation.
-const OvershootMargin = 10
-
 // Scope is one reconcile's view of a MachineSet and its Machines. Observe
 // fills it once; facts read it, actions act through it and change Set in
 // memory, and the kit patches Set once.
@@ -44,14 +41,19 @@ type Scope struct {
 
 	// Owned are the Machines the set controls (being deleted or not).
 	Owned []*clusterv1.Machine
-	// Orphans match the selector, belong to the set's Cluster, have no
-	// controller and are not being deleted.
+	// Orphans match the selector, belong to the set's Cluster and have no
+	// controller (being deleted or not: adopted, a Machine being deleted
+	// counts until it is gone).
 	Orphans []*clusterv1.Machine
 	// Strays are controlled by the set but no longer match it.
 	Strays []*clusterv1.Machine
 
 	// Counts classifies Owned (Strays excluded).
 	Counts Counts
+
+	// OutOfSync are the Machines of Owned that lack what the template
+	// gives in place (sync.go).
+	OutOfSync []*clusterv1.Machine
 
 	// Err is the first API error met while observing.
 	Err error
@@ -60,12 +62,17 @@ type Scope struct {
 // Counts are what the facts compare against the spec and what the actions
 // and messages report.
 type Counts struct {
+	// Total: every Machine of the set, being deleted or not (what
+	// spec.replicas is compared with, as Cluster API's syncReplicas does).
+	Total int
 	// Live: not being deleted. Active: live and not failed.
 	Live, Active, Failed int
 	// Deleting: being deleted; InFlight: of those, the failed ones (their
 	// replacement is in flight).
-	Deleting, InFlight             int
-	Ready, Available, FullyLabeled int
+	Deleting, InFlight int
+	// Ready: live with Ready True; Available: Ready for minReadySeconds;
+	// UpToDate: live and in sync with the template.
+	Ready, Available, UpToDate, FullyLabeled int
 	// AwaitingAvailability: Ready, not yet for minReadySeconds.
 	AwaitingAvailability int
 }

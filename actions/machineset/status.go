@@ -16,16 +16,17 @@ import (
 // conditions' default (rows that fire write theirs over them) and the
 // MachinesReady summary.
 func registerStatus(r *engine.Registry[*Scope]) {
-	r.Mirror("replicaCounts", "status.replicas, readyReplicas, availableReplicas, fullyLabeledReplicas, failedReplicas and selector from the set's Machines.", mirrorCounts)
-	r.Mirror("replicaConditions", "ScalingUp, ScalingDown and Remediating say what the counts show; Frozen and Paused are False unless a row says otherwise.", mirrorConditions)
+	r.Mirror("replicaCounts", "status.replicas (every Machine of the set, being deleted included), readyReplicas, availableReplicas, upToDateReplicas, fullyLabeledReplicas, failedReplicas and selector from the set's Machines.", mirrorCounts)
+	r.Mirror("replicaConditions", "ScalingUp, ScalingDown and Remediating say what the counts show; Paused is False unless a row says otherwise.", mirrorConditions)
 	r.Summary(clusterv1.MachinesReadyCondition, "True when every Machine of the set that is not being deleted is Ready; otherwise names those that are not.", summarizeMachinesReady)
 }
 
 func mirrorCounts(s *Scope) {
 	st, c := &s.Set.Status, s.Counts
-	st.Replicas = int32(c.Live)
+	st.Replicas = int32(c.Total)
 	st.ReadyReplicas = int32(c.Ready)
 	st.AvailableReplicas = int32(c.Available)
+	st.UpToDateReplicas = int32(c.UpToDate)
 	st.FullyLabeledReplicas = int32(c.FullyLabeled)
 	st.FailedReplicas = int32(c.Failed)
 	st.Selector = labels.SelectorFromSet(s.Set.Spec.Selector.MatchLabels).String()
@@ -39,13 +40,13 @@ func setCondition(s *Scope, t string, status metav1.ConditionStatus, reason, mes
 
 func mirrorConditions(s *Scope) {
 	c, want := s.Counts, s.Replicas()
-	if c.Active < want && s.Set.DeletionTimestamp.IsZero() {
-		setCondition(s, clusterv1.ScalingUpCondition, metav1.ConditionTrue, "ScalingUp", fmt.Sprintf("%d of %d working Machines", c.Active, want))
+	if c.Total < want && s.Set.DeletionTimestamp.IsZero() {
+		setCondition(s, clusterv1.ScalingUpCondition, metav1.ConditionTrue, "ScalingUp", fmt.Sprintf("%d of %d Machines", c.Total, want))
 	} else {
 		setCondition(s, clusterv1.ScalingUpCondition, metav1.ConditionFalse, "NotScalingUp", "")
 	}
-	if c.Active > want && s.Set.DeletionTimestamp.IsZero() {
-		setCondition(s, clusterv1.ScalingDownCondition, metav1.ConditionTrue, "ScalingDown", fmt.Sprintf("%d working Machines, %d wanted", c.Active, want))
+	if c.Total > want && s.Set.DeletionTimestamp.IsZero() {
+		setCondition(s, clusterv1.ScalingDownCondition, metav1.ConditionTrue, "ScalingDown", fmt.Sprintf("%d Machines (%d being deleted), %d wanted", c.Total, c.Deleting, want))
 	} else {
 		setCondition(s, clusterv1.ScalingDownCondition, metav1.ConditionFalse, "NotScalingDown", "")
 	}
@@ -55,7 +56,6 @@ func mirrorConditions(s *Scope) {
 		setCondition(s, clusterv1.RemediatingCondition, metav1.ConditionTrue, "ReplacingFailedMachines",
 			fmt.Sprintf("%d failed Machine(s) wait, %d being replaced", c.Failed, c.InFlight))
 	}
-	setCondition(s, clusterv1.FrozenCondition, metav1.ConditionFalse, "NotFrozen", "")
 	setCondition(s, clusterv1.PausedCondition, metav1.ConditionFalse, "NotPaused", "")
 }
 

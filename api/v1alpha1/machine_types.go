@@ -11,7 +11,6 @@ import (
 // user provides directly.
 //
 // +kubebuilder:validation:XValidation:rule="has(self.configRef) || has(self.dataSecretName)",message="bootstrap needs configRef or dataSecretName"
-// +kubebuilder:validation:XValidation:rule="!has(oldSelf.configRef) || has(self.configRef) && self.configRef == oldSelf.configRef",message="bootstrap.configRef cannot be changed or removed once set"
 type MachineBootstrap struct {
 	// configRef points at the bootstrap config object (for example a
 	// SimBootstrapConfig) that generates the bootstrap data secret.
@@ -155,9 +154,9 @@ type MachineSpec struct {
 	Bootstrap MachineBootstrap `json:"bootstrap"`
 
 	// infrastructureRef points at the infrastructure machine object (for
-	// example a SimMachine). It cannot be changed.
+	// example a SimMachine). It cannot be changed on a Machine (a
+	// MachineSet's template may point at another template).
 	// +required
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="infrastructureRef is immutable"
 	InfrastructureRef ObjectReference `json:"infrastructureRef"`
 
 	// providerID identifies the machine at the infrastructure provider and
@@ -408,8 +407,13 @@ type Machine struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	// spec is the desired state of the Machine.
+	// spec is the desired state of the Machine. Its infrastructureRef and
+	// bootstrap.configRef are immutable here, on the Machine: the rules sit
+	// on this field, not on MachineSpec, so that a MachineSet's template
+	// (also a MachineSpec) can be pointed at new templates.
 	// +required
+	// +kubebuilder:validation:XValidation:rule="self.infrastructureRef == oldSelf.infrastructureRef",message="infrastructureRef is immutable",fieldPath=".infrastructureRef"
+	// +kubebuilder:validation:XValidation:rule="!has(oldSelf.bootstrap.configRef) || has(self.bootstrap.configRef) && self.bootstrap.configRef == oldSelf.bootstrap.configRef",message="bootstrap.configRef cannot be changed or removed once set",fieldPath=".bootstrap"
 	Spec MachineSpec `json:"spec"`
 
 	// status is the observed state of the Machine.

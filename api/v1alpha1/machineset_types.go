@@ -143,18 +143,27 @@ type MachineSetStatus struct {
 	// +optional
 	StateSince *metav1.Time `json:"stateSince,omitempty"`
 
-	// replicas is how many Machines the set owns that are not being deleted.
+	// replicas is how many Machines the set owns, those being deleted
+	// included (as Cluster API counts them).
 	// +optional
 	Replicas int32 `json:"replicas"`
 
-	// readyReplicas counts the owned Machines whose Ready condition is True.
+	// readyReplicas counts the owned Machines that are Ready (Ready
+	// condition True and not being deleted).
 	// +optional
 	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
 
-	// availableReplicas counts the owned Machines Ready for at least
-	// minReadySeconds.
+	// availableReplicas counts the Ready Machines that have been Ready for
+	// at least minReadySeconds.
 	// +optional
 	AvailableReplicas int32 `json:"availableReplicas,omitempty"`
+
+	// upToDateReplicas counts the owned Machines not being deleted that
+	// carry what the template gives a Machine in place (its labels,
+	// annotations, deletion and health settings). A MachineSet never
+	// replaces a Machine to bring it up to date.
+	// +optional
+	UpToDateReplicas int32 `json:"upToDateReplicas,omitempty"`
 
 	// fullyLabeledReplicas counts the owned Machines that carry every label
 	// of the template.
@@ -198,7 +207,7 @@ type MachineSetStatus struct {
 // +kubebuilder:resource:path=machinesets,scope=Namespaced,shortName=kms,categories=krtt
 // +kubebuilder:printcolumn:name="Cluster",type="string",JSONPath=".spec.clusterName"
 // +kubebuilder:printcolumn:name="Replicas",type="integer",JSONPath=".spec.replicas",description="desired Machines"
-// +kubebuilder:printcolumn:name="Current",type="integer",JSONPath=".status.replicas",priority=1,description="owned Machines not being deleted"
+// +kubebuilder:printcolumn:name="Current",type="integer",JSONPath=".status.replicas",priority=1,description="owned Machines, being deleted included"
 // +kubebuilder:printcolumn:name="Ready",type="integer",JSONPath=".status.readyReplicas"
 // +kubebuilder:printcolumn:name="Available",type="integer",JSONPath=".status.availableReplicas"
 // +kubebuilder:printcolumn:name="Phase",type="string",JSONPath=".status.phase",priority=1

@@ -152,3 +152,30 @@ func TestMachineSetDefaultsAndScale(t *testing.T) {
 		t.Errorf("replicas %d after scaling to 5", *ms.Spec.Replicas)
 	}
 }
+
+// TestMachineSetTemplateRefsAreMutable: a MachineSet's template may be
+// pointed at other templates (Cluster API allows it; the Machines it already
+// has keep theirs), although the same fields are immutable on a Machine
+// (TestBadInputCatalog).
+func TestMachineSetTemplateRefsAreMutable(t *testing.T) {
+	freshNamespace(t)
+	ctx := context.Background()
+	strict := client.FieldValidation("Strict")
+	u := &unstructured.Unstructured{Object: baseMachineSet("repoint")}
+	if err := env.Client.Create(ctx, u, strict); err != nil {
+		t.Fatal(err)
+	}
+	for _, change := range []struct {
+		name   string
+		mutate func(obj)
+	}{
+		{"new infrastructure template", set("spec.template.spec.infrastructureRef.name", "v2")},
+		{"new bootstrap template", set("spec.template.spec.bootstrap.configRef.name", "v2")},
+		{"bootstrap data secret instead of a template", all(del("spec.template.spec.bootstrap.configRef"), set("spec.template.spec.bootstrap.dataSecretName", "data"))},
+	} {
+		change.mutate(u.Object)
+		if err := env.Client.Update(ctx, u, strict); err != nil {
+			t.Errorf("%s refused: %v", change.name, err)
+		}
+	}
+}

@@ -125,8 +125,16 @@ const (
 const (
 	// MachineSetFinalizer keeps a MachineSet until its Machines are gone.
 	MachineSetFinalizer = "machineset.cluster.krtt.dev"
-	// SetNameLabel names the MachineSet that created a Machine.
+	// SetNameLabel names the MachineSet that created a Machine (a name
+	// that is not a valid label value is hashed: see
+	// actions/machineset.LabelValue).
 	SetNameLabel = "cluster.krtt.dev/set-name"
+	// ManagedLabelsAnnotation and ManagedAnnotationsAnnotation list, comma
+	// separated, the label and annotation keys a MachineSet put on a
+	// Machine from its template, so that a key removed from the template
+	// is removed from the Machine while keys others added stay.
+	ManagedLabelsAnnotation      = "machineset.cluster.krtt.dev/managed-labels"
+	ManagedAnnotationsAnnotation = "machineset.cluster.krtt.dev/managed-annotations"
 	// DeleteMachineAnnotation marks a Machine its MachineSet deletes first
 	// when it scales down.
 	DeleteMachineAnnotation = "cluster.krtt.dev/delete-machine"
@@ -138,5 +146,4 @@ const (
 	ScalingUpCondition     = "ScalingUp"
 	ScalingDownCondition   = "ScalingDown"
 	RemediatingCondition   = "Remediating"
-	FrozenCondition        = "Frozen"
 )

@@ -268,11 +268,12 @@ type NodeSide struct {
 
 // Replicas is what a MachineSet counts, for its report.
 type Replicas struct {
-	Desired, Working, Failed, Deleting, Ready, Available int
-	MaxUnhealthy, MaxInFlight                            int
-	// Burst caps creations and deletions per reconcile; FrozenAbove is
-	// the number of Machines not being deleted that freezes creation.
-	Burst, FrozenAbove int
+	// Total is every Machine of the set (Working + Failed + Deleting),
+	// what Desired is compared with.
+	Desired, Total, Working, Failed, Deleting, Ready, Available, UpToDate int
+	MaxUnhealthy, MaxInFlight                                             int
+	// Burst caps creations and deletions per reconcile.
+	Burst int
 	// Orphans wait to be adopted; Strays to be released.
 	Orphans, Strays  int
 	MissingTemplates []string `json:",omitempty"`

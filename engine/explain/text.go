@@ -58,10 +58,10 @@ func (r *Report) Text(w io.Writer) {
 		p("  observing failed: %s\n", r.ObserveError)
 	}
 	if rp := r.Replicas; rp != nil {
-		p("  replicas: %d desired, %d working, %d failed, %d being deleted; %d Ready, %d available\n",
-			rp.Desired, rp.Working, rp.Failed, rp.Deleting, rp.Ready, rp.Available)
-		p("  limits:   maxUnhealthy %d, maxInFlight %d, burst %d per reconcile, frozen above %d\n",
-			rp.MaxUnhealthy, rp.MaxInFlight, rp.Burst, rp.FrozenAbove)
+		p("  replicas: %d desired, %d in the set (%d working, %d failed, %d being deleted); %d Ready, %d available, %d up to date\n",
+			rp.Desired, rp.Total, rp.Working, rp.Failed, rp.Deleting, rp.Ready, rp.Available, rp.UpToDate)
+		p("  limits:   maxUnhealthy %d, maxInFlight %d, burst %d per reconcile\n",
+			rp.MaxUnhealthy, rp.MaxInFlight, rp.Burst)
 		if rp.Orphans > 0 || rp.Strays > 0 {
 			p("  claims:   %d orphan(s) to adopt, %d Machine(s) to release\n", rp.Orphans, rp.Strays)
 		}
