@@ -26,6 +26,7 @@ func registerFacts(r *engine.Registry[*Scope]) {
 		}
 		return s.Cluster != nil && s.Cluster.Spec.Paused
 	})
+	r.Bool("ownerAndLabelsSet", "The cluster-name label and the Cluster owner reference are in place.", ownerAndLabelsSet)
 	r.Enum("cluster", "Whether the MachineSet's Cluster exists.", func(s *Scope) string {
 		if s.Cluster == nil {
 			return "Missing"
