@@ -95,6 +95,29 @@ func deleteWorkers(ctx context.Context, s *Scope) engine.Outcome {
 	if len(errs) > 0 {
 		return engine.Failf("%s", strings.Join(errs, "; "))
 	}
+	return engine.Wait("%s", s.Remaining())
+}
+
+func deleteControlPlaneMachines(ctx context.Context, s *Scope) engine.Outcome {
+	_, controlPlane := s.split()
+	if errs := s.deleteMachines(ctx, controlPlane); len(errs) > 0 {
+		return engine.Failf("%s", strings.Join(errs, "; "))
+	}
+	return engine.Wait("%s", s.Remaining())
+}
+
+// Remaining says what the teardown of the Cluster still waits on: the
+// MachineSets and worker Machines, or, once they are gone, the
+// control-plane Machines, each Machine with the deletion step it is in
+// (krtt explain cluster prints it too).
+func (s *Scope) Remaining() string {
+	workers, controlPlane := s.split()
+	if len(s.MachineSets) == 0 && len(workers) == 0 {
+		if len(controlPlane) == 0 {
+			return "nothing is left"
+		}
+		return fmt.Sprintf("every worker is gone; %s still deleting: %s", plural(len(controlPlane), "control-plane Machine"), s.machineNames(controlPlane))
+	}
 	var sets []string
 	for i := range s.MachineSets {
 		sets = append(sets, s.MachineSets[i].Name)
@@ -106,15 +129,11 @@ func deleteWorkers(ctx context.Context, s *Scope) engine.Outcome {
 	if len(workers) > 0 {
 		parts = append(parts, fmt.Sprintf("%s still deleting: %s", plural(len(workers), "worker Machine"), s.machineNames(workers)))
 	}
-	return engine.Wait("%s; the control plane is deleted after them", strings.Join(parts, "; "))
-}
-
-func deleteControlPlaneMachines(ctx context.Context, s *Scope) engine.Outcome {
-	_, controlPlane := s.split()
-	if errs := s.deleteMachines(ctx, controlPlane); len(errs) > 0 {
-		return engine.Failf("%s", strings.Join(errs, "; "))
+	msg := strings.Join(parts, "; ")
+	if len(controlPlane) > 0 {
+		msg += fmt.Sprintf("; then %s", plural(len(controlPlane), "control-plane Machine"))
 	}
-	return engine.Wait("every worker is gone; %s still deleting: %s", plural(len(controlPlane), "control-plane Machine"), s.machineNames(controlPlane))
+	return msg
 }
 
 // deleteMachines deletes the Machines the Cluster owns that are not being

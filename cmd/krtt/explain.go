@@ -39,7 +39,7 @@ var explainNow = time.Now
 // explainCmd: krtt explain machine NAME | krtt explain table TABLE
 func explainCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "explain machine NAME | explain machineset NAME | explain table TABLE",
+		Use:   "explain machine NAME | explain machineset NAME | explain cluster NAME | explain table TABLE",
 		Short: "Explain why a Machine or MachineSet is where it is, or list a table's rows and their coverage",
 		Long: `explain machine observes a Machine exactly as the operator does (same
 observers, same facts), asks the Machine tables which row fires and prints
@@ -52,6 +52,10 @@ explain machineset does the same for a MachineSet, with its counts
 (desired, working, failed, being deleted, Ready, available) and limits
 (maxUnhealthy, maxInFlight, the burst per reconcile, the freeze).
 
+explain cluster does the same for a Cluster; while it is being deleted it
+names what the teardown waits on (MachineSets, Machines and the deletion
+step each Machine is in).
+
 explain table lists a table's rows with the scenarios that cover them.
 
 krtt also works as a kubectl plugin:
@@ -59,7 +63,7 @@ krtt also works as a kubectl plugin:
   ln -s "$PWD/bin/krtt" ~/bin/kubectl-krtt   # any directory on the PATH
   kubectl krtt explain machine m1 -n default`,
 	}
-	cmd.AddCommand(explainMachineCmd(stdout, stderr), explainMachineSetCmd(stdout, stderr), explainTableCmd(stdout, stderr))
+	cmd.AddCommand(explainMachineCmd(stdout, stderr), explainMachineSetCmd(stdout, stderr), explainClusterCmd(stdout, stderr), explainTableCmd(stdout, stderr))
 	return cmd
 }
 
@@ -71,6 +75,11 @@ func explainMachineCmd(stdout, stderr io.Writer) *cobra.Command {
 func explainMachineSetCmd(stdout, stderr io.Writer) *cobra.Command {
 	return explainObjectCmd(stdout, "machineset", "MachineSet", actions.MachineSet, krttexplain.MachineSet,
 		"Explain why a MachineSet is in its state: its counts, limits and what would move it on")
+}
+
+func explainClusterCmd(stdout, stderr io.Writer) *cobra.Command {
+	return explainObjectCmd(stdout, "cluster", "Cluster", actions.Cluster, krttexplain.Cluster,
+		"Explain why a Cluster is in its state and, while it is deleted, what its teardown waits on")
 }
 
 // explainObjectCmd is krtt explain <resource> NAME for one controller's
