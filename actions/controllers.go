@@ -48,5 +48,6 @@ var Controllers = []Controller{
 		Explain: machine.Explain, Help: "Explain why a Machine is in its state and what would move it on"},
 	{Name: machineset.Name, Object: &clusterv1.MachineSet{}, Catalogs: machineset.Catalogs, Setup: machineset.Setup,
 		Explain: machineset.Explain, Help: "Explain why a MachineSet is in its state: its counts, limits and what would move it on"},
-	{Name: cluster.Name, Object: &clusterv1.Cluster{}, Catalogs: cluster.Catalogs, Setup: cluster.Setup},
+	{Name: cluster.Name, Object: &clusterv1.Cluster{}, Catalogs: cluster.Catalogs, Setup: cluster.Setup,
+		Explain: cluster.Explain, Help: "Explain why a Cluster is in its state and, while it is deleted, what its teardown waits on"},
 }

@@ -24,8 +24,8 @@ func TestLoadTablesEmbedded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cs.Tables) != 1 {
-		t.Fatalf("want the cluster-status table, got %d", len(cs.Tables))
+	if len(cs.Tables) != 2 {
+		t.Fatalf("want the cluster-deletion and cluster-status tables, got %d", len(cs.Tables))
 	}
 }
 

@@ -117,11 +117,6 @@ Feature: Deleting a Machine takes it apart in order
     And the Node of "m1" exists
     And the infrastructure object of "m1" is gone
 
-    @row:machine-deletion-checks:C01 @row:machine-deletion-checks:C11
-    Examples: the Cluster is going
-      | why                          | kind    | situation                    | row | reason                                  |
-      | the Cluster is being deleted | Machine | the Cluster is being deleted | C01 | the Cluster is being deleted or is gone |
-
     @row:machine-deletion-checks:C03 @row:machine-deletion-checks:C13
     Examples: the control plane is going
       | why                                | kind    | situation                                         | row | reason                             |
@@ -144,17 +139,6 @@ Feature: Deleting a Machine takes it apart in order
     When I delete the Machine "m1"
     Then the Machine "m1" is gone
     And the Node of "m1" is gone
-
-  @row:machine-deletion-checks:C01
-  Scenario: a Cluster deleted while a pre-drain hook holds the deletion skips the Node steps at once
-    Given a running Machine "m1"
-    And the Machine "m1" has annotation "pre-drain.delete.hook.machine.cluster.krtt.dev/backup"
-    When I delete the Machine "m1"
-    Then the Machine "m1" has condition "Deleting" with reason "WaitingForPreDrainHook"
-    When the Cluster is being deleted
-    Then row "C01" fired for "m1" saying "the Cluster is being deleted or is gone"
-    And the Machine "m1" is gone
-    And the Node of "m1" exists
 
   @row:machine-deletion-checks:C20 @row:machine-deletion:D05
   Scenario: a pre-drain hook added while draining holds the drain until it is removed

@@ -23,7 +23,6 @@ const holdFinalizer = "specs.krtt.dev/hold"
 // the Node (Cluster API's isDeleteNodeAllowed).
 func registerNodeSkipSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^a running control-plane Machine "([^"]*)"$`, w.aRunningControlPlaneMachine)
-	sc.Step(`^the Cluster is being deleted$`, w.clusterBeingDeleted)
 	sc.Step(`^the control plane of the Cluster is being deleted$`, w.controlPlaneBeingDeleted)
 	sc.Step(`^"([^"]*)" is the only control-plane Machine of the Cluster$`, w.onlyControlPlaneMachine)
 	sc.Step(`^"([^"]*)" is the only control-plane Machine of the Cluster and the control plane is not externally managed$`, w.onlyControlPlaneMachineNotExternal)
@@ -52,10 +51,6 @@ func (w *world) deleteHeld(ctx context.Context, obj client.Object) error {
 		return err
 	}
 	return w.h.Client.Delete(ctx, obj)
-}
-
-func (w *world) clusterBeingDeleted(ctx context.Context) error {
-	return w.deleteHeld(ctx, &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: w.cluster}})
 }
 
 // controlPlaneBeingDeleted deletes the Cluster's control plane object and

@@ -55,6 +55,9 @@ type world struct {
 	undo []func(context.Context) error
 	// decided counts the rows fired for a Machine before a step changed it.
 	decided map[string]int
+	// teardown: the Machines of a Cluster when it was deleted, true for
+	// control-plane ones (teardown_steps_test.go).
+	teardown map[string]bool
 }
 
 // serial lets scenarios run in parallel, each in its own namespace, except
@@ -141,6 +144,7 @@ func registerSteps(sc *godog.ScenarioContext, h *harness.Harness, cov *coverage)
 	registerUnreadableKindSteps(sc, w)
 	registerTerminatingSteps(sc, w)
 	registerForceSteps(sc, w)
+	registerTeardownSteps(sc, w)
 
 	// --- Given: the world ---
 	sc.Step(`^a Cluster "([^"]*)"$`, w.aCluster)

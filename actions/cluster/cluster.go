@@ -15,10 +15,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/internal/remote"
+	"github.com/krtt-dev/krtt/reconciler"
 )
 
 // RegistryName is the name the Cluster TableSet gives in spec.registry.
@@ -46,6 +48,11 @@ type Scope struct {
 	Workload remote.Connection
 	// Machines are the Cluster's Machines (by the cluster-name label).
 	Machines []clusterv1.Machine
+	// MachineSets are the Cluster's MachineSets (spec.clusterName), read
+	// only while the Cluster is being deleted.
+	MachineSets []clusterv1.MachineSet
+	// Client deletes the Cluster's MachineSets and Machines on teardown.
+	Client client.Client
 	// Err is an API error met while observing, for the log.
 	Err error
 }
@@ -60,7 +67,7 @@ type Observer struct {
 // that could not even be looked up reads as Unreachable, with the error:
 // nothing is known about the workload cluster then.
 func (o *Observer) Observe(ctx context.Context, key client.ObjectKey) *Scope {
-	s := &Scope{Connections: o.Connections, Key: key, Workload: remote.Connection{State: remote.SelfHosted}}
+	s := &Scope{Connections: o.Connections, Client: o.Client, Key: key, Workload: remote.Connection{State: remote.SelfHosted}}
 	c := &clusterv1.Cluster{}
 	if err := o.Client.Get(ctx, key, c); err != nil {
 		if !apierrors.IsNotFound(err) {
@@ -85,6 +92,19 @@ func (o *Observer) Observe(ctx context.Context, key client.ObjectKey) *Scope {
 		}
 	}
 	s.Machines = list.Items
+	if !c.DeletionTimestamp.IsZero() {
+		sets := &clusterv1.MachineSetList{}
+		if err := o.Client.List(ctx, sets, client.InNamespace(key.Namespace)); err != nil {
+			if s.Err == nil {
+				s.Err = fmt.Errorf("list MachineSets: %w", err)
+			}
+		}
+		for i := range sets.Items {
+			if sets.Items[i].Spec.ClusterName == key.Name {
+				s.MachineSets = append(s.MachineSets, sets.Items[i])
+			}
+		}
+	}
 	return s
 }
 
@@ -97,6 +117,17 @@ func register(reg *engine.Registry[*Scope]) {
 		return string(s.Workload.State)
 	})
 	reg.Bool("reconnected", reconnected)
+	reg.Bool("hasFinalizer", func(s *Scope) bool {
+		return s.Cluster != nil && controllerutil.ContainsFinalizer(s.Cluster, clusterv1.ClusterFinalizer)
+	})
+	reg.Bool("deleting", func(s *Scope) bool {
+		return s.Cluster != nil && !s.Cluster.DeletionTimestamp.IsZero()
+	})
+	reg.Enum("descendants", descendants)
+	reg.Action("AddFinalizer", "Add the cluster.cluster.krtt.dev finalizer to the Cluster.", reconciler.AddFinalizer(clusterv1.ClusterFinalizer, clusterOf), engine.Pure())
+	reg.Action("RemoveFinalizer", "Remove the cluster.cluster.krtt.dev finalizer so Kubernetes can delete the Cluster.", reconciler.RemoveFinalizer(clusterv1.ClusterFinalizer, clusterOf))
+	reg.Action("DeleteWorkers", "Delete the MachineSets and worker Machines the Cluster owns that are not being deleted; wait until every MachineSet and worker Machine is gone.", deleteWorkers, engine.MayWait())
+	reg.Action("DeleteControlPlaneMachines", "Delete the control-plane Machines the Cluster owns that are not being deleted; wait until every one is gone.", deleteControlPlaneMachines, engine.MayWait())
 	reg.Action("RecordReconnection", "Record in status.workloadClusterReconnectTime when the workload cluster became usable again.", recordReconnection)
 	reg.Action("DisconnectWorkloadCluster", "Close the Cluster's workload cluster connection, if one is open.", disconnect)
 	reg.Action("DescribeWorkloadCluster", "Say how the Node side is reached: which Secret and API server, since when, and the error.", describe, engine.Pure())

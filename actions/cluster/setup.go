@@ -1,6 +1,7 @@
 // Package cluster is the Cluster controller: the Cluster tables, facts and
 // actions (actions/cluster) run by the controller kit. It sets a Cluster's
-// WorkloadClusterReachable and MachinesReady conditions and status.machines.
+// WorkloadClusterReachable and MachinesReady conditions and status.machines,
+// and tears a deleted Cluster down (its MachineSets and Machines first).
 package cluster
 
 import (
@@ -38,6 +39,7 @@ func Spec(set *engine.TableSet, c client.Client, conns Connections) reconciler.S
 		Registry:       Registry(),
 		NewObject:      func() *clusterv1.Cluster { return &clusterv1.Cluster{} },
 		NewList:        func() client.ObjectList { return &clusterv1.ClusterList{} },
+		Finalizer:      clusterv1.ClusterFinalizer,
 		ObserveTimeout: observeTimeout,
 		Observe: func(ctx context.Context, key client.ObjectKey, _ time.Time) reconciler.Observation[*clusterv1.Cluster, *Scope] {
 			s := obs.Observe(ctx, key)
@@ -83,6 +85,8 @@ func Setup(_ context.Context, mgr ctrl.Manager, opts controller.Options) error {
 		// Machine counts are a summary: Machines changing in a burst are
 		// counted once per machineCountDelay, not once per change.
 		Watches(&clusterv1.Machine{}, reconciler.EnqueueCoalesced(machineCountDelay, held(machineToCluster))).
+		// A Cluster being deleted waits for its MachineSets to go.
+		Watches(&clusterv1.MachineSet{}, handler.EnqueueRequestsFromMapFunc(held(machineSetToCluster))).
 		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(held(secretToCluster)), builder.WithPredicates(remote.KubeconfigSecrets())).
 		WatchesRawSource(source.Channel(opts.Clusters.Subscribe(), &handler.EnqueueRequestForObject{}))
 	return r.Setup(mgr, b, workers, nil)
@@ -96,6 +100,14 @@ func machineToCluster(_ context.Context, o client.Object) []reconcile.Request {
 	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: m.Namespace, Name: m.Spec.ClusterName}}}
 }
 
+func machineSetToCluster(_ context.Context, o client.Object) []reconcile.Request {
+	ms, ok := o.(*clusterv1.MachineSet)
+	if !ok || ms.Spec.ClusterName == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: ms.Namespace, Name: ms.Spec.ClusterName}}}
+}
+
 func secretToCluster(_ context.Context, o client.Object) []reconcile.Request {
 	name, ok := remote.ClusterOfSecret(o.GetName())
 	if !ok {
@@ -106,4 +118,7 @@ func secretToCluster(_ context.Context, o client.Object) []reconcile.Request {
 
 // The Cluster controller's permissions (config/rbac/role.yaml, make manifests).
 // +kubebuilder:rbac:groups=cluster.krtt.dev,resources=clusters/status,verbs=patch
-// +kubebuilder:rbac:groups=cluster.krtt.dev,resources=clusters,verbs=get;list;watch
+// +kubebuilder:rbac:groups=cluster.krtt.dev,resources=clusters,verbs=get;list;watch;patch
+// Teardown: the Cluster deletes its MachineSets and Machines.
+// +kubebuilder:rbac:groups=cluster.krtt.dev,resources=machinesets,verbs=list;watch;delete
+// +kubebuilder:rbac:groups=cluster.krtt.dev,resources=machines,verbs=list;watch;delete

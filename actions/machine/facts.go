@@ -90,6 +90,10 @@ func registerFacts(r *engine.Registry[*Scope]) {
 	r.Bool("hasNodeRef", func(s *Scope) bool { return hasNodeRef(s) })
 	r.Enum("node", func(s *Scope) string {
 		switch {
+		case s.NodeClient == nil:
+			// The Node side was not read (the workload cluster cannot be
+			// used, or the Cluster is gone): an unseen Node is not a lost one.
+			return "Unknown"
 		case hasNodeRef(s) && len(s.Nodes) == 0:
 			return "Gone"
 		case len(s.Nodes) == 1:

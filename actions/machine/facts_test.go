@@ -1,6 +1,7 @@
 package machine
 
 import (
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"testing"
 	"time"
 
@@ -109,17 +110,22 @@ func TestNodeFact(t *testing.T) {
 	noRef := &clusterv1.Machine{}
 	one := []corev1.Node{{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}}
 	two := []corev1.Node{{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}, {ObjectMeta: metav1.ObjectMeta{Name: "n2"}}}
+	read := fake.NewClientBuilder().Build()
 	for _, tc := range []struct {
 		name string
 		s    *Scope
 		want string
 	}{
-		{"nodeRef, Node gone", &Scope{MachineFound: true, Machine: withRef}, "Gone"},
-		{"nodeRef, Node found", &Scope{MachineFound: true, Machine: withRef, Nodes: one}, "Found"},
-		{"no nodeRef, one Node by providerID", &Scope{MachineFound: true, Machine: noRef, Nodes: one}, "Found"},
-		{"no nodeRef, two Nodes by providerID", &Scope{MachineFound: true, Machine: noRef, Nodes: two}, "Multiple"},
-		{"no nodeRef, no Node", &Scope{MachineFound: true, Machine: noRef}, "None"},
-		{"no Machine", &Scope{}, "None"},
+		{"nodeRef, Node gone", &Scope{MachineFound: true, Machine: withRef, NodeClient: read}, "Gone"},
+		{"nodeRef, Node found", &Scope{MachineFound: true, Machine: withRef, Nodes: one, NodeClient: read}, "Found"},
+		{"no nodeRef, one Node by providerID", &Scope{MachineFound: true, Machine: noRef, Nodes: one, NodeClient: read}, "Found"},
+		{"no nodeRef, two Nodes by providerID", &Scope{MachineFound: true, Machine: noRef, Nodes: two, NodeClient: read}, "Multiple"},
+		{"no nodeRef, no Node", &Scope{MachineFound: true, Machine: noRef, NodeClient: read}, "None"},
+		// Without a usable connection (closed, unreachable, no Cluster)
+		// the Node side is not read: never Gone.
+		{"nodeRef, Node side not read", &Scope{MachineFound: true, Machine: withRef}, "Unknown"},
+		{"no nodeRef, Node side not read", &Scope{MachineFound: true, Machine: noRef}, "Unknown"},
+		{"no Machine", &Scope{}, "Unknown"},
 	} {
 		if got := observe(t, tc.s).Get("node"); got != tc.want {
 			t.Errorf("%s: node = %s, want %s", tc.name, got, tc.want)

@@ -79,12 +79,22 @@ func (o *Observer) Observe(ctx context.Context, key client.ObjectKey, now time.T
 	return s
 }
 
+// NoCluster is the workloadCluster of a Machine whose Cluster does not
+// exist: there is no connection to read its Node side through, so nothing
+// of it is observed. The management cluster is never read in its place: a
+// Node that lives in a workload cluster would read as deleted there.
+const NoCluster remote.State = "NoCluster"
+
 // connect finds the Node side of the Machine's Cluster. Without a Cluster
-// there is nothing to connect to and the management cluster serves, as
-// before workload clusters existed (the Cluster rows decide what that means).
+// there is nothing to connect to, and the Node side is not observed.
 func (o *Observer) connect(ctx context.Context, s *Scope) {
 	m := s.Machine
-	if o.Clusters == nil || s.Cluster == nil {
+	if s.Cluster == nil {
+		s.Workload = remote.Connection{State: NoCluster,
+			Message: fmt.Sprintf("the Cluster %s does not exist: its Node side cannot be read", m.Spec.ClusterName)}
+		return
+	}
+	if o.Clusters == nil {
 		s.Workload = remote.Connection{Client: o.Client, State: remote.SelfHosted, Message: "the Node side is the management cluster"}
 		s.NodeClient = o.Client
 		return

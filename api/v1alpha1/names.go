@@ -46,6 +46,9 @@ const (
 	// MachineFinalizer keeps a Machine until its Node, infrastructure and
 	// bootstrap objects are cleaned up.
 	MachineFinalizer = "machine.cluster.krtt.dev"
+	// ClusterFinalizer keeps a Cluster until its MachineSets and Machines
+	// are gone (Cluster API's cluster.cluster.x-k8s.io).
+	ClusterFinalizer = "cluster.cluster.krtt.dev"
 )
 
 // Annotations on Machines (and Clusters, for PausedAnnotation).

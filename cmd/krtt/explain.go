@@ -39,7 +39,7 @@ var explainNow = time.Now
 // explainCmd: krtt explain machine NAME | krtt explain table TABLE
 func explainCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "explain machine NAME | explain machineset NAME | explain table TABLE",
+		Use:   "explain machine NAME | explain machineset NAME | explain cluster NAME | explain table TABLE",
 		Short: "Explain why a Machine or MachineSet is where it is, or list a table's rows and their coverage",
 		Long: `explain machine observes a Machine exactly as the operator does (same
 observers, same facts), asks the Machine tables which row fires and prints
@@ -51,6 +51,10 @@ no row's actions are run.
 explain machineset does the same for a MachineSet, with its counts
 (desired, working, failed, being deleted, Ready, available) and limits
 (maxUnhealthy, maxInFlight, the burst per reconcile, the freeze).
+
+explain cluster does the same for a Cluster; while it is being deleted it
+names what the teardown waits on (MachineSets, Machines and the deletion
+step each Machine is in).
 
 explain table lists a table's rows with the scenarios that cover them.
 

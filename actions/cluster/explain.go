@@ -1,0 +1,45 @@
+package cluster
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/engine/explain"
+	"github.com/krtt-dev/krtt/internal/remote"
+	"github.com/krtt-dev/krtt/reconciler"
+)
+
+// Explain explains a Cluster: its connection and, while it is being
+// deleted, what its teardown waits on (the MachineSets and Machines left,
+// each Machine with its deletion step) and its Deleting condition.
+func Explain(ctx context.Context, c client.Client, set *engine.TableSet, key client.ObjectKey, now time.Time) (*explain.Report, error) {
+	clusters := remote.New(c, c, remote.Options{Scheme: c.Scheme()})
+	r, err := reconciler.New(Spec(set, c, clusters), reconciler.Options{Client: c, Now: func() time.Time { return now }})
+	if err != nil {
+		return nil, err
+	}
+	rep, plan, err := reconciler.Explain(ctx, c, r, "Cluster", key, now)
+	if err != nil {
+		return nil, err
+	}
+	s := plan.Obs.Env
+	if w := s.Workload; w.State != "" {
+		rep.NodeSide = &explain.NodeSide{State: string(w.State), Server: w.Server, Secret: w.Secret, Message: w.Message}
+	}
+	if cl := s.Cluster; cl != nil {
+		if cond := meta.FindStatusCondition(cl.Status.Conditions, clusterv1.DeletingCondition); cond != nil {
+			t := cond.LastTransitionTime.UTC()
+			rep.Deleting = &explain.Condition{Type: cond.Type, Status: string(cond.Status), Reason: cond.Reason, Message: cond.Message, Since: &t}
+		}
+		if st := plan.State; st.Wait != nil {
+			rep.WaitingOn = explain.WaitFromTiming(st.Wait, st.Wait.Timing(reconciler.ObjectFields(cl, now), nil), now)
+			rep.WaitingOn.On += ": " + s.Remaining()
+		}
+	}
+	return rep, nil
+}

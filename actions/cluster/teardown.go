@@ -1,0 +1,188 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/engine"
+)
+
+// clusterOf is the Cluster the scope reconciles, for the kit's actions.
+func clusterOf(s *Scope) client.Object { return s.Cluster }
+
+// shownNames is how many names a teardown message lists before "and N more".
+const shownNames = 5
+
+func isControlPlane(m *clusterv1.Machine) bool {
+	_, ok := m.Labels[clusterv1.ControlPlaneLabel]
+	return ok
+}
+
+// workers are the Cluster's Machines without the control-plane label, and
+// controlPlane those with it.
+func (s *Scope) split() (workers, controlPlane []*clusterv1.Machine) {
+	for i := range s.Machines {
+		m := &s.Machines[i]
+		if isControlPlane(m) {
+			controlPlane = append(controlPlane, m)
+		} else {
+			workers = append(workers, m)
+		}
+	}
+	return workers, controlPlane
+}
+
+func descendants(s *Scope) string {
+	workers, controlPlane := s.split()
+	switch {
+	case len(s.MachineSets) > 0 || len(workers) > 0:
+		return "Workers"
+	case len(controlPlane) > 0:
+		return "ControlPlane"
+	}
+	return "None"
+}
+
+// ownedByCluster: obj carries an owner reference to the Cluster and no
+// controller reference to anything else, as Cluster API's
+// filterOwnedDescendants picks the stand-alone objects (a Machine of a
+// MachineSet is deleted by its set).
+func ownedByCluster(obj metav1.Object, c *clusterv1.Cluster) bool {
+	owned := false
+	for _, ref := range obj.GetOwnerReferences() {
+		isCluster := ref.Kind == "Cluster" && ref.Name == c.Name && ref.APIVersion == clusterv1.GroupVersion.String()
+		if ref.Controller != nil && *ref.Controller && !isCluster {
+			return false
+		}
+		owned = owned || isCluster
+	}
+	return owned
+}
+
+// deleteObject deletes one object by name and UID (the listed copies are
+// the cache's own, never handed to a write); NotFound means it is gone.
+func (s *Scope) deleteObject(ctx context.Context, obj client.Object, uid types.UID) error {
+	err := s.Client.Delete(ctx, obj, client.Preconditions{UID: &uid})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("delete %T %s: %w", obj, obj.GetName(), err)
+	}
+	return nil
+}
+
+func deleteWorkers(ctx context.Context, s *Scope) engine.Outcome {
+	workers, _ := s.split()
+	var errs []string
+	for i := range s.MachineSets {
+		ms := &s.MachineSets[i]
+		if !ms.DeletionTimestamp.IsZero() || !ownedByCluster(ms, s.Cluster) {
+			continue
+		}
+		obj := &clusterv1.MachineSet{ObjectMeta: metav1.ObjectMeta{Namespace: ms.Namespace, Name: ms.Name}}
+		if err := s.deleteObject(ctx, obj, ms.UID); err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
+	errs = append(errs, s.deleteMachines(ctx, workers)...)
+	if len(errs) > 0 {
+		return engine.Failf("%s", strings.Join(errs, "; "))
+	}
+	return engine.Wait("%s", s.Remaining())
+}
+
+func deleteControlPlaneMachines(ctx context.Context, s *Scope) engine.Outcome {
+	_, controlPlane := s.split()
+	if errs := s.deleteMachines(ctx, controlPlane); len(errs) > 0 {
+		return engine.Failf("%s", strings.Join(errs, "; "))
+	}
+	return engine.Wait("%s", s.Remaining())
+}
+
+// Remaining says what the teardown of the Cluster still waits on: the
+// MachineSets and worker Machines, or, once they are gone, the
+// control-plane Machines, each Machine with the deletion step it is in
+// (krtt explain cluster prints it too).
+func (s *Scope) Remaining() string {
+	workers, controlPlane := s.split()
+	if len(s.MachineSets) == 0 && len(workers) == 0 {
+		if len(controlPlane) == 0 {
+			return "nothing is left"
+		}
+		return fmt.Sprintf("every worker is gone; %s still deleting: %s", plural(len(controlPlane), "control-plane Machine"), s.machineNames(controlPlane))
+	}
+	var sets []string
+	for i := range s.MachineSets {
+		sets = append(sets, s.MachineSets[i].Name)
+	}
+	var parts []string
+	if len(sets) > 0 {
+		parts = append(parts, fmt.Sprintf("%s still deleting: %s", plural(len(sets), "MachineSet"), names(sets)))
+	}
+	if len(workers) > 0 {
+		parts = append(parts, fmt.Sprintf("%s still deleting: %s", plural(len(workers), "worker Machine"), s.machineNames(workers)))
+	}
+	msg := strings.Join(parts, "; ")
+	if len(controlPlane) > 0 {
+		msg += fmt.Sprintf("; then %s", plural(len(controlPlane), "control-plane Machine"))
+	}
+	return msg
+}
+
+// deleteMachines deletes the Machines the Cluster owns that are not being
+// deleted yet; Machines a MachineSet (or another controller) owns are left
+// to it.
+func (s *Scope) deleteMachines(ctx context.Context, machines []*clusterv1.Machine) []string {
+	var errs []string
+	for _, m := range machines {
+		if !m.DeletionTimestamp.IsZero() || !ownedByCluster(m, s.Cluster) {
+			continue
+		}
+		obj := &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: m.Namespace, Name: m.Name}}
+		if err := s.deleteObject(ctx, obj, m.UID); err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
+	return errs
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+func names(list []string) string {
+	sort.Strings(list)
+	if len(list) > shownNames {
+		list = append(list[:shownNames:shownNames], fmt.Sprintf("and %d more", len(list)-shownNames))
+	}
+	return strings.Join(list, ", ")
+}
+
+// machineNames names the Machines with the deletion step each is in (its
+// Deleting condition's reason), so the Cluster says what it waits on.
+func (s *Scope) machineNames(machines []*clusterv1.Machine) string {
+	out := make([]string, 0, len(machines))
+	for _, m := range machines {
+		name := m.Name
+		switch c := meta.FindStatusCondition(m.Status.Conditions, clusterv1.DeletingCondition); {
+		case m.DeletionTimestamp.IsZero() && ownedByCluster(m, s.Cluster):
+			name += " (deletion requested)"
+		case m.DeletionTimestamp.IsZero():
+			name += " (left to its owner)"
+		case c != nil && c.Status == metav1.ConditionTrue:
+			name += " (" + c.Reason + ")"
+		}
+		out = append(out, name)
+	}
+	return names(out)
+}

@@ -1,0 +1,61 @@
+@teardown
+Feature: Cluster teardown
+  A Cluster carries the finalizer cluster.cluster.krtt.dev. Deleted, it deletes its MachineSets and
+  worker Machines, then its control-plane Machines, and waits until they are gone: each Machine goes
+  through its own deletion (hooks, drain and Node deletion in the workload cluster, whose connection
+  stays open meanwhile). Only then does the Cluster go. Its Deleting condition and krtt explain cluster
+  name what it waits on.
+
+  @row:cluster-deletion:K07 @row:cluster-deletion:K08 @row:cluster-deletion:K09 @row:cluster-deletion:K10 @row:cluster-deletion:K11 @row:machineset-normal:S13
+  Scenario: A Cluster with a MachineSet of 3, a lone worker and a control-plane Machine is torn down, workers first
+    Given a Cluster "c1" whose Nodes live in the workload cluster
+    And a running control-plane Machine "cp"
+    And a running Machine "lone"
+    And a MachineSet "workers" of 3 Machines
+    And the providers bring every Machine of "workers" to Running
+    And a kubelet runs on the Node of "lone"
+    And Pod "p1" runs on the Node of "lone"
+    And a kubelet runs on the Node of "cp"
+    And Pod "p2" runs on the Node of "cp"
+    Then the Cluster "c1" has the krtt finalizer
+    And the MachineSet "workers" is owned by the Cluster "c1"
+    When I delete the Cluster "c1"
+    Then Pod "p1" is evicted
+    And Pod "p2" is evicted
+    And the Cluster "c1" is gone
+    And every worker Machine of the Cluster was gone before a control-plane Machine was deleted
+    And nothing of the Cluster "c1" is left
+
+  Scenario: A Cluster deleted while a pre-drain hook holds a worker waits for the hook and says so
+    Given a Cluster "c1" whose Nodes live in the workload cluster
+    And a running control-plane Machine "cp"
+    And a running Machine "lone"
+    And the Machine "lone" has annotation "pre-drain.delete.hook.machine.cluster.krtt.dev/backup"
+    When I delete the Cluster "c1"
+    Then the Machine "lone" has condition "Deleting" with reason "WaitingForPreDrainHook"
+    And the Cluster "c1" has condition "Deleting" with status "True" and reason "WaitingForWorkersDeletion" and message containing "1 worker Machine still deleting: lone (WaitingForPreDrainHook); then 1 control-plane Machine"
+    And krtt explain cluster "c1" says "lone (WaitingForPreDrainHook)"
+    And the Machine "cp" is not being deleted
+    And the Node of "lone" exists
+    When the annotation "pre-drain.delete.hook.machine.cluster.krtt.dev/backup" is removed from the Machine "lone"
+    Then the Cluster "c1" is gone
+    And every worker Machine of the Cluster was gone before a control-plane Machine was deleted
+    And nothing of the Cluster "c1" is left
+
+  @row:machine-deletion-checks:C01 @row:machine-deletion-checks:C11 @row:machine-normal:N05
+  Scenario: A Cluster whose finalizer is removed by hand: its Machines skip the Node steps and never take their Node for deleted
+    Given a Cluster "c1" whose Nodes live in the workload cluster
+    And a running Machine "m1"
+    And a running Machine "m2" controlled by another owner
+    And the Machine "m1" has annotation "pre-drain.delete.hook.machine.cluster.krtt.dev/backup"
+    When I delete the Cluster "c1"
+    Then the Machine "m1" has condition "Deleting" with reason "WaitingForPreDrainHook"
+    And the Cluster "c1" has condition "Deleting" with status "True" and reason "WaitingForWorkersDeletion" and message containing "m2 (left to its owner)"
+    When the finalizer "cluster.cluster.krtt.dev" is removed from the Cluster "c1"
+    Then the Cluster "c1" is gone
+    And row "C01" fired for "m1" saying "the Cluster is gone"
+    And the Machine "m1" is gone
+    And the Node of "m1" exists
+    And the Machine "m2" has condition "Ready" with reason "ClusterNotFound"
+    And the Machine "m2" has condition "NodeHealthy" with status "True" and reason "NodeHealthy"
+    And row "E04" never fired for "m2"

@@ -1,0 +1,280 @@
+package features
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/cucumber/godog"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/krtt-dev/krtt/actions"
+	clusteractions "github.com/krtt-dev/krtt/actions/cluster"
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/internal/remote"
+	simv1 "github.com/krtt-dev/krtt/test/infrastructure/sim/api/v1alpha1"
+)
+
+// registerTeardownSteps: a Cluster's teardown (cluster_teardown.feature).
+func registerTeardownSteps(sc *godog.ScenarioContext, w *world) {
+	sc.Step(`^a running Machine "([^"]*)" controlled by another owner$`, w.runningMachineOfAnotherOwner)
+	sc.Step(`^the Cluster "([^"]*)" has the krtt finalizer$`, w.clusterHasFinalizer)
+	sc.Step(`^the MachineSet "([^"]*)" is owned by the Cluster "([^"]*)"$`, w.machineSetOwnedByCluster)
+	sc.Step(`^I delete the Cluster "([^"]*)"$`, w.deleteClusterRecorded)
+	sc.Step(`^the finalizer "([^"]*)" is removed from the Cluster "([^"]*)"$`, w.removeClusterFinalizer)
+	sc.Step(`^the Cluster "([^"]*)" is gone$`, w.clusterGone)
+	sc.Step(`^every worker Machine of the Cluster was gone before a control-plane Machine was deleted$`, w.workersBeforeControlPlane)
+	sc.Step(`^nothing of the Cluster "([^"]*)" is left$`, w.nothingLeft)
+	sc.Step(`^krtt explain cluster "([^"]*)" says "([^"]*)"$`, w.explainClusterSays)
+	sc.Step(`^the Machine "([^"]*)" is not being deleted$`, w.machineNotDeleting)
+	sc.Step(`^row "([^"]*)" never fired for "([^"]*)"$`, w.rowNeverFired)
+}
+
+// runningMachineOfAnotherOwner: a Machine some other controller owns (a
+// controller reference to an object of another kind), so the Cluster's
+// teardown leaves it to that owner.
+func (w *world) runningMachineOfAnotherOwner(ctx context.Context, name string) error {
+	return w.runningMachine(ctx, name, func(m *clusterv1.Machine) {
+		m.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: "keeper",
+			UID: types.UID("keeper-" + w.ns), Controller: ptr.To(true)}}
+	})
+}
+
+func (w *world) cluster1(ctx context.Context, name string) (*clusterv1.Cluster, error) {
+	c := &clusterv1.Cluster{}
+	return c, w.h.Client.Get(ctx, w.key(name), c)
+}
+
+func (w *world) clusterHasFinalizer(ctx context.Context, name string) error {
+	return w.eventually(ctx, "Cluster finalizer", func(ctx context.Context) error {
+		c, err := w.cluster1(ctx, name)
+		if err != nil {
+			return err
+		}
+		for _, f := range c.Finalizers {
+			if f == clusterv1.ClusterFinalizer {
+				return nil
+			}
+		}
+		return fmt.Errorf("finalizers %v", c.Finalizers)
+	})
+}
+
+func (w *world) machineSetOwnedByCluster(ctx context.Context, set, name string) error {
+	return w.eventually(ctx, "MachineSet owned by its Cluster", func(ctx context.Context) error {
+		c, err := w.cluster1(ctx, name)
+		if err != nil {
+			return err
+		}
+		ms := &clusterv1.MachineSet{}
+		if err := w.h.Client.Get(ctx, w.key(set), ms); err != nil {
+			return err
+		}
+		if ms.Labels[clusterv1.ClusterNameLabel] != name {
+			return fmt.Errorf("labels %v", ms.Labels)
+		}
+		for _, ref := range ms.OwnerReferences {
+			if ref.UID == c.UID && ref.Kind == "Cluster" {
+				if ref.Controller != nil && *ref.Controller {
+					return fmt.Errorf("the Cluster is the set's controller, want a plain owner: %+v", ref)
+				}
+				return nil
+			}
+		}
+		return fmt.Errorf("owner references %+v", ms.OwnerReferences)
+	})
+}
+
+// deleteClusterRecorded deletes the Cluster after noting its Machines (and
+// which are control-plane ones), for the ordering and leftovers checks.
+func (w *world) deleteClusterRecorded(ctx context.Context, name string) error {
+	list := &clusterv1.MachineList{}
+	if err := w.h.Client.List(ctx, list, client.InNamespace(w.ns)); err != nil {
+		return err
+	}
+	w.teardown = map[string]bool{}
+	for _, m := range list.Items {
+		if m.Spec.ClusterName == name {
+			_, cp := m.Labels[clusterv1.ControlPlaneLabel]
+			w.teardown[m.Name] = cp
+		}
+	}
+	return w.deleteCluster(ctx, name)
+}
+
+func (w *world) removeClusterFinalizer(ctx context.Context, finalizer, name string) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		c, err := w.cluster1(ctx, name)
+		if err != nil {
+			return err
+		}
+		var keep []string
+		for _, f := range c.Finalizers {
+			if f != finalizer {
+				keep = append(keep, f)
+			}
+		}
+		c.Finalizers = keep
+		return w.h.Client.Update(ctx, c)
+	})
+}
+
+func (w *world) clusterGone(ctx context.Context, name string) error {
+	return w.eventually(ctx, "Cluster "+name+" gone", func(ctx context.Context) error {
+		c, err := w.cluster1(ctx, name)
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		var cond string
+		for _, x := range c.Status.Conditions {
+			if x.Type == clusterv1.DeletingCondition {
+				cond = x.Reason + ": " + x.Message
+			}
+		}
+		return fmt.Errorf("Cluster %s still exists (state %s; Deleting %s)", name, c.Status.State, cond)
+	})
+}
+
+// workersBeforeControlPlane reads the Machines' traces: the last worker's
+// deletion completed before the first control-plane Machine entered its
+// deletion.
+func (w *world) workersBeforeControlPlane(ctx context.Context) error {
+	return w.eventually(ctx, "workers gone before the control plane", func(context.Context) error {
+		var lastWorker, firstCP time.Time
+		var lastName, firstName string
+		for name, cp := range w.teardown {
+			var done, started time.Time
+			for _, tr := range w.h.Traces(w.key(name)) {
+				if tr.Set != "machine" {
+					continue
+				}
+				if tr.To == "DeletionCompleted" && done.IsZero() {
+					done = tr.Time
+				}
+				if tr.To == "Deleting" && started.IsZero() {
+					started = tr.Time
+				}
+			}
+			if done.IsZero() || started.IsZero() {
+				return fmt.Errorf("Machine %s: deletion started %v, completed %v", name, started, done)
+			}
+			if cp && (firstCP.IsZero() || started.Before(firstCP)) {
+				firstCP, firstName = started, name
+			}
+			if !cp && done.After(lastWorker) {
+				lastWorker, lastName = done, name
+			}
+		}
+		if firstCP.IsZero() || lastWorker.IsZero() {
+			return fmt.Errorf("want workers and control-plane Machines, have %v", w.teardown)
+		}
+		if firstCP.Before(lastWorker) {
+			return fmt.Errorf("control-plane Machine %s entered its deletion at %s, before worker %s completed at %s",
+				firstName, firstCP.Format(time.RFC3339Nano), lastName, lastWorker.Format(time.RFC3339Nano))
+		}
+		return nil
+	})
+}
+
+// nothingLeft: no Machine, MachineSet, provider object or Secret of the
+// scenario (but the kubeconfig Secret) is left, and no Node of its Machines
+// in the workload cluster.
+func (w *world) nothingLeft(ctx context.Context, name string) error {
+	return w.eventually(ctx, "nothing of "+name+" left", func(ctx context.Context) error {
+		var left []string
+		ms := &clusterv1.MachineList{}
+		sets := &clusterv1.MachineSetList{}
+		sims := &simv1.SimMachineList{}
+		boots := &simv1.SimBootstrapConfigList{}
+		secrets := &corev1.SecretList{}
+		for _, l := range []client.ObjectList{ms, sets, sims, boots, secrets} {
+			if err := w.h.Client.List(ctx, l, client.InNamespace(w.ns)); err != nil {
+				return err
+			}
+		}
+		for _, m := range ms.Items {
+			left = append(left, "Machine "+m.Name)
+		}
+		for _, s := range sets.Items {
+			left = append(left, "MachineSet "+s.Name)
+		}
+		for _, s := range sims.Items {
+			left = append(left, "SimMachine "+s.Name)
+		}
+		for _, b := range boots.Items {
+			left = append(left, "SimBootstrapConfig "+b.Name)
+		}
+		for _, s := range secrets.Items {
+			if s.Name != remote.SecretName(name) {
+				left = append(left, "Secret "+s.Name)
+			}
+		}
+		nodes := &corev1.NodeList{}
+		if err := w.nodes.List(ctx, nodes); err != nil {
+			return err
+		}
+		for _, n := range nodes.Items {
+			if strings.HasPrefix(n.Name, w.ns+"-") {
+				left = append(left, "Node "+n.Name)
+			}
+		}
+		if len(left) > 0 {
+			sort.Strings(left)
+			return fmt.Errorf("left: %s", strings.Join(left, ", "))
+		}
+		return nil
+	})
+}
+
+func (w *world) explainClusterSays(ctx context.Context, name, text string) error {
+	set, err := actions.Load(clusteractions.Name, "")
+	if err != nil {
+		return err
+	}
+	return w.eventually(ctx, "krtt explain cluster says "+text, func(ctx context.Context) error {
+		rep, err := clusteractions.Explain(ctx, w.h.Client, set, w.key(name), time.Now())
+		if err != nil {
+			return err
+		}
+		var out bytes.Buffer
+		rep.Text(&out)
+		if !strings.Contains(out.String(), "Waiting on: Teardown") || !strings.Contains(out.String(), text) {
+			return fmt.Errorf("krtt explain cluster %s:\n%s", name, out.String())
+		}
+		return nil
+	})
+}
+
+func (w *world) machineNotDeleting(ctx context.Context, name string) error {
+	m, err := w.machine(ctx, name)
+	if err != nil {
+		return err
+	}
+	if !m.DeletionTimestamp.IsZero() {
+		return fmt.Errorf("Machine %s is being deleted since %s", name, m.DeletionTimestamp)
+	}
+	return nil
+}
+
+// rowNeverFired is checked after a step that waited for the object to be
+// decided on in the situation (so the row had its chance).
+func (w *world) rowNeverFired(_ context.Context, row, name string) error {
+	for _, tr := range w.h.Traces(w.key(name)) {
+		if tr.Row == row {
+			return fmt.Errorf("row %s fired for %s: %s %s", row, name, tr.Message, tr.Note)
+		}
+	}
+	return nil
+}
