@@ -88,7 +88,7 @@ func TestConnections(t *testing.T) {
 	connect := func(want remote.State, msg string) remote.Connection {
 		t.Helper()
 		var got remote.Connection
-		err := poll.Until(ctx, 30*time.Second, func(ctx context.Context) error {
+		err := poll.Until(ctx, poll.Timeout(), func(ctx context.Context) error {
 			var err error
 			got, err = cache.ClientFor(ctx, key)
 			if err != nil {
@@ -128,7 +128,7 @@ func TestConnections(t *testing.T) {
 
 	t.Run("Secret: connected to the workload cluster, with watches", func(t *testing.T) {
 		c := connect(remote.Connected, workload.Config.Host)
-		err := poll.Until(ctx, 10*time.Second, func(ctx context.Context) error {
+		err := poll.Until(ctx, poll.Timeout(), func(ctx context.Context) error {
 			return c.Client.Get(ctx, client.ObjectKeyFromObject(node), &corev1.Node{})
 		})
 		if err != nil {
@@ -211,7 +211,7 @@ func setSecret(ctx context.Context, t *testing.T, c client.Client, s *corev1.Sec
 // expectEvent drains announced state changes until one names the Cluster.
 func expectEvent(t *testing.T, ch <-chan event.GenericEvent, key client.ObjectKey) {
 	t.Helper()
-	deadline := time.After(10 * time.Second)
+	deadline := time.After(poll.Timeout())
 	for {
 		select {
 		case ev := <-ch:

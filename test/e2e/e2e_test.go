@@ -30,6 +30,7 @@ import (
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/test/framework/harness"
 	"github.com/krtt-dev/krtt/test/framework/localcp"
+	"github.com/krtt-dev/krtt/test/framework/poll"
 	"github.com/krtt-dev/krtt/test/infrastructure/sim"
 	simv1 "github.com/krtt-dev/krtt/test/infrastructure/sim/api/v1alpha1"
 )
@@ -190,7 +191,7 @@ func TestMachineLifecycleWithSimProvider(t *testing.T) {
 	})
 	t.Logf("Machine Running after %s", time.Since(t0).Round(time.Millisecond))
 	otherNode := sim.NodeName(ns, "other")
-	harness.Await(t, 30*time.Second, "other Node registered", func(ctx context.Context) error {
+	harness.Await(t, poll.DefaultTimeout, "other Node registered", func(ctx context.Context) error {
 		return c.Get(ctx, client.ObjectKey{Name: otherNode}, &corev1.Node{})
 	})
 
@@ -216,7 +217,7 @@ func TestMachineLifecycleWithSimProvider(t *testing.T) {
 	for _, p := range pods {
 		harness.Must(t, c.Create(ctx, p))
 	}
-	harness.Await(t, 30*time.Second, "workload running, volume attached, PDB allows 1", func(ctx context.Context) error {
+	harness.Await(t, poll.DefaultTimeout, "workload running, volume attached, PDB allows 1", func(ctx context.Context) error {
 		if err := harness.PodsRunning(ctx, c, pods, node, 1); err != nil {
 			return err
 		}
