@@ -25,6 +25,7 @@ import (
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/test/framework/harness"
+	"github.com/krtt-dev/krtt/test/framework/leakcheck"
 	"github.com/krtt-dev/krtt/test/framework/localcp"
 	"github.com/krtt-dev/krtt/test/framework/poll"
 	"github.com/krtt-dev/krtt/test/infrastructure/sim"
@@ -72,10 +73,20 @@ func run(m *testing.M) int {
 	}
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
+	// The per-test leak checks (workloadCluster) must not count the rest of
+	// this manager's start as theirs.
+	if err := leakcheck.Started(ctx, mgr); err != nil {
+		fmt.Fprintln(os.Stderr, "sim manager:", err)
+		return 1
+	}
 	code := m.Run()
 	cancel()
 	if err := <-done; err != nil {
 		fmt.Fprintln(os.Stderr, "manager:", err)
+	}
+	if err := leakcheck.AfterAll(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
 	return code
 }
