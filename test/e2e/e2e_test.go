@@ -29,6 +29,7 @@ import (
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/test/framework/harness"
+	"github.com/krtt-dev/krtt/test/framework/leakcheck"
 	"github.com/krtt-dev/krtt/test/framework/localcp"
 	"github.com/krtt-dev/krtt/test/framework/poll"
 	"github.com/krtt-dev/krtt/test/infrastructure/sim"
@@ -69,33 +70,21 @@ func TestMain(m *testing.M) {
 	os.Exit(localcp.RunTests(m, func(cp *localcp.ControlPlane) error { env = cp; return nil }))
 }
 
-// managers runs managers for one test and stops them when it ends.
+// managers runs managers for one test and stops them when it ends
+// (leakcheck.Group: the test fails if anything they started still runs).
 type managers struct {
 	t   *testing.T
 	ctx context.Context
-	wg  sync.WaitGroup
+	g   *leakcheck.Group
 }
 
 func newManagers(t *testing.T) *managers {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	ms := &managers{t: t, ctx: ctx}
-	t.Cleanup(func() {
-		cancel()
-		ms.wg.Wait()
-	})
-	return ms
+	g := leakcheck.NewGroup(t)
+	return &managers{t: t, ctx: g.Context(), g: g}
 }
 
-func (ms *managers) run(name string, mgr ctrl.Manager) {
-	ms.wg.Add(1)
-	go func() {
-		defer ms.wg.Done()
-		if err := mgr.Start(ms.ctx); err != nil {
-			ms.t.Errorf("%s manager: %v", name, err)
-		}
-	}()
-}
+func (ms *managers) run(name string, mgr ctrl.Manager) { ms.g.Go(name+" manager", mgr) }
 
 // operator starts the operator, managing only the Machines and Clusters
 // labelled with harness.Filter, or with harness.Filter-<split> when split

@@ -37,6 +37,7 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	if err := h.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
+		code = max(code, 1)
 	}
 	os.Exit(code)
 }
