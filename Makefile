@@ -112,6 +112,10 @@ check-generated: krtt $(CONTROLLER_GEN) ## Fail when generated files or docs dif
 test: tools lint check-generated ## Build tools if missing, then run every test (unit, envtest, godog) on shared control planes (hack/testcp).
 	go run ./hack/testcp -- go test $(GO_TEST_FLAGS) ./...
 
+.PHONY: test-stress
+test-stress: tools ## The whole suite shuffled STRESS_N times (default 3) on a starved CPU (GOMAXPROCS=1, busy loops); lists each failing test with its package and shuffle seed (STRESS_PKGS narrows it). Not part of make test.
+	@GO_TEST_FLAGS='$(GO_TEST_FLAGS)' hack/stress.sh
+
 .PHONY: specs
 specs: tools ## Run only the Gherkin features, with pretty output.
 	go test $(GO_TEST_FLAGS) ./features/... -run TestFeatures -v -args --godog.format=pretty

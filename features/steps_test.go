@@ -24,11 +24,13 @@ import (
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/test/framework/harness"
+	"github.com/krtt-dev/krtt/test/framework/poll"
 	simv1 "github.com/krtt-dev/krtt/test/infrastructure/sim/api/v1alpha1"
 )
 
-// wait bounds every assertion: each polls until it holds or this passes.
-const wait = 30 * time.Second
+// wait bounds every assertion: each polls until it holds or this (Scaled
+// by harness.Eventually) passes.
+const wait = poll.DefaultTimeout
 
 var scenarioCounter atomic.Int64
 

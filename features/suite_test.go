@@ -56,7 +56,7 @@ func TestFeatures(t *testing.T) {
 	}
 	defer func() {
 		if err := h.Stop(); err != nil {
-			t.Logf("stop harness: %v", err)
+			t.Errorf("stop harness: %v", err)
 		}
 	}()
 

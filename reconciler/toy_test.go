@@ -215,7 +215,7 @@ func installDoorCRD() error {
 }
 
 func poll(ctx context.Context, cond func(context.Context) error) error {
-	return krttpoll.Until(ctx, 30*time.Second, cond)
+	return krttpoll.Until(ctx, krttpoll.Timeout(), cond)
 }
 
 func doorSpec(c client.Client) Spec[*unstructured.Unstructured, *door] {

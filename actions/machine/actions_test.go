@@ -219,7 +219,7 @@ func finishTermination(t *testing.T, node string) int {
 		if err := env.Client.Delete(ctx, p, client.GracePeriodSeconds(0)); err != nil && !apierrors.IsNotFound(err) {
 			t.Fatal(err)
 		}
-		poll.Await(t, 30*time.Second, "Pod "+p.Name+" gone", func(ctx context.Context) error {
+		poll.Await(t, poll.DefaultTimeout, "Pod "+p.Name+" gone", func(ctx context.Context) error {
 			err := env.Client.Get(ctx, client.ObjectKeyFromObject(p), &corev1.Pod{})
 			if err == nil {
 				return errors.New("still there")

@@ -277,7 +277,7 @@ func TestExplainMachineGolden(t *testing.T) {
 	}
 	t.Cleanup(func() {
 		if err := h.Stop(); err != nil {
-			t.Log(err)
+			t.Error(err)
 		}
 	})
 	kubeconfig := kubeconfigFor(t, h)

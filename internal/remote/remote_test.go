@@ -18,6 +18,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/krtt-dev/krtt/internal/remote"
+	"github.com/krtt-dev/krtt/test/framework/leakcheck"
 	"github.com/krtt-dev/krtt/test/framework/localcp"
 	"github.com/krtt-dev/krtt/test/framework/poll"
 )
@@ -65,8 +66,8 @@ func TestConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	g := leakcheck.NewGroup(t)
+	ctx := g.Context()
 	mgr, err := ctrl.NewManager(mgmt.Config, ctrl.Options{Scheme: mgmt.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
 	if err != nil {
 		t.Fatal(err)
@@ -79,7 +80,7 @@ func TestConnections(t *testing.T) {
 	if err := mgr.Add(cache); err != nil {
 		t.Fatal(err)
 	}
-	go func() { _ = mgr.Start(ctx) }()
+	g.Go("manager", mgr)
 	if !mgr.GetCache().WaitForCacheSync(ctx) {
 		t.Fatal("cache did not sync")
 	}
@@ -88,7 +89,7 @@ func TestConnections(t *testing.T) {
 	connect := func(want remote.State, msg string) remote.Connection {
 		t.Helper()
 		var got remote.Connection
-		err := poll.Until(ctx, 30*time.Second, func(ctx context.Context) error {
+		err := poll.Until(ctx, poll.Timeout(), func(ctx context.Context) error {
 			var err error
 			got, err = cache.ClientFor(ctx, key)
 			if err != nil {
@@ -128,7 +129,7 @@ func TestConnections(t *testing.T) {
 
 	t.Run("Secret: connected to the workload cluster, with watches", func(t *testing.T) {
 		c := connect(remote.Connected, workload.Config.Host)
-		err := poll.Until(ctx, 10*time.Second, func(ctx context.Context) error {
+		err := poll.Until(ctx, poll.Timeout(), func(ctx context.Context) error {
 			return c.Client.Get(ctx, client.ObjectKeyFromObject(node), &corev1.Node{})
 		})
 		if err != nil {
@@ -211,7 +212,7 @@ func setSecret(ctx context.Context, t *testing.T, c client.Client, s *corev1.Sec
 // expectEvent drains announced state changes until one names the Cluster.
 func expectEvent(t *testing.T, ch <-chan event.GenericEvent, key client.ObjectKey) {
 	t.Helper()
-	deadline := time.After(10 * time.Second)
+	deadline := time.After(poll.Timeout())
 	for {
 		select {
 		case ev := <-ch:

@@ -30,7 +30,9 @@ import (
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/test/framework/harness"
+	"github.com/krtt-dev/krtt/test/framework/leakcheck"
 	"github.com/krtt-dev/krtt/test/framework/localcp"
+	"github.com/krtt-dev/krtt/test/framework/poll"
 	"github.com/krtt-dev/krtt/test/infrastructure/sim"
 	simv1 "github.com/krtt-dev/krtt/test/infrastructure/sim/api/v1alpha1"
 )
@@ -69,33 +71,21 @@ func TestMain(m *testing.M) {
 	os.Exit(localcp.RunTests(m, func(cp *localcp.ControlPlane) error { env = cp; return nil }))
 }
 
-// managers runs managers for one test and stops them when it ends.
+// managers runs managers for one test and stops them when it ends
+// (leakcheck.Group: the test fails if anything they started still runs).
 type managers struct {
 	t   *testing.T
 	ctx context.Context
-	wg  sync.WaitGroup
+	g   *leakcheck.Group
 }
 
 func newManagers(t *testing.T) *managers {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	ms := &managers{t: t, ctx: ctx}
-	t.Cleanup(func() {
-		cancel()
-		ms.wg.Wait()
-	})
-	return ms
+	g := leakcheck.NewGroup(t)
+	return &managers{t: t, ctx: g.Context(), g: g}
 }
 
-func (ms *managers) run(name string, mgr ctrl.Manager) {
-	ms.wg.Add(1)
-	go func() {
-		defer ms.wg.Done()
-		if err := mgr.Start(ms.ctx); err != nil {
-			ms.t.Errorf("%s manager: %v", name, err)
-		}
-	}()
-}
+func (ms *managers) run(name string, mgr ctrl.Manager) { ms.g.Go(name+" manager", mgr) }
 
 // operator starts the operator, managing only the Machines and Clusters
 // labelled with harness.Filter, or with harness.Filter-<split> when split
@@ -187,7 +177,7 @@ func TestMachineLifecycleWithSimProvider(t *testing.T) {
 	})
 	t.Logf("Machine Running after %s", time.Since(t0).Round(time.Millisecond))
 	otherNode := sim.NodeName(ns, "other")
-	harness.Await(t, 30*time.Second, "other Node registered", func(ctx context.Context) error {
+	harness.Await(t, poll.DefaultTimeout, "other Node registered", func(ctx context.Context) error {
 		return c.Get(ctx, client.ObjectKey{Name: otherNode}, &corev1.Node{})
 	})
 
@@ -213,7 +203,7 @@ func TestMachineLifecycleWithSimProvider(t *testing.T) {
 	for _, p := range pods {
 		harness.Must(t, c.Create(ctx, p))
 	}
-	harness.Await(t, 30*time.Second, "workload running, volume attached, PDB allows 1", func(ctx context.Context) error {
+	harness.Await(t, poll.DefaultTimeout, "workload running, volume attached, PDB allows 1", func(ctx context.Context) error {
 		if err := harness.PodsRunning(ctx, c, pods, node, 1); err != nil {
 			return err
 		}

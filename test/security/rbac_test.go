@@ -39,6 +39,7 @@ import (
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/test/framework/harness"
+	"github.com/krtt-dev/krtt/test/framework/leakcheck"
 	"github.com/krtt-dev/krtt/test/framework/localcp"
 	"github.com/krtt-dev/krtt/test/infrastructure/sim"
 	simv1 "github.com/krtt-dev/krtt/test/infrastructure/sim/api/v1alpha1"
@@ -286,19 +287,11 @@ func init() {
 // the returned stop is called (it waits until both have stopped).
 func startOperator(t *testing.T, ctx context.Context, rec *recorder, leaderElect bool) (stop func()) {
 	t.Helper()
-	mctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	stop = func() { cancel(); wg.Wait() }
-	t.Cleanup(stop)
-	run := func(name string, mgr ctrl.Manager) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := mgr.Start(mctx); err != nil {
-				t.Errorf("%s manager: %v", name, err)
-			}
-		}()
-	}
+	// The group stops both when the test ends, and fails it if anything
+	// they started still reconciles then.
+	g := leakcheck.NewGroup(t)
+	mctx, stop := g.Context(), g.Stop
+	run := func(name string, mgr ctrl.Manager) { g.Go(name+" manager", mgr) }
 	// It manages only this package's objects (harness.Filter), as the
 	// control plane may be shared with other packages.
 	opts, err := harness.OperatorOptions(harness.Filter)

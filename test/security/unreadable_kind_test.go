@@ -17,6 +17,7 @@ import (
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/test/framework/harness"
 	"github.com/krtt-dev/krtt/test/framework/localcp"
+	"github.com/krtt-dev/krtt/test/framework/poll"
 	simv1 "github.com/krtt-dev/krtt/test/infrastructure/sim/api/v1alpha1"
 )
 
@@ -43,7 +44,7 @@ func TestUngrantedProviderKindDoesNotStarveTheOthers(t *testing.T) {
 	for i := range bad {
 		name := fmt.Sprintf("acme-%02d", i)
 		// The CRD takes a moment to be served.
-		harness.Await(t, 30*time.Second, "AcmeMachine served", func(ctx context.Context) error {
+		harness.Await(t, poll.DefaultTimeout, "AcmeMachine served", func(ctx context.Context) error {
 			o := &unstructured.Unstructured{}
 			o.SetAPIVersion(acmeGroup + "/v1")
 			o.SetKind("AcmeMachine")

@@ -6,7 +6,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -22,6 +21,7 @@ import (
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/test/framework/harness"
 	"github.com/krtt-dev/krtt/test/framework/localcp"
+	"github.com/krtt-dev/krtt/test/framework/poll"
 	simv1 "github.com/krtt-dev/krtt/test/infrastructure/sim/api/v1alpha1"
 )
 
@@ -37,11 +37,12 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	if err := h.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
+		code = max(code, 1)
 	}
 	os.Exit(code)
 }
 
-const wait = 30 * time.Second
+const wait = poll.DefaultTimeout // Await scales it
 
 func eventually(t *testing.T, what string, cond func(ctx context.Context) error) {
 	t.Helper()

@@ -163,10 +163,11 @@ func (h *Harness) Machine(ctx context.Context, ns, name string) (*clusterv1.Mach
 	return m, h.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, m)
 }
 
-// Eventually polls cond until it returns nil or the deadline passes
-// (poll.Until); the last error explains the failure.
+// Eventually polls cond until it returns nil or timeout, Scaled to this
+// machine as Await's is, passes (poll.Until); the last error explains the
+// failure.
 func Eventually(ctx context.Context, timeout time.Duration, cond func(context.Context) error) error {
-	return poll.Until(ctx, timeout, cond)
+	return poll.Until(ctx, poll.Scaled(timeout), cond)
 }
 
 // FinishTerminatingPods plays the kubelet for Pods on a Node that have a

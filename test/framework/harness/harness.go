@@ -5,6 +5,7 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"github.com/krtt-dev/krtt/actions/controller"
 	machineactions "github.com/krtt-dev/krtt/actions/machine"
 	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/test/framework/leakcheck"
 	"github.com/krtt-dev/krtt/test/framework/localcp"
 )
 
@@ -140,9 +142,11 @@ func (h *Harness) RestartOperator() error {
 	return h.StartOperator()
 }
 
-// Stop tears everything down.
+// Stop tears everything down, and reports the controllers or informers
+// still running then (leakcheck.AfterAll): the harness's operator is the
+// last of its process's.
 func (h *Harness) Stop() error {
-	err := h.StopOperator()
+	err := errors.Join(h.StopOperator(), leakcheck.AfterAll())
 	if e := h.stopWorkload(); err == nil {
 		err = e
 	}

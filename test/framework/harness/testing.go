@@ -17,8 +17,8 @@ func Must(t testing.TB, err error) {
 }
 
 // Await polls cond (Eventually) until it holds, and ends the test naming
-// what it waited for and cond's last error when timeout passes first: it is
-// poll.Await.
+// what it waited for and cond's last error when timeout (Scaled to this
+// machine) passes first: it is poll.Await.
 func Await(t testing.TB, timeout time.Duration, what string, cond func(context.Context) error) {
 	t.Helper()
 	poll.Await(t, timeout, what, cond)

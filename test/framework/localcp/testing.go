@@ -12,6 +12,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/krtt-dev/krtt/test/framework/leakcheck"
 )
 
 // The control planes `make test` shares between test packages (hack/testcp
@@ -42,8 +44,9 @@ func OwnForTest() (*ControlPlane, error) { return forTest("") }
 // RunTests is a test package's TestMain around ForTest: it takes the
 // control plane, hands it to setup (which keeps it in the package's
 // variables and prepares what every test needs; nil: nothing to prepare),
-// runs the tests unless that failed, lets the control plane go and returns
-// the exit code for os.Exit. m is the *testing.M, as an interface so the
+// runs the tests unless that failed, fails them when controllers or
+// informers are left running (leakcheck.AfterAll), lets the control plane
+// go and returns the exit code for os.Exit. m is the *testing.M, as an interface so the
 // binaries importing localcp do not link the testing package.
 //
 //	func TestMain(m *testing.M) {
@@ -66,7 +69,14 @@ func RunTests(m interface{ Run() int }, setup func(*ControlPlane) error) int {
 			return 1
 		}
 	}
-	return m.Run()
+	code := m.Run()
+	// A manager or controller a test forgot to stop keeps reconciling
+	// against the shared control planes through other packages' tests.
+	if err := leakcheck.AfterAll(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return code
 }
 
 // WorkloadForTest returns a control plane playing a workload cluster, the

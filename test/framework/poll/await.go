@@ -23,10 +23,11 @@ func Must(t T, err error) {
 }
 
 // Await polls cond (Until) until it holds, and ends the test naming what it
-// waited for and cond's last error when timeout passes first.
+// waited for and cond's last error when timeout, Scaled to this machine,
+// passes first. Timeout is the right deadline for most waits.
 func Await(t T, timeout time.Duration, what string, cond func(context.Context) error) {
 	t.Helper()
-	if err := Until(context.Background(), timeout, cond); err != nil {
+	if err := Until(context.Background(), Scaled(timeout), cond); err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
 }

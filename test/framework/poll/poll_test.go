@@ -59,3 +59,32 @@ func TestMustAndAwait(t *testing.T) {
 		t.Errorf("Await: %q", f.msg)
 	}
 }
+
+func TestScaleFactor(t *testing.T) {
+	for _, tc := range []struct {
+		env   string
+		procs int
+		want  float64
+	}{
+		{"", 8, 1},
+		{"", 4, 1},
+		{"", 2, 2},
+		{"", 1, 4},
+		{"2.5", 8, 2.5},
+		{"3", 1, 12},
+	} {
+		if got := factor(tc.env, tc.procs); got != tc.want {
+			t.Errorf("factor(%q, %d) = %v, want %v", tc.env, tc.procs, got, tc.want)
+		}
+	}
+	for _, bad := range []string{"0", "-1", "fast"} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("factor(%q) accepted", bad)
+				}
+			}()
+			factor(bad, 8)
+		}()
+	}
+}

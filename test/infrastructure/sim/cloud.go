@@ -253,7 +253,11 @@ func (r *cloudReconciler) registerNode(ctx context.Context, nodes client.Client,
 	if statusEqual(before.Status, node.Status) {
 		return name, nil
 	}
-	if err := nodes.Status().Patch(ctx, node, client.MergeFrom(before)); err != nil {
+	// A strategic merge patch: conditions merge by type, so this writes
+	// Ready alone. The kubelet may have reported the Node already (it
+	// watches Node creation) and a merge patch, which replaces the whole
+	// list, would drop the conditions it added since the Node was read.
+	if err := nodes.Status().Patch(ctx, node, client.StrategicMergeFrom(before)); err != nil {
 		return "", fmt.Errorf("report Node %s ready: %w", name, err)
 	}
 	return name, nil

@@ -194,10 +194,6 @@ func simNodePredicate() predicate.Predicate {
 	return predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetLabels()[NodeLabel] == "true" })
 }
 
-func setupKubelet(mgr ctrl.Manager, opts Options) error {
-	return setupKubeletOn(mgr, mgr.GetClient(), simMachineEvents{cache: mgr.GetCache()}, opts)
-}
-
 // simMachineEvents is where the kubelet hears of SimMachines changing (their
 // knobs: nodeNotReady, nodeConditions, nodeUnreachable): the management
 // cluster's cache, whichever cluster the Nodes are in, so a knob acts at

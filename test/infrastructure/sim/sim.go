@@ -168,6 +168,9 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 		if err := mgr.Add(clusters); err != nil {
 			return err
 		}
+		if err := setupDisconnect(mgr, clusters); err != nil {
+			return err
+		}
 		opts.clusters = clusters
 	}
 	if err := setupNodeSide(ctx, mgr, mgr.GetClient(), simMachineEvents{cache: mgr.GetCache()}, opts); err != nil {

@@ -25,7 +25,9 @@ import (
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/test/framework/harness"
+	"github.com/krtt-dev/krtt/test/framework/leakcheck"
 	"github.com/krtt-dev/krtt/test/framework/localcp"
+	"github.com/krtt-dev/krtt/test/framework/poll"
 	"github.com/krtt-dev/krtt/test/infrastructure/sim"
 	simv1 "github.com/krtt-dev/krtt/test/infrastructure/sim/api/v1alpha1"
 )
@@ -36,7 +38,7 @@ var (
 )
 
 const (
-	wait      = 30 * time.Second
+	wait      = poll.DefaultTimeout // Await scales it
 	graceCap  = 2 * time.Second
 	heartbeat = 2 * time.Second
 )
@@ -71,10 +73,20 @@ func run(m *testing.M) int {
 	}
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
+	// The per-test leak checks (workloadCluster) must not count the rest of
+	// this manager's start as theirs.
+	if err := leakcheck.Started(ctx, mgr); err != nil {
+		fmt.Fprintln(os.Stderr, "sim manager:", err)
+		return 1
+	}
 	code := m.Run()
 	cancel()
 	if err := <-done; err != nil {
 		fmt.Fprintln(os.Stderr, "manager:", err)
+	}
+	if err := leakcheck.AfterAll(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
 	return code
 }
@@ -341,8 +353,9 @@ func TestKubeletRunsAndFinishesPods(t *testing.T) {
 		t.Fatal("a Pod on a Node is deleted gracefully")
 	}
 	// The cap (graceCap) ends a 30s grace period early: the Pod must be gone
-	// well before its own 30s would have run out.
-	if err := harness.Eventually(ctx, 25*time.Second, func(ctx context.Context) error {
+	// well before its own 30s would have run out. Not Scaled: the bound is
+	// that grace period, which a slow machine does not stretch.
+	if err := poll.Until(ctx, 25*time.Second, func(ctx context.Context) error {
 		err := c.Get(ctx, client.ObjectKeyFromObject(p30), got)
 		if apierrors.IsNotFound(err) {
 			return nil

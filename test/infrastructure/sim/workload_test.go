@@ -13,6 +13,7 @@ import (
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/internal/remote"
 	"github.com/krtt-dev/krtt/test/framework/harness"
+	"github.com/krtt-dev/krtt/test/framework/leakcheck"
 	"github.com/krtt-dev/krtt/test/framework/localcp"
 	"github.com/krtt-dev/krtt/test/infrastructure/sim"
 	simv1 "github.com/krtt-dev/krtt/test/infrastructure/sim/api/v1alpha1"
@@ -22,13 +23,9 @@ import (
 // kubeconfig Secret gets its Node in that workload cluster, where the sim's
 // kubelet keeps it Ready and runs its Pods; the management cluster has none.
 func TestNodeJoinsTheWorkloadCluster(t *testing.T) {
-	workload, err := localcp.WorkloadForTest()
-	harness.Must(t, err)
-	defer func() { _ = workload.Stop() }()
 	ctx := context.Background()
 	ns := namespace(t, "workload")
-	harness.Must(t, workload.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
-	harness.Must(t, remote.WriteSecret(ctx, c, ns, "wc", workload.Config))
+	workload := workloadCluster(t, ns, "wc")
 
 	simMachine(t, ns, "m1", func(sm *simv1.SimMachine) { sm.Labels[clusterv1.ClusterNameLabel] = "wc" })
 	provisioned(t, ns, "m1")
@@ -80,4 +77,27 @@ func TestNodeJoinsTheWorkloadCluster(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// workloadCluster gives the Cluster ns/name a workload cluster (its
+// kubeconfig Secret) for the rest of t. The package's sim opens a
+// connection to it and runs a kubelet there; when t ends the Secret goes,
+// which closes that connection, and leakcheck fails t if the kubelet (or any
+// controller t started) still runs.
+func workloadCluster(t *testing.T, ns, name string) *localcp.ControlPlane {
+	t.Helper()
+	ctx := context.Background()
+	leakcheck.Check(t)
+	workload, err := localcp.WorkloadForTest()
+	harness.Must(t, err)
+	t.Cleanup(func() { _ = workload.Stop() })
+	harness.Must(t, workload.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	harness.Must(t, remote.WriteSecret(ctx, c, ns, name, workload.Config))
+	t.Cleanup(func() {
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: remote.SecretName(name)}}
+		if err := c.Delete(ctx, s); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("delete the kubeconfig Secret of %s/%s: %v", ns, name, err)
+		}
+	})
+	return workload
 }
