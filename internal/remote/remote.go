@@ -243,6 +243,13 @@ func (c *Cache) Start(ctx context.Context) error {
 	c.ctx = ctx
 	c.mu.Unlock()
 	<-ctx.Done()
+	c.Close()
+	return nil
+}
+
+// Close closes every connection. A cache that is never started (krtt
+// explain's, for one report) must be closed by its user.
+func (c *Cache) Close() {
 	c.mu.Lock()
 	conns := c.conns
 	c.conns = map[client.ObjectKey]*conn{}
@@ -250,7 +257,6 @@ func (c *Cache) Start(ctx context.Context) error {
 	for _, cn := range conns {
 		cn.cancel()
 	}
-	return nil
 }
 
 // NeedLeaderElection: connections serve the leader's controllers only.

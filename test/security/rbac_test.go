@@ -249,6 +249,8 @@ var unusedOK = map[string]string{
 		"connection (uncached, so no other Secret's data is held); this lifecycle is self-hosted and has no such Secret",
 	"ClusterRole: cluster.krtt.dev machinesets/finalizers update": "OwnerReferencesPermissionEnforcement lets only who may " +
 		"update the owner's finalizers set blockOwnerDeletion: the MachineSet as controller of the Machines and clones it creates; no request goes there",
+	"ClusterRole: cluster.krtt.dev machinesets delete": "a Cluster's teardown deletes the stand-alone MachineSets it owns; " +
+		"this lifecycle deletes no Cluster",
 	"Role: core events patch": "the leader-election event recorder patches an event it repeats (a re-election soon after " +
 		"the last); this lifecycle elects once",
 }
