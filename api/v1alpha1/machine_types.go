@@ -484,8 +484,13 @@ type Machine struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
+	// Templates are refused on the Machine's spec, not on MachineSpec: a
+	// MachineSet's template.spec is a MachineSpec too and must name them.
+
 	// spec is the desired state of the Machine.
 	// +required
+	// +kubebuilder:validation:XValidation:rule="!self.infrastructureRef.kind.endsWith('Template') || self.infrastructureRef.kind == 'Template'",message="infrastructureRef must name an infrastructure machine (e.g. SimMachine), not a template: a Machine would take the template over and delete it with itself; to create Machines from a template, use a MachineSet",fieldPath=".infrastructureRef.kind"
+	// +kubebuilder:validation:XValidation:rule="!has(self.bootstrap.configRef) || !self.bootstrap.configRef.kind.endsWith('Template') || self.bootstrap.configRef.kind == 'Template'",message="bootstrap.configRef must name a bootstrap config (e.g. SimBootstrapConfig), not a template: a Machine would take the template over and delete it with itself; to create Machines from a template, use a MachineSet",fieldPath=".bootstrap.configRef.kind"
 	Spec MachineSpec `json:"spec"`
 
 	// status is the observed state of the Machine.
