@@ -19,6 +19,18 @@ Feature: Drain rules, the wait-completed label and Pods with volumes
     When Pod "batch" completes
     Then the Machine "m1" is gone
 
+  @row:pod-verdict:P19
+  Scenario: a drain rule whose selector cannot be evaluated holds the drain instead of evicting the Pods it may protect
+    Given a running Machine "m1"
+    And a MachineDrainRule "a-protect" with behavior "Skip" whose Pod selector the API server accepts but cannot be evaluated
+    And Pod "db" runs on the Node of "m1"
+    When I delete the Machine "m1"
+    Then the Machine "m1" has condition "Deleting" with reason "DrainingNode" and message containing "held by a MachineDrainRule that cannot be evaluated"
+    And the Machine "m1" has condition "Deleting" with reason "DrainingNode" and message containing "a-protect: spec.pods[0].selector: "
+    And Pod "db" is still running
+    When the MachineDrainRule "a-protect" is deleted
+    Then Pod "db" is evicted
+
   @row:pod-verdict:P13 @row:pod-verdict:P14 @row:pod-verdict:P15
   Scenario: drain rules skip Pods, wait for Pods to complete and evict in order groups; the first rule by name applies
     Given a running Machine "m1"

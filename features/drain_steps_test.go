@@ -36,6 +36,8 @@ func registerDrainSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^a MachineDrainRule "([^"]*)" with behavior "([^"]*)" for Pods labelled "([^"=]*)=([^"]*)"$`, w.drainRule)
 	sc.Step(`^a MachineDrainRule "([^"]*)" with behavior "Drain" and order (-?\d+) for Pods labelled "([^"=]*)=([^"]*)"$`, w.drainRuleWithOrder)
 	sc.Step(`^a MachineDrainRule "([^"]*)" with behavior "([^"]*)" for Pods labelled "([^"=]*)=([^"]*)" in namespaces labelled "([^"=]*)=([^"]*)"$`, w.drainRuleInNamespaces)
+	sc.Step(`^a MachineDrainRule "([^"]*)" with behavior "([^"]*)" whose Pod selector the API server accepts but cannot be evaluated$`, w.unevaluableDrainRule)
+	sc.Step(`^the MachineDrainRule "([^"]*)" is deleted$`, w.deleteDrainRule)
 	sc.Step(`^a MachineDrainRule "([^"]*)" with behavior "([^"]*)" for Machines labelled "([^"=]*)=([^"]*)"$`, w.drainRuleForMachines)
 	sc.Step(`^the namespace of the scenario is labelled "([^"=]*)=([^"]*)"$`, w.labelNamespace)
 	sc.Step(`^Pod "([^"]*)" with priority (\d+) and a volume "([^"]*)" runs on the Node of "([^"]*)"$`, w.podWithVolume)
@@ -174,7 +176,7 @@ func (w *world) drainRuleWithOrder(ctx context.Context, name string, order int, 
 func (w *world) createDrainRule(ctx context.Context, name string, behavior clusterv1.MachineDrainRuleDrainBehavior, order *int32, key, value string) error {
 	return w.h.Client.Create(ctx, &clusterv1.MachineDrainRule{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name},
 		Spec: clusterv1.MachineDrainRuleSpec{Drain: clusterv1.MachineDrainRuleDrainConfig{Behavior: behavior, Order: order},
-			Pods: []clusterv1.MachineDrainRulePodSelector{{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{key: value}}}}}})
+			Pods: []clusterv1.MachineDrainRulePodSelector{{Selector: &clusterv1.LabelSelector{MatchLabels: map[string]clusterv1.LabelValue{key: clusterv1.LabelValue(value)}}}}}})
 }
 
 // drainRuleInNamespaces selects Pods by their labels and their
@@ -182,8 +184,8 @@ func (w *world) createDrainRule(ctx context.Context, name string, behavior clust
 func (w *world) drainRuleInNamespaces(ctx context.Context, name, behavior, key, value, nsKey, nsValue string) error {
 	return w.h.Client.Create(ctx, &clusterv1.MachineDrainRule{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name},
 		Spec: clusterv1.MachineDrainRuleSpec{Drain: clusterv1.MachineDrainRuleDrainConfig{Behavior: clusterv1.MachineDrainRuleDrainBehavior(behavior)},
-			Pods: []clusterv1.MachineDrainRulePodSelector{{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{key: value}},
-				NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{nsKey: nsValue}}}}}})
+			Pods: []clusterv1.MachineDrainRulePodSelector{{Selector: &clusterv1.LabelSelector{MatchLabels: map[string]clusterv1.LabelValue{key: clusterv1.LabelValue(value)}},
+				NamespaceSelector: &clusterv1.LabelSelector{MatchLabels: map[string]clusterv1.LabelValue{nsKey: clusterv1.LabelValue(nsValue)}}}}}})
 }
 
 // drainRuleForMachines applies to every Pod of the Machines it selects
@@ -191,7 +193,7 @@ func (w *world) drainRuleInNamespaces(ctx context.Context, name, behavior, key, 
 func (w *world) drainRuleForMachines(ctx context.Context, name, behavior, key, value string) error {
 	return w.h.Client.Create(ctx, &clusterv1.MachineDrainRule{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name},
 		Spec: clusterv1.MachineDrainRuleSpec{Drain: clusterv1.MachineDrainRuleDrainConfig{Behavior: clusterv1.MachineDrainRuleDrainBehavior(behavior)},
-			Machines: []clusterv1.MachineDrainRuleMachineSelector{{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{key: value}}}}}})
+			Machines: []clusterv1.MachineDrainRuleMachineSelector{{Selector: &clusterv1.LabelSelector{MatchLabels: map[string]clusterv1.LabelValue{key: clusterv1.LabelValue(value)}}}}}})
 }
 
 // labelNamespace labels the scenario's namespace, where its Pods run.
@@ -316,4 +318,20 @@ func (w *world) nodeNotReady(ctx context.Context, machine string) error {
 func (w *world) minutesPassFor(_ context.Context, minutes int, _ string) error {
 	w.h.Clock.Advance(time.Duration(minutes) * time.Minute)
 	return nil
+}
+
+// unevaluableDrainRule writes a rule whose matchLabels key has a prefix
+// longer than the 253 characters a label key allows: admission checks the
+// key's form (a map key's length is beyond what a CEL rule may afford to
+// check), so the API server keeps it, and only evaluating it fails, as it
+// does for a rule written before selectors were validated.
+func (w *world) unevaluableDrainRule(ctx context.Context, name, behavior string) error {
+	key := strings.Repeat("a", 63) + "." + strings.Repeat("b", 63) + "." + strings.Repeat("c", 63) + "." + strings.Repeat("d", 63) + "/app"
+	return w.h.Client.Create(ctx, &clusterv1.MachineDrainRule{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name},
+		Spec: clusterv1.MachineDrainRuleSpec{Drain: clusterv1.MachineDrainRuleDrainConfig{Behavior: clusterv1.MachineDrainRuleDrainBehavior(behavior)},
+			Pods: []clusterv1.MachineDrainRulePodSelector{{Selector: &clusterv1.LabelSelector{MatchLabels: map[string]clusterv1.LabelValue{key: "db"}}}}}})
+}
+
+func (w *world) deleteDrainRule(ctx context.Context, name string) error {
+	return w.h.Client.Delete(ctx, &clusterv1.MachineDrainRule{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name}})
 }

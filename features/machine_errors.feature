@@ -101,6 +101,7 @@ Feature: The operator copes with errors and stuck deletion steps
   Scenario: a bootstrap object controlled by another owner is not taken over
     Given a Machine "m1" whose bootstrap object is controlled by another owner
     Then the Machine "m1" has condition "BootstrapConfigReady" with status "False" and reason "ControlledByOther"
+    And the Machine "m1" has condition "BootstrapConfigReady" with reason "ControlledByOther" and message containing "SimBootstrapConfig/m1 is controlled by ConfigMap/m1-owner; the Machine does not take it over"
     And the Machine "m1" reaches phase "Pending"
 
   @row:machine-errors:E10
@@ -109,6 +110,27 @@ Feature: The operator copes with errors and stuck deletion steps
     And the bootstrap provider reports the data secret of "m1"
     Then the Machine "m1" has condition "InfrastructureReady" with status "False" and reason "ControlledByOther"
     And the Machine "m1" reaches phase "Provisioning"
+
+  @row:machine-errors:E10 @row:machine-deletion:D25
+  Scenario: a Machine naming what another MachineSet created neither takes it over nor deletes it
+    Given a Machine "m1" whose infrastructure object is controlled by the MachineSet "other"
+    And the bootstrap provider reports the data secret of "m1"
+    Then the Machine "m1" has condition "InfrastructureReady" with reason "ControlledByOther" and message containing "SimMachine/m1 is controlled by MachineSet/other; the Machine does not take it over"
+    When I delete the Machine "m1"
+    Then the Machine "m1" is gone
+    And row "D25" fired for "m1"
+    And the infrastructure object of "m1" exists
+    And the bootstrap object of "m1" is gone
+
+  @row:machine-errors:E09 @row:machine-deletion:D26
+  Scenario: a Machine deleted while its bootstrap object belongs to another MachineSet leaves that object in place
+    Given a Machine "m1" whose bootstrap object is controlled by the MachineSet "other"
+    Then the Machine "m1" has condition "BootstrapConfigReady" with reason "ControlledByOther" and message containing "SimBootstrapConfig/m1 is controlled by MachineSet/other"
+    When I delete the Machine "m1"
+    Then the Machine "m1" is gone
+    And row "D26" fired for "m1"
+    And the bootstrap object of "m1" exists
+    And the infrastructure object of "m1" is gone
 
   @row:machine-errors:E11
   Scenario: an infrastructure object that reports another providerID is reported, not followed

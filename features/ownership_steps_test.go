@@ -25,6 +25,7 @@ func registerOwnershipSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^the Machine "([^"]*)" is paused$`, w.pause)
 	sc.Step(`^the infrastructure of "([^"]*)" reports the failure "([^"]*)" "([^"]*)"$`, w.infraReportsFailure)
 	sc.Step(`^a Machine "([^"]*)" whose infrastructure object was created by a MachineSet$`, w.aMachineFromMachineSet)
+	sc.Step(`^a Machine "([^"]*)" whose (bootstrap|infrastructure) object is controlled by the MachineSet "([^"]*)"$`, w.aMachineWithObjectOfAnotherSet)
 	sc.Step(`^the infrastructure object of "([^"]*)" is controlled by the Machine$`, w.infraControlledByMachine)
 	sc.Step(`^the Machine "([^"]*)" is no longer paused$`, w.unpause)
 	sc.Step(`^the infrastructure object of "([^"]*)" is being deleted$`, w.infraBeingDeleted)
@@ -135,20 +136,50 @@ func (w *world) nodeUnreachable(ctx context.Context, machine string) error {
 	}, true)
 }
 
-// aMachineFromMachineSet: the infrastructure object carries the controller
-// reference of the MachineSet that created it before its Machine existed.
+// aMachineFromMachineSet: the Machine belongs to a MachineSet, and its
+// infrastructure object carries the controller reference of that set, which
+// created it before the Machine existed.
 func (w *world) aMachineFromMachineSet(ctx context.Context, name string) error {
 	if _, err := w.h.MachineObjects(ctx, w.ns, w.cluster, name); err != nil {
 		return err
 	}
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		sm := &simv1.SimMachine{}
-		if err := w.h.Client.Get(ctx, client.ObjectKey{Namespace: w.ns, Name: name}, sm); err != nil {
+	set := metav1.OwnerReference{APIVersion: clusterv1.GroupVersion.String(), Kind: "MachineSet",
+		Name: name + "-set", UID: types.UID(w.ns + "-" + name + "-set"), Controller: ptr.To(true)}
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		m := &clusterv1.Machine{}
+		if err := w.h.Client.Get(ctx, w.key(name), m); err != nil {
 			return err
 		}
-		sm.OwnerReferences = []metav1.OwnerReference{{APIVersion: clusterv1.GroupVersion.String(), Kind: "MachineSet",
-			Name: name + "-set", UID: types.UID(w.ns + "-" + name + "-set"), Controller: ptr.To(true)}}
-		return w.h.Client.Update(ctx, sm)
+		m.OwnerReferences = []metav1.OwnerReference{set}
+		return w.h.Client.Update(ctx, m)
+	}); err != nil {
+		return err
+	}
+	return w.setController(ctx, &simv1.SimMachine{}, name, set)
+}
+
+// aMachineWithObjectOfAnotherSet: a Machine written by hand that names a
+// provider object another MachineSet created for one of its own Machines.
+func (w *world) aMachineWithObjectOfAnotherSet(ctx context.Context, name, which, set string) error {
+	if _, err := w.h.MachineObjects(ctx, w.ns, w.cluster, name); err != nil {
+		return err
+	}
+	var obj client.Object = &simv1.SimBootstrapConfig{}
+	if which == "infrastructure" {
+		obj = &simv1.SimMachine{}
+	}
+	return w.setController(ctx, obj, name, metav1.OwnerReference{APIVersion: clusterv1.GroupVersion.String(), Kind: "MachineSet",
+		Name: set, UID: types.UID(w.ns + "-" + set), Controller: ptr.To(true)})
+}
+
+// setController makes owner the only owner of the provider object.
+func (w *world) setController(ctx context.Context, obj client.Object, name string, owner metav1.OwnerReference) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := w.h.Client.Get(ctx, client.ObjectKey{Namespace: w.ns, Name: name}, obj); err != nil {
+			return err
+		}
+		obj.SetOwnerReferences([]metav1.OwnerReference{owner})
+		return w.h.Client.Update(ctx, obj)
 	})
 }
 

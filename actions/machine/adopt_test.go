@@ -33,7 +33,7 @@ func TestAdoptDoesNotOverwriteANewController(t *testing.T) {
 	obj.OwnerReferences = []metav1.OwnerReference{other}
 	poll.Must(t, env.Client.Update(ctx, obj))
 
-	out := adopt(ctx, scopeFor(t, m, ""), observed)
+	out := adopt(ctx, scopeFor(t, m, ""), observed, claimOf(scopeFor(t, m, ""), observed, nil))
 	if out.Status != engine.Failed || !strings.Contains(out.Message, "set owner of ConfigMap m1-infra") {
 		t.Fatalf("adopting a stale observation: %+v, want a failed write", out)
 	}
@@ -44,15 +44,16 @@ func TestAdoptDoesNotOverwriteANewController(t *testing.T) {
 	}
 
 	// Observed afresh, the object is refused without a write.
-	out = adopt(ctx, scopeFor(t, m, ""), toUnstructured(t, got))
-	if out.Status != engine.Failed || !strings.Contains(out.Message, "already controlled by ConfigMap other") {
+	fresh := toUnstructured(t, got)
+	out = adopt(ctx, scopeFor(t, m, ""), fresh, claimOf(scopeFor(t, m, ""), fresh, nil))
+	if out.Status != engine.Failed || out.Message != "ConfigMap/m1-infra is controlled by ConfigMap/other; the Machine does not take it over" {
 		t.Fatalf("adopting an object controlled by another: %+v", out)
 	}
 
 	// An object nobody controls is adopted.
 	free := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1-bootstrap"}}
 	poll.Must(t, env.Client.Create(ctx, free))
-	if out := adopt(ctx, scopeFor(t, m, ""), toUnstructured(t, free)); out.Status == engine.Failed {
+	if out := adopt(ctx, scopeFor(t, m, ""), toUnstructured(t, free), ""); out.Status == engine.Failed {
 		t.Fatalf("adopting a free object: %+v", out)
 	}
 	poll.Must(t, env.Client.Get(ctx, client.ObjectKeyFromObject(free), free))

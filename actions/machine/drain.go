@@ -80,9 +80,10 @@ const (
 	classWaitCompleted = "waiting to complete"
 	classLater         = "evicted later"
 	classSerial        = "evicted one at a time"
+	classInvalidRule   = "held by a MachineDrainRule that cannot be evaluated"
 )
 
-var classOrder = []string{classPDB, classError, classNamespace, classTerminating, classEvicted, classWaitCompleted, classLater, classSerial}
+var classOrder = []string{classInvalidRule, classPDB, classError, classNamespace, classTerminating, classEvicted, classWaitCompleted, classLater, classSerial}
 
 // podsOnNode lists the Pods bound to a Node, through the spec.nodeName
 // index or field selector, falling back to a filtered list where the client
@@ -222,6 +223,9 @@ func drain(ctx context.Context, s *Scope, unreachable, force bool) engine.Outcom
 			continue
 		case verdictWaitCompleted:
 			keep(classWaitCompleted, name+" ("+waitCompletedWhy(pv.item)+")")
+			continue
+		case verdictHoldInvalidRule:
+			keep(classInvalidRule, name+" ("+pv.item.Rule.Name+": "+pv.item.RuleInvalid+"; fix or delete the rule)")
 			continue
 		case verdictEvictLater:
 			keep(classLater, name+" ("+pv.item.WaitingOn+")")

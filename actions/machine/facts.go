@@ -6,7 +6,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
@@ -123,10 +122,10 @@ func registerFacts(r *engine.Registry[*Scope]) {
 		return s.ControlPlaneMachines > 0
 	})
 	r.Bool("bootstrapControlledByOther", func(s *Scope) bool {
-		return controlledByOther(s, s.Bootstrap)
+		return s.BootstrapClaim != ""
 	})
 	r.Bool("infrastructureControlledByOther", func(s *Scope) bool {
-		return controlledByOther(s, s.Infrastructure)
+		return s.InfrastructureClaim != ""
 	})
 	r.Bool("providerIDMismatch", func(s *Scope) bool {
 		if s.Machine == nil || s.Machine.Spec.ProviderID == nil || *s.Machine.Spec.ProviderID == "" {
@@ -225,35 +224,6 @@ func NodeUnreachable(n *corev1.Node) bool {
 	}
 	c := nodeCondition(n, corev1.NodeReady)
 	return c != nil && c.Status == corev1.ConditionUnknown
-}
-
-// controlledByOther: the object has a controller owner that is not this
-// Machine, and not one that creates provider objects before their Machine
-// exists (a MachineSet, or the control plane of a control-plane Machine):
-// those the Machine takes over, as in Cluster API.
-func controlledByOther(s *Scope, u *unstructured.Unstructured) bool {
-	if s.Machine == nil || u == nil {
-		return false
-	}
-	owner := metav1.GetControllerOf(u)
-	return owner != nil && owner.UID != s.Machine.UID && !onCreateOwner(s, *owner)
-}
-
-// onCreateOwner: the owner that created a provider object for a Machine that
-// did not exist yet; the Machine replaces it as controller.
-func onCreateOwner(s *Scope, ref metav1.OwnerReference) bool {
-	gv, err := schema.ParseGroupVersion(ref.APIVersion)
-	if err != nil {
-		return false
-	}
-	if gv.Group == clusterv1.GroupVersion.Group && ref.Kind == "MachineSet" {
-		return true
-	}
-	if _, cp := s.Machine.Labels[clusterv1.ControlPlaneLabel]; !cp || s.Cluster == nil || s.Cluster.Spec.ControlPlaneRef == nil {
-		return false
-	}
-	cpRef := s.Cluster.Spec.ControlPlaneRef
-	return gv.Group == cpRef.APIGroup && ref.Kind == cpRef.Kind
 }
 
 // externallyManaged reads status.externalManagedControlPlane of a control

@@ -72,11 +72,16 @@ func TestOwnershipAndProviderIDFacts(t *testing.T) {
 		u.SetOwnerReferences([]metav1.OwnerReference{{Kind: "X", Name: "x", UID: types.UID(uid), Controller: ptr.To(true)}})
 		return u
 	}
-	f := observe(t, &Scope{Machine: m, Bootstrap: owned("other", ""), Infrastructure: owned("mine", "sim://b")})
+	// The observer fills the claims (no MachineSet names these objects).
+	claimed := func(s *Scope) *Scope {
+		s.BootstrapClaim, s.InfrastructureClaim = claimOf(s, s.Bootstrap, nil), claimOf(s, s.Infrastructure, nil)
+		return s
+	}
+	f := observe(t, claimed(&Scope{Machine: m, Bootstrap: owned("other", ""), Infrastructure: owned("mine", "sim://b")}))
 	if f.Get("bootstrapControlledByOther") != "true" || f.Get("infrastructureControlledByOther") != "false" || f.Get("providerIDMismatch") != "true" {
 		t.Errorf("facts: %s", f)
 	}
-	f = observe(t, &Scope{Machine: m, Infrastructure: owned("mine", "sim://a")})
+	f = observe(t, claimed(&Scope{Machine: m, Infrastructure: owned("mine", "sim://a")}))
 	if f.Get("bootstrapControlledByOther") != "false" || f.Get("providerIDMismatch") != "false" {
 		t.Errorf("facts: %s", f)
 	}

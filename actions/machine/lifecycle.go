@@ -42,10 +42,15 @@ func setClusterOwnerAndLabels(_ context.Context, s *Scope) engine.Outcome {
 }
 
 // adopt makes the Machine the controller owner of an external object and
-// makes sure its kind is watched; it writes only when the reference is missing.
-func adopt(ctx context.Context, s *Scope, u *unstructured.Unstructured) engine.Outcome {
+// makes sure its kind is watched; it writes only when the reference is
+// missing. An object that belongs to something else (claim) is refused:
+// the rows do not adopt it (E09/E10), and the refusal says whose it is.
+func adopt(ctx context.Context, s *Scope, u *unstructured.Unstructured, claim string) engine.Outcome {
 	if u == nil {
 		return engine.OK()
+	}
+	if claim != "" {
+		return engine.Failf("%s; the Machine does not take it over", claim)
 	}
 	if s.Watcher != nil {
 		if err := s.Watcher.Watch(ctx, u); err != nil {
@@ -58,14 +63,10 @@ func adopt(ctx context.Context, s *Scope, u *unstructured.Unstructured) engine.O
 	base := u.DeepCopy()
 	var refs []metav1.OwnerReference
 	for _, ref := range u.GetOwnerReferences() {
-		switch {
-		case onCreateOwner(s, ref):
+		if createdFor(s, ref) {
 			// The MachineSet or control plane that created the object for
 			// this Machine hands it over.
 			continue
-		case ref.Controller != nil && *ref.Controller && ref.UID != s.Machine.UID:
-			// controlledByOther keeps rows from adopting such an object.
-			return engine.Failf("%s %s is already controlled by %s %s", u.GetKind(), u.GetName(), ref.Kind, ref.Name)
 		}
 		refs = append(refs, ref)
 	}
@@ -94,10 +95,46 @@ func adopt(ctx context.Context, s *Scope, u *unstructured.Unstructured) engine.O
 	return engine.OK()
 }
 
-func adoptBootstrap(ctx context.Context, s *Scope) engine.Outcome { return adopt(ctx, s, s.Bootstrap) }
+func adoptBootstrap(ctx context.Context, s *Scope) engine.Outcome {
+	return adopt(ctx, s, s.Bootstrap, s.BootstrapClaim)
+}
 
 func adoptInfrastructure(ctx context.Context, s *Scope) engine.Outcome {
-	return adopt(ctx, s, s.Infrastructure)
+	return adopt(ctx, s, s.Infrastructure, s.InfrastructureClaim)
+}
+
+// release leaves an object that belongs to something else: it says whose
+// it is, and removes this Machine's owner reference if an earlier version
+// set one, for the garbage collector would otherwise delete the object
+// with the Machine.
+func release(ctx context.Context, s *Scope, u *unstructured.Unstructured, claim string) engine.Outcome {
+	if u == nil || claim == "" {
+		return engine.Failf("no object that belongs to something else")
+	}
+	var refs []metav1.OwnerReference
+	for _, ref := range u.GetOwnerReferences() {
+		if ref.UID != s.Machine.UID {
+			refs = append(refs, ref)
+		}
+	}
+	if len(refs) == len(u.GetOwnerReferences()) {
+		return engine.OKf("%s", claim)
+	}
+	base := u.DeepCopy()
+	u.SetOwnerReferences(refs)
+	if err := s.Client.Patch(ctx, u, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+		base.DeepCopyInto(u)
+		return engine.Fail(fmt.Errorf("remove the Machine's owner reference from %s %s: %w", u.GetKind(), u.GetName(), err))
+	}
+	return engine.OKf("%s (the Machine's owner reference, set by an earlier version, was removed)", claim)
+}
+
+func releaseBootstrap(ctx context.Context, s *Scope) engine.Outcome {
+	return release(ctx, s, s.Bootstrap, s.BootstrapClaim)
+}
+
+func releaseInfrastructure(ctx context.Context, s *Scope) engine.Outcome {
+	return release(ctx, s, s.Infrastructure, s.InfrastructureClaim)
 }
 
 func copyDataSecretName(_ context.Context, s *Scope) engine.Outcome {
@@ -183,9 +220,14 @@ func markNodeDeletionStart(_ context.Context, s *Scope) engine.Outcome {
 
 // deleteExternal issues one delete for an object that is not already going
 // away and reports the wait until it is gone.
-func deleteExternal(ctx context.Context, s *Scope, u *unstructured.Unstructured, what string) engine.Outcome {
+func deleteExternal(ctx context.Context, s *Scope, u *unstructured.Unstructured, claim, what string) engine.Outcome {
 	if u == nil {
 		return engine.OK()
+	}
+	if claim != "" {
+		// The rows leave such an object alone (D25, D26); this is the last
+		// line of defence.
+		return engine.Failf("%s: the Machine does not delete it", claim)
 	}
 	if u.GetDeletionTimestamp() == nil {
 		if err := s.Client.Delete(ctx, u); err != nil && !apierrors.IsNotFound(err) {
@@ -196,11 +238,11 @@ func deleteExternal(ctx context.Context, s *Scope, u *unstructured.Unstructured,
 }
 
 func deleteInfrastructure(ctx context.Context, s *Scope) engine.Outcome {
-	return deleteExternal(ctx, s, s.Infrastructure, "infrastructure")
+	return deleteExternal(ctx, s, s.Infrastructure, s.InfrastructureClaim, "infrastructure")
 }
 
 func deleteBootstrap(ctx context.Context, s *Scope) engine.Outcome {
-	return deleteExternal(ctx, s, s.Bootstrap, "bootstrap")
+	return deleteExternal(ctx, s, s.Bootstrap, s.BootstrapClaim, "bootstrap")
 }
 
 func deleteNode(ctx context.Context, s *Scope) engine.Outcome {

@@ -68,6 +68,7 @@ func (o *Observer) Observe(ctx context.Context, key client.ObjectKey, now time.T
 		s.Bootstrap = o.getExternal(ctx, s, *ref, m.Namespace, "bootstrap")
 	}
 	s.Infrastructure = o.getExternal(ctx, s, m.Spec.InfrastructureRef, m.Namespace, "infrastructure")
+	o.observeClaims(ctx, s)
 
 	o.connect(ctx, s)
 	if s.NodeClient == nil {

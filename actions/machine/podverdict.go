@@ -36,6 +36,7 @@ const (
 	verdictWaitCompleted   = "WaitCompleted"
 	verdictEvictLater      = "EvictLater"
 	verdictEvictSerially   = "EvictSerially"
+	verdictHoldInvalidRule = "HoldInvalidRule"
 )
 
 // PodItem is what the Pod verdict table observes about one Pod: the Pod and
@@ -51,6 +52,9 @@ type PodItem struct {
 	Force bool
 	// Rule is the MachineDrainRule that applies to the Pod, if any.
 	Rule *clusterv1.MachineDrainRule
+	// RuleInvalid says why Rule cannot be evaluated; then it is not known
+	// to apply, only that it might (see ruleFor).
+	RuleInvalid string
 	// HasPVC: the Pod mounts PersistentVolumeClaims.
 	HasPVC bool
 	// OrderGroup (Current, Later) and VolumeTurn (Now, Waiting) are
@@ -97,8 +101,11 @@ func registerPodFacts(r *engine.Registry[*PodItem]) {
 	})
 	r.Bool("force", func(p *PodItem) bool { return p.Force })
 	r.Enum("rule", func(p *PodItem) string {
-		if p.Rule == nil {
+		switch {
+		case p.Rule == nil:
 			return "None"
+		case p.RuleInvalid != "":
+			return "Invalid"
 		}
 		return string(p.Rule.Spec.Drain.Behavior)
 	})
@@ -193,7 +200,7 @@ func (v *drainView) decide(ctx context.Context) ([]podVerdict, error) {
 			continue
 		}
 		out[i].item = &PodItem{Pod: pod, Now: v.s.Now, NodeUnreachable: v.unreachable, DaemonSet: ds, Force: v.force,
-			Rule: rule, HasPVC: len(claimNames(pod)) > 0, OrderGroup: "Current", VolumeTurn: "Now", EvictionRefusals: refusals}
+			Rule: rule, RuleInvalid: ruleInvalid(rule), HasPVC: len(claimNames(pod)) > 0, OrderGroup: "Current", VolumeTurn: "Now", EvictionRefusals: refusals}
 		out[i].dec, out[i].err = v.s.PodVerdicts.Decide(out[i].item)
 	}
 	changed, err := v.turns(ctx, out)
@@ -218,7 +225,7 @@ func (it *PodItem) order() int32 {
 // open: it is still to be evicted, terminating or to complete.
 func holds(verdict string) bool {
 	switch verdict {
-	case verdictEvict, verdictWaitTerminating, verdictWaitCompleted:
+	case verdictEvict, verdictWaitTerminating, verdictWaitCompleted, verdictHoldInvalidRule:
 		return true
 	}
 	return false
@@ -361,7 +368,8 @@ func (v *drainView) drainRules(ctx context.Context) ([]*clusterv1.MachineDrainRu
 	var out []*clusterv1.MachineDrainRule
 	for i := range list.Items {
 		r := &list.Items[i]
-		if selectsMachine(r, m.Labels, clusterLabels) {
+		// A rule that cannot be evaluated might select the Machine.
+		if ruleInvalid(r) != "" || selectsMachine(r, m.Labels, clusterLabels) {
 			out = append(out, r)
 		}
 	}
@@ -382,8 +390,9 @@ func selectsMachine(r *clusterv1.MachineDrainRule, machine, cluster map[string]s
 }
 
 // selects: a nil or empty selector selects everything; an invalid one
-// nothing (the API server validated it).
-func selects(sel *metav1.LabelSelector, set map[string]string) bool {
+// nothing (ruleFor meets rules with one before it asks).
+func selects(rs *clusterv1.LabelSelector, set map[string]string) bool {
+	sel := rs.AsMeta()
 	if sel == nil {
 		return true
 	}
@@ -397,7 +406,9 @@ func selects(sel *metav1.LabelSelector, set map[string]string) bool {
 // ruleFor returns the first rule whose pods[] select the Pod.
 func (v *drainView) ruleFor(ctx context.Context, rules []*clusterv1.MachineDrainRule, namespaces map[string]*corev1.Namespace, pod *corev1.Pod) (*clusterv1.MachineDrainRule, error) {
 	for _, r := range rules {
-		if len(r.Spec.Pods) == 0 {
+		if len(r.Spec.Pods) == 0 || ruleInvalid(r) != "" {
+			// A rule that cannot be evaluated might be the first to
+			// apply: the Pod's verdict holds it rather than guess.
 			return r, nil
 		}
 		for _, sel := range r.Spec.Pods {
@@ -430,4 +441,37 @@ func (v *drainView) record(ctx context.Context, verdicts []podVerdict) {
 			v.s.PodVerdicts.Record(ctx, v.s.Key.String(), pv.dec, "Pod "+podName(pv.pod))
 		}
 	}
+}
+
+// ruleInvalid says why a rule's selectors cannot be evaluated; empty when
+// they can. The API server refuses such selectors, so only a rule written
+// before it validated them has one.
+func ruleInvalid(r *clusterv1.MachineDrainRule) string {
+	if r == nil {
+		return ""
+	}
+	check := func(path string, sel *clusterv1.LabelSelector) string {
+		if sel == nil {
+			return ""
+		}
+		if _, err := metav1.LabelSelectorAsSelector(sel.AsMeta()); err != nil {
+			return path + ": " + err.Error()
+		}
+		return ""
+	}
+	for i, m := range r.Spec.Machines {
+		for _, bad := range []string{check(fmt.Sprintf("spec.machines[%d].selector", i), m.Selector), check(fmt.Sprintf("spec.machines[%d].clusterSelector", i), m.ClusterSelector)} {
+			if bad != "" {
+				return bad
+			}
+		}
+	}
+	for i, p := range r.Spec.Pods {
+		for _, bad := range []string{check(fmt.Sprintf("spec.pods[%d].selector", i), p.Selector), check(fmt.Sprintf("spec.pods[%d].namespaceSelector", i), p.NamespaceSelector)} {
+			if bad != "" {
+				return bad
+			}
+		}
+	}
+	return ""
 }

@@ -1,6 +1,8 @@
 package machine
 
 import (
+	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,8 +58,8 @@ func TestDrainRuleSelection(t *testing.T) {
 		return &clusterv1.MachineDrainRule{ObjectMeta: metav1.ObjectMeta{Name: name},
 			Spec: clusterv1.MachineDrainRuleSpec{Drain: clusterv1.MachineDrainRuleDrainConfig{Behavior: clusterv1.DrainBehaviorSkip}, Machines: machines}}
 	}
-	sel := func(kv ...string) *metav1.LabelSelector {
-		return &metav1.LabelSelector{MatchLabels: map[string]string{kv[0]: kv[1]}}
+	sel := func(kv ...string) *clusterv1.LabelSelector {
+		return &clusterv1.LabelSelector{MatchLabels: map[string]clusterv1.LabelValue{kv[0]: clusterv1.LabelValue(kv[1])}}
 	}
 	for _, tc := range []struct {
 		name             string
@@ -72,7 +74,7 @@ func TestDrainRuleSelection(t *testing.T) {
 			map[string]string{"pool": "gpu"}, map[string]string{"env": "dev"}, false},
 		{"any entry may match", rule("a", []clusterv1.MachineDrainRuleMachineSelector{{Selector: sel("pool", "gpu")}, {ClusterSelector: sel("env", "dev")}}),
 			map[string]string{"pool": "cpu"}, map[string]string{"env": "dev"}, true},
-		{"empty selector: everything", rule("a", []clusterv1.MachineDrainRuleMachineSelector{{Selector: &metav1.LabelSelector{}}}), nil, nil, true},
+		{"empty selector: everything", rule("a", []clusterv1.MachineDrainRuleMachineSelector{{Selector: &clusterv1.LabelSelector{}}}), nil, nil, true},
 	} {
 		if got := selectsMachine(tc.rule, tc.machine, tc.cluster); got != tc.want {
 			t.Errorf("%s: selectsMachine = %v, want %v", tc.name, got, tc.want)
@@ -117,6 +119,9 @@ func TestShippedPodVerdicts(t *testing.T) {
 		{"evictions refused maxEvictRetries times", PodItem{Pod: pod(), EvictionRefusals: refusalsExhausted}, verdictForceDelete},
 		{"refused by a budget that never allows", PodItem{Pod: pod(), EvictionRefusals: refusalsBudgetNeverAllows}, verdictEvict},
 		{"refusals exhausted, but a Skip rule", PodItem{Pod: pod(), Rule: skipRule, EvictionRefusals: refusalsExhausted}, verdictSkip},
+		{"a rule that cannot be evaluated holds the Pod", PodItem{Pod: pod(), Rule: skipRule, RuleInvalid: "bad"}, verdictHoldInvalidRule},
+		{"the skip label beats a rule that cannot be evaluated", PodItem{Pod: pod(label("skip")), Rule: skipRule, RuleInvalid: "bad"}, verdictSkip},
+		{"forced, a rule that cannot be evaluated", PodItem{Pod: pod(), Rule: skipRule, RuleInvalid: "bad", Force: true}, verdictForceDelete},
 	} {
 		it := tc.item
 		it.Now = now
@@ -169,5 +174,41 @@ func TestEvictionRefusalsCount(t *testing.T) {
 	countRefusals(m, pods[1:], nil)
 	if len(m.Status.Deletion.EvictionRefusals) != 1 || m.Status.Deletion.EvictionRefusals[0].Pod != "ns/b" {
 		t.Errorf("refusals %+v, want only ns/b", m.Status.Deletion.EvictionRefusals)
+	}
+}
+
+// A rule written before the API server validated selectors: it is named,
+// with what is wrong, and counts as possibly selecting every Machine and
+// Pod; a valid rule first by name still applies.
+func TestRuleInvalid(t *testing.T) {
+	broken := &clusterv1.MachineDrainRule{ObjectMeta: metav1.ObjectMeta{Name: "b-protect"}, Spec: clusterv1.MachineDrainRuleSpec{
+		Drain: clusterv1.MachineDrainRuleDrainConfig{Behavior: clusterv1.DrainBehaviorSkip},
+		Pods: []clusterv1.MachineDrainRulePodSelector{{Selector: &clusterv1.LabelSelector{
+			MatchExpressions: []clusterv1.LabelSelectorRequirement{{Key: "app", Operator: "Foo"}}}}}}}
+	if got, want := ruleInvalid(broken), `spec.pods[0].selector: "Foo" is not a valid label selector operator`; got != want {
+		t.Errorf("ruleInvalid = %q, want %q", got, want)
+	}
+	badKey := &clusterv1.MachineDrainRule{Spec: clusterv1.MachineDrainRuleSpec{Machines: []clusterv1.MachineDrainRuleMachineSelector{
+		{ClusterSelector: &clusterv1.LabelSelector{MatchLabels: map[string]clusterv1.LabelValue{"bad key!": "x"}}}}}}
+	if got := ruleInvalid(badKey); !strings.HasPrefix(got, "spec.machines[0].clusterSelector: ") {
+		t.Errorf("ruleInvalid = %q, want the clusterSelector named", got)
+	}
+	valid := &clusterv1.MachineDrainRule{ObjectMeta: metav1.ObjectMeta{Name: "a-drain"}, Spec: clusterv1.MachineDrainRuleSpec{
+		Pods: []clusterv1.MachineDrainRulePodSelector{{Selector: &clusterv1.LabelSelector{MatchLabels: map[string]clusterv1.LabelValue{"app": "web"}}}}}}
+	if ruleInvalid(valid) != "" {
+		t.Errorf("a valid rule: %q", ruleInvalid(valid))
+	}
+	v := &drainView{s: &Scope{}}
+	rules := []*clusterv1.MachineDrainRule{valid, broken}
+	web := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "w", Labels: map[string]string{"app": "web"}}}
+	db := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "d", Labels: map[string]string{"app": "db"}}}
+	for _, tc := range []struct {
+		pod  *corev1.Pod
+		want *clusterv1.MachineDrainRule
+	}{{web, valid}, {db, broken}} {
+		got, err := v.ruleFor(context.Background(), rules, nil, tc.pod)
+		if err != nil || got != tc.want {
+			t.Errorf("rule for Pod %s: %v %v, want %s", tc.pod.Name, got, err, tc.want.Name)
+		}
 	}
 }

@@ -68,6 +68,9 @@ type Scope struct {
 
 	Bootstrap      *unstructured.Unstructured
 	Infrastructure *unstructured.Unstructured
+	// BootstrapClaim and InfrastructureClaim say whom the object belongs
+	// to when that is not this Machine (see claimOf); empty otherwise.
+	BootstrapClaim, InfrastructureClaim string
 
 	// Nodes holds the Machine's Node: by nodeRef, else every Node with the
 	// Machine's providerID.

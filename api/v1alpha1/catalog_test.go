@@ -423,6 +423,10 @@ func TestHostileButValid(t *testing.T) {
 		{"drain rule waiting for completion with selectors", "MachineDrainRule", all(set("spec.drain.behavior", "WaitCompleted"),
 			set("spec.pods", []any{obj{"selector": obj{"matchLabels": obj{"app": "batch"}}, "namespaceSelector": obj{"matchLabels": obj{"team": "a"}}}}),
 			set("spec.machines", []any{obj{"selector": obj{"matchLabels": obj{"pool": "gpu"}}}}))},
+		{"drain rule with every selector operator and qualified keys", "MachineDrainRule", all(set("spec.drain.behavior", "Skip"),
+			set("spec.pods", []any{obj{"selector": obj{"matchLabels": obj{"example.com/tier": "", "app": "db_1.x"}, "matchExpressions": []any{
+				obj{"key": "app", "operator": "In", "values": []any{"db"}}, obj{"key": "k8s.io/role", "operator": "NotIn", "values": []any{"a", "b"}},
+				obj{"key": "keep", "operator": "Exists"}, obj{"key": "drop", "operator": "DoesNotExist", "values": []any{}}}}}}))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			u := &unstructured.Unstructured{Object: newObject(tc.kind, "ok-"+strings.ReplaceAll(strings.ToLower(tc.name), " ", "-"))}

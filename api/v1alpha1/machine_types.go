@@ -408,12 +408,15 @@ type Machine struct {
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// spec is the desired state of the Machine. Its infrastructureRef and
-	// bootstrap.configRef are immutable here, on the Machine: the rules sit
-	// on this field, not on MachineSpec, so that a MachineSet's template
-	// (also a MachineSpec) can be pointed at new templates.
+	// bootstrap.configRef are immutable and never name a template here, on
+	// the Machine: the rules sit on this field, not on MachineSpec, so that a
+	// MachineSet's template (also a MachineSpec) can name templates and be
+	// pointed at new ones.
 	// +required
 	// +kubebuilder:validation:XValidation:rule="self.infrastructureRef == oldSelf.infrastructureRef",message="infrastructureRef is immutable",fieldPath=".infrastructureRef"
 	// +kubebuilder:validation:XValidation:rule="!has(oldSelf.bootstrap.configRef) || has(self.bootstrap.configRef) && self.bootstrap.configRef == oldSelf.bootstrap.configRef",message="bootstrap.configRef cannot be changed or removed once set",fieldPath=".bootstrap"
+	// +kubebuilder:validation:XValidation:rule="!self.infrastructureRef.kind.endsWith('Template') || self.infrastructureRef.kind == 'Template'",message="infrastructureRef must name an infrastructure machine (e.g. SimMachine), not a template: a Machine would take the template over and delete it with itself; to create Machines from a template, use a MachineSet",fieldPath=".infrastructureRef.kind"
+	// +kubebuilder:validation:XValidation:rule="!has(self.bootstrap.configRef) || !self.bootstrap.configRef.kind.endsWith('Template') || self.bootstrap.configRef.kind == 'Template'",message="bootstrap.configRef must name a bootstrap config (e.g. SimBootstrapConfig), not a template: a Machine would take the template over and delete it with itself; to create Machines from a template, use a MachineSet",fieldPath=".bootstrap.configRef.kind"
 	Spec MachineSpec `json:"spec"`
 
 	// status is the observed state of the Machine.

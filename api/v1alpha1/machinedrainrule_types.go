@@ -35,15 +35,86 @@ type MachineDrainRuleDrainConfig struct {
 	Order *int32 `json:"order,omitempty"`
 }
 
+// LabelSelector selects objects by their labels, as metav1.LabelSelector
+// does (the same fields, the same meaning), with every part validated when
+// the rule is written: a selector that cannot be evaluated would otherwise
+// match nothing, and a Skip or WaitCompleted rule with a typo would let the
+// drain evict the Pods it was meant to protect. An empty selector matches
+// everything.
+type LabelSelector struct {
+	// matchLabels: every key must have exactly this value.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$'))",message="label keys must be a name of at most 63 letters, digits, '-', '_' and '.' that starts and ends with a letter or digit, optionally after a DNS subdomain and '/' (e.g. app or example.com/tier)"
+	MatchLabels map[string]LabelValue `json:"matchLabels,omitempty"`
+
+	// matchExpressions: every requirement must hold.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	MatchExpressions []LabelSelectorRequirement `json:"matchExpressions,omitempty"`
+}
+
+// LabelValue is the value of a label.
+// +kubebuilder:validation:MaxLength=63
+// +kubebuilder:validation:XValidation:rule="self.matches('^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$')",message="label values must be empty or at most 63 letters, digits, '-', '_' and '.' that start and end with a letter or digit"
+type LabelValue string
+
+// LabelSelectorRequirement is one requirement of a LabelSelector, as
+// metav1.LabelSelectorRequirement.
+//
+// +kubebuilder:validation:XValidation:rule="!(self.operator in ['In', 'NotIn']) || has(self.values) && size(self.values) > 0",message="operator In and NotIn need at least one value"
+// +kubebuilder:validation:XValidation:rule="!(self.operator in ['Exists', 'DoesNotExist']) || !has(self.values) || size(self.values) == 0",message="operator Exists and DoesNotExist take no values"
+type LabelSelectorRequirement struct {
+	// key is the label key the requirement applies to.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=317
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$')",message="label keys must be a name of at most 63 letters, digits, '-', '_' and '.' that starts and ends with a letter or digit, optionally after a DNS subdomain and '/' (e.g. app or example.com/tier)"
+	Key string `json:"key"`
+
+	// operator is In, NotIn, Exists or DoesNotExist.
+	// +required
+	// +kubebuilder:validation:XValidation:rule="self in ['In', 'NotIn', 'Exists', 'DoesNotExist']",message="operator must be In, NotIn, Exists or DoesNotExist"
+	Operator metav1.LabelSelectorOperator `json:"operator"`
+
+	// values are the label values In and NotIn compare with; Exists and
+	// DoesNotExist take none.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=63
+	// +kubebuilder:validation:items:XValidation:rule="self.matches('^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$')",message="label values must be empty or at most 63 letters, digits, '-', '_' and '.' that start and end with a letter or digit"
+	Values []string `json:"values,omitempty"`
+}
+
+// AsMeta returns the selector as a metav1.LabelSelector, to evaluate it.
+func (s *LabelSelector) AsMeta() *metav1.LabelSelector {
+	if s == nil {
+		return nil
+	}
+	out := &metav1.LabelSelector{}
+	for k, v := range s.MatchLabels {
+		if out.MatchLabels == nil {
+			out.MatchLabels = map[string]string{}
+		}
+		out.MatchLabels[k] = string(v)
+	}
+	for _, r := range s.MatchExpressions {
+		out.MatchExpressions = append(out.MatchExpressions, metav1.LabelSelectorRequirement{Key: r.Key, Operator: r.Operator, Values: r.Values})
+	}
+	return out
+}
+
 // MachineDrainRuleMachineSelector selects Machines by their labels and their
 // Cluster's labels; both must match (an empty selector matches all).
 type MachineDrainRuleMachineSelector struct {
 	// selector matches the Machine's labels.
 	// +optional
-	Selector *metav1.LabelSelector `json:"selector,omitempty"`
+	Selector *LabelSelector `json:"selector,omitempty"`
 	// clusterSelector matches the labels of the Machine's Cluster.
 	// +optional
-	ClusterSelector *metav1.LabelSelector `json:"clusterSelector,omitempty"`
+	ClusterSelector *LabelSelector `json:"clusterSelector,omitempty"`
 }
 
 // MachineDrainRulePodSelector selects Pods by their labels and their
@@ -51,10 +122,10 @@ type MachineDrainRuleMachineSelector struct {
 type MachineDrainRulePodSelector struct {
 	// selector matches the Pod's labels.
 	// +optional
-	Selector *metav1.LabelSelector `json:"selector,omitempty"`
+	Selector *LabelSelector `json:"selector,omitempty"`
 	// namespaceSelector matches the labels of the Pod's Namespace.
 	// +optional
-	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
+	NamespaceSelector *LabelSelector `json:"namespaceSelector,omitempty"`
 }
 
 // MachineDrainRuleSpec is the desired drain behaviour for the Pods and
