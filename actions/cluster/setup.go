@@ -69,10 +69,7 @@ func Setup(_ context.Context, mgr ctrl.Manager, opts controller.Options) error {
 	if opts.Clusters == nil {
 		return errors.New("the Cluster controller needs the workload cluster connections (Options.Clusters)")
 	}
-	r, err := reconciler.New(Spec(opts.Set, mgr.GetClient(), opts.Clusters), reconciler.Options{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
-		Recorder: mgr.GetEventRecorder("krtt-cluster-controller"), Now: opts.Now, Traces: opts.Traces, ClockJumps: opts.ClockJumps,
-	})
+	r, err := reconciler.New(Spec(opts.Set, mgr.GetClient(), opts.Clusters), opts.Kit(mgr, Name))
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/internal/remote"
+	"github.com/krtt-dev/krtt/reconciler"
 )
 
 // Setup adds a controller to a manager.
@@ -38,4 +39,15 @@ type Options struct {
 	// share, opened from Workload by the operator; nil serves every
 	// Cluster's Node side from the management cluster.
 	Clusters *remote.Cache
+}
+
+// Kit is the kit's options for the controller name in mgr: the manager's
+// clients, an Event recorder named after the controller, and the clock and
+// traces every controller shares.
+func (o Options) Kit(mgr ctrl.Manager, name string) reconciler.Options {
+	return reconciler.Options{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
+		Recorder: mgr.GetEventRecorder("krtt-" + name + "-controller"),
+		Now:      o.Now, Traces: o.Traces, ClockJumps: o.ClockJumps,
+	}
 }

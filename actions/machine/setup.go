@@ -75,10 +75,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error
 		clusters = opts.Clusters
 		opts.Clusters.AddIndexes(Indexes()...)
 	}
-	r, err := reconciler.New(Spec(set, mgr.GetClient(), clusters, w), reconciler.Options{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
-		Recorder: mgr.GetEventRecorder("krtt-machine-controller"), Now: opts.Now, Traces: opts.Traces, ClockJumps: opts.ClockJumps,
-	})
+	r, err := reconciler.New(Spec(set, mgr.GetClient(), clusters, w), opts.Kit(mgr, Name))
 	if err != nil {
 		return err
 	}

@@ -52,10 +52,7 @@ func Spec(set *engine.TableSet, c client.Client, r client.Reader) reconciler.Spe
 // Setup registers the Machine index, builds the MachineSet controller on the
 // kit and adds it to the manager.
 func Setup(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
-	r, err := reconciler.New(Spec(opts.Set, mgr.GetClient(), mgr.GetCache()), reconciler.Options{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
-		Recorder: mgr.GetEventRecorder("krtt-machineset-controller"), Now: opts.Now, Traces: opts.Traces, ClockJumps: opts.ClockJumps,
-	})
+	r, err := reconciler.New(Spec(opts.Set, mgr.GetClient(), mgr.GetCache()), opts.Kit(mgr, Name))
 	if err != nil {
 		return err
 	}
