@@ -111,6 +111,7 @@ check-generated: krtt $(CONTROLLER_GEN) ## Fail when generated files or docs dif
 .PHONY: test
 test: tools lint check-generated ## Build tools if missing, then run every test (unit, envtest, godog) on shared control planes (hack/testcp).
 	go run ./hack/testcp -- go test $(GO_TEST_FLAGS) ./...
+	cd examples && go vet ./... && go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: specs
 specs: tools ## Run only the Gherkin features, with pretty output.
