@@ -89,6 +89,7 @@ lint: krtt ## gofmt, go vet and krtt lint on the shipped tables.
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	go vet ./...
 	$(KRTT) lint transitions
+	$(KRTT) lint --catalog examples/door/catalog.json examples/door/transitions
 
 .PHONY: check-generated
 check-generated: krtt $(CONTROLLER_GEN) ## Fail when generated files or docs differ from what is committed.
