@@ -5,6 +5,8 @@
 //	krtt render --format markdown|mermaid|dot [--table NAME] FILE|DIR...
 //	krtt decide --table FILE|DIR --state S --fact name=value... [--name TABLE] [-o json]
 //	krtt docs --out DIR [--coverage FILE] FILE|DIR...
+//	krtt init --module PATH --krtt DIR [DIR]
+//	krtt create controller NAME --kind KIND
 package main
 
 import (
@@ -80,6 +82,7 @@ See docs/table-format.md for the format.`,
 		"check and describe tables with the registries of a catalog file (JSON or YAML, written by engine.WriteCatalogFile) instead of krtt's own")
 	root.AddCommand(lintCmd(stdout), renderCmd(stdout, stderr), decideCmd(stdout, stderr), docsCmd(stdout, stderr))
 	root.AddCommand(explainCmd(stdout, stderr))
+	root.AddCommand(initCmd(stdout), createCmd(stdout))
 	return root
 }
 
