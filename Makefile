@@ -89,6 +89,7 @@ lint: krtt ## gofmt, go vet and krtt lint on the shipped tables.
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	go vet ./...
 	$(KRTT) lint transitions
+	$(KRTT) lint --catalog examples/door/catalog.json examples/door/transitions
 
 .PHONY: check-generated
 check-generated: krtt $(CONTROLLER_GEN) ## Fail when generated files or docs differ from what is committed.
@@ -111,6 +112,7 @@ check-generated: krtt $(CONTROLLER_GEN) ## Fail when generated files or docs dif
 .PHONY: test
 test: tools lint check-generated ## Build tools if missing, then run every test (unit, envtest, godog) on shared control planes (hack/testcp).
 	go run ./hack/testcp -- go test $(GO_TEST_FLAGS) ./...
+	cd examples && go vet ./... && go test -count=1 $(GO_TEST_FLAGS) ./...
 
 .PHONY: test-stress
 test-stress: tools ## The whole suite shuffled STRESS_N times (default 3) on a starved CPU (GOMAXPROCS=1, busy loops); lists each failing test with its package and shuffle seed (STRESS_PKGS narrows it). Not part of make test.

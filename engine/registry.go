@@ -75,17 +75,17 @@ const (
 
 // Entry describes one registered observer, action or guard for lint and docs.
 type Entry struct {
-	Kind EntryKind
-	Name string
+	Kind EntryKind `json:"kind"`
+	Name string    `json:"name"`
 	// Description is the line the docs show for an action, guard, status
 	// field, mirror or summary. A fact has none here: the tables declare
 	// it, with its description, and Go only computes it.
-	Description string
+	Description string `json:"description,omitempty"`
 	// MayWait: the action can report InProgress, so rows running it must
 	// say what happens meanwhile (inProgress).
-	MayWait bool
+	MayWait bool `json:"mayWait,omitempty"`
 	// Reads: the facts a guard depends on.
-	Reads []string
+	Reads []string `json:"reads,omitempty"`
 	// Pure: the action writes nothing to the API server and changes only
 	// the reconciled object, in memory (the controller's patches write it):
 	// its status, or metadata and spec fields that no read of the observer
@@ -94,7 +94,7 @@ type Entry struct {
 	// observed from is then unchanged, so after a row whose actions are all
 	// pure the controller kit decides again at once (run to completion, see
 	// Step.KeptObservation).
-	Pure bool
+	Pure bool `json:"pure,omitempty"`
 	// WritesThrough: the action may write to the API server (another
 	// object) or change a field of the reconciled object that a read of
 	// the observer is keyed by, and puts every such change back into the
@@ -111,14 +111,14 @@ type Entry struct {
 	// action that writes an object without putting the answer into the
 	// observation; an action that changes what facts read through objects
 	// the observation does not hold.
-	WritesThrough bool
+	WritesThrough bool `json:"writesThrough,omitempty"`
 }
 
 // Catalog is the Go-free view of a registry: names and descriptions (of
 // everything but facts, which the tables describe).
 type Catalog struct {
-	Name    string
-	Entries []Entry
+	Name    string  `json:"name"`
+	Entries []Entry `json:"entries"`
 }
 
 // Lookup finds an entry by kind and name.

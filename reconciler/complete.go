@@ -30,6 +30,13 @@ import (
 // patch and at most one Event; every row of it is still published (traces,
 // metrics, coverage), the Event names the path, and status.lastTransition
 // keeps the earlier rows in via.
+//
+// A finalizer the path added is not saved before the path's patch: until
+// it is, the path goes on only through rows whose actions are all pure
+// (they change the object in memory, saved by the same patch). A row that
+// writes anything else, write-through or not, waits for the next reconcile,
+// so nothing outside the object exists that a deletion could leave behind
+// with no finalizer to clean it up.
 
 // chainsAfter reports whether the kit may decide again after step: the
 // row kept the observation (its actions are pure or write-through, or
@@ -44,7 +51,7 @@ func (r *Reconciler[O, E]) chainsAfter(step *engine.Step, observeErr error) bool
 // runToCompletion returns the steps of one reconcile, first included. The
 // path is bounded by the number of states: such rows moving in a cycle
 // (which lint reports) stop there and go on at the next reconcile.
-func (r *Reconciler[O, E]) runToCompletion(ctx context.Context, object string, p *Plan[O, E], first *engine.Step) []*engine.Step {
+func (r *Reconciler[O, E]) runToCompletion(ctx context.Context, object string, p *Plan[O, E], before O, first *engine.Step) []*engine.Step {
 	steps := []*engine.Step{first}
 	set := r.spec.Set
 	for len(steps) <= len(set.States) {
@@ -66,9 +73,33 @@ func (r *Reconciler[O, E]) runToCompletion(ctx context.Context, object string, p
 			// The next reconcile decides (and reports) it.
 			break
 		}
+		if !r.allPure(d.Row.Do) && finalizerAdded(before, p.Obs.Object) {
+			break
+		}
 		steps = append(steps, r.runner.Act(ctx, object, d, p.Obs.Env))
 	}
 	return steps
+}
+
+// allPure reports whether every action is registered engine.Pure.
+func (r *Reconciler[O, E]) allPure(actions []string) bool {
+	for _, a := range actions {
+		if !r.pure[a] {
+			return false
+		}
+	}
+	return true
+}
+
+// finalizerAdded reports whether after has a finalizer before (the object
+// as read) does not.
+func finalizerAdded(before, after client.Object) bool {
+	for _, f := range after.GetFinalizers() {
+		if !slices.Contains(before.GetFinalizers(), f) {
+			return true
+		}
+	}
+	return false
 }
 
 // recordSteps projects every step onto the object in order, then gives

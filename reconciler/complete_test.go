@@ -74,6 +74,8 @@ type chainEnv struct {
 	other, server map[string]string
 	// untouched: Poke finds nothing to do and says it wrote nothing.
 	untouched bool
+	// finalize: Mark also adds a finalizer, in memory.
+	finalize bool
 }
 
 // TestNewNeedsStatus: an object type that does not implement kit.Status
@@ -101,6 +103,9 @@ func chainReconciler(t *testing.T) (*Reconciler[*unstructured.Unstructured, *cha
 	}, engine.WritesThrough())
 	reg.Action("Mark", "mark in memory", func(_ context.Context, e *chainEnv) engine.Outcome {
 		e.marked = true
+		if e.finalize {
+			e.obj.SetFinalizers(append(e.obj.GetFinalizers(), "chain.krtt.dev/f"))
+		}
 		return engine.OKf("marked")
 	}, engine.Pure())
 	reg.Action("Poke", "poke the world", func(_ context.Context, e *chainEnv) engine.Outcome {
@@ -167,7 +172,7 @@ func TestRunToCompletionStopsAtTheFirstRowThatActsOnTheWorld(t *testing.T) {
 	r, records := chainReconciler(t)
 	env := &chainEnv{obj: &unstructured.Unstructured{Object: map[string]any{}}}
 	p := chainPlan(t, r, "A", env)
-	steps := r.runToCompletion(context.Background(), "ns/x", p, r.runner.Act(context.Background(), "ns/x", p.Decision, env))
+	steps := r.runToCompletion(context.Background(), "ns/x", p, env.obj.DeepCopy(), r.runner.Act(context.Background(), "ns/x", p.Decision, env))
 	// R1 stays in A but its pure action moved a fact: decide again. R2 is
 	// pure and moves to B; R3 pokes the world: the path ends there.
 	if got := rowsOf(steps); got != "R1,R2,R3" {
@@ -204,7 +209,7 @@ func TestRunToCompletionStopsAtATerminalStateAndKeepsTheSoonestRequeue(t *testin
 	r, _ := chainReconciler(t)
 	env := &chainEnv{obj: &unstructured.Unstructured{Object: map[string]any{}}, marked: true}
 	p := chainPlan(t, r, "C", env)
-	steps := r.runToCompletion(context.Background(), "ns/x", p, r.runner.Act(context.Background(), "ns/x", p.Decision, env))
+	steps := r.runToCompletion(context.Background(), "ns/x", p, env.obj.DeepCopy(), r.runner.Act(context.Background(), "ns/x", p.Decision, env))
 	if got := rowsOf(steps); got != "R4,R5" {
 		t.Fatalf("rows %s, want R4,R5 (Done is terminal)", got)
 	}
@@ -217,9 +222,32 @@ func TestRunToCompletionDoesNotFollowAnImpureRow(t *testing.T) {
 	r, _ := chainReconciler(t)
 	env := &chainEnv{obj: &unstructured.Unstructured{Object: map[string]any{}}, marked: true}
 	p := chainPlan(t, r, "B", env)
-	steps := r.runToCompletion(context.Background(), "ns/x", p, r.runner.Act(context.Background(), "ns/x", p.Decision, env))
+	steps := r.runToCompletion(context.Background(), "ns/x", p, env.obj.DeepCopy(), r.runner.Act(context.Background(), "ns/x", p.Decision, env))
 	if got := rowsOf(steps); got != "R3" {
 		t.Fatalf("rows %s, want only R3", got)
+	}
+}
+
+// A finalizer added on the path is saved by its patch: until then, only
+// rows of pure actions follow, so nothing outside the object is written
+// that a deletion could leave behind.
+func TestRunToCompletionWritesNothingElseBeforeAnAddedFinalizerIsSaved(t *testing.T) {
+	r, _ := chainReconciler(t)
+	env := &chainEnv{obj: &unstructured.Unstructured{Object: map[string]any{}}, finalize: true}
+	p := chainPlan(t, r, "A", env)
+	steps := r.runToCompletion(context.Background(), "ns/x", p, env.obj.DeepCopy(), r.runner.Act(context.Background(), "ns/x", p.Decision, env))
+	if got := rowsOf(steps); got != "R1,R2" {
+		t.Fatalf("rows %s, want R1,R2 (R2 has no action; R3 pokes the world and waits for the finalizer's patch)", got)
+	}
+	if env.pokes != 0 {
+		t.Errorf("Poke ran %d times before the finalizer was saved", env.pokes)
+	}
+
+	// Saved (the object as read has it), the next reconcile goes on.
+	p = chainPlan(t, r, "B", env)
+	steps = r.runToCompletion(context.Background(), "ns/x", p, env.obj.DeepCopy(), r.runner.Act(context.Background(), "ns/x", p.Decision, env))
+	if got := rowsOf(steps); got != "R3" || env.pokes != 1 {
+		t.Fatalf("rows %s, pokes %d; want R3 poking once", got, env.pokes)
 	}
 }
 
@@ -248,7 +276,7 @@ func TestRunToCompletionFollowsAWriteThroughRow(t *testing.T) {
 	env := &chainEnv{obj: &unstructured.Unstructured{Object: map[string]any{}}, marked: true,
 		other: map[string]string{}, server: map[string]string{}}
 	p := chainPlan(t, r, "W", env)
-	steps := r.runToCompletion(context.Background(), "ns/x", p, r.runner.Act(context.Background(), "ns/x", p.Decision, env))
+	steps := r.runToCompletion(context.Background(), "ns/x", p, env.obj.DeepCopy(), r.runner.Act(context.Background(), "ns/x", p.Decision, env))
 	if got := rowsOf(steps); got != "R6,R7,R3" {
 		t.Fatalf("rows %s, want R6,R7,R3 (R6 writes through, R3 pokes the world)", got)
 	}
@@ -284,7 +312,7 @@ func TestARepeatedRowKeepsItsTransitionAndPath(t *testing.T) {
 	records[env.obj] = &kit.Record{State: "B", LastTransition: &kit.LastTransition{Table: "chain", Row: "R3", From: "B", To: "C", Action: "Poke",
 		Outcome: "Done", Message: "poked", Time: earlier, Via: via}}
 	p := chainPlan(t, r, "B", env)
-	steps := r.runToCompletion(context.Background(), "ns/x", p, r.runner.Act(context.Background(), "ns/x", p.Decision, env))
+	steps := r.runToCompletion(context.Background(), "ns/x", p, env.obj.DeepCopy(), r.runner.Act(context.Background(), "ns/x", p.Decision, env))
 	if err := r.recordSteps(p, steps, env.obj); err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +323,7 @@ func TestARepeatedRowKeepsItsTransitionAndPath(t *testing.T) {
 	// Another message is another transition: time and via are its own.
 	env.pokes = 0
 	records[env.obj].LastTransition.Message = "poked before"
-	steps = r.runToCompletion(context.Background(), "ns/x", p, r.runner.Act(context.Background(), "ns/x", p.Decision, env))
+	steps = r.runToCompletion(context.Background(), "ns/x", p, env.obj.DeepCopy(), r.runner.Act(context.Background(), "ns/x", p.Decision, env))
 	if err := r.recordSteps(p, steps, env.obj); err != nil {
 		t.Fatal(err)
 	}
@@ -310,7 +338,7 @@ func TestRunToCompletionFollowsAnActionThatWroteNothing(t *testing.T) {
 	r, _ := chainReconciler(t)
 	env := &chainEnv{obj: &unstructured.Unstructured{Object: map[string]any{}}, marked: true, untouched: true}
 	p := chainPlan(t, r, "B", env)
-	steps := r.runToCompletion(context.Background(), "ns/x", p, r.runner.Act(context.Background(), "ns/x", p.Decision, env))
+	steps := r.runToCompletion(context.Background(), "ns/x", p, env.obj.DeepCopy(), r.runner.Act(context.Background(), "ns/x", p.Decision, env))
 	if got := rowsOf(steps); got != "R3,R4,R5" {
 		t.Fatalf("rows %s, want R3,R4,R5 (R3's Poke wrote nothing)", got)
 	}

@@ -32,6 +32,10 @@
 // an eviction, a Pod terminating), or one that writes without putting the
 // answer back into the observation. The path stops at such a row.
 //
+// A finalizer the path added is saved first: until the patch landed, the
+// path follows only rows whose actions are all pure, so nothing outside
+// the object is written before the finalizer that cleans it up exists.
+//
 // Writes the kit saves: a row firing again with the same result keeps
 // status.lastTransition as it was (its time and via), and a reconcile that
 // wrote the object's spec itself and succeeded records the generation its

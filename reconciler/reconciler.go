@@ -64,6 +64,8 @@ type Reconciler[O client.Object, E any] struct {
 	deadlines *deadlines
 	// ctrl is the built controller, once Setup ran.
 	ctrl controller.Controller
+	// pure are the actions registered engine.Pure.
+	pure map[string]bool
 }
 
 // New binds a controller's spec to its registry; it refuses a registry that
@@ -99,7 +101,12 @@ func New[O client.Object, E any](spec Spec[O, E], opts Options) (*Reconciler[O, 
 	r := &Reconciler[O, E]{spec: spec, runner: runner, client: opts.Client, recorder: opts.Recorder, now: now,
 		patcher: patcher[O]{client: opts.Client, apiReader: reader, newObject: spec.NewObject, status: spec.Status,
 			owned: owned, finalizer: spec.Finalizer, initialState: spec.Set.InitialState, own: newOwnWrites(time.Now)},
-		deadlines: newDeadlines(now)}
+		deadlines: newDeadlines(now), pure: map[string]bool{}}
+	for _, e := range spec.Registry.Catalog().Entries {
+		if e.Kind == engine.EntryAction && e.Pure {
+			r.pure[e.Name] = true
+		}
+	}
 	if opts.ClockJumps != nil {
 		opts.ClockJumps(r.deadlines.jumped)
 	}
@@ -257,7 +264,7 @@ func (r *Reconciler[O, E]) Reconcile(ctx context.Context, req reconcile.Request)
 		r.publishTraces(step)
 		return reconcile.Result{}, nil
 	}
-	steps := r.runToCompletion(ctx, req.String(), p, step)
+	steps := r.runToCompletion(ctx, req.String(), p, before, step)
 	step = steps[len(steps)-1]
 	log = log.WithValues("table", step.Trace.Table, "row", step.Trace.Row, "from", steps[0].Trace.From, "to", step.Trace.To)
 	after := p.Obs.Object

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/krtt-dev/krtt/engine"
 	krttexplain "github.com/krtt-dev/krtt/engine/explain"
 )
 
@@ -172,17 +173,9 @@ be read, coverage is reported as unknown.`,
 			if output != "text" && output != "json" {
 				return usagef("unknown -o %q: use text or json", output)
 			}
-			sets, err := actions.LoadSets(tables)
+			set, err := tableSetOf(stderr, args[0], tables)
 			if err != nil {
 				return err
-			}
-			// A table no set has is reported against the first set.
-			set := sets[actions.Controllers[0].Name]
-			for _, c := range actions.Controllers {
-				if sets[c.Name].Table(args[0]) != nil {
-					set = sets[c.Name]
-					break
-				}
 			}
 			var cov coverageFile
 			if coverage != "" {
@@ -212,6 +205,52 @@ be read, coverage is reported as unknown.`,
 	cmd.Flags().StringVar(&features, "features", "features", "directory of .feature files whose @row tags give coverage")
 	cmd.Flags().StringVar(&coverage, "coverage", "", "JSON file mapping table → row → scenarios, instead of --features; a missing file means coverage unknown")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
-	cmd.Flags().StringVar(&tables, "tables", "", "load the tables from DIR instead of the embedded ones")
+	cmd.Flags().StringVar(&tables, "tables", "", "load the tables from DIR instead of the embedded ones (findings that are errors refuse it; warnings are printed)")
 	return cmd
+}
+
+// tableSetOf returns the set that has the table (or decision table): of
+// krtt's embedded sets, or of the tables in dir, checked with the catalogs,
+// whose warnings it prints to w; a table no set has is reported against
+// the first set.
+func tableSetOf(w io.Writer, table, dir string) (*engine.TableSet, error) {
+	if dir == "" && catalogFile == "" {
+		sets, err := actions.LoadSets("")
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range actions.Controllers {
+			if s := sets[c.Name]; s.Table(table) != nil || s.Decision(table) != nil {
+				return s, nil
+			}
+		}
+		return sets[actions.Controllers[0].Name], nil
+	}
+	if dir == "" {
+		return nil, usagef("--catalog describes your registries: give your tables with --tables DIR")
+	}
+	cats, err := catalogs()
+	if err != nil {
+		return nil, err
+	}
+	lib, err := load(w, []string{dir})
+	if err != nil {
+		return nil, err
+	}
+	fs := engine.Check(lib, cats)
+	for _, f := range fs {
+		fmt.Fprintln(w, f)
+	}
+	if fs.HasErrors() {
+		return nil, fmt.Errorf("the tables in %s have %d errors; krtt lint %s shows them", dir, len(fs.Errors()), dir)
+	}
+	if len(lib.Sets) == 0 {
+		return nil, fmt.Errorf("no TableSet in %s", dir)
+	}
+	for _, s := range lib.Sets {
+		if s.Table(table) != nil || s.Decision(table) != nil {
+			return s, nil
+		}
+	}
+	return lib.Sets[0], nil
 }

@@ -1,10 +1,12 @@
 // Command krtt checks, renders and explains KRTT transition tables
 // (Kubernetes Reconciler Transition Tables).
 //
-//	krtt lint FILE|DIR...
+//	krtt lint [--catalog FILE] FILE|DIR...
 //	krtt render --format markdown|mermaid|dot [--table NAME] FILE|DIR...
 //	krtt decide --table FILE|DIR --state S --fact name=value... [--name TABLE] [-o json]
 //	krtt docs --out DIR [--coverage FILE] FILE|DIR...
+//	krtt init --module PATH --krtt DIR [DIR]
+//	krtt create controller NAME --kind KIND
 package main
 
 import (
@@ -76,9 +78,35 @@ See docs/table-format.md for the format.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.PersistentFlags().StringVar(&catalogFile, "catalog", "",
+		"check and describe tables with the registries of a catalog file (JSON or YAML, written by engine.WriteCatalogFile) instead of krtt's own")
 	root.AddCommand(lintCmd(stdout), renderCmd(stdout, stderr), decideCmd(stdout, stderr), docsCmd(stdout, stderr))
 	root.AddCommand(explainCmd(stdout, stderr))
+	root.AddCommand(initCmd(stdout), createCmd(stdout))
 	return root
+}
+
+// unknownRegistry reports whether a table set names a registry the
+// catalogs lack.
+func unknownRegistry(fs engine.Findings) bool {
+	for _, f := range fs {
+		if f.Check == "registry" && strings.HasPrefix(f.Message, "no registry ") {
+			return true
+		}
+	}
+	return false
+}
+
+// catalogFile is --catalog: a catalog file a controller binary wrote.
+var catalogFile string
+
+// catalogs are the registries tables are checked and described with: the
+// ones of --catalog, else those krtt's own controllers are built with.
+func catalogs() (map[string]*engine.Catalog, error) {
+	if catalogFile == "" {
+		return actions.Catalogs(), nil
+	}
+	return engine.ReadCatalogFile(catalogFile)
 }
 
 // needPaths checks that a command got at least one file or directory.
@@ -130,13 +158,22 @@ func lintCmd(stdout io.Writer) *cobra.Command {
 		Long: `lint loads the tables and runs every check on them: schema and
 references, determinism, masking, completeness, reachability, results and the
 registries krtt knows. It prints one line per finding, then a summary. The
-exit status is 0 when there are no errors (warnings are allowed), 1 otherwise.`,
+exit status is 0 when there are no errors (warnings are allowed), 1 otherwise.
+
+krtt knows the registries of its own controllers. A controller built on
+krtt has its own: its binary writes them to a catalog file
+(engine.WriteCatalogFile), and --catalog FILE checks its tables' facts,
+actions, guards and status fields against them.`,
 		Args: needPaths,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			cats, err := catalogs()
+			if err != nil {
+				return err
+			}
 			lib, fs := engine.LoadPaths(args...)
 			all := append(engine.Findings(nil), fs...)
 			if lib != nil && !fs.HasErrors() {
-				all = append(all, engine.Check(lib, actions.Catalogs())...)
+				all = append(all, engine.Check(lib, cats)...)
 			}
 			all.Sort()
 			for _, f := range all {
@@ -155,6 +192,9 @@ exit status is 0 when there are no errors (warnings are allowed), 1 otherwise.`,
 			}
 			errs := len(all.Errors())
 			fmt.Fprintf(stdout, "%d tables, %d rows: %d errors, %d warnings\n", tables, rows, errs, len(all)-errs)
+			if catalogFile == "" && unknownRegistry(all) {
+				fmt.Fprintln(stdout, "krtt knows only its own registries; for a controller of yours, write its catalog file (engine.WriteCatalogFile) and pass --catalog FILE")
+			}
 			if errs > 0 {
 				return exitCode(1)
 			}

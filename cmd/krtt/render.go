@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/krtt-dev/krtt/actions"
 	"io"
 	"os"
 	"path/filepath"
@@ -29,6 +28,10 @@ func renderCmd(stdout, stderr io.Writer) *cobra.Command {
 			case "markdown", "md", "mermaid", "dot", "stateless":
 			default:
 				return usagef("unknown --format %q: use markdown, mermaid, dot or stateless", format)
+			}
+			cats, err := catalogs()
+			if err != nil {
+				return err
 			}
 			lib, err := load(stderr, args)
 			if err != nil {
@@ -59,7 +62,7 @@ func renderCmd(stdout, stderr io.Writer) *cobra.Command {
 				case "stateless":
 					_, err = b.WriteString(t.CompiledGraph())
 				default:
-					err = render.Markdown(&b, t, actions.Catalogs()[t.Set().Registry], renderOptions(cov, t))
+					err = render.Markdown(&b, t, cats[t.Set().Registry], renderOptions(cov, t))
 				}
 				if err != nil {
 					return err
@@ -92,6 +95,10 @@ whose links fill in each page's Scenarios column. --features DIR reads the
 			if out == "" {
 				return usagef("docs needs --out DIR")
 			}
+			cats, err := catalogs()
+			if err != nil {
+				return err
+			}
 			lib, err := load(stderr, args)
 			if err != nil {
 				return err
@@ -115,7 +122,7 @@ whose links fill in each page's Scenarios column. --features DIR reads the
 			tables := lib.Tables()
 			for _, t := range tables {
 				var b bytes.Buffer
-				if err := render.Markdown(&b, t, actions.Catalogs()[t.Set().Registry], renderOptions(cov, t)); err != nil {
+				if err := render.Markdown(&b, t, cats[t.Set().Registry], renderOptions(cov, t)); err != nil {
 					return err
 				}
 				if err := os.WriteFile(filepath.Join(out, pageName(t)), b.Bytes(), 0o644); err != nil {
