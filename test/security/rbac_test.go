@@ -248,6 +248,10 @@ var unusedOK = map[string]string{
 		"connection (uncached, so no other Secret's data is held); this lifecycle is self-hosted and has no such Secret",
 	"ClusterRole: cluster.krtt.dev machinesets/finalizers update": "OwnerReferencesPermissionEnforcement lets only who may " +
 		"update the owner's finalizers set blockOwnerDeletion: the MachineSet as controller of the Machines and clones it creates; no request goes there",
+	"ClusterRole: authentication.k8s.io tokenreviews create": "the metrics endpoint reviews a scraper's token; this lifecycle " +
+		"serves no metrics (TestMetricsEndpointNeedsAReader uses it)",
+	"ClusterRole: authorization.k8s.io subjectaccessreviews create": "the metrics endpoint asks whether a scraper may get /metrics; " +
+		"this lifecycle serves no metrics (TestMetricsEndpointNeedsAReader uses it)",
 	"Role: core events patch": "the leader-election event recorder patches an event it repeats (a re-election soon after " +
 		"the last); this lifecycle elects once",
 }
