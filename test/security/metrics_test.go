@@ -3,6 +3,7 @@ package security
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -20,6 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/krtt-dev/krtt/actions"
@@ -107,6 +110,7 @@ func TestMetricsEndpointNeedsAReader(t *testing.T) {
 			t.Errorf("the metrics lack %s", want)
 		}
 	}
+	checkUsedMetricsRegistered(t)
 	if code, body := get(t, url, denied); code != http.StatusForbidden {
 		t.Errorf("a ServiceAccount without the metrics-reader role got %d, want 403: %.200s", code, body)
 	}
@@ -187,3 +191,51 @@ func waitFor(t *testing.T, what string, cond func() (bool, string)) {
 		time.Sleep(200 * time.Millisecond)
 	}
 }
+
+// checkUsedMetricsRegistered fails for every metric the alerts and the
+// dashboard read (test/alerts/testdata/used-metrics.txt, kept by that
+// module's parse of their queries) that the registry the endpoint serves
+// does not hold. A counter or gauge with labels appears in a scrape only
+// once a series exists (no reconcile error yet, no Machine being deleted),
+// so the registry is asked: registering a probe of that name fails when
+// the name is taken.
+func checkUsedMetricsRegistered(t *testing.T) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(localcp.RepoRoot(), "test", "alerts", "testdata", "used-metrics.txt"))
+	harness.Must(t, err)
+	names := strings.Fields(string(b))
+	if len(names) == 0 {
+		t.Fatal("used-metrics.txt lists no metric")
+	}
+	for _, name := range names {
+		// A histogram's series are named after it with these suffixes.
+		base := name
+		for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+			if trimmed, ok := strings.CutSuffix(name, suffix); ok && !registered(name) {
+				base = trimmed
+			}
+		}
+		if !registered(base) {
+			t.Errorf("the alerts or the dashboard read %s, which the operator does not export", name)
+		}
+	}
+}
+
+// registered reports whether the operator's registry holds a metric named
+// name (one without constant labels, as all of krtt's and
+// controller-runtime's are).
+func registered(name string) bool {
+	probe := probeCollector{prometheus.NewDesc(name, "probe", nil, nil)}
+	err := ctrlmetrics.Registry.Register(probe)
+	if err == nil {
+		ctrlmetrics.Registry.Unregister(probe)
+		return false
+	}
+	var already prometheus.AlreadyRegisteredError
+	return errors.As(err, &already) || strings.Contains(err.Error(), "same fully-qualified name")
+}
+
+type probeCollector struct{ desc *prometheus.Desc }
+
+func (p probeCollector) Describe(ch chan<- *prometheus.Desc) { ch <- p.desc }
+func (p probeCollector) Collect(chan<- prometheus.Metric)    {}
