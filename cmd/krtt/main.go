@@ -78,6 +78,7 @@ See docs/table-format.md for the format.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(lintCmd(stdout), renderCmd(stdout, stderr), decideCmd(stdout, stderr), docsCmd(stdout, stderr))
 	root.AddCommand(explainCmd(stdout, stderr))
+	root.AddCommand(describeCmd(stdout))
 	return root
 }
 
