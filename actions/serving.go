@@ -3,7 +3,7 @@ package actions
 import (
 	"context"
 	"crypto/tls"
-	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -47,18 +47,29 @@ func MetricsOptions(addr string, secure bool, certDir string) metricsserver.Opti
 // until the kubelet's probe timeout.
 const cacheSyncWait = 2 * time.Second
 
-// CacheSynced is the operator's readiness check: ready once every informer
-// the controllers started has listed its kind, so the metrics Service
-// routes only to a replica whose gauges (computed from the cache) count
-// every object. The tables are loaded and linted before the manager is built
-// (the binary exits on a finding), so a manager that answers at all has
-// them.
+// CacheSynced is the operator's readiness check: ready once the manager's
+// cache holds every Machine, MachineSet and Cluster it manages (each
+// controller's kind has listed), so the metrics Service routes only to a
+// replica whose gauges (counted from the cache) count them all. Only these
+// kinds count: a provider kind met at run time that cannot be listed
+// (reconciler.KindSync) keeps its informer unsynced for as long as it is
+// broken, and must not take every replica out of service. The tables are
+// loaded and linted before the manager is built (the binary exits on a
+// finding), so a manager that answers at all has them.
 func CacheSynced(mgr ctrl.Manager) healthz.Checker {
 	return func(req *http.Request) error {
 		ctx, cancel := context.WithTimeout(req.Context(), cacheSyncWait)
 		defer cancel()
-		if !mgr.GetCache().WaitForCacheSync(ctx) {
-			return errors.New("the manager's cache has not synced yet")
+		for _, c := range Controllers {
+			// Before the cache starts this returns the informer unsynced
+			// at once; after, it waits for the sync until ctx ends.
+			inf, err := mgr.GetCache().GetInformer(ctx, c.Object)
+			if err != nil {
+				return fmt.Errorf("%s cache: %w", c.Name, err)
+			}
+			if !inf.HasSynced() {
+				return fmt.Errorf("the %s cache has not synced yet", c.Name)
+			}
 		}
 		return nil
 	}

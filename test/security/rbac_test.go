@@ -287,8 +287,9 @@ func init() {
 
 // startOperator runs the operator as its ServiceAccount (its requests
 // through rec) and the simulated provider as admin until the test ends or
-// the returned stop is called (it waits until both have stopped).
-func startOperator(t *testing.T, ctx context.Context, rec *recorder, leaderElect bool) (stop func()) {
+// the returned stop is called (it waits until both have stopped); it also
+// returns the operator's manager.
+func startOperator(t *testing.T, ctx context.Context, rec *recorder, leaderElect bool) (stop func(), opMgr ctrl.Manager) {
 	t.Helper()
 	mctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -308,7 +309,7 @@ func startOperator(t *testing.T, ctx context.Context, rec *recorder, leaderElect
 	opts, err := harness.OperatorOptions(harness.Filter)
 	harness.Must(t, err)
 	opts.LeaderElection, opts.LeaderElectionNamespace, opts.LeaderElectionReleaseOnCancel = leaderElect, operatorNS, true
-	opMgr, err := actions.NewManager(operatorConfig(rec), opts)
+	opMgr, err = actions.NewManager(operatorConfig(rec), opts)
 	harness.Must(t, err)
 	harness.Must(t, actions.Setup(mctx, opMgr, nil, controller.Options{Concurrency: 2}))
 	// The simulated provider, kubelet and CSI driver are not the operator:
@@ -317,7 +318,7 @@ func startOperator(t *testing.T, ctx context.Context, rec *recorder, leaderElect
 	harness.Must(t, err)
 	run("operator", opMgr)
 	run("sim", simMgr)
-	return stop
+	return stop, opMgr
 }
 
 func TestOperatorRunsWithGeneratedRBAC(t *testing.T) {
@@ -327,7 +328,7 @@ func TestOperatorRunsWithGeneratedRBAC(t *testing.T) {
 
 	// The operator: impersonating its ServiceAccount, with leader election
 	// as the shipped Deployment runs it.
-	stop := startOperator(t, ctx, rec, true)
+	stop, _ := startOperator(t, ctx, rec, true)
 
 	c := env.Client
 	ns := localcp.UniqueName("rbac")
