@@ -110,9 +110,14 @@ check-generated: krtt $(CONTROLLER_GEN) ## Fail when generated files or docs dif
 	  if ! diff -u config/sim/rbac/role.yaml $$tmp/role.yaml; then echo "config/sim/rbac/role.yaml is stale: run 'make manifests' and commit"; exit 1; fi
 
 .PHONY: test
-test: tools lint check-generated ## Build tools if missing, then run every test (unit, envtest, godog) on shared control planes (hack/testcp).
+test: tools lint check-generated ## Build tools if missing, then run every test (unit, envtest, godog) on shared control planes (hack/testcp), and the alert and dashboard tests.
 	go run ./hack/testcp -- go test $(GO_TEST_FLAGS) ./...
 	cd examples && go vet ./... && go test -count=1 $(GO_TEST_FLAGS) ./...
+	$(MAKE) --no-print-directory alerts
+
+.PHONY: alerts
+alerts: ## Only the alert and dashboard tests (test/alerts, a module of its own with Prometheus's PromQL engine).
+	cd test/alerts && go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: test-stress
 test-stress: tools ## The whole suite shuffled STRESS_N times (default 3) on a starved CPU (GOMAXPROCS=1, busy loops); lists each failing test with its package and shuffle seed (STRESS_PKGS narrows it). Not part of make test.

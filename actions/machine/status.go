@@ -29,6 +29,7 @@ func registerStatus(r *engine.Registry[*Scope]) {
 	r.StatusField("failureMessage", "status.failureMessage", func(s *Scope, v string) { s.Machine.Status.FailureMessage = ptr.To(v) })
 	r.Mirror("providerConditions", "BootstrapConfigReady, InfrastructureReady, NodeReady and NodeHealthy mirror the bootstrap object, the infrastructure object and the Node (NodeHealthy: Ready, and none of spec.health.nodeConditions True); Paused and Deleting are False unless a row says otherwise.", mirrorConditions)
 	r.Mirror("certificatesExpiry", "status.certificatesExpiryDate from the certificates-expiry annotation of the Machine or its bootstrap object (control-plane Machines only); CertificatesExpiryKnown=False names an annotation that is not an RFC 3339 date.", mirrorCertificatesExpiry)
+	r.Mirror("deletionStep", "status.deletion.step is the Machine's state while it is being deleted and empty otherwise (the DELETING column of kubectl get).", mirrorDeletionStep)
 	r.Summary(clusterv1.ReadyCondition, "True when the Machine is not being deleted and BootstrapConfigReady, InfrastructureReady and NodeHealthy are True; otherwise the first that is not.", summarizeReady)
 }
 
@@ -82,6 +83,16 @@ func mirrorConditions(s *Scope) {
 	setCondition(m, clusterv1.PausedCondition, metav1.ConditionFalse, "NotPaused", "")
 	if m.DeletionTimestamp.IsZero() {
 		setCondition(m, clusterv1.DeletingCondition, metav1.ConditionFalse, clusterv1.NotDeletingReason, "")
+	}
+}
+
+// mirrorDeletionStep runs after the kit recorded the row's target state,
+// so the column names the step the Machine is in now.
+func mirrorDeletionStep(s *Scope) {
+	m := s.Machine
+	m.Status.Deletion.Step = ""
+	if !m.DeletionTimestamp.IsZero() {
+		m.Status.Deletion.Step = m.Status.State
 	}
 }
 

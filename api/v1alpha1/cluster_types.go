@@ -119,7 +119,7 @@ type ClusterMachines struct {
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 63",message="a Cluster's name must be at most 63 characters: its Machines carry it in the cluster.krtt.dev/cluster-name label"
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:path=clusters,scope=Namespaced,categories=krtt
+// +kubebuilder:resource:path=clusters,scope=Namespaced,shortName=kcl,categories=krtt
 // +kubebuilder:printcolumn:name="Paused",type="boolean",JSONPath=".spec.paused"
 // +kubebuilder:printcolumn:name="Workload",type="string",JSONPath=`.status.conditions[?(@.type=="WorkloadClusterReachable")].reason`
 // +kubebuilder:printcolumn:name="Machines",type="integer",JSONPath=".status.machines.total"

@@ -184,6 +184,15 @@ type MachineSpec struct {
 	// +optional
 	// +kubebuilder:default={}
 	Health MachineHealthSpec `json:"health,omitempty,omitzero"`
+
+	// version is the Kubernetes version the Machine's Node runs (for example
+	// v1.37.0), as Cluster API's spec.version: the infrastructure and
+	// bootstrap providers read it; krtt only shows it.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:XValidation:rule="self.matches('^v?[0-9]+[.][0-9]+[.][0-9]+([-+][0-9A-Za-z.+-]*)?$')",message="version must be a semantic version such as v1.37.0"
+	Version string `json:"version,omitempty"`
 }
 
 // MachinePhase is the user-facing summary of where a Machine is in its
@@ -255,9 +264,17 @@ type MachineInitializationStatus struct {
 	InfrastructureProvisioned *bool `json:"infrastructureProvisioned,omitempty"`
 }
 
-// MachineDeletionStatus records when each step of deletion started, so
-// timeouts survive controller restarts.
+// MachineDeletionStatus records the deletion step in progress and when each
+// step started, so timeouts survive controller restarts.
 type MachineDeletionStatus struct {
+	// step is the table state of the deletion while the Machine is being
+	// deleted (DrainingNode, WaitingForVolumeDetach, …), empty otherwise.
+	// It fills the DELETING column of kubectl get: a column from the
+	// Deleting condition would read NotDeleting on every other Machine.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	Step string `json:"step,omitempty"`
+
 	// waitForPreDrainHookStartTime is when the controller started waiting for
 	// pre-drain hooks to be removed.
 	// +optional
@@ -400,8 +417,10 @@ type MachineStatus struct {
 // +kubebuilder:printcolumn:name="ProviderID",type="string",JSONPath=".spec.providerID",priority=1
 // +kubebuilder:printcolumn:name="Phase",type="string",JSONPath=".status.phase"
 // +kubebuilder:printcolumn:name="Ready",type="string",JSONPath=`.status.conditions[?(@.type=="Ready")].status`
-// +kubebuilder:printcolumn:name="Deleting",type="string",JSONPath=`.status.conditions[?(@.type=="Deleting")].reason`
-// +kubebuilder:printcolumn:name="Row",type="string",JSONPath=".status.lastTransition.row"
+// +kubebuilder:printcolumn:name="Paused",type="string",JSONPath=`.status.conditions[?(@.type=="Paused")].status`
+// +kubebuilder:printcolumn:name="Deleting",type="string",JSONPath=".status.deletion.step"
+// +kubebuilder:printcolumn:name="Version",type="string",JSONPath=".spec.version"
+// +kubebuilder:printcolumn:name="Row",type="string",JSONPath=".status.lastTransition.row",priority=1
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
 type Machine struct {
 	metav1.TypeMeta   `json:",inline"`

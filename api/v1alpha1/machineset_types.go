@@ -210,6 +210,7 @@ type MachineSetStatus struct {
 // +kubebuilder:printcolumn:name="Current",type="integer",JSONPath=".status.replicas",priority=1,description="owned Machines, being deleted included"
 // +kubebuilder:printcolumn:name="Ready",type="integer",JSONPath=".status.readyReplicas"
 // +kubebuilder:printcolumn:name="Available",type="integer",JSONPath=".status.availableReplicas"
+// +kubebuilder:printcolumn:name="Version",type="string",JSONPath=".spec.template.spec.version"
 // +kubebuilder:printcolumn:name="Phase",type="string",JSONPath=".status.phase",priority=1
 // +kubebuilder:printcolumn:name="Row",type="string",JSONPath=".status.lastTransition.row",priority=1
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"

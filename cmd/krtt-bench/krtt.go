@@ -96,6 +96,8 @@ func startKrtt(b *bench, bin, filter string) (*controllerProc, error) {
 	name, args := "krtt-operator", []string{
 		"--kubeconfig", b.cp.Kubeconfig,
 		"--metrics-bind-address", metrics,
+		// Plain HTTP on loopback: the bench scrapes without a token.
+		"--metrics-secure=false",
 		"--health-probe-bind-address", probe,
 		"--machine-concurrency", strconv.Itoa(b.o.concurrency),
 		"--zap-log-level", "error",

@@ -10,9 +10,7 @@ import (
 	"os"
 	"time"
 
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 )
@@ -20,6 +18,8 @@ import (
 func main() {
 	var (
 		metricsAddr, probeAddr, pprofAddr string
+		metricsSecure                     bool
+		metricsCertDir                    string
 		tablesDir                         string
 		leaderElect                       bool
 		leaderElectionNamespace           string
@@ -28,7 +28,11 @@ func main() {
 		concurrency                       int
 		watchFilter                       string
 	)
-	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address of the Prometheus metrics endpoint (0 disables it).")
+	flag.StringVar(&metricsAddr, "metrics-bind-address", actions.DefaultMetricsAddress, "Address of the Prometheus metrics endpoint (0 disables it).")
+	flag.BoolVar(&metricsSecure, "metrics-secure", true,
+		"Serve metrics over HTTPS to scrapers whose token RBAC allows get on /metrics (the metrics-reader ClusterRole); false serves plain HTTP to anyone.")
+	flag.StringVar(&metricsCertDir, "metrics-cert-dir", "",
+		"Directory holding the metrics endpoint's tls.crt and tls.key (reloaded when they change); empty: a self-signed certificate made at start.")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address of the health and readiness probes.")
 	flag.StringVar(&pprofAddr, "profiler-address", "", "Address of the pprof endpoint (/debug/pprof/), e.g. 127.0.0.1:6060; empty disables it.")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader so only one replica reconciles.")
@@ -58,7 +62,7 @@ func main() {
 		os.Exit(1)
 	}
 	mgrOpts := ctrl.Options{
-		Metrics:                 metricsserver.Options{BindAddress: metricsAddr},
+		Metrics:                 actions.MetricsOptions(metricsAddr, metricsSecure, metricsCertDir),
 		HealthProbeBindAddress:  probeAddr,
 		PprofBindAddress:        pprofAddr,
 		LeaderElection:          leaderElect,
@@ -81,12 +85,8 @@ func main() {
 		log.Error(err, "unable to set up the controllers")
 		os.Exit(1)
 	}
-	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
-		log.Error(err, "health check")
-		os.Exit(1)
-	}
-	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
-		log.Error(err, "ready check")
+	if err := actions.AddProbes(mgr); err != nil {
+		log.Error(err, "health and readiness checks")
 		os.Exit(1)
 	}
 	log.Info("starting", "tables", orEmbedded(tablesDir), "machineConcurrency", concurrency, "watchFilter", watchFilter)

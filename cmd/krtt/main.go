@@ -83,6 +83,7 @@ See docs/table-format.md for the format.`,
 	root.AddCommand(lintCmd(stdout), renderCmd(stdout, stderr), decideCmd(stdout, stderr), docsCmd(stdout, stderr))
 	root.AddCommand(explainCmd(stdout, stderr))
 	root.AddCommand(initCmd(stdout), createCmd(stdout))
+	root.AddCommand(describeCmd(stdout))
 	return root
 }
 

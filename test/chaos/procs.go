@@ -57,7 +57,8 @@ func startProc(name, bin, logPath string, withPorts bool, args ...string) (*proc
 			return nil, err
 		}
 		p.metrics, p.probe = fmt.Sprintf("127.0.0.1:%d", mport), fmt.Sprintf("127.0.0.1:%d", pport)
-		args = append(args, "--metrics-bind-address", p.metrics, "--health-probe-bind-address", p.probe)
+		// Plain HTTP on loopback: the suite scrapes without a token.
+		args = append(args, "--metrics-bind-address", p.metrics, "--metrics-secure=false", "--health-probe-bind-address", p.probe)
 	}
 	lf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {

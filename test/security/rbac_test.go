@@ -251,6 +251,10 @@ var unusedOK = map[string]string{
 		"update the owner's finalizers set blockOwnerDeletion: the MachineSet as controller of the Machines and clones it creates; no request goes there",
 	"ClusterRole: cluster.krtt.dev machinesets delete": "a Cluster's teardown deletes the stand-alone MachineSets it owns; " +
 		"this lifecycle deletes no Cluster",
+	"ClusterRole: authentication.k8s.io tokenreviews create": "the metrics endpoint reviews a scraper's token; this lifecycle " +
+		"serves no metrics (TestMetricsEndpointNeedsAReader uses it)",
+	"ClusterRole: authorization.k8s.io subjectaccessreviews create": "the metrics endpoint asks whether a scraper may get /metrics; " +
+		"this lifecycle serves no metrics (TestMetricsEndpointNeedsAReader uses it)",
 	"Role: core events patch": "the leader-election event recorder patches an event it repeats (a re-election soon after " +
 		"the last); this lifecycle elects once",
 }
@@ -286,8 +290,9 @@ func init() {
 
 // startOperator runs the operator as its ServiceAccount (its requests
 // through rec) and the simulated provider as admin until the test ends or
-// the returned stop is called (it waits until both have stopped).
-func startOperator(t *testing.T, ctx context.Context, rec *recorder, leaderElect bool) (stop func()) {
+// the returned stop is called (it waits until both have stopped); it also
+// returns the operator's manager.
+func startOperator(t *testing.T, ctx context.Context, rec *recorder, leaderElect bool) (stop func(), opMgr ctrl.Manager) {
 	t.Helper()
 	// The group stops both when the test ends, and fails it if anything
 	// they started still reconciles then.
@@ -299,7 +304,7 @@ func startOperator(t *testing.T, ctx context.Context, rec *recorder, leaderElect
 	opts, err := harness.OperatorOptions(harness.Filter)
 	harness.Must(t, err)
 	opts.LeaderElection, opts.LeaderElectionNamespace, opts.LeaderElectionReleaseOnCancel = leaderElect, operatorNS, true
-	opMgr, err := actions.NewManager(operatorConfig(rec), opts)
+	opMgr, err = actions.NewManager(operatorConfig(rec), opts)
 	harness.Must(t, err)
 	harness.Must(t, actions.Setup(mctx, opMgr, nil, controller.Options{Concurrency: 2}))
 	// The simulated provider, kubelet and CSI driver are not the operator:
@@ -308,7 +313,7 @@ func startOperator(t *testing.T, ctx context.Context, rec *recorder, leaderElect
 	harness.Must(t, err)
 	run("operator", opMgr)
 	run("sim", simMgr)
-	return stop
+	return stop, opMgr
 }
 
 func TestOperatorRunsWithGeneratedRBAC(t *testing.T) {
@@ -318,7 +323,7 @@ func TestOperatorRunsWithGeneratedRBAC(t *testing.T) {
 
 	// The operator: impersonating its ServiceAccount, with leader election
 	// as the shipped Deployment runs it.
-	stop := startOperator(t, ctx, rec, true)
+	stop, _ := startOperator(t, ctx, rec, true)
 
 	c := env.Client
 	ns := localcp.UniqueName("rbac")

@@ -3,6 +3,7 @@ package security
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/krtt-dev/krtt/actions"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/test/framework/harness"
 	"github.com/krtt-dev/krtt/test/framework/localcp"
@@ -62,7 +64,7 @@ func TestUngrantedProviderKindDoesNotStarveTheOthers(t *testing.T) {
 	}
 
 	rec := &recorder{requests: map[access]int{}, forbidden: map[string]int{}}
-	startOperator(t, ctx, rec, false)
+	_, opMgr := startOperator(t, ctx, rec, false)
 	// Registered after the operator's stop, so it runs first: the other
 	// tests' operators share this package's watch filter and would find
 	// these Machines and their ungranted kind.
@@ -99,6 +101,10 @@ func TestUngrantedProviderKindDoesNotStarveTheOthers(t *testing.T) {
 		}
 		return nil
 	})
+	// Its informer stays unsynced while the kind cannot be listed; the
+	// replica stays ready (it serves its metrics) all the same.
+	req, _ := http.NewRequest(http.MethodGet, "/readyz", nil)
+	harness.Await(t, 30*time.Second, "the operator ready", func(context.Context) error { return actions.CacheSynced(opMgr)(req) })
 }
 
 // removeMachines deletes the namespace's Machines and lifts their

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -26,6 +27,7 @@ import (
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=nodes/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=cluster.krtt.dev,resources=machines,verbs=get
 
 // cloudReconciler plays an infrastructure provider: after
 // spec.sim.provisionDelaySeconds it provisions the SimMachine (providerID,
@@ -39,10 +41,13 @@ type cloudReconciler struct {
 	clusters *remote.Cache
 	// watchFilter labels the Nodes registered (Options.WatchFilter).
 	watchFilter string
+	// machines reads a SimMachine's Machine uncached: once per Node, for
+	// the kubelet version, not worth a cache of every Machine.
+	machines client.Reader
 }
 
 func setupCloud(mgr ctrl.Manager, opts Options) error {
-	r := &cloudReconciler{client: mgr.GetClient(), now: time.Now, clusters: opts.clusters, watchFilter: opts.WatchFilter}
+	r := &cloudReconciler{client: mgr.GetClient(), now: time.Now, clusters: opts.clusters, watchFilter: opts.WatchFilter, machines: mgr.GetAPIReader()}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&simv1.SimMachine{}).
 		Named("sim-cloud").
@@ -247,7 +252,12 @@ func (r *cloudReconciler) registerNode(ctx context.Context, nodes client.Client,
 		corev1.ResourcePods:   resource.MustParse("110"),
 	}
 	node.Status.Capacity, node.Status.Allocatable = resources, resources.DeepCopy()
-	node.Status.NodeInfo = corev1.NodeSystemInfo{KubeletVersion: "v1.37.0-sim", OperatingSystem: "linux", Architecture: "amd64",
+	// A kubelet reports its version from when it joined.
+	version := node.Status.NodeInfo.KubeletVersion
+	if version == "" {
+		version = r.kubeletVersion(ctx, sm)
+	}
+	node.Status.NodeInfo = corev1.NodeSystemInfo{KubeletVersion: version, OperatingSystem: "linux", Architecture: "amd64",
 		ContainerRuntimeVersion: "sim://1.0", OSImage: "sim"}
 	setNodeReady(node, readyCondition(sm), now)
 	if statusEqual(before.Status, node.Status) {
@@ -261,6 +271,27 @@ func (r *cloudReconciler) registerNode(ctx context.Context, nodes client.Client,
 		return "", fmt.Errorf("report Node %s ready: %w", name, err)
 	}
 	return name, nil
+}
+
+// DefaultKubeletVersion is what a simulated kubelet reports when its
+// Machine names no spec.version.
+const DefaultKubeletVersion = "v1.37.0-sim"
+
+// kubeletVersion is the spec.version of the Machine that owns the
+// SimMachine, as a real image built for that version would run; the
+// default when there is none (or the Machine cannot be read: a kubelet
+// joins anyway).
+func (r *cloudReconciler) kubeletVersion(ctx context.Context, sm *simv1.SimMachine) string {
+	for _, ref := range sm.OwnerReferences {
+		if ref.Kind != "Machine" || !strings.HasPrefix(ref.APIVersion, clusterv1.GroupVersion.Group+"/") {
+			continue
+		}
+		m := &clusterv1.Machine{}
+		if err := r.machines.Get(ctx, client.ObjectKey{Namespace: sm.Namespace, Name: ref.Name}, m); err == nil && m.Spec.Version != "" {
+			return m.Spec.Version
+		}
+	}
+	return DefaultKubeletVersion
 }
 
 // nodeClient is the cluster the SimMachine's Node joins: the workload

@@ -280,7 +280,32 @@ func TestCloudProvisionsAndRegistersNode(t *testing.T) {
 				n.Labels[corev1.LabelHostname] != n.Name || n.Labels[sim.NodeLabel] != "true" {
 				t.Errorf("node %s providerID %q labels %v", n.Name, n.Spec.ProviderID, n.Labels)
 			}
+			if v := n.Status.NodeInfo.KubeletVersion; v != sim.DefaultKubeletVersion {
+				t.Errorf("a SimMachine without a Machine: kubelet version %q, want %q", v, sim.DefaultKubeletVersion)
+			}
 		})
+	}
+}
+
+// The simulated kubelet reports the spec.version of the Machine that owns
+// its SimMachine, as a real Node runs what its Machine asked for.
+func TestKubeletReportsTheMachineVersion(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t, "sim-version")
+	// No operator runs here: the Machine is only read.
+	m := harness.Label(&clusterv1.Machine{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "versioned"},
+		Spec: clusterv1.MachineSpec{ClusterName: "self-hosted", Version: "v1.36.2",
+			Bootstrap:         clusterv1.MachineBootstrap{DataSecretName: ptr.To("versioned")},
+			InfrastructureRef: clusterv1.ObjectReference{APIGroup: simv1.GroupVersion.Group, Kind: "SimMachine", Name: "versioned"}},
+	})
+	harness.Must(t, c.Create(ctx, m))
+	simMachine(t, ns, "versioned", func(sm *simv1.SimMachine) {
+		sm.OwnerReferences = []metav1.OwnerReference{{APIVersion: clusterv1.GroupVersion.String(), Kind: "Machine", Name: m.Name, UID: m.UID}}
+	})
+	n := readyNode(t, ns, "versioned", corev1.ConditionTrue)
+	if v := n.Status.NodeInfo.KubeletVersion; v != "v1.36.2" {
+		t.Errorf("kubelet version %q, want the Machine's v1.36.2", v)
 	}
 }
 
