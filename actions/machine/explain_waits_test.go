@@ -11,8 +11,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
-	"github.com/krtt-dev/krtt/internal/remote"
 	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/internal/remote"
 	"github.com/krtt-dev/krtt/transitions"
 )
 
