@@ -56,7 +56,10 @@ func (w *StateWait) Timing(f WaitFields, countFrom func(time.Time) time.Time) Wa
 			t.CountsFrom = from
 		}
 	}
-	if w.Timeout != "" {
+	if d, ok := w.FixedTimeout(); ok {
+		v := int64(d / time.Second)
+		t.Seconds = &v
+	} else if w.Timeout != "" {
 		if v, ok := f.Int(w.Timeout); ok {
 			t.Seconds = &v
 		}
@@ -71,6 +74,17 @@ func (w *StateWait) Timing(f WaitFields, countFrom func(time.Time) time.Time) Wa
 	t.Deadline = t.CountsFrom.Add(time.Duration(*t.Seconds) * time.Second)
 	t.TimedOut = !f.Now().Before(t.Deadline)
 	return t
+}
+
+// FixedTimeout is the wait's timeout when the tables write it as a
+// duration (timeout: 5m) rather than as the path of a field: the same for
+// every object. False for a path (a path never parses as a duration).
+func (w *StateWait) FixedTimeout() (time.Duration, bool) {
+	if w == nil || w.Timeout == "" {
+		return 0, false
+	}
+	d, err := time.ParseDuration(w.Timeout)
+	return d, err == nil
 }
 
 // WaitTimingOf computes the wait's timing for env with the registry's
@@ -128,6 +142,10 @@ func resolveWaits(s *TableSet, add func(pos Pos, table, row, hint, format string
 					"state %s: wait has countFrom or armedBy but no timedOut fact", st.Name)
 			}
 			continue
+		}
+		if d, ok := w.FixedTimeout(); ok && (d < time.Second || d%time.Second != 0) {
+			add(w.Pos, "", "", "write a whole number of seconds, at least 1s (5m, 300s)",
+				"state %s: wait has a fixed timeout of %s, which is not a whole number of seconds", st.Name, w.Timeout)
 		}
 		if w.Since == "" || w.Timeout == "" {
 			add(w.Pos, "", "", "give the wait since and timeout field paths",

@@ -77,6 +77,33 @@ func TestWaitTiming(t *testing.T) {
 	}
 }
 
+// A timeout written as a duration is the same for every object; no field
+// is read for it.
+func TestWaitFixedTimeout(t *testing.T) {
+	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	w := &StateWait{Since: "status.start", Timeout: "5m", TimedOut: "done"}
+	if d, ok := w.FixedTimeout(); !ok || d != 5*time.Minute {
+		t.Fatalf("FixedTimeout = %v, %v; want 5m, true", d, ok)
+	}
+	if _, ok := (&StateWait{Timeout: "spec.seconds"}).FixedTimeout(); ok {
+		t.Fatal("a path is not a fixed timeout")
+	}
+	f := fields{now: start.Add(299 * time.Second), times: map[string]time.Time{"status.start": start},
+		ints: map[string]int64{"5m": 1}}
+	got := w.Timing(f, nil)
+	if got.TimedOut || !got.Deadline.Equal(start.Add(5*time.Minute)) || got.Seconds == nil || *got.Seconds != 300 {
+		t.Errorf("before: %+v, want deadline start+5m, not timed out, 300 seconds", got)
+	}
+	f.now = start.Add(5 * time.Minute)
+	if got := w.Timing(f, nil); !got.TimedOut {
+		t.Errorf("at the deadline: not timed out")
+	}
+	delete(f.times, "status.start")
+	if got := w.Timing(f, nil); got.TimedOut || !got.Deadline.IsZero() {
+		t.Errorf("no start: %+v, want no deadline", got)
+	}
+}
+
 const waitSet = `apiVersion: krtt.dev/v1alpha1
 kind: TransitionTable
 metadata:

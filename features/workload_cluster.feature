@@ -24,7 +24,7 @@ Feature: Workload clusters
     When the Cluster "c1" is deleted
     Then row "K01" fired for "c1"
 
-  @serial @row:machine-workload-cluster:W01 @row:machine-workload-cluster:W03 @row:cluster-status:K04
+  @serial @row:machine-workload-cluster:W05 @row:machine-workload-cluster:W01 @row:machine-workload-cluster:W10 @row:cluster-status:K04
   Scenario: The workload API server stops during a drain: the Machine waits, says so, and resumes
     Given a Cluster "c1" whose Nodes live in the workload cluster
     And a running Machine "m1"
@@ -36,9 +36,16 @@ Feature: Workload clusters
     Then the Machine "m1" has condition "Deleting" with reason "DrainingNode" and message containing "PodDisruptionBudget"
     When the workload cluster's API server stops
     Then the Machine "m1" has condition "Deleting" with reason "WaitingForWorkloadCluster" and message containing "is unreachable"
-    And the Machine "m2" has condition "NodeHealthy" with status "Unknown" and reason "WorkloadClusterUnreachable"
-    And the Machine "m2" reaches phase "Running"
     And the Cluster "c1" has condition "WorkloadClusterReachable" with status "False" and reason "Unreachable" and message containing "does not answer"
+    # A Running Machine keeps its Node conditions as last seen for 5 minutes (Cluster API's
+    # remoteConditionsGracePeriod), then they turn Unknown: the operator wakes it at the end of the 5 minutes.
+    And row "W05" fired for "m2"
+    And the Machine "m2" has condition "NodeHealthy" with status "True" and reason "NodeHealthy"
+    And the Machine "m2" has condition "NodeReady" with status "True" and reason "KubeletReady"
+    When 5 minutes pass for "m2"
+    Then the Machine "m2" has condition "NodeHealthy" with status "Unknown" and reason "WorkloadClusterUnreachable"
+    And the Machine "m2" has condition "NodeReady" with status "Unknown" and reason "WorkloadClusterUnreachable"
+    And the Machine "m2" reaches phase "Running"
     And the infrastructure object of "m1" exists
     And the Machine "m1" has the krtt finalizer
     When the workload cluster's API server starts again

@@ -1,18 +1,20 @@
 @workload
 Feature: Workload cluster outages and the waits they interrupt
-  While a Cluster's workload cluster cannot be used, the Node side of its Machines is unseen: no Node-side
-  timeout fires, and nothing is skipped on a Node that cannot be looked up. When the cluster is back, the
-  Cluster records since when (status.workloadClusterReconnectTime) and every Node-side wait gets its full
-  timeout again from then, as the machine-controller-manager restarts its health timeouts once the target
-  API server returns.
+  While a Cluster's workload cluster cannot be used, the Node side of its Machines is unseen: nothing is
+  skipped on a Node that cannot be looked up, and no health or creation timeout fires. The deletion steps
+  that touch the Node are held, but their own timeouts run as Cluster API's do, from the step's start, and
+  skip the step when they pass. A Running Machine keeps its Node conditions for 5 minutes before they turn
+  Unknown. When the cluster is back, the Cluster records since when (status.workloadClusterReconnectTime)
+  and every Node-side wait gets its full timeout again from then, as the machine-controller-manager
+  restarts its health timeouts once the target API server returns.
 
-  @serial @row:cluster-status:K06 @row:machine-workload-cluster:W01 @row:machine-workload-cluster:W03
+  @serial @row:cluster-status:K06 @row:machine-workload-cluster:W01 @row:machine-workload-cluster:W10
   @row:machine-errors:E20 @row:machine-errors:E06
   Scenario: Timeouts that ran out while the workload cluster was unreachable restart when it is back
     Given a Cluster "c1" whose Nodes live in the workload cluster
     And a running Machine "m1"
     And a running Machine "m2"
-    And the Machine "m2" has a drain timeout of 60 seconds
+    And the Machine "m2" has a drain timeout of 900 seconds
     And a kubelet runs on the Node of "m2"
     And Pod "p1" runs on the Node of "m2"
     And a PodDisruptionBudget blocks Pod "p1"
@@ -23,24 +25,72 @@ Feature: Workload cluster outages and the waits they interrupt
     When the workload cluster's API server stops
     Then the Machine "m1" has condition "NodeHealthy" with status "Unknown" and reason "WorkloadClusterUnreachable"
     And the Machine "m2" has condition "Deleting" with reason "WaitingForWorkloadCluster" and message containing "is unreachable"
+    # The health timeout of m1 (600 s) runs out during the outage and does not fail it; the drain timeout
+    # of m2 (900 s) has not run out when the cluster comes back, and restarts from then.
     When the health timeout of "m1" has passed
-    And the drain timeout of "m2" has passed
     And the workload cluster's API server starts again
     Then the Cluster "c1" records when its workload cluster came back
     And the Machine "m1" has condition "NodeHealthy" with status "False" and reason "NodeNotReady"
     And the Machine "m1" is in phase "Unknown"
     And the Machine "m2" has condition "Deleting" with reason "DrainingNode" and message containing "PodDisruptionBudget"
     And Pod "p1" is still running
-    # The drain timeout of m2 (60 s) is shorter than the health timeout of m1, so it runs out first: moving the
-    # clock past m1's timeout first would also end m2's drain before the step that checks it.
-    When the drain timeout of "m2" has passed since its workload cluster came back
-    Then row "E06" fired for "m2"
-    And the Machine "m2" is gone
+    # 600 s after the cluster came back m2's drain has run for more than 900 s, but only 600 s of them
+    # since the cluster came back.
     When the health timeout of "m1" has passed since its workload cluster came back
     Then the Machine "m1" reaches phase "Failed"
     And the Machine "m1" has failure reason "UnhealthyNode"
+    And the Machine "m2" has condition "Deleting" with reason "DrainingNode" and message containing "PodDisruptionBudget"
+    When the drain timeout of "m2" has passed since its workload cluster came back
+    Then row "E06" fired for "m2"
+    And the Machine "m2" is gone
 
-  @serial @row:machine-deletion:D22 @row:machine-workload-cluster:W03
+  @serial @row:machine-workload-cluster:W10 @row:machine-workload-cluster:W06 @row:machine-workload-cluster:W07
+  @row:machine-workload-cluster:W11 @row:machine-workload-cluster:W08 @row:machine-workload-cluster:W12
+  @row:machine-workload-cluster:W09
+  Scenario: The Node-side timeouts of a deletion end it while the workload cluster stays unreachable
+    Given a Cluster "c1" whose Nodes live in the workload cluster
+    And a running Machine "m1"
+    And the Machine "m1" has a drain timeout of 15 seconds
+    And the Machine "m1" has a volume detach timeout of 15 seconds
+    And the Machine "m1" has a Node deletion timeout of 15 seconds
+    And a kubelet runs on the Node of "m1"
+    And Pod "p1" runs on the Node of "m1"
+    And a PodDisruptionBudget blocks Pod "p1"
+    And a running Machine "m2"
+    And the Machine "m2" has a drain timeout of 15 seconds
+    And the Machine "m2" forces its deletion when the drain times out
+    And the Machine "m2" has a Node deletion timeout of 15 seconds
+    And a kubelet runs on the Node of "m2"
+    And Pod "p2" runs on the Node of "m2"
+    And a PodDisruptionBudget blocks Pod "p2"
+    When I delete the Machine "m1"
+    And I delete the Machine "m2"
+    Then the Machine "m1" has condition "Deleting" with reason "DrainingNode" and message containing "PodDisruptionBudget"
+    And the Machine "m2" has condition "Deleting" with reason "DrainingNode" and message containing "PodDisruptionBudget"
+    When the workload cluster's API server stops
+    Then the Machine "m1" has condition "Deleting" with reason "WaitingForWorkloadCluster" and message containing "is unreachable"
+    And the Machine "m2" has condition "Deleting" with reason "WaitingForWorkloadCluster" and message containing "is unreachable"
+    And row "W10" fired for "m1"
+    # The operator wakes each Machine at the deadline of the step it holds; nothing touches them.
+    # m2 is gone once its drain timeout has passed (its Node deletion timeout has passed by then), so its
+    # step goes first; m1's then advances the clock only if m1's drain started later.
+    When the drain timeout of "m2" has passed
+    And the drain timeout of "m1" has passed
+    Then row "W06" fired for "m1" saying "Node drain timed out while the workload cluster could not be used"
+    And row "W07" fired for "m2" saying "no Pod or VolumeAttachment was deleted"
+    And row "W11" fired for "m1"
+    When the volume detach timeout of "m1" has passed
+    Then row "W08" fired for "m1" saying "volume detach timed out while the workload cluster could not be used"
+    And row "W12" fired for "m1"
+    And row "W09" fired for "m1" saying "Node deletion timed out while the workload cluster could not be used"
+    And the Machine "m1" is gone
+    And the infrastructure object of "m1" is gone
+    And row "W09" fired for "m2" saying "Node deletion timed out while the workload cluster could not be used"
+    And the Machine "m2" is gone
+    When the workload cluster's API server starts again
+    Then the Cluster "c1" has condition "WorkloadClusterReachable" with status "True" and reason "Connected" and message containing "connected to"
+
+  @serial @row:machine-deletion:D22 @row:machine-workload-cluster:W10
   Scenario: The forced deletion's 5 minutes of an unhealthy Node restart when the workload cluster is back
     Given a Cluster "c1" whose Nodes live in the workload cluster
     And a running Machine "m1"

@@ -126,7 +126,13 @@ func waitingOn(s *Scope, st *engine.State, now time.Time) *explain.Wait {
 		return nil
 	}
 	m := s.Machine
-	w := explain.WaitFromTiming(sw, engine.WaitTimingOf(Registry(), sw, s), now)
+	t := engine.WaitTimingOf(Registry(), sw, s)
+	if sw.Since == WorkloadUnusableSince && t.Since.IsZero() {
+		// A Running Machine waits only while its workload cluster cannot
+		// be used (the grace of its Node conditions).
+		return nil
+	}
+	w := explain.WaitFromTiming(sw, t, now)
 	switch sw.Object {
 	case "infrastructure":
 		w.On += objectText(s.Infrastructure, m.Spec.InfrastructureRef)

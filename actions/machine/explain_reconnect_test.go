@@ -53,3 +53,34 @@ func TestTimeLeftFollowsTheWorkloadClusterComingBack(t *testing.T) {
 		}
 	}
 }
+
+// While the workload cluster cannot be used, the deletion steps' waits
+// count from their own start, as Cluster API counts them (an earlier
+// outage's reconnection gives nothing back during the next one), so their
+// timeouts end them meanwhile; a Running Machine shows the grace of its
+// Node conditions, 5 minutes from when the connection became unusable, and
+// no wait while the cluster is usable.
+func TestWaitsWhileTheWorkloadClusterIsDark(t *testing.T) {
+	set := explainedSet(t)
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	back := now.Add(-10 * time.Minute) // an earlier outage ended then
+	darkSince := now.Add(-2 * time.Minute)
+	for _, st := range []remote.State{remote.Unreachable, remote.NoAccess} {
+		s := &Scope{Machine: waitingMachine(now), Cluster: &clusterv1.Cluster{Status: clusterv1.ClusterStatus{WorkloadClusterReconnectTime: ptr.To(metav1.NewTime(back))}},
+			Workload: remote.Connection{State: st, Since: darkSince, ReachableAgain: back}}
+		for _, state := range []string{"DrainingNode", "WaitingForVolumeDetach", "DeletingNode"} {
+			w := waitingOn(s, set.State(state), now)
+			if w.CountsFrom != nil || !w.EndsAt.Equal(now) || !w.Overdue && w.EndsIn != "0s" {
+				t.Errorf("%s, %s: counts from %v, ends %v in %q (overdue %v); want its own start, ending now", st, state, w.CountsFrom, w.EndsAt, w.EndsIn, w.Overdue)
+			}
+		}
+		w := waitingOn(s, set.State("Running"), now)
+		if w == nil || w.Since == nil || !w.Since.Equal(darkSince) || !w.EndsAt.Equal(darkSince.Add(5*time.Minute)) || w.EndsIn != "3m" {
+			t.Errorf("%s, Running: %+v; want the grace since %s, 3m left", st, w, darkSince)
+		}
+	}
+	s := &Scope{Machine: waitingMachine(now), Workload: remote.Connection{State: remote.Connected, ReachableAgain: back}}
+	if w := waitingOn(s, set.State("Running"), now); w != nil {
+		t.Errorf("Running, connected: %+v; want no wait", w)
+	}
+}

@@ -12,6 +12,7 @@ import (
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/internal/remote"
 	"github.com/krtt-dev/krtt/transitions"
 )
 
@@ -53,7 +54,10 @@ func TestEveryDeclaredWaitIsShown(t *testing.T) {
 		u.SetDeletionTimestamp(&deleting)
 		return u
 	}
-	s := &Scope{Machine: waitingMachine(now), Infrastructure: provider("SimMachine"), Bootstrap: provider("SimBootstrapConfig")}
+	// The workload cluster has been unreachable for an hour, so the wait of
+	// a Running Machine (its Node conditions' grace) runs too.
+	s := &Scope{Machine: waitingMachine(now), Infrastructure: provider("SimMachine"), Bootstrap: provider("SimBootstrapConfig"),
+		Workload: remote.Connection{State: remote.Unreachable, Since: now.Add(-time.Hour)}}
 	s.Machine.Spec.Bootstrap.ConfigRef = &clusterv1.ObjectReference{Kind: "SimBootstrapConfig", Name: "m1"}
 	waits := 0
 	for _, st := range set.States {
@@ -71,8 +75,12 @@ func TestEveryDeclaredWaitIsShown(t *testing.T) {
 				t.Errorf("state %s: since %v (%s) not read", st.Name, w.Since, st.Wait.Since)
 			}
 		}
-		if st.Wait.Timeout != "" && (w.EndsAt == nil || w.TimeoutSeconds != 3600 || !strings.Contains(w.Timeout, st.Wait.Timeout)) {
-			t.Errorf("state %s: timeout %q ends %v, want 1h from %s", st.Name, w.Timeout, w.EndsAt, st.Wait.Timeout)
+		want := int32(3600)
+		if d, fixed := st.Wait.FixedTimeout(); fixed {
+			want = int32(d / time.Second)
+		}
+		if st.Wait.Timeout != "" && (w.EndsAt == nil || w.TimeoutSeconds != want || !strings.Contains(w.Timeout, st.Wait.Timeout)) {
+			t.Errorf("state %s: timeout %q ends %v, want %ds from %s", st.Name, w.Timeout, w.EndsAt, want, st.Wait.Timeout)
 		}
 		if st.Wait.Timeout == "" && !strings.HasPrefix(w.Timeout, "no timeout: ") {
 			t.Errorf("state %s: timeout %q, want why there is none", st.Name, w.Timeout)

@@ -17,14 +17,15 @@ var Registry = engine.LazyRegistry(RegistryName, registerFacts, registerWaits, r
 
 // registerWaits gives the engine what the timeouts of the states' waits
 // are computed from (the timed-out facts, the wake-up at the deadline and
-// krtt explain read the same): the Machine's fields, and when a Node-side
-// wait counts from.
+// krtt explain read the same): the Machine's fields, since when the
+// workload cluster has not been usable (WorkloadUnusableSince), and when a
+// Node-side wait counts from.
 func registerWaits(r *engine.Registry[*Scope]) {
 	r.WaitFields(func(s *Scope) engine.WaitFields {
 		if s.Machine == nil {
 			return nil
 		}
-		return reconciler.ObjectFields(s.Machine, s.Now)
+		return workloadFields{WaitFields: reconciler.ObjectFields(s.Machine, s.Now), w: s.Workload}
 	})
 	r.CountFrom("nodeSide", "A wait on the Node side counts from its start or from when the workload cluster last came back after an outage, whichever is later (NodeSideSince).", NodeSideSince)
 	r.CountFrom("nodeSideOnceProviderID", "The creation wait counts from its start until the providerID is known; then, with only the Node left to join, as a wait on the Node side.", creationSince)
@@ -56,6 +57,7 @@ func registerActions(r *engine.Registry[*Scope]) {
 	r.Action("DeleteBootstrap", "Delete the bootstrap object once and wait until it is gone.", deleteBootstrap, engine.MayWait())
 	r.Action("MarkNodeDeletionStart", "Set status.deletion.nodeDeletionStartTime if unset.", markNodeDeletionStart, engine.Pure())
 	r.Action("DeleteNode", "Delete the Node object.", deleteNode)
+	r.Action("DescribeWorkloadCluster", "Say which Secret and API server cannot be used, since when and why, and go on (the row's wait or result decides what happens).", describeWorkloadCluster, engine.Pure())
 	r.Action("WaitForWorkloadCluster", "Wait while the workload cluster cannot be used, saying which Secret and API server, since when and why.", waitForWorkloadCluster, engine.MayWait(), engine.Pure())
 }
 

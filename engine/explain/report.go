@@ -404,7 +404,11 @@ func WaitFromTiming(sw *engine.StateWait, t engine.WaitTiming, now time.Time) *W
 		x := int32(*t.Seconds)
 		seconds = &x
 	}
-	w.setTimeout(sw.Timeout, seconds, now)
+	field := sw.Timeout
+	if _, fixed := sw.FixedTimeout(); fixed {
+		field = "fixed in the tables"
+	}
+	w.setTimeout(field, seconds, now)
 	if w.EndsAt != nil && t.CountsFrom.After(t.Since) {
 		// After an outage of the workload cluster a Node-side timeout
 		// counts from when it came back (the wait's countFrom).

@@ -103,7 +103,11 @@ func (h *Harness) StartOperator() error {
 		return err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	err = actions.Setup(ctx, mgr, h.Sets, controller.Options{Concurrency: 4, Workload: workloadOptions, Traces: h.record, Now: h.Clock.Now, ClockJumps: h.Clock.OnJump})
+	// The connections stamp their state changes (since when a workload
+	// cluster is unreachable, when it came back) with the operator's clock.
+	workload := workloadOptions
+	workload.Now = h.Clock.Now
+	err = actions.Setup(ctx, mgr, h.Sets, controller.Options{Concurrency: 4, Workload: workload, Traces: h.record, Now: h.Clock.Now, ClockJumps: h.Clock.OnJump})
 	if err != nil {
 		cancel()
 		return err
