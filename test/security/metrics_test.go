@@ -29,6 +29,7 @@ import (
 	"github.com/krtt-dev/krtt/actions/controller"
 	"github.com/krtt-dev/krtt/test/framework/harness"
 	"github.com/krtt-dev/krtt/test/framework/localcp"
+	"github.com/krtt-dev/krtt/test/framework/poll"
 )
 
 // TestMetricsEndpointNeedsAReader runs the operator as its ServiceAccount
@@ -101,6 +102,13 @@ func TestMetricsEndpointNeedsAReader(t *testing.T) {
 	})
 
 	url := fmt.Sprintf("https://127.0.0.1:%d/metrics", mport)
+	// The metrics server listens once it has made its serving certificate,
+	// which readiness does not wait for: ask without a token until it
+	// answers (a 401 caches nothing that a later scrape could meet).
+	waitFor(t, "the metrics endpoint to listen", func() (bool, string) {
+		code, body := get(t, url, "")
+		return code != 0, fmt.Sprintf("%d %.200s", code, body)
+	})
 	code, body := get(t, url, allowed)
 	if code != http.StatusOK {
 		t.Fatalf("the metrics reader got %d: %s", code, body)
@@ -175,20 +183,18 @@ func get(t *testing.T, url, token string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-// waitFor polls cond until it holds, failing t after 30s with cond's last
-// detail.
+// waitFor polls cond until it holds, failing t after the test deadline
+// (poll.Timeout) with cond's last detail.
 func waitFor(t *testing.T, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		ok, detail := cond()
-		if ok {
-			return
+	err := poll.Until(context.Background(), poll.Timeout(), func(context.Context) error {
+		if ok, detail := cond(); !ok {
+			return errors.New(detail)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s: %s", what, detail)
-		}
-		time.Sleep(200 * time.Millisecond)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("waiting for %s: %v", what, err)
 	}
 }
 
