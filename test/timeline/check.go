@@ -23,6 +23,8 @@ import (
 // The invariants Check enforces.
 const (
 	InfraAfterDrain       = "infrastructure deleted only after the Node's evictable Pods are gone"
+	InfraAfterVolumes     = "infrastructure deleted only after the Node's VolumeAttachments are gone"
+	NodeAfterInfra        = "Node deleted only after the infrastructure and bootstrap objects are gone"
 	FinalizerLast         = "finalizer removed only after the infrastructure and bootstrap objects are gone"
 	NoDrainDuringPreDrain = "no cordon or eviction while a pre-drain hook is present"
 	NoInfraDuringPreTerm  = "no infrastructure deletion while a pre-terminate hook is present"
@@ -30,6 +32,7 @@ const (
 	EvictionOnly          = "no Pod deleted without the Eviction API except by a force-deletion row"
 	StateForwardOnly      = "a Machine's persisted state never moves backwards in the deletion order"
 	NothingLeaks          = "nothing leaks"
+	CompleteRecord        = "the record is complete: every check verifiable"
 	// evictionReason is the DisruptionTarget reason kube-apiserver writes
 	// when the Eviction API evicts a Pod (k8s.io/api has no constant).
 	evictionReason           = "EvictionByEvictionAPI"
@@ -38,12 +41,16 @@ const (
 )
 
 // Invariants lists every invariant, in the order reports show them.
-var Invariants = []string{InfraAfterDrain, FinalizerLast, NoDrainDuringPreDrain, NoInfraDuringPreTerm, PDBRespected,
-	EvictionOnly, StateForwardOnly, NothingLeaks}
+var Invariants = []string{InfraAfterDrain, InfraAfterVolumes, NodeAfterInfra, FinalizerLast, NoDrainDuringPreDrain,
+	NoInfraDuringPreTerm, PDBRespected, EvictionOnly, StateForwardOnly, NothingLeaks, CompleteRecord}
 
 // DrainAction is the registered action that drains a Node: a row running
 // it with outcome done says the drain finished.
 const DrainAction = "DrainNode"
+
+// VolumeWaitAction is the registered action that waits for the Node's
+// volumes to detach: a row running it with outcome done says they did.
+const VolumeWaitAction = "WaitForVolumeDetach"
 
 // Rules is what the checker takes from the tables.
 type Rules struct {
@@ -53,6 +60,10 @@ type Rules struct {
 	DrainStates map[string]bool
 	// DrainRows are the rows (table/id) that run DrainAction.
 	DrainRows map[string]bool
+	// VolumeStates are the states whose rows wait for volumes;
+	// VolumeWaitRows the rows (table/id) that run VolumeWaitAction.
+	VolumeStates   map[string]bool
+	VolumeWaitRows map[string]bool
 	// ForceDeleteRows are rows (table/id) allowed to delete Pods without
 	// the Eviction API: rows running an action whose name says it forces.
 	ForceDeleteRows map[string]bool
@@ -75,7 +86,8 @@ const (
 // set.States, the drain from the rows that run DrainAction, force deletion
 // from rows whose actions are named Force*.
 func RulesFrom(set *engine.Set) Rules {
-	r := Rules{DrainStates: map[string]bool{}, DrainRows: map[string]bool{}, ForceDeleteRows: map[string]bool{}, NodeKeptRows: map[string]string{}}
+	r := Rules{DrainStates: map[string]bool{}, DrainRows: map[string]bool{}, ForceDeleteRows: map[string]bool{}, NodeKeptRows: map[string]string{},
+		VolumeStates: map[string]bool{}, VolumeWaitRows: map[string]bool{}}
 	for _, s := range set.States {
 		r.States = append(r.States, s.Name)
 	}
@@ -87,6 +99,12 @@ func RulesFrom(set *engine.Set) Rules {
 					r.DrainRows[id] = true
 					for _, s := range row.FromStates() {
 						r.DrainStates[s.Name] = true
+					}
+				}
+				if a == VolumeWaitAction {
+					r.VolumeWaitRows[id] = true
+					for _, s := range row.FromStates() {
+						r.VolumeStates[s.Name] = true
 					}
 				}
 				if strings.HasPrefix(a, "Force") {
@@ -124,10 +142,10 @@ func (r Rules) rank(state string) int {
 	return describeStateUnknownRank
 }
 
-// drainRank is the position of the last drain state in the order.
-func (r Rules) drainRank() int {
+// lastRank is the position of the last of states in the order.
+func (r Rules) lastRank(states map[string]bool) int {
 	out := describeStateUnknownRank
-	for s := range r.DrainStates {
+	for s := range states {
 		out = max(out, r.rank(s))
 	}
 	return out
@@ -162,16 +180,22 @@ type Report struct {
 	// AwaitingGC are bootstrap Secrets whose owner is gone: the garbage
 	// collector removes them, and these control planes run none.
 	AwaitingGC []string
-	// Counts of what was checked.
-	Evictions, InfraDeletions, FinalizerRemovals, Cordons, MachinesDeleted int
-	// Unverifiable counts checks that failed inside a blind window, where
-	// the state they were checked against may have been stale (a note
-	// each, not a violation).
+	// Counts of what was checked. Refusals are evictions a budget refused
+	// (429 in the audit log); HookHolds the hooks a deleting Machine was
+	// seen waiting on (pre-drain and pre-terminate, one per Machine and
+	// kind); VolumeWaits the Machines seen waiting for volumes while a
+	// VolumeAttachment of their Node was still there.
+	Evictions, Refusals, InfraDeletions, FinalizerRemovals, Cordons, MachinesDeleted, HookHolds, VolumeWaits int
+	// Unverifiable counts checks whose outcome the record cannot decide: a
+	// failure inside a blind window of the informers, an ordering lost to
+	// a re-list, an order between requests the API server ran at the same
+	// time. A note each; a run passes only with none (see Failed).
 	Unverifiable int
 }
 
-// Failed reports whether any invariant was broken.
-func (r *Report) Failed() bool { return len(r.Violations) > 0 }
+// Failed reports whether any invariant was broken or any check could not
+// be decided.
+func (r *Report) Failed() bool { return len(r.Violations) > 0 || r.Unverifiable > 0 }
 
 // ByInvariant counts violations per invariant.
 func (r *Report) ByInvariant() map[string]int {
@@ -197,10 +221,19 @@ func Check(t *Timeline, rules Rules, final bool) *Report {
 		machineSet: map[string]bool{},
 		blind:      map[string]bool{},
 		lastRow:    map[string]string{},
+		holds:      map[string]bool{},
+		volWaits:   map[string]bool{},
 	}
+	c.eventsOf = map[string][]int{}
 	for i := range t.Events {
-		if e := &t.Events[i]; e.Approx && e.Op == Deleted {
+		e := &t.Events[i]
+		if e.Approx && e.Op == Deleted {
 			c.blind[ref(e.Kind, e.Key())] = true
+		}
+		if e.Kind != Mark {
+			for _, r := range refsOf(e) {
+				c.eventsOf[r] = append(c.eventsOf[r], i)
+			}
 		}
 	}
 	for i := range t.Events {
@@ -239,6 +272,18 @@ type checker struct {
 	blind map[string]bool
 	// lastRow is the row the newest kit Event about a Machine names.
 	lastRow map[string]string
+	// holds and volWaits are the hook holds and volume waits seen.
+	holds, volWaits map[string]bool
+	// eventsOf indexes every event by the object it is about.
+	eventsOf map[string][]int
+}
+
+// refsOf are the objects an event is about: an eviction is about its Pod.
+func refsOf(e *Event) []string {
+	if e.Kind == Eviction {
+		return []string{ref(Eviction, e.Key()), ref(Pod, e.Key())}
+	}
+	return []string{ref(e.Kind, e.Key())}
 }
 
 func ref(kind Kind, k string) string { return string(kind) + "/" + k }
@@ -251,7 +296,9 @@ func (c *checker) step(i int) {
 		return
 	}
 	k := e.Key()
-	c.involved[ref(e.Kind, k)] = append(c.involved[ref(e.Kind, k)], i)
+	for _, r := range refsOf(e) {
+		c.involved[r] = append(c.involved[r], i)
+	}
 	prev := c.get(e.Kind, k)
 
 	switch e.Kind {
@@ -267,6 +314,9 @@ func (c *checker) step(i int) {
 		if mk, row := eventRow(e.Obj.(*eventsv1.Event)); row != "" {
 			c.lastRow[mk] = row
 		}
+	case Eviction:
+		c.eviction(i)
+		return
 	}
 
 	if c.world[e.Kind] == nil {
@@ -332,18 +382,52 @@ func (c *checker) machine(i int, prev client.Object, m *clusterv1.Machine) {
 				name = m.Spec.Bootstrap.ConfigRef.Name
 			}
 			pk := ns + "/" + name
-			if c.get(kind, pk) != nil && c.blind[ref(kind, pk)] {
-				c.note("%s: %s %s was seen gone only after a re-list; its deletion could not be ordered against the finalizer removal", k, kind, pk)
+			if (c.get(kind, pk) != nil && c.blind[ref(kind, pk)]) || (c.get(kind, pk) == nil && c.gone[kind][pk] != nil && c.gone[kind][pk].Approx) {
+				c.unverifiable("%s: %s %s was seen gone only after a re-list; its deletion could not be ordered against the finalizer removal", k, kind, pk)
 			} else if c.get(kind, pk) != nil {
 				c.violate(i, FinalizerLast, Machine, k, fmt.Sprintf("the finalizer went while %s %s still exists", kind, pk), ref(kind, pk))
-			} else if g := c.gone[kind][pk]; g != nil && g.Approx {
-				c.note("%s: %s %s was seen gone only after a re-list; its deletion could not be ordered against the finalizer removal", k, kind, pk)
 			}
 		}
 	}
 	if e.Op == Deleted && m.DeletionTimestamp != nil {
 		c.rep.MachinesDeleted++
 	}
+	if m.DeletionTimestamp != nil && e.Op != Deleted {
+		c.exercised(k, m)
+	}
+}
+
+// exercised records the waits a deleting Machine shows: on a hook it
+// still carries, on volumes its Node still has attached.
+func (c *checker) exercised(k string, m *clusterv1.Machine) {
+	switch m.Status.State {
+	case "WaitingForPreDrainHook":
+		if len(hookNames(m, clusterv1.PreDrainDeleteHookAnnotationPrefix)) > 0 && !c.holds[k+"/pre-drain"] {
+			c.holds[k+"/pre-drain"] = true
+			c.rep.HookHolds++
+		}
+	case "WaitingForPreTerminateHook":
+		if len(hookNames(m, clusterv1.PreTerminateDeleteHookAnnotationPrefix)) > 0 && !c.holds[k+"/pre-terminate"] {
+			c.holds[k+"/pre-terminate"] = true
+			c.rep.HookHolds++
+		}
+	}
+	if c.rules.VolumeStates[m.Status.State] && m.Status.NodeRef != nil && !c.volWaits[k] && len(c.attachments(m.Status.NodeRef.Name)) > 0 {
+		c.volWaits[k] = true
+		c.rep.VolumeWaits++
+	}
+}
+
+// attachments are the VolumeAttachments of the Node present now.
+func (c *checker) attachments(node string) []string {
+	var out []string
+	for k, o := range c.world[VolumeAttachment] {
+		if o.(*storagev1.VolumeAttachment).Spec.NodeName == node {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // infra checks the start of an infrastructure object's deletion.
@@ -355,16 +439,16 @@ func (c *checker) infra(i int, prev client.Object) {
 	if e.Op != Deleted && e.Obj.GetDeletionTimestamp() == nil {
 		return
 	}
-	c.rep.InfraDeletions++
 	k := e.Key()
 	mk := c.machineOf[ref(SimMachine, k)]
 	if e.Approx {
 		// Seen only as a tombstone after a re-list: when it started is
-		// unknown, so nothing can be checked against it.
-		c.rep.Unverifiable++
-		c.note("unverifiable: infrastructure %s of %s was seen deleted only after a re-list", k, mk)
+		// unknown, so nothing can be checked against it, and it does not
+		// count as exercised.
+		c.unverifiable("infrastructure %s of %s was seen deleted only after a re-list", k, mk)
 		return
 	}
+	c.rep.InfraDeletions++
 	m := c.lastMach[mk]
 	if m == nil {
 		return
@@ -376,10 +460,25 @@ func (c *checker) infra(i int, prev client.Object) {
 		return
 	}
 	node := m.Status.NodeRef.Name
+	if vas := c.attachments(node); len(vas) > 0 {
+		if tr, ok := c.leftStates(mk, c.rules.VolumeStates); ok && !c.rules.VolumeWaitRows[tr.row] {
+			c.note("%s: infrastructure deleted with VolumeAttachments %v on Node %s: the volume wait was skipped by row %s (%s→%s)", mk, vas, node, tr.row, tr.from, tr.to)
+		} else {
+			why := "no recorded row completed or skipped the volume wait"
+			if ok {
+				why = "volume wait row " + tr.row + " reported done"
+			}
+			refs := []string{ref(Machine, mk)}
+			for _, v := range vas {
+				refs = append(refs, ref(VolumeAttachment, v))
+			}
+			c.violate(i, InfraAfterVolumes, SimMachine, k, fmt.Sprintf("VolumeAttachments %v still on Node %s: %s", vas, node, why), refs...)
+		}
+	}
 	var left []string
 	for _, p := range c.evictablePods(node) {
 		if c.blind[ref(Pod, p)] {
-			c.note("%s: Pod %s was seen gone only after a re-list; its deletion could not be ordered against the infrastructure deletion", mk, p)
+			c.unverifiable("%s: Pod %s was seen gone only after a re-list; its deletion could not be ordered against the infrastructure deletion", mk, p)
 			continue
 		}
 		left = append(left, p)
@@ -388,7 +487,7 @@ func (c *checker) infra(i int, prev client.Object) {
 		return
 	}
 	// Pods remain: only a row that skipped the drain allows that.
-	if tr, ok := c.leftDrain(mk); ok && !c.rules.DrainRows[tr.row] {
+	if tr, ok := c.leftStates(mk, c.rules.DrainStates); ok && !c.rules.DrainRows[tr.row] {
 		c.note("%s: infrastructure deleted with %d Pods on Node %s: the drain was skipped by row %s (%s→%s)", mk, len(left), node, tr.row, tr.from, tr.to)
 		return
 	} else if ok {
@@ -398,10 +497,10 @@ func (c *checker) infra(i int, prev client.Object) {
 	c.violate(i, InfraAfterDrain, SimMachine, k, fmt.Sprintf("Pods %v still on Node %s and no recorded row completed or skipped the drain", left, node), podRefs(left, Machine, mk)...)
 }
 
-// leftDrain finds the transition that took the Machine past the drain
-// states (from at or before them to after them).
-func (c *checker) leftDrain(mk string) (transition, bool) {
-	dr := c.rules.drainRank()
+// leftStates finds the transition that took the Machine past states
+// (from at or before the last of them to after it).
+func (c *checker) leftStates(mk string, states map[string]bool) (transition, bool) {
+	dr := c.rules.lastRank(states)
 	for _, tr := range c.history[mk] {
 		from, to := c.rules.rank(tr.from), c.rules.rank(tr.to)
 		if from >= 0 && from <= dr && to > dr {
@@ -442,7 +541,13 @@ func (c *checker) evictablePods(node string) []string {
 
 func (c *checker) node(i int, prev client.Object, n *corev1.Node) {
 	e := &c.t.Events[i]
-	if e.Op == Deleted || !n.Spec.Unschedulable || (prev != nil && prev.(*corev1.Node).Spec.Unschedulable) {
+	if e.Op == Deleted || n.DeletionTimestamp != nil {
+		if prev != nil && prev.GetDeletionTimestamp() == nil {
+			c.nodeDeleted(i, n.Name)
+		}
+		return
+	}
+	if !n.Spec.Unschedulable || (prev != nil && prev.(*corev1.Node).Spec.Unschedulable) {
 		return
 	}
 	c.rep.Cordons++
@@ -450,6 +555,33 @@ func (c *checker) node(i int, prev client.Object, n *corev1.Node) {
 	if m := c.currentMachine(mk); m != nil {
 		if hooks := hookNames(m, clusterv1.PreDrainDeleteHookAnnotationPrefix); len(hooks) > 0 {
 			c.violate(i, NoDrainDuringPreDrain, Node, n.Name, fmt.Sprintf("cordoned while Machine %s has pre-drain hooks %v", mk, hooks), ref(Machine, mk))
+		}
+	}
+}
+
+// nodeDeleted checks the start of a Node's deletion: the Machine's
+// infrastructure and bootstrap objects go first (only the row that deletes
+// the Node, from the state after the bootstrap deletion, deletes it).
+func (c *checker) nodeDeleted(i int, node string) {
+	mk := c.nodeOwner[node]
+	m := c.currentMachine(mk)
+	if m == nil || m.DeletionTimestamp == nil {
+		return
+	}
+	names := map[Kind]string{SimMachine: m.Spec.InfrastructureRef.Name}
+	if m.Spec.Bootstrap.ConfigRef != nil {
+		names[SimBootstrapConfig] = m.Spec.Bootstrap.ConfigRef.Name
+	}
+	for _, kind := range []Kind{SimMachine, SimBootstrapConfig} {
+		name, ok := names[kind]
+		if !ok {
+			continue
+		}
+		pk := m.Namespace + "/" + name
+		if c.get(kind, pk) != nil && c.blind[ref(kind, pk)] {
+			c.unverifiable("%s: %s %s was seen gone only after a re-list; its deletion could not be ordered against the deletion of Node %s", mk, kind, pk, node)
+		} else if c.get(kind, pk) != nil {
+			c.violate(i, NodeAfterInfra, Node, node, fmt.Sprintf("deleted while %s %s of Machine %s still exists", kind, pk, mk), ref(kind, pk), ref(Machine, mk))
 		}
 	}
 }
@@ -486,11 +618,14 @@ func (c *checker) pod(i int, prev client.Object, p *corev1.Pod) {
 		if c.rules.ForceDeleteRows[row] {
 			c.note("%s: Pod %s deleted without the Eviction API by force-deletion row %s", mk, k, row)
 		} else if e.Approx {
-			c.note("Pod %s was seen gone only after a re-list; how it was deleted is unknown", k)
+			c.unverifiable("Pod %s was seen gone only after a re-list; how it was deleted is unknown", k)
 		} else {
 			c.violate(i, EvictionOnly, Pod, k, fmt.Sprintf("deleted without the Eviction API (no DisruptionTarget=%s) on Node %s (Machine %q, row %q)", evictionReason, p.Spec.NodeName, mk, row), ref(Machine, mk))
 		}
 		return
+	}
+	if c.t.FromAudit {
+		return // the eviction itself was checked (see eviction)
 	}
 	c.rep.Evictions++
 	if m != nil {
@@ -499,6 +634,40 @@ func (c *checker) pod(i int, prev client.Object, p *corev1.Pod) {
 		}
 	}
 	c.budgets(i, p)
+}
+
+// eviction checks a request to the Eviction API from the audit log: a
+// refusal (429) is counted; an eviction (201) must come after the
+// pre-drain hooks and leave every budget its healthy Pods. The Pod then
+// counts as being deleted by the Eviction API (kube-apiserver's own writes
+// of the condition and the deletion are not audited requests).
+func (c *checker) eviction(i int) {
+	e := &c.t.Events[i]
+	k := e.Key()
+	if e.Code == 429 {
+		c.rep.Refusals++
+		return
+	}
+	c.rep.Evictions++
+	o := c.get(Pod, k)
+	if o == nil {
+		c.note("eviction of Pod %s, which the record does not hold", k)
+		return
+	}
+	p := o.(*corev1.Pod).DeepCopy()
+	mk := c.nodeOwner[p.Spec.NodeName]
+	if m := c.currentMachine(mk); m != nil {
+		if hooks := hookNames(m, clusterv1.PreDrainDeleteHookAnnotationPrefix); len(hooks) > 0 {
+			c.violate(i, NoDrainDuringPreDrain, Eviction, k, fmt.Sprintf("evicted while Machine %s has pre-drain hooks %v", mk, hooks), ref(Machine, mk), ref(Pod, k))
+		}
+	}
+	if p.DeletionTimestamp == nil {
+		c.budgets(i, p)
+		now := metav1.NewTime(e.Stage)
+		p.DeletionTimestamp = &now
+		p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: evictionReason})
+		c.world[Pod][k] = p
+	}
 }
 
 // budgets checks that, without the evicted Pod, every budget selecting it
@@ -532,7 +701,14 @@ func (c *checker) budgets(i int, evicted *corev1.Pod) {
 			continue
 		}
 		if healthy < want {
-			c.violate(i, PDBRespected, Pod, key(evicted), fmt.Sprintf("evicted leaving %d healthy Pods of PDB %s, which needs %d", healthy, pk, want), ref(PDB, pk))
+			refs := []string{ref(PDB, pk)}
+			for k, po := range c.world[Pod] {
+				if p := po.(*corev1.Pod); p.Namespace == pdb.Namespace && sel.Matches(labels.Set(p.Labels)) {
+					refs = append(refs, ref(Pod, k))
+				}
+			}
+			sort.Strings(refs[1:])
+			c.violate(i, PDBRespected, Pod, key(evicted), fmt.Sprintf("evicted leaving %d healthy Pods of PDB %s, which needs %d", healthy, pk, want), refs...)
 		}
 	}
 }
@@ -623,14 +799,19 @@ func (c *checker) note(format string, args ...any) {
 	c.rep.Notes = append(c.rep.Notes, fmt.Sprintf(format, args...))
 }
 
+// unverifiable records a check the record cannot decide.
+func (c *checker) unverifiable(format string, args ...any) {
+	c.rep.Unverifiable++
+	c.note("unverifiable: "+format, args...)
+}
+
 // violate records a violation with an excerpt of the events of the object
 // and of the others named (Kind/key refs), up to event i.
 func (c *checker) violate(i int, invariant string, kind Kind, k, msg string, others ...string) {
 	if w, ok := c.t.blindAt(c.t.Events[i].RV); ok {
 		// The state it was checked against may be stale: changes in the
 		// window were not all seen.
-		c.rep.Unverifiable++
-		c.note("unverifiable (rv %d in a window the recorder could not see, rv %d..%d): %s: %s %s: %s", c.t.Events[i].RV, w.From, w.To, invariant, kind, k, msg)
+		c.unverifiable("rv %d in a window the recorder could not see, rv %d..%d: %s: %s %s: %s", c.t.Events[i].RV, w.From, w.To, invariant, kind, k, msg)
 		return
 	}
 	refs := append([]string{ref(kind, k)}, others...)
@@ -639,6 +820,16 @@ func (c *checker) violate(i int, invariant string, kind Kind, k, msg string, oth
 		idx = append(idx, c.involved[r]...)
 	}
 	sort.Ints(idx)
+	// A request without a resourceVersion of its own is placed after the
+	// writes answered before it began: a write of the objects involved
+	// that ran at the same time may have been applied before or after it.
+	for _, j := range c.involvedAll(refs) {
+		a, b := &c.t.Events[i], &c.t.Events[j]
+		if j != i && (a.Bracketed || b.Bracketed) && concurrent(a, b) {
+			c.unverifiable("%s: %s %s: %s, but it ran at the same time as %s %s %s (rv %d): their order is unknown", invariant, kind, k, msg, b.Op, b.Kind, b.Key(), b.RV)
+			return
+		}
+	}
 	var lines []string
 	last := -1
 	for _, j := range idx {
@@ -654,6 +845,17 @@ func (c *checker) violate(i int, invariant string, kind Kind, k, msg string, oth
 	}
 	lines[len(lines)-1] += "   <== " + invariant
 	c.rep.Violations = append(c.rep.Violations, Violation{Invariant: invariant, Object: string(kind) + " " + k, Message: msg, Excerpt: lines})
+}
+
+// involvedAll are all the events (before and after) of the refs.
+func (c *checker) involvedAll(refs []string) []int {
+	var out []int
+	for _, r := range refs {
+		for _, j := range c.eventsOf[r] {
+			out = append(out, j)
+		}
+	}
+	return out
 }
 
 func hookNames(m *clusterv1.Machine, prefix string) []string {

@@ -33,7 +33,22 @@ func (b *builder) ev(kind Kind, op Op, o client.Object) {
 	b.rv++
 	o = o.DeepCopyObject().(client.Object)
 	o.SetResourceVersion(strconv.FormatUint(b.rv, 10))
-	b.tl.Events = append(b.tl.Events, Event{Seq: int(b.rv), At: t0.Add(time.Duration(b.rv) * time.Millisecond), RV: b.rv, Kind: kind, Op: op, Obj: o})
+	at := t0.Add(time.Duration(b.rv) * time.Millisecond)
+	b.tl.Events = append(b.tl.Events, Event{Seq: int(b.rv), At: at, RV: b.rv, Kind: kind, Op: op, Obj: o,
+		Recv: at.Add(-200 * time.Microsecond), Stage: at})
+}
+
+// eviction is a request to the Eviction API as the audit log shows it: no
+// revision of its own, placed after the last write; overlap stretches its
+// answer past the next write's start.
+func (b *builder) eviction(p *corev1.Pod, code int, overlap bool) {
+	at := t0.Add(time.Duration(b.rv)*time.Millisecond + 300*time.Microsecond)
+	stage := at.Add(100 * time.Microsecond)
+	if overlap {
+		stage = at.Add(time.Millisecond)
+	}
+	b.tl.Events = append(b.tl.Events, Event{Seq: int(b.rv), At: stage, RV: b.rv, Kind: Eviction, Op: Added, Code: code, Bracketed: true,
+		Obj: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: p.Name}}, Recv: at, Stage: stage})
 }
 
 // knobs break the good run in one place each.
@@ -53,6 +68,12 @@ type knobs struct {
 	vaLeft             bool   // a VolumeAttachment on the Node stays
 	approxInfraDeleted bool   // the infrastructure deletion is seen only as a tombstone
 	lastEventRow       string // the kit's Event for the Machine's last step names this table/row
+	bootstrapAfterNode bool   // the Node is deleted before the bootstrap object
+	vaLate             bool   // the VolumeAttachment goes only after the infrastructure deletion
+	volumeRow          string // row that leaves the volume wait (default the wait row D08)
+	audit              bool   // evictions are Eviction API requests of an audit log
+	refusedFirst       bool   // (audit) a budget refuses db-1's first eviction (429)
+	evictOverlapsHook  bool   // (audit) db-1's eviction runs at the same time as the pre-drain hook's removal
 }
 
 func run(k knobs) *Timeline {
@@ -119,6 +140,18 @@ func run(k knobs) *Timeline {
 	}
 	now := metav1.NewTime(t0)
 	evict := func(p *corev1.Pod) {
+		if k.audit && !(k.plainDelete && p.Name == "web") {
+			if k.refusedFirst && p.Name == "db-1" {
+				b.eviction(p, 429, false)
+			}
+			b.eviction(p, 201, k.evictOverlapsHook)
+			// The kubelet's final DELETE shows what the eviction wrote.
+			p = p.DeepCopy()
+			p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "EvictionByEvictionAPI"})
+			p.DeletionTimestamp = &now
+			b.ev(Pod, Deleted, p)
+			return
+		}
 		p = p.DeepCopy()
 		if !k.plainDelete || p.Name != "web" {
 			p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "EvictionByEvictionAPI"})
@@ -167,10 +200,13 @@ func run(k knobs) *Timeline {
 	if k.stateBack {
 		row("machine-deletion", "D05", "DrainingNode", "DrainingNode", "InProgress")
 	}
-	if !k.vaLeft {
+	if !k.vaLeft && !k.vaLate {
 		b.ev(VolumeAttachment, Deleted, va)
 	}
-	row("machine-deletion", "D08", "WaitingForVolumeDetach", "WaitingForPreTerminateHook", "done")
+	if k.volumeRow == "" {
+		k.volumeRow = "D08"
+	}
+	row("machine-deletion", k.volumeRow, "WaitingForVolumeDetach", "WaitingForPreTerminateHook", "done")
 	if !k.preTermHookStays {
 		dropHook(clusterv1.PreTerminateDeleteHookAnnotationPrefix)
 	}
@@ -184,13 +220,19 @@ func run(k knobs) *Timeline {
 		b.ev(SimMachine, Updated, infra)
 		b.ev(SimMachine, Deleted, infra)
 	}
+	if k.vaLate {
+		b.ev(VolumeAttachment, Deleted, va)
+	}
 	row("machine-deletion", "D14", "WaitingForInfrastructureDeletion", "WaitingForBootstrapDeletion", "done")
-	if !k.finalizerEarly {
+	if !k.finalizerEarly && !k.bootstrapAfterNode {
 		b.ev(SimBootstrapConfig, Deleted, boot)
 	}
 	row("machine-deletion", "D16", "WaitingForBootstrapDeletion", "DeletingNode", "done")
 	if !k.nodeLeft {
 		b.ev(Node, Deleted, n1)
+	}
+	if k.bootstrapAfterNode {
+		b.ev(SimBootstrapConfig, Deleted, boot)
 	}
 	if !k.machineLeft {
 		m = m.DeepCopy()
@@ -212,6 +254,7 @@ func run(k knobs) *Timeline {
 	if k.approxInfraDeleted {
 		b.tl.Events = append(b.tl.Events, Event{Seq: int(b.rv) + 1, At: t0, RV: b.rv, Approx: true, Kind: SimMachine, Op: Deleted, Obj: infra})
 	}
+	b.tl.FromAudit = k.audit
 	b.tl.Sort()
 	return b.tl
 }
@@ -233,7 +276,7 @@ func TestRulesFromTables(t *testing.T) {
 		t.Fatalf("rules %+v", r)
 	}
 	// The drain comes after the first state and before the last.
-	if d := r.drainRank(); d <= 0 || d >= len(r.States)-1 {
+	if d := r.lastRank(r.DrainStates); d <= 0 || d >= len(r.States)-1 {
 		t.Errorf("drain rank %d of %v", d, r.States)
 	}
 }
@@ -243,7 +286,16 @@ func TestCheckGoodRun(t *testing.T) {
 	if rep.Failed() {
 		t.Fatalf("violations on a good run:\n%v", rep.Violations)
 	}
-	if rep.Evictions != 2 || rep.InfraDeletions != 1 || rep.FinalizerRemovals != 1 || rep.Cordons != 1 || rep.MachinesDeleted != 1 {
+	if rep.Evictions != 2 || rep.InfraDeletions != 1 || rep.FinalizerRemovals != 1 || rep.Cordons != 1 || rep.MachinesDeleted != 1 ||
+		rep.HookHolds != 2 || rep.VolumeWaits != 1 || rep.Refusals != 0 {
+		t.Errorf("counts %+v", rep)
+	}
+	// The same run as an audit log shows it, with a refused eviction.
+	rep = Check(run(knobs{audit: true, refusedFirst: true}), rules(t), true)
+	if rep.Failed() {
+		t.Fatalf("violations on a good run from an audit log:\n%v\nnotes %v", rep.Violations, rep.Notes)
+	}
+	if rep.Evictions != 2 || rep.Refusals != 1 || rep.HookHolds != 2 || rep.VolumeWaits != 1 {
 		t.Errorf("counts %+v", rep)
 	}
 	if strings.Join(rep.AwaitingGC, ",") != "Secret t/m1-bootstrap" {
@@ -260,19 +312,25 @@ func TestCheckCatchesEachViolation(t *testing.T) {
 		invariant string
 		object    string
 		msg       string
+		also      string // an invariant the same break breaks too
 	}{
-		{"pods left at infrastructure deletion", knobs{webNotEvicted: true}, InfraAfterDrain, "SimMachine t/m1", "Pods [t/web] still on Node n1 although drain row machine-deletion/D05 reported done"},
-		{"pods left and no drain row recorded", knobs{webNotEvicted: true, drainRow: "-", stateBack: false}, InfraAfterDrain, "SimMachine t/m1", "Pods [t/web]"},
-		{"finalizer before bootstrap", knobs{finalizerEarly: true}, FinalizerLast, "Machine t/m1", "SimBootstrapConfig t/m1 still exists"},
-		{"cordon during pre-drain hook", knobs{cordonDuringHook: true}, NoDrainDuringPreDrain, "Node n1", "pre-drain hooks [h1]"},
-		{"eviction during pre-drain hook", knobs{evictDuringHook: true}, NoDrainDuringPreDrain, "Pod t/db-1", "pre-drain hooks [h1]"},
-		{"infrastructure during pre-terminate hook", knobs{preTermHookStays: true}, NoInfraDuringPreTerm, "SimMachine t/m1", "pre-terminate hooks [h2]"},
-		{"eviction beyond the budget", knobs{otherDBNotReady: true}, PDBRespected, "Pod t/db-1", "leaving 0 healthy Pods of PDB t/db, which needs 1"},
-		{"plain DELETE", knobs{plainDelete: true}, EvictionOnly, "Pod t/web", "deleted without the Eviction API"},
-		{"state backwards", knobs{stateBack: true}, StateForwardOnly, "Machine t/m1", "from WaitingForVolumeDetach to DrainingNode"},
-		{"Node left", knobs{nodeLeft: true}, NothingLeaks, "end of run", "Node n1"},
-		{"Machine left", knobs{machineLeft: true}, NothingLeaks, "end of run", "Machine t/m1"},
-		{"VolumeAttachment left", knobs{vaLeft: true}, NothingLeaks, "end of run", "VolumeAttachment va1"},
+		{"pods left at infrastructure deletion", knobs{webNotEvicted: true}, InfraAfterDrain, "SimMachine t/m1", "Pods [t/web] still on Node n1 although drain row machine-deletion/D05 reported done", ""},
+		{"pods left and no drain row recorded", knobs{webNotEvicted: true, drainRow: "-", stateBack: false}, InfraAfterDrain, "SimMachine t/m1", "Pods [t/web]", ""},
+		{"finalizer before bootstrap", knobs{finalizerEarly: true}, FinalizerLast, "Machine t/m1", "SimBootstrapConfig t/m1 still exists", NodeAfterInfra},
+		{"Node before bootstrap", knobs{bootstrapAfterNode: true}, NodeAfterInfra, "Node n1", "deleted while SimBootstrapConfig t/m1 of Machine t/m1 still exists", ""},
+		{"volumes attached at infrastructure deletion", knobs{vaLate: true}, InfraAfterVolumes, "SimMachine t/m1", "VolumeAttachments [va1] still on Node n1: volume wait row machine-deletion/D08 reported done", ""},
+		{"eviction request during pre-drain hook", knobs{audit: true, evictDuringHook: true}, NoDrainDuringPreDrain, "Eviction t/db-1", "pre-drain hooks [h1]", ""},
+		{"eviction request beyond the budget", knobs{audit: true, otherDBNotReady: true}, PDBRespected, "Pod t/db-1", "leaving 0 healthy Pods of PDB t/db, which needs 1", ""},
+		{"plain DELETE in an audit log", knobs{audit: true, plainDelete: true}, EvictionOnly, "Pod t/web", "deleted without the Eviction API", ""},
+		{"cordon during pre-drain hook", knobs{cordonDuringHook: true}, NoDrainDuringPreDrain, "Node n1", "pre-drain hooks [h1]", ""},
+		{"eviction during pre-drain hook", knobs{evictDuringHook: true}, NoDrainDuringPreDrain, "Pod t/db-1", "pre-drain hooks [h1]", ""},
+		{"infrastructure during pre-terminate hook", knobs{preTermHookStays: true}, NoInfraDuringPreTerm, "SimMachine t/m1", "pre-terminate hooks [h2]", ""},
+		{"eviction beyond the budget", knobs{otherDBNotReady: true}, PDBRespected, "Pod t/db-1", "leaving 0 healthy Pods of PDB t/db, which needs 1", ""},
+		{"plain DELETE", knobs{plainDelete: true}, EvictionOnly, "Pod t/web", "deleted without the Eviction API", ""},
+		{"state backwards", knobs{stateBack: true}, StateForwardOnly, "Machine t/m1", "from WaitingForVolumeDetach to DrainingNode", ""},
+		{"Node left", knobs{nodeLeft: true}, NothingLeaks, "end of run", "Node n1", ""},
+		{"Machine left", knobs{machineLeft: true}, NothingLeaks, "end of run", "Machine t/m1", ""},
+		{"VolumeAttachment left", knobs{vaLeft: true}, NothingLeaks, "end of run", "VolumeAttachment va1", InfraAfterVolumes},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := rules(t)
@@ -288,20 +346,38 @@ func TestCheckCatchesEachViolation(t *testing.T) {
 					kept = append(kept, e)
 				}
 				tl.Events = kept
-				assertOne(t, Check(tl, r, true), tc.invariant, tc.object, tc.msg)
+				assertOne(t, Check(tl, r, true), tc.invariant, tc.object, tc.msg, tc.also)
 				return
 			}
-			assertOne(t, Check(run(tc.k), r, true), tc.invariant, tc.object, tc.msg)
+			assertOne(t, Check(run(tc.k), r, true), tc.invariant, tc.object, tc.msg, tc.also)
 		})
 	}
 }
 
-func assertOne(t *testing.T, rep *Report, invariant, object, msg string) {
+// assertOne wants exactly one violation of invariant (and, when also is
+// set, one of also besides).
+func assertOne(t *testing.T, rep *Report, invariant, object, msg string, also ...string) {
 	t.Helper()
-	if len(rep.Violations) != 1 {
-		t.Fatalf("want exactly one violation of %q, got %d:\n%v", invariant, len(rep.Violations), rep.Violations)
+	vs := rep.Violations
+	if len(also) > 0 && also[0] != "" {
+		var rest []Violation
+		n := 0
+		for _, v := range vs {
+			if v.Invariant == also[0] && n == 0 {
+				n++
+				continue
+			}
+			rest = append(rest, v)
+		}
+		if n == 0 {
+			t.Errorf("want a violation of %q too, got %v", also[0], vs)
+		}
+		vs = rest
 	}
-	v := rep.Violations[0]
+	if len(vs) != 1 {
+		t.Fatalf("want exactly one violation of %q, got %d:\n%v", invariant, len(vs), vs)
+	}
+	v := vs[0]
 	if v.Invariant != invariant || v.Object != object || !strings.Contains(v.Message, msg) {
 		t.Fatalf("got %s | %s | %s\nwant %s | %s | …%s…", v.Invariant, v.Object, v.Message, invariant, object, msg)
 	}
@@ -340,11 +416,14 @@ func TestCheckAllowsForceDeletionRows(t *testing.T) {
 }
 
 // An ordering lost to a re-list is reported as unverifiable, not as a
-// violation.
+// violation, and fails the run all the same.
 func TestCheckTombstoneIsUnverifiable(t *testing.T) {
 	rep := Check(run(knobs{approxInfraDeleted: true}), rules(t), true)
-	if rep.Failed() {
-		t.Fatalf("violations:\n%v", rep.Violations)
+	if len(rep.Violations) > 0 || rep.Unverifiable == 0 || !rep.Failed() {
+		t.Fatalf("want unverifiable checks failing the run and no violation; violations %v, unverifiable %d", rep.Violations, rep.Unverifiable)
+	}
+	if rep.InfraDeletions != 0 {
+		t.Errorf("an infrastructure deletion seen only as a tombstone counts as exercised: %d", rep.InfraDeletions)
 	}
 	if !strings.Contains(strings.Join(rep.Notes, "\n"), "seen gone only after a re-list") {
 		t.Errorf("notes %v", rep.Notes)
@@ -352,7 +431,8 @@ func TestCheckTombstoneIsUnverifiable(t *testing.T) {
 }
 
 // A check that fails inside a window the recorder could not see is
-// reported as unverifiable, not as a violation; outside it, it counts.
+// reported as unverifiable (failing the run), not as a violation; outside
+// it, it is a violation.
 func TestCheckBlindWindow(t *testing.T) {
 	tl := run(knobs{preTermHookStays: true})
 	var at uint64
@@ -363,7 +443,7 @@ func TestCheckBlindWindow(t *testing.T) {
 	}
 	tl.Blind = []Window{{From: at - 3, To: at + 1}}
 	rep := Check(tl, rules(t), true)
-	if rep.Failed() || rep.Unverifiable != 1 {
+	if len(rep.Violations) > 0 || rep.Unverifiable != 1 || !rep.Failed() {
 		t.Fatalf("violations %v, unverifiable %d", rep.Violations, rep.Unverifiable)
 	}
 	if !strings.Contains(strings.Join(rep.Notes, "\n"), "unverifiable") {
@@ -448,5 +528,30 @@ func TestCheckReportsLeakedObjects(t *testing.T) {
 				t.Errorf("want one %q violation saying %q, got %v", NothingLeaks, tc.leaked, leaks)
 			}
 		})
+	}
+}
+
+// The order of an Eviction API request (which has no revision of its own)
+// against a write that ran at the same time is unknown: a check it would
+// fail is unverifiable, which fails the run, not a violation.
+func TestCheckConcurrentRequestsAreUnverifiable(t *testing.T) {
+	rep := Check(run(knobs{audit: true, evictDuringHook: true, evictOverlapsHook: true}), rules(t), true)
+	if len(rep.Violations) > 0 || rep.Unverifiable != 1 || !rep.Failed() {
+		t.Fatalf("violations %v, unverifiable %d", rep.Violations, rep.Unverifiable)
+	}
+	if !strings.Contains(strings.Join(rep.Notes, "\n"), "their order is unknown") {
+		t.Errorf("notes %v", rep.Notes)
+	}
+}
+
+// A volume wait skipped by a row allows the infrastructure deletion with
+// volumes attached; the note names the row.
+func TestCheckNamesTheRowThatSkippedTheVolumeWait(t *testing.T) {
+	rep := Check(run(knobs{vaLate: true, volumeRow: "D09"}), rules(t), true)
+	if rep.Failed() {
+		t.Fatalf("violations:\n%v", rep.Violations)
+	}
+	if !strings.Contains(strings.Join(rep.Notes, "\n"), "the volume wait was skipped by row machine-deletion/D09") {
+		t.Errorf("notes %v", rep.Notes)
 	}
 }

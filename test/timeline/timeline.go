@@ -44,7 +44,11 @@ const (
 	// records one per state change naming the table and row, also for the
 	// last step, whose status is never written (the Machine goes with it).
 	MachineEvent Kind = "Event"
-	Mark         Kind = "Mark"
+	// Eviction is a request to the Eviction API (pods/eviction) as the
+	// audit log shows it: Code 201 evicted the Pod, 429 is a budget's
+	// refusal. Obj names the Pod.
+	Eviction Kind = "Eviction"
+	Mark     Kind = "Mark"
 )
 
 // Op is what happened to the object.
@@ -77,6 +81,16 @@ type Event struct {
 	Obj client.Object
 	// Note is the text of a Mark.
 	Note string
+
+	// From the audit log: when the API server received the request and
+	// answered it, who sent it and the answer's code.
+	Recv, Stage time.Time
+	UserAgent   string
+	Code        int
+	// Bracketed marks a write whose answer carried no resourceVersion: RV
+	// is the newest revision answered before the request was received, so
+	// its order against requests running at the same time is unknown.
+	Bracketed bool
 }
 
 // Key is namespace/name (name for cluster-scoped objects).
@@ -102,6 +116,9 @@ type Timeline struct {
 	// Blind are the spans the recorder may have missed changes in (its
 	// watches broke and re-listed, e.g. across an API server restart).
 	Blind []Window
+	// FromAudit: the events are kube-apiserver's audit log (ReadAuditLog),
+	// every write, with no blind spans.
+	FromAudit bool
 }
 
 // Window is a span of resourceVersions (From, To].
@@ -146,6 +163,12 @@ func (t *Timeline) Format(e *Event) string {
 	approx := ""
 	if e.Approx {
 		approx = " (tombstone: deleted at or before)"
+	}
+	if e.Bracketed {
+		approx = " (no resourceVersion in the answer: after rv)"
+	}
+	if e.Kind == Eviction {
+		return fmt.Sprintf("%s %-7s %s %s%s code=%d", head, "Create", e.Kind, e.Key(), approx, e.Code)
 	}
 	return fmt.Sprintf("%s %-7s %s %s%s %s", head, e.Op, e.Kind, e.Key(), approx, Describe(e.Obj))
 }

@@ -1,0 +1,50 @@
+package timeline
+
+import (
+	"strings"
+	"testing"
+)
+
+// Lines as kube-apiserver writes them with localcp's audit policy; the
+// last one cut short, as a kill mid-write leaves it.
+const auditSample = `{"verb":"create","userAgent":"chaos.test","objectRef":{"resource":"pods","namespace":"t","name":"p1","apiVersion":"v1"},"responseStatus":{"code":201},"responseObject":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p1","namespace":"t","resourceVersion":"10"},"spec":{"nodeName":"n1"}},"requestReceivedTimestamp":"2026-01-01T00:00:00.000100Z","stageTimestamp":"2026-01-01T00:00:00.000200Z"}
+{"verb":"create","userAgent":"other","objectRef":{"resource":"pods","namespace":"other","name":"p9","apiVersion":"v1"},"responseStatus":{"code":201},"responseObject":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p9","namespace":"other","resourceVersion":"11"}},"requestReceivedTimestamp":"2026-01-01T00:00:00.000300Z","stageTimestamp":"2026-01-01T00:00:00.000400Z"}
+{"verb":"create","userAgent":"krtt-operator","objectRef":{"resource":"pods","namespace":"t","name":"p1","apiVersion":"v1","subresource":"eviction"},"responseStatus":{"code":429},"responseObject":{"kind":"Status","apiVersion":"v1","code":429},"requestReceivedTimestamp":"2026-01-01T00:00:00.000500Z","stageTimestamp":"2026-01-01T00:00:00.000600Z"}
+{"verb":"patch","userAgent":"krtt-operator","objectRef":{"resource":"nodes","name":"n1","apiVersion":"v1"},"responseStatus":{"code":200},"responseObject":{"kind":"Node","apiVersion":"v1","metadata":{"name":"n1","resourceVersion":"12"},"spec":{"unschedulable":true}},"requestReceivedTimestamp":"2026-01-01T00:00:00.000700Z","stageTimestamp":"2026-01-01T00:00:00.000800Z"}
+{"verb":"create","userAgent":"krtt-operator","objectRef":{"resource":"pods","namespace":"t","name":"p1","apiVersion":"v1","subresource":"eviction"},"responseStatus":{"code":201},"responseObject":{"kind":"Status","apiVersion":"v1","code":201},"requestReceivedTimestamp":"2026-01-01T00:00:00.000900Z","stageTimestamp":"2026-01-01T00:00:00.001000Z"}
+{"verb":"delete","userAgent":"krtt-sim","objectRef":{"resource":"pods","namespace":"t","name":"p1","apiVersion":"v1"},"responseStatus":{"code":200},"responseObject":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p1","namespace":"t","resourceVersion":"15","deletionTimestamp":"2026-01-01T00:00:01Z","deletionGracePeriodSeconds":0},"spec":{"nodeName":"n1"}},"requestReceivedTimestamp":"2026-01-01T00:00:00.001100Z","stageTimestamp":"2026-01-01T00:00:00.001200Z"}
+{"verb":"delete","userAgent":"krtt-operator","objectRef":{"resource":"nodes","name":"n1","apiVersion":"v1"},"responseStatus":{"code":200},"responseObject":{"kind":"Status","apiVersion":"v1","status":"Success"},"requestReceivedTimestamp":"2026-01-01T00:00:00.001300Z","stageTimestamp":"2026-01-01T00:00:00.001400Z"}
+{"verb":"delete","userAgent":"krtt-operator","objectRef":{"resource":"nodes","name":"n2","apiVersion":"v1"},"responseStatus":{"code":404},"responseObject":{"kind":"Status","apiVersion":"v1","code":404},"requestReceivedTimestamp":"2026-01-01T00:00:00.001500Z","stageTimestamp":"2026-01-01T00:00:00.001600Z"}
+{"verb":"update","objectRef":{"resource":"machines","namespace":"t","name":"m1","apiGroup":"cluster.krtt.dev"},"respo`
+
+func TestReadAudit(t *testing.T) {
+	tl, err := readAudit(strings.NewReader(auditSample), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for i := range tl.Events {
+		e := &tl.Events[i]
+		s := tl.Format(e)
+		got = append(got, s[strings.Index(s, "rv="):])
+	}
+	want := []string{
+		"rv=10      Added   Pod t/p1 node=n1 phase=",
+		"rv=10      Create  Eviction t/p1 (no resourceVersion in the answer: after rv) code=429",
+		"rv=12      Updated Node n1 cordoned",
+		"rv=12      Create  Eviction t/p1 (no resourceVersion in the answer: after rv) code=201",
+		"rv=15      Deleted Pod t/p1 deleting node=n1 phase=",
+		// Answered with a Status: placed after the last write answered.
+		"rv=15      Deleted Node n1 (no resourceVersion in the answer: after rv) ",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if !tl.FromAudit {
+		t.Error("not marked as read from an audit log")
+	}
+	// A broken line that is not the last is an error.
+	if _, err := readAudit(strings.NewReader("{\n"+auditSample), "t"); err == nil {
+		t.Error("a broken line in the middle of the log was accepted")
+	}
+}
