@@ -72,6 +72,10 @@ type Rules struct {
 	// is their documented outcome (the Node deletion timeout, E08; a
 	// Cluster going away), not a leak.
 	NodeKeptRows map[string]string
+	// Moves are the state changes each row (table/id) makes in the
+	// tables, "from→to": a row seen making another one is not the row the
+	// tables define, and excuses nothing.
+	Moves map[string]map[string]bool
 }
 
 // The actions NodeKeptRows are told by, and the fact that says a Node is
@@ -87,7 +91,7 @@ const (
 // from rows whose actions are named Force*.
 func RulesFrom(set *engine.Set) Rules {
 	r := Rules{DrainStates: map[string]bool{}, DrainRows: map[string]bool{}, ForceDeleteRows: map[string]bool{}, NodeKeptRows: map[string]string{},
-		VolumeStates: map[string]bool{}, VolumeWaitRows: map[string]bool{}}
+		VolumeStates: map[string]bool{}, VolumeWaitRows: map[string]bool{}, Moves: map[string]map[string]bool{}}
 	for _, s := range set.States {
 		r.States = append(r.States, s.Name)
 	}
@@ -110,6 +114,15 @@ func RulesFrom(set *engine.Set) Rules {
 				if strings.HasPrefix(a, "Force") {
 					r.ForceDeleteRows[id] = true
 				}
+			}
+			id := t.Name + "/" + row.ID
+			r.Moves[id] = map[string]bool{}
+			for _, s := range row.FromStates() {
+				to := row.Then.State
+				if to == "" {
+					to = s.Name
+				}
+				r.Moves[id][s.Name+"→"+to] = true
 			}
 			if keepsNode(row) {
 				r.NodeKeptRows[t.Name+"/"+row.ID] = row.Trigger
@@ -498,12 +511,18 @@ func (c *checker) infra(i int, prev client.Object) {
 }
 
 // leftStates finds the transition that took the Machine past states
-// (from at or before the last of them to after it).
+// (from at or before the last of them to after it). A transition the
+// tables do not define (a row moving between other states than its own)
+// is not found: it excuses nothing.
 func (c *checker) leftStates(mk string, states map[string]bool) (transition, bool) {
 	dr := c.rules.lastRank(states)
 	for _, tr := range c.history[mk] {
 		from, to := c.rules.rank(tr.from), c.rules.rank(tr.to)
 		if from >= 0 && from <= dr && to > dr {
+			if c.rules.Moves != nil && !c.rules.Moves[tr.row][tr.from+"→"+tr.to] {
+				c.note("%s: row %s went %s→%s, which the tables do not define", mk, tr.row, tr.from, tr.to)
+				return transition{}, false
+			}
 			return tr, true
 		}
 	}
