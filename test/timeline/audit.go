@@ -264,3 +264,41 @@ func (t *Timeline) Duration() time.Duration {
 	}
 	return t.Events[len(t.Events)-1].Stage.Sub(t.Start)
 }
+
+// Unaudited lists the object versions the informers saw (the recorder's
+// timeline) that the audit log lacks: each one a write the record is
+// missing. kube-apiserver's own writes are not requests and so not in the
+// log: the Eviction API's update of the Pod it evicts (the versions of a
+// Pod carrying its DisruptionTarget condition, when the log has an
+// eviction of that Pod) and the removal of an object whose last finalizer
+// went (deletions are not compared).
+func Unaudited(audit, informers *Timeline) []string {
+	have := map[string]bool{}
+	evicted := map[string]bool{}
+	for i := range audit.Events {
+		e := &audit.Events[i]
+		if e.Kind == Eviction && e.Code == 201 {
+			evicted[e.Key()] = true
+		}
+		if !e.Bracketed {
+			have[fmt.Sprintf("%s/%s@%d", e.Kind, e.Key(), e.RV)] = true
+		}
+	}
+	var out []string
+	for i := range informers.Events {
+		e := &informers.Events[i]
+		switch e.Kind {
+		case Machine, SimMachine, SimBootstrapConfig, Node, Pod, VolumeAttachment, PDB:
+		default:
+			continue
+		}
+		if e.Op == Deleted || e.Approx || have[fmt.Sprintf("%s/%s@%d", e.Kind, e.Key(), e.RV)] {
+			continue
+		}
+		if p, ok := e.Obj.(*corev1.Pod); ok && evicted[e.Key()] && disruptionReason(p) == evictionReason {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s %s rv %d", e.Kind, e.Key(), e.RV))
+	}
+	return out
+}

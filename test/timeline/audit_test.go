@@ -48,3 +48,24 @@ func TestReadAudit(t *testing.T) {
 		t.Error("a broken line in the middle of the log was accepted")
 	}
 }
+
+// A version the informers saw and the audit log lacks is reported; the
+// Eviction API's own write of an evicted Pod is not.
+func TestUnaudited(t *testing.T) {
+	audit := run(knobs{audit: true})
+	informers := run(knobs{})
+	if got := Unaudited(audit, informers); len(got) != 0 {
+		t.Errorf("versions reported missing from a complete log: %v", got)
+	}
+	var kept []Event
+	for _, e := range audit.Events {
+		if e.Kind == Node && e.Op == Updated {
+			continue // the cordon
+		}
+		kept = append(kept, e)
+	}
+	audit.Events = kept
+	if got := strings.Join(Unaudited(audit, informers), ", "); got != "Node n1 rv 18" {
+		t.Errorf("missing %q, want the cordon", got)
+	}
+}

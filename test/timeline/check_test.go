@@ -45,7 +45,7 @@ func (b *builder) eviction(p *corev1.Pod, code int, overlap bool) {
 	at := t0.Add(time.Duration(b.rv)*time.Millisecond + 300*time.Microsecond)
 	stage := at.Add(100 * time.Microsecond)
 	if overlap {
-		stage = at.Add(time.Millisecond)
+		stage = at.Add(5 * time.Millisecond)
 	}
 	b.tl.Events = append(b.tl.Events, Event{Seq: int(b.rv), At: stage, RV: b.rv, Kind: Eviction, Op: Added, Code: code, Bracketed: true,
 		Obj: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: p.Name}}, Recv: at, Stage: stage})
@@ -145,6 +145,7 @@ func run(k knobs) *Timeline {
 				b.eviction(p, 429, false)
 			}
 			b.eviction(p, 201, k.evictOverlapsHook)
+			b.rv++ // the Eviction API's own write of the Pod: not a request, not audited
 			// The kubelet's final DELETE shows what the eviction wrote.
 			p = p.DeepCopy()
 			p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "EvictionByEvictionAPI"})
