@@ -120,24 +120,38 @@ func readAudit(r io.Reader, ns string) (*Timeline, error) {
 
 func fromAudit(a *auditEvent, ns string) (Event, bool, error) {
 	ref := a.ObjectRef
-	if ref == nil || a.ResponseStatus == nil {
+	if ref == nil || (ref.Namespace != "" && ref.Namespace != ns) {
 		return Event{}, false, nil
 	}
-	if ref.Namespace != "" && ref.Namespace != ns {
-		return Event{}, false, nil
+	e := Event{Recv: a.Received.Time, Stage: a.Stage.Time, UserAgent: a.UserAgent}
+	if a.ResponseStatus != nil {
+		e.Code = a.ResponseStatus.Code
 	}
-	e := Event{Recv: a.Received.Time, Stage: a.Stage.Time, UserAgent: a.UserAgent, Code: a.ResponseStatus.Code}
 	if ref.Resource == "pods" && ref.Subresource == "eviction" && a.Verb == "create" {
-		if e.Code != 201 && e.Code != 429 {
-			return Event{}, false, nil
-		}
+		// Every attempt, whatever the answer: one cut short (the client
+		// gone, the API server killed) may still have written the Pod.
 		e.Kind, e.Op, e.Bracketed = Eviction, Added, true
 		e.Obj = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ref.Namespace, Name: ref.Name}}
 		return e, true, nil
 	}
 	k, ok := auditKinds[ref.APIGroup+"/"+ref.Resource]
-	if !ok || e.Code < 200 || e.Code > 299 {
+	if !ok || (e.Code >= 300 && e.Code < 500) || (ref.Subresource != "" && ref.Subresource != "status") {
 		return Event{}, false, nil
+	}
+	if e.Code < 200 || e.Code >= 500 {
+		// Answered with a server error or not at all (a timeout): it may
+		// have been applied; what it wrote, only the informers can say
+		// (see Complete).
+		switch a.Verb {
+		case "create", "update", "patch", "delete":
+		default:
+			return Event{}, false, nil
+		}
+		obj := k.new()
+		obj.SetNamespace(ref.Namespace)
+		obj.SetName(ref.Name)
+		e.Kind, e.Op, e.Obj, e.Bracketed = k.kind, Uncertain, obj, true
+		return e, true, nil
 	}
 	switch a.Verb {
 	case "create":
@@ -171,6 +185,9 @@ func fromAudit(a *auditEvent, ns string) (Event, bool, error) {
 		if e.Op != Deleted && gone(obj) {
 			e.Op = Deleted // the write removed the last finalizer
 		}
+		// An object removed is answered as it was before: the removal's
+		// own revision is newer and not in the answer.
+		e.Bracketed = e.Op == Deleted
 	} else {
 		// No object in the answer: a deletion answered with a Status, or
 		// a write logged at Metadata level.
@@ -180,9 +197,6 @@ func fromAudit(a *auditEvent, ns string) (Event, bool, error) {
 		obj.SetNamespace(ref.Namespace)
 		obj.SetName(ref.Name)
 		e.Bracketed = true
-	}
-	if ref.Subresource != "" && ref.Subresource != "status" {
-		return Event{}, false, nil
 	}
 	if ev, ok := obj.(*eventsv1.Event); ok && (e.Op == Deleted || ev.Regarding.Kind != "Machine") {
 		return Event{}, false, nil
@@ -216,11 +230,17 @@ func gone(o client.Object) bool {
 }
 
 // placeBracketed gives each write without a revision of its own the
-// newest revision of the writes answered before it was received.
+// newest revision of the writes answered before it was received (and at
+// least the revision its answer shows). A removal also comes after every
+// write to the same object that was received before it was answered: an
+// object is not written once it is gone.
 func placeBracketed(evs []Event) {
+	// The revisions the answers show, each committed by the time it was
+	// answered.
+	shown := make([]uint64, len(evs))
 	byStage := make([]int, 0, len(evs))
 	for i := range evs {
-		if !evs[i].Bracketed {
+		if shown[i] = evs[i].RV; shown[i] > 0 {
 			byStage = append(byStage, i)
 		}
 	}
@@ -228,7 +248,7 @@ func placeBracketed(evs []Event) {
 	prefixMax := make([]uint64, len(byStage))
 	var m uint64
 	for j, i := range byStage {
-		m = max(m, evs[i].RV)
+		m = max(m, shown[i])
 		prefixMax[j] = m
 	}
 	order := make([]int, len(evs))
@@ -243,7 +263,15 @@ func placeBracketed(evs []Event) {
 		}
 		n := sort.Search(len(byStage), func(j int) bool { return !evs[byStage[j]].Stage.Before(evs[i].Recv) })
 		if n > 0 {
-			evs[i].RV = prefixMax[n-1]
+			evs[i].RV = max(evs[i].RV, prefixMax[n-1])
+		}
+		if evs[i].Op != Deleted {
+			continue
+		}
+		for _, j := range byStage {
+			if w := &evs[j]; j != i && w.Kind == evs[i].Kind && w.Key() == evs[i].Key() && w.Recv.Before(evs[i].Stage) {
+				evs[i].RV = max(evs[i].RV, shown[j])
+			}
 		}
 	}
 }
@@ -265,26 +293,60 @@ func (t *Timeline) Duration() time.Duration {
 	return t.Events[len(t.Events)-1].Stage.Sub(t.Start)
 }
 
-// Unaudited lists the object versions the informers saw (the recorder's
-// timeline) that the audit log lacks: each one a write the record is
-// missing. kube-apiserver's own writes are not requests and so not in the
-// log: the Eviction API's update of the Pod it evicts (the versions of a
-// Pod carrying its DisruptionTarget condition, when the log has an
-// eviction of that Pod) and the removal of an object whose last finalizer
-// went (deletions are not compared).
-func Unaudited(audit, informers *Timeline) []string {
+// Outage is a span kube-apiserver was down: killed at Down, serving again
+// at Up.
+type Outage struct{ Down, Up time.Time }
+
+// requestTimeout bounds how long a request can have been running when
+// kube-apiserver was killed (its default request timeout).
+const requestTimeout = 60 * time.Second
+
+// Complete cross-checks the audit log against the versions the recorder's
+// informers saw. A version the log lacks is explained when a request in
+// the log accounts for it: the Eviction API's own writes to the Pod it
+// evicts (a version with its DisruptionTarget condition, the log holding
+// an eviction of that Pod not refused), a write answered with an error
+// that was applied all the same (a timeout: the log holds a request to
+// that object answered 5xx or not at all), or a write kube-apiserver
+// applied but was killed before it logged it (a revision between the last
+// answered before an outage, less requestTimeout, and the first received
+// after it). Those versions join the timeline, as the informers saw them
+// (FromInformers); the others are what the record misses, returned.
+func Complete(audit, informers *Timeline, outages []Outage) (missing []string) {
 	have := map[string]bool{}
 	evicted := map[string]bool{}
+	uncertain := map[string]bool{}
 	for i := range audit.Events {
 		e := &audit.Events[i]
-		if e.Kind == Eviction && e.Code == 201 {
+		switch {
+		case e.Kind == Eviction && e.Code != 429:
 			evicted[e.Key()] = true
+		case e.Op == Uncertain:
+			uncertain[ref(e.Kind, e.Key())] = true
 		}
 		if !e.Bracketed {
 			have[fmt.Sprintf("%s/%s@%d", e.Kind, e.Key(), e.RV)] = true
 		}
 	}
-	var out []string
+	var inFlight []Window
+	for _, o := range outages {
+		var w Window
+		first := true
+		for i := range audit.Events {
+			e := &audit.Events[i]
+			if e.Bracketed {
+				continue
+			}
+			if e.Stage.Before(o.Down.Add(-requestTimeout)) {
+				w.From = max(w.From, e.RV)
+			}
+			if e.Recv.After(o.Up) && (first || e.RV <= w.To) {
+				w.To, first = e.RV, false
+			}
+		}
+		inFlight = append(inFlight, w)
+	}
+	added := false
 	for i := range informers.Events {
 		e := &informers.Events[i]
 		switch e.Kind {
@@ -295,10 +357,25 @@ func Unaudited(audit, informers *Timeline) []string {
 		if e.Op == Deleted || e.Approx || have[fmt.Sprintf("%s/%s@%d", e.Kind, e.Key(), e.RV)] {
 			continue
 		}
+		explained := uncertain[ref(e.Kind, e.Key())]
 		if p, ok := e.Obj.(*corev1.Pod); ok && evicted[e.Key()] && disruptionReason(p) == evictionReason {
+			explained = true
+		}
+		for _, w := range inFlight {
+			explained = explained || (e.RV > w.From && e.RV < w.To)
+		}
+		if !explained {
+			missing = append(missing, fmt.Sprintf("%s %s rv %d", e.Kind, e.Key(), e.RV))
 			continue
 		}
-		out = append(out, fmt.Sprintf("%s %s rv %d", e.Kind, e.Key(), e.RV))
+		v := *e
+		v.FromInformers, v.Seq = true, 0
+		v.Recv, v.Stage = time.Time{}, time.Time{}
+		audit.Events = append(audit.Events, v)
+		added = true
 	}
-	return out
+	if added {
+		audit.Sort()
+	}
+	return missing
 }

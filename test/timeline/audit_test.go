@@ -3,6 +3,10 @@ package timeline
 import (
 	"strings"
 	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Lines as kube-apiserver writes them with localcp's audit policy; the
@@ -33,7 +37,8 @@ func TestReadAudit(t *testing.T) {
 		"rv=10      Create  Eviction t/p1 (no resourceVersion in the answer: after rv) code=429",
 		"rv=12      Updated Node n1 cordoned",
 		"rv=12      Create  Eviction t/p1 (no resourceVersion in the answer: after rv) code=201",
-		"rv=15      Deleted Pod t/p1 deleting node=n1 phase=",
+		// Removed: answered with the object as it was, the removal newer.
+		"rv=15      Deleted Pod t/p1 (no resourceVersion in the answer: after rv) deleting node=n1 phase=",
 		// Answered with a Status: placed after the last write answered.
 		"rv=15      Deleted Node n1 (no resourceVersion in the answer: after rv) ",
 	}
@@ -50,13 +55,22 @@ func TestReadAudit(t *testing.T) {
 }
 
 // A version the informers saw and the audit log lacks is reported; the
-// Eviction API's own write of an evicted Pod is not.
-func TestUnaudited(t *testing.T) {
+// Eviction API's own write of an evicted Pod is not, and joins the
+// timeline.
+func TestComplete(t *testing.T) {
 	audit := run(knobs{audit: true})
 	informers := run(knobs{})
-	if got := Unaudited(audit, informers); len(got) != 0 {
+	n := len(audit.Events)
+	if got := Complete(audit, informers, nil); len(got) != 0 {
 		t.Errorf("versions reported missing from a complete log: %v", got)
 	}
+	if len(audit.Events) != n+2 {
+		t.Errorf("the Eviction API's writes of the two evicted Pods did not join the timeline: %d events, want %d", len(audit.Events), n+2)
+	}
+	if rep := Check(audit, rules(t), true); rep.Failed() {
+		t.Errorf("the completed timeline fails: %v", rep.Violations)
+	}
+	audit = run(knobs{audit: true})
 	var kept []Event
 	for _, e := range audit.Events {
 		if e.Kind == Node && e.Op == Updated {
@@ -64,8 +78,37 @@ func TestUnaudited(t *testing.T) {
 		}
 		kept = append(kept, e)
 	}
-	audit.Events = kept
-	if got := strings.Join(Unaudited(audit, informers), ", "); got != "Node n1 rv 18" {
+	audit.Events = append([]Event(nil), kept...)
+	if got := strings.Join(Complete(audit, informers, nil), ", "); got != "Node n1 rv 18" {
 		t.Errorf("missing %q, want the cordon", got)
+	}
+	// Answered 504 but applied: explained.
+	audit.Events = append(append([]Event(nil), kept...), Event{Kind: Node, Op: Uncertain, Code: 504, Bracketed: true,
+		Obj: &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}})
+	if got := Complete(audit, informers, nil); len(got) != 0 {
+		t.Errorf("a write answered 504 reported missing: %v", got)
+	}
+	// Applied while kube-apiserver was being killed: explained.
+	audit.Events = append([]Event(nil), kept...)
+	at := t0.Add(18 * time.Millisecond)
+	if got := Complete(audit, informers, []Outage{{Down: at, Up: at.Add(time.Millisecond)}}); len(got) != 0 {
+		t.Errorf("a write in flight at an outage reported missing: %v", got)
+	}
+}
+
+// A removal answered with a Status comes after a write to the same object
+// that ran at the same time: an object is not written once it is gone.
+func TestReadAuditRemovalAfterConcurrentWrite(t *testing.T) {
+	const lines = `{"verb":"create","objectRef":{"resource":"nodes","name":"n1"},"responseStatus":{"code":201},"responseObject":{"kind":"Node","metadata":{"name":"n1","resourceVersion":"19"}},"requestReceivedTimestamp":"2026-01-01T00:00:00.000100Z","stageTimestamp":"2026-01-01T00:00:00.000500Z"}
+{"verb":"delete","objectRef":{"resource":"nodes","name":"n1"},"responseStatus":{"code":200},"responseObject":{"kind":"Status","status":"Success"},"requestReceivedTimestamp":"2026-01-01T00:00:00.000900Z","stageTimestamp":"2026-01-01T00:00:00.001600Z"}
+{"verb":"patch","objectRef":{"resource":"nodes","name":"n1","subresource":"status"},"responseStatus":{"code":200},"responseObject":{"kind":"Node","metadata":{"name":"n1","resourceVersion":"20"}},"requestReceivedTimestamp":"2026-01-01T00:00:00.001000Z","stageTimestamp":"2026-01-01T00:00:00.001500Z"}
+`
+	tl, err := readAudit(strings.NewReader(lines), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := tl.Events[len(tl.Events)-1]
+	if len(tl.Events) != 3 || last.Op != Deleted || last.RV != 20 {
+		t.Errorf("the removal is not last, after rv 20: %+v", tl.Events)
 	}
 }

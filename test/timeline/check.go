@@ -305,7 +305,7 @@ func (c *checker) get(kind Kind, k string) client.Object { return c.world[kind][
 
 func (c *checker) step(i int) {
 	e := &c.t.Events[i]
-	if e.Kind == Mark {
+	if e.Kind == Mark || e.Op == Uncertain {
 		return
 	}
 	k := e.Key()
@@ -431,11 +431,12 @@ func (c *checker) exercised(k string, m *clusterv1.Machine) {
 	}
 }
 
-// attachments are the VolumeAttachments of the Node present now.
+// attachments are the VolumeAttachments of the Node attached now (one
+// being deleted is attached until its attacher says otherwise).
 func (c *checker) attachments(node string) []string {
 	var out []string
 	for k, o := range c.world[VolumeAttachment] {
-		if o.(*storagev1.VolumeAttachment).Spec.NodeName == node {
+		if va := o.(*storagev1.VolumeAttachment); va.Spec.NodeName == node && va.Status.Attached {
 			out = append(out, k)
 		}
 	}
@@ -644,7 +645,9 @@ func (c *checker) pod(i int, prev client.Object, p *corev1.Pod) {
 		return
 	}
 	if c.t.FromAudit {
-		return // the eviction itself was checked (see eviction)
+		// Evicted by a request whose answer was lost (see eviction): it
+		// is checked here, at the first version that shows it.
+		c.note("Pod %s: evicted by a request cut short; its budgets are checked at rv %d", k, e.RV)
 	}
 	c.rep.Evictions++
 	if m != nil {
@@ -655,31 +658,39 @@ func (c *checker) pod(i int, prev client.Object, p *corev1.Pod) {
 	c.budgets(i, p)
 }
 
-// eviction checks a request to the Eviction API from the audit log: a
-// refusal (429) is counted; an eviction (201) must come after the
-// pre-drain hooks and leave every budget its healthy Pods. The Pod then
-// counts as being deleted by the Eviction API (kube-apiserver's own writes
-// of the condition and the deletion are not audited requests).
+// eviction checks a request to the Eviction API from the audit log. No
+// attempt, whatever its answer, may come while a pre-drain hook is
+// present. A refusal (429) is counted; an eviction (201) must leave every
+// budget its healthy Pods, and the Pod then counts as being deleted by the
+// Eviction API (kube-apiserver's own writes of the condition and the
+// deletion are not audited requests). An attempt cut short (another
+// answer) may have written the Pod: if a later version shows it evicted,
+// pod checks the budgets there.
 func (c *checker) eviction(i int) {
 	e := &c.t.Events[i]
 	k := e.Key()
-	if e.Code == 429 {
-		c.rep.Refusals++
-		return
-	}
-	c.rep.Evictions++
 	o := c.get(Pod, k)
 	if o == nil {
-		c.note("eviction of Pod %s, which the record does not hold", k)
+		c.note("eviction of Pod %s (answer %d), which the record does not hold", k, e.Code)
 		return
 	}
 	p := o.(*corev1.Pod).DeepCopy()
 	mk := c.nodeOwner[p.Spec.NodeName]
 	if m := c.currentMachine(mk); m != nil {
 		if hooks := hookNames(m, clusterv1.PreDrainDeleteHookAnnotationPrefix); len(hooks) > 0 {
-			c.violate(i, NoDrainDuringPreDrain, Eviction, k, fmt.Sprintf("evicted while Machine %s has pre-drain hooks %v", mk, hooks), ref(Machine, mk), ref(Pod, k))
+			c.violate(i, NoDrainDuringPreDrain, Eviction, k, fmt.Sprintf("eviction (answer %d) while Machine %s has pre-drain hooks %v", e.Code, mk, hooks), ref(Machine, mk), ref(Pod, k))
 		}
 	}
+	switch e.Code {
+	case 429:
+		c.rep.Refusals++
+		return
+	case 201:
+	default:
+		c.note("eviction of Pod %s cut short (answer %d)", k, e.Code)
+		return
+	}
+	c.rep.Evictions++
 	if p.DeletionTimestamp == nil {
 		c.budgets(i, p)
 		now := metav1.NewTime(e.Stage)

@@ -59,6 +59,9 @@ const (
 	Added   Op = "Added"
 	Updated Op = "Updated"
 	Deleted Op = "Deleted"
+	// Uncertain is a write the audit log shows answered with a server
+	// error or not at all: it may or may not have been applied.
+	Uncertain Op = "Uncertain"
 )
 
 // Event is one recorded change.
@@ -91,6 +94,9 @@ type Event struct {
 	// is the newest revision answered before the request was received, so
 	// its order against requests running at the same time is unknown.
 	Bracketed bool
+	// FromInformers marks a version the audit log lacks and the informers
+	// saw (see Complete).
+	FromInformers bool
 }
 
 // Key is namespace/name (name for cluster-scoped objects).
@@ -166,6 +172,9 @@ func (t *Timeline) Format(e *Event) string {
 	}
 	if e.Bracketed {
 		approx = " (no resourceVersion in the answer: after rv)"
+	}
+	if e.FromInformers {
+		approx = " (not in the audit log: seen by the informers)"
 	}
 	if e.Kind == Eviction {
 		return fmt.Sprintf("%s %-7s %s %s%s code=%d", head, "Create", e.Kind, e.Key(), approx, e.Code)
