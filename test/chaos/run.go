@@ -404,7 +404,7 @@ func (w *world) run(ctx context.Context, s spec, logf func(string, ...any)) (res
 	var missing []string
 	auditErr := poll.Until(ctx, 30*time.Second, func(context.Context) error {
 		var err error
-		if tl, err = timeline.ReadAuditLog(w.cp.AuditLog, ns); err != nil {
+		if tl, err = timeline.ReadAuditLog(w.cp.AuditLog, ns, func(name string) bool { return strings.Contains(name, ns+"-") }); err != nil {
 			return err
 		}
 		missing = timeline.Complete(tl, rec.Timeline(), outages)

@@ -70,7 +70,10 @@ var auditKinds = map[string]struct {
 // Refused evictions (429) are recorded too: they are what a budget did.
 // A rotated log (a backup file next to path) is an error: writes would be
 // missing.
-func ReadAuditLog(path, ns string) (*Timeline, error) {
+//
+// Cluster-scoped objects (Nodes, VolumeAttachments) are kept when keep
+// says so of their name (nil: all).
+func ReadAuditLog(path, ns string, keep func(name string) bool) (*Timeline, error) {
 	if backups, _ := filepath.Glob(path[:len(path)-len(filepath.Ext(path))] + "-*" + filepath.Ext(path)); len(backups) > 0 {
 		return nil, fmt.Errorf("timeline: the audit log %s was rotated (%v): writes are missing", path, backups)
 	}
@@ -79,10 +82,10 @@ func ReadAuditLog(path, ns string) (*Timeline, error) {
 		return nil, err
 	}
 	defer func() { _ = f.Close() }()
-	return readAudit(f, ns)
+	return readAudit(f, ns, keep)
 }
 
-func readAudit(r io.Reader, ns string) (*Timeline, error) {
+func readAudit(r io.Reader, ns string, keep func(name string) bool) (*Timeline, error) {
 	t := &Timeline{FromAudit: true}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
@@ -97,6 +100,9 @@ func readAudit(r io.Reader, ns string) (*Timeline, error) {
 				break
 			}
 			return nil, fmt.Errorf("timeline: audit log line %d: %w", line, err)
+		}
+		if a.ObjectRef != nil && a.ObjectRef.Namespace == "" && keep != nil && !keep(a.ObjectRef.Name) {
+			continue
 		}
 		if e, ok, err := fromAudit(&a, ns); err != nil {
 			return nil, fmt.Errorf("timeline: audit log line %d: %w", line, err)
@@ -347,6 +353,7 @@ func Complete(audit, informers *Timeline, outages []Outage) (missing []string) {
 		inFlight = append(inFlight, w)
 	}
 	added := false
+	firstEvicted := map[string]uint64{} // Pod: the revision of the Eviction API's first write
 	for i := range informers.Events {
 		e := &informers.Events[i]
 		switch e.Kind {
@@ -368,11 +375,23 @@ func Complete(audit, informers *Timeline, outages []Outage) (missing []string) {
 			missing = append(missing, fmt.Sprintf("%s %s rv %d", e.Kind, e.Key(), e.RV))
 			continue
 		}
+		if p, ok := e.Obj.(*corev1.Pod); ok && disruptionReason(p) == evictionReason && firstEvicted[e.Key()] == 0 {
+			firstEvicted[e.Key()] = e.RV
+		}
 		v := *e
 		v.FromInformers, v.Seq = true, 0
 		v.Recv, v.Stage = time.Time{}, time.Time{}
 		audit.Events = append(audit.Events, v)
 		added = true
+	}
+	// An eviction whose own write the informers saw is placed there, just
+	// before it, instead of after the writes answered before it began.
+	for i := range audit.Events {
+		e := &audit.Events[i]
+		if rv := firstEvicted[e.Key()]; e.Kind == Eviction && e.Code == 201 && rv > e.RV && e.Bracketed {
+			e.RV, e.Seq, e.Bracketed = rv, -1, false
+			firstEvicted[e.Key()] = 0
+		}
 	}
 	if added {
 		audit.Sort()

@@ -22,7 +22,7 @@ const auditSample = `{"verb":"create","userAgent":"chaos.test","objectRef":{"res
 {"verb":"update","objectRef":{"resource":"machines","namespace":"t","name":"m1","apiGroup":"cluster.krtt.dev"},"respo`
 
 func TestReadAudit(t *testing.T) {
-	tl, err := readAudit(strings.NewReader(auditSample), "t")
+	tl, err := readAudit(strings.NewReader(auditSample), "t", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestReadAudit(t *testing.T) {
 		t.Error("not marked as read from an audit log")
 	}
 	// A broken line that is not the last is an error.
-	if _, err := readAudit(strings.NewReader("{\n"+auditSample), "t"); err == nil {
+	if _, err := readAudit(strings.NewReader("{\n"+auditSample), "t", nil); err == nil {
 		t.Error("a broken line in the middle of the log was accepted")
 	}
 }
@@ -66,6 +66,16 @@ func TestComplete(t *testing.T) {
 	}
 	if len(audit.Events) != n+2 {
 		t.Errorf("the Eviction API's writes of the two evicted Pods did not join the timeline: %d events, want %d", len(audit.Events), n+2)
+	}
+	// Each eviction now sits at its own write, just before it.
+	for i, e := range audit.Events {
+		if e.Kind != Eviction {
+			continue
+		}
+		next := audit.Events[i+1]
+		if e.Bracketed || next.Kind != Pod || next.Key() != e.Key() || next.RV != e.RV || !next.FromInformers {
+			t.Errorf("eviction of %s at rv %d (bracketed %t), followed by %s", e.Key(), e.RV, e.Bracketed, audit.Format(&next))
+		}
 	}
 	if rep := Check(audit, rules(t), true); rep.Failed() {
 		t.Errorf("the completed timeline fails: %v", rep.Violations)
@@ -103,7 +113,7 @@ func TestReadAuditRemovalAfterConcurrentWrite(t *testing.T) {
 {"verb":"delete","objectRef":{"resource":"nodes","name":"n1"},"responseStatus":{"code":200},"responseObject":{"kind":"Status","status":"Success"},"requestReceivedTimestamp":"2026-01-01T00:00:00.000900Z","stageTimestamp":"2026-01-01T00:00:00.001600Z"}
 {"verb":"patch","objectRef":{"resource":"nodes","name":"n1","subresource":"status"},"responseStatus":{"code":200},"responseObject":{"kind":"Node","metadata":{"name":"n1","resourceVersion":"20"}},"requestReceivedTimestamp":"2026-01-01T00:00:00.001000Z","stageTimestamp":"2026-01-01T00:00:00.001500Z"}
 `
-	tl, err := readAudit(strings.NewReader(lines), "t")
+	tl, err := readAudit(strings.NewReader(lines), "t", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
