@@ -355,7 +355,7 @@ func printTable(results []*result) {
 	}
 	fmt.Printf("\nruns %d, Machines deleted %d, kills %d, apiserver restarts %d, invariant violations %d, leaked objects %d\n",
 		len(results), total.machines, total.kills, total.restarts, total.violations, total.leaked)
-	fmt.Println("(awaiting GC: bootstrap Secrets whose owner is gone; the garbage collector of kube-controller-manager removes them, and these control planes run none)")
+	fmt.Println("(awaiting GC: bootstrap Secrets whose owner is gone, and Pods the drain skips left on a Node that is gone; the garbage collectors of kube-controller-manager remove them, and these control planes run none)")
 }
 
 func abs(x int) int {

@@ -64,8 +64,8 @@ func TestComplete(t *testing.T) {
 	if got := Complete(audit, informers, nil); len(got) != 0 {
 		t.Errorf("versions reported missing from a complete log: %v", got)
 	}
-	if len(audit.Events) != n+2 {
-		t.Errorf("the Eviction API's writes of the two evicted Pods did not join the timeline: %d events, want %d", len(audit.Events), n+2)
+	if len(audit.Events) != n+4 {
+		t.Errorf("the Eviction API's writes of the two evicted Pods did not join the timeline: %d events, want %d", len(audit.Events), n+4)
 	}
 	// Each eviction now sits at its own write, just before it.
 	for i, e := range audit.Events {
@@ -77,8 +77,8 @@ func TestComplete(t *testing.T) {
 			t.Errorf("eviction of %s at rv %d (bracketed %t), followed by %s", e.Key(), e.RV, e.Bracketed, audit.Format(&next))
 		}
 	}
-	if rep := Check(audit, rules(t), true); rep.Failed() {
-		t.Errorf("the completed timeline fails: %v", rep.Violations)
+	if rep := Check(audit, rules(t), true); rep.Failed() || rep.Evictions != 2 {
+		t.Errorf("the completed timeline fails or miscounts (%d evictions, want 2): %v\n%v", rep.Evictions, rep.Violations, rep.Notes)
 	}
 	audit = run(knobs{audit: true})
 	var kept []Event

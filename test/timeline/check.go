@@ -236,6 +236,7 @@ func Check(t *Timeline, rules Rules, final bool) *Report {
 		lastRow:    map[string]string{},
 		holds:      map[string]bool{},
 		volWaits:   map[string]bool{},
+		evicted:    map[string]bool{},
 	}
 	c.eventsOf = map[string][]int{}
 	for i := range t.Events {
@@ -289,6 +290,8 @@ type checker struct {
 	holds, volWaits map[string]bool
 	// eventsOf indexes every event by the object it is about.
 	eventsOf map[string][]int
+	// evicted are the Pods an eviction (201) was checked for.
+	evicted map[string]bool
 }
 
 // refsOf are the objects an event is about: an eviction is about its Pod.
@@ -627,6 +630,9 @@ func (c *checker) pod(i int, prev client.Object, p *corev1.Pod) {
 		return // never seen alive in this run
 	}
 	k := key(p)
+	if c.evicted[k] {
+		return // its eviction was checked (see eviction)
+	}
 	evicted := disruptionReason(p) == evictionReason
 	mk := c.nodeOwner[p.Spec.NodeName]
 	m := c.currentMachine(mk)
@@ -691,6 +697,7 @@ func (c *checker) eviction(i int) {
 		return
 	}
 	c.rep.Evictions++
+	c.evicted[k] = true
 	if p.DeletionTimestamp == nil {
 		c.budgets(i, p)
 		now := metav1.NewTime(e.Stage)

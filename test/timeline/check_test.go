@@ -156,7 +156,7 @@ func run(k knobs) *Timeline {
 				code = 500
 			}
 			b.eviction(p, code, k.evictOverlapsHook)
-			b.rv++ // the Eviction API's own write of the Pod: not a request, not audited
+			b.rv += 2 // the Eviction API's own writes of the Pod: not requests, not audited
 			// The kubelet's final DELETE shows what the eviction wrote.
 			p = p.DeepCopy()
 			p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "EvictionByEvictionAPI"})
@@ -164,10 +164,16 @@ func run(k knobs) *Timeline {
 			b.ev(Pod, Deleted, p)
 			return
 		}
+		// As the informers see it: the Eviction API writes its condition,
+		// then the deletion; a plain DELETE only the latter.
 		p = p.DeepCopy()
 		if !k.plainDelete || p.Name != "web" {
 			p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "EvictionByEvictionAPI"})
+			b.ev(Pod, Updated, p)
+		} else {
+			b.rv++
 		}
+		p = p.DeepCopy()
 		p.DeletionTimestamp = &now
 		b.ev(Pod, Updated, p)
 		b.ev(Pod, Deleted, p)
