@@ -95,8 +95,11 @@ type result struct {
 	leaseTransitions    int32
 	takeoverErr         error
 	report              *timeline.Report
-	events              int
-	ns                  string
+	// blindViolations counts the violations inside a window the
+	// recorder's informers were blind in.
+	blindViolations int
+	events          int
+	ns              string
 	// leftovers is what the API server still holds of the run's Machines
 	// (Nodes rows kept by design aside).
 	leftovers []string
@@ -424,6 +427,15 @@ func (w *world) run(ctx context.Context, s spec, logf func(string, ...any)) (res
 	}
 	res.report = rep
 	res.events = len(tl.Events)
+	informers := rec.Timeline()
+	for _, v := range rep.Violations {
+		for _, b := range informers.Blind {
+			if v.RV > b.From && v.RV <= b.To {
+				res.blindViolations++
+				break
+			}
+		}
+	}
 	if err := os.WriteFile(filepath.Join(logDir, "timeline.txt"), []byte(formatTimeline(tl)), 0o644); err != nil {
 		logf("write timeline: %v", err)
 	}

@@ -169,6 +169,8 @@ type Violation struct {
 	Invariant string
 	Object    string
 	Message   string
+	// RV is where in the timeline it broke.
+	RV uint64
 	// Excerpt is the timeline around the violation: events of the objects
 	// involved up to and including the one that broke it.
 	Excerpt []string
@@ -883,7 +885,7 @@ func (c *checker) violate(i int, invariant string, kind Kind, k, msg string, oth
 		lines = lines[len(lines)-excerptLines:]
 	}
 	lines[len(lines)-1] += "   <== " + invariant
-	c.rep.Violations = append(c.rep.Violations, Violation{Invariant: invariant, Object: string(kind) + " " + k, Message: msg, Excerpt: lines})
+	c.rep.Violations = append(c.rep.Violations, Violation{Invariant: invariant, Object: string(kind) + " " + k, Message: msg, Excerpt: lines, RV: c.t.Events[i].RV})
 }
 
 // involvedAll are all the events (before and after) of the refs.
