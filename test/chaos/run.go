@@ -941,41 +941,24 @@ func (w *world) cleanup(ctx context.Context, ns string, kept []string) {
 // leftovers lists, straight from the API server, what the run's Machines
 // could have left (a second opinion next to the timeline's), but for the
 // Nodes the checker found kept by a row; and what awaits a garbage
-// collector. A Secret must be owned (controller reference) by a
-// SimBootstrapConfig the run created, by name and UID: with that owner
-// gone it awaits the garbage collector; with the owner still there, or
-// no such reference, it is left over. A Pod bound to a Node that is gone
-// awaits the Pod garbage collector when the drain skips it, and is left
-// over when the drain should have evicted it; a Pod on a Node still there
-// is left over. A
-// VolumeAttachment on a run's Node is left over.
+// collector. Secrets are judged by timeline.SecretLeaks. A Pod bound to a
+// Node that is gone awaits the Pod garbage collector when the drain skips
+// it, and is left over when the drain should have evicted it; a Pod on a
+// Node still there is left over. A VolumeAttachment on a run's Node is
+// left over.
 func (w *world) leftovers(ctx context.Context, ns string, kept []string, tl *timeline.Timeline) ([]string, []string, error) {
 	var out, gc []string
-	configs := map[types.UID]string{}
-	if tl != nil {
-		for i := range tl.Events {
-			if e := &tl.Events[i]; e.Kind == timeline.SimBootstrapConfig && e.Op == timeline.Added {
-				configs[e.Obj.GetUID()] = e.Obj.GetName()
-			}
-		}
-	}
 	secrets := &corev1.SecretList{}
-	if err := w.c.List(ctx, secrets, client.InNamespace(ns)); err != nil {
+	configs := &simv1.SimBootstrapConfigList{}
+	if err := errors.Join(w.c.List(ctx, secrets, client.InNamespace(ns)), w.c.List(ctx, configs, client.InNamespace(ns))); err != nil {
 		return nil, nil, err
 	}
-	for _, sec := range secrets.Items {
-		owner := metav1.GetControllerOf(&sec)
-		switch {
-		case owner == nil || owner.Kind != "SimBootstrapConfig" || configs[owner.UID] != owner.Name:
-			out = append(out, fmt.Sprintf("Secret %s (no controller reference to a SimBootstrapConfig of the run)", sec.Name))
-		case w.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: owner.Name}, &simv1.SimBootstrapConfig{}) == nil:
-			// The owner is checked as a leak itself if it is the run's.
-			if owner.Name != "spare" {
-				out = append(out, "Secret "+sec.Name+" (its owner is still there)")
-			}
-		default:
-			gc = append(gc, "Secret "+sec.Name)
-		}
+	live := map[string]types.UID{}
+	for _, c := range configs.Items {
+		live[c.Name] = c.UID
+	}
+	if tl != nil {
+		out, gc = timeline.SecretLeaks(tl, secrets.Items, live)
 	}
 	pods := &corev1.PodList{}
 	if err := w.c.List(ctx, pods, client.InNamespace(ns)); err != nil {

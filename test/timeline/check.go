@@ -918,3 +918,36 @@ func hasString(xs []string, s string) bool {
 	}
 	return false
 }
+
+// SecretLeaks judges the Secrets left in a run's namespace (as listed from
+// the API server at the end; the audit log holds Secrets at Metadata
+// level only) against the SimBootstrapConfigs the timeline shows created
+// and those still there (live, name to UID). A Secret must be controlled
+// by a SimBootstrapConfig of the run, by name and UID: with that owner
+// gone it awaits the garbage collector, which these control planes do not
+// run; with the owner still there (the owner leaked too, or a namesake
+// reused it), or without such a reference (nothing would ever collect
+// it, or the sim wrote a wrong one), it is leaked.
+func SecretLeaks(t *Timeline, secrets []corev1.Secret, live map[string]types.UID) (leaked, awaitingGC []string) {
+	created := map[types.UID]string{}
+	for i := range t.Events {
+		if e := &t.Events[i]; e.Kind == SimBootstrapConfig && e.Obj != nil && e.Obj.GetUID() != "" {
+			created[e.Obj.GetUID()] = e.Obj.GetName()
+		}
+	}
+	for i := range secrets {
+		s := &secrets[i]
+		owner := metav1.GetControllerOf(s)
+		switch {
+		case owner == nil || owner.Kind != "SimBootstrapConfig" || created[owner.UID] != owner.Name:
+			leaked = append(leaked, "Secret "+s.Name+" (no controller reference to a SimBootstrapConfig of the run)")
+		case live[owner.Name] == owner.UID:
+			leaked = append(leaked, "Secret "+s.Name+" (its owner is still there)")
+		default:
+			awaitingGC = append(awaitingGC, "Secret "+s.Name)
+		}
+	}
+	sort.Strings(leaked)
+	sort.Strings(awaitingGC)
+	return leaked, awaitingGC
+}

@@ -12,6 +12,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -577,4 +578,35 @@ func TestCheckNamesTheRowThatSkippedTheVolumeWait(t *testing.T) {
 	// A row that skips the wait though the tables have it go elsewhere
 	// (an operator running edited tables) excuses nothing.
 	assertOne(t, Check(run(knobs{vaLate: true, volumeRow: "D05"}), rules(t), true), InfraAfterVolumes, "SimMachine t/m1", "no recorded row completed or skipped the volume wait")
+}
+
+// A Secret left at the end awaits the garbage collector only when its
+// controller reference names a SimBootstrapConfig of the run, by name and
+// UID, that is gone.
+func TestSecretLeaks(t *testing.T) {
+	tl := run(knobs{audit: true})
+	owned := func(name, owner string, uid types.UID) corev1.Secret {
+		return corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, OwnerReferences: []metav1.OwnerReference{
+			{APIVersion: simv1.GroupVersion.String(), Kind: "SimBootstrapConfig", Name: owner, UID: uid, Controller: ptrTrue()}}}}
+	}
+	secrets := []corev1.Secret{
+		owned("gone-owner", "m1", "boot-uid"),
+		owned("wrong-uid", "m1", "other-uid"),
+		owned("wrong-name", "m2", "boot-uid"),
+		{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "no-owner"}},
+	}
+	leaked, gc := SecretLeaks(tl, secrets, nil)
+	if got := strings.Join(gc, ", "); got != "Secret gone-owner" {
+		t.Errorf("awaiting GC %q", got)
+	}
+	want := "Secret no-owner (no controller reference to a SimBootstrapConfig of the run), " +
+		"Secret wrong-name (no controller reference to a SimBootstrapConfig of the run), " +
+		"Secret wrong-uid (no controller reference to a SimBootstrapConfig of the run)"
+	if got := strings.Join(leaked, ", "); got != want {
+		t.Errorf("leaked %q\nwant %q", got, want)
+	}
+	leaked, gc = SecretLeaks(tl, secrets[:1], map[string]types.UID{"m1": "boot-uid"})
+	if len(gc) != 0 || strings.Join(leaked, ", ") != "Secret gone-owner (its owner is still there)" {
+		t.Errorf("owner still there: leaked %v, awaiting GC %v", leaked, gc)
+	}
 }
