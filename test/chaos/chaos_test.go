@@ -311,7 +311,7 @@ func printTable(results []*result) {
 			if n := len(r.report.KeptNodes); n > 0 {
 				leaked += fmt.Sprintf(" (+%d Nodes kept by a row, named in the notes)", n)
 			}
-			gc = fmt.Sprint(len(r.report.AwaitingGC) + len(r.awaitingGC))
+			gc = fmt.Sprint(len(r.awaitingGC))
 			total.violations += len(r.report.Violations)
 			total.leaked += len(r.report.Leaked)
 		}

@@ -800,6 +800,30 @@ func (c *checker) leaks() {
 			c.rep.Leaked = append(c.rep.Leaked, "VolumeAttachment "+k)
 		}
 	}
+	// Pods on the Nodes of the deleted Machines: one the drain must evict
+	// is leaked, unless a row skipped the drain; one it skips awaits the
+	// Pod garbage collector once its Node is gone (on a Node still there,
+	// the Node is what leaked).
+	for n := range nodes {
+		if c.get(Node, n) != nil {
+			continue
+		}
+		evictable := map[string]bool{}
+		if tr, ok := c.leftStates(c.nodeOwner[n], c.rules.DrainStates); !ok || c.rules.DrainRows[tr.row] {
+			for _, k := range c.evictablePods(n) {
+				evictable[k] = true
+			}
+		}
+		for k, o := range c.world[Pod] {
+			switch {
+			case o.(*corev1.Pod).Spec.NodeName != n:
+			case evictable[k]:
+				c.rep.Leaked = append(c.rep.Leaked, "Pod "+k)
+			default:
+				c.rep.AwaitingGC = append(c.rep.AwaitingGC, "Pod "+k)
+			}
+		}
+	}
 	// A bootstrap Secret's owner is the SimBootstrapConfig with the UID of
 	// its controller reference: a namesake created after the owner went (a
 	// Machine of the same name later in the run) neither keeps it alive nor

@@ -317,7 +317,7 @@ func TestCheckGoodRun(t *testing.T) {
 	if rep.Evictions != 2 || rep.Refusals != 1 || rep.HookHolds != 2 || rep.VolumeWaits != 1 {
 		t.Errorf("counts %+v", rep)
 	}
-	if strings.Join(rep.AwaitingGC, ",") != "Secret t/m1-bootstrap" {
+	if strings.Join(rep.AwaitingGC, ",") != "Pod t/skipped,Secret t/m1-bootstrap" {
 		t.Errorf("awaiting GC %v", rep.AwaitingGC)
 	}
 }
@@ -333,8 +333,8 @@ func TestCheckCatchesEachViolation(t *testing.T) {
 		msg       string
 		also      string // an invariant the same break breaks too
 	}{
-		{"pods left at infrastructure deletion", knobs{webNotEvicted: true}, InfraAfterDrain, "SimMachine t/m1", "Pods [t/web] still on Node n1 although drain row machine-deletion/D05 reported done", ""},
-		{"pods left and no drain row recorded", knobs{webNotEvicted: true, drainRow: "-", stateBack: false}, InfraAfterDrain, "SimMachine t/m1", "Pods [t/web]", ""},
+		{"pods left at infrastructure deletion", knobs{webNotEvicted: true}, InfraAfterDrain, "SimMachine t/m1", "Pods [t/web] still on Node n1 although drain row machine-deletion/D05 reported done", NothingLeaks},
+		{"pods left and no drain row recorded", knobs{webNotEvicted: true, drainRow: "-", stateBack: false}, InfraAfterDrain, "SimMachine t/m1", "Pods [t/web]", NothingLeaks},
 		{"finalizer before bootstrap", knobs{finalizerEarly: true}, FinalizerLast, "Machine t/m1", "SimBootstrapConfig t/m1 still exists", NodeAfterInfra},
 		{"Node before bootstrap", knobs{bootstrapAfterNode: true}, NodeAfterInfra, "Node n1", "deleted while SimBootstrapConfig t/m1 of Machine t/m1 still exists", ""},
 		{"volumes attached at infrastructure deletion", knobs{vaLate: true}, InfraAfterVolumes, "SimMachine t/m1", "VolumeAttachments [va1] still on Node n1: volume wait row machine-deletion/D08 reported done", ""},
@@ -527,9 +527,9 @@ func TestCheckReportsLeakedObjects(t *testing.T) {
 		tl                 *Timeline
 		leaked, awaitingGC string
 	}{
-		{"SimMachine left", without(SimMachine, Deleted), "SimMachine t/m1", "Secret t/m1-bootstrap"},
-		{"SimBootstrapConfig left, with its Secret", without(SimBootstrapConfig, Deleted), "Secret t/m1-bootstrap, SimBootstrapConfig t/m1", ""},
-		{"a namesake SimBootstrapConfig and its Secret", namesake(), "Secret t/m1-bootstrap-2, SimBootstrapConfig t/m1", "Secret t/m1-bootstrap"},
+		{"SimMachine left", without(SimMachine, Deleted), "SimMachine t/m1", "Pod t/skipped, Secret t/m1-bootstrap"},
+		{"SimBootstrapConfig left, with its Secret", without(SimBootstrapConfig, Deleted), "Secret t/m1-bootstrap, SimBootstrapConfig t/m1", "Pod t/skipped"},
+		{"a namesake SimBootstrapConfig and its Secret", namesake(), "Secret t/m1-bootstrap-2, SimBootstrapConfig t/m1", "Pod t/skipped, Secret t/m1-bootstrap"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rep := Check(tc.tl, rules(t), true)
@@ -608,5 +608,19 @@ func TestSecretLeaks(t *testing.T) {
 	leaked, gc = SecretLeaks(tl, secrets[:1], map[string]types.UID{"m1": "boot-uid"})
 	if len(gc) != 0 || strings.Join(leaked, ", ") != "Secret gone-owner (its owner is still there)" {
 		t.Errorf("owner still there: leaked %v, awaiting GC %v", leaked, gc)
+	}
+}
+
+// A Pod the drain must evict, left on a deleted Machine's Node that is
+// gone, is leaked; one the drain skips awaits the Pod garbage collector,
+// and so does an evictable one when a row skipped the drain.
+func TestCheckPodsLeft(t *testing.T) {
+	rep := Check(run(knobs{webNotEvicted: true}), rules(t), true)
+	if got := strings.Join(rep.Leaked, ", "); got != "Pod t/web" {
+		t.Errorf("leaked %q, want the web Pod", got)
+	}
+	rep = Check(run(knobs{webNotEvicted: true, drainRow: "D06"}), rules(t), true)
+	if len(rep.Leaked) != 0 || strings.Join(rep.AwaitingGC, ", ") != "Pod t/skipped, Pod t/web, Secret t/m1-bootstrap" {
+		t.Errorf("drain skipped by a row: leaked %v, awaiting GC %v", rep.Leaked, rep.AwaitingGC)
 	}
 }
