@@ -24,7 +24,6 @@ import (
 // auditEvent is the part of an audit.k8s.io/v1 Event the timeline reads.
 type auditEvent struct {
 	Verb      string `json:"verb"`
-	UserAgent string `json:"userAgent"`
 	ObjectRef *struct {
 		Resource    string `json:"resource"`
 		Namespace   string `json:"namespace"`
@@ -129,7 +128,7 @@ func fromAudit(a *auditEvent, ns string) (Event, bool, error) {
 	if ref == nil || (ref.Namespace != "" && ref.Namespace != ns) {
 		return Event{}, false, nil
 	}
-	e := Event{Recv: a.Received.Time, Stage: a.Stage.Time, UserAgent: a.UserAgent}
+	e := Event{Recv: a.Received.Time, Stage: a.Stage.Time}
 	if a.ResponseStatus != nil {
 		e.Code = a.ResponseStatus.Code
 	}
@@ -289,14 +288,6 @@ func concurrent(a, b *Event) bool {
 		return false
 	}
 	return !a.Stage.Before(b.Recv) && !b.Stage.Before(a.Recv)
-}
-
-// Duration is how long the audit log spans.
-func (t *Timeline) Duration() time.Duration {
-	if len(t.Events) == 0 {
-		return 0
-	}
-	return t.Events[len(t.Events)-1].Stage.Sub(t.Start)
 }
 
 // Outage is a span kube-apiserver was down: killed at Down, serving again

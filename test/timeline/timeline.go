@@ -1,12 +1,14 @@
 // Package timeline records what happens to Machines and everything their
 // deletion touches (provider objects, bootstrap Secrets, Nodes, Pods,
-// PodDisruptionBudgets, VolumeAttachments) as a timeline of watch events,
-// and checks the deletion invariants on it after a run (see Check).
+// PodDisruptionBudgets, VolumeAttachments, evictions) as a timeline, and
+// checks the deletion invariants on it after a run (see Check). The
+// timeline is read from kube-apiserver's audit log (ReadAuditLog), every
+// write; a Recorder's informers watch the same objects, to cross-check the
+// log (Complete) and to time the faults of a run by its progress.
 //
 // Events are ordered by resourceVersion: on a control plane backed by one
 // etcd, every write gets the next etcd revision whatever the kind, so the
-// order is the API server's own, not the order the watches happened to
-// deliver them in.
+// order is the API server's own, not the order anything observed them in.
 package timeline
 
 import (
@@ -86,9 +88,8 @@ type Event struct {
 	Note string
 
 	// From the audit log: when the API server received the request and
-	// answered it, who sent it and the answer's code.
+	// answered it, and the answer's code.
 	Recv, Stage time.Time
-	UserAgent   string
 	Code        int
 	// Bracketed marks a write whose answer carried no resourceVersion: RV
 	// is the newest revision answered before the request was received, so
