@@ -376,13 +376,23 @@ func Complete(audit, informers *Timeline, outages []Outage) (missing []string) {
 		added = true
 	}
 	// An eviction whose own write the informers saw is placed there, just
-	// before it, instead of after the writes answered before it began.
+	// before it, instead of after the writes answered before it began: the
+	// attempt not refused that began last before that write (one cut
+	// short included, which the write shows applied).
+	latest := map[string]int{}
 	for i := range audit.Events {
 		e := &audit.Events[i]
-		if rv := firstEvicted[e.Key()]; e.Kind == Eviction && e.Code == 201 && rv > e.RV && e.Bracketed {
-			e.RV, e.Seq, e.Bracketed = rv, -1, false
-			firstEvicted[e.Key()] = 0
+		rv := firstEvicted[e.Key()]
+		if e.Kind != Eviction || e.Code == 429 || rv == 0 || e.RV >= rv {
+			continue
 		}
+		if j, ok := latest[e.Key()]; !ok || audit.Events[j].Recv.Before(e.Recv) {
+			latest[e.Key()] = i
+		}
+	}
+	for k, i := range latest {
+		e := &audit.Events[i]
+		e.RV, e.Seq, e.Bracketed, e.Applied = firstEvicted[k], -1, false, true
 	}
 	if added {
 		audit.Sort()

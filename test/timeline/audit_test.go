@@ -80,6 +80,15 @@ func TestComplete(t *testing.T) {
 	if rep := Check(audit, rules(t), true); rep.Failed() || rep.Evictions != 2 {
 		t.Errorf("the completed timeline fails or miscounts (%d evictions, want 2): %v\n%v", rep.Evictions, rep.Violations, rep.Notes)
 	}
+	// An eviction cut short (500) whose write the informers saw is placed
+	// there and checked as the eviction it was: over the budget here.
+	audit = run(knobs{audit: true, cutShort: true, otherDBNotReady: true})
+	Complete(audit, run(knobs{otherDBNotReady: true}), nil)
+	rep := Check(audit, rules(t), true)
+	if len(rep.Violations) != 1 || rep.Violations[0].Invariant != PDBRespected || rep.Violations[0].Object != "Pod t/db-1" || rep.Evictions != 2 ||
+		strings.Contains(strings.Join(rep.Notes, "\n"), "cut short") {
+		t.Errorf("cut-short eviction: %d evictions, violations %v, notes %v", rep.Evictions, rep.Violations, rep.Notes)
+	}
 	audit = run(knobs{audit: true})
 	var kept []Event
 	for _, e := range audit.Events {

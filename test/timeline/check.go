@@ -689,11 +689,11 @@ func (c *checker) eviction(i int) {
 			c.violate(i, NoDrainDuringPreDrain, Eviction, k, fmt.Sprintf("eviction (answer %d) while Machine %s has pre-drain hooks %v", e.Code, mk, hooks), ref(Machine, mk), ref(Pod, k))
 		}
 	}
-	switch e.Code {
-	case 429:
+	switch {
+	case e.Code == 429:
 		c.rep.Refusals++
 		return
-	case 201:
+	case e.Code == 201 || e.Applied:
 	default:
 		c.note("eviction of Pod %s cut short (answer %d)", k, e.Code)
 		return

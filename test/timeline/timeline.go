@@ -98,6 +98,9 @@ type Event struct {
 	// FromInformers marks a version the audit log lacks and the informers
 	// saw (see Complete).
 	FromInformers bool
+	// Applied marks an eviction placed at its own write, which the
+	// informers saw: it evicted the Pod, whatever its answer.
+	Applied bool
 }
 
 // Key is namespace/name (name for cluster-scoped objects).
