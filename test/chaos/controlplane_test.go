@@ -46,7 +46,7 @@ func startResumed(root, dir string) (*localcp.ControlPlane, error) {
 	check := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	defer func() { controlPlaneErrs = errs }()
 
-	cp, err := localcp.Start(localcp.Options{Dir: dir, Fresh: true, Port: -1, Root: root})
+	cp, err := localcp.Start(localcp.Options{Dir: dir, Fresh: true, Port: -1, Root: root, Audit: true})
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +83,7 @@ func startResumed(root, dir string) (*localcp.ControlPlane, error) {
 	if err := cp.Stop(); err != nil {
 		return nil, fmt.Errorf("stop the control plane: %w", err)
 	}
-	if cp, err = localcp.Start(localcp.Options{Dir: dir, Port: -1, Root: root}); err != nil {
+	if cp, err = localcp.Start(localcp.Options{Dir: dir, Port: -1, Root: root, Audit: true}); err != nil {
 		return nil, fmt.Errorf("start the control plane again on %s: %w", dir, err)
 	}
 	if !cp.Resumed {

@@ -18,9 +18,12 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -71,8 +74,11 @@ type spec struct {
 	// failover runs two replicas with leader election and kills the leader
 	// mid-drain.
 	failover bool
-	timeout  time.Duration
-	seed     uint64
+	// tables, when set, is a --tables directory for the operator (a
+	// mutation test's edited tables).
+	tables  string
+	timeout time.Duration
+	seed    uint64
 }
 
 // result is what a run measured.
@@ -89,11 +95,19 @@ type result struct {
 	leaseTransitions    int32
 	takeoverErr         error
 	report              *timeline.Report
-	events              int
-	ns                  string
+	// blindViolations counts the violations inside a window the
+	// recorder's informers were blind in.
+	blindViolations int
+	events          int
+	ns              string
 	// leftovers is what the API server still holds of the run's Machines
 	// (Nodes rows kept by design aside).
-	leftovers    []string
+	leftovers []string
+	// awaitingGC is what only the garbage collectors of
+	// kube-controller-manager would remove, which these control planes do
+	// not run: bootstrap Secrets whose owner is gone, Pods left on a Node
+	// that is gone.
+	awaitingGC   []string
 	leftoversErr error
 	err          error
 }
@@ -150,6 +164,9 @@ func (w *world) run(ctx context.Context, s spec, logf func(string, ...any)) (res
 		}
 	}
 	args := []string{"--kubeconfig", kubeconfig, "--machine-concurrency", "4", "--zap-log-level", "info"}
+	if s.tables != "" {
+		args = append(args, "--tables", s.tables)
+	}
 	if s.failover {
 		args = append(args, "--leader-elect", "--leader-election-namespace", ns,
 			"--leader-election-lease-duration", fmt.Sprintf("%ds", leaseSeconds),
@@ -193,6 +210,12 @@ func (w *world) run(ctx context.Context, s spec, logf func(string, ...any)) (res
 			res.requests, res.injected, res.watchesCut = px.N.Requests.Load(), px.Injected(), px.N.WatchesCut.Load()
 		}()
 	}
+	// The attacher runs from the first volume to the end of the leak
+	// checks: a VolumeAttachment it holds goes only when it lets go.
+	detachCtx, stopDetacher := context.WithCancel(ctx)
+	detacherDone := make(chan struct{})
+	go func() { defer close(detacherDone); w.attacher(detachCtx, ns, between) }()
+	defer func() { stopDetacher(); <-detacherDone }()
 	names, err := w.createWorkload(ctx, ns, s.machines)
 	if err != nil {
 		res.err = fmt.Errorf("create the workload: %w; the operator's work queue then: %s", err, ops.current().queueMetrics())
@@ -258,6 +281,8 @@ func (w *world) run(ctx context.Context, s spec, logf func(string, ...any)) (res
 	}
 
 	var kills, restarts atomic.Int32
+	var outagesMu sync.Mutex
+	var outages []timeline.Outage
 	if s.minKills > 0 {
 		goDriver(func() {
 			for w.afterProgress(runCtx, rec, s, between) {
@@ -275,6 +300,7 @@ func (w *world) run(ctx context.Context, s spec, logf func(string, ...any)) (res
 			for i := 0; i < s.restarts && w.afterProgress(runCtx, rec, s, between); i++ {
 				rec.Mark("kube-apiserver stopping (restart %d, %d Machines left)", i+1, rec.Machines())
 				rec.BlindFrom()
+				down := time.Now()
 				err := w.cp.RestartAPIServer(func() {
 					select {
 					case <-runCtx.Done():
@@ -285,6 +311,9 @@ func (w *world) run(ctx context.Context, s spec, logf func(string, ...any)) (res
 					logf("restart kube-apiserver: %v", err)
 					continue
 				}
+				outagesMu.Lock()
+				outages = append(outages, timeline.Outage{Down: down, Up: time.Now()})
+				outagesMu.Unlock()
 				restarts.Add(1)
 				rec.Mark("kube-apiserver started again (restart %d)", i+1)
 				// A write after the restart: once every recorder informer has
@@ -369,18 +398,48 @@ func (w *world) run(ctx context.Context, s spec, logf func(string, ...any)) (res
 	}
 
 	// What the Machines owned goes asynchronously (the sim detaches
-	// volumes once the Node is gone): wait for the timeline to show it.
+	// volumes once the Node is gone): wait for the record to show it. The
+	// record is the audit log: every write, also those made while the
+	// recorder's informers re-listed; the informers' timeline only
+	// cross-checks it.
 	var rep *timeline.Report
-	_ = poll.Until(ctx, 30*time.Second, func(context.Context) error {
-		rep = timeline.Check(rec.Timeline(), w.rules, true)
+	var tl *timeline.Timeline
+	var missing []string
+	auditErr := poll.Until(ctx, 30*time.Second, func(context.Context) error {
+		var err error
+		if tl, err = timeline.ReadAuditLog(w.cp.AuditLog, ns, func(name string) bool { return strings.Contains(name, ns+"-") }); err != nil {
+			return err
+		}
+		missing = timeline.Complete(tl, rec.Timeline(), outages)
+		rep = timeline.Check(tl, w.rules, true)
 		if len(rep.Leaked) > 0 {
 			return errors.New(strings.Join(rep.Leaked, ", "))
 		}
 		return nil
 	})
+	if tl == nil {
+		res.err = errors.Join(res.err, fmt.Errorf("read the audit log: %w", auditErr))
+		return res
+	}
+	if len(missing) > 0 {
+		rep.Violations = append(rep.Violations, timeline.Violation{Invariant: timeline.CompleteRecord, Object: "audit log",
+			Message: fmt.Sprintf("%d versions the informers saw are not in the audit log: %s", len(missing), strings.Join(missing[:min(len(missing), 10)], ", "))})
+	}
 	res.report = rep
-	res.events = rec.Len()
-	if err := os.WriteFile(filepath.Join(logDir, "timeline.txt"), []byte(formatTimeline(rec.Timeline())), 0o644); err != nil {
+	res.events = len(tl.Events)
+	informers := rec.Timeline()
+	for _, v := range rep.Violations {
+		for _, b := range informers.Blind {
+			if v.RV > b.From && v.RV <= b.To {
+				res.blindViolations++
+				break
+			}
+		}
+	}
+	if err := os.WriteFile(filepath.Join(logDir, "timeline.txt"), []byte(formatTimeline(tl)), 0o644); err != nil {
+		logf("write timeline: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(logDir, "informers.txt"), []byte(formatTimeline(rec.Timeline())), 0o644); err != nil {
 		logf("write timeline: %v", err)
 	}
 	var kept []string
@@ -388,7 +447,7 @@ func (w *world) run(ctx context.Context, s spec, logf func(string, ...any)) (res
 		kept = rep.KeptNodes
 	}
 	// The second opinion on leaks, before cleanup removes the kept Nodes.
-	res.leftovers, res.leftoversErr = w.leftovers(ctx, ns, kept)
+	res.leftovers, res.awaitingGC, res.leftoversErr = w.leftovers(ctx, ns, kept, tl)
 	w.cleanup(ctx, ns, kept)
 	return res
 }
@@ -610,6 +669,12 @@ func (w *world) createWorkload(ctx context.Context, ns string, n int) ([]string,
 			pod("db-"+name, node, map[string]string{"app": group, groupLabel: group}),
 			pod("skip-"+name, node, map[string]string{clusterv1.PodDrainLabel: clusterv1.PodDrainLabelValueSkip}),
 		)
+		if i == 0 {
+			objs = append(objs,
+				&policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: soloGroup},
+					Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &min1, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": soloGroup}}}},
+				pod(soloGroup+"-"+name, node, map[string]string{"app": soloGroup}))
+		}
 		if i%2 == 0 {
 			objs = append(objs,
 				&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "data-" + name},
@@ -690,18 +755,104 @@ func (w *world) hookOwner(ctx context.Context, ns string, between func(a, b time
 	}
 }
 
+// detachFinalizer is the attacher's hold on a VolumeAttachment.
+const detachFinalizer = "chaos.krtt.dev/detach"
+
+// attacher plays a slow CSI external-attacher, which holds a
+// VolumeAttachment by a finalizer until the volume is detached: it holds
+// every VolumeAttachment of the run's Nodes and, once one is being
+// deleted, lets go only after its Machine has waited for it a moment (or
+// has gone past the volume wait, or is gone). The sim detaches at once;
+// held like this, a Machine really waits for its volumes.
+func (w *world) attacher(ctx context.Context, ns string, between func(a, b time.Duration) time.Duration) {
+	waiting := map[string]time.Time{} // VolumeAttachment: when to let go
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+		vas := &storagev1.VolumeAttachmentList{}
+		machines := &clusterv1.MachineList{}
+		if err := errors.Join(w.c.List(ctx, vas), w.c.List(ctx, machines, client.InNamespace(ns))); err != nil {
+			continue
+		}
+		state := map[string]string{} // by Node
+		for _, m := range machines.Items {
+			state[sim.NodeName(ns, m.Name)] = m.Status.State
+		}
+		for i := range vas.Items {
+			va := &vas.Items[i]
+			if !strings.HasPrefix(va.Spec.NodeName, ns+"-m-") {
+				continue
+			}
+			held := slices.Contains(va.Finalizers, detachFinalizer)
+			switch {
+			case va.DeletionTimestamp == nil && !held:
+				before := va.DeepCopy()
+				va.Finalizers = append(va.Finalizers, detachFinalizer)
+				_ = w.c.Patch(ctx, va, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+			case va.DeletionTimestamp != nil && held:
+				st, found := state[va.Spec.NodeName]
+				switch st {
+				case "WaitingForVolumeDetach":
+					until, ok := waiting[va.Name]
+					if !ok {
+						waiting[va.Name] = time.Now().Add(between(300*time.Millisecond, 1500*time.Millisecond))
+						continue
+					}
+					if time.Now().Before(until) {
+						continue
+					}
+				case "Running", "Deleting", "WaitingForPreDrainHook", "DrainingNode":
+					if found {
+						continue // not waiting for it yet
+					}
+				}
+				before := va.DeepCopy()
+				va.Finalizers = slices.DeleteFunc(va.Finalizers, func(f string) bool { return f == detachFinalizer })
+				_ = w.c.Patch(ctx, va, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+			}
+		}
+	}
+}
+
+// soloGroup is a workload of one Pod, on the first Machine's Node, behind
+// a budget of minAvailable 1: its eviction is refused (429) until a
+// replacement runs, which replicaKeeper starts only once the Machine has
+// been draining for soloHold. Every run so meets a refusal.
+const (
+	soloGroup = "solo"
+	soloHold  = time.Second
+)
+
 // replicaKeeper plays a ReplicaSet for the PodDisruptionBudget pairs: a
 // group with fewer than two Pods not being deleted gets a new one on the
 // spare Node, so a blocked eviction is unblocked the way a real workload
-// unblocks it.
+// unblocks it. The solo workload gets its second Pod once the first
+// Machine has been draining for soloHold.
 func (w *world) replicaKeeper(ctx context.Context, ns string) {
 	spare := sim.NodeName(ns, "spare")
 	n := 0
+	var drainingSince time.Time
+	soloDone := false
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-time.After(200 * time.Millisecond):
+		}
+		if !soloDone {
+			m := &clusterv1.Machine{}
+			if err := w.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "m-000"}, m); err == nil && m.Status.State == "DrainingNode" && drainingSince.IsZero() {
+				drainingSince = time.Now()
+			}
+			if !drainingSince.IsZero() && time.Since(drainingSince) > soloHold {
+				err := w.c.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: soloGroup + "-r", Labels: map[string]string{"app": soloGroup}},
+					Spec: corev1.PodSpec{NodeName: spare, TerminationGracePeriodSeconds: ptr.To[int64](1),
+						Containers: []corev1.Container{{Name: "main", Image: "registry.k8s.io/pause:3.10"}}}})
+				soloDone = err == nil || apierrors.IsAlreadyExists(err)
+			}
 		}
 		pods := &corev1.PodList{}
 		if err := w.c.List(ctx, pods, client.InNamespace(ns), client.HasLabels{groupLabel}); err != nil {
@@ -789,16 +940,59 @@ func (w *world) cleanup(ctx context.Context, ns string, kept []string) {
 
 // leftovers lists, straight from the API server, what the run's Machines
 // could have left (a second opinion next to the timeline's), but for the
-// Nodes the checker found kept by a row.
-func (w *world) leftovers(ctx context.Context, ns string, kept []string) ([]string, error) {
-	var out []string
+// Nodes the checker found kept by a row; and what awaits a garbage
+// collector. Secrets are judged by timeline.SecretLeaks. A Pod bound to a
+// Node that is gone awaits the Pod garbage collector when the drain skips
+// it, and is left over when the drain should have evicted it; a Pod on a
+// Node still there is left over. A VolumeAttachment on a run's Node is
+// left over.
+func (w *world) leftovers(ctx context.Context, ns string, kept []string, tl *timeline.Timeline) ([]string, []string, error) {
+	var out, gc []string
+	secrets := &corev1.SecretList{}
+	configs := &simv1.SimBootstrapConfigList{}
+	if err := errors.Join(w.c.List(ctx, secrets, client.InNamespace(ns)), w.c.List(ctx, configs, client.InNamespace(ns))); err != nil {
+		return nil, nil, err
+	}
+	live := map[string]types.UID{}
+	for _, c := range configs.Items {
+		live[c.Name] = c.UID
+	}
+	if tl != nil {
+		out, gc = timeline.SecretLeaks(tl, secrets.Items, live)
+	}
+	pods := &corev1.PodList{}
+	if err := w.c.List(ctx, pods, client.InNamespace(ns)); err != nil {
+		return nil, nil, err
+	}
+	for _, p := range pods.Items {
+		if !strings.HasPrefix(p.Spec.NodeName, ns+"-m-") || slices.Contains(kept, p.Spec.NodeName) {
+			continue
+		}
+		err := w.c.Get(ctx, client.ObjectKey{Name: p.Spec.NodeName}, &corev1.Node{})
+		if apierrors.IsNotFound(err) && p.Labels[clusterv1.PodDrainLabel] == clusterv1.PodDrainLabelValueSkip {
+			gc = append(gc, "Pod "+p.Name)
+		} else if apierrors.IsNotFound(err) {
+			out = append(out, "Pod "+p.Name+" (evictable) on deleted Node "+p.Spec.NodeName)
+		} else {
+			out = append(out, "Pod "+p.Name+" on Node "+p.Spec.NodeName)
+		}
+	}
+	vas := &storagev1.VolumeAttachmentList{}
+	if err := w.c.List(ctx, vas); err != nil {
+		return nil, nil, err
+	}
+	for _, va := range vas.Items {
+		if strings.HasPrefix(va.Spec.NodeName, ns+"-m-") && !slices.Contains(kept, va.Spec.NodeName) {
+			out = append(out, "VolumeAttachment "+va.Name)
+		}
+	}
 	for _, l := range []client.ObjectList{&clusterv1.MachineList{}, &simv1.SimMachineList{}, &simv1.SimBootstrapConfigList{}} {
 		if err := w.c.List(ctx, l, client.InNamespace(ns)); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		items, err := meta.ExtractList(l)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, it := range items {
 			o := it.(client.Object)
@@ -810,7 +1004,7 @@ func (w *world) leftovers(ctx context.Context, ns string, kept []string) ([]stri
 	}
 	nodes := &corev1.NodeList{}
 	if err := w.c.List(ctx, nodes); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, n := range nodes.Items {
 		if strings.HasPrefix(n.Name, ns+"-m-") && !slices.Contains(kept, n.Name) {
@@ -818,7 +1012,8 @@ func (w *world) leftovers(ctx context.Context, ns string, kept []string) ([]stri
 		}
 	}
 	sort.Strings(out)
-	return out, nil
+	sort.Strings(gc)
+	return out, gc, nil
 }
 
 // lease reads the leader Lease of the run's replicas.

@@ -23,6 +23,8 @@ import (
 // The invariants Check enforces.
 const (
 	InfraAfterDrain       = "infrastructure deleted only after the Node's evictable Pods are gone"
+	InfraAfterVolumes     = "infrastructure deleted only after the Node's VolumeAttachments are gone"
+	NodeAfterInfra        = "Node deleted only after the infrastructure and bootstrap objects are gone"
 	FinalizerLast         = "finalizer removed only after the infrastructure and bootstrap objects are gone"
 	NoDrainDuringPreDrain = "no cordon or eviction while a pre-drain hook is present"
 	NoInfraDuringPreTerm  = "no infrastructure deletion while a pre-terminate hook is present"
@@ -30,6 +32,7 @@ const (
 	EvictionOnly          = "no Pod deleted without the Eviction API except by a force-deletion row"
 	StateForwardOnly      = "a Machine's persisted state never moves backwards in the deletion order"
 	NothingLeaks          = "nothing leaks"
+	CompleteRecord        = "the record is complete: every check verifiable"
 	// evictionReason is the DisruptionTarget reason kube-apiserver writes
 	// when the Eviction API evicts a Pod (k8s.io/api has no constant).
 	evictionReason           = "EvictionByEvictionAPI"
@@ -38,12 +41,16 @@ const (
 )
 
 // Invariants lists every invariant, in the order reports show them.
-var Invariants = []string{InfraAfterDrain, FinalizerLast, NoDrainDuringPreDrain, NoInfraDuringPreTerm, PDBRespected,
-	EvictionOnly, StateForwardOnly, NothingLeaks}
+var Invariants = []string{InfraAfterDrain, InfraAfterVolumes, NodeAfterInfra, FinalizerLast, NoDrainDuringPreDrain,
+	NoInfraDuringPreTerm, PDBRespected, EvictionOnly, StateForwardOnly, NothingLeaks, CompleteRecord}
 
 // DrainAction is the registered action that drains a Node: a row running
 // it with outcome done says the drain finished.
 const DrainAction = "DrainNode"
+
+// VolumeWaitAction is the registered action that waits for the Node's
+// volumes to detach: a row running it with outcome done says they did.
+const VolumeWaitAction = "WaitForVolumeDetach"
 
 // Rules is what the checker takes from the tables.
 type Rules struct {
@@ -53,6 +60,10 @@ type Rules struct {
 	DrainStates map[string]bool
 	// DrainRows are the rows (table/id) that run DrainAction.
 	DrainRows map[string]bool
+	// VolumeStates are the states whose rows wait for volumes;
+	// VolumeWaitRows the rows (table/id) that run VolumeWaitAction.
+	VolumeStates   map[string]bool
+	VolumeWaitRows map[string]bool
 	// ForceDeleteRows are rows (table/id) allowed to delete Pods without
 	// the Eviction API: rows running an action whose name says it forces.
 	ForceDeleteRows map[string]bool
@@ -61,6 +72,10 @@ type Rules struct {
 	// is their documented outcome (the Node deletion timeout, E08; a
 	// Cluster going away), not a leak.
 	NodeKeptRows map[string]string
+	// Moves are the state changes each row (table/id) makes in the
+	// tables, "from→to": a row seen making another one is not the row the
+	// tables define, and excuses nothing.
+	Moves map[string]map[string]bool
 }
 
 // The actions NodeKeptRows are told by, and the fact that says a Node is
@@ -75,7 +90,8 @@ const (
 // set.States, the drain from the rows that run DrainAction, force deletion
 // from rows whose actions are named Force*.
 func RulesFrom(set *engine.TableSet) Rules {
-	r := Rules{DrainStates: map[string]bool{}, DrainRows: map[string]bool{}, ForceDeleteRows: map[string]bool{}, NodeKeptRows: map[string]string{}}
+	r := Rules{DrainStates: map[string]bool{}, DrainRows: map[string]bool{}, ForceDeleteRows: map[string]bool{}, NodeKeptRows: map[string]string{},
+		VolumeStates: map[string]bool{}, VolumeWaitRows: map[string]bool{}, Moves: map[string]map[string]bool{}}
 	for _, s := range set.States {
 		r.States = append(r.States, s.Name)
 	}
@@ -89,9 +105,24 @@ func RulesFrom(set *engine.TableSet) Rules {
 						r.DrainStates[s.Name] = true
 					}
 				}
+				if a == VolumeWaitAction {
+					r.VolumeWaitRows[id] = true
+					for _, s := range row.FromStates() {
+						r.VolumeStates[s.Name] = true
+					}
+				}
 				if strings.HasPrefix(a, "Force") {
 					r.ForceDeleteRows[id] = true
 				}
+			}
+			id := t.Name + "/" + row.ID
+			r.Moves[id] = map[string]bool{}
+			for _, s := range row.FromStates() {
+				to := row.Then.State
+				if to == "" {
+					to = s.Name
+				}
+				r.Moves[id][s.Name+"→"+to] = true
 			}
 			if keepsNode(row) {
 				r.NodeKeptRows[t.Name+"/"+row.ID] = row.Trigger
@@ -124,10 +155,10 @@ func (r Rules) rank(state string) int {
 	return describeStateUnknownRank
 }
 
-// drainRank is the position of the last drain state in the order.
-func (r Rules) drainRank() int {
+// lastRank is the position of the last of states in the order.
+func (r Rules) lastRank(states map[string]bool) int {
 	out := describeStateUnknownRank
-	for s := range r.DrainStates {
+	for s := range states {
 		out = max(out, r.rank(s))
 	}
 	return out
@@ -138,6 +169,8 @@ type Violation struct {
 	Invariant string
 	Object    string
 	Message   string
+	// RV is where in the timeline it broke.
+	RV uint64
 	// Excerpt is the timeline around the violation: events of the objects
 	// involved up to and including the one that broke it.
 	Excerpt []string
@@ -162,16 +195,22 @@ type Report struct {
 	// AwaitingGC are bootstrap Secrets whose owner is gone: the garbage
 	// collector removes them, and these control planes run none.
 	AwaitingGC []string
-	// Counts of what was checked.
-	Evictions, InfraDeletions, FinalizerRemovals, Cordons, MachinesDeleted int
-	// Unverifiable counts checks that failed inside a blind window, where
-	// the state they were checked against may have been stale (a note
-	// each, not a violation).
+	// Counts of what was checked. Refusals are evictions a budget refused
+	// (429 in the audit log); HookHolds the hooks a deleting Machine was
+	// seen waiting on (pre-drain and pre-terminate, one per Machine and
+	// kind); VolumeWaits the Machines seen waiting for volumes while a
+	// VolumeAttachment of their Node was still there.
+	Evictions, Refusals, InfraDeletions, FinalizerRemovals, Cordons, MachinesDeleted, HookHolds, VolumeWaits int
+	// Unverifiable counts checks whose outcome the record cannot decide: a
+	// failure inside a blind window of the informers, an ordering lost to
+	// a re-list, an order between requests the API server ran at the same
+	// time. A note each; a run passes only with none (see Failed).
 	Unverifiable int
 }
 
-// Failed reports whether any invariant was broken.
-func (r *Report) Failed() bool { return len(r.Violations) > 0 }
+// Failed reports whether any invariant was broken or any check could not
+// be decided.
+func (r *Report) Failed() bool { return len(r.Violations) > 0 || r.Unverifiable > 0 }
 
 // ByInvariant counts violations per invariant.
 func (r *Report) ByInvariant() map[string]int {
@@ -197,10 +236,20 @@ func Check(t *Timeline, rules Rules, final bool) *Report {
 		machineSet: map[string]bool{},
 		blind:      map[string]bool{},
 		lastRow:    map[string]string{},
+		holds:      map[string]bool{},
+		volWaits:   map[string]bool{},
+		evicted:    map[string]bool{},
 	}
+	c.eventsOf = map[string][]int{}
 	for i := range t.Events {
-		if e := &t.Events[i]; e.Approx && e.Op == Deleted {
+		e := &t.Events[i]
+		if e.Approx && e.Op == Deleted {
 			c.blind[ref(e.Kind, e.Key())] = true
+		}
+		if e.Kind != Mark {
+			for _, r := range refsOf(e) {
+				c.eventsOf[r] = append(c.eventsOf[r], i)
+			}
 		}
 	}
 	for i := range t.Events {
@@ -239,6 +288,20 @@ type checker struct {
 	blind map[string]bool
 	// lastRow is the row the newest kit Event about a Machine names.
 	lastRow map[string]string
+	// holds and volWaits are the hook holds and volume waits seen.
+	holds, volWaits map[string]bool
+	// eventsOf indexes every event by the object it is about.
+	eventsOf map[string][]int
+	// evicted are the Pods an eviction (201) was checked for.
+	evicted map[string]bool
+}
+
+// refsOf are the objects an event is about: an eviction is about its Pod.
+func refsOf(e *Event) []string {
+	if e.Kind == Eviction {
+		return []string{ref(Eviction, e.Key()), ref(Pod, e.Key())}
+	}
+	return []string{ref(e.Kind, e.Key())}
 }
 
 func ref(kind Kind, k string) string { return string(kind) + "/" + k }
@@ -247,11 +310,13 @@ func (c *checker) get(kind Kind, k string) client.Object { return c.world[kind][
 
 func (c *checker) step(i int) {
 	e := &c.t.Events[i]
-	if e.Kind == Mark {
+	if e.Kind == Mark || e.Op == Uncertain {
 		return
 	}
 	k := e.Key()
-	c.involved[ref(e.Kind, k)] = append(c.involved[ref(e.Kind, k)], i)
+	for _, r := range refsOf(e) {
+		c.involved[r] = append(c.involved[r], i)
+	}
 	prev := c.get(e.Kind, k)
 
 	switch e.Kind {
@@ -267,6 +332,9 @@ func (c *checker) step(i int) {
 		if mk, row := eventRow(e.Obj.(*eventsv1.Event)); row != "" {
 			c.lastRow[mk] = row
 		}
+	case Eviction:
+		c.eviction(i)
+		return
 	}
 
 	if c.world[e.Kind] == nil {
@@ -332,18 +400,53 @@ func (c *checker) machine(i int, prev client.Object, m *clusterv1.Machine) {
 				name = m.Spec.Bootstrap.ConfigRef.Name
 			}
 			pk := ns + "/" + name
-			if c.get(kind, pk) != nil && c.blind[ref(kind, pk)] {
-				c.note("%s: %s %s was seen gone only after a re-list; its deletion could not be ordered against the finalizer removal", k, kind, pk)
+			if (c.get(kind, pk) != nil && c.blind[ref(kind, pk)]) || (c.get(kind, pk) == nil && c.gone[kind][pk] != nil && c.gone[kind][pk].Approx) {
+				c.unverifiable("%s: %s %s was seen gone only after a re-list; its deletion could not be ordered against the finalizer removal", k, kind, pk)
 			} else if c.get(kind, pk) != nil {
 				c.violate(i, FinalizerLast, Machine, k, fmt.Sprintf("the finalizer went while %s %s still exists", kind, pk), ref(kind, pk))
-			} else if g := c.gone[kind][pk]; g != nil && g.Approx {
-				c.note("%s: %s %s was seen gone only after a re-list; its deletion could not be ordered against the finalizer removal", k, kind, pk)
 			}
 		}
 	}
 	if e.Op == Deleted && m.DeletionTimestamp != nil {
 		c.rep.MachinesDeleted++
 	}
+	if m.DeletionTimestamp != nil && e.Op != Deleted {
+		c.exercised(k, m)
+	}
+}
+
+// exercised records the waits a deleting Machine shows: on a hook it
+// still carries, on volumes its Node still has attached.
+func (c *checker) exercised(k string, m *clusterv1.Machine) {
+	switch m.Status.State {
+	case "WaitingForPreDrainHook":
+		if len(hookNames(m, clusterv1.PreDrainDeleteHookAnnotationPrefix)) > 0 && !c.holds[k+"/pre-drain"] {
+			c.holds[k+"/pre-drain"] = true
+			c.rep.HookHolds++
+		}
+	case "WaitingForPreTerminateHook":
+		if len(hookNames(m, clusterv1.PreTerminateDeleteHookAnnotationPrefix)) > 0 && !c.holds[k+"/pre-terminate"] {
+			c.holds[k+"/pre-terminate"] = true
+			c.rep.HookHolds++
+		}
+	}
+	if c.rules.VolumeStates[m.Status.State] && m.Status.NodeRef != nil && !c.volWaits[k] && len(c.attachments(m.Status.NodeRef.Name)) > 0 {
+		c.volWaits[k] = true
+		c.rep.VolumeWaits++
+	}
+}
+
+// attachments are the VolumeAttachments of the Node attached now (one
+// being deleted is attached until its attacher says otherwise).
+func (c *checker) attachments(node string) []string {
+	var out []string
+	for k, o := range c.world[VolumeAttachment] {
+		if va := o.(*storagev1.VolumeAttachment); va.Spec.NodeName == node && va.Status.Attached {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // infra checks the start of an infrastructure object's deletion.
@@ -355,16 +458,16 @@ func (c *checker) infra(i int, prev client.Object) {
 	if e.Op != Deleted && e.Obj.GetDeletionTimestamp() == nil {
 		return
 	}
-	c.rep.InfraDeletions++
 	k := e.Key()
 	mk := c.machineOf[ref(SimMachine, k)]
 	if e.Approx {
 		// Seen only as a tombstone after a re-list: when it started is
-		// unknown, so nothing can be checked against it.
-		c.rep.Unverifiable++
-		c.note("unverifiable: infrastructure %s of %s was seen deleted only after a re-list", k, mk)
+		// unknown, so nothing can be checked against it, and it does not
+		// count as exercised.
+		c.unverifiable("infrastructure %s of %s was seen deleted only after a re-list", k, mk)
 		return
 	}
+	c.rep.InfraDeletions++
 	m := c.lastMach[mk]
 	if m == nil {
 		return
@@ -376,10 +479,25 @@ func (c *checker) infra(i int, prev client.Object) {
 		return
 	}
 	node := m.Status.NodeRef.Name
+	if vas := c.attachments(node); len(vas) > 0 {
+		if tr, ok := c.leftStates(mk, c.rules.VolumeStates); ok && !c.rules.VolumeWaitRows[tr.row] {
+			c.note("%s: infrastructure deleted with VolumeAttachments %v on Node %s: the volume wait was skipped by row %s (%s→%s)", mk, vas, node, tr.row, tr.from, tr.to)
+		} else {
+			why := "no recorded row completed or skipped the volume wait"
+			if ok {
+				why = "volume wait row " + tr.row + " reported done"
+			}
+			refs := []string{ref(Machine, mk)}
+			for _, v := range vas {
+				refs = append(refs, ref(VolumeAttachment, v))
+			}
+			c.violate(i, InfraAfterVolumes, SimMachine, k, fmt.Sprintf("VolumeAttachments %v still on Node %s: %s", vas, node, why), refs...)
+		}
+	}
 	var left []string
 	for _, p := range c.evictablePods(node) {
 		if c.blind[ref(Pod, p)] {
-			c.note("%s: Pod %s was seen gone only after a re-list; its deletion could not be ordered against the infrastructure deletion", mk, p)
+			c.unverifiable("%s: Pod %s was seen gone only after a re-list; its deletion could not be ordered against the infrastructure deletion", mk, p)
 			continue
 		}
 		left = append(left, p)
@@ -388,7 +506,7 @@ func (c *checker) infra(i int, prev client.Object) {
 		return
 	}
 	// Pods remain: only a row that skipped the drain allows that.
-	if tr, ok := c.leftDrain(mk); ok && !c.rules.DrainRows[tr.row] {
+	if tr, ok := c.leftStates(mk, c.rules.DrainStates); ok && !c.rules.DrainRows[tr.row] {
 		c.note("%s: infrastructure deleted with %d Pods on Node %s: the drain was skipped by row %s (%s→%s)", mk, len(left), node, tr.row, tr.from, tr.to)
 		return
 	} else if ok {
@@ -398,13 +516,19 @@ func (c *checker) infra(i int, prev client.Object) {
 	c.violate(i, InfraAfterDrain, SimMachine, k, fmt.Sprintf("Pods %v still on Node %s and no recorded row completed or skipped the drain", left, node), podRefs(left, Machine, mk)...)
 }
 
-// leftDrain finds the transition that took the Machine past the drain
-// states (from at or before them to after them).
-func (c *checker) leftDrain(mk string) (transition, bool) {
-	dr := c.rules.drainRank()
+// leftStates finds the transition that took the Machine past states
+// (from at or before the last of them to after it). A transition the
+// tables do not define (a row moving between other states than its own)
+// is not found: it excuses nothing.
+func (c *checker) leftStates(mk string, states map[string]bool) (transition, bool) {
+	dr := c.rules.lastRank(states)
 	for _, tr := range c.history[mk] {
 		from, to := c.rules.rank(tr.from), c.rules.rank(tr.to)
 		if from >= 0 && from <= dr && to > dr {
+			if c.rules.Moves != nil && !c.rules.Moves[tr.row][tr.from+"→"+tr.to] {
+				c.note("%s: row %s went %s→%s, which the tables do not define", mk, tr.row, tr.from, tr.to)
+				return transition{}, false
+			}
 			return tr, true
 		}
 	}
@@ -442,7 +566,13 @@ func (c *checker) evictablePods(node string) []string {
 
 func (c *checker) node(i int, prev client.Object, n *corev1.Node) {
 	e := &c.t.Events[i]
-	if e.Op == Deleted || !n.Spec.Unschedulable || (prev != nil && prev.(*corev1.Node).Spec.Unschedulable) {
+	if e.Op == Deleted || n.DeletionTimestamp != nil {
+		if prev != nil && prev.GetDeletionTimestamp() == nil {
+			c.nodeDeleted(i, n.Name)
+		}
+		return
+	}
+	if !n.Spec.Unschedulable || (prev != nil && prev.(*corev1.Node).Spec.Unschedulable) {
 		return
 	}
 	c.rep.Cordons++
@@ -450,6 +580,33 @@ func (c *checker) node(i int, prev client.Object, n *corev1.Node) {
 	if m := c.currentMachine(mk); m != nil {
 		if hooks := hookNames(m, clusterv1.PreDrainDeleteHookAnnotationPrefix); len(hooks) > 0 {
 			c.violate(i, NoDrainDuringPreDrain, Node, n.Name, fmt.Sprintf("cordoned while Machine %s has pre-drain hooks %v", mk, hooks), ref(Machine, mk))
+		}
+	}
+}
+
+// nodeDeleted checks the start of a Node's deletion: the Machine's
+// infrastructure and bootstrap objects go first (only the row that deletes
+// the Node, from the state after the bootstrap deletion, deletes it).
+func (c *checker) nodeDeleted(i int, node string) {
+	mk := c.nodeOwner[node]
+	m := c.currentMachine(mk)
+	if m == nil || m.DeletionTimestamp == nil {
+		return
+	}
+	names := map[Kind]string{SimMachine: m.Spec.InfrastructureRef.Name}
+	if m.Spec.Bootstrap.ConfigRef != nil {
+		names[SimBootstrapConfig] = m.Spec.Bootstrap.ConfigRef.Name
+	}
+	for _, kind := range []Kind{SimMachine, SimBootstrapConfig} {
+		name, ok := names[kind]
+		if !ok {
+			continue
+		}
+		pk := m.Namespace + "/" + name
+		if c.get(kind, pk) != nil && c.blind[ref(kind, pk)] {
+			c.unverifiable("%s: %s %s was seen gone only after a re-list; its deletion could not be ordered against the deletion of Node %s", mk, kind, pk, node)
+		} else if c.get(kind, pk) != nil {
+			c.violate(i, NodeAfterInfra, Node, node, fmt.Sprintf("deleted while %s %s of Machine %s still exists", kind, pk, mk), ref(kind, pk), ref(Machine, mk))
 		}
 	}
 }
@@ -475,6 +632,9 @@ func (c *checker) pod(i int, prev client.Object, p *corev1.Pod) {
 		return // never seen alive in this run
 	}
 	k := key(p)
+	if c.evicted[k] {
+		return // its eviction was checked (see eviction)
+	}
 	evicted := disruptionReason(p) == evictionReason
 	mk := c.nodeOwner[p.Spec.NodeName]
 	m := c.currentMachine(mk)
@@ -486,11 +646,16 @@ func (c *checker) pod(i int, prev client.Object, p *corev1.Pod) {
 		if c.rules.ForceDeleteRows[row] {
 			c.note("%s: Pod %s deleted without the Eviction API by force-deletion row %s", mk, k, row)
 		} else if e.Approx {
-			c.note("Pod %s was seen gone only after a re-list; how it was deleted is unknown", k)
+			c.unverifiable("Pod %s was seen gone only after a re-list; how it was deleted is unknown", k)
 		} else {
 			c.violate(i, EvictionOnly, Pod, k, fmt.Sprintf("deleted without the Eviction API (no DisruptionTarget=%s) on Node %s (Machine %q, row %q)", evictionReason, p.Spec.NodeName, mk, row), ref(Machine, mk))
 		}
 		return
+	}
+	if c.t.FromAudit {
+		// Evicted by a request whose answer was lost (see eviction): it
+		// is checked here, at the first version that shows it.
+		c.note("Pod %s: evicted by a request cut short; its budgets are checked at rv %d", k, e.RV)
 	}
 	c.rep.Evictions++
 	if m != nil {
@@ -499,6 +664,49 @@ func (c *checker) pod(i int, prev client.Object, p *corev1.Pod) {
 		}
 	}
 	c.budgets(i, p)
+}
+
+// eviction checks a request to the Eviction API from the audit log. No
+// attempt, whatever its answer, may come while a pre-drain hook is
+// present. A refusal (429) is counted; an eviction (201) must leave every
+// budget its healthy Pods, and the Pod then counts as being deleted by the
+// Eviction API (kube-apiserver's own writes of the condition and the
+// deletion are not audited requests). An attempt cut short (another
+// answer) may have written the Pod: if a later version shows it evicted,
+// pod checks the budgets there.
+func (c *checker) eviction(i int) {
+	e := &c.t.Events[i]
+	k := e.Key()
+	o := c.get(Pod, k)
+	if o == nil {
+		c.note("eviction of Pod %s (answer %d), which the record does not hold", k, e.Code)
+		return
+	}
+	p := o.(*corev1.Pod).DeepCopy()
+	mk := c.nodeOwner[p.Spec.NodeName]
+	if m := c.currentMachine(mk); m != nil {
+		if hooks := hookNames(m, clusterv1.PreDrainDeleteHookAnnotationPrefix); len(hooks) > 0 {
+			c.violate(i, NoDrainDuringPreDrain, Eviction, k, fmt.Sprintf("eviction (answer %d) while Machine %s has pre-drain hooks %v", e.Code, mk, hooks), ref(Machine, mk), ref(Pod, k))
+		}
+	}
+	switch {
+	case e.Code == 429:
+		c.rep.Refusals++
+		return
+	case e.Code == 201 || e.Applied:
+	default:
+		c.note("eviction of Pod %s cut short (answer %d)", k, e.Code)
+		return
+	}
+	c.rep.Evictions++
+	c.evicted[k] = true
+	if p.DeletionTimestamp == nil {
+		c.budgets(i, p)
+		now := metav1.NewTime(e.Stage)
+		p.DeletionTimestamp = &now
+		p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: evictionReason})
+		c.world[Pod][k] = p
+	}
 }
 
 // budgets checks that, without the evicted Pod, every budget selecting it
@@ -532,7 +740,14 @@ func (c *checker) budgets(i int, evicted *corev1.Pod) {
 			continue
 		}
 		if healthy < want {
-			c.violate(i, PDBRespected, Pod, key(evicted), fmt.Sprintf("evicted leaving %d healthy Pods of PDB %s, which needs %d", healthy, pk, want), ref(PDB, pk))
+			refs := []string{ref(PDB, pk)}
+			for k, po := range c.world[Pod] {
+				if p := po.(*corev1.Pod); p.Namespace == pdb.Namespace && sel.Matches(labels.Set(p.Labels)) {
+					refs = append(refs, ref(Pod, k))
+				}
+			}
+			sort.Strings(refs[1:])
+			c.violate(i, PDBRespected, Pod, key(evicted), fmt.Sprintf("evicted leaving %d healthy Pods of PDB %s, which needs %d", healthy, pk, want), refs...)
 		}
 	}
 }
@@ -585,6 +800,30 @@ func (c *checker) leaks() {
 			c.rep.Leaked = append(c.rep.Leaked, "VolumeAttachment "+k)
 		}
 	}
+	// Pods on the Nodes of the deleted Machines: one the drain must evict
+	// is leaked, unless a row skipped the drain; one it skips awaits the
+	// Pod garbage collector once its Node is gone (on a Node still there,
+	// the Node is what leaked).
+	for n := range nodes {
+		if c.get(Node, n) != nil {
+			continue
+		}
+		evictable := map[string]bool{}
+		if tr, ok := c.leftStates(c.nodeOwner[n], c.rules.DrainStates); !ok || c.rules.DrainRows[tr.row] {
+			for _, k := range c.evictablePods(n) {
+				evictable[k] = true
+			}
+		}
+		for k, o := range c.world[Pod] {
+			switch {
+			case o.(*corev1.Pod).Spec.NodeName != n:
+			case evictable[k]:
+				c.rep.Leaked = append(c.rep.Leaked, "Pod "+k)
+			default:
+				c.rep.AwaitingGC = append(c.rep.AwaitingGC, "Pod "+k)
+			}
+		}
+	}
 	// A bootstrap Secret's owner is the SimBootstrapConfig with the UID of
 	// its controller reference: a namesake created after the owner went (a
 	// Machine of the same name later in the run) neither keeps it alive nor
@@ -623,14 +862,19 @@ func (c *checker) note(format string, args ...any) {
 	c.rep.Notes = append(c.rep.Notes, fmt.Sprintf(format, args...))
 }
 
+// unverifiable records a check the record cannot decide.
+func (c *checker) unverifiable(format string, args ...any) {
+	c.rep.Unverifiable++
+	c.note("unverifiable: "+format, args...)
+}
+
 // violate records a violation with an excerpt of the events of the object
 // and of the others named (Kind/key refs), up to event i.
 func (c *checker) violate(i int, invariant string, kind Kind, k, msg string, others ...string) {
 	if w, ok := c.t.blindAt(c.t.Events[i].RV); ok {
 		// The state it was checked against may be stale: changes in the
 		// window were not all seen.
-		c.rep.Unverifiable++
-		c.note("unverifiable (rv %d in a window the recorder could not see, rv %d..%d): %s: %s %s: %s", c.t.Events[i].RV, w.From, w.To, invariant, kind, k, msg)
+		c.unverifiable("rv %d in a window the recorder could not see, rv %d..%d: %s: %s %s: %s", c.t.Events[i].RV, w.From, w.To, invariant, kind, k, msg)
 		return
 	}
 	refs := append([]string{ref(kind, k)}, others...)
@@ -639,6 +883,18 @@ func (c *checker) violate(i int, invariant string, kind Kind, k, msg string, oth
 		idx = append(idx, c.involved[r]...)
 	}
 	sort.Ints(idx)
+	// A request without a resourceVersion of its own is placed after the
+	// writes answered before it began: a write of the objects involved
+	// that ran at the same time may have been applied before or after it.
+	// (A budget's status is not what any check reads: its writes do not
+	// count.)
+	for _, j := range c.involvedAll(refs) {
+		a, b := &c.t.Events[i], &c.t.Events[j]
+		if j != i && b.Kind != PDB && (a.Bracketed || b.Bracketed) && concurrent(a, b) {
+			c.unverifiable("%s: %s %s: %s, but it ran at the same time as %s %s %s (rv %d): their order is unknown", invariant, kind, k, msg, b.Op, b.Kind, b.Key(), b.RV)
+			return
+		}
+	}
 	var lines []string
 	last := -1
 	for _, j := range idx {
@@ -653,7 +909,18 @@ func (c *checker) violate(i int, invariant string, kind Kind, k, msg string, oth
 		lines = lines[len(lines)-excerptLines:]
 	}
 	lines[len(lines)-1] += "   <== " + invariant
-	c.rep.Violations = append(c.rep.Violations, Violation{Invariant: invariant, Object: string(kind) + " " + k, Message: msg, Excerpt: lines})
+	c.rep.Violations = append(c.rep.Violations, Violation{Invariant: invariant, Object: string(kind) + " " + k, Message: msg, Excerpt: lines, RV: c.t.Events[i].RV})
+}
+
+// involvedAll are all the events (before and after) of the refs.
+func (c *checker) involvedAll(refs []string) []int {
+	var out []int
+	for _, r := range refs {
+		for _, j := range c.eventsOf[r] {
+			out = append(out, j)
+		}
+	}
+	return out
 }
 
 func hookNames(m *clusterv1.Machine, prefix string) []string {
@@ -674,4 +941,37 @@ func hasString(xs []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// SecretLeaks judges the Secrets left in a run's namespace (as listed from
+// the API server at the end; the audit log holds Secrets at Metadata
+// level only) against the SimBootstrapConfigs the timeline shows created
+// and those still there (live, name to UID). A Secret must be controlled
+// by a SimBootstrapConfig of the run, by name and UID: with that owner
+// gone it awaits the garbage collector, which these control planes do not
+// run; with the owner still there (the owner leaked too, or a namesake
+// reused it), or without such a reference (nothing would ever collect
+// it, or the sim wrote a wrong one), it is leaked.
+func SecretLeaks(t *Timeline, secrets []corev1.Secret, live map[string]types.UID) (leaked, awaitingGC []string) {
+	created := map[types.UID]string{}
+	for i := range t.Events {
+		if e := &t.Events[i]; e.Kind == SimBootstrapConfig && e.Obj != nil && e.Obj.GetUID() != "" {
+			created[e.Obj.GetUID()] = e.Obj.GetName()
+		}
+	}
+	for i := range secrets {
+		s := &secrets[i]
+		owner := metav1.GetControllerOf(s)
+		switch {
+		case owner == nil || owner.Kind != "SimBootstrapConfig" || created[owner.UID] != owner.Name:
+			leaked = append(leaked, "Secret "+s.Name+" (no controller reference to a SimBootstrapConfig of the run)")
+		case live[owner.Name] == owner.UID:
+			leaked = append(leaked, "Secret "+s.Name+" (its owner is still there)")
+		default:
+			awaitingGC = append(awaitingGC, "Secret "+s.Name)
+		}
+	}
+	sort.Strings(leaked)
+	sort.Strings(awaitingGC)
+	return leaked, awaitingGC
 }

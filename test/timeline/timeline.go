@@ -1,12 +1,14 @@
 // Package timeline records what happens to Machines and everything their
 // deletion touches (provider objects, bootstrap Secrets, Nodes, Pods,
-// PodDisruptionBudgets, VolumeAttachments) as a timeline of watch events,
-// and checks the deletion invariants on it after a run (see Check).
+// PodDisruptionBudgets, VolumeAttachments, evictions) as a timeline, and
+// checks the deletion invariants on it after a run (see Check). The
+// timeline is read from kube-apiserver's audit log (ReadAuditLog), every
+// write; a Recorder's informers watch the same objects, to cross-check the
+// log (Complete) and to time the faults of a run by its progress.
 //
 // Events are ordered by resourceVersion: on a control plane backed by one
 // etcd, every write gets the next etcd revision whatever the kind, so the
-// order is the API server's own, not the order the watches happened to
-// deliver them in.
+// order is the API server's own, not the order anything observed them in.
 package timeline
 
 import (
@@ -44,7 +46,11 @@ const (
 	// records one per state change naming the table and row, also for the
 	// last step, whose status is never written (the Machine goes with it).
 	MachineEvent Kind = "Event"
-	Mark         Kind = "Mark"
+	// Eviction is a request to the Eviction API (pods/eviction) as the
+	// audit log shows it: Code 201 evicted the Pod, 429 is a budget's
+	// refusal. Obj names the Pod.
+	Eviction Kind = "Eviction"
+	Mark     Kind = "Mark"
 )
 
 // Op is what happened to the object.
@@ -55,6 +61,9 @@ const (
 	Added   Op = "Added"
 	Updated Op = "Updated"
 	Deleted Op = "Deleted"
+	// Uncertain is a write the audit log shows answered with a server
+	// error or not at all: it may or may not have been applied.
+	Uncertain Op = "Uncertain"
 )
 
 // Event is one recorded change.
@@ -77,6 +86,21 @@ type Event struct {
 	Obj client.Object
 	// Note is the text of a Mark.
 	Note string
+
+	// From the audit log: when the API server received the request and
+	// answered it, and the answer's code.
+	Recv, Stage time.Time
+	Code        int
+	// Bracketed marks a write whose answer carried no resourceVersion: RV
+	// is the newest revision answered before the request was received, so
+	// its order against requests running at the same time is unknown.
+	Bracketed bool
+	// FromInformers marks a version the audit log lacks and the informers
+	// saw (see Complete).
+	FromInformers bool
+	// Applied marks an eviction placed at its own write, which the
+	// informers saw: it evicted the Pod, whatever its answer.
+	Applied bool
 }
 
 // Key is namespace/name (name for cluster-scoped objects).
@@ -102,6 +126,9 @@ type Timeline struct {
 	// Blind are the spans the recorder may have missed changes in (its
 	// watches broke and re-listed, e.g. across an API server restart).
 	Blind []Window
+	// FromAudit: the events are kube-apiserver's audit log (ReadAuditLog),
+	// every write, with no blind spans.
+	FromAudit bool
 }
 
 // Window is a span of resourceVersions (From, To].
@@ -146,6 +173,15 @@ func (t *Timeline) Format(e *Event) string {
 	approx := ""
 	if e.Approx {
 		approx = " (tombstone: deleted at or before)"
+	}
+	if e.Bracketed {
+		approx = " (no resourceVersion in the answer: after rv)"
+	}
+	if e.FromInformers {
+		approx = " (not in the audit log: seen by the informers)"
+	}
+	if e.Kind == Eviction {
+		return fmt.Sprintf("%s %-7s %s %s%s code=%d", head, "Create", e.Kind, e.Key(), approx, e.Code)
 	}
 	return fmt.Sprintf("%s %-7s %s %s%s %s", head, e.Op, e.Kind, e.Key(), approx, Describe(e.Obj))
 }

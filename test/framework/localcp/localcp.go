@@ -54,6 +54,9 @@ type Options struct {
 	Root string
 	// Log receives progress lines (nil: silent).
 	Log io.Writer
+	// Audit makes kube-apiserver log every write to the objects of a
+	// Machine's deletion to ControlPlane.AuditLog (see configureAudit).
+	Audit bool
 }
 
 // ControlPlane is a running local control plane.
@@ -72,6 +75,8 @@ type ControlPlane struct {
 	URL string
 	// Resumed is true when etcd data from an earlier run was found.
 	Resumed bool
+	// AuditLog is the audit log's path (Options.Audit), else "".
+	AuditLog string
 
 	env     *envtest.Environment
 	logs    []*os.File
@@ -255,6 +260,13 @@ func Start(opts Options) (*ControlPlane, error) {
 	// needs update on the owner's finalizers (test/security relies on it;
 	// admin clients are not affected).
 	api.Configure().Append("enable-admission-plugins", "OwnerReferencesPermissionEnforcement")
+	if opts.Audit {
+		if cp.AuditLog, err = configureAudit(api, dir); err != nil {
+			cp.closeLogs()
+			_ = os.RemoveAll(certDir)
+			return nil, err
+		}
+	}
 	env := &envtest.Environment{
 		ControlPlane: envtest.ControlPlane{
 			Etcd:      &envtest.Etcd{DataDir: etcdDir, Out: etcdLog, Err: etcdLog},

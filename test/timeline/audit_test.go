@@ -1,0 +1,133 @@
+package timeline
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Lines as kube-apiserver writes them with localcp's audit policy; the
+// last one cut short, as a kill mid-write leaves it.
+const auditSample = `{"verb":"create","userAgent":"chaos.test","objectRef":{"resource":"pods","namespace":"t","name":"p1","apiVersion":"v1"},"responseStatus":{"code":201},"responseObject":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p1","namespace":"t","resourceVersion":"10"},"spec":{"nodeName":"n1"}},"requestReceivedTimestamp":"2026-01-01T00:00:00.000100Z","stageTimestamp":"2026-01-01T00:00:00.000200Z"}
+{"verb":"create","userAgent":"other","objectRef":{"resource":"pods","namespace":"other","name":"p9","apiVersion":"v1"},"responseStatus":{"code":201},"responseObject":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p9","namespace":"other","resourceVersion":"11"}},"requestReceivedTimestamp":"2026-01-01T00:00:00.000300Z","stageTimestamp":"2026-01-01T00:00:00.000400Z"}
+{"verb":"create","userAgent":"krtt-operator","objectRef":{"resource":"pods","namespace":"t","name":"p1","apiVersion":"v1","subresource":"eviction"},"responseStatus":{"code":429},"responseObject":{"kind":"Status","apiVersion":"v1","code":429},"requestReceivedTimestamp":"2026-01-01T00:00:00.000500Z","stageTimestamp":"2026-01-01T00:00:00.000600Z"}
+{"verb":"patch","userAgent":"krtt-operator","objectRef":{"resource":"nodes","name":"n1","apiVersion":"v1"},"responseStatus":{"code":200},"responseObject":{"kind":"Node","apiVersion":"v1","metadata":{"name":"n1","resourceVersion":"12"},"spec":{"unschedulable":true}},"requestReceivedTimestamp":"2026-01-01T00:00:00.000700Z","stageTimestamp":"2026-01-01T00:00:00.000800Z"}
+{"verb":"create","userAgent":"krtt-operator","objectRef":{"resource":"pods","namespace":"t","name":"p1","apiVersion":"v1","subresource":"eviction"},"responseStatus":{"code":201},"responseObject":{"kind":"Status","apiVersion":"v1","code":201},"requestReceivedTimestamp":"2026-01-01T00:00:00.000900Z","stageTimestamp":"2026-01-01T00:00:00.001000Z"}
+{"verb":"delete","userAgent":"krtt-sim","objectRef":{"resource":"pods","namespace":"t","name":"p1","apiVersion":"v1"},"responseStatus":{"code":200},"responseObject":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p1","namespace":"t","resourceVersion":"15","deletionTimestamp":"2026-01-01T00:00:01Z","deletionGracePeriodSeconds":0},"spec":{"nodeName":"n1"}},"requestReceivedTimestamp":"2026-01-01T00:00:00.001100Z","stageTimestamp":"2026-01-01T00:00:00.001200Z"}
+{"verb":"delete","userAgent":"krtt-operator","objectRef":{"resource":"nodes","name":"n1","apiVersion":"v1"},"responseStatus":{"code":200},"responseObject":{"kind":"Status","apiVersion":"v1","status":"Success"},"requestReceivedTimestamp":"2026-01-01T00:00:00.001300Z","stageTimestamp":"2026-01-01T00:00:00.001400Z"}
+{"verb":"delete","userAgent":"krtt-operator","objectRef":{"resource":"nodes","name":"n2","apiVersion":"v1"},"responseStatus":{"code":404},"responseObject":{"kind":"Status","apiVersion":"v1","code":404},"requestReceivedTimestamp":"2026-01-01T00:00:00.001500Z","stageTimestamp":"2026-01-01T00:00:00.001600Z"}
+{"verb":"update","objectRef":{"resource":"machines","namespace":"t","name":"m1","apiGroup":"cluster.krtt.dev"},"respo`
+
+func TestReadAudit(t *testing.T) {
+	tl, err := readAudit(strings.NewReader(auditSample), "t", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for i := range tl.Events {
+		e := &tl.Events[i]
+		s := tl.Format(e)
+		got = append(got, s[strings.Index(s, "rv="):])
+	}
+	want := []string{
+		"rv=10      Added   Pod t/p1 node=n1 phase=",
+		"rv=10      Create  Eviction t/p1 (no resourceVersion in the answer: after rv) code=429",
+		"rv=12      Updated Node n1 cordoned",
+		"rv=12      Create  Eviction t/p1 (no resourceVersion in the answer: after rv) code=201",
+		// Removed: answered with the object as it was, the removal newer.
+		"rv=15      Deleted Pod t/p1 (no resourceVersion in the answer: after rv) deleting node=n1 phase=",
+		// Answered with a Status: placed after the last write answered.
+		"rv=15      Deleted Node n1 (no resourceVersion in the answer: after rv) ",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if !tl.FromAudit {
+		t.Error("not marked as read from an audit log")
+	}
+	// A broken line that is not the last is an error.
+	if _, err := readAudit(strings.NewReader("{\n"+auditSample), "t", nil); err == nil {
+		t.Error("a broken line in the middle of the log was accepted")
+	}
+}
+
+// A version the informers saw and the audit log lacks is reported; the
+// Eviction API's own write of an evicted Pod is not, and joins the
+// timeline.
+func TestComplete(t *testing.T) {
+	audit := run(knobs{audit: true})
+	informers := run(knobs{})
+	n := len(audit.Events)
+	if got := Complete(audit, informers, nil); len(got) != 0 {
+		t.Errorf("versions reported missing from a complete log: %v", got)
+	}
+	if len(audit.Events) != n+4 {
+		t.Errorf("the Eviction API's writes of the two evicted Pods did not join the timeline: %d events, want %d", len(audit.Events), n+4)
+	}
+	// Each eviction now sits at its own write, just before it.
+	for i, e := range audit.Events {
+		if e.Kind != Eviction {
+			continue
+		}
+		next := audit.Events[i+1]
+		if e.Bracketed || next.Kind != Pod || next.Key() != e.Key() || next.RV != e.RV || !next.FromInformers {
+			t.Errorf("eviction of %s at rv %d (bracketed %t), followed by %s", e.Key(), e.RV, e.Bracketed, audit.Format(&next))
+		}
+	}
+	if rep := Check(audit, rules(t), true); rep.Failed() || rep.Evictions != 2 {
+		t.Errorf("the completed timeline fails or miscounts (%d evictions, want 2): %v\n%v", rep.Evictions, rep.Violations, rep.Notes)
+	}
+	// An eviction cut short (500) whose write the informers saw is placed
+	// there and checked as the eviction it was: over the budget here.
+	audit = run(knobs{audit: true, cutShort: true, otherDBNotReady: true})
+	Complete(audit, run(knobs{otherDBNotReady: true}), nil)
+	rep := Check(audit, rules(t), true)
+	if len(rep.Violations) != 1 || rep.Violations[0].Invariant != PDBRespected || rep.Violations[0].Object != "Pod t/db-1" || rep.Evictions != 2 ||
+		strings.Contains(strings.Join(rep.Notes, "\n"), "cut short") {
+		t.Errorf("cut-short eviction: %d evictions, violations %v, notes %v", rep.Evictions, rep.Violations, rep.Notes)
+	}
+	audit = run(knobs{audit: true})
+	var kept []Event
+	for _, e := range audit.Events {
+		if e.Kind == Node && e.Op == Updated {
+			continue // the cordon
+		}
+		kept = append(kept, e)
+	}
+	audit.Events = append([]Event(nil), kept...)
+	if got := strings.Join(Complete(audit, informers, nil), ", "); got != "Node n1 rv 18" {
+		t.Errorf("missing %q, want the cordon", got)
+	}
+	// Answered 504 but applied: explained.
+	audit.Events = append(append([]Event(nil), kept...), Event{Kind: Node, Op: Uncertain, Code: 504, Bracketed: true,
+		Obj: &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}})
+	if got := Complete(audit, informers, nil); len(got) != 0 {
+		t.Errorf("a write answered 504 reported missing: %v", got)
+	}
+	// Applied while kube-apiserver was being killed: explained.
+	audit.Events = append([]Event(nil), kept...)
+	at := t0.Add(18 * time.Millisecond)
+	if got := Complete(audit, informers, []Outage{{Down: at, Up: at.Add(time.Millisecond)}}); len(got) != 0 {
+		t.Errorf("a write in flight at an outage reported missing: %v", got)
+	}
+}
+
+// A removal answered with a Status comes after a write to the same object
+// that ran at the same time: an object is not written once it is gone.
+func TestReadAuditRemovalAfterConcurrentWrite(t *testing.T) {
+	const lines = `{"verb":"create","objectRef":{"resource":"nodes","name":"n1"},"responseStatus":{"code":201},"responseObject":{"kind":"Node","metadata":{"name":"n1","resourceVersion":"19"}},"requestReceivedTimestamp":"2026-01-01T00:00:00.000100Z","stageTimestamp":"2026-01-01T00:00:00.000500Z"}
+{"verb":"delete","objectRef":{"resource":"nodes","name":"n1"},"responseStatus":{"code":200},"responseObject":{"kind":"Status","status":"Success"},"requestReceivedTimestamp":"2026-01-01T00:00:00.000900Z","stageTimestamp":"2026-01-01T00:00:00.001600Z"}
+{"verb":"patch","objectRef":{"resource":"nodes","name":"n1","subresource":"status"},"responseStatus":{"code":200},"responseObject":{"kind":"Node","metadata":{"name":"n1","resourceVersion":"20"}},"requestReceivedTimestamp":"2026-01-01T00:00:00.001000Z","stageTimestamp":"2026-01-01T00:00:00.001500Z"}
+`
+	tl, err := readAudit(strings.NewReader(lines), "t", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := tl.Events[len(tl.Events)-1]
+	if len(tl.Events) != 3 || last.Op != Deleted || last.RV != 20 {
+		t.Errorf("the removal is not last, after rv 20: %+v", tl.Events)
+	}
+}
