@@ -14,7 +14,7 @@ const RegistryName = "machinedeployment"
 
 // Registry returns the MachineDeployment registry: every fact observer,
 // action and status projection its tables may name.
-var Registry = engine.LazyRegistry(RegistryName, registerFacts, registerActions, registerStatus)
+var Registry = engine.LazyRegistry(RegistryName, registerFacts, registerWaits, registerActions, registerStatus)
 
 func registerActions(r *engine.Registry[*Scope]) {
 	r.Action("ReportObserveError", "Fail with the API error met while observing, so the row's onFailure names it.", reportObserveError, engine.Pure())
@@ -34,3 +34,14 @@ func registerActions(r *engine.Registry[*Scope]) {
 
 // deploymentOf is the MachineDeployment the scope reconciles.
 func deploymentOf(s *Scope) client.Object { return s.MD }
+
+// registerWaits gives the engine the deployment's fields, which the
+// progress deadline (RollingOut's wait) is timed from.
+func registerWaits(r *engine.Registry[*Scope]) {
+	r.WaitFields(func(s *Scope) engine.WaitFields {
+		if s.MD == nil {
+			return nil
+		}
+		return reconciler.ObjectFields(s.MD, s.Now)
+	})
+}
