@@ -64,7 +64,7 @@ func registerMachineDeploymentSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^every Machine of the deployment "([^"]*)" is of the current MachineSet$`, w.allMachinesCurrent)
 	sc.Step(`^every Machine of the deployment "([^"]*)" has the label "([^"]*)" = "([^"]*)"$`, w.allMachinesLabelled)
 	sc.Step(`^the deployment "([^"]*)" never had more than (\d+) Machines nor fewer than (\d+) available at any watch event$`, w.deploymentInvariants)
-	sc.Step(`^an Event of the MachineDeployment "([^"]*)" tells row "([^"]*)" with reason "([^"]*)"$`, w.deploymentEventTellsRow)
+	sc.Step(`^an Event of the MachineDeployment "([^"]*)" tells row "([^"]*)" moving it to "([^"]*)"$`, w.deploymentEventTellsRow)
 	sc.Step(`^the MachineDeployment "([^"]*)" is gone$`, w.deploymentGone)
 }
 
@@ -662,8 +662,10 @@ func (w *world) allMachinesLabelled(ctx context.Context, name, key, value string
 	})
 }
 
-func (w *world) deploymentEventTellsRow(ctx context.Context, name, row, reason string) error {
-	return w.eventually(ctx, "Event of row "+row+" with reason "+reason, func(ctx context.Context) error {
+// deploymentEventTellsRow: an Event of the deployment tells the row and the
+// state it moved to (a path of rows is one Event, its note naming each).
+func (w *world) deploymentEventTellsRow(ctx context.Context, name, row, state string) error {
+	return w.eventually(ctx, "Event of row "+row, func(ctx context.Context) error {
 		list := &eventsv1.EventList{}
 		if err := w.h.Client.List(ctx, list, client.InNamespace(w.ns)); err != nil {
 			return err
@@ -673,12 +675,12 @@ func (w *world) deploymentEventTellsRow(ctx context.Context, name, row, reason s
 			if e.Regarding.Kind != "MachineDeployment" || e.Regarding.Name != name {
 				continue
 			}
-			if strings.Contains(e.Action, row) && e.Reason == reason {
+			if strings.Contains(e.Note, "row "+row+": ") && strings.Contains(e.Note, "→ "+state) {
 				return nil
 			}
-			seen = append(seen, e.Action+"/"+e.Reason)
+			seen = append(seen, e.Note)
 		}
-		return fmt.Errorf("Events of MachineDeployment %s (row/reason): %v", name, seen)
+		return fmt.Errorf("Events of MachineDeployment %s: %v", name, seen)
 	})
 }
 
