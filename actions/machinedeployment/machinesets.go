@@ -164,8 +164,11 @@ func proportions(s *Scope) map[*Set]int {
 	sets := active(s)
 	out := map[*Set]int{}
 	r := s.Replicas()
-	if len(sets) == 1 {
-		out[sets[0]] = r
+	if len(sets) == 1 || r == 0 {
+		// Scaling to 0 leaves no room for a surge: every set goes to 0.
+		for _, set := range sets {
+			out[set] = r
+		}
 		return out
 	}
 	allowed := r
@@ -190,12 +193,7 @@ func proportions(s *Scope) map[*Set]int {
 		if err != nil || made <= 0 {
 			made = current
 		}
-		var share int
-		if r == 0 {
-			share = -set.Spec()
-		} else {
-			share = int(math.Round(float64(set.Spec()*allowed)/float64(made))) - set.Spec()
-		}
+		share := int(math.Round(float64(set.Spec()*allowed)/float64(made))) - set.Spec()
 		if toAdd > 0 {
 			share = min(share, toAdd-added)
 		} else {
