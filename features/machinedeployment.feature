@@ -198,3 +198,17 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     Then the MachineDeployment "md" reaches phase "ScalingUp"
     And the MachineDeployment "md" has condition "Progressing" with status "True" and reason "RolloutComplete"
     And the MachineDeployment "md" has 1 MachineSet
+
+  @serial @row:machinedeployment-rollout:O16
+  Scenario: spec.rollout.after replaces every Machine once the time has passed
+    Given a MachineDeployment "md" of 1 Machine to be rolled out 1 minute from now on the operator's clock
+    And the providers bring every Machine of the deployment "md" to Running as it comes
+    And the MachineDeployment "md" reports 1 replica, 1 updated and 1 available
+    And the current MachineSet of "md" is called "v1"
+    And the MachineDeployment "md" has condition "Progressing" with status "True" and reason "RolloutComplete"
+    And the MachineDeployment "md" has 1 MachineSet
+    When 2 minutes pass on the operator's clock
+    Then the MachineSet called "v1" asks for 0 replicas
+    And the MachineDeployment "md" has 2 MachineSets
+    And every Machine of the deployment "md" is of the current MachineSet
+    And the MachineDeployment "md" reports 1 replica, 1 updated and 1 available

@@ -38,6 +38,7 @@ func registerMachineDeploymentSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^a MachineDeployment "([^"]*)" of (\d+) Machines? whose infrastructure template does not exist$`, w.aDeploymentMissingTemplate)
 	sc.Step(`^a MachineDeployment "([^"]*)" of (\d+) Machines? of the missing Cluster "([^"]*)"$`, w.aDeploymentOfMissingCluster)
 	sc.Step(`^a paused MachineDeployment "([^"]*)" of (\d+) Machines?$`, w.aPausedDeployment)
+	sc.Step(`^a MachineDeployment "([^"]*)" of (\d+) Machines? to be rolled out (\d+) minutes? from now on the operator's clock$`, w.aDeploymentRolledOutLater)
 
 	sc.Step(`^the providers bring every Machine of the deployment "([^"]*)" to Running as it comes$`, w.provideDeployment)
 	sc.Step(`^the providers stop bringing Machines of the deployment "([^"]*)" to Running$`, w.stopProviding)
@@ -159,6 +160,12 @@ func (w *world) aPausedDeployment(ctx context.Context, name string, replicas int
 	})
 }
 
+func (w *world) aDeploymentRolledOutLater(ctx context.Context, name string, replicas, minutes int) error {
+	return w.newDeployment(ctx, name, replicas, func(md *clusterv1.MachineDeployment) {
+		md.Spec.Rollout.After = &metav1.Time{Time: w.h.Clock.Now().Add(time.Duration(minutes) * time.Minute)}
+	})
+}
+
 func (w *world) deployment(ctx context.Context, name string) (*clusterv1.MachineDeployment, error) {
 	md := &clusterv1.MachineDeployment{}
 	return md, w.h.Client.Get(ctx, client.ObjectKey{Namespace: w.ns, Name: name}, md)
@@ -192,9 +199,11 @@ func (w *world) deploymentSets(ctx context.Context, name string) (*clusterv1.Mac
 			out = append(out, ms)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		return out[i].Annotations[clusterv1.RevisionAnnotation] < out[j].Annotations[clusterv1.RevisionAnnotation]
-	})
+	revision := func(ms *clusterv1.MachineSet) int {
+		n, _ := strconv.Atoi(ms.Annotations[clusterv1.RevisionAnnotation])
+		return n
+	}
+	sort.Slice(out, func(i, j int) bool { return revision(&out[i]) < revision(&out[j]) })
 	return md, out, nil
 }
 
@@ -553,8 +562,10 @@ func (w *world) currentSet(ctx context.Context, name string) (*clusterv1.Machine
 	if err != nil {
 		return nil, err
 	}
-	for i, ms := range sets {
-		if ms.Spec.Template.Spec.InfrastructureRef.Name == md.Spec.Template.Spec.InfrastructureRef.Name {
+	// The newest revision of the template: an older one of the same
+	// template is old once spec.rollout.after has passed.
+	for i := len(sets) - 1; i >= 0; i-- {
+		if sets[i].Spec.Template.Spec.InfrastructureRef.Name == md.Spec.Template.Spec.InfrastructureRef.Name {
 			return &sets[i], nil
 		}
 	}

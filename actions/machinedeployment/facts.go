@@ -81,5 +81,8 @@ func registerFacts(r *engine.Registry[*Scope]) {
 		}
 		return "Equal"
 	})
+	r.Bool("rolloutScheduled", func(s *Scope) bool {
+		return s.MD != nil && s.MD.Spec.Rollout.After != nil && s.Now.Before(s.MD.Spec.Rollout.After.Time)
+	})
 	r.Bool("progressed", func(s *Scope) bool { return s.Progressed })
 }
