@@ -125,7 +125,7 @@ func historySurplus(s *Scope) []*Set {
 	}
 	limit := 1
 	if l := s.MD.Spec.RevisionHistoryLimit; l != nil {
-		limit = int(*l)
+		limit = max(0, int(*l))
 	}
 	if len(idle) <= limit {
 		return nil
