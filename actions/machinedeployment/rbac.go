@@ -6,6 +6,8 @@ package machinedeployment
 // re-read after a status patch conflict. It creates, scales (patch) and
 // deletes its MachineSets; setting blockOwnerDeletion on them needs update
 // on machinedeployments/finalizers under OwnerReferencesPermissionEnforcement.
+// It reads its Machines and the templates (only to meet an API error early)
+// with the Machine and MachineSet controllers' list and watch.
 
 // +kubebuilder:rbac:groups=cluster.krtt.dev,resources=machinedeployments,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=cluster.krtt.dev,resources=machinedeployments/status,verbs=patch
