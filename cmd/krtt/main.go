@@ -77,7 +77,7 @@ See docs/table-format.md for the format.`,
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(lintCmd(stdout), renderCmd(stdout, stderr), decideCmd(stdout, stderr), docsCmd(stdout, stderr))
-	root.AddCommand(explainCmd(stdout, stderr))
+	root.AddCommand(explainCmd(stdout, stderr), rolloutCmd(stdout))
 	return root
 }
 
