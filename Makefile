@@ -168,11 +168,12 @@ security: tools ## Only the least-privilege suite: a full lifecycle as the opera
 	go test $(GO_TEST_FLAGS) ./test/security/
 
 .PHONY: fuzz
-fuzz: ## Run each fuzz target (table loader; Machine, Pod verdict, MachineSet and Cluster fact observers) for FUZZ_TIME (default 1m); their seeds also run in make test.
+fuzz: ## Run each fuzz target (table loader; Machine, Pod verdict, MachineSet, MachineDeployment and Cluster fact observers) for FUZZ_TIME (default 1m); their seeds also run in make test.
 	go test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZ_TIME) ./engine
 	go test -run '^$$' -fuzz '^FuzzMachineObservers$$' -fuzztime $(FUZZ_TIME) ./actions/machine/observerfuzz
 	go test -run '^$$' -fuzz '^FuzzPodVerdictObservers$$' -fuzztime $(FUZZ_TIME) ./actions/machine/observerfuzz
 	go test -run '^$$' -fuzz '^FuzzMachineSetObservers$$' -fuzztime $(FUZZ_TIME) ./actions/machineset/observerfuzz
+	go test -run '^$$' -fuzz '^FuzzMachineDeploymentObservers$$' -fuzztime $(FUZZ_TIME) ./actions/machinedeployment/observerfuzz
 	go test -run '^$$' -fuzz '^FuzzClusterObservers$$' -fuzztime $(FUZZ_TIME) ./actions/cluster
 
 ##@ Release

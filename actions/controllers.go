@@ -13,6 +13,7 @@ import (
 	"github.com/krtt-dev/krtt/actions/cluster"
 	"github.com/krtt-dev/krtt/actions/controller"
 	"github.com/krtt-dev/krtt/actions/machine"
+	"github.com/krtt-dev/krtt/actions/machinedeployment"
 	"github.com/krtt-dev/krtt/actions/machineset"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
@@ -48,6 +49,8 @@ var Controllers = []Controller{
 		Explain: machine.Explain, Help: "Explain why a Machine is in its state and what would move it on"},
 	{Name: machineset.Name, Object: &clusterv1.MachineSet{}, Catalogs: machineset.Catalogs, Setup: machineset.Setup,
 		Explain: machineset.Explain, Help: "Explain why a MachineSet is in its state: its counts, limits and what would move it on"},
+	{Name: machinedeployment.Name, Object: &clusterv1.MachineDeployment{}, Catalogs: machinedeployment.Catalogs, Setup: machinedeployment.Setup,
+		Explain: machinedeployment.Explain, Help: "Explain which step a MachineDeployment's rollout is in and what it waits on"},
 	{Name: cluster.Name, Object: &clusterv1.Cluster{}, Catalogs: cluster.Catalogs, Setup: cluster.Setup,
 		Explain: cluster.Explain, Help: "Explain why a Cluster is in its state and, while it is deleted, what its teardown waits on"},
 }

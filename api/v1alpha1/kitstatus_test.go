@@ -19,8 +19,8 @@ func TestKitStatus(t *testing.T) {
 		LastTransition: &kit.LastTransition{Table: "t", Row: "N40", From: "Running", To: "Running",
 			Via: []kit.ViaRow{{Table: "t", Row: "N39", From: "Provisioned", To: "Running"}}}}
 	conds := []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue}}
-	m, ms, c := &clusterv1.Machine{}, &clusterv1.MachineSet{}, &clusterv1.Cluster{}
-	for _, o := range []kit.Status{m, ms, c} {
+	m, ms, c, md := &clusterv1.Machine{}, &clusterv1.MachineSet{}, &clusterv1.Cluster{}, &clusterv1.MachineDeployment{}
+	for _, o := range []kit.Status{m, ms, c, md} {
 		o.SetRecord(rec)
 		o.SetConditions(conds)
 		if got := o.GetRecord(); !equality.Semantic.DeepEqual(got, rec) {

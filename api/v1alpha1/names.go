@@ -150,3 +150,31 @@ const (
 	ScalingDownCondition   = "ScalingDown"
 	RemediatingCondition   = "Remediating"
 )
+
+// MachineDeployment names.
+const (
+	// MachineDeploymentFinalizer keeps a MachineDeployment until its
+	// MachineSets are gone.
+	MachineDeploymentFinalizer = "machinedeployment.cluster.krtt.dev"
+	// MachineTemplateHashLabel on a MachineSet of a deployment (and its
+	// Machines) is the hash of the template revision it was made from.
+	MachineTemplateHashLabel = "cluster.krtt.dev/machine-template-hash"
+	// DeploymentNameLabel names the MachineDeployment of a MachineSet.
+	DeploymentNameLabel = "cluster.krtt.dev/deployment-name"
+	// RevisionAnnotation on a MachineSet is its revision number, and on a
+	// MachineDeployment the revision of its current template.
+	RevisionAnnotation = "machinedeployment.cluster.krtt.dev/revision"
+	// DesiredReplicasAnnotation on a MachineSet is the deployment's
+	// spec.replicas when it was last sized; a different spec.replicas is
+	// a scaling event, spread over the sets by size.
+	DesiredReplicasAnnotation = "machinedeployment.cluster.krtt.dev/desired-replicas"
+	// MaxReplicasAnnotation on a MachineSet is spec.replicas + maxSurge of
+	// its deployment when it was last sized.
+	MaxReplicasAnnotation = "machinedeployment.cluster.krtt.dev/max-replicas"
+)
+
+// Condition types set on MachineDeployments (Paused too).
+const (
+	AvailableCondition   = "Available"
+	ProgressingCondition = "Progressing"
+)

@@ -40,8 +40,8 @@ var explainNow = time.Now
 // explainCmd: krtt explain machine NAME | krtt explain table TABLE
 func explainCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "explain machine NAME | explain machineset NAME | explain cluster NAME | explain table TABLE",
-		Short: "Explain why a Machine or MachineSet is where it is, or list a table's rows and their coverage",
+		Use:   "explain machine NAME | explain machineset NAME | explain machinedeployment NAME | explain cluster NAME | explain table TABLE",
+		Short: "Explain why a Machine, MachineSet, MachineDeployment or Cluster is where it is, or list a table's rows and their coverage",
 		Long: `explain machine observes a Machine exactly as the operator does (same
 observers, same facts), asks the Machine tables which row fires and prints
 that row, why every other row of the state does not fire, what the Machine
@@ -56,6 +56,9 @@ explain machineset does the same for a MachineSet, with its counts
 explain cluster does the same for a Cluster; while it is being deleted it
 names what the teardown waits on (MachineSets, Machines and the deletion
 step each Machine is in).
+explain machinedeployment does the same for a MachineDeployment: which step
+its rollout is in, what it waits on, and each MachineSet's revision,
+replicas, Machines and available Machines.
 
 explain table lists a table's rows with the scenarios that cover them.
 

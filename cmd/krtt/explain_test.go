@@ -272,6 +272,7 @@ func TestExplainMachineGolden(t *testing.T) {
 	ctx := context.Background()
 
 	t.Run("MachineSetWaitingForTemplate", func(t *testing.T) { explainMachineSetWaitingForTemplate(t, h, kubeconfig) })
+	t.Run("MachineDeploymentScalingUp", func(t *testing.T) { explainMachineDeploymentScalingUp(t, h, kubeconfig) })
 
 	t.Run("Running", func(t *testing.T) {
 		ns := localcp.UniqueName("explain-running")

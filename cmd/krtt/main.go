@@ -81,7 +81,7 @@ See docs/table-format.md for the format.`,
 	root.PersistentFlags().StringVar(&catalogFile, "catalog", "",
 		"check and describe tables with the registries of a catalog file (JSON or YAML, written by engine.WriteCatalogFile) instead of krtt's own")
 	root.AddCommand(lintCmd(stdout), renderCmd(stdout, stderr), decideCmd(stdout, stderr), docsCmd(stdout, stderr))
-	root.AddCommand(explainCmd(stdout, stderr))
+	root.AddCommand(explainCmd(stdout, stderr), rolloutCmd(stdout))
 	root.AddCommand(initCmd(stdout), createCmd(stdout))
 	root.AddCommand(describeCmd(stdout))
 	return root

@@ -1,0 +1,234 @@
+package machinedeployment
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/reconciler"
+)
+
+// The actions change the MachineDeployment in memory only (the kit patches
+// it once) or create, patch and delete its MachineSets. A MachineSet they
+// patch is waited for in the cache, so the next reconcile does not size it
+// again from its old replicas.
+
+func reportObserveError(_ context.Context, s *Scope) engine.Outcome {
+	if s.Err == nil {
+		return engine.Failf("an API error was observed but not kept")
+	}
+	return engine.Fail(s.Err)
+}
+
+// patchSets writes each set's change with optimistic locking and waits
+// until the cache shows every new generation.
+func patchSets(ctx context.Context, s *Scope, changes map[*Set]func(*clusterv1.MachineSet)) error {
+	var written []client.Object
+	want := map[client.ObjectKey]int64{}
+	for set, change := range changes {
+		ms := set.MS.DeepCopy()
+		change(ms)
+		if err := s.Client.Patch(ctx, ms, client.MergeFromWithOptions(set.MS, client.MergeFromWithOptimisticLock{})); err != nil {
+			return fmt.Errorf("patch MachineSet %s: %w", ms.Name, err)
+		}
+		written = append(written, ms)
+		want[client.ObjectKeyFromObject(ms)] = ms.Generation
+	}
+	return reconciler.WaitForCache(ctx, s.reader(), written, func(obj client.Object, err error) bool {
+		return err == nil && obj.GetGeneration() >= want[client.ObjectKeyFromObject(obj)]
+	})
+}
+
+// resize sets a set's replicas and, with sized, the replicas it is sized
+// for (a scaling event compares spec.replicas with them).
+func resize(s *Scope, replicas int, sized bool) func(*clusterv1.MachineSet) {
+	surge, _ := s.Fenceposts()
+	return func(ms *clusterv1.MachineSet) {
+		ms.Spec.Replicas = ptr.To(int32(replicas))
+		if sized {
+			if ms.Annotations == nil {
+				ms.Annotations = map[string]string{}
+			}
+			ms.Annotations[clusterv1.DesiredReplicasAnnotation] = strconv.Itoa(s.Replicas())
+			ms.Annotations[clusterv1.MaxReplicasAnnotation] = strconv.Itoa(s.Replicas() + surge)
+		}
+	}
+}
+
+func describe(changes map[*Set]int, s *Scope) string {
+	var out []string
+	for _, set := range s.Sets {
+		if n, ok := changes[set]; ok {
+			out = append(out, fmt.Sprintf("%s %d→%d", set.MS.Name, set.Spec(), n))
+		}
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, ", ")
+}
+
+func scaleTo(ctx context.Context, s *Scope, sizes map[*Set]int, sized bool) error {
+	changes := map[*Set]func(*clusterv1.MachineSet){}
+	for set, n := range sizes {
+		changes[set] = resize(s, n, sized)
+	}
+	return patchSets(ctx, s, changes)
+}
+
+func syncMachineSets(ctx context.Context, s *Scope) engine.Outcome {
+	sets := outOfSync(s)
+	changes := map[*Set]func(*clusterv1.MachineSet){}
+	var names []string
+	for _, set := range sets {
+		want := desiredSet(s, set)
+		changes[set] = func(ms *clusterv1.MachineSet) {
+			replicas := ms.Spec.Replicas
+			ms.Spec = *want.Spec.DeepCopy()
+			ms.Spec.Replicas = replicas
+			ms.Annotations = want.Annotations
+		}
+		names = append(names, set.MS.Name)
+	}
+	if err := patchSets(ctx, s, changes); err != nil {
+		return engine.Fail(err)
+	}
+	return engine.OKf("Updated MachineSet(s) %s in place", strings.Join(names, ", "))
+}
+
+func deleteOldMachineSets(ctx context.Context, s *Scope) engine.Outcome {
+	victims := historySurplus(s)
+	var objs []client.Object
+	var names []string
+	for _, set := range victims {
+		if err := s.Client.Delete(ctx, set.MS); err != nil && !apierrors.IsNotFound(err) {
+			return engine.Fail(fmt.Errorf("delete MachineSet %s: %w", set.MS.Name, err))
+		}
+		objs = append(objs, set.MS)
+		names = append(names, set.MS.Name)
+	}
+	if err := reconciler.WaitForCache(ctx, s.reader(), objs, reconciler.Deleted); err != nil {
+		return engine.Fail(err)
+	}
+	return engine.OKf("Deleted old MachineSet(s) %s beyond revisionHistoryLimit", strings.Join(names, ", "))
+}
+
+func scaleMachineSets(ctx context.Context, s *Scope) engine.Outcome {
+	sizes := proportions(s)
+	msg := describe(sizes, s)
+	if err := scaleTo(ctx, s, sizes, true); err != nil {
+		return engine.Fail(err)
+	}
+	return engine.OKf("Scaled to %d replicas: %s", s.Replicas(), msg)
+}
+
+func createMachineSet(ctx context.Context, s *Scope) engine.Outcome {
+	n := s.NewTarget()
+	ms := newMachineSet(s, n)
+	if err := s.Client.Create(ctx, ms); err != nil {
+		return engine.Fail(fmt.Errorf("create MachineSet %s: %w", ms.Name, err))
+	}
+	if err := reconciler.WaitForCache(ctx, s.reader(), []client.Object{ms}, reconciler.Created); err != nil {
+		return engine.Fail(err)
+	}
+	return engine.OKf("Created MachineSet %s (revision %s) with %d replicas", ms.Name, ms.Annotations[clusterv1.RevisionAnnotation], n)
+}
+
+func scaleUpNewMachineSet(ctx context.Context, s *Scope) engine.Outcome {
+	sizes := map[*Set]int{s.New: s.NewTarget()}
+	msg := describe(sizes, s)
+	if err := scaleTo(ctx, s, sizes, true); err != nil {
+		return engine.Fail(err)
+	}
+	return engine.OKf("Scaled up the current MachineSet: %s", msg)
+}
+
+func scaleDownOldMachineSets(ctx context.Context, s *Scope) engine.Outcome {
+	sizes := map[*Set]int{}
+	for set, n := range oldScaleDowns(s) {
+		sizes[set] = set.Spec() - n
+	}
+	msg := describe(sizes, s)
+	if err := scaleTo(ctx, s, sizes, false); err != nil {
+		return engine.Fail(err)
+	}
+	_, unavailable := s.Fenceposts()
+	return engine.OKf("Scaled down old MachineSet(s): %s; %d Machines available, at least %d kept", msg, s.Totals().Available, s.Replicas()-unavailable)
+}
+
+func scaleOldMachineSetsToZero(ctx context.Context, s *Scope) engine.Outcome {
+	sizes := map[*Set]int{}
+	for _, set := range s.Old {
+		if set.Spec() > 0 {
+			sizes[set] = 0
+		}
+	}
+	msg := describe(sizes, s)
+	if err := scaleTo(ctx, s, sizes, false); err != nil {
+		return engine.Fail(err)
+	}
+	return engine.OKf("Recreate: scaled old MachineSet(s) to 0: %s", msg)
+}
+
+func scaleOldMachineSetsToMachines(ctx context.Context, s *Scope) engine.Outcome {
+	sizes := map[*Set]int{}
+	for _, set := range s.Old {
+		if set.Spec() > set.Live {
+			sizes[set] = set.Live
+		}
+	}
+	msg := describe(sizes, s)
+	if err := scaleTo(ctx, s, sizes, false); err != nil {
+		return engine.Fail(err)
+	}
+	return engine.OKf("OnDelete: old MachineSet(s) follow their deleted Machines: %s", msg)
+}
+
+// describeRollout says what a rollout waits on.
+func describeRollout(_ context.Context, s *Scope) engine.Outcome {
+	return engine.OKf("%s", Waiting(s))
+}
+
+// Waiting says which step a rollout is in and what it waits on.
+func Waiting(s *Scope) string {
+	t := s.Totals()
+	surge, unavailable := s.Fenceposts()
+	newSpec, newLive, newAvail := 0, 0, 0
+	if s.New != nil {
+		newSpec, newLive, newAvail = s.New.Spec(), s.New.Live, s.New.Available
+	}
+	switch s.Strategy() {
+	case clusterv1.RecreateStrategy:
+		return fmt.Sprintf("Recreate: waiting for %d old Machine(s) to be gone before the new ones are created", t.OldTotal)
+	case clusterv1.OnDeleteStrategy:
+		return fmt.Sprintf("OnDelete: %d old Machine(s) are replaced as users delete them; %d of %d new", t.OldTotal, newLive, s.Replicas())
+	}
+	return fmt.Sprintf("RollingUpdate: %d of %d new Machine(s) available (current MachineSet at %d); %d available, at least %d kept; %d Machines, at most %d",
+		newAvail, s.Replicas(), newSpec, t.Available, s.Replicas()-unavailable, t.Size, s.Replicas()+surge)
+}
+
+func deleteMachineSets(ctx context.Context, s *Scope) engine.Outcome {
+	var objs []client.Object
+	var names []string
+	for _, set := range s.Sets {
+		names = append(names, set.MS.Name)
+		if !set.MS.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if err := s.Client.Delete(ctx, set.MS); err != nil && !apierrors.IsNotFound(err) {
+			return engine.Fail(fmt.Errorf("delete MachineSet %s: %w", set.MS.Name, err))
+		}
+		objs = append(objs, set.MS)
+	}
+	if err := reconciler.WaitForCache(ctx, s.reader(), objs, reconciler.Deleted); err != nil {
+		return engine.Fail(err)
+	}
+	return engine.Wait("Waiting for %d MachineSet(s) to be deleted: %s", len(names), strings.Join(names, ", "))
+}

@@ -1,0 +1,249 @@
+package machinedeployment
+
+import (
+	"maps"
+	"math"
+	"sort"
+	"strconv"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/krtt-dev/krtt/actions/machineset"
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+)
+
+// The MachineSets a deployment makes and what it keeps in sync on them.
+
+// desiredSet is set.MS with what the deployment gives it in place: every
+// set its minReadySeconds, deletion order and remediation; the current one
+// also the template's metadata, deletion and health settings, and the
+// highest revision. Replicas are the rows' business, never changed here.
+func desiredSet(s *Scope, set *Set) *clusterv1.MachineSet {
+	md, ms := s.MD, set.MS.DeepCopy()
+	ms.Spec.MinReadySeconds = md.Spec.MinReadySeconds
+	ms.Spec.Deletion = *md.Spec.Strategy.RollingUpdate.Deletion.DeepCopy()
+	ms.Spec.Remediation = *md.Spec.Remediation.DeepCopy()
+	if set == s.New {
+		ms.Spec.Template.ObjectMeta = templateMetadata(md, s.Hash)
+		ms.Spec.Template.Spec.Deletion = *md.Spec.Template.Spec.Deletion.DeepCopy()
+		ms.Spec.Template.Spec.Health = *md.Spec.Template.Spec.Health.DeepCopy()
+		if top := maxRevision(s.Old); set.Revision <= top && top > 0 {
+			// A rollback: the template's old MachineSet becomes the
+			// newest revision again (Cluster API
+			// ComputeRevisionAnnotations).
+			ms.Annotations = maps.Clone(ms.Annotations)
+			ms.Annotations[clusterv1.RevisionAnnotation] = strconv.FormatInt(top+1, 10)
+		}
+	}
+	return ms
+}
+
+// outOfSync are the sets whose in-place fields differ from the deployment's.
+func outOfSync(s *Scope) []*Set {
+	var out []*Set
+	for _, set := range s.Sets {
+		want := desiredSet(s, set)
+		if !equality.Semantic.DeepEqual(want.Spec, set.MS.Spec) || !equality.Semantic.DeepEqual(want.Annotations, set.MS.Annotations) {
+			out = append(out, set)
+		}
+	}
+	return out
+}
+
+func maxRevision(sets []*Set) int64 {
+	var top int64
+	for _, set := range sets {
+		top = max(top, set.Revision)
+	}
+	return top
+}
+
+// templateMetadata is the MachineSet's template metadata: the deployment's
+// with the hash label, so each revision's Machines are its own.
+func templateMetadata(md *clusterv1.MachineDeployment, hash string) clusterv1.TemplateMetadata {
+	tm := *md.Spec.Template.ObjectMeta.DeepCopy()
+	tm.Labels = maps.Clone(tm.Labels)
+	if tm.Labels == nil {
+		tm.Labels = map[string]string{}
+	}
+	tm.Labels[clusterv1.MachineTemplateHashLabel] = hash
+	return tm
+}
+
+// newMachineSet is the MachineSet of the current template, named after its
+// hash, controlled by the deployment.
+func newMachineSet(s *Scope, replicas int) *clusterv1.MachineSet {
+	md := s.MD
+	labels := map[string]string{
+		clusterv1.DeploymentNameLabel:      machineset.LabelValue(md.Name),
+		clusterv1.MachineTemplateHashLabel: s.Hash,
+		clusterv1.ClusterNameLabel:         md.Spec.ClusterName,
+	}
+	if v, ok := md.Labels[clusterv1.WatchFilterLabel]; ok {
+		// The operator instance that sees the deployment must see its
+		// MachineSets (and, through them, their Machines).
+		labels[clusterv1.WatchFilterLabel] = v
+	}
+	selector := maps.Clone(md.Spec.Selector.MatchLabels)
+	selector[clusterv1.MachineTemplateHashLabel] = s.Hash
+	surge, _ := s.Fenceposts()
+	ms := &clusterv1.MachineSet{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: md.Namespace, Name: md.Name + "-" + s.Hash, Labels: labels,
+			Annotations: map[string]string{
+				clusterv1.RevisionAnnotation:        strconv.FormatInt(maxRevision(s.Sets)+1, 10),
+				clusterv1.DesiredReplicasAnnotation: strconv.Itoa(s.Replicas()),
+				clusterv1.MaxReplicasAnnotation:     strconv.Itoa(s.Replicas() + surge),
+			},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: clusterv1.GroupVersion.String(), Kind: "MachineDeployment",
+				Name: md.Name, UID: md.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}},
+		},
+		Spec: clusterv1.MachineSetSpec{
+			ClusterName: md.Spec.ClusterName,
+			Replicas:    ptr.To(int32(replicas)),
+			Selector:    clusterv1.MachineSetSelector{MatchLabels: selector},
+			Template: clusterv1.MachineTemplateSpec{
+				ObjectMeta: templateMetadata(md, s.Hash),
+				Spec:       *md.Spec.Template.Spec.DeepCopy(),
+			},
+		},
+	}
+	set := &Set{MS: ms}
+	return desiredSet(&Scope{MD: md, Hash: s.Hash, New: set}, set)
+}
+
+// historySurplus are the old sets with no replicas and no Machine beyond
+// revisionHistoryLimit, oldest first.
+func historySurplus(s *Scope) []*Set {
+	var idle []*Set
+	for _, set := range s.Old {
+		if set.Spec() == 0 && set.Total == 0 {
+			idle = append(idle, set)
+		}
+	}
+	limit := 1
+	if l := s.MD.Spec.RevisionHistoryLimit; l != nil {
+		limit = max(0, int(*l))
+	}
+	if len(idle) <= limit {
+		return nil
+	}
+	return idle[:len(idle)-limit]
+}
+
+func active(s *Scope) []*Set {
+	var out []*Set
+	for _, set := range s.Sets {
+		if set.Spec() > 0 {
+			out = append(out, set)
+		}
+	}
+	return out
+}
+
+// scalingEvent: a set with replicas was sized for another spec.replicas
+// (Cluster API isScalingEvent).
+func scalingEvent(s *Scope) bool {
+	want := strconv.Itoa(s.Replicas())
+	for _, set := range active(s) {
+		if set.MS.Annotations[clusterv1.DesiredReplicasAnnotation] != want {
+			return true
+		}
+	}
+	return false
+}
+
+// proportions sizes the active sets for spec.replicas: a single one gets
+// spec.replicas; several share spec.replicas (+ maxSurge for RollingUpdate)
+// by their size against the size they were made for (their max-replicas
+// annotation), the rounding left over going to the largest (Cluster API
+// scale, GetProportion).
+func proportions(s *Scope) map[*Set]int {
+	sets := active(s)
+	out := map[*Set]int{}
+	r := s.Replicas()
+	if len(sets) == 1 || r == 0 {
+		// Scaling to 0 leaves no room for a surge: every set goes to 0.
+		for _, set := range sets {
+			out[set] = r
+		}
+		return out
+	}
+	allowed := r
+	if s.Strategy() == clusterv1.RollingUpdateStrategy {
+		surge, _ := s.Fenceposts()
+		allowed += surge
+	}
+	current := 0
+	for _, set := range sets {
+		current += set.Spec()
+	}
+	toAdd := allowed - current
+	sort.SliceStable(sets, func(i, j int) bool {
+		if sets[i].Spec() != sets[j].Spec() {
+			return sets[i].Spec() > sets[j].Spec()
+		}
+		return sets[i].Revision > sets[j].Revision
+	})
+	added := 0
+	for _, set := range sets {
+		made, err := strconv.Atoi(set.MS.Annotations[clusterv1.MaxReplicasAnnotation])
+		if err != nil || made <= 0 {
+			made = current
+		}
+		share := int(math.Round(float64(set.Spec()*allowed)/float64(made))) - set.Spec()
+		if toAdd > 0 {
+			share = min(share, toAdd-added)
+		} else {
+			share = max(share, toAdd-added)
+		}
+		out[set] = set.Spec() + share
+		added += share
+	}
+	if len(sets) > 0 {
+		out[sets[0]] = max(0, out[sets[0]]+toAdd-added)
+	}
+	return out
+}
+
+// oldScaleDowns is how far each old set with replicas may shrink now under
+// RollingUpdate, oldest first: by its replicas that are not available
+// (its deletion order takes Machines that are not Ready first), and by what
+// the available Machines exceed spec.replicas - maxUnavailable. A set's
+// Machines beyond its replicas are about to go, so only up to its replicas
+// count as available (Cluster API reconcileOldMachineSetsRollingUpdate).
+func oldScaleDowns(s *Scope) map[*Set]int {
+	out := map[*Set]int{}
+	if s.Strategy() != clusterv1.RollingUpdateStrategy {
+		return out
+	}
+	_, unavailable := s.Fenceposts()
+	available := 0
+	for _, set := range s.Sets {
+		available += min(set.Available, set.Spec())
+	}
+	budget := max(0, available-(s.Replicas()-unavailable))
+	for _, set := range s.Old {
+		spec := set.Spec()
+		if spec == 0 {
+			continue
+		}
+		free := spec - min(set.Available, spec)
+		n := min(spec, free+budget)
+		budget -= max(0, n-free)
+		if n > 0 {
+			out[set] = n
+		}
+	}
+	return out
+}
+
+func oldScaleDown(s *Scope) int {
+	n := 0
+	for _, d := range oldScaleDowns(s) {
+		n += d
+	}
+	return n
+}

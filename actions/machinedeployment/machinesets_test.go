@@ -1,0 +1,200 @@
+package machinedeployment
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+)
+
+func deployment(replicas int, surge, unavailable string) *clusterv1.MachineDeployment {
+	md := &clusterv1.MachineDeployment{Spec: clusterv1.MachineDeploymentSpec{Replicas: ptr.To(int32(replicas))}}
+	md.Spec.Strategy.RollingUpdate.MaxSurge = ptr.To(intstr.Parse(surge))
+	md.Spec.Strategy.RollingUpdate.MaxUnavailable = ptr.To(intstr.Parse(unavailable))
+	return md
+}
+
+// set is a MachineSet of spec replicas with total Machines, available of
+// them available, sized for a deployment of max replicas.
+func set(name string, spec, total, available, max int) *Set {
+	ms := &clusterv1.MachineSet{ObjectMeta: metav1.ObjectMeta{Name: name,
+		Annotations: map[string]string{clusterv1.MaxReplicasAnnotation: strconv.Itoa(max)}},
+		Spec: clusterv1.MachineSetSpec{Replicas: ptr.To(int32(spec))}}
+	return &Set{MS: ms, Total: total, Live: total, Ready: available, Available: available}
+}
+
+func scope(md *clusterv1.MachineDeployment, old []*Set, cur *Set) *Scope {
+	s := &Scope{MD: md, Old: old, New: cur}
+	s.Sets = append(append(s.Sets, old...), cur)
+	return s
+}
+
+func TestFenceposts(t *testing.T) {
+	for _, c := range []struct {
+		replicas                  int
+		surge, unavailable        string
+		wantSurge, wantUnavailabe int
+	}{
+		{3, "1", "0", 1, 0},
+		{10, "25%", "25%", 3, 2}, // surge rounds up, unavailable down
+		{3, "0", "0", 0, 1},      // both 0: one may be unavailable, or nothing moves
+		{3, "0%", "0%", 0, 1},
+	} {
+		s := &Scope{MD: deployment(c.replicas, c.surge, c.unavailable)}
+		if su, un := s.Fenceposts(); su != c.wantSurge || un != c.wantUnavailabe {
+			t.Errorf("%d replicas, maxSurge %s, maxUnavailable %s: got %d/%d, want %d/%d", c.replicas, c.surge, c.unavailable, su, un, c.wantSurge, c.wantUnavailabe)
+		}
+	}
+}
+
+// TestRollingLimits walks a rolling update of 3 (maxSurge 1, maxUnavailable
+// 0) the way the rows take it, checking what each step allows.
+func TestRollingLimits(t *testing.T) {
+	md := deployment(3, "1", "0")
+	old, cur := set("old", 3, 3, 3, 4), set("new", 0, 0, 0, 4)
+	s := scope(md, []*Set{old}, cur)
+	if got := s.NewTarget(); got != 1 {
+		t.Fatalf("new set may grow to %d, want 1 (4 Machines at most)", got)
+	}
+	if got := oldScaleDown(s); got != 0 {
+		t.Fatalf("old sets may shrink by %d with nothing new available, want 0", got)
+	}
+	cur.MS.Spec.Replicas, cur.Total, cur.Live = ptr.To(int32(1)), 1, 1
+	if got := s.NewTarget(); got != 1 {
+		t.Fatalf("new set may grow to %d with 4 Machines, want 1", got)
+	}
+	if got := oldScaleDown(s); got != 0 {
+		t.Fatalf("old sets may shrink by %d while the new Machine is not available, want 0", got)
+	}
+	cur.Ready, cur.Available = 1, 1
+	if got := oldScaleDowns(s)[old]; got != 1 {
+		t.Fatalf("old set may shrink by %d with one new Machine available, want 1", got)
+	}
+	// The old set asks for 2; its third Machine is still there (being
+	// deleted or not yet): it counts, so nothing new may be created and
+	// nothing more deleted.
+	old.MS.Spec.Replicas = ptr.To(int32(2))
+	if got := s.NewTarget(); got != 1 {
+		t.Fatalf("new set may grow to %d while the old Machine is not gone, want 1", got)
+	}
+	if got := oldScaleDown(s); got != 0 {
+		t.Fatalf("old set may shrink by %d again before its Machine went, want 0", got)
+	}
+	old.Total, old.Live, old.Ready, old.Available = 2, 2, 2, 2
+	if got := s.NewTarget(); got != 2 {
+		t.Fatalf("new set may grow to %d once the old Machine is gone, want 2", got)
+	}
+}
+
+func TestOldScaleDownTakesUnavailableFirst(t *testing.T) {
+	md := deployment(3, "1", "0")
+	// The old set has a Machine that is not Ready: it may go at once
+	// without taking anything available.
+	old, cur := set("old", 3, 3, 2, 4), set("new", 1, 1, 1, 4)
+	s := scope(md, []*Set{old}, cur)
+	if got := oldScaleDowns(s)[old]; got != 1 {
+		t.Fatalf("got %d, want 1 (the unavailable one; 3 available = the minimum)", got)
+	}
+	md.Spec.Strategy.RollingUpdate.MaxUnavailable = ptr.To(intstr.FromInt32(1))
+	if got := oldScaleDowns(s)[old]; got != 2 {
+		t.Fatalf("got %d, want 2 with maxUnavailable 1", got)
+	}
+}
+
+func TestRecreateAndOnDeleteTargets(t *testing.T) {
+	md := deployment(3, "1", "0")
+	md.Spec.Strategy.Type = clusterv1.RecreateStrategy
+	old, cur := set("old", 0, 1, 0, 4), set("new", 0, 0, 0, 4)
+	s := scope(md, []*Set{old}, cur)
+	if got := s.NewTarget(); got != 0 {
+		t.Fatalf("Recreate: new set may grow to %d while an old Machine exists, want 0", got)
+	}
+	old.Total, old.Live = 0, 0
+	if got := s.NewTarget(); got != 3 {
+		t.Fatalf("Recreate: new set may grow to %d once old Machines are gone, want 3", got)
+	}
+	md.Spec.Strategy.Type = clusterv1.OnDeleteStrategy
+	old.MS.Spec.Replicas = ptr.To(int32(2))
+	if got := s.NewTarget(); got != 1 {
+		t.Fatalf("OnDelete: new set may grow to %d, want what the old leaves: 1", got)
+	}
+}
+
+func TestProportions(t *testing.T) {
+	// A rollout of 3 (surge 1) under way, scaled to 6 (surge still 1):
+	// 7 Machines at most, spread 3:1 → 5:2.
+	md := deployment(6, "1", "0")
+	old, cur := set("old", 3, 3, 3, 4), set("new", 1, 1, 0, 4)
+	s := scope(md, []*Set{old}, cur)
+	got := proportions(s)
+	if got[old] != 5 || got[cur] != 2 {
+		t.Fatalf("got old %d new %d, want 5 and 2", got[old], got[cur])
+	}
+	// Scaled down to 1 (surge 1): 2 at most, 3:1 → 2:0 after rounding,
+	// the rest going to the largest.
+	md.Spec.Replicas = ptr.To(int32(1))
+	got = proportions(s)
+	if got[old]+got[cur] != 2 || got[old] < got[cur] {
+		t.Fatalf("got old %d new %d, want 2 in all, the larger to old", got[old], got[cur])
+	}
+	// To 0: every set to 0.
+	md.Spec.Replicas = ptr.To(int32(0))
+	got = proportions(s)
+	if got[old] != 0 || got[cur] != 0 {
+		t.Fatalf("got old %d new %d, want 0 and 0", got[old], got[cur])
+	}
+	// A single set with replicas gets spec.replicas.
+	md.Spec.Replicas = ptr.To(int32(4))
+	old.MS.Spec.Replicas = ptr.To(int32(0))
+	got = proportions(s)
+	if len(got) != 1 || got[cur] != 4 {
+		t.Fatalf("got %v, want only the new set at 4", got)
+	}
+}
+
+func TestTemplateHash(t *testing.T) {
+	md := deployment(3, "1", "0")
+	md.Spec.Template.Spec.InfrastructureRef = clusterv1.ObjectReference{Kind: "SimMachineTemplate", Name: "a"}
+	now := time.Now()
+	h := TemplateHash(md, now)
+	// Fields that do not roll leave the hash alone.
+	md.Spec.Template.ObjectMeta.Labels = map[string]string{"tier": "web"}
+	md.Spec.Template.Spec.Deletion.NodeDrainTimeoutSeconds = ptr.To(int32(60))
+	md.Spec.Replicas = ptr.To(int32(5))
+	md.Spec.MinReadySeconds = 30
+	if got := TemplateHash(md, now); got != h {
+		t.Fatalf("hash changed to %s on fields that do not roll (was %s)", got, h)
+	}
+	md.Spec.Rollout.After = &metav1.Time{Time: now.Add(time.Minute)}
+	if got := TemplateHash(md, now); got != h {
+		t.Fatalf("hash changed before rollout.after")
+	}
+	if got := TemplateHash(md, now.Add(2*time.Minute)); got == h {
+		t.Fatalf("hash did not change once rollout.after passed")
+	}
+	md.Spec.Rollout.After = nil
+	md.Spec.Template.Spec.InfrastructureRef.Name = "b"
+	if got := TemplateHash(md, now); got == h {
+		t.Fatalf("hash did not change with the infrastructure template")
+	}
+}
+
+func TestHistorySurplus(t *testing.T) {
+	md := deployment(3, "1", "0")
+	a, b, c := set("a", 0, 0, 0, 4), set("b", 0, 0, 0, 4), set("c", 0, 1, 0, 4)
+	cur := set("new", 3, 3, 3, 4)
+	s := scope(md, []*Set{a, b, c}, cur)
+	got := historySurplus(s)
+	if len(got) != 1 || got[0] != a {
+		t.Fatalf("got %v, want only the oldest idle set (default limit 1; c still has a Machine)", got)
+	}
+	md.Spec.RevisionHistoryLimit = ptr.To(int32(0))
+	if got := historySurplus(s); len(got) != 2 {
+		t.Fatalf("got %d, want both idle sets with limit 0", len(got))
+	}
+}

@@ -1,0 +1,178 @@
+package machinedeployment
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"sort"
+	"strconv"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/krtt-dev/krtt/actions/contract"
+	"github.com/krtt-dev/krtt/actions/machineset"
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+)
+
+// Observer reads everything a MachineDeployment reconcile looks at, once.
+type Observer struct {
+	Client client.Client
+	// Reader is handed to actions to wait for their writes; Client if nil.
+	Reader client.Reader
+}
+
+// Observe builds the Scope for one MachineDeployment. API errors do not
+// abort it: the first is kept in Scope.Err and the apiError fact lets a row
+// decide.
+func (o *Observer) Observe(ctx context.Context, key client.ObjectKey, now time.Time) *Scope {
+	s := &Scope{Client: o.Client, Reader: o.Reader, Now: now, Key: key}
+	md := &clusterv1.MachineDeployment{}
+	if err := o.Client.Get(ctx, key, md); err != nil {
+		if !apierrors.IsNotFound(err) {
+			s.keep(fmt.Errorf("get MachineDeployment: %w", err))
+		}
+		return s
+	}
+	s.Found, s.MD = true, md
+	c := &clusterv1.Cluster{}
+	switch err := o.Client.Get(ctx, client.ObjectKey{Namespace: md.Namespace, Name: md.Spec.ClusterName}, c); {
+	case err == nil:
+		s.Cluster = c
+	case !apierrors.IsNotFound(err):
+		s.keep(fmt.Errorf("get Cluster %s: %w", md.Spec.ClusterName, err))
+	}
+	o.readTemplates(ctx, s)
+	s.Hash = TemplateHash(md, now)
+	o.readSets(ctx, s)
+	s.Progressed = progressed(s)
+	return s
+}
+
+// readTemplates reads the templates the template names, only to meet an
+// API error (a kind that is not served) here rather than as MachineSets
+// that cannot create anything; a missing template is the MachineSets'
+// to report.
+func (o *Observer) readTemplates(ctx context.Context, s *Scope) {
+	spec := s.MD.Spec.Template.Spec
+	refs := []clusterv1.ObjectReference{spec.InfrastructureRef}
+	if spec.Bootstrap.ConfigRef != nil {
+		refs = append(refs, *spec.Bootstrap.ConfigRef)
+	}
+	for _, ref := range refs {
+		if _, err := contract.Get(ctx, o.Client, ref, s.MD.Namespace, "template"); err != nil {
+			s.keep(err)
+		}
+	}
+}
+
+// readSets lists the MachineSets the deployment controls and counts their
+// Machines (read directly, fresher than the sets' status).
+func (o *Observer) readSets(ctx context.Context, s *Scope) {
+	md := s.MD
+	list := &clusterv1.MachineSetList{}
+	if err := o.Client.List(ctx, list, client.InNamespace(md.Namespace)); err != nil {
+		s.keep(fmt.Errorf("list MachineSets: %w", err))
+		return
+	}
+	machines := &clusterv1.MachineList{}
+	if err := o.Client.List(ctx, machines, client.InNamespace(md.Namespace), client.MatchingLabels(md.Spec.Selector.MatchLabels)); err != nil {
+		s.keep(fmt.Errorf("list Machines: %w", err))
+		return
+	}
+	byOwner := map[string][]*clusterv1.Machine{}
+	for i := range machines.Items {
+		if ref := metav1.GetControllerOf(&machines.Items[i]); ref != nil {
+			byOwner[string(ref.UID)] = append(byOwner[string(ref.UID)], &machines.Items[i])
+		}
+	}
+	minReady := time.Duration(md.Spec.MinReadySeconds) * time.Second
+	for i := range list.Items {
+		ms := &list.Items[i]
+		if ref := metav1.GetControllerOf(ms); ref == nil || ref.UID != md.UID {
+			continue
+		}
+		set := &Set{MS: ms, Revision: Revision(ms)}
+		for _, m := range byOwner[string(ms.UID)] {
+			set.Total++
+			if !m.DeletionTimestamp.IsZero() {
+				continue
+			}
+			set.Live++
+			if since := readySince(m); since != nil && !machineset.Failed(m) {
+				set.Ready++
+				if !s.Now.Before(since.Add(minReady)) {
+					set.Available++
+				}
+			}
+		}
+		s.Sets = append(s.Sets, set)
+	}
+	sort.Slice(s.Sets, func(i, j int) bool {
+		a, b := s.Sets[i], s.Sets[j]
+		if a.Revision != b.Revision {
+			return a.Revision < b.Revision
+		}
+		return a.MS.CreationTimestamp.Before(&b.MS.CreationTimestamp)
+	})
+	for _, set := range s.Sets {
+		if set.MS.Labels[clusterv1.MachineTemplateHashLabel] == s.Hash && s.New == nil {
+			s.New = set
+		} else {
+			s.Old = append(s.Old, set)
+		}
+	}
+}
+
+func readySince(m *clusterv1.Machine) *time.Time {
+	c := meta.FindStatusCondition(m.Status.Conditions, clusterv1.ReadyCondition)
+	if c == nil || c.Status != metav1.ConditionTrue {
+		return nil
+	}
+	return &c.LastTransitionTime.Time
+}
+
+// Revision is a MachineSet's revision annotation (0 when missing).
+func Revision(ms *clusterv1.MachineSet) int64 {
+	n, _ := strconv.ParseInt(ms.Annotations[clusterv1.RevisionAnnotation], 10, 64)
+	return n
+}
+
+// TemplateHash hashes what rolls out of the template: the bootstrap and
+// infrastructure references and the failure domain (Cluster API's
+// MachineTemplateDeepCopyRolloutFields leaves the same out: metadata,
+// the deletion and health settings). Once spec.rollout.after has passed,
+// it is part of the hash, so a new revision replaces every Machine.
+func TemplateHash(md *clusterv1.MachineDeployment, now time.Time) string {
+	spec := md.Spec.Template.Spec
+	in := struct {
+		Bootstrap     clusterv1.MachineBootstrap `json:"b"`
+		Infra         clusterv1.ObjectReference  `json:"i"`
+		FailureDomain string                     `json:"f,omitempty"`
+		After         *metav1.Time               `json:"a,omitempty"`
+	}{spec.Bootstrap, spec.InfrastructureRef, spec.FailureDomain, nil}
+	if a := md.Spec.Rollout.After; a != nil && !now.Before(a.Time) {
+		in.After = a
+	}
+	b, _ := json.Marshal(in)
+	h := fnv.New32a()
+	_, _ = h.Write(b)
+	return rand.SafeEncodeString(strconv.FormatUint(uint64(h.Sum32()), 10))
+}
+
+// progressed: the spec changed since the last reconcile wrote the status,
+// or the counts it wrote did.
+func progressed(s *Scope) bool {
+	st, t := s.MD.Status, s.Totals()
+	updated := 0
+	if s.New != nil {
+		updated = s.New.Live
+	}
+	return st.ProgressTime == nil || s.MD.Generation != st.ObservedGeneration || int(st.Replicas) != t.Total ||
+		int(st.UpdatedReplicas) != updated || int(st.ReadyReplicas) != t.Ready || int(st.AvailableReplicas) != t.Available
+}

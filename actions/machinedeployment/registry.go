@@ -1,0 +1,47 @@
+package machinedeployment
+
+import (
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/reconciler"
+)
+
+// RegistryName is the name the MachineDeployment TableSet gives in
+// spec.registry.
+const RegistryName = "machinedeployment"
+
+// Registry returns the MachineDeployment registry: every fact observer,
+// action and status projection its tables may name.
+var Registry = engine.LazyRegistry(RegistryName, registerFacts, registerWaits, registerActions, registerStatus)
+
+func registerActions(r *engine.Registry[*Scope]) {
+	r.Action("ReportObserveError", "Fail with the API error met while observing, so the row's onFailure names it.", reportObserveError, engine.Pure())
+	r.Action("AddFinalizer", "Add the machinedeployment.cluster.krtt.dev finalizer to the MachineDeployment.", reconciler.AddFinalizer(clusterv1.MachineDeploymentFinalizer, deploymentOf))
+	r.Action("RemoveFinalizer", "Remove the machinedeployment.cluster.krtt.dev finalizer so Kubernetes can delete the MachineDeployment.", reconciler.RemoveFinalizer(clusterv1.MachineDeploymentFinalizer, deploymentOf))
+	r.Action("SyncMachineSets", "Patch the MachineSets with the deployment's in-place fields (the current one: template metadata, deletion and health settings, the highest revision; every one: minReadySeconds, deletion order, remediation); replicas stay.", syncMachineSets)
+	r.Action("DeleteOldMachineSets", "Delete the oldest MachineSets with no replicas and no Machine beyond revisionHistoryLimit.", deleteOldMachineSets)
+	r.Action("ScaleMachineSets", "Spread spec.replicas over the MachineSets with replicas by their size, and annotate them with it.", scaleMachineSets)
+	r.Action("CreateMachineSet", "Create the current template's MachineSet <deployment>-<hash>, with the next revision, sized as the strategy allows.", createMachineSet)
+	r.Action("ScaleUpNewMachineSet", "Scale the current MachineSet up to what the strategy allows now.", scaleUpNewMachineSet)
+	r.Action("ScaleDownOldMachineSets", "Scale old MachineSets down, oldest first, by their unavailable replicas and what the available Machines exceed spec.replicas - maxUnavailable.", scaleDownOldMachineSets)
+	r.Action("ScaleOldMachineSetsToZero", "Scale every old MachineSet to 0.", scaleOldMachineSetsToZero)
+	r.Action("ScaleOldMachineSetsToMachines", "Scale each old MachineSet down to its Machines not being deleted.", scaleOldMachineSetsToMachines)
+	r.Action("DescribeRollout", "Report what the rollout waits on (no change).", describeRollout, engine.Pure())
+	r.Action("DeleteMachineSets", "Delete every MachineSet of the deployment once and wait until they are gone.", deleteMachineSets, engine.MayWait())
+}
+
+// deploymentOf is the MachineDeployment the scope reconciles.
+func deploymentOf(s *Scope) client.Object { return s.MD }
+
+// registerWaits gives the engine the deployment's fields, which the
+// progress deadline (RollingOut's wait) is timed from.
+func registerWaits(r *engine.Registry[*Scope]) {
+	r.WaitFields(func(s *Scope) engine.WaitFields {
+		if s.MD == nil {
+			return nil
+		}
+		return reconciler.ObjectFields(s.MD, s.Now)
+	})
+}

@@ -1,0 +1,214 @@
+@machinedeployment
+Feature: A MachineDeployment rolls its Machines out to a new template
+  As a platform engineer I change a MachineDeployment's template; it makes
+  one MachineSet per template revision and replaces the old Machines as
+  its strategy allows, keeps a few old revisions for a rollback, spreads a
+  scale over its MachineSets, and says when a rollout is stuck.
+
+  Background:
+    Given a Cluster "c1"
+
+  @row:machinedeployment-normal:N03 @row:machinedeployment-rollout:O03 @row:machinedeployment-rollout:O07
+  @row:machinedeployment-rollout:O08 @row:machinedeployment-rollout:O09 @row:machinedeployment-rollout:O12
+  @row:machinedeployment-rollout:O15
+  Scenario: a rolling update of 3 Machines with maxSurge 1 and maxUnavailable 0 never leaves the limits
+    Given a MachineDeployment "md" of 3 Machines
+    And the providers bring every Machine of the deployment "md" to Running as it comes
+    Then the MachineDeployment "md" reports 3 replicas, 3 updated and 3 available
+    And the MachineDeployment "md" reaches phase "Running"
+    And the MachineDeployment "md" has 1 MachineSet
+    And the current MachineSet of "md" is called "v1"
+    When every Machine event of the deployment "md" is watched
+    And the template of the MachineDeployment "md" is pointed at new templates "v2"
+    Then the MachineDeployment "md" has 2 MachineSets
+    And the current MachineSet of "md" is called "v2"
+    And every Machine of the deployment "md" is of the current MachineSet
+    And the MachineDeployment "md" reports 3 replicas, 3 updated and 3 available
+    And the MachineDeployment "md" reaches phase "Running"
+    And the MachineDeployment "md" has condition "Progressing" with status "True" and reason "RolloutComplete"
+    And the MachineDeployment "md" has condition "Available" with status "True" and reason "MinimumReplicasAvailable"
+    And the MachineSet called "v1" asks for 0 replicas
+    And the deployment "md" never had more than 4 Machines nor fewer than 3 available at any watch event
+
+  @row:machinedeployment-rollout:O07 @row:machinedeployment-rollout:O09 @row:machinedeployment-normal:N08
+  Scenario: a template change in the middle of a rollout starts a new revision; the oldest beyond the history goes
+    Given a MachineDeployment "md" of 3 Machines
+    And the providers bring every Machine of the deployment "md" to Running as it comes
+    And the MachineDeployment "md" reports 3 replicas, 3 updated and 3 available
+    And the current MachineSet of "md" is called "v1"
+    When every Machine event of the deployment "md" is watched
+    And the providers stop bringing Machines of the deployment "md" to Running
+    And the template of the MachineDeployment "md" is pointed at new templates "v2"
+    Then the MachineDeployment "md" has 2 MachineSets with replicas
+    And the current MachineSet of "md" is called "v2"
+    And the MachineSet called "v2" asks for 1 replica
+    When the template of the MachineDeployment "md" is pointed at new templates "v3"
+    And the providers bring every Machine of the deployment "md" to Running as it comes
+    Then every Machine of the deployment "md" is of the current MachineSet
+    And the current MachineSet of "md" is called "v3"
+    And the MachineDeployment "md" reports 3 replicas, 3 updated and 3 available
+    And the MachineSet called "v1" is gone
+    And the MachineSet called "v2" asks for 0 replicas
+    And the MachineDeployment "md" has 2 MachineSets
+    And the deployment "md" never had more than 4 Machines nor fewer than 3 available at any watch event
+
+  @row:machinedeployment-rollout:O01 @row:machinedeployment-rollout:O14
+  Scenario: a scale during a rollout is spread over the MachineSets by size
+    Given a MachineDeployment "md" of 3 Machines
+    And the providers bring every Machine of the deployment "md" to Running as it comes
+    And the MachineDeployment "md" reports 3 replicas, 3 updated and 3 available
+    And the current MachineSet of "md" is called "v1"
+    When the providers stop bringing Machines of the deployment "md" to Running
+    And the template of the MachineDeployment "md" is pointed at new templates "v2"
+    And the current MachineSet of "md" is called "v2"
+    And the MachineSet called "v2" asks for 1 replica
+    And the MachineDeployment "md" is scaled to 6
+    Then the MachineSet called "v1" asks for 5 replicas
+    And the MachineSet called "v2" asks for 2 replicas
+    When the providers bring every Machine of the deployment "md" to Running as it comes
+    Then every Machine of the deployment "md" is of the current MachineSet
+    And the MachineDeployment "md" reports 6 replicas, 6 updated and 6 available
+    When the MachineDeployment "md" is scaled to 2
+    Then the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
+    And the MachineDeployment "md" reaches phase "Running"
+
+  @row:machinedeployment-rollout:O10 @row:machinedeployment-rollout:O12 @row:machinedeployment-rollout:O08
+  Scenario: Recreate deletes every old Machine before it creates new ones
+    Given a MachineDeployment "md" of 2 Machines with strategy Recreate
+    And the providers bring every Machine of the deployment "md" to Running as it comes
+    And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
+    And the current MachineSet of "md" is called "v1"
+    When every Machine event of the deployment "md" is watched
+    And the template of the MachineDeployment "md" is pointed at new templates "v2"
+    Then every Machine of the deployment "md" is of the current MachineSet
+    And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
+    And the MachineSet called "v1" asks for 0 replicas
+    And the deployment "md" never had more than 2 Machines nor fewer than 0 available at any watch event
+
+  @row:machinedeployment-rollout:O04 @row:machinedeployment-rollout:O11 @row:machinedeployment-rollout:O08
+  Scenario: OnDelete creates a new Machine only when a user deletes an old one
+    Given a MachineDeployment "md" of 2 Machines with strategy OnDelete
+    And the providers bring every Machine of the deployment "md" to Running as it comes
+    And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
+    And the current MachineSet of "md" is called "v1"
+    When the template of the MachineDeployment "md" is pointed at new templates "v2"
+    Then the MachineDeployment "md" has condition "Progressing" with status "True" and reason "WaitingForDeletion"
+    And the current MachineSet of "md" is called "v2"
+    And the MachineSet called "v2" asks for 0 replicas
+    And the MachineSet called "v1" asks for 2 replicas
+    When a user deletes an old Machine of the deployment "md"
+    Then the MachineSet called "v1" asks for 1 replica
+    And the MachineSet called "v2" asks for 1 replica
+    When a user deletes an old Machine of the deployment "md"
+    Then every Machine of the deployment "md" is of the current MachineSet
+    And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
+    And the MachineDeployment "md" reaches phase "Running"
+
+  @row:machinedeployment-rollout:O02 @row:machinedeployment-rollout:O01 @row:machinedeployment-rollout:O03
+  Scenario: a paused deployment rolls nothing out but still scales
+    Given a MachineDeployment "md" of 2 Machines
+    And the providers bring every Machine of the deployment "md" to Running as it comes
+    And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
+    When the MachineDeployment "md" is paused
+    And the template of the MachineDeployment "md" is pointed at new templates "v2"
+    Then the MachineDeployment "md" has condition "Paused" with status "True" and reason "RolloutPaused"
+    And the MachineDeployment "md" has condition "Progressing" with status "Unknown" and reason "RolloutPaused"
+    And the MachineDeployment "md" has 1 MachineSet
+    When the MachineDeployment "md" is scaled to 3
+    Then the MachineDeployment "md" reports 3 replicas, 0 updated and 3 available
+    And the MachineDeployment "md" has 1 MachineSet
+    When the MachineDeployment "md" is resumed
+    Then every Machine of the deployment "md" is of the current MachineSet
+    And the MachineDeployment "md" reports 3 replicas, 3 updated and 3 available
+    And the MachineDeployment "md" has condition "Paused" with status "False" and reason "NotPaused"
+
+  @row:machinedeployment-normal:N07
+  Scenario: a rollback to an earlier template reuses its MachineSet as the newest revision
+    Given a MachineDeployment "md" of 2 Machines
+    And the providers bring every Machine of the deployment "md" to Running as it comes
+    And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
+    And the current MachineSet of "md" is called "v1"
+    When the template of the MachineDeployment "md" is pointed at new templates "v2"
+    Then the current MachineSet of "md" is called "v2"
+    And every Machine of the deployment "md" is of the current MachineSet
+    When the template of the MachineDeployment "md" is pointed back at the templates "md"
+    Then the current MachineSet of "md" is "v1" with revision 3
+    And every Machine of the deployment "md" is of the current MachineSet
+    And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
+    And the MachineDeployment "md" has 2 MachineSets
+
+  @row:machinedeployment-normal:N07
+  Scenario: template labels reach the Machines in place, nothing rolls
+    Given a MachineDeployment "md" of 2 Machines
+    And the providers bring every Machine of the deployment "md" to Running as it comes
+    And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
+    When the template of the MachineDeployment "md" gets the label "tier" = "web"
+    Then every Machine of the deployment "md" has the label "tier" = "web"
+    And the MachineDeployment "md" has 1 MachineSet
+    And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
+
+  @serial @row:machinedeployment-rollout:O05 @row:machinedeployment-rollout:O06
+  Scenario: a rollout without progress for progressDeadlineSeconds is reported and goes on
+    Given a MachineDeployment "md" of 1 Machine with progressDeadlineSeconds 60
+    And the providers bring every Machine of the deployment "md" to Running as it comes
+    And the MachineDeployment "md" reports 1 replica, 1 updated and 1 available
+    When the providers stop bringing Machines of the deployment "md" to Running
+    And the template of the MachineDeployment "md" is pointed at new templates "v2"
+    And the MachineDeployment "md" reports 2 replicas, 1 updated and 1 available
+    And 2 minutes pass on the operator's clock
+    Then the MachineDeployment "md" has condition "Progressing" with status "False" and reason "ProgressDeadlineExceeded"
+    And the MachineDeployment "md" reaches phase "Failed"
+    And an Event of the MachineDeployment "md" tells row "O05" moving it to "RolloutStalled"
+    When the providers bring every Machine of the deployment "md" to Running as it comes
+    Then every Machine of the deployment "md" is of the current MachineSet
+    And the MachineDeployment "md" has condition "Progressing" with status "True" and reason "RolloutComplete"
+    And the MachineDeployment "md" reaches phase "Running"
+
+  @row:machinedeployment-normal:N05 @row:machinedeployment-deletion:X01 @row:machinedeployment-deletion:X02 @row:machinedeployment-normal:N01
+  Scenario: deleting a MachineDeployment deletes its MachineSets and their Machines first
+    Given a MachineDeployment "md" of 2 Machines
+    And the providers bring every Machine of the deployment "md" to Running as it comes
+    And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
+    And the current MachineSet of "md" is called "v1"
+    When I delete the MachineDeployment "md"
+    Then the MachineSet called "v1" is gone
+    And the MachineDeployment "md" is gone
+
+  @row:machinedeployment-normal:N06
+  Scenario: a MachineDeployment of a Cluster that does not exist waits
+    Given a MachineDeployment "md" of 1 Machine of the missing Cluster "c9"
+    Then the MachineDeployment "md" has condition "Progressing" with status "False" and reason "ClusterNotFound"
+    And the MachineDeployment "md" has 0 MachineSets
+
+  @row:machinedeployment-normal:N04
+  Scenario: a paused MachineDeployment makes nothing
+    Given a paused MachineDeployment "md" of 1 Machine
+    Then the MachineDeployment "md" has condition "Paused" with status "True" and reason "Paused"
+    And the MachineDeployment "md" has 0 MachineSets
+
+  @row:machinedeployment-normal:N02
+  Scenario: a template kind the API server does not serve is an API error
+    Given a MachineDeployment "md" of 1 Machine whose infrastructure template kind is not served
+    Then the MachineDeployment "md" has condition "Progressing" with status "False" and reason "APIError"
+    And the MachineDeployment "md" has 0 MachineSets
+
+  @row:machinedeployment-rollout:O13
+  Scenario: a MachineSet that cannot create its Machines leaves the deployment scaling up
+    Given a MachineDeployment "md" of 2 Machines whose infrastructure template does not exist
+    Then the MachineDeployment "md" reaches phase "ScalingUp"
+    And the MachineDeployment "md" has condition "Progressing" with status "True" and reason "RolloutComplete"
+    And the MachineDeployment "md" has 1 MachineSet
+
+  @serial @row:machinedeployment-rollout:O16
+  Scenario: spec.rollout.after replaces every Machine once the time has passed
+    Given a MachineDeployment "md" of 1 Machine to be rolled out 1 minute from now on the operator's clock
+    And the providers bring every Machine of the deployment "md" to Running as it comes
+    And the MachineDeployment "md" reports 1 replica, 1 updated and 1 available
+    And the current MachineSet of "md" is called "v1"
+    And the MachineDeployment "md" has condition "Progressing" with status "True" and reason "RolloutComplete"
+    And the MachineDeployment "md" has 1 MachineSet
+    When 2 minutes pass on the operator's clock
+    Then the MachineSet called "v1" asks for 0 replicas
+    And the MachineDeployment "md" has 2 MachineSets
+    And every Machine of the deployment "md" is of the current MachineSet
+    And the MachineDeployment "md" reports 1 replica, 1 updated and 1 available
