@@ -1,6 +1,7 @@
 package actions
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -22,14 +23,17 @@ func TestWatchFilter(t *testing.T) {
 	if err := WatchFilter(&o, "Team_A"); err != nil {
 		t.Fatal(err)
 	}
-	if len(o.Cache.ByObject) != 3 {
-		t.Fatalf("cache restricted for %d kinds, want Machines, MachineSets and Clusters", len(o.Cache.ByObject))
+	// Every controller's objects, and nothing else.
+	filtered := map[string]bool{}
+	for _, c := range Controllers {
+		filtered[fmt.Sprintf("%T", c.Object)] = true
+	}
+	if len(o.Cache.ByObject) != len(filtered) {
+		t.Fatalf("cache restricted for %d kinds, want the %d kinds of the controllers", len(o.Cache.ByObject), len(filtered))
 	}
 	for obj, by := range o.Cache.ByObject {
-		switch obj.(type) {
-		case *clusterv1.Machine, *clusterv1.MachineSet, *clusterv1.Cluster:
-		default:
-			t.Errorf("cache restricted for %T, want *Machine, *MachineSet or *Cluster", obj)
+		if !filtered[fmt.Sprintf("%T", obj)] {
+			t.Errorf("cache restricted for %T, which no controller reconciles", obj)
 		}
 		if got, want := by.Label.String(), clusterv1.WatchFilterLabel+"=Team_A"; got != want {
 			t.Errorf("selector %q, want %q", got, want)
@@ -65,8 +69,8 @@ func TestSlimCacheTrimsPods(t *testing.T) {
 			transform = by.Transform
 		}
 	}
-	if transform == nil || len(o.Cache.ByObject) != 4 {
-		t.Fatalf("Pod transform %v among %d cache entries, want it beside the Machine, MachineSet and Cluster filters", transform != nil, len(o.Cache.ByObject))
+	if transform == nil || len(o.Cache.ByObject) != len(Controllers)+1 {
+		t.Fatalf("Pod transform %v among %d cache entries, want it beside the filters of the %d controllers", transform != nil, len(o.Cache.ByObject), len(Controllers))
 	}
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Labels: map[string]string{"app": "web"},

@@ -255,6 +255,16 @@ var unusedOK = map[string]string{
 		"serves no metrics (TestMetricsEndpointNeedsAReader uses it)",
 	"ClusterRole: authorization.k8s.io subjectaccessreviews create": "the metrics endpoint asks whether a scraper may get /metrics; " +
 		"this lifecycle serves no metrics (TestMetricsEndpointNeedsAReader uses it)",
+	"ClusterRole: cluster.krtt.dev machinesets create": "the MachineDeployment controller creates a MachineSet per revision; " +
+		"this lifecycle creates no MachineDeployment",
+	"ClusterRole: cluster.krtt.dev machinedeployments get": "after a status patch conflict the kit re-reads the MachineDeployment " +
+		"uncached; this lifecycle creates no MachineDeployment",
+	"ClusterRole: cluster.krtt.dev machinedeployments patch": "the MachineDeployment controller adds its finalizer; this lifecycle " +
+		"creates no MachineDeployment",
+	"ClusterRole: cluster.krtt.dev machinedeployments/status patch": "the MachineDeployment controller writes its status; this " +
+		"lifecycle creates no MachineDeployment",
+	"ClusterRole: cluster.krtt.dev machinedeployments/finalizers update": "OwnerReferencesPermissionEnforcement lets only who may " +
+		"update the owner's finalizers set blockOwnerDeletion: the MachineDeployment as controller of its MachineSets; no request goes there",
 	"Role: core events patch": "the leader-election event recorder patches an event it repeats (a re-election soon after " +
 		"the last); this lifecycle elects once",
 }
