@@ -267,6 +267,14 @@ func (c *Cache) Disconnect(key client.ObjectKey) {
 	}
 }
 
+// Close closes every connection, for a Cache that is never started (a
+// one-off explanation): Start's end would close them otherwise.
+func (c *Cache) Close() {
+	for _, key := range c.Open() {
+		c.Disconnect(key)
+	}
+}
+
 // Open reports the Clusters with an open connection.
 func (c *Cache) Open() []client.ObjectKey {
 	c.mu.Lock()
