@@ -31,6 +31,13 @@ func explainNodeSkip(_ context.Context, s *Scope) engine.Outcome {
 	return engine.OKf("%s and %s: the Node and its Pods are left alone, as Cluster API does", who, cp)
 }
 
+// describeMissingCluster names the Cluster a Machine waits for (row N05):
+// a typo in spec.clusterName is the usual cause.
+func describeMissingCluster(_ context.Context, s *Scope) engine.Outcome {
+	return engine.OKf("The Cluster %s named in spec.clusterName does not exist in namespace %s; the Machine waits for it",
+		s.Machine.Spec.ClusterName, s.Machine.Namespace)
+}
+
 func controlPlaneRef(s *Scope) *clusterv1.ObjectReference {
 	if s.Cluster == nil {
 		return nil
