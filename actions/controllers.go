@@ -14,6 +14,7 @@ import (
 	"github.com/krtt-dev/krtt/actions/controller"
 	"github.com/krtt-dev/krtt/actions/machine"
 	"github.com/krtt-dev/krtt/actions/machinedeployment"
+	"github.com/krtt-dev/krtt/actions/machinedrainrule"
 	"github.com/krtt-dev/krtt/actions/machineset"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
@@ -38,6 +39,11 @@ type Controller struct {
 	// object, with what only this kind shows; Help is its one-line help.
 	Explain func(ctx context.Context, c client.Client, set *engine.TableSet, key client.ObjectKey, now time.Time) (*explain.Report, error)
 	Help    string
+	// Unfiltered: the watch filter does not split its objects between
+	// instances; every instance reads them all (MachineDrainRules are a
+	// namespace's drain policy, whoever manages its Machines), and each
+	// writes the same status to them.
+	Unfiltered bool
 }
 
 // Controllers are every controller krtt has, in the order the operator sets
@@ -53,4 +59,6 @@ var Controllers = []Controller{
 		Explain: machinedeployment.Explain, Help: "Explain which step a MachineDeployment's rollout is in and what it waits on"},
 	{Name: cluster.Name, Object: &clusterv1.Cluster{}, Catalogs: cluster.Catalogs, Setup: cluster.Setup,
 		Explain: cluster.Explain, Help: "Explain why a Cluster is in its state and, while it is deleted, what its teardown waits on"},
+	{Name: machinedrainrule.Name, Object: &clusterv1.MachineDrainRule{}, Catalogs: machinedrainrule.Catalogs, Setup: machinedrainrule.Setup,
+		Unfiltered: true},
 }

@@ -88,7 +88,8 @@ func workloadClusters(mgr ctrl.Manager, o remote.Options) (*remote.Cache, error)
 // to split a fleet). A Machine whose Cluster carries another value (or
 // none) reads its Cluster as missing and waits (machine-normal N05).
 // MachineSets label the Machines they create alike. Provider objects,
-// Secrets and Nodes are not filtered. Instances with different filters
+// Secrets, Nodes and MachineDrainRules (Controller.Unfiltered) are not
+// filtered. Instances with different filters
 // elect their leaders apart (a Lease per filter value).
 func WatchFilter(o *ctrl.Options, value string) error {
 	if value == "" {
@@ -98,7 +99,9 @@ func WatchFilter(o *ctrl.Options, value string) error {
 	// instance sees its sets and their Machines, never half of a set.
 	objs := make([]client.Object, 0, len(Controllers))
 	for _, c := range Controllers {
-		objs = append(objs, c.Object.DeepCopyObject().(client.Object))
+		if !c.Unfiltered {
+			objs = append(objs, c.Object.DeepCopyObject().(client.Object))
+		}
 	}
 	if err := watchfilter.Apply(o, value, objs...); err != nil {
 		return err

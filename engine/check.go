@@ -467,10 +467,31 @@ func walk(n int, roots []int, next [][]int) []bool {
 // results checks each row's results for branches used against their
 // purpose: retry in then of a row that runs actions (then is the branch for
 // their success; failures go to onFailure). A row without actions always
-// takes then, so retry there is how it asks for back-off.
+// takes then, so retry there is how it asks for back-off. A warning result
+// must give the person it calls words to read: a condition (its reason and
+// message make the Event), actions whose message the Event carries, or
+// status values it writes (a failure reason and message).
 func (c *setChecker) results() {
 	for _, t := range c.s.Tables {
 		for _, r := range t.Rows {
+			for _, res := range []struct {
+				name string
+				r    *Result
+			}{{"then", &r.Then}, {"inProgress", r.InProgress}, {"onFailure", r.OnFailure}} {
+				if res.r == nil || !res.r.Warning {
+					continue
+				}
+				if len(res.r.Conditions) == 0 && len(r.Do) == 0 && len(res.r.Status) == 0 {
+					c.add(Finding{Pos: res.r.Pos, Severity: SevError, Check: "result", Table: t.Name, Row: r.ID,
+						Message: fmt.Sprintf("row %s marks %s warning: true but gives no condition, status value or action, so its Warning Event says nothing", r.ID, res.name),
+						Hint:    "add a condition whose reason and message tell the person what happened and what to do"})
+				}
+				if res.r.StatusUnchanged {
+					c.add(Finding{Pos: res.r.Pos, Severity: SevError, Check: "result", Table: t.Name, Row: r.ID,
+						Message: fmt.Sprintf("row %s marks %s both warning: true and statusUnchanged: true; a result that records nothing is told by no Event", r.ID, res.name),
+						Hint:    "drop one of the two"})
+				}
+			}
 			if r.Then.Retry && len(r.Do) > 0 {
 				c.add(Finding{Pos: r.Then.Pos, Severity: SevWarning, Check: "result", Table: t.Name, Row: r.ID,
 					Message: fmt.Sprintf("row %s sets retry: true in then, but then is the branch for the success of %s", r.ID, strings.Join(r.Do, ", ")),

@@ -88,6 +88,7 @@ var brokenFixtures = map[string]string{
 	"registry":        "registry",
 	"no_registry":     "registry",
 	"then_retry":      "result",
+	"warning_silent":  "result",
 }
 
 func TestBrokenFixtures(t *testing.T) {

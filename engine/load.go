@@ -576,6 +576,7 @@ func (r *reader) result(n *yaml.Node, what string) Result {
 		"statusUnchanged": func(v *yaml.Node) {
 			res.StatusUnchanged = r.boolean(v, what+".statusUnchanged")
 		},
+		"warning": func(v *yaml.Node) { res.Warning = r.boolean(v, what+".warning") },
 		"conditions": func(v *yaml.Node) {
 			r.list(v, what+".conditions", func(c *yaml.Node) { res.Conditions = append(res.Conditions, r.condition(c, what)) })
 		},

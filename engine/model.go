@@ -217,7 +217,12 @@ type Result struct {
 	// conditions: no state, phase, lastTransition or mirrored status (a
 	// paused object keeps its status as it was).
 	StatusUnchanged bool
-	Status          map[string]string
+	// Warning marks a result that needs a person (a timeout that gave up,
+	// a refusal, a forced deletion, a creation the API server refused): its
+	// Event is a Warning, and it is told again whenever its message
+	// changes. Every other result's Event is Normal.
+	Warning bool
+	Status  map[string]string
 	// statusOrder keeps Status keys in document order for rendering.
 	StatusOrder []string
 	Pos         Pos

@@ -84,8 +84,10 @@ type Resolved struct {
 	Retry        bool
 	// StatusUnchanged: write only the conditions (see Result).
 	StatusUnchanged bool
-	Status          map[string]string
-	StatusOrder     []string
+	// Warning: the result needs a person (see Result).
+	Warning     bool
+	Status      map[string]string
+	StatusOrder []string
 }
 
 // Changed reports whether the state changes.
@@ -131,6 +133,7 @@ func (d *Decision) Resolve(o Outcome) Resolved {
 	out.RequeueAfter = res.RequeueAfter
 	out.Retry = res.Retry
 	out.StatusUnchanged = res.StatusUnchanged
+	out.Warning = res.Warning
 	out.Status = res.Status
 	out.StatusOrder = res.StatusOrder
 	if len(res.Conditions) > 0 {
@@ -154,7 +157,9 @@ type Trace struct {
 	From   string
 	To     string
 	// Action lists the actions that ran, comma separated.
-	Action   string
+	Action string
+	// Actions are the actions that ran, each with its own duration.
+	Actions  []ActionRun
 	Outcome  OutcomeStatus
 	Message  string
 	Duration time.Duration
@@ -163,10 +168,18 @@ type Trace struct {
 	// condition, if any.
 	Reason string
 	Note   string
+	// Warning: the row's result is declared to need a person.
+	Warning bool
 	// Unwritten says why the row's result did not reach the object (its
 	// patch met a newer version, or failed) although its actions ran;
 	// empty when it was written.
 	Unwritten string
+}
+
+// ActionRun is one action of a row that ran, and how long it took.
+type ActionRun struct {
+	Name     string
+	Duration time.Duration
 }
 
 // Runner binds a set to a registry and runs observe → decide → act →
@@ -353,13 +366,16 @@ func (r *Runner[E]) Act(ctx context.Context, object string, d *Decision, env E) 
 	ra := r.actions[d.Row]
 	ran := ""
 	kept := true
+	var runs []ActionRun
 	for i, a := range ra.run {
 		ran = ra.ran[i]
+		began := r.now()
 		o = a.fn(WithRunningAction(ctx, RunningAction{Set: r.set.Name, Object: object, Action: a.entry.Name,
 			Pure: a.entry.Pure, WritesThrough: a.entry.WritesThrough}), env)
 		if o.Status == "" {
 			o.Status = Done
 		}
+		runs = append(runs, ActionRun{Name: a.entry.Name, Duration: r.now().Sub(began)})
 		kept = kept && (a.entry.Pure || a.entry.WritesThrough || o.WroteNothing)
 		if o.Status != Done {
 			break
@@ -369,7 +385,8 @@ func (r *Runner[E]) Act(ctx context.Context, object string, d *Decision, env E) 
 	tr := Trace{
 		Set: r.set.Name, Table: d.Table.Name, Row: d.Row.ID, Object: object,
 		From: d.From.Name, To: res.To.Name, Action: ran,
-		Outcome: o.Status, Message: o.Message, Time: start, Duration: r.now().Sub(start),
+		Outcome: o.Status, Message: o.Message, Time: start, Duration: r.now().Sub(start), Warning: res.Warning,
+		Actions: runs,
 	}
 	if len(res.Conditions) > 0 {
 		tr.Reason = res.Conditions[0].Reason

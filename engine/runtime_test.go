@@ -337,11 +337,13 @@ func TestRunnerStep(t *testing.T) {
 	}
 	want := Trace{Set: "door", Table: "door", Row: "C1", Object: "default/front", From: "Closed", To: "Open",
 		Action: "Swing", Outcome: Done, Message: "by bob", Reason: "Opened", Note: "opened: by bob",
-		Time: t0.Add(time.Millisecond), Duration: time.Millisecond}
-	if st.Trace != want {
+		Time: t0.Add(time.Millisecond), Duration: 3 * time.Millisecond,
+		// Each tick of the clock is 1ms: the action's own time is one.
+		Actions: []ActionRun{{Name: "Swing", Duration: time.Millisecond}}}
+	if !reflect.DeepEqual(st.Trace, want) {
 		t.Errorf("trace\n got %+v\nwant %+v", st.Trace, want)
 	}
-	if len(got1) != 1 || len(got2) != 1 || got1[0] != want || got2[0] != want {
+	if len(got1) != 1 || len(got2) != 1 || !reflect.DeepEqual(got1[0], want) || !reflect.DeepEqual(got2[0], want) {
 		t.Errorf("subscribers got %+v and %+v", got1, got2)
 	}
 

@@ -1,6 +1,6 @@
 @teardown
 Feature: Cluster teardown
-  A Cluster carries the finalizer cluster.cluster.krtt.dev. Deleted, it deletes its MachineSets and
+  A Cluster carries the finalizer cluster.krtt.dev/cluster. Deleted, it deletes its MachineSets and
   worker Machines, then its control-plane Machines, and waits until they are gone: each Machine goes
   through its own deletion (hooks, drain and Node deletion in the workload cluster, whose connection
   stays open meanwhile). Only then does the Cluster go. Its Deleting condition and krtt explain cluster
@@ -51,7 +51,7 @@ Feature: Cluster teardown
     When I delete the Cluster "c1"
     Then the Machine "m1" has condition "Deleting" with reason "WaitingForPreDrainHook"
     And the Cluster "c1" has condition "Deleting" with status "True" and reason "WaitingForWorkersDeletion" and message containing "m2 (left to its owner)"
-    When the finalizer "cluster.cluster.krtt.dev" is removed from the Cluster "c1"
+    When the finalizer "cluster.krtt.dev/cluster" is removed from the Cluster "c1"
     Then the Cluster "c1" is gone
     And row "C01" fired for "m1" saying "the Cluster is gone"
     And the Machine "m1" is gone

@@ -19,10 +19,12 @@ Feature: Drain rules, the wait-completed label and Pods with volumes
     When Pod "batch" completes
     Then the Machine "m1" is gone
 
-  @row:pod-verdict:P19
-  Scenario: a drain rule whose selector cannot be evaluated holds the drain instead of evicting the Pods it may protect
+  @row:pod-verdict:P19 @row:machinedrainrule:MDR03 @row:machinedrainrule:MDR01
+  Scenario: a drain rule whose selector cannot be evaluated holds the drain instead of evicting the Pods it may protect, and says so on the rule
     Given a running Machine "m1"
     And a MachineDrainRule "a-protect" with behavior "Skip" whose Pod selector the API server accepts but cannot be evaluated
+    Then the MachineDrainRule "a-protect" has condition "Valid" with status "False", reason "InvalidSelector" and message containing "spec.pods[0].selector: "
+    And a Warning Event of the MachineDrainRule "a-protect" with reason "InvalidSelector" says "spec.pods[0].selector: "
     And Pod "db" runs on the Node of "m1"
     When I delete the Machine "m1"
     Then the Machine "m1" has condition "Deleting" with reason "DrainingNode" and message containing "held by a MachineDrainRule that cannot be evaluated"
@@ -31,10 +33,11 @@ Feature: Drain rules, the wait-completed label and Pods with volumes
     When the MachineDrainRule "a-protect" is deleted
     Then Pod "db" is evicted
 
-  @row:pod-verdict:P13 @row:pod-verdict:P14 @row:pod-verdict:P15
+  @row:pod-verdict:P13 @row:pod-verdict:P14 @row:pod-verdict:P15 @row:machinedrainrule:MDR02
   Scenario: drain rules skip Pods, wait for Pods to complete and evict in order groups; the first rule by name applies
     Given a running Machine "m1"
     And a MachineDrainRule "a-cache" with behavior "Skip" for Pods labelled "app=cache"
+    And the MachineDrainRule "a-cache" has condition "Valid" with status "True", reason "Valid" and message containing "can be evaluated"
     And a MachineDrainRule "z-cache" with behavior "Drain" and order 5 for Pods labelled "app=cache"
     And a MachineDrainRule "b-batch" with behavior "WaitCompleted" for Pods labelled "app=batch"
     And a MachineDrainRule "c-front" with behavior "Drain" and order 10 for Pods labelled "app=front"

@@ -9,9 +9,11 @@ import (
 	"github.com/cucumber/godog"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
@@ -38,6 +40,8 @@ func registerDrainSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^a MachineDrainRule "([^"]*)" with behavior "([^"]*)" for Pods labelled "([^"=]*)=([^"]*)" in namespaces labelled "([^"=]*)=([^"]*)"$`, w.drainRuleInNamespaces)
 	sc.Step(`^a MachineDrainRule "([^"]*)" with behavior "([^"]*)" whose Pod selector the API server accepts but cannot be evaluated$`, w.unevaluableDrainRule)
 	sc.Step(`^the MachineDrainRule "([^"]*)" is deleted$`, w.deleteDrainRule)
+	sc.Step(`^the MachineDrainRule "([^"]*)" has condition "([^"]*)" with status "([^"]*)", reason "([^"]*)" and message containing "([^"]*)"$`, w.drainRuleCondition)
+	sc.Step(`^a Warning Event of the MachineDrainRule "([^"]*)" with reason "([^"]*)" says "([^"]*)"$`, w.drainRuleWarning)
 	sc.Step(`^a MachineDrainRule "([^"]*)" with behavior "([^"]*)" for Machines labelled "([^"=]*)=([^"]*)"$`, w.drainRuleForMachines)
 	sc.Step(`^the namespace of the scenario is labelled "([^"=]*)=([^"]*)"$`, w.labelNamespace)
 	sc.Step(`^Pod "([^"]*)" with priority (\d+) and a volume "([^"]*)" runs on the Node of "([^"]*)"$`, w.podWithVolume)
@@ -334,4 +338,41 @@ func (w *world) unevaluableDrainRule(ctx context.Context, name, behavior string)
 
 func (w *world) deleteDrainRule(ctx context.Context, name string) error {
 	return w.h.Client.Delete(ctx, &clusterv1.MachineDrainRule{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name}})
+}
+
+// drainRuleCondition: the MachineDrainRule controller wrote the condition.
+func (w *world) drainRuleCondition(ctx context.Context, name, typ, status, reason, text string) error {
+	return w.eventually(ctx, "MachineDrainRule "+name+" condition "+typ, func(ctx context.Context) error {
+		r := &clusterv1.MachineDrainRule{}
+		if err := w.h.Client.Get(ctx, client.ObjectKey{Namespace: w.ns, Name: name}, r); err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(r.Status.Conditions, typ)
+		if c == nil || string(c.Status) != status || c.Reason != reason || !strings.Contains(c.Message, text) {
+			return fmt.Errorf("condition %s = %+v", typ, c)
+		}
+		return nil
+	})
+}
+
+// drainRuleWarning: a Warning Event about the rule, with the reason, says
+// text.
+func (w *world) drainRuleWarning(ctx context.Context, name, reason, text string) error {
+	return w.eventually(ctx, "Warning Event of MachineDrainRule "+name, func(ctx context.Context) error {
+		list := &eventsv1.EventList{}
+		if err := w.h.Client.List(ctx, list, client.InNamespace(w.ns)); err != nil {
+			return err
+		}
+		var seen []string
+		for _, e := range list.Items {
+			if e.Regarding.Kind != "MachineDrainRule" || e.Regarding.Name != name {
+				continue
+			}
+			if e.Type == "Warning" && e.Reason == reason && strings.Contains(e.Note, text) {
+				return nil
+			}
+			seen = append(seen, e.Type+" "+e.Reason+": "+e.Note)
+		}
+		return fmt.Errorf("Events of MachineDrainRule %s: %v", name, seen)
+	})
 }

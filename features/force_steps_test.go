@@ -3,6 +3,7 @@ package features
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/cucumber/godog"
 	eventsv1 "k8s.io/api/events/v1"
@@ -17,6 +18,29 @@ import (
 // the reason of its Deleting condition.
 func registerForceSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^an Event of the Machine "([^"]*)" tells row "([^"]*)" with reason "([^"]*)"$`, w.eventTellsRow)
+	sc.Step(`^a Warning Event of the Machine "([^"]*)" says "([^"]*)"$`, w.warningEventSays)
+}
+
+// warningEventSays: the Machine has a Warning Event whose note contains
+// text (an Event outlives the Machine it tells of).
+func (w *world) warningEventSays(ctx context.Context, name, text string) error {
+	return w.eventually(ctx, "Warning Event saying "+text, func(ctx context.Context) error {
+		list := &eventsv1.EventList{}
+		if err := w.h.Client.List(ctx, list, client.InNamespace(w.ns)); err != nil {
+			return err
+		}
+		var seen []string
+		for _, e := range list.Items {
+			if e.Regarding.Kind != "Machine" || e.Regarding.Name != name {
+				continue
+			}
+			if e.Type == "Warning" && strings.Contains(e.Note, text) {
+				return nil
+			}
+			seen = append(seen, e.Type+" "+e.Reason+": "+e.Note)
+		}
+		return fmt.Errorf("Events of Machine %s:\n%s", name, strings.Join(seen, "\n"))
+	})
 }
 
 func (w *world) eventTellsRow(ctx context.Context, name, row, reason string) error {

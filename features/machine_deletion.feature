@@ -122,15 +122,27 @@ Feature: Deleting a Machine takes it apart in order
       | why                                | kind    | situation                                         | row | reason                             |
       | the control plane is being deleted | Machine | the control plane of the Cluster is being deleted | C03 | the control plane is being deleted |
 
+  @row:machine-normal:N07 @row:machine-deletion:D12
+  Scenario Outline: deletion leaves the Node alone when <why>, and says so naming the objects
+    Given a running <kind> "m1"
+    And <situation>
+    When I delete the Machine "m1"
+    Then row "<row>" fired for "m1" saying "<reason>"
+    And a Warning Event of the Machine "m1" says "<reason>"
+    And a Warning Event of the Machine "m1" says "the Node and its Pods are left alone, as Cluster API does"
+    And the Machine "m1" is gone
+    And the Node of "m1" exists
+    And the infrastructure object of "m1" is gone
+
     @row:machine-deletion-checks:C04 @row:machine-deletion-checks:C14
     Examples: the last control-plane Machine
-      | why                                            | kind                  | situation                                                                                         | row | reason                                 |
-      | it is the Cluster's last control-plane Machine | control-plane Machine | "m1" is the only control-plane Machine of the Cluster and the control plane is not externally managed | C04 | this is the last control-plane Machine |
+      | why                                            | kind                  | situation                                                                                         | row | reason                                                                   |
+      | it is the Cluster's last control-plane Machine | control-plane Machine | "m1" is the only control-plane Machine of the Cluster and the control plane is not externally managed | C04 | is the last control-plane Machine of the Cluster c1 and its control plane |
 
     @row:machine-deletion-checks:C06 @row:machine-deletion-checks:C16
     Examples: no control plane left for a worker
-      | why                                                   | kind    | situation                                                                                      | row | reason                                          |
-      | the Cluster has no control-plane Machine to keep it up | Machine | the Cluster has no control-plane Machine and the control plane is not externally managed | C06 | the Cluster has no control-plane Machine left |
+      | why                                                   | kind    | situation                                                                                      | row | reason                                                                  |
+      | the Cluster has no control-plane Machine to keep it up | Machine | the Cluster has no control-plane Machine and the control plane is not externally managed | C06 | the Cluster c1 has no control-plane Machine left and its control plane |
 
   @row:machine-deletion:D18
   Scenario: an externally managed control plane lets the last control-plane Machine's Node be drained and deleted

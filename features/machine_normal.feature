@@ -67,6 +67,7 @@ Feature: A Machine walks from Pending to Running
   Scenario: a Machine whose Cluster does not exist waits for it
     Given a Machine "m1" of the missing Cluster "nowhere"
     Then the Machine "m1" has condition "Ready" with status "False" and reason "ClusterNotFound"
+    And the Machine "m1" has condition "Ready" with reason "ClusterNotFound" and message containing "The Cluster nowhere named in spec.clusterName does not exist"
 
   @row:machine-normal:N23
   Scenario: provider objects created by a MachineSet are taken over by their Machine

@@ -115,6 +115,8 @@ Feature: A MachineSet keeps N Machines
   Scenario: a MachineSet of a missing Cluster creates nothing
     Given a MachineSet "ms" of 1 Machine of the missing Cluster "nope"
     Then the MachineSet "ms" has condition "ScalingUp" with status "False" and reason "ClusterNotFound"
+    And the MachineSet "ms" has condition "ScalingUp" with reason "ClusterNotFound" and message containing "The Cluster nope named in spec.clusterName does not exist"
+    And the MachineSet "ms" has condition "MachinesReady" with status "Unknown" and reason "ClusterNotFound"
     And the MachineSet "ms" has 0 Machines
 
   @row:machineset-normal:S05

@@ -2,11 +2,11 @@ package reconciler
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -154,38 +154,126 @@ func (r *Reconciler[O, E]) recordSteps(p *Plan[O, E], steps []*engine.Step, obj 
 // publishSteps publishes every step's traces and records one Event for the
 // path when its end is worth one (see tells).
 func (r *Reconciler[O, E]) publishSteps(steps []*engine.Step, before, after O) {
-	if len(steps) == 1 {
-		r.publish(steps[0], before, after)
-		return
-	}
 	for _, s := range steps {
 		r.publishTraces(s)
 	}
-	last := steps[len(steps)-1].Trace
-	if r.recorder == nil || !r.tells(r.spec.Status(before).GetRecord(), last) {
+	if r.recorder == nil || !r.tells(r.spec.Status(before).GetRecord(), steps) {
 		return
 	}
-	r.event(after, last, pathNote(steps))
+	r.event(after, steps)
 }
 
-// pathNote tells a path of rows: "machine-normal row N07: Running →
-// Deleting; machine-deletion row D01: Deleting → WaitingForPreDrainHook;
-// …", each row with its actions, outcome and message, cut at the Event
-// note's limit.
-func pathNote(steps []*engine.Step) string {
-	parts := make([]string, 0, len(steps))
-	for _, s := range steps {
-		tr := s.Trace
-		part := fmt.Sprintf("%s row %s: %s → %s", tr.Table, tr.Row, tr.From, tr.To)
-		if tr.Action != "" {
-			part += fmt.Sprintf(" (%s %s)", tr.Action, tr.Outcome)
-		}
-		if tr.Message != "" {
-			part += ": " + tr.Message
-		}
-		parts = append(parts, part)
+// tells reports whether the reconcile whose path is steps is worth an
+// Event, given the status it started from (prev): the state changed (an
+// empty status.state is the initial state), or its last row failed or
+// needs a person (warning) with another row or message than last time. A
+// wait that stays in its state (its message changing as Pods go) is told
+// by the conditions and lastTransition, not by an Event each time: Events
+// are the bulk of an operator's writes.
+func (r *Reconciler[O, E]) tells(prev kit.Record, steps []*engine.Step) bool {
+	tr := steps[len(steps)-1].Trace
+	if !r.patcher.sameState(prev.State, tr.To) {
+		return true
 	}
-	return strings.Join(parts, "; ")
+	if tr.Outcome != engine.Failed && !tr.Warning {
+		return false
+	}
+	lt := prev.LastTransition
+	return lt == nil || lt.Table != tr.Table || lt.Row != tr.Row || lt.Outcome != string(tr.Outcome) || lt.Message != tr.Message
+}
+
+// event records the one Event of a path of rows. Its reason is what a
+// person reads in a list of Events, so never a row id: the reason of the
+// last row whose result needs a person (warning: true, a Warning Event),
+// else the state the path ended in, else (a row that failed in its state)
+// the row's condition reason or the failed action. The rows go into the
+// Event's action (the row that gave the reason) and note.
+func (r *Reconciler[O, E]) event(obj O, steps []*engine.Step) {
+	kind := corev1.EventTypeNormal
+	first, last := steps[0].Trace, steps[len(steps)-1].Trace
+	at := last
+	for _, s := range steps {
+		if s.Trace.Warning {
+			kind, at = corev1.EventTypeWarning, s.Trace
+		}
+	}
+	var reason string
+	switch {
+	case kind == corev1.EventTypeWarning && at.Reason != "":
+		reason = at.Reason
+	case first.From != last.To:
+		reason = last.To
+	case at.Reason != "":
+		reason = at.Reason
+	case at.Outcome == engine.Failed && at.Action != "":
+		ran := strings.Split(at.Action, ",")
+		reason = ran[len(ran)-1] + "Failed"
+	default:
+		reason = last.To
+	}
+	note := pathNote(steps, at)
+	if len(note) > 1000 {
+		note = note[:1000]
+	}
+	r.recorder.Eventf(obj, nil, kind, reason, at.Row, "%s", note)
+}
+
+// pathNote tells a path short: "Running → DrainingNode (rows N07, D01,
+// D04): Draining the Node", the words those of the row that gave the
+// reason or, when it has none, of the last row that has some.
+func pathNote(steps []*engine.Step, at engine.Trace) string {
+	first, last := steps[0].Trace, steps[len(steps)-1].Trace
+	rows := make([]string, 0, len(steps))
+	for _, s := range steps {
+		rows = append(rows, s.Trace.Row)
+	}
+	label := "row "
+	if len(rows) > 1 {
+		label = "rows "
+	}
+	note := last.To
+	if first.From != last.To {
+		note = first.From + " → " + last.To
+	}
+	note += " (" + label + strings.Join(rows, ", ") + ")"
+	words := ""
+	for i := len(steps) - 1; i >= 0; i-- {
+		if steps[i].Trace.Row == at.Row {
+			words = stepWords(steps[i])
+		}
+	}
+	for i := len(steps) - 1; words == "" && i >= 0; i-- {
+		words = stepWords(steps[i])
+	}
+	if at.Outcome == engine.Failed && at.Action != "" && !strings.Contains(words, at.Message) {
+		words = strings.TrimPrefix(words+"; "+at.Action+" failed: "+at.Message, "; ")
+	}
+	if words != "" {
+		note += ": " + words
+	}
+	return note
+}
+
+// stepWords is what a row said: its condition's message, and the
+// action's message when the condition does not carry it already; without
+// either, the values its result writes into status (a failureReason and
+// failureMessage).
+func stepWords(s *engine.Step) string {
+	tr := s.Trace
+	switch {
+	case tr.Note == "" && tr.Message == "":
+		vals := make([]string, 0, len(s.Result.StatusOrder))
+		for _, k := range s.Result.StatusOrder {
+			vals = append(vals, s.Result.Status[k])
+		}
+		return strings.Join(vals, ": ")
+	case tr.Note == "":
+		return tr.Message
+	case tr.Message == "" || strings.Contains(tr.Note, tr.Message):
+		return tr.Note
+	default:
+		return tr.Note + ": " + tr.Message
+	}
 }
 
 // resultOfSteps is the last step's result, requeued as soon as any row of

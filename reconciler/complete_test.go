@@ -200,7 +200,7 @@ func TestRunToCompletionStopsAtTheFirstRowThatActsOnTheWorld(t *testing.T) {
 	if err != nil || res.RequeueAfter.String() != "30s" {
 		t.Errorf("result %+v, %v; want the path's requeue of 30s", res, err)
 	}
-	if note := pathNote(steps); !strings.Contains(note, "chain row R1: A → A (Mark Done): marked; chain row R2: A → B; chain row R3: B → C (Poke Done): poked") {
+	if note := pathNote(steps, steps[2].Trace); note != "A → C (rows R1, R2, R3): in C: poked" {
 		t.Errorf("Event note %q does not name the path", note)
 	}
 }

@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"context"
+	"slices"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -26,4 +27,28 @@ func RemoveFinalizer[E any](finalizer string, obj func(E) client.Object) func(co
 		controllerutil.RemoveFinalizer(obj(s), finalizer)
 		return engine.OK()
 	}
+}
+
+// migrateFinalizers replaces, in memory, every legacy name of the
+// controller's finalizer on obj by the current one, and returns the
+// finalizers as they were when it replaced one (nil when none).
+func migrateFinalizers(obj client.Object, finalizer string, legacy []string) []string {
+	read := obj.GetFinalizers()
+	var out []string
+	migrated := false
+	for _, f := range read {
+		if slices.Contains(legacy, f) {
+			migrated = true
+			continue
+		}
+		out = append(out, f)
+	}
+	if !migrated {
+		return nil
+	}
+	if !slices.Contains(out, finalizer) {
+		out = append(out, finalizer)
+	}
+	obj.SetFinalizers(out)
+	return read
 }

@@ -25,7 +25,7 @@ var (
 	}, []string{"controller", "table", "row", "outcome"})
 	actionDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "krtt_action_duration_seconds",
-		Help:    "Time spent running a row's actions, by controller and actions.",
+		Help:    "Time spent running one action of a row, by controller and action.",
 		Buckets: prometheus.ExponentialBuckets(0.0005, 4, 9),
 	}, []string{"controller", "action"})
 	reconcileErrorsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -56,8 +56,10 @@ func countTrace(controller string, tr engine.Trace) {
 		outcome = unwrittenOutcome
 	}
 	transitionsTotal.WithLabelValues(controller, tr.Table, tr.Row, outcome).Inc()
-	if tr.Action != "" {
-		actionDuration.WithLabelValues(controller, tr.Action).Observe(tr.Duration.Seconds())
+	// One series per action: a row's list of actions would make a series
+	// of every combination, and hide which action took the time.
+	for _, a := range tr.Actions {
+		actionDuration.WithLabelValues(controller, a.Name).Observe(a.Duration.Seconds())
 	}
 }
 

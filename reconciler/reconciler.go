@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
@@ -178,6 +178,10 @@ type Plan[O client.Object, E any] struct {
 	Impossible     *engine.Impossible
 	Decision       *engine.Decision
 	Now            time.Time
+	// FinalizersAsRead are the object's finalizers as read when it carried
+	// a legacy finalizer (Spec.LegacyFinalizers), which the plan reads as
+	// the current one; nil otherwise.
+	FinalizersAsRead []string
 }
 
 // Plan observes the object and decides, without acting.
@@ -193,6 +197,9 @@ func (r *Reconciler[O, E]) Plan(ctx context.Context, key client.ObjectKey) (*Pla
 	set := r.spec.Set
 	p.State = set.State(set.InitialState)
 	if p.Obs.Found {
+		if len(r.spec.LegacyFinalizers) > 0 {
+			p.FinalizersAsRead = migrateFinalizers(p.Obs.Object, r.spec.Finalizer, r.spec.LegacyFinalizers)
+		}
 		p.PersistedState = r.spec.Status(p.Obs.Object).GetRecord().State
 		if p.PersistedState != "" {
 			st := set.State(p.PersistedState)
@@ -251,6 +258,12 @@ func (r *Reconciler[O, E]) Reconcile(ctx context.Context, req reconcile.Request)
 	if p.Obs.Found {
 		// Actions change the object in memory; the patch is the difference.
 		before = p.Obs.Object.DeepCopyObject().(O)
+		if p.FinalizersAsRead != nil && before.GetDeletionTimestamp() == nil {
+			// The patch carries the legacy finalizer's replacement. An
+			// object being deleted may take no new finalizer: its legacy
+			// one goes with the row that removes the finalizer.
+			before.SetFinalizers(p.FinalizersAsRead)
+		}
 	}
 	step := r.runner.Act(ctx, req.String(), p.Decision, p.Obs.Env)
 	if p.Obs.Err != nil && step.Trace.Message == "" {
@@ -265,6 +278,21 @@ func (r *Reconciler[O, E]) Reconcile(ctx context.Context, req reconcile.Request)
 		return reconcile.Result{}, nil
 	}
 	steps := r.runToCompletion(ctx, req.String(), p, before, step)
+	lost := steps[len(steps)-1]
+	conflict := conflicted(lost)
+	if conflict {
+		// An action's write met a newer version of the object it wrote
+		// (optimistic locking): nothing is wrong, the row is decided again
+		// on the newer version. No Event, no error, no back-off; the rows
+		// before it in the path are recorded as usual.
+		lost.Trace.Unwritten = "an action's write met a newer version; decided again on it: " + lost.Trace.Message
+		r.publishTraces(lost)
+		log.V(1).Info("an action's write met a newer version; will decide again", "row", lost.Trace.Row, "error", lost.Trace.Message)
+		steps = steps[:len(steps)-1]
+		if len(steps) == 0 {
+			return reconcile.Result{RequeueAfter: staleRequeue}, nil
+		}
+	}
 	step = steps[len(steps)-1]
 	log = log.WithValues("table", step.Trace.Table, "row", step.Trace.Row, "from", steps[0].Trace.From, "to", step.Trace.To)
 	after := p.Obs.Object
@@ -301,6 +329,9 @@ func (r *Reconciler[O, E]) Reconcile(ctx context.Context, req reconcile.Request)
 	r.publishSteps(steps, before, after)
 	log.V(1).Info("row fired", "action", step.Trace.Action, "outcome", step.Trace.Outcome, "message", step.Trace.Message, "rows", len(steps))
 	res, err := resultOfSteps(steps, p.Obs.Err)
+	if conflict && err == nil && (res.RequeueAfter == 0 || res.RequeueAfter > staleRequeue) {
+		res.RequeueAfter = staleRequeue
+	}
 	if err != nil {
 		reconcileErrorsTotal.WithLabelValues(r.spec.Name, step.Trace.Table, step.Trace.Row).Inc()
 	}
@@ -321,6 +352,13 @@ func (r *Reconciler[O, E]) deadline(st *engine.State, env E) time.Time {
 		return time.Time{}
 	}
 	return t.Deadline
+}
+
+// conflicted: the step's action failed only because a write met a newer
+// version of the object (HTTP 409, optimistic locking).
+func conflicted(step *engine.Step) bool {
+	o := step.Result.Outcome
+	return o.Status == engine.Failed && o.Err != nil && apierrors.IsConflict(o.Err)
 }
 
 // succeeded: the reconcile did what the row asked without a failure.
@@ -426,61 +464,6 @@ func stampTransitions(conds, prev []metav1.Condition, at time.Time) []metav1.Con
 		}
 	}
 	return conds
-}
-
-// publish hands the trace to subscribers and metrics, and records an Event
-// when the object's state changed or an action failed. A wait that stays in
-// its state (its message changing as Pods go) is told by the conditions and
-// lastTransition, not by an Event each time: Events are the bulk of an
-// operator's writes. A failure repeating the same message is not told twice.
-func (r *Reconciler[O, E]) publish(step *engine.Step, before, after O) {
-	tr := step.Trace
-	r.publishTraces(step)
-	if r.recorder == nil || !r.tells(r.spec.Status(before).GetRecord(), tr) {
-		return
-	}
-	note := fmt.Sprintf("%s row %s: %s → %s", tr.Table, tr.Row, tr.From, tr.To)
-	if tr.Action != "" {
-		note += fmt.Sprintf("; %s %s", tr.Action, tr.Outcome)
-	}
-	if tr.Message != "" {
-		note += ": " + tr.Message
-	}
-	r.event(after, tr, note)
-}
-
-// tells reports whether the reconcile that ended with tr is worth an
-// Event, given the status it started from (prev): the state changed (an
-// empty status.state is the initial state), or an action failed with
-// another message than last time.
-func (r *Reconciler[O, E]) tells(prev kit.Record, tr engine.Trace) bool {
-	failed := tr.Outcome == engine.Failed
-	if !failed && r.patcher.sameState(prev.State, tr.To) {
-		return false
-	}
-	if lt := prev.LastTransition; failed && lt != nil && lt.Table == tr.Table && lt.Row == tr.Row &&
-		lt.Outcome == string(tr.Outcome) && lt.Message == tr.Message {
-		return false
-	}
-	return true
-}
-
-// event records the Event of a reconcile that ended with tr: Warning when
-// its action failed, the reason of the row's first condition (or Row<id>),
-// the note cut at the Events API's limit.
-func (r *Reconciler[O, E]) event(obj O, tr engine.Trace, note string) {
-	kind := corev1.EventTypeNormal
-	if tr.Outcome == engine.Failed {
-		kind = corev1.EventTypeWarning
-	}
-	reason := tr.Reason
-	if reason == "" {
-		reason = "Row" + tr.Row
-	}
-	if len(note) > 1000 {
-		note = note[:1000]
-	}
-	r.recorder.Eventf(obj, nil, kind, reason, tr.Row, "%s", note)
 }
 
 // publishTraces hands the row's trace, then the traces of the decision-table

@@ -61,6 +61,13 @@ type Spec[O client.Object, E any] struct {
 	// Finalizer is the controller's finalizer: once a row removes it the
 	// object is about to go, and its status is not written.
 	Finalizer string
+	// LegacyFinalizers are names the controller's finalizer had before:
+	// the kit reads an object carrying one as carrying Finalizer, and
+	// writes the replacement with the reconcile's metadata patch (one
+	// patch: the old name out, the new one in). An object being deleted
+	// cannot take a new finalizer; it keeps the old one until the row that
+	// removes Finalizer removes it too.
+	LegacyFinalizers []string
 	// Observe reads the world of one object once; now is the reconcile's
 	// clock reading (injected in tests).
 	Observe func(ctx context.Context, key client.ObjectKey, now time.Time) Observation[O, E]

@@ -90,6 +90,20 @@ func newDoor() *unstructured.Unstructured {
 }
 
 func doorRegistry() *engine.Registry[*door] {
+	return doorRegistryLabeling(func(_ context.Context, d *door) engine.Outcome {
+		labels := d.obj.GetLabels()
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		labels["toy.krtt.dev/opened"] = "yes"
+		d.obj.SetLabels(labels)
+		return engine.OK()
+	})
+}
+
+// doorRegistryLabeling is the door's registry with label as its Label
+// action.
+func doorRegistryLabeling(label engine.ActionFunc[*door]) *engine.Registry[*door] {
 	r := engine.NewRegistry[*door]("door")
 	r.Bool("found", func(d *door) bool { return d.obj != nil })
 	r.Bool("wantOpen", func(d *door) bool {
@@ -99,15 +113,7 @@ func doorRegistry() *engine.Registry[*door] {
 		v, _, _ := unstructured.NestedBool(d.obj.Object, "spec", "open")
 		return v
 	})
-	r.Action("Label", "label the door in memory; the kit patches it", func(_ context.Context, d *door) engine.Outcome {
-		labels := d.obj.GetLabels()
-		if labels == nil {
-			labels = map[string]string{}
-		}
-		labels["toy.krtt.dev/opened"] = "yes"
-		d.obj.SetLabels(labels)
-		return engine.OK()
-	})
+	r.Action("Label", "label the door in memory; the kit patches it", label)
 	r.StatusField("openedBy", "", func(d *door, v string) {
 		_ = unstructured.SetNestedField(d.obj.Object, v, "status", "openedBy")
 	})

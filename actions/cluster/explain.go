@@ -19,6 +19,8 @@ import (
 // each Machine with its deletion step) and its Deleting condition.
 func Explain(ctx context.Context, c client.Client, set *engine.TableSet, key client.ObjectKey, now time.Time) (*explain.Report, error) {
 	clusters := remote.New(c, c, remote.Options{Scheme: c.Scheme()})
+	// Never started, the cache would keep the connections the observation
+	// opened running after the explanation.
 	defer clusters.Close()
 	r, err := reconciler.New(Spec(set, c, clusters), reconciler.Options{Client: c, Now: func() time.Time { return now }})
 	if err != nil {

@@ -34,13 +34,14 @@ const observeTimeout = 10 * time.Second
 func Spec(set *engine.TableSet, c client.Client, conns Connections) reconciler.Spec[*clusterv1.Cluster, *Scope] {
 	obs := &Observer{Client: c, Connections: conns}
 	return reconciler.Spec[*clusterv1.Cluster, *Scope]{
-		Name:           Name,
-		Set:            set,
-		Registry:       Registry(),
-		NewObject:      func() *clusterv1.Cluster { return &clusterv1.Cluster{} },
-		NewList:        func() client.ObjectList { return &clusterv1.ClusterList{} },
-		Finalizer:      clusterv1.ClusterFinalizer,
-		ObserveTimeout: observeTimeout,
+		Name:             Name,
+		Set:              set,
+		Registry:         Registry(),
+		NewObject:        func() *clusterv1.Cluster { return &clusterv1.Cluster{} },
+		NewList:          func() client.ObjectList { return &clusterv1.ClusterList{} },
+		Finalizer:        clusterv1.ClusterFinalizer,
+		LegacyFinalizers: []string{clusterv1.LegacyClusterFinalizer},
+		ObserveTimeout:   observeTimeout,
 		Observe: func(ctx context.Context, key client.ObjectKey, _ time.Time) reconciler.Observation[*clusterv1.Cluster, *Scope] {
 			s := obs.Observe(ctx, key)
 			return reconciler.Observation[*clusterv1.Cluster, *Scope]{Env: s, Object: s.Cluster, Found: s.Found, Err: s.Err}

@@ -31,6 +31,8 @@ func Explain(ctx context.Context, c client.Client, set *engine.TableSet, key cli
 	// The Node side is reached as the operator reaches it: through the
 	// Cluster's kubeconfig Secret when there is one.
 	clusters := remote.New(c, c, remote.Options{Scheme: c.Scheme()})
+	// Never started, the cache would keep the connections the observation
+	// opened running after the explanation.
 	defer clusters.Close()
 	r, err := reconciler.New(Spec(set, c, clusters, nil), reconciler.Options{Client: c, Now: func() time.Time { return now }})
 	if err != nil {

@@ -444,34 +444,5 @@ func (v *drainView) record(ctx context.Context, verdicts []podVerdict) {
 }
 
 // ruleInvalid says why a rule's selectors cannot be evaluated; empty when
-// they can. The API server refuses such selectors, so only a rule written
-// before it validated them has one.
-func ruleInvalid(r *clusterv1.MachineDrainRule) string {
-	if r == nil {
-		return ""
-	}
-	check := func(path string, sel *clusterv1.LabelSelector) string {
-		if sel == nil {
-			return ""
-		}
-		if _, err := metav1.LabelSelectorAsSelector(sel.AsMeta()); err != nil {
-			return path + ": " + err.Error()
-		}
-		return ""
-	}
-	for i, m := range r.Spec.Machines {
-		for _, bad := range []string{check(fmt.Sprintf("spec.machines[%d].selector", i), m.Selector), check(fmt.Sprintf("spec.machines[%d].clusterSelector", i), m.ClusterSelector)} {
-			if bad != "" {
-				return bad
-			}
-		}
-	}
-	for i, p := range r.Spec.Pods {
-		for _, bad := range []string{check(fmt.Sprintf("spec.pods[%d].selector", i), p.Selector), check(fmt.Sprintf("spec.pods[%d].namespaceSelector", i), p.NamespaceSelector)} {
-			if bad != "" {
-				return bad
-			}
-		}
-	}
-	return ""
-}
+// they can.
+func ruleInvalid(r *clusterv1.MachineDrainRule) string { return r.InvalidSelector() }

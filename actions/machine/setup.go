@@ -48,13 +48,14 @@ func Spec(set *engine.TableSet, c client.Client, clusters ClusterClients, w *rec
 		obs.Watcher = w
 	}
 	return reconciler.Spec[*clusterv1.Machine, *Scope]{
-		Name:           Name,
-		Set:            set,
-		Registry:       Registry(),
-		NewObject:      func() *clusterv1.Machine { return &clusterv1.Machine{} },
-		NewList:        func() client.ObjectList { return &clusterv1.MachineList{} },
-		Finalizer:      clusterv1.MachineFinalizer,
-		ObserveTimeout: observeTimeout,
+		Name:             Name,
+		Set:              set,
+		Registry:         Registry(),
+		NewObject:        func() *clusterv1.Machine { return &clusterv1.Machine{} },
+		NewList:          func() client.ObjectList { return &clusterv1.MachineList{} },
+		Finalizer:        clusterv1.MachineFinalizer,
+		LegacyFinalizers: []string{clusterv1.LegacyMachineFinalizer},
+		ObserveTimeout:   observeTimeout,
 		Observe: func(ctx context.Context, key client.ObjectKey, now time.Time) reconciler.Observation[*clusterv1.Machine, *Scope] {
 			s := obs.Observe(ctx, key, now)
 			return reconciler.Observation[*clusterv1.Machine, *Scope]{Env: s, Object: s.Machine, Found: s.MachineFound, Err: s.Err}

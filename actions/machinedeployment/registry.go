@@ -18,8 +18,8 @@ var Registry = engine.LazyRegistry(RegistryName, registerFacts, registerWaits, r
 
 func registerActions(r *engine.Registry[*Scope]) {
 	r.Action("ReportObserveError", "Fail with the API error met while observing, so the row's onFailure names it.", reportObserveError, engine.Pure())
-	r.Action("AddFinalizer", "Add the machinedeployment.cluster.krtt.dev finalizer to the MachineDeployment.", reconciler.AddFinalizer(clusterv1.MachineDeploymentFinalizer, deploymentOf))
-	r.Action("RemoveFinalizer", "Remove the machinedeployment.cluster.krtt.dev finalizer so Kubernetes can delete the MachineDeployment.", reconciler.RemoveFinalizer(clusterv1.MachineDeploymentFinalizer, deploymentOf))
+	r.Action("AddFinalizer", "Add the cluster.krtt.dev/machinedeployment finalizer to the MachineDeployment.", reconciler.AddFinalizer(clusterv1.MachineDeploymentFinalizer, deploymentOf))
+	r.Action("RemoveFinalizer", "Remove the cluster.krtt.dev/machinedeployment finalizer so Kubernetes can delete the MachineDeployment.", reconciler.RemoveFinalizer(clusterv1.MachineDeploymentFinalizer, deploymentOf))
 	r.Action("SyncMachineSets", "Patch the MachineSets with the deployment's in-place fields (the current one: template metadata, deletion and health settings, the highest revision; every one: minReadySeconds, deletion order, remediation); replicas stay.", syncMachineSets)
 	r.Action("DeleteOldMachineSets", "Delete the oldest MachineSets with no replicas and no Machine beyond revisionHistoryLimit.", deleteOldMachineSets)
 	r.Action("ScaleMachineSets", "Spread spec.replicas over the MachineSets with replicas by their size, and annotate them with it.", scaleMachineSets)

@@ -17,8 +17,9 @@ var Registry = engine.LazyRegistry(RegistryName, registerFacts, registerActions,
 
 func registerActions(r *engine.Registry[*Scope]) {
 	r.Action("ReportObserveError", "Fail with the API error met while observing, so the row's onFailure names it.", reportObserveError, engine.Pure())
-	r.Action("AddFinalizer", "Add the machineset.cluster.krtt.dev finalizer to the MachineSet.", reconciler.AddFinalizer(clusterv1.MachineSetFinalizer, setOf))
-	r.Action("RemoveFinalizer", "Remove the machineset.cluster.krtt.dev finalizer so Kubernetes can delete the MachineSet.", reconciler.RemoveFinalizer(clusterv1.MachineSetFinalizer, setOf))
+	r.Action("DescribeMissingCluster", "Name the Cluster spec.clusterName names, which does not exist; changes nothing.", describeMissingCluster, engine.Pure())
+	r.Action("AddFinalizer", "Add the cluster.krtt.dev/machineset finalizer to the MachineSet.", reconciler.AddFinalizer(clusterv1.MachineSetFinalizer, setOf))
+	r.Action("RemoveFinalizer", "Remove the cluster.krtt.dev/machineset finalizer so Kubernetes can delete the MachineSet.", reconciler.RemoveFinalizer(clusterv1.MachineSetFinalizer, setOf))
 	r.Action("SetClusterOwnerAndLabels", "Set the cluster-name label and, for a stand-alone MachineSet, the Cluster as owner (not controller).", setClusterOwnerAndLabels, engine.Pure())
 	r.Action("AdoptMachines", "Make the set the controller owner of the matching orphan Machines and label them with its name.", adoptMachines)
 	r.Action("ReleaseMachines", "Remove the set's controller reference and set-name label from the Machines that no longer match.", releaseMachines)

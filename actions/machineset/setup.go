@@ -35,13 +35,14 @@ func Catalogs() []*engine.Catalog { return []*engine.Catalog{Registry().Catalog(
 func Spec(set *engine.TableSet, c client.Client, r client.Reader) reconciler.Spec[*clusterv1.MachineSet, *Scope] {
 	obs := &Observer{Client: c, Reader: r}
 	return reconciler.Spec[*clusterv1.MachineSet, *Scope]{
-		Name:           Name,
-		Set:            set,
-		Registry:       Registry(),
-		NewObject:      func() *clusterv1.MachineSet { return &clusterv1.MachineSet{} },
-		NewList:        func() client.ObjectList { return &clusterv1.MachineSetList{} },
-		Finalizer:      clusterv1.MachineSetFinalizer,
-		ObserveTimeout: observeTimeout,
+		Name:             Name,
+		Set:              set,
+		Registry:         Registry(),
+		NewObject:        func() *clusterv1.MachineSet { return &clusterv1.MachineSet{} },
+		NewList:          func() client.ObjectList { return &clusterv1.MachineSetList{} },
+		Finalizer:        clusterv1.MachineSetFinalizer,
+		LegacyFinalizers: []string{clusterv1.LegacyMachineSetFinalizer},
+		ObserveTimeout:   observeTimeout,
 		Observe: func(ctx context.Context, key client.ObjectKey, now time.Time) reconciler.Observation[*clusterv1.MachineSet, *Scope] {
 			s := obs.Observe(ctx, key, now)
 			return reconciler.Observation[*clusterv1.MachineSet, *Scope]{Env: s, Object: s.Set, Found: s.Found, Err: s.Err}

@@ -1,6 +1,7 @@
 package machineset
 
 import (
+	"context"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -59,7 +60,21 @@ func mirrorConditions(s *Scope) {
 	setCondition(s, clusterv1.PausedCondition, metav1.ConditionFalse, "NotPaused", "")
 }
 
+// describeMissingCluster names the Cluster a MachineSet waits for (row
+// S09): a typo in spec.clusterName is the usual cause.
+func describeMissingCluster(_ context.Context, s *Scope) engine.Outcome {
+	return engine.OKf("The Cluster %s named in spec.clusterName does not exist in namespace %s; no Machine is created until it does",
+		s.Set.Spec.ClusterName, s.Set.Namespace)
+}
+
 func summarizeMachinesReady(s *Scope) {
+	if s.Cluster == nil && len(s.Owned) == 0 {
+		// "0 of 0 Machines Ready" would read as a healthy set; it has no
+		// Machine because its Cluster is missing.
+		setCondition(s, clusterv1.MachinesReadyCondition, metav1.ConditionUnknown, "ClusterNotFound",
+			fmt.Sprintf("The set has no Machine: the Cluster %s named in spec.clusterName does not exist", s.Set.Spec.ClusterName))
+		return
+	}
 	var notReady []*clusterv1.Machine
 	for _, m := range s.Owned {
 		if m.DeletionTimestamp.IsZero() && readySince(m) == nil {

@@ -1,7 +1,11 @@
 package v1alpha1
 
 import (
+	"fmt"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/krtt-dev/krtt/api/kit"
 )
 
 // MachineDrainRuleDrainBehavior says what the drain does with the Pods a
@@ -150,15 +154,53 @@ type MachineDrainRuleSpec struct {
 	Pods []MachineDrainRulePodSelector `json:"pods,omitempty"`
 }
 
+// MachineDrainRuleStatus is what the MachineDrainRule controller observed
+// of the rule: whether its selectors can be evaluated.
+type MachineDrainRuleStatus struct {
+	// phase is the user-facing phase of the rule (from its table state).
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	Phase string `json:"phase,omitempty"`
+
+	// state is the transition-table state the controller persists.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	State string `json:"state,omitempty"`
+
+	// stateSince is when the rule entered its current state.
+	// +optional
+	StateSince *metav1.Time `json:"stateSince,omitempty"`
+
+	// observedGeneration is the metadata.generation the controller last
+	// reconciled.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// lastTransition is the last transition-table row that fired.
+	// +optional
+	LastTransition *kit.LastTransition `json:"lastTransition,omitempty"`
+
+	// conditions: Valid (False, reason InvalidSelector, naming the
+	// selector and why, while a selector cannot be evaluated: such a rule
+	// holds the drain of every Machine it may select).
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=32
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
 // MachineDrainRule says how the drain of the selected Machines treats the
 // selected Pods, as Cluster API's MachineDrainRule does. When several rules
 // match a Pod, the first by name (alphabetical) applies; a Pod's
 // cluster.krtt.dev/drain label (skip, wait-completed) overrides every rule.
 //
 // +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=kmdr,categories=krtt
 // +kubebuilder:printcolumn:name="Behavior",type=string,JSONPath=`.spec.drain.behavior`
 // +kubebuilder:printcolumn:name="Order",type=integer,JSONPath=`.spec.drain.order`
+// +kubebuilder:printcolumn:name="Valid",type=string,JSONPath=`.status.conditions[?(@.type=="Valid")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type MachineDrainRule struct {
 	metav1.TypeMeta   `json:",inline"`
@@ -166,7 +208,66 @@ type MachineDrainRule struct {
 
 	// +required
 	Spec MachineDrainRuleSpec `json:"spec"`
+
+	// status is what the MachineDrainRule controller observed of the rule.
+	// +optional
+	Status MachineDrainRuleStatus `json:"status,omitempty"`
 }
+
+// InvalidSelector says which selector of the rule cannot be evaluated and
+// why; empty when every one can. The API server refuses such selectors, so
+// only a rule written before it validated them has one.
+func (r *MachineDrainRule) InvalidSelector() string {
+	if r == nil {
+		return ""
+	}
+	check := func(path string, sel *LabelSelector) string {
+		if sel == nil {
+			return ""
+		}
+		if _, err := metav1.LabelSelectorAsSelector(sel.AsMeta()); err != nil {
+			return path + ": " + err.Error()
+		}
+		return ""
+	}
+	for i, m := range r.Spec.Machines {
+		for _, bad := range []string{check(fmt.Sprintf("spec.machines[%d].selector", i), m.Selector), check(fmt.Sprintf("spec.machines[%d].clusterSelector", i), m.ClusterSelector)} {
+			if bad != "" {
+				return bad
+			}
+		}
+	}
+	for i, p := range r.Spec.Pods {
+		for _, bad := range []string{check(fmt.Sprintf("spec.pods[%d].selector", i), p.Selector), check(fmt.Sprintf("spec.pods[%d].namespaceSelector", i), p.NamespaceSelector)} {
+			if bad != "" {
+				return bad
+			}
+		}
+	}
+	return ""
+}
+
+var _ kit.Status = &MachineDrainRule{}
+
+// GetRecord is the kit's record in the rule's status.
+func (r *MachineDrainRule) GetRecord() kit.Record {
+	st := &r.Status
+	return kit.Record{State: st.State, StateSince: st.StateSince, Phase: st.Phase,
+		ObservedGeneration: st.ObservedGeneration, LastTransition: st.LastTransition}
+}
+
+// SetRecord writes the kit's record into the rule's status.
+func (r *MachineDrainRule) SetRecord(rec kit.Record) {
+	st := &r.Status
+	st.State, st.StateSince, st.ObservedGeneration, st.LastTransition = rec.State, rec.StateSince, rec.ObservedGeneration, rec.LastTransition
+	st.Phase = rec.Phase
+}
+
+// GetConditions returns status.conditions.
+func (r *MachineDrainRule) GetConditions() []metav1.Condition { return r.Status.Conditions }
+
+// SetConditions replaces status.conditions.
+func (r *MachineDrainRule) SetConditions(conds []metav1.Condition) { r.Status.Conditions = conds }
 
 // MachineDrainRuleList is a list of MachineDrainRules.
 //

@@ -45,10 +45,15 @@ const (
 const (
 	// MachineFinalizer keeps a Machine until its Node, infrastructure and
 	// bootstrap objects are cleaned up.
-	MachineFinalizer = "machine.cluster.krtt.dev"
+	MachineFinalizer = "cluster.krtt.dev/machine"
 	// ClusterFinalizer keeps a Cluster until its MachineSets and Machines
 	// are gone (Cluster API's cluster.cluster.x-k8s.io).
-	ClusterFinalizer = "cluster.cluster.krtt.dev"
+	ClusterFinalizer = "cluster.krtt.dev/cluster"
+	// LegacyMachineFinalizer and LegacyClusterFinalizer are the names the
+	// finalizers had before they took the <group>/<name> form the API
+	// server expects; the kit replaces them (reconciler.Spec.LegacyFinalizers).
+	LegacyMachineFinalizer = "machine.cluster.krtt.dev"
+	LegacyClusterFinalizer = "cluster.cluster.krtt.dev"
 )
 
 // Annotations on Machines (and Clusters, for PausedAnnotation).
@@ -127,7 +132,9 @@ const (
 // MachineSet names.
 const (
 	// MachineSetFinalizer keeps a MachineSet until its Machines are gone.
-	MachineSetFinalizer = "machineset.cluster.krtt.dev"
+	MachineSetFinalizer = "cluster.krtt.dev/machineset"
+	// LegacyMachineSetFinalizer is its name before, replaced by the kit.
+	LegacyMachineSetFinalizer = "machineset.cluster.krtt.dev"
 	// SetNameLabel names the MachineSet that created a Machine (a name
 	// that is not a valid label value is hashed: see
 	// actions/machineset.LabelValue).
@@ -155,7 +162,7 @@ const (
 const (
 	// MachineDeploymentFinalizer keeps a MachineDeployment until its
 	// MachineSets are gone.
-	MachineDeploymentFinalizer = "machinedeployment.cluster.krtt.dev"
+	MachineDeploymentFinalizer = "cluster.krtt.dev/machinedeployment"
 	// MachineTemplateHashLabel on a MachineSet of a deployment (and its
 	// Machines) is the hash of the template revision it was made from.
 	MachineTemplateHashLabel = "cluster.krtt.dev/machine-template-hash"

@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"go.uber.org/zap/zapcore"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -58,9 +59,15 @@ func main() {
 	flag.BoolVar(&f.leaderElect, "leader-elect", false, "Elect a leader so only one replica reconciles (existing cluster only).")
 	flag.IntVar(&f.concurrency, "machine-concurrency", 10, "Machines reconciled in parallel.")
 	flag.StringVar(&f.tablesDir, "tables", "", "Load the Machine, MachineSet and Cluster tables from this directory instead of the embedded ones; the operator refuses to start on any lint finding.")
-	zopts := zap.Options{Development: true}
+	debug := flag.Bool("debug", false, "Log at debug level too (every row fired, every requeue); --zap-log-level sets any level.")
+	// Development: readable console lines; at info level, for the debug
+	// level of Development mode prints a line per reconcile.
+	zopts := zap.Options{Development: true, Level: zapcore.InfoLevel}
 	zopts.BindFlags(flag.CommandLine)
 	flag.Parse()
+	if *debug {
+		zopts.Level = zapcore.DebugLevel
+	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zopts)))
 
 	if err := run(f); err != nil {

@@ -267,6 +267,10 @@ var unusedOK = map[string]string{
 		"update the owner's finalizers set blockOwnerDeletion: the MachineDeployment as controller of its MachineSets; no request goes there",
 	"Role: core events patch": "the leader-election event recorder patches an event it repeats (a re-election soon after " +
 		"the last); this lifecycle elects once",
+	"ClusterRole: cluster.krtt.dev machinedrainrules/status patch": "the MachineDrainRule controller writes a rule's " +
+		"Valid condition; this lifecycle has no rule",
+	"ClusterRole: cluster.krtt.dev machinedrainrules get": "after a status patch conflict the kit re-reads the rule " +
+		"uncached to rebase its change; this lifecycle has no rule",
 }
 
 // usedSometimes lists grants the lifecycle uses or not depending on timing,

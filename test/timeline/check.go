@@ -286,7 +286,7 @@ type checker struct {
 	// blind marks objects whose deletion was seen only as a tombstone:
 	// while they look present, they may already have been gone.
 	blind map[string]bool
-	// lastRow is the row the newest kit Event about a Machine names.
+	// lastRow is the row id the newest kit Event about a Machine names.
 	lastRow map[string]string
 	// holds and volWaits are the hook holds and volume waits seen.
 	holds, volWaits map[string]bool
@@ -302,6 +302,18 @@ func refsOf(e *Event) []string {
 		return []string{ref(Eviction, e.Key()), ref(Pod, e.Key())}
 	}
 	return []string{ref(e.Kind, e.Key())}
+}
+
+// keptBy finds the row (table/id) that keeps the Node among NodeKeptRows
+// by its id, as an Event names it (ids are unique within a set), and its
+// trigger; "" when it is none of them.
+func (r Rules) keptBy(id string) (row, why string) {
+	for row, why := range r.NodeKeptRows {
+		if id != "" && strings.HasSuffix(row, "/"+id) {
+			return row, why
+		}
+	}
+	return "", ""
 }
 
 func ref(kind Kind, k string) string { return string(kind) + "/" + k }
@@ -788,9 +800,9 @@ func (c *checker) leaks() {
 			continue
 		}
 		mk := c.nodeOwner[n]
-		if row := c.lastRow[mk]; c.rules.NodeKeptRows[row] != "" && c.get(Machine, mk) == nil {
+		if row, why := c.rules.keptBy(c.lastRow[mk]); why != "" && c.get(Machine, mk) == nil {
 			c.rep.KeptNodes = append(c.rep.KeptNodes, n)
-			c.note("%s: Node %s left by row %s (%s), as the row says", mk, n, row, c.rules.NodeKeptRows[row])
+			c.note("%s: Node %s left by row %s (%s), as the row says", mk, n, row, why)
 			continue
 		}
 		c.rep.Leaked = append(c.rep.Leaked, "Node "+n)

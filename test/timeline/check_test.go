@@ -267,10 +267,10 @@ func run(k knobs) *Timeline {
 	if k.lastEventRow != "" {
 		// The last step's status is never written (the Machine goes with
 		// it); the kit's Event names its row.
-		table, id, _ := strings.Cut(k.lastEventRow, "/")
+		_, id, _ := strings.Cut(k.lastEventRow, "/")
 		b.ev(MachineEvent, Added, &eventsv1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1.1"}, Action: id,
-			Regarding: corev1.ObjectReference{Kind: "Machine", Namespace: ns, Name: "m1"},
-			Note:      table + " row " + id + ": DeletingNode → DeletionCompleted; RemoveFinalizer Done"})
+			Regarding: corev1.ObjectReference{Kind: "Machine", Namespace: ns, Name: "m1"}, Reason: "DeletionCompleted",
+			Note: "DeletingNode → DeletingNode (row " + id + "): Node deletion timed out; the finalizer was removed anyway"})
 	}
 	if k.approxInfraDeleted {
 		b.tl.Events = append(b.tl.Events, Event{Seq: int(b.rv) + 1, At: t0, RV: b.rv, Approx: true, Kind: SimMachine, Op: Deleted, Obj: infra})

@@ -13,6 +13,7 @@ package timeline
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -240,18 +241,22 @@ func Describe(o client.Object) string {
 	return strings.Join(parts, " ")
 }
 
-// eventRow is the table/row an Event of the kit names ("" for another
-// Event): the kit sets the Event's action to the row id and starts its
-// note with "<table> row <id>:".
+// eventRow is the row an Event of the kit names ("" for another Event):
+// the kit sets the Event's action to the row id and lists the rows of its
+// path in its note, "<from> → <to> (rows <id>, …): …".
 func eventRow(e *eventsv1.Event) (machine, row string) {
 	if e.Regarding.Kind != "Machine" || e.Action == "" {
 		return "", ""
 	}
-	table, rest, ok := strings.Cut(e.Note, " row ")
-	if !ok || !strings.HasPrefix(rest, e.Action+":") || strings.Contains(table, " ") {
+	_, rows, ok := strings.Cut(e.Note, " (row")
+	if !ok {
 		return "", ""
 	}
-	return e.Regarding.Namespace + "/" + e.Regarding.Name, table + "/" + e.Action
+	rows, _, _ = strings.Cut(strings.TrimPrefix(strings.TrimPrefix(rows, "s"), " "), ")")
+	if !slices.Contains(strings.Split(rows, ", "), e.Action) {
+		return "", ""
+	}
+	return e.Regarding.Namespace + "/" + e.Regarding.Name, e.Action
 }
 
 // podHealthy is how the disruption controller counts a Pod: Ready and not

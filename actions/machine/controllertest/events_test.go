@@ -3,6 +3,7 @@ package controllertest
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -53,6 +54,9 @@ func touch(t *testing.T, ns, name string) {
 		return h.Client.Update(ctx, m)
 	})
 }
+
+// leftBy matches the rows of an Event's note that start with D05.
+var leftBy = regexp.MustCompile(`\(rows? D05[,)]`)
 
 func countTraces(key types.NamespacedName, table, row string) int {
 	n := 0
@@ -105,15 +109,16 @@ func TestEventsOnDrainBlockedByPDB(t *testing.T) {
 	harness.Must(t, h.Client.Delete(ctx, &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1"}}))
 	expectReason(t, ns, "m1", clusterv1.DeletingDrainingNodeReason, "PodDisruptionBudget")
 
-	// Entering the drain is recorded by an Event naming the table and row;
-	// the blocked wait itself is told by the Deleting condition above.
+	// Entering the drain is recorded by an Event named after the state,
+	// its row in the action; the blocked wait itself is told by the
+	// Deleting condition above.
 	eventually(t, "Event for the step into DrainingNode", func(ctx context.Context) error {
 		events, err := machineEventsFor(ctx, ns, "m1")
 		if err != nil {
 			return err
 		}
 		for _, e := range events {
-			if strings.Contains(e.Note, "→ DrainingNode") && strings.Contains(e.Note, "machine-deletion") {
+			if e.Reason == "DrainingNode" && e.Type == "Normal" && strings.Contains(e.Note, "→ DrainingNode (") {
 				return nil
 			}
 		}
@@ -157,12 +162,13 @@ func TestEventsOnDrainBlockedByPDB(t *testing.T) {
 		enter, leave = nil, nil
 		for i, e := range events {
 			switch {
-			case strings.Contains(e.Note, "machine-deletion row D04: WaitingForPreDrainHook → DrainingNode"):
+			case e.Reason == "DrainingNode" && strings.Contains(e.Note, "→ DrainingNode ("):
 				enter = &events[i]
-			case strings.Contains(e.Note, "machine-deletion row D05: DrainingNode → WaitingForVolumeDetach"):
+			case strings.HasPrefix(e.Note, "DrainingNode → ") && leftBy.MatchString(e.Note) && e.Reason != "DrainingNode":
 				// The drain's last pass wrote nothing, so the same
-				// reconcile went on (run to completion): the Event is
-				// the path's, with its last row's reason.
+				// reconcile may go on (run to completion): the Event is
+				// the path's, named after the state it ended in, D05
+				// first among its rows.
 				leave = &events[i]
 			}
 		}
