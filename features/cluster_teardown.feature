@@ -1,7 +1,7 @@
 @teardown
 Feature: Cluster teardown
-  A Cluster carries the finalizer cluster.krtt.dev/cluster. Deleted, it deletes its MachineSets and
-  worker Machines, then its control-plane Machines, and waits until they are gone: each Machine goes
+  A Cluster carries the finalizer cluster.krtt.dev/cluster. Deleted, it deletes its MachineDeployments,
+  then its MachineSets and worker Machines, then its control-plane Machines, and waits until they are gone: each Machine goes
   through its own deletion (hooks, drain and Node deletion in the workload cluster, whose connection
   stays open meanwhile). Only then does the Cluster go. Its Deleting condition and krtt explain cluster
   name what it waits on.
@@ -23,6 +23,22 @@ Feature: Cluster teardown
     Then Pod "p1" is evicted
     And Pod "p2" is evicted
     And the Cluster "c1" is gone
+    And every worker Machine of the Cluster was gone before a control-plane Machine was deleted
+    And nothing of the Cluster "c1" is left
+
+  @row:cluster-deletion:K12
+  Scenario: A Cluster with a MachineDeployment of 2, a MachineSet of 1, a lone worker and a control-plane Machine deletes the MachineDeployment first
+    Given a Cluster "c1" whose Nodes live in the workload cluster
+    And a running control-plane Machine "cp"
+    And a running Machine "lone"
+    And a MachineSet "workers" of 1 Machine
+    And the providers bring every Machine of "workers" to Running
+    And a MachineDeployment "md1" of 2 Machines
+    And the providers bring every Machine of the deployment "md1" to Running as it comes
+    And the MachineDeployment "md1" reports 2 replicas, 2 updated and 2 available
+    When I delete the Cluster "c1"
+    Then the Cluster "c1" is gone
+    And the MachineDeployment "md1", its MachineSets and its Machines were gone before the Cluster "c1" went, which waited saying "1 MachineDeployment still deleting: md1; then 1 MachineSet and 2 worker Machines, then 1 control-plane Machine"
     And every worker Machine of the Cluster was gone before a control-plane Machine was deleted
     And nothing of the Cluster "c1" is left
 

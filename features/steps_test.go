@@ -60,6 +60,9 @@ type world struct {
 	// teardown: the Machines of a Cluster when it was deleted, true for
 	// control-plane ones (teardown_steps_test.go).
 	teardown map[string]bool
+	// teardownOf: the MachineSets and Machines of each MachineDeployment of
+	// the Cluster when it was deleted, by deployment (teardown_steps_test.go).
+	teardownOf map[string][]client.ObjectKey
 }
 
 // serial lets scenarios run in parallel, each in its own namespace, except

@@ -34,6 +34,7 @@ func registerTeardownSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^the Cluster "([^"]*)" is gone$`, w.clusterGone)
 	sc.Step(`^every worker Machine of the Cluster was gone before a control-plane Machine was deleted$`, w.workersBeforeControlPlane)
 	sc.Step(`^nothing of the Cluster "([^"]*)" is left$`, w.nothingLeft)
+	sc.Step(`^the MachineDeployment "([^"]*)", its MachineSets and its Machines were gone before the Cluster "([^"]*)" went, which waited saying "([^"]*)"$`, w.deploymentGoneBeforeCluster)
 	sc.Step(`^krtt explain cluster "([^"]*)" says "([^"]*)"$`, w.explainClusterSays)
 	sc.Step(`^the Machine "([^"]*)" is not being deleted$`, w.machineNotDeleting)
 	sc.Step(`^row "([^"]*)" never fired for "([^"]*)"$`, w.rowNeverFired)
@@ -95,20 +96,78 @@ func (w *world) machineSetOwnedByCluster(ctx context.Context, set, name string) 
 }
 
 // deleteClusterRecorded deletes the Cluster after noting its Machines (and
-// which are control-plane ones), for the ordering and leftovers checks.
+// which are control-plane ones) and what each of its MachineDeployments
+// holds, for the ordering and leftovers checks.
 func (w *world) deleteClusterRecorded(ctx context.Context, name string) error {
 	list := &clusterv1.MachineList{}
-	if err := w.h.Client.List(ctx, list, client.InNamespace(w.ns)); err != nil {
-		return err
+	sets := &clusterv1.MachineSetList{}
+	for _, l := range []client.ObjectList{list, sets} {
+		if err := w.h.Client.List(ctx, l, client.InNamespace(w.ns)); err != nil {
+			return err
+		}
 	}
 	w.teardown = map[string]bool{}
+	w.teardownOf = map[string][]client.ObjectKey{}
+	setOf := map[string]string{}
+	for _, ms := range sets.Items {
+		if md := ms.Labels[clusterv1.DeploymentNameLabel]; md != "" && ms.Spec.ClusterName == name {
+			setOf[ms.Name] = md
+			w.teardownOf[md] = append(w.teardownOf[md], w.key(ms.Name))
+		}
+	}
 	for _, m := range list.Items {
 		if m.Spec.ClusterName == name {
 			_, cp := m.Labels[clusterv1.ControlPlaneLabel]
 			w.teardown[m.Name] = cp
+			if ref := metav1.GetControllerOf(&m); ref != nil && ref.Kind == "MachineSet" && setOf[ref.Name] != "" {
+				md := setOf[ref.Name]
+				w.teardownOf[md] = append(w.teardownOf[md], w.key(m.Name))
+			}
 		}
 	}
 	return w.deleteCluster(ctx, name)
+}
+
+// deploymentGoneBeforeCluster reads the traces: the Cluster waited on the
+// MachineDeployment saying what it waits on (K12's Deleting message), and the deployment, its MachineSets and
+// its Machines completed their deletion before the Cluster's finalizer went
+// (K11).
+func (w *world) deploymentGoneBeforeCluster(ctx context.Context, md, name, said string) error {
+	return w.eventually(ctx, "MachineDeployment "+md+" gone before the Cluster", func(context.Context) error {
+		var waited bool
+		var clusterDone time.Time
+		for _, tr := range w.h.Traces(w.key(name)) {
+			if tr.Set != "cluster" {
+				continue
+			}
+			if tr.Row == "K12" && strings.Contains(tr.Note, said) {
+				waited = true
+			}
+			if tr.Row == "K11" && clusterDone.IsZero() {
+				clusterDone = tr.Time
+			}
+		}
+		if !waited || clusterDone.IsZero() {
+			return fmt.Errorf("Cluster %s: waited on %s saying %q (K12) %v, finalizer removed (K11) at %v", name, md, said, waited, clusterDone)
+		}
+		parts := append([]client.ObjectKey{w.key(md)}, w.teardownOf[md]...)
+		if len(parts) < 3 {
+			return fmt.Errorf("MachineDeployment %s held %v when the Cluster was deleted, want its MachineSet and Machines", md, parts[1:])
+		}
+		for _, key := range parts {
+			var done time.Time
+			for _, tr := range w.h.Traces(key) {
+				if (tr.Set == "machine" && tr.To == "DeletionCompleted") || (tr.Set != "machine" && tr.To == "Deleted") {
+					done = tr.Time
+					break
+				}
+			}
+			if done.IsZero() || done.After(clusterDone) {
+				return fmt.Errorf("%s: deletion completed at %v, the Cluster's finalizer removed at %s", key.Name, done, clusterDone.Format(time.RFC3339Nano))
+			}
+		}
+		return nil
+	})
 }
 
 func (w *world) removeClusterFinalizer(ctx context.Context, finalizer, name string) error {
@@ -188,7 +247,7 @@ func (w *world) workersBeforeControlPlane(ctx context.Context) error {
 	})
 }
 
-// nothingLeft: no Machine, MachineSet, provider object or Secret of the
+// nothingLeft: no Machine, MachineSet, MachineDeployment, provider object or Secret of the
 // scenario (but the kubeconfig Secret) is left, and no Node of its Machines
 // in the workload cluster.
 func (w *world) nothingLeft(ctx context.Context, name string) error {
@@ -196,10 +255,11 @@ func (w *world) nothingLeft(ctx context.Context, name string) error {
 		var left []string
 		ms := &clusterv1.MachineList{}
 		sets := &clusterv1.MachineSetList{}
+		mds := &clusterv1.MachineDeploymentList{}
 		sims := &simv1.SimMachineList{}
 		boots := &simv1.SimBootstrapConfigList{}
 		secrets := &corev1.SecretList{}
-		for _, l := range []client.ObjectList{ms, sets, sims, boots, secrets} {
+		for _, l := range []client.ObjectList{ms, sets, mds, sims, boots, secrets} {
 			if err := w.h.Client.List(ctx, l, client.InNamespace(w.ns)); err != nil {
 				return err
 			}
@@ -209,6 +269,9 @@ func (w *world) nothingLeft(ctx context.Context, name string) error {
 		}
 		for _, s := range sets.Items {
 			left = append(left, "MachineSet "+s.Name)
+		}
+		for _, d := range mds.Items {
+			left = append(left, "MachineDeployment "+d.Name)
 		}
 		for _, s := range sims.Items {
 			left = append(left, "SimMachine "+s.Name)

@@ -48,10 +48,12 @@ type Scope struct {
 	Workload remote.Connection
 	// Machines are the Cluster's Machines (by the cluster-name label).
 	Machines []clusterv1.Machine
-	// MachineSets are the Cluster's MachineSets (spec.clusterName), read
-	// only while the Cluster is being deleted.
-	MachineSets []clusterv1.MachineSet
-	// Client deletes the Cluster's MachineSets and Machines on teardown.
+	// MachineDeployments and MachineSets are the Cluster's
+	// (spec.clusterName), read only while the Cluster is being deleted.
+	MachineDeployments []clusterv1.MachineDeployment
+	MachineSets        []clusterv1.MachineSet
+	// Client deletes the Cluster's MachineDeployments, MachineSets and
+	// Machines on teardown.
 	Client client.Client
 	// Err is an API error met while observing, for the log.
 	Err error
@@ -93,6 +95,17 @@ func (o *Observer) Observe(ctx context.Context, key client.ObjectKey) *Scope {
 	}
 	s.Machines = list.Items
 	if !c.DeletionTimestamp.IsZero() {
+		mds := &clusterv1.MachineDeploymentList{}
+		if err := o.Client.List(ctx, mds, client.InNamespace(key.Namespace)); err != nil {
+			if s.Err == nil {
+				s.Err = fmt.Errorf("list MachineDeployments: %w", err)
+			}
+		}
+		for i := range mds.Items {
+			if mds.Items[i].Spec.ClusterName == key.Name {
+				s.MachineDeployments = append(s.MachineDeployments, mds.Items[i])
+			}
+		}
 		sets := &clusterv1.MachineSetList{}
 		if err := o.Client.List(ctx, sets, client.InNamespace(key.Namespace)); err != nil {
 			if s.Err == nil {
@@ -126,6 +139,7 @@ func register(reg *engine.Registry[*Scope]) {
 	reg.Enum("descendants", descendants)
 	reg.Action("AddFinalizer", "Add the cluster.krtt.dev/cluster finalizer to the Cluster.", reconciler.AddFinalizer(clusterv1.ClusterFinalizer, clusterOf), engine.Pure())
 	reg.Action("RemoveFinalizer", "Remove the cluster.krtt.dev/cluster finalizer so Kubernetes can delete the Cluster.", reconciler.RemoveFinalizer(clusterv1.ClusterFinalizer, clusterOf))
+	reg.Action("DeleteMachineDeployments", "Delete the Cluster's MachineDeployments that are not being deleted; wait until every one is gone.", deleteMachineDeployments, engine.MayWait())
 	reg.Action("DeleteWorkers", "Delete the MachineSets and worker Machines the Cluster owns that are not being deleted; wait until every MachineSet and worker Machine is gone.", deleteWorkers, engine.MayWait())
 	reg.Action("DeleteControlPlaneMachines", "Delete the control-plane Machines the Cluster owns that are not being deleted; wait until every one is gone.", deleteControlPlaneMachines, engine.MayWait())
 	reg.Action("RecordReconnection", "Record in status.workloadClusterReconnectTime when the workload cluster became usable again.", recordReconnection)

@@ -15,8 +15,9 @@ import (
 )
 
 // Explain explains a Cluster: its connection and, while it is being
-// deleted, what its teardown waits on (the MachineSets and Machines left,
-// each Machine with its deletion step) and its Deleting condition.
+// deleted, what its teardown waits on (the MachineDeployments, MachineSets
+// and Machines left, each Machine with its deletion step) and its Deleting
+// condition.
 func Explain(ctx context.Context, c client.Client, set *engine.TableSet, key client.ObjectKey, now time.Time) (*explain.Report, error) {
 	clusters := remote.New(c, c, remote.Options{Scheme: c.Scheme()})
 	// Never started, the cache would keep the connections the observation

@@ -1,7 +1,8 @@
 // Package cluster is the Cluster controller: the Cluster tables, facts and
 // actions (actions/cluster) run by the controller kit. It sets a Cluster's
 // WorkloadClusterReachable and MachinesReady conditions and status.machines,
-// and tears a deleted Cluster down (its MachineSets and Machines first).
+// and tears a deleted Cluster down (its MachineDeployments, MachineSets and
+// Machines first).
 package cluster
 
 import (
@@ -83,7 +84,9 @@ func Setup(_ context.Context, mgr ctrl.Manager, opts controller.Options) error {
 		// Machine counts are a summary: Machines changing in a burst are
 		// counted once per machineCountDelay, not once per change.
 		Watches(&clusterv1.Machine{}, reconciler.EnqueueCoalesced(machineCountDelay, held(machineToCluster))).
-		// A Cluster being deleted waits for its MachineSets to go.
+		// A Cluster being deleted waits for its MachineDeployments and
+		// MachineSets to go.
+		Watches(&clusterv1.MachineDeployment{}, handler.EnqueueRequestsFromMapFunc(held(machineDeploymentToCluster))).
 		Watches(&clusterv1.MachineSet{}, handler.EnqueueRequestsFromMapFunc(held(machineSetToCluster))).
 		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(held(secretToCluster)), builder.WithPredicates(remote.KubeconfigSecrets())).
 		WatchesRawSource(source.Channel(opts.Clusters.Subscribe(), &handler.EnqueueRequestForObject{}))
@@ -106,6 +109,14 @@ func machineSetToCluster(_ context.Context, o client.Object) []reconcile.Request
 	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: ms.Namespace, Name: ms.Spec.ClusterName}}}
 }
 
+func machineDeploymentToCluster(_ context.Context, o client.Object) []reconcile.Request {
+	md, ok := o.(*clusterv1.MachineDeployment)
+	if !ok || md.Spec.ClusterName == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: md.Namespace, Name: md.Spec.ClusterName}}}
+}
+
 func secretToCluster(_ context.Context, o client.Object) []reconcile.Request {
 	name, ok := remote.ClusterOfSecret(o.GetName())
 	if !ok {
@@ -117,6 +128,7 @@ func secretToCluster(_ context.Context, o client.Object) []reconcile.Request {
 // The Cluster controller's permissions (config/rbac/role.yaml, make manifests).
 // +kubebuilder:rbac:groups=cluster.krtt.dev,resources=clusters/status,verbs=patch
 // +kubebuilder:rbac:groups=cluster.krtt.dev,resources=clusters,verbs=get;list;watch;patch
-// Teardown: the Cluster deletes its MachineSets and Machines.
+// Teardown: the Cluster deletes its MachineDeployments, MachineSets and Machines.
+// +kubebuilder:rbac:groups=cluster.krtt.dev,resources=machinedeployments,verbs=list;watch;delete
 // +kubebuilder:rbac:groups=cluster.krtt.dev,resources=machinesets,verbs=list;watch;delete
 // +kubebuilder:rbac:groups=cluster.krtt.dev,resources=machines,verbs=list;watch;delete

@@ -44,6 +44,8 @@ func (s *Scope) split() (workers, controlPlane []*clusterv1.Machine) {
 func descendants(s *Scope) string {
 	workers, controlPlane := s.split()
 	switch {
+	case len(s.MachineDeployments) > 0:
+		return "Deployments"
 	case len(s.MachineSets) > 0 || len(workers) > 0:
 		return "Workers"
 	case len(controlPlane) > 0:
@@ -78,6 +80,46 @@ func (s *Scope) deleteObject(ctx context.Context, obj client.Object, uid types.U
 	return nil
 }
 
+// deploymentOfCluster: a MachineDeployment naming the Cluster
+// (spec.clusterName) that no other object controls. Unlike a stand-alone
+// MachineSet, a MachineDeployment gets no owner reference to its Cluster
+// (nothing in krtt sets one), so naming the Cluster is what makes it the
+// Cluster's, as it is for the MachineDeployment controller itself.
+func deploymentOfCluster(md *clusterv1.MachineDeployment, c *clusterv1.Cluster) bool {
+	if md.Spec.ClusterName != c.Name {
+		return false
+	}
+	for _, ref := range md.OwnerReferences {
+		isCluster := ref.Kind == "Cluster" && ref.Name == c.Name && ref.APIVersion == clusterv1.GroupVersion.String()
+		if ref.Controller != nil && *ref.Controller && !isCluster {
+			return false
+		}
+	}
+	return true
+}
+
+// deleteMachineDeployments deletes the Cluster's MachineDeployments first:
+// a MachineDeployment recreates its current MachineSet while it exists, so
+// its MachineSets go through it (its finalizer stays until they are gone),
+// never from under it.
+func deleteMachineDeployments(ctx context.Context, s *Scope) engine.Outcome {
+	var errs []string
+	for i := range s.MachineDeployments {
+		md := &s.MachineDeployments[i]
+		if !md.DeletionTimestamp.IsZero() || !deploymentOfCluster(md, s.Cluster) {
+			continue
+		}
+		obj := &clusterv1.MachineDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: md.Namespace, Name: md.Name}}
+		if err := s.deleteObject(ctx, obj, md.UID); err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
+	if len(errs) > 0 {
+		return engine.Failf("%s", strings.Join(errs, "; "))
+	}
+	return engine.Wait("%s", s.Remaining())
+}
+
 func deleteWorkers(ctx context.Context, s *Scope) engine.Outcome {
 	workers, _ := s.split()
 	var errs []string
@@ -107,11 +149,51 @@ func deleteControlPlaneMachines(ctx context.Context, s *Scope) engine.Outcome {
 }
 
 // Remaining says what the teardown of the Cluster still waits on: the
-// MachineSets and worker Machines, or, once they are gone, the
-// control-plane Machines, each Machine with the deletion step it is in
-// (krtt explain cluster prints it too).
+// MachineDeployments, then the MachineSets and worker Machines, or, once
+// they are gone, the control-plane Machines, each Machine with the deletion
+// step it is in (krtt explain cluster prints it too).
 func (s *Scope) Remaining() string {
 	workers, controlPlane := s.split()
+	if len(s.MachineDeployments) > 0 {
+		var mds []string
+		for i := range s.MachineDeployments {
+			md := &s.MachineDeployments[i]
+			name := md.Name
+			if md.DeletionTimestamp.IsZero() && !deploymentOfCluster(md, s.Cluster) {
+				name += " (left to its owner)"
+			}
+			mds = append(mds, name)
+		}
+		msg := fmt.Sprintf("%s still deleting: %s", plural(len(mds), "MachineDeployment"), names(mds))
+		// What comes after: the MachineSets and worker Machines outside the
+		// deployments (those of a deployment go with it).
+		ofDeployment := map[string]bool{}
+		var sets int
+		for i := range s.MachineSets {
+			if ref := metav1.GetControllerOf(&s.MachineSets[i]); ref != nil && ref.Kind == "MachineDeployment" {
+				ofDeployment[s.MachineSets[i].Name] = true
+			} else {
+				sets++
+			}
+		}
+		var lone int
+		for _, m := range workers {
+			if ref := metav1.GetControllerOf(m); ref == nil || ref.Kind != "MachineSet" || !ofDeployment[ref.Name] {
+				lone++
+			}
+		}
+		var then []string
+		if sets+lone > 0 {
+			then = append(then, fmt.Sprintf("%s and %s", plural(sets, "MachineSet"), plural(lone, "worker Machine")))
+		}
+		if len(controlPlane) > 0 {
+			then = append(then, plural(len(controlPlane), "control-plane Machine"))
+		}
+		if len(then) > 0 {
+			msg += "; then " + strings.Join(then, ", then ")
+		}
+		return msg
+	}
 	if len(s.MachineSets) == 0 && len(workers) == 0 {
 		if len(controlPlane) == 0 {
 			return "nothing is left"
