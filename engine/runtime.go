@@ -72,8 +72,11 @@ func (s *TableSet) ImpossibleHit(f Facts) *Impossible {
 	return nil
 }
 
-// Resolved is a row's result for one action outcome, ready to apply.
-type Resolved struct {
+// Effect is a row's result for one action outcome, ready to apply: the one
+// noun for what a fired row does to its object (Decision is the row that
+// fires, Outcome what its actions reported, Step all of it, Trace its
+// published record).
+type Effect struct {
 	Outcome Outcome
 	// Branch says which result applied: then, inProgress or onFailure.
 	Branch string
@@ -91,20 +94,20 @@ type Resolved struct {
 }
 
 // Changed reports whether the state changes.
-func (r Resolved) Changed(from *State) bool { return r.To != from }
+func (r Effect) Changed(from *State) bool { return r.To != from }
 
 // DefaultInProgressRequeue is used when an action unexpectedly waits in a
 // row that has no inProgress result.
 const DefaultInProgressRequeue = 10 * time.Second
 
-// Resolve picks the row's result for the outcome: then on Done, inProgress
+// Apply picks the row's result for the outcome: then on Done, inProgress
 // while an action waits, onFailure when one failed. A missing inProgress
 // keeps the state and requeues; a missing onFailure keeps the state and
 // retries with back-off.
-func (d *Decision) Resolve(o Outcome) Resolved {
+func (d *Decision) Apply(o Outcome) Effect {
 	r := d.Row
 	var res *Result
-	out := Resolved{Outcome: o, To: d.From}
+	out := Effect{Outcome: o, To: d.From}
 	switch o.Status {
 	case InProgress:
 		out.Branch = "inProgress"
@@ -263,7 +266,7 @@ func NewRunner[E any](set *TableSet, reg *Registry[E]) (*Runner[E], error) {
 // registered setters: the row's status fields, then every mirror, then the
 // given condition writer for the row's conditions, then the summaries of
 // condition types the row did not write.
-func (r *Runner[E]) Project(env E, res Resolved, writeConditions func([]Condition)) error {
+func (r *Runner[E]) Project(env E, res Effect, writeConditions func([]Condition)) error {
 	for _, k := range res.StatusOrder {
 		st, ok := r.reg.status[k]
 		if !ok {
@@ -331,7 +334,7 @@ func (r *Runner[E]) Observe(env E) (Facts, error) {
 // Step is everything one firing produced.
 type Step struct {
 	Decision *Decision
-	Result   Resolved
+	Result   Effect
 	Trace    Trace
 	// Decisions are the traces of the decision-table verdicts the row's
 	// actions acted on; publish them with Trace.
@@ -381,7 +384,7 @@ func (r *Runner[E]) Act(ctx context.Context, object string, d *Decision, env E) 
 			break
 		}
 	}
-	res := d.Resolve(o)
+	res := d.Apply(o)
 	tr := Trace{
 		Set: r.set.Name, Table: d.Table.Name, Row: d.Row.ID, Object: object,
 		From: d.From.Name, To: res.To.Name, Action: ran,

@@ -91,7 +91,7 @@ func TestDecideDoor(t *testing.T) {
 		if d.Row.ID != c.row || d.Table.Name != "door" || d.From.Name != c.state {
 			t.Errorf("%s %v: decided %s/%s from %s, want door/%s", c.state, f, d.Table.Name, d.Row.ID, d.From.Name, c.row)
 		}
-		if res := d.Resolve(OK()); res.To.Name != c.to || res.Branch != "then" {
+		if res := d.Apply(OK()); res.To.Name != c.to || res.Branch != "then" {
 			t.Errorf("%s %v: row %s leads to %s (%s), want %s", c.state, f, c.row, res.To.Name, res.Branch, c.to)
 		}
 		if dd := s.DecideDirect(c.state, f); dd == nil || dd.Row != d.Row {
@@ -221,7 +221,7 @@ func TestResolveBranches(t *testing.T) {
 		t.Fatalf("row %s", d.Row.ID)
 	}
 
-	res := d.Resolve(OKf("by %s", "alice"))
+	res := d.Apply(OKf("by %s", "alice"))
 	if res.Branch != "then" || res.To.Name != "Open" || !res.Changed(d.From) || res.Retry || res.RequeueAfter != 0 {
 		t.Errorf("then: %+v", res)
 	}
@@ -236,7 +236,7 @@ func TestResolveBranches(t *testing.T) {
 		t.Errorf("Resolve changed the row: %q", d.Row.Then.Conditions[0].Message)
 	}
 
-	res = d.Resolve(Wait("the motor"))
+	res = d.Apply(Wait("the motor"))
 	if res.Branch != "inProgress" || res.To.Name != "Opening" || res.RequeueAfter != 5*time.Second || res.Retry {
 		t.Errorf("inProgress: %+v", res)
 	}
@@ -244,7 +244,7 @@ func TestResolveBranches(t *testing.T) {
 		t.Errorf("inProgress conditions: %+v", res.Conditions)
 	}
 
-	res = d.Resolve(Failf("hinge %d snapped", 2))
+	res = d.Apply(Failf("hinge %d snapped", 2))
 	if res.Branch != "onFailure" || res.To.Name != "Broken" || !res.Retry || res.RequeueAfter != time.Minute {
 		t.Errorf("onFailure: %+v", res)
 	}
@@ -257,7 +257,7 @@ func TestResolveBranches(t *testing.T) {
 
 	// The same row from another state: then still leads to Open.
 	d2, err := s.Decide(context.Background(), "Opening", doorFacts(t, s, true, "Push"))
-	if err != nil || d2.Row.ID != "B1" || d2.Resolve(OK()).To.Name != "Open" {
+	if err != nil || d2.Row.ID != "B1" || d2.Apply(OK()).To.Name != "Open" {
 		t.Errorf("from Opening: %v %v", d2, err)
 	}
 
@@ -268,17 +268,17 @@ func TestResolveBranches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res = d.Resolve(Wait("still swinging"))
+	res = d.Apply(Wait("still swinging"))
 	if res.Branch != "inProgress" || res.To != d.From || res.Changed(d.From) || res.RequeueAfter != DefaultInProgressRequeue || res.Retry || len(res.Conditions) != 0 {
 		t.Errorf("default inProgress: %+v", res)
 	}
-	res = d.Resolve(Fail(errors.New("stuck")))
+	res = d.Apply(Fail(errors.New("stuck")))
 	if res.Branch != "onFailure" || res.To != d.From || !res.Retry || res.RequeueAfter != 0 || len(res.Conditions) != 0 {
 		t.Errorf("default onFailure: %+v", res)
 	}
 	// then without a state keeps the state.
 	d, _ = s.Decide(context.Background(), "Closed", doorFacts(t, s, false, "None"))
-	if res := d.Resolve(OK()); res.To.Name != "Closed" || res.RequeueAfter != 30*time.Second {
+	if res := d.Apply(OK()); res.To.Name != "Closed" || res.RequeueAfter != 30*time.Second {
 		t.Errorf("C2: %+v", res)
 	}
 }

@@ -237,7 +237,7 @@ func Results(d *engine.Decision) []ResultSummary {
 		status engine.OutcomeStatus
 		given  bool
 	}{{engine.Done, true}, {engine.InProgress, r.InProgress != nil}, {engine.Failed, r.OnFailure != nil}} {
-		res := d.Resolve(engine.Outcome{Status: o.status, Message: "{detail}"})
+		res := d.Apply(engine.Outcome{Status: o.status, Message: "{detail}"})
 		s := ResultSummary{
 			Branch: res.Branch, Given: o.given, Arises: o.status == engine.Done || len(r.Do) > 0,
 			From: d.From.Name, To: res.To.Name, RequeueAfter: res.RequeueAfter, Retry: res.Retry, StatusUnchanged: res.StatusUnchanged,

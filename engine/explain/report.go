@@ -375,7 +375,7 @@ func Releases(set *engine.TableSet, st *engine.State, f engine.Facts, d *engine.
 			if err != nil || nd.Row == d.Row {
 				continue
 			}
-			then := nd.Resolve(engine.Outcome{Status: engine.Done}).To.Name
+			then := nd.Apply(engine.Outcome{Status: engine.Done}).To.Name
 			out = append(out, Release{Fact: m.Fact, From: cur, To: v.Name, Table: nd.Table.Name, Row: nd.Row.ID,
 				Action: nd.Row.Action, Then: then})
 		}
