@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -686,8 +687,12 @@ func (w *world) deploymentEventTellsRow(ctx context.Context, name, row, state st
 			if e.Regarding.Kind != "MachineDeployment" || e.Regarding.Name != name {
 				continue
 			}
-			if strings.Contains(e.Note, "row "+row+": ") && strings.Contains(e.Note, "→ "+state) {
-				return nil
+			// The note reads "From → To (rows R1, R2): message".
+			if i := strings.Index(e.Note, "→ "+state+" (row"); i >= 0 {
+				rows := e.Note[i:]
+				if j := strings.Index(rows, ")"); j >= 0 && slices.Contains(strings.FieldsFunc(rows[:j], func(r rune) bool { return r == ' ' || r == ',' || r == '(' }), row) {
+					return nil
+				}
 			}
 			seen = append(seen, e.Note)
 		}

@@ -257,6 +257,8 @@ var unusedOK = map[string]string{
 		"this lifecycle serves no metrics (TestMetricsEndpointNeedsAReader uses it)",
 	"ClusterRole: cluster.krtt.dev machinesets create": "the MachineDeployment controller creates a MachineSet per revision; " +
 		"this lifecycle creates no MachineDeployment",
+	"ClusterRole: cluster.krtt.dev machinedeployments delete": "a Cluster's teardown deletes its MachineDeployments; this " +
+		"lifecycle deletes no Cluster",
 	"ClusterRole: cluster.krtt.dev machinedeployments get": "after a status patch conflict the kit re-reads the MachineDeployment " +
 		"uncached; this lifecycle creates no MachineDeployment",
 	"ClusterRole: cluster.krtt.dev machinedeployments patch": "the MachineDeployment controller adds its finalizer; this lifecycle " +
