@@ -312,53 +312,21 @@ func (d *deploymentMonitor) check() {
 }
 
 func (w *world) watchDeployment(ctx context.Context, name string) error {
-	wc, err := client.NewWithWatch(w.h.Env.Config, client.Options{Scheme: w.h.Env.Client.Scheme()})
+	mon := &deploymentMonitor{machines: map[string]*clusterv1.Machine{}, minAvail: 1 << 30}
+	err := w.watchMachines(ctx, labels.SelectorFromSet(labels.Set{"pool": name}),
+		func(list []clusterv1.Machine) {
+			// The list is one state: measured once, whole.
+			for i := range list {
+				mon.machines[list[i].Name] = &list[i]
+			}
+			mon.check()
+		},
+		mon.apply,
+		func(err error) { mon.mu.Lock(); mon.err = err; mon.mu.Unlock() })
 	if err != nil {
 		return err
 	}
-	sel := labels.SelectorFromSet(labels.Set{"pool": name})
-	list := &clusterv1.MachineList{}
-	if err := wc.List(ctx, list, &client.ListOptions{Namespace: w.ns, LabelSelector: sel}); err != nil {
-		return err
-	}
-	mon := &deploymentMonitor{machines: map[string]*clusterv1.Machine{}, minAvail: 1 << 30}
-	// The list is one state: measured once, whole.
-	for i := range list.Items {
-		mon.machines[list.Items[i].Name] = &list.Items[i]
-	}
-	mon.check()
-	wctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	rv := list.ResourceVersion
-	go func() {
-		defer close(done)
-		for wctx.Err() == nil {
-			wi, err := wc.Watch(wctx, &clusterv1.MachineList{}, &client.ListOptions{Namespace: w.ns, LabelSelector: sel,
-				Raw: &metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true}})
-			if err != nil {
-				if wctx.Err() == nil {
-					mon.mu.Lock()
-					mon.err = err
-					mon.mu.Unlock()
-				}
-				return
-			}
-			for ev := range wi.ResultChan() {
-				m, ok := ev.Object.(*clusterv1.Machine)
-				if !ok {
-					continue
-				}
-				rv = m.ResourceVersion
-				if ev.Type == watch.Bookmark {
-					continue
-				}
-				mon.apply(ev.Type, m)
-			}
-			wi.Stop()
-		}
-	}()
 	deploymentMonitors.Store(w.ns+"/"+name, mon)
-	w.undo = append(w.undo, func(context.Context) error { cancel(); <-done; return nil })
 	return nil
 }
 

@@ -85,51 +85,19 @@ var monitors sync.Map // ns/set → *setMonitor
 // watchSetMachines lists the set's Machines and watches them from the
 // list's resourceVersion, so no event is missed, until the scenario ends.
 func (w *world) watchSetMachines(ctx context.Context, set string) error {
-	wc, err := client.NewWithWatch(w.h.Env.Config, client.Options{Scheme: w.h.Env.Client.Scheme()})
+	mon := &setMonitor{present: map[string]bool{}}
+	err := w.watchMachines(ctx, labels.SelectorFromSet(labels.Set{clusterv1.SetNameLabel: set}),
+		func(list []clusterv1.Machine) {
+			for _, m := range list {
+				mon.apply(watch.Added, m.Name)
+			}
+		},
+		func(t watch.EventType, m *clusterv1.Machine) { mon.apply(t, m.Name) },
+		func(err error) { mon.mu.Lock(); mon.err = err; mon.mu.Unlock() })
 	if err != nil {
 		return err
 	}
-	sel := labels.SelectorFromSet(labels.Set{clusterv1.SetNameLabel: set})
-	list := &clusterv1.MachineList{}
-	if err := wc.List(ctx, list, &client.ListOptions{Namespace: w.ns, LabelSelector: sel}); err != nil {
-		return err
-	}
-	mon := &setMonitor{present: map[string]bool{}}
-	for _, m := range list.Items {
-		mon.apply(watch.Added, m.Name)
-	}
-	wctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	rv := list.ResourceVersion
-	go func() {
-		defer close(done)
-		for wctx.Err() == nil {
-			wi, err := wc.Watch(wctx, &clusterv1.MachineList{}, &client.ListOptions{Namespace: w.ns, LabelSelector: sel,
-				Raw: &metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true}})
-			if err != nil {
-				if wctx.Err() == nil {
-					mon.mu.Lock()
-					mon.err = err
-					mon.mu.Unlock()
-				}
-				return
-			}
-			for ev := range wi.ResultChan() {
-				obj, ok := ev.Object.(*clusterv1.Machine)
-				if !ok {
-					continue
-				}
-				rv = obj.ResourceVersion
-				if ev.Type == watch.Bookmark {
-					continue
-				}
-				mon.apply(ev.Type, obj.Name)
-			}
-			wi.Stop()
-		}
-	}()
 	monitors.Store(w.ns+"/"+set, mon)
-	w.undo = append(w.undo, func(context.Context) error { cancel(); <-done; return nil })
 	return nil
 }
 
