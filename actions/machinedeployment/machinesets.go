@@ -213,26 +213,40 @@ func proportions(s *Scope) map[*Set]int {
 // (its deletion order takes Machines that are not Ready first), and by what
 // the available Machines exceed spec.replicas - maxUnavailable. A set's
 // Machines beyond its replicas are about to go, so only up to its replicas
-// count as available (Cluster API reconcileOldMachineSetsRollingUpdate).
+// count as available. All of it is capped, as Cluster API's
+// reconcileOldMachineSetsRollingUpdate caps it, by what the sets' replicas
+// exceed that minimum once the Machines already leaving and the current
+// set's replicas that are not available yet are taken off: a scale up
+// just spread over the sets (O01) leaves no room, so the old sets keep
+// their new share instead of giving back the replicas not created yet.
 func oldScaleDowns(s *Scope) map[*Set]int {
 	out := map[*Set]int{}
 	if s.Strategy() != clusterv1.RollingUpdateStrategy {
 		return out
 	}
 	_, unavailable := s.Fenceposts()
-	available := 0
+	minAvailable := max(0, s.Replicas()-unavailable)
+	available, specs, leaving := 0, 0, 0
 	for _, set := range s.Sets {
 		available += min(set.Available, set.Spec())
+		specs += set.Spec()
+		leaving += max(0, set.Total-set.Spec())
 	}
-	budget := max(0, available-(s.Replicas()-unavailable))
+	newUnavailable := 0
+	if s.New != nil {
+		newUnavailable = max(0, s.New.Spec()-s.New.Available)
+	}
+	room := max(0, specs-leaving-minAvailable-newUnavailable)
+	budget := max(0, available-minAvailable)
 	for _, set := range s.Old {
 		spec := set.Spec()
-		if spec == 0 {
+		if spec == 0 || room == 0 {
 			continue
 		}
 		free := spec - min(set.Available, spec)
-		n := min(spec, free+budget)
+		n := min(spec, free+budget, room)
 		budget -= max(0, n-free)
+		room -= n
 		if n > 0 {
 			out[set] = n
 		}

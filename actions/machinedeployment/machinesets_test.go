@@ -106,6 +106,23 @@ func TestOldScaleDownTakesUnavailableFirst(t *testing.T) {
 	}
 }
 
+// TestOldScaleDownAfterScaleUp: a scale from 3 to 6 during a rollout gave
+// the old set 5 replicas it has no Machines for yet; they are not
+// "unavailable Machines" to take back while the current set's own replicas
+// are not available either.
+func TestOldScaleDownAfterScaleUp(t *testing.T) {
+	md := deployment(6, "1", "0")
+	old, cur := set("old", 5, 3, 3, 7), set("new", 2, 1, 0, 7)
+	s := scope(md, []*Set{old}, cur)
+	if got := oldScaleDown(s); got != 0 {
+		t.Fatalf("old set may shrink by %d right after the scale, want 0", got)
+	}
+	cur.Total, cur.Live, cur.Ready, cur.Available = 2, 2, 2, 2
+	if got := oldScaleDowns(s)[old]; got != 1 {
+		t.Fatalf("got %d, want 1 (7 replicas, 6 must stay available)", got)
+	}
+}
+
 func TestRecreateAndOnDeleteTargets(t *testing.T) {
 	md := deployment(3, "1", "0")
 	md.Spec.Strategy.Type = clusterv1.RecreateStrategy

@@ -761,9 +761,13 @@ const detachFinalizer = "chaos.krtt.dev/detach"
 // attacher plays a slow CSI external-attacher, which holds a
 // VolumeAttachment by a finalizer until the volume is detached: it holds
 // every VolumeAttachment of the run's Nodes and, once one is being
-// deleted, lets go only after its Machine has waited for it a moment (or
-// has gone past the volume wait, or is gone). The sim detaches at once;
-// held like this, a Machine really waits for its volumes.
+// deleted, lets go only after its Machine has waited for it a moment, or
+// once the Machine's infrastructure is being deleted or the Machine is
+// gone (a volume whose VM is deleted is detached with it). The sim
+// detaches at once; held like this, a Machine really waits for its
+// volumes, and one that goes on without waiting (a mutated table) always
+// has its infrastructure deleted with the volume still attached, however
+// fast the steps between come.
 func (w *world) attacher(ctx context.Context, ns string, between func(a, b time.Duration) time.Duration) {
 	waiting := map[string]time.Time{} // VolumeAttachment: when to let go
 	for {
@@ -774,12 +778,18 @@ func (w *world) attacher(ctx context.Context, ns string, between func(a, b time.
 		}
 		vas := &storagev1.VolumeAttachmentList{}
 		machines := &clusterv1.MachineList{}
-		if err := errors.Join(w.c.List(ctx, vas), w.c.List(ctx, machines, client.InNamespace(ns))); err != nil {
+		infra := &simv1.SimMachineList{}
+		if err := errors.Join(w.c.List(ctx, vas), w.c.List(ctx, machines, client.InNamespace(ns)),
+			w.c.List(ctx, infra, client.InNamespace(ns))); err != nil {
 			continue
 		}
 		state := map[string]string{} // by Node
 		for _, m := range machines.Items {
 			state[sim.NodeName(ns, m.Name)] = m.Status.State
+		}
+		infraLive := map[string]bool{} // by Node
+		for _, sm := range infra.Items {
+			infraLive[sim.NodeName(ns, sm.Name)] = sm.DeletionTimestamp == nil
 		}
 		for i := range vas.Items {
 			va := &vas.Items[i]
@@ -804,9 +814,9 @@ func (w *world) attacher(ctx context.Context, ns string, between func(a, b time.
 					if time.Now().Before(until) {
 						continue
 					}
-				case "Running", "Deleting", "WaitingForPreDrainHook", "DrainingNode":
-					if found {
-						continue // not waiting for it yet
+				default:
+					if found && infraLive[va.Spec.NodeName] {
+						continue // not waiting for it yet, or went on without waiting
 					}
 				}
 				before := va.DeepCopy()
