@@ -58,6 +58,19 @@ Feature: Cluster teardown
     And every worker Machine of the Cluster was gone before a control-plane Machine was deleted
     And nothing of the Cluster "c1" is left
 
+  @row:cluster-deletion:K13
+  Scenario: A paused Cluster holds its teardown until it is unpaused, as Cluster API does
+    Given a Cluster "c1" whose Nodes live in the workload cluster
+    And a running Machine "lone"
+    And the Cluster "c1" has the krtt finalizer
+    When the Cluster "c1" is paused
+    Then the Cluster "c1" has condition "Paused" with status "True" and reason "Paused" and message containing "spec.paused"
+    When I delete the Cluster "c1"
+    Then the Cluster "c1" holds its deletion while paused, its Machines untouched
+    When the Cluster "c1" is unpaused
+    Then the Cluster "c1" is gone
+    And nothing of the Cluster "c1" is left
+
   @row:machine-deletion-checks:C01 @row:machine-deletion-checks:C11 @row:machine-normal:N05
   Scenario: A Cluster whose finalizer is removed by hand: its Machines skip the Node steps and never take their Node for deleted
     Given a Cluster "c1" whose Nodes live in the workload cluster

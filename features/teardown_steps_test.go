@@ -38,6 +38,8 @@ func registerTeardownSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^krtt explain cluster "([^"]*)" says "([^"]*)"$`, w.explainClusterSays)
 	sc.Step(`^the Machine "([^"]*)" is not being deleted$`, w.machineNotDeleting)
 	sc.Step(`^row "([^"]*)" never fired for "([^"]*)"$`, w.rowNeverFired)
+	sc.Step(`^the Cluster "([^"]*)" is (paused|unpaused)$`, w.pauseCluster)
+	sc.Step(`^the Cluster "([^"]*)" holds its deletion while paused, its Machines untouched$`, w.clusterHoldsWhilePaused)
 }
 
 // runningMachineOfAnotherOwner: a Machine some other controller owns (a
@@ -337,6 +339,55 @@ func (w *world) rowNeverFired(_ context.Context, row, name string) error {
 	for _, tr := range w.h.Traces(w.key(name)) {
 		if tr.Row == row {
 			return fmt.Errorf("row %s fired for %s: %s %s", row, name, tr.Message, tr.Note)
+		}
+	}
+	return nil
+}
+
+func (w *world) pauseCluster(ctx context.Context, name, how string) error {
+	c, err := w.cluster1(ctx, name)
+	if err != nil {
+		return err
+	}
+	before := c.DeepCopy()
+	c.Spec.Paused = how == "paused"
+	return w.h.Client.Patch(ctx, c, client.MergeFrom(before))
+}
+
+// clusterHoldsWhilePaused waits until the Cluster was decided on after its
+// deletion (the pause row fired again once the deletionTimestamp was set),
+// then checks that the decision held it: the Cluster is there with its
+// finalizer and none of its Machines is being deleted.
+func (w *world) clusterHoldsWhilePaused(ctx context.Context, name string) error {
+	c, err := w.cluster1(ctx, name)
+	if err != nil {
+		return err
+	}
+	if c.DeletionTimestamp.IsZero() {
+		return fmt.Errorf("Cluster %s is not being deleted", name)
+	}
+	deleted := c.DeletionTimestamp.Time
+	err = w.eventually(ctx, "row K13 decided on the deleted Cluster", func(context.Context) error {
+		for _, tr := range w.h.Traces(w.key(name)) {
+			if tr.Row == "K13" && !tr.Time.Before(deleted) {
+				return nil
+			}
+		}
+		return fmt.Errorf("no K13 since the deletion at %s; rows fired so far: %s", deleted, strings.Join(w.cov.firedIn(w.ns), ", "))
+	})
+	if err != nil {
+		return err
+	}
+	if err := w.clusterHasFinalizer(ctx, name); err != nil {
+		return err
+	}
+	list := &clusterv1.MachineList{}
+	if err := w.h.Client.List(ctx, list, client.InNamespace(w.ns)); err != nil {
+		return err
+	}
+	for _, m := range list.Items {
+		if m.Spec.ClusterName == name && !m.DeletionTimestamp.IsZero() {
+			return fmt.Errorf("Machine %s of the paused Cluster is being deleted", m.Name)
 		}
 	}
 	return nil

@@ -136,6 +136,13 @@ func register(reg *engine.Registry[*Scope]) {
 	reg.Bool("deleting", func(s *Scope) bool {
 		return s.Cluster != nil && !s.Cluster.DeletionTimestamp.IsZero()
 	})
+	reg.Bool("paused", func(s *Scope) bool {
+		if s.Cluster == nil {
+			return false
+		}
+		_, annotated := s.Cluster.Annotations[clusterv1.PausedAnnotation]
+		return s.Cluster.Spec.Paused || annotated
+	})
 	reg.Enum("descendants", descendants)
 	reg.Action("AddFinalizer", "Add the cluster.krtt.dev/cluster finalizer to the Cluster.", reconciler.AddFinalizer(clusterv1.ClusterFinalizer, clusterOf), engine.Pure())
 	reg.Action("RemoveFinalizer", "Remove the cluster.krtt.dev/cluster finalizer so Kubernetes can delete the Cluster.", reconciler.RemoveFinalizer(clusterv1.ClusterFinalizer, clusterOf))
@@ -145,7 +152,7 @@ func register(reg *engine.Registry[*Scope]) {
 	reg.Action("RecordReconnection", "Record in status.workloadClusterReconnectTime when the workload cluster became usable again.", recordReconnection)
 	reg.Action("DisconnectWorkloadCluster", "Close the Cluster's workload cluster connection, if one is open.", disconnect)
 	reg.Action("DescribeWorkloadCluster", "Say how the Node side is reached: which Secret and API server, since when, and the error.", describe, engine.Pure())
-	reg.Mirror("machines", "status.machines counts the Cluster's Machines (total, Ready, being deleted); MachinesReady is True when every one is Ready.", mirrorMachines)
+	reg.Mirror("machines", "status.machines counts the Cluster's Machines (total, Ready, being deleted); MachinesReady is True when every one is Ready; Paused is False unless a row says otherwise.", mirrorMachines)
 }
 
 // reconnected: the connection says the workload cluster came back at a
@@ -217,4 +224,8 @@ func mirrorMachines(s *Scope) {
 		cond.Message = fmt.Sprintf("All %d Machines are Ready", counts.Total)
 	}
 	meta.SetStatusCondition(&c.Status.Conditions, cond)
+	// A row that pauses the Cluster writes Paused=True and skips the
+	// mirrors, so reaching here means it is not paused.
+	meta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{Type: clusterv1.PausedCondition, Status: metav1.ConditionFalse,
+		Reason: "NotPaused", ObservedGeneration: c.Generation})
 }
