@@ -611,6 +611,9 @@ func mdResultSummary(res *engine.Result) string {
 	if res.StatusUnchanged {
 		parts = append(parts, "write nothing to status but these conditions")
 	}
+	if res.Warning {
+		parts = append(parts, "record a Warning Event (it needs a person)")
+	}
 	return strings.Join(parts, "; ")
 }
 

@@ -315,3 +315,16 @@ func TestRenderAltEdges(t *testing.T) {
 		t.Errorf("dot lacks the dashed edge:\n%s", dot.String())
 	}
 }
+
+// TestResultSummaryTellsWarning: a row marked warning: true says in the
+// docs that its Event is a Warning, next to what else its result does.
+func TestResultSummaryTellsWarning(t *testing.T) {
+	res := &engine.Result{State: "Failed", Warning: true}
+	if got := mdResultSummary(res); !strings.Contains(got, "Warning Event") {
+		t.Errorf("summary %q does not tell the Warning Event", got)
+	}
+	res.Warning = false
+	if got := mdResultSummary(res); strings.Contains(got, "Warning") {
+		t.Errorf("summary %q tells a Warning for a row without one", got)
+	}
+}
