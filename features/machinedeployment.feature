@@ -158,7 +158,7 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And 2 minutes pass on the operator's clock
     Then the MachineDeployment "md" has condition "Progressing" with status "False" and reason "ProgressDeadlineExceeded"
     And the MachineDeployment "md" reaches phase "Failed"
-    And an Event of the MachineDeployment "md" tells row "O05" moving it to "RolloutStalled"
+    And a Warning Event of the MachineDeployment "md" tells row "O05" moving it to "RolloutStalled"
     When the providers bring every Machine of the deployment "md" to Running as it comes
     Then every Machine of the deployment "md" is of the current MachineSet
     And the MachineDeployment "md" has condition "Progressing" with status "True" and reason "RolloutComplete"

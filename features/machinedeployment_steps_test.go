@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cucumber/godog"
+	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -66,7 +67,7 @@ func registerMachineDeploymentSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^every Machine of the deployment "([^"]*)" is of the current MachineSet$`, w.allMachinesCurrent)
 	sc.Step(`^every Machine of the deployment "([^"]*)" has the label "([^"]*)" = "([^"]*)"$`, w.allMachinesLabelled)
 	sc.Step(`^the deployment "([^"]*)" never had more than (\d+) Machines nor fewer than (\d+) available at any watch event$`, w.deploymentInvariants)
-	sc.Step(`^an Event of the MachineDeployment "([^"]*)" tells row "([^"]*)" moving it to "([^"]*)"$`, w.deploymentEventTellsRow)
+	sc.Step(`^an? (Warning )?Event of the MachineDeployment "([^"]*)" tells row "([^"]*)" moving it to "([^"]*)"$`, w.deploymentEventTellsRow)
 	sc.Step(`^the MachineDeployment "([^"]*)" is gone$`, w.deploymentGone)
 }
 
@@ -644,7 +645,9 @@ func (w *world) allMachinesLabelled(ctx context.Context, name, key, value string
 
 // deploymentEventTellsRow: an Event of the deployment tells the row and the
 // state it moved to (a path of rows is one Event, its note naming each).
-func (w *world) deploymentEventTellsRow(ctx context.Context, name, row, state string) error {
+// deploymentEventTellsRow finds the Event of the step into state; with
+// "Warning " it must be a Warning (a row marked warning: true).
+func (w *world) deploymentEventTellsRow(ctx context.Context, warning, name, row, state string) error {
 	return w.eventually(ctx, "Event of row "+row, func(ctx context.Context) error {
 		list := &eventsv1.EventList{}
 		if err := w.h.Client.List(ctx, list, client.InNamespace(w.ns)); err != nil {
@@ -653,6 +656,10 @@ func (w *world) deploymentEventTellsRow(ctx context.Context, name, row, state st
 		var seen []string
 		for _, e := range list.Items {
 			if e.Regarding.Kind != "MachineDeployment" || e.Regarding.Name != name {
+				continue
+			}
+			if warning != "" && e.Type != corev1.EventTypeWarning {
+				seen = append(seen, e.Type+" "+e.Note)
 				continue
 			}
 			// The note reads "From → To (rows R1, R2): message".
