@@ -26,7 +26,7 @@ Feature: Cluster teardown
     And every worker Machine of the Cluster was gone before a control-plane Machine was deleted
     And nothing of the Cluster "c1" is left
 
-  @row:cluster-deletion:K12
+  @row:cluster-deletion:K12 @row:machinedeployment-normal:N09
   Scenario: A Cluster with a MachineDeployment of 2, a MachineSet of 1, a lone worker and a control-plane Machine deletes the MachineDeployment first
     Given a Cluster "c1" whose Nodes live in the workload cluster
     And a running control-plane Machine "cp"
@@ -36,6 +36,7 @@ Feature: Cluster teardown
     And a MachineDeployment "md1" of 2 Machines
     And the providers bring every Machine of the deployment "md1" to Running as it comes
     And the MachineDeployment "md1" reports 2 replicas, 2 updated and 2 available
+    And the MachineDeployment "md1" is owned by the Cluster "c1"
     When I delete the Cluster "c1"
     Then the Cluster "c1" is gone
     And the MachineDeployment "md1", its MachineSets and its Machines were gone before the Cluster "c1" went, which waited saying "1 MachineDeployment still deleting: md1; then 1 MachineSet and 2 worker Machines, then 1 control-plane Machine"

@@ -29,6 +29,7 @@ func registerTeardownSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^a running Machine "([^"]*)" controlled by another owner$`, w.runningMachineOfAnotherOwner)
 	sc.Step(`^the Cluster "([^"]*)" has the krtt finalizer$`, w.clusterHasFinalizer)
 	sc.Step(`^the MachineSet "([^"]*)" is owned by the Cluster "([^"]*)"$`, w.machineSetOwnedByCluster)
+	sc.Step(`^the MachineDeployment "([^"]*)" is owned by the Cluster "([^"]*)"$`, w.deploymentOwnedByCluster)
 	sc.Step(`^I delete the Cluster "([^"]*)"$`, w.deleteClusterRecorded)
 	sc.Step(`^the finalizer "([^"]*)" is removed from the Cluster "([^"]*)"$`, w.removeClusterFinalizer)
 	sc.Step(`^the Cluster "([^"]*)" is gone$`, w.clusterGone)
@@ -73,27 +74,37 @@ func (w *world) clusterHasFinalizer(ctx context.Context, name string) error {
 }
 
 func (w *world) machineSetOwnedByCluster(ctx context.Context, set, name string) error {
-	return w.eventually(ctx, "MachineSet owned by its Cluster", func(ctx context.Context) error {
+	return w.ownedByCluster(ctx, &clusterv1.MachineSet{}, set, name)
+}
+
+func (w *world) deploymentOwnedByCluster(ctx context.Context, md, name string) error {
+	return w.ownedByCluster(ctx, &clusterv1.MachineDeployment{}, md, name)
+}
+
+// ownedByCluster waits until obj carries the Cluster's name label and the
+// Cluster as a plain owner (not its controller).
+func (w *world) ownedByCluster(ctx context.Context, obj client.Object, objName, name string) error {
+	kind := fmt.Sprintf("%T", obj)
+	return w.eventually(ctx, kind+" owned by its Cluster", func(ctx context.Context) error {
 		c, err := w.cluster1(ctx, name)
 		if err != nil {
 			return err
 		}
-		ms := &clusterv1.MachineSet{}
-		if err := w.h.Client.Get(ctx, w.key(set), ms); err != nil {
+		if err := w.h.Client.Get(ctx, w.key(objName), obj); err != nil {
 			return err
 		}
-		if ms.Labels[clusterv1.ClusterNameLabel] != name {
-			return fmt.Errorf("labels %v", ms.Labels)
+		if obj.GetLabels()[clusterv1.ClusterNameLabel] != name {
+			return fmt.Errorf("labels %v", obj.GetLabels())
 		}
-		for _, ref := range ms.OwnerReferences {
+		for _, ref := range obj.GetOwnerReferences() {
 			if ref.UID == c.UID && ref.Kind == "Cluster" {
 				if ref.Controller != nil && *ref.Controller {
-					return fmt.Errorf("the Cluster is the set's controller, want a plain owner: %+v", ref)
+					return fmt.Errorf("the Cluster is the controller of %s, want a plain owner: %+v", objName, ref)
 				}
 				return nil
 			}
 		}
-		return fmt.Errorf("owner references %+v", ms.OwnerReferences)
+		return fmt.Errorf("owner references %+v", obj.GetOwnerReferences())
 	})
 }
 

@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/krtt-dev/krtt/actions/clusterowner"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/internal/remote"
@@ -238,20 +239,7 @@ func hasNodeRef(s *Scope) bool {
 }
 
 func ownerAndLabelsSet(s *Scope) bool {
-	m := s.Machine
-	if m.Labels[clusterv1.ClusterNameLabel] != m.Spec.ClusterName {
-		return false
-	}
-	for _, ref := range m.OwnerReferences {
-		if ref.Controller != nil && *ref.Controller {
-			// Owned by another controller (a MachineSet): it manages ownership.
-			return true
-		}
-		if ref.Kind == "Cluster" && ref.Name == m.Spec.ClusterName && ref.APIVersion == clusterv1.GroupVersion.String() {
-			return true
-		}
-	}
-	return false
+	return clusterowner.Set(s.Machine, s.Machine.Spec.ClusterName, s.Cluster)
 }
 
 func hasString(list []string, s string) bool {

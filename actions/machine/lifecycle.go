@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/krtt-dev/krtt/actions/clusterowner"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
 )
@@ -19,25 +20,7 @@ import (
 // reconciler patches it once), or touch one other object idempotently.
 
 func setClusterOwnerAndLabels(_ context.Context, s *Scope) engine.Outcome {
-	m := s.Machine
-	if m.Labels == nil {
-		m.Labels = map[string]string{}
-	}
-	m.Labels[clusterv1.ClusterNameLabel] = m.Spec.ClusterName
-	if metav1.GetControllerOf(m) != nil || s.Cluster == nil {
-		return engine.OK()
-	}
-	ref := metav1.OwnerReference{
-		APIVersion: clusterv1.GroupVersion.String(), Kind: "Cluster",
-		Name: s.Cluster.Name, UID: s.Cluster.UID,
-	}
-	for i, r := range m.OwnerReferences {
-		if r.Kind == ref.Kind && r.APIVersion == ref.APIVersion && r.Name == ref.Name {
-			m.OwnerReferences[i] = ref
-			return engine.OK()
-		}
-	}
-	m.OwnerReferences = append(m.OwnerReferences, ref)
+	clusterowner.Ensure(s.Machine, s.Machine.Spec.ClusterName, s.Cluster)
 	return engine.OK()
 }
 

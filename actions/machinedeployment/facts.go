@@ -3,6 +3,7 @@ package machinedeployment
 import (
 	"slices"
 
+	"github.com/krtt-dev/krtt/actions/clusterowner"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
 )
@@ -32,6 +33,9 @@ func registerFacts(r *engine.Registry[*Scope]) {
 			return "Missing"
 		}
 		return "Found"
+	})
+	r.Bool("ownerAndLabelsSet", func(s *Scope) bool {
+		return s.MD == nil || s.Cluster == nil || clusterowner.Set(s.MD, s.MD.Spec.ClusterName, s.Cluster)
 	})
 	r.Bool("machineSetsLeft", func(s *Scope) bool { return len(s.Sets) > 0 })
 	r.Bool("machineSetsOutOfSync", func(s *Scope) bool { return s.MD != nil && len(outOfSync(s)) > 0 })

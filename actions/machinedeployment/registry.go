@@ -1,8 +1,11 @@
 package machinedeployment
 
 import (
+	"context"
+
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/krtt-dev/krtt/actions/clusterowner"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/reconciler"
@@ -20,6 +23,7 @@ func registerActions(r *engine.Registry[*Scope]) {
 	r.Action("ReportObserveError", "Fail with the API error met while observing, so the row's onFailure names it.", reportObserveError, engine.Pure())
 	r.Action("AddFinalizer", "Add the cluster.krtt.dev/machinedeployment finalizer to the MachineDeployment.", reconciler.AddFinalizer(clusterv1.MachineDeploymentFinalizer, deploymentOf))
 	r.Action("RemoveFinalizer", "Remove the cluster.krtt.dev/machinedeployment finalizer so Kubernetes can delete the MachineDeployment.", reconciler.RemoveFinalizer(clusterv1.MachineDeploymentFinalizer, deploymentOf))
+	r.Action("SetClusterOwnerAndLabels", "Set the cluster-name label and, unless another controller owns it, the Cluster as owner (not controller).", setClusterOwnerAndLabels, engine.Pure())
 	r.Action("SyncMachineSets", "Patch the MachineSets with the deployment's in-place fields (the current one: template metadata, deletion and health settings, the highest revision; every one: minReadySeconds, deletion order, remediation); replicas stay.", syncMachineSets)
 	r.Action("DeleteOldMachineSets", "Delete the oldest MachineSets with no replicas and no Machine beyond revisionHistoryLimit.", deleteOldMachineSets)
 	r.Action("ScaleMachineSets", "Spread spec.replicas over the MachineSets with replicas by their size, and annotate them with it.", scaleMachineSets)
@@ -30,6 +34,12 @@ func registerActions(r *engine.Registry[*Scope]) {
 	r.Action("ScaleOldMachineSetsToMachines", "Scale each old MachineSet down to its Machines not being deleted.", scaleOldMachineSetsToMachines)
 	r.Action("DescribeRollout", "Report what the rollout waits on (no change).", describeRollout, engine.Pure())
 	r.Action("DeleteMachineSets", "Delete every MachineSet of the deployment once and wait until they are gone.", deleteMachineSets, engine.MayWait())
+}
+
+// setClusterOwnerAndLabels changes the MachineDeployment in memory; the kit
+// patches it.
+func setClusterOwnerAndLabels(_ context.Context, s *Scope) engine.Outcome {
+	return engine.OKf("%s", clusterowner.Ensure(s.MD, s.MD.Spec.ClusterName, s.Cluster))
 }
 
 // deploymentOf is the MachineDeployment the scope reconciles.
