@@ -4,6 +4,7 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -153,6 +154,35 @@ func (r mapper) podToMachines(ctx context.Context, obj client.Object) []reconcil
 	}
 	n := &corev1.Node{}
 	if err := r.nodes.Get(ctx, client.ObjectKey{Name: p.Spec.NodeName}, n); err != nil {
+		return nil
+	}
+	return r.nodeToMachines(ctx, n)
+}
+
+// volumeDetached passes the VolumeAttachment events that can end a volume
+// wait: one gone, or one no longer attached.
+func volumeDetached() predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+		DeleteFunc:  func(event.DeleteEvent) bool { return true },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			o, ok1 := e.ObjectOld.(*storagev1.VolumeAttachment)
+			n, ok2 := e.ObjectNew.(*storagev1.VolumeAttachment)
+			return ok1 && ok2 && o.Status.Attached && !n.Status.Attached
+		},
+	}
+}
+
+// volumeAttachmentToMachines wakes the Machine of the Node a volume was
+// attached to.
+func (r mapper) volumeAttachmentToMachines(ctx context.Context, obj client.Object) []reconcile.Request {
+	va, ok := obj.(*storagev1.VolumeAttachment)
+	if !ok || va.Spec.NodeName == "" {
+		return nil
+	}
+	n := &corev1.Node{}
+	if err := r.nodes.Get(ctx, client.ObjectKey{Name: va.Spec.NodeName}, n); err != nil {
 		return nil
 	}
 	return r.nodeToMachines(ctx, n)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 )
@@ -57,5 +58,30 @@ func TestNodeUpdatesThatOnlyHeartbeatWakeNoMachine(t *testing.T) {
 	}
 	if !p.Create(event.CreateEvent{Object: base}) || !p.Delete(event.DeleteEvent{Object: base}) {
 		t.Error("a Node created or deleted must wake its Machine")
+	}
+}
+
+// TestVolumeEventsThatWakeAMachine: only a VolumeAttachment that goes, or
+// stops being attached, can end a volume wait.
+func TestVolumeEventsThatWakeAMachine(t *testing.T) {
+	p := volumeDetached()
+	va := func(attached bool) *storagev1.VolumeAttachment {
+		return &storagev1.VolumeAttachment{ObjectMeta: metav1.ObjectMeta{Name: "va"},
+			Spec: storagev1.VolumeAttachmentSpec{NodeName: "n1"}, Status: storagev1.VolumeAttachmentStatus{Attached: attached}}
+	}
+	if p.Create(event.CreateEvent{Object: va(true)}) {
+		t.Error("a new attachment wakes a Machine")
+	}
+	if !p.Delete(event.DeleteEvent{Object: va(true)}) {
+		t.Error("a deleted attachment does not wake its Machine")
+	}
+	if !p.Update(event.UpdateEvent{ObjectOld: va(true), ObjectNew: va(false)}) {
+		t.Error("a detached volume does not wake its Machine")
+	}
+	if p.Update(event.UpdateEvent{ObjectOld: va(false), ObjectNew: va(true)}) {
+		t.Error("an attach wakes a Machine")
+	}
+	if p.Update(event.UpdateEvent{ObjectOld: va(true), ObjectNew: va(true)}) {
+		t.Error("an update that leaves it attached wakes a Machine")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/krtt-dev/krtt/reconciler"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -30,13 +31,16 @@ func Indexes() []remote.Index {
 
 // nodeSideSources are the watches on one cluster's Node side that wake
 // Machines: a Node (by annotation or providerID), a Pod going away from a
-// Node, a PodDisruptionBudget changing while Machines drain. m.nodes must
+// Node, a PodDisruptionBudget changing while Machines drain, a volume
+// detached from a Node (the volume wait moves on at once rather than at
+// its next requeue). m.nodes must
 // read that cluster's Nodes.
 func (m mapper) nodeSideSources(ca cache.Cache) []source.Source {
 	return []source.Source{
 		source.Kind[client.Object](ca, &corev1.Node{}, handler.EnqueueRequestsFromMapFunc(m.nodeToMachines), nodeChangedBeyondHeartbeat()),
 		source.Kind[client.Object](ca, &corev1.Pod{}, reconciler.EnqueueCoalesced(podGoneWakeDelay, m.podToMachines), podGoneOrGoing()),
 		source.Kind[client.Object](ca, &policyv1.PodDisruptionBudget{}, handler.EnqueueRequestsFromMapFunc(m.drainingMachines)),
+		source.Kind[client.Object](ca, &storagev1.VolumeAttachment{}, handler.EnqueueRequestsFromMapFunc(m.volumeAttachmentToMachines), volumeDetached()),
 	}
 }
 
