@@ -1,0 +1,230 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	simv1 "github.com/krtt-dev/krtt/test/infrastructure/sim/api/v1alpha1"
+)
+
+// SimTemplates creates a SimBootstrapConfigTemplate and a SimMachineTemplate
+// named name; the SimMachines cloned from them behave as sim says.
+func SimTemplates(ctx context.Context, c client.Client, ns, name string, sim simv1.SimBehavior) error {
+	// The clones carry the templates' metadata labels, Filter among them,
+	// so a sim of this package (NewSimManager) sees them.
+	cloned := clusterv1.TemplateMetadata{Labels: map[string]string{clusterv1.WatchFilterLabel: Filter}}
+	if err := c.Create(ctx, Label(&simv1.SimBootstrapConfigTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: simv1.SimBootstrapConfigTemplateSpec{Template: simv1.SimBootstrapConfigTemplateResource{ObjectMeta: cloned}}})); err != nil {
+		return err
+	}
+	return c.Create(ctx, Label(&simv1.SimMachineTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: simv1.SimMachineTemplateSpec{Template: simv1.SimMachineTemplateResource{ObjectMeta: cloned, Spec: simv1.SimMachineSpec{Sim: sim}}}}))
+}
+
+// machineTemplate is a Machine template cloned from the sim templates
+// named tpl, labelled pool=<pool>.
+func machineTemplate(cluster, pool, tpl string) clusterv1.MachineTemplateSpec {
+	return clusterv1.MachineTemplateSpec{
+		ObjectMeta: clusterv1.TemplateMetadata{Labels: map[string]string{"pool": pool}},
+		Spec: clusterv1.MachineSpec{
+			ClusterName: cluster,
+			Bootstrap: clusterv1.MachineBootstrap{ConfigRef: &clusterv1.ObjectReference{
+				APIGroup: simv1.GroupVersion.Group, Kind: "SimBootstrapConfigTemplate", Name: tpl}},
+			InfrastructureRef: clusterv1.ObjectReference{APIGroup: simv1.GroupVersion.Group, Kind: "SimMachineTemplate", Name: tpl},
+		},
+	}
+}
+
+// MachineDeploymentObjects creates sim templates named name and a
+// RollingUpdate MachineDeployment of replicas Machines cloned from them,
+// within maxSurge and maxUnavailable, selecting the label pool=<name>.
+func MachineDeploymentObjects(ctx context.Context, c client.Client, ns, cluster, name string, replicas, maxSurge, maxUnavailable int, sim simv1.SimBehavior) (*clusterv1.MachineDeployment, error) {
+	if err := SimTemplates(ctx, c, ns, name, sim); err != nil {
+		return nil, err
+	}
+	md := &clusterv1.MachineDeployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: clusterv1.MachineDeploymentSpec{
+			ClusterName: cluster,
+			Replicas:    ptr.To(int32(replicas)),
+			Selector:    clusterv1.MachineSetSelector{MatchLabels: map[string]string{"pool": name}},
+			Template:    machineTemplate(cluster, name, name),
+			Strategy: clusterv1.MachineDeploymentStrategy{Type: clusterv1.RollingUpdateStrategy,
+				RollingUpdate: clusterv1.MachineDeploymentRollingUpdate{
+					MaxSurge:       ptr.To(intstr.FromInt(maxSurge)),
+					MaxUnavailable: ptr.To(intstr.FromInt(maxUnavailable)),
+				}},
+		},
+	}
+	return md, c.Create(ctx, Label(md))
+}
+
+// PointAtTemplates points the deployment's template at the sim templates
+// named tpl (both bootstrap and infrastructure): a new revision to roll out.
+func PointAtTemplates(ctx context.Context, c client.Client, md *clusterv1.MachineDeployment, tpl string) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur := &clusterv1.MachineDeployment{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(md), cur); err != nil {
+			return err
+		}
+		cur.Spec.Template.Spec.InfrastructureRef.Name = tpl
+		cur.Spec.Template.Spec.Bootstrap.ConfigRef.Name = tpl
+		return c.Update(ctx, cur)
+	})
+}
+
+// DeploymentSets lists the MachineSets a deployment controls, oldest
+// revision first.
+func DeploymentSets(ctx context.Context, c client.Client, md *clusterv1.MachineDeployment) ([]clusterv1.MachineSet, error) {
+	list := &clusterv1.MachineSetList{}
+	if err := c.List(ctx, list, client.InNamespace(md.Namespace)); err != nil {
+		return nil, err
+	}
+	var out []clusterv1.MachineSet
+	for _, ms := range list.Items {
+		if ref := metav1.GetControllerOf(&ms); ref != nil && ref.UID == md.UID {
+			out = append(out, ms)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return Revision(&out[i]) < Revision(&out[j]) })
+	return out, nil
+}
+
+// Revision is a deployment's MachineSet's revision (0: none yet).
+func Revision(ms *clusterv1.MachineSet) int {
+	n, _ := strconv.Atoi(ms.Annotations[clusterv1.RevisionAnnotation])
+	return n
+}
+
+// MachineAvailable is what a MachineSet counts as available with
+// minReadySeconds 0: Ready and not being deleted.
+func MachineAvailable(m *clusterv1.Machine) bool {
+	if !m.DeletionTimestamp.IsZero() {
+		return false
+	}
+	c := meta.FindStatusCondition(m.Status.Conditions, clusterv1.ReadyCondition)
+	return c != nil && c.Status == metav1.ConditionTrue
+}
+
+// RolloutTracker holds the Machines of a deployment as a list and the watch
+// events after it left them, and the extremes a rollout must keep within:
+// the most Machines that existed at once (being deleted included, until
+// their Deleted event) and the fewest available, both measured after every
+// event once armed. Not safe for concurrent use.
+type RolloutTracker struct {
+	machines map[string]*clusterv1.Machine
+	armed    bool
+	// Events counts the watch events applied since Arm.
+	Events int
+	// PeakMachines and MinAvailable are the extremes since Arm; PeakAt and
+	// MinAt describe the Machines at those moments (for a failure message).
+	PeakMachines, MinAvailable int
+	PeakAt, MinAt              string
+}
+
+// NewRolloutTracker returns an empty, unarmed tracker.
+func NewRolloutTracker() *RolloutTracker {
+	return &RolloutTracker{machines: map[string]*clusterv1.Machine{}}
+}
+
+// Replace takes a full list as the Machines now: one state, measured once.
+func (t *RolloutTracker) Replace(list []clusterv1.Machine) {
+	t.machines = make(map[string]*clusterv1.Machine, len(list))
+	for i := range list {
+		t.machines[list[i].Name] = &list[i]
+	}
+	t.measure()
+}
+
+// Apply takes one watch event.
+func (t *RolloutTracker) Apply(ev watch.EventType, m *clusterv1.Machine) {
+	switch ev {
+	case watch.Deleted:
+		delete(t.machines, m.Name)
+	case watch.Added, watch.Modified:
+		t.machines[m.Name] = m
+	default:
+		return
+	}
+	if t.armed {
+		t.Events++
+	}
+	t.measure()
+}
+
+// Arm starts measuring the extremes from the Machines as they are now:
+// before a rollout the deployment was free to be below its limits.
+func (t *RolloutTracker) Arm() {
+	t.armed, t.Events = true, 0
+	total, avail := t.Counts()
+	t.PeakMachines, t.MinAvailable = total, avail
+	t.PeakAt, t.MinAt = t.describe(), t.describe()
+}
+
+func (t *RolloutTracker) measure() {
+	if !t.armed {
+		return
+	}
+	total, avail := t.Counts()
+	if total > t.PeakMachines {
+		t.PeakMachines, t.PeakAt = total, t.describe()
+	}
+	if avail < t.MinAvailable {
+		t.MinAvailable, t.MinAt = avail, t.describe()
+	}
+}
+
+// Counts are the Machines now (being deleted included) and how many of
+// them are available.
+func (t *RolloutTracker) Counts() (total, available int) {
+	for _, m := range t.machines {
+		if MachineAvailable(m) {
+			available++
+		}
+	}
+	return len(t.machines), available
+}
+
+// BySet counts the Machines now by the MachineSet that controls them
+// ("" for none).
+func (t *RolloutTracker) BySet() map[string]int {
+	out := map[string]int{}
+	for _, m := range t.machines {
+		owner := ""
+		if ref := metav1.GetControllerOf(m); ref != nil {
+			owner = ref.Name
+		}
+		out[owner]++
+	}
+	return out
+}
+
+// Machines are the Machines now, by name.
+func (t *RolloutTracker) Machines() []clusterv1.Machine {
+	out := make([]clusterv1.Machine, 0, len(t.machines))
+	for _, m := range t.machines {
+		out = append(out, *m)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func (t *RolloutTracker) describe() string {
+	parts := make([]string, 0, len(t.machines))
+	for _, m := range t.Machines() {
+		parts = append(parts, fmt.Sprintf("%s(available=%v deleting=%v)", m.Name, MachineAvailable(&m), !m.DeletionTimestamp.IsZero()))
+	}
+	return strings.Join(parts, ", ")
+}
