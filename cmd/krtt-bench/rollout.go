@@ -1,0 +1,302 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/test/framework/harness"
+	simv1 "github.com/krtt-dev/krtt/test/infrastructure/sim/api/v1alpha1"
+)
+
+// benchDeployment is the MachineDeployment of -mode rollout; its first
+// templates bear its name, the ones it is rolled out to newTemplates.
+const (
+	benchDeployment = "bench-md"
+	newTemplates    = benchDeployment + "-v2"
+)
+
+// rolloutLifecycle (-mode rollout): after the control-plane Machine, a
+// MachineDeployment of N Machines comes up and Pods go on every Node; then
+// its template is pointed at new templates and the rollout is timed until
+// every Machine is of the new MachineSet, the deployment reports N
+// replicas, N updated and N available, and the old Machines are gone. The
+// requests cover the rollout only, divided by the N Machines replaced.
+// Every watch event of the deployment's Machines during the rollout is
+// held to the strategy: at most N + maxSurge Machines, at least
+// N - maxUnavailable available.
+func rolloutLifecycle(ctx context.Context, b *bench, f flavour, ns string, proc procs, res *Result) (err error) {
+	n := b.o.n
+	ro := &Rollout{MaxSurge: b.o.maxSurge, MaxUnavailable: b.o.maxUnavailable,
+		MostMachines: n + b.o.maxSurge, FewestAvailable: n - b.o.maxUnavailable}
+	res.Rollout = ro
+	if err := controlPlaneFirst(ctx, b, f, ns); err != nil {
+		return err
+	}
+	w, err := watchDeployment(ctx, b.client, ns, benchDeployment)
+	if err != nil {
+		return err
+	}
+	defer w.stop()
+
+	logf("creating MachineDeployment %s of %d Machines (RollingUpdate, maxSurge %d, maxUnavailable %d)", benchDeployment, n, b.o.maxSurge, b.o.maxUnavailable)
+	t0 := time.Now()
+	md, err := harness.MachineDeploymentObjects(ctx, b.client, ns, clusterName, benchDeployment, n, b.o.maxSurge, b.o.maxUnavailable, simv1.SimBehavior{})
+	if err != nil {
+		return err
+	}
+	if _, err := w.until(ctx, b, md, benchDeployment); err != nil {
+		return err
+	}
+	ro.CreateSeconds = round3(time.Since(t0).Seconds())
+	logf("all %d Machines of the deployment available in %.1fs", n, ro.CreateSeconds)
+	var names []string
+	w.read(func(t *harness.RolloutTracker) {
+		for _, m := range t.Machines() {
+			names = append(names, m.Name)
+		}
+	})
+	if err := bindPods(ctx, b, f, ns, names); err != nil {
+		return err
+	}
+
+	// The new templates exist before the clock starts: creating them is
+	// the user's preparation, not the rollout.
+	if err := harness.SimTemplates(ctx, b.client, ns, newTemplates, simv1.SimBehavior{}); err != nil {
+		return err
+	}
+	w.arm()
+	finish, err := sampleResources(proc, b, res)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, finish()) }()
+
+	logf("pointing MachineDeployment %s at the templates %s", benchDeployment, newTemplates)
+	t1 := time.Now()
+	if err := harness.PointAtTemplates(ctx, b.client, md, newTemplates); err != nil {
+		return err
+	}
+	end, err := w.until(ctx, b, md, newTemplates)
+	w.read(func(t *harness.RolloutTracker) {
+		ro.PeakMachines, ro.MinAvailable, ro.WatchEvents = t.PeakMachines, t.MinAvailable, t.Events
+		ro.peakAt, ro.minAt = t.PeakAt, t.MinAt
+	})
+	ro.WatchRelists = w.relistsSinceArm()
+	if err != nil {
+		return err
+	}
+	ro.WallSeconds, ro.Replaced = round3(end.Sub(t1).Seconds()), n
+	logf("rolled out in %.1fs; at most %d Machines, at least %d available", ro.WallSeconds, ro.PeakMachines, ro.MinAvailable)
+	return ro.check()
+}
+
+// check holds the extremes to the strategy's limits.
+func (ro *Rollout) check() error {
+	var errs []error
+	if ro.PeakMachines > ro.MostMachines {
+		errs = append(errs, fmt.Errorf("%d Machines at once, more than %d (N + maxSurge): %s", ro.PeakMachines, ro.MostMachines, ro.peakAt))
+	}
+	if ro.MinAvailable < ro.FewestAvailable {
+		errs = append(errs, fmt.Errorf("only %d available at once, fewer than %d (N - maxUnavailable): %s", ro.MinAvailable, ro.FewestAvailable, ro.minAt))
+	}
+	return errors.Join(errs...)
+}
+
+// rolledOut says whether the deployment has rolled out the templates tpl:
+// every one of its n Machines is of the newest MachineSet of tpl and
+// available (so every old one is gone), and the deployment, having seen
+// its latest spec, reports n replicas, n updated and n available. When it
+// has not, it says where the rollout is.
+func rolledOut(md *clusterv1.MachineDeployment, sets []clusterv1.MachineSet, machines []clusterv1.Machine, tpl string, n int) (bool, string) {
+	var cur *clusterv1.MachineSet
+	revision := map[string]int{}
+	for i := range sets {
+		revision[sets[i].Name] = harness.Revision(&sets[i])
+		if sets[i].Spec.Template.Spec.InfrastructureRef.Name == tpl {
+			cur = &sets[i]
+		}
+	}
+	perRevision := map[int]int{}
+	ofCur, available := 0, 0
+	for i := range machines {
+		m := &machines[i]
+		ref := metav1.GetControllerOf(m)
+		if ref != nil {
+			perRevision[revision[ref.Name]]++
+		}
+		if cur != nil && ref != nil && ref.UID == cur.UID {
+			ofCur++
+		}
+		if harness.MachineAvailable(m) {
+			available++
+		}
+	}
+	revs := make([]int, 0, len(perRevision))
+	for r := range perRevision {
+		revs = append(revs, r)
+	}
+	sort.Ints(revs)
+	var parts []string
+	for _, r := range revs {
+		parts = append(parts, fmt.Sprintf("revision %d: %d", r, perRevision[r]))
+	}
+	st := md.Status
+	where := fmt.Sprintf("%d Machines (%s), %d available; the deployment reports %d replicas, %d updated, %d available (generation %d observed %d)",
+		len(machines), strings.Join(parts, ", "), available, st.Replicas, st.UpdatedReplicas, st.AvailableReplicas, md.Generation, st.ObservedGeneration)
+	if cur == nil {
+		return false, "no MachineSet of " + tpl + " yet; " + where
+	}
+	done := len(machines) == n && ofCur == n && available == n &&
+		st.ObservedGeneration == md.Generation && int(st.Replicas) == n && int(st.UpdatedReplicas) == n && int(st.AvailableReplicas) == n
+	return done, where
+}
+
+// deploymentWatch follows the Machines of a deployment with a list and a
+// watch (listing again when the watch cannot go on) into a RolloutTracker.
+type deploymentWatch struct {
+	mu      sync.Mutex
+	t       *harness.RolloutTracker
+	relists int
+	// armedAt is relists when the tracker was armed.
+	armedAt int
+	cancel  context.CancelFunc
+	done    chan struct{}
+}
+
+func watchDeployment(ctx context.Context, c client.WithWatch, ns, name string) (*deploymentWatch, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	w := &deploymentWatch{t: harness.NewRolloutTracker(), cancel: cancel, done: make(chan struct{})}
+	rv, err := w.list(ctx, c, ns, name)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	go func() {
+		defer close(w.done)
+		for ctx.Err() == nil {
+			if rv == "" {
+				if rv, err = w.list(ctx, c, ns, name); err != nil {
+					if ctx.Err() == nil {
+						logf("listing the Machines of %s failed, retrying: %v", name, err)
+					}
+					_ = sleep(ctx, pollEvery)
+					continue
+				}
+				w.mu.Lock()
+				w.relists++
+				w.mu.Unlock()
+			}
+			rv = w.follow(ctx, c, ns, name, rv)
+		}
+	}()
+	return w, nil
+}
+
+func (w *deploymentWatch) list(ctx context.Context, c client.WithWatch, ns, name string) (string, error) {
+	list := &clusterv1.MachineList{}
+	if err := c.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{"pool": name}); err != nil {
+		return "", err
+	}
+	w.read(func(t *harness.RolloutTracker) { t.Replace(list.Items) })
+	return list.ResourceVersion, nil
+}
+
+// follow applies the watch events from rv until the watch ends; it returns
+// the resourceVersion to go on from, "" when the Machines must be listed
+// again.
+func (w *deploymentWatch) follow(ctx context.Context, c client.WithWatch, ns, name, rv string) string {
+	wi, err := c.Watch(ctx, &clusterv1.MachineList{}, client.InNamespace(ns), client.MatchingLabels{"pool": name},
+		&client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true}})
+	if err != nil {
+		return ""
+	}
+	defer wi.Stop()
+	for ev := range wi.ResultChan() {
+		if ev.Type == watch.Error {
+			return ""
+		}
+		acc, err := meta.Accessor(ev.Object)
+		if err != nil {
+			return ""
+		}
+		rv = acc.GetResourceVersion()
+		if m, ok := ev.Object.(*clusterv1.Machine); ok {
+			w.read(func(t *harness.RolloutTracker) { t.Apply(ev.Type, m) })
+		}
+	}
+	return rv
+}
+
+// read runs fn on the tracker, alone.
+func (w *deploymentWatch) read(fn func(*harness.RolloutTracker)) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	fn(w.t)
+}
+
+// arm starts measuring the extremes from the Machines as they are now.
+func (w *deploymentWatch) arm() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.t.Arm()
+	w.armedAt = w.relists
+}
+
+// relistsSinceArm counts the lists that replaced the view during the
+// rollout: each may hide states between the watch's end and the list.
+func (w *deploymentWatch) relistsSinceArm() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.relists - w.armedAt
+}
+
+func (w *deploymentWatch) stop() {
+	w.cancel()
+	<-w.done
+}
+
+// until polls the deployment and its MachineSets, with the watched
+// Machines, until it has rolled out the templates tpl, and returns when it
+// was first seen so.
+func (w *deploymentWatch) until(ctx context.Context, b *bench, md *clusterv1.MachineDeployment, tpl string) (time.Time, error) {
+	deadline := time.Now().Add(b.o.timeout)
+	lastLog := time.Now()
+	for {
+		cur := &clusterv1.MachineDeployment{}
+		if err := b.client.Get(ctx, client.ObjectKeyFromObject(md), cur); err != nil {
+			return time.Time{}, err
+		}
+		sets, err := harness.DeploymentSets(ctx, b.client, cur)
+		if err != nil {
+			return time.Time{}, err
+		}
+		var machines []clusterv1.Machine
+		w.read(func(t *harness.RolloutTracker) { machines = t.Machines() })
+		now := time.Now()
+		done, where := rolledOut(cur, sets, machines, tpl, b.o.n)
+		if done {
+			return now, nil
+		}
+		if now.After(deadline) {
+			return time.Time{}, fmt.Errorf("%s not rolled out to %s within %s: %s", md.Name, tpl, b.o.timeout, where)
+		}
+		if time.Since(lastLog) > 10*time.Second {
+			logf("rolling out %s: %s", tpl, where)
+			lastLog = time.Now()
+		}
+		if err := sleep(ctx, pollEvery); err != nil {
+			return time.Time{}, err
+		}
+	}
+}
