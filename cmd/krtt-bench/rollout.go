@@ -6,12 +6,9 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
@@ -43,11 +40,11 @@ func rolloutLifecycle(ctx context.Context, b *bench, f flavour, ns string, proc 
 	if err := controlPlaneFirst(ctx, b, f, ns); err != nil {
 		return err
 	}
-	w, err := watchDeployment(ctx, b.client, ns, benchDeployment)
+	w, err := harness.WatchDeployment(ctx, b.client, ns, benchDeployment)
 	if err != nil {
 		return err
 	}
-	defer w.stop()
+	defer w.Stop()
 
 	logf("creating MachineDeployment %s of %d Machines (RollingUpdate, maxSurge %d, maxUnavailable %d)", benchDeployment, n, b.o.maxSurge, b.o.maxUnavailable)
 	t0 := time.Now()
@@ -55,13 +52,13 @@ func rolloutLifecycle(ctx context.Context, b *bench, f flavour, ns string, proc 
 	if err != nil {
 		return err
 	}
-	if _, err := w.until(ctx, b, md, benchDeployment); err != nil {
+	if _, err := until(ctx, b, w, md, benchDeployment); err != nil {
 		return err
 	}
 	ro.CreateSeconds = round3(time.Since(t0).Seconds())
 	logf("all %d Machines of the deployment available in %.1fs", n, ro.CreateSeconds)
 	var names []string
-	w.read(func(t *harness.RolloutTracker) {
+	w.Read(func(t *harness.RolloutTracker) {
 		for _, m := range t.Machines() {
 			names = append(names, m.Name)
 		}
@@ -75,7 +72,7 @@ func rolloutLifecycle(ctx context.Context, b *bench, f flavour, ns string, proc 
 	if err := harness.SimTemplates(ctx, b.client, ns, newTemplates, simv1.SimBehavior{}); err != nil {
 		return err
 	}
-	w.arm()
+	w.Arm()
 	finish, err := sampleResources(proc, b, res)
 	if err != nil {
 		return err
@@ -87,12 +84,12 @@ func rolloutLifecycle(ctx context.Context, b *bench, f flavour, ns string, proc 
 	if err := harness.PointAtTemplates(ctx, b.client, md, newTemplates); err != nil {
 		return err
 	}
-	end, err := w.until(ctx, b, md, newTemplates)
-	w.read(func(t *harness.RolloutTracker) {
+	end, err := until(ctx, b, w, md, newTemplates)
+	w.Read(func(t *harness.RolloutTracker) {
 		ro.PeakMachines, ro.MinAvailable, ro.WatchEvents = t.PeakMachines, t.MinAvailable, t.Events
 		ro.peakAt, ro.minAt = t.PeakAt, t.MinAt
 	})
-	ro.WatchRelists = w.relistsSinceArm()
+	ro.WatchRelists = w.RelistsSinceArm()
 	if err != nil {
 		return err
 	}
@@ -162,114 +159,10 @@ func rolledOut(md *clusterv1.MachineDeployment, sets []clusterv1.MachineSet, mac
 	return done, where
 }
 
-// deploymentWatch follows the Machines of a deployment with a list and a
-// watch (listing again when the watch cannot go on) into a RolloutTracker.
-type deploymentWatch struct {
-	mu      sync.Mutex
-	t       *harness.RolloutTracker
-	relists int
-	// armedAt is relists when the tracker was armed.
-	armedAt int
-	cancel  context.CancelFunc
-	done    chan struct{}
-}
-
-func watchDeployment(ctx context.Context, c client.WithWatch, ns, name string) (*deploymentWatch, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	w := &deploymentWatch{t: harness.NewRolloutTracker(), cancel: cancel, done: make(chan struct{})}
-	rv, err := w.list(ctx, c, ns, name)
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	go func() {
-		defer close(w.done)
-		for ctx.Err() == nil {
-			if rv == "" {
-				if rv, err = w.list(ctx, c, ns, name); err != nil {
-					if ctx.Err() == nil {
-						logf("listing the Machines of %s failed, retrying: %v", name, err)
-					}
-					_ = sleep(ctx, pollEvery)
-					continue
-				}
-				w.mu.Lock()
-				w.relists++
-				w.mu.Unlock()
-			}
-			rv = w.follow(ctx, c, ns, name, rv)
-		}
-	}()
-	return w, nil
-}
-
-func (w *deploymentWatch) list(ctx context.Context, c client.WithWatch, ns, name string) (string, error) {
-	list := &clusterv1.MachineList{}
-	if err := c.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{"pool": name}); err != nil {
-		return "", err
-	}
-	w.read(func(t *harness.RolloutTracker) { t.Replace(list.Items) })
-	return list.ResourceVersion, nil
-}
-
-// follow applies the watch events from rv until the watch ends; it returns
-// the resourceVersion to go on from, "" when the Machines must be listed
-// again.
-func (w *deploymentWatch) follow(ctx context.Context, c client.WithWatch, ns, name, rv string) string {
-	wi, err := c.Watch(ctx, &clusterv1.MachineList{}, client.InNamespace(ns), client.MatchingLabels{"pool": name},
-		&client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true}})
-	if err != nil {
-		return ""
-	}
-	defer wi.Stop()
-	for ev := range wi.ResultChan() {
-		if ev.Type == watch.Error {
-			return ""
-		}
-		acc, err := meta.Accessor(ev.Object)
-		if err != nil {
-			return ""
-		}
-		rv = acc.GetResourceVersion()
-		if m, ok := ev.Object.(*clusterv1.Machine); ok {
-			w.read(func(t *harness.RolloutTracker) { t.Apply(ev.Type, m) })
-		}
-	}
-	return rv
-}
-
-// read runs fn on the tracker, alone.
-func (w *deploymentWatch) read(fn func(*harness.RolloutTracker)) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	fn(w.t)
-}
-
-// arm starts measuring the extremes from the Machines as they are now.
-func (w *deploymentWatch) arm() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.t.Arm()
-	w.armedAt = w.relists
-}
-
-// relistsSinceArm counts the lists that replaced the view during the
-// rollout: each may hide states between the watch's end and the list.
-func (w *deploymentWatch) relistsSinceArm() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.relists - w.armedAt
-}
-
-func (w *deploymentWatch) stop() {
-	w.cancel()
-	<-w.done
-}
-
 // until polls the deployment and its MachineSets, with the watched
 // Machines, until it has rolled out the templates tpl, and returns when it
 // was first seen so.
-func (w *deploymentWatch) until(ctx context.Context, b *bench, md *clusterv1.MachineDeployment, tpl string) (time.Time, error) {
+func until(ctx context.Context, b *bench, w *harness.DeploymentWatch, md *clusterv1.MachineDeployment, tpl string) (time.Time, error) {
 	deadline := time.Now().Add(b.o.timeout)
 	lastLog := time.Now()
 	for {
@@ -282,7 +175,7 @@ func (w *deploymentWatch) until(ctx context.Context, b *bench, md *clusterv1.Mac
 			return time.Time{}, err
 		}
 		var machines []clusterv1.Machine
-		w.read(func(t *harness.RolloutTracker) { machines = t.Machines() })
+		w.Read(func(t *harness.RolloutTracker) { machines = t.Machines() })
 		now := time.Now()
 		done, where := rolledOut(cur, sets, machines, tpl, b.o.n)
 		if done {

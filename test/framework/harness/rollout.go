@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -227,4 +229,114 @@ func (t *RolloutTracker) describe() string {
 		parts = append(parts, fmt.Sprintf("%s(available=%v deleting=%v)", m.Name, MachineAvailable(&m), !m.DeletionTimestamp.IsZero()))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// DeploymentWatch follows the Machines of a deployment (label pool=<name>)
+// with a list and a watch, listing again when the watch cannot go on, into
+// a RolloutTracker.
+type DeploymentWatch struct {
+	mu      sync.Mutex
+	t       *RolloutTracker
+	relists int
+	// armedAt is relists when the tracker was armed.
+	armedAt int
+	cancel  context.CancelFunc
+	done    chan struct{}
+}
+
+// WatchDeployment lists the Machines of the deployment name, then follows
+// them until Stop.
+func WatchDeployment(ctx context.Context, c client.WithWatch, ns, name string) (*DeploymentWatch, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	w := &DeploymentWatch{t: NewRolloutTracker(), cancel: cancel, done: make(chan struct{})}
+	rv, err := w.list(ctx, c, ns, name)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	go func() {
+		defer close(w.done)
+		for ctx.Err() == nil {
+			if rv == "" {
+				if rv, err = w.list(ctx, c, ns, name); err != nil {
+					// An API server too busy to list now: try again.
+					select {
+					case <-ctx.Done():
+					case <-time.After(250 * time.Millisecond):
+					}
+					continue
+				}
+				w.mu.Lock()
+				w.relists++
+				w.mu.Unlock()
+			}
+			rv = w.follow(ctx, c, ns, name, rv)
+		}
+	}()
+	return w, nil
+}
+
+func (w *DeploymentWatch) list(ctx context.Context, c client.WithWatch, ns, name string) (string, error) {
+	list := &clusterv1.MachineList{}
+	if err := c.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{"pool": name}); err != nil {
+		return "", err
+	}
+	w.Read(func(t *RolloutTracker) { t.Replace(list.Items) })
+	return list.ResourceVersion, nil
+}
+
+// follow applies the watch events from rv until the watch ends; it returns
+// the resourceVersion to go on from, "" when the Machines must be listed
+// again.
+func (w *DeploymentWatch) follow(ctx context.Context, c client.WithWatch, ns, name, rv string) string {
+	wi, err := c.Watch(ctx, &clusterv1.MachineList{}, client.InNamespace(ns), client.MatchingLabels{"pool": name},
+		&client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true}})
+	if err != nil {
+		return ""
+	}
+	defer wi.Stop()
+	for ev := range wi.ResultChan() {
+		if ev.Type == watch.Error {
+			// Mostly "too old resource version".
+			return ""
+		}
+		acc, err := meta.Accessor(ev.Object)
+		if err != nil {
+			return ""
+		}
+		rv = acc.GetResourceVersion()
+		if m, ok := ev.Object.(*clusterv1.Machine); ok {
+			w.Read(func(t *RolloutTracker) { t.Apply(ev.Type, m) })
+		}
+	}
+	return rv
+}
+
+// Read runs fn on the tracker while no event is applied.
+func (w *DeploymentWatch) Read(fn func(*RolloutTracker)) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	fn(w.t)
+}
+
+// Arm starts measuring the extremes from the Machines as they are now.
+func (w *DeploymentWatch) Arm() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.t.Arm()
+	w.armedAt = w.relists
+}
+
+// RelistsSinceArm counts the lists that replaced the view since Arm: each
+// may hide states between the watch's end and the list.
+func (w *DeploymentWatch) RelistsSinceArm() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.relists - w.armedAt
+}
+
+// Stop ends the watch.
+func (w *DeploymentWatch) Stop() {
+	w.cancel()
+	<-w.done
 }
