@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
-	"strings"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
@@ -110,55 +107,6 @@ func (ro *Rollout) check() error {
 	return errors.Join(errs...)
 }
 
-// rolledOut says whether the deployment has rolled out the templates tpl:
-// every one of its n Machines is of the newest MachineSet of tpl and
-// available (so every old one is gone), and the deployment, having seen
-// its latest spec, reports n replicas, n updated and n available. When it
-// has not, it says where the rollout is.
-func rolledOut(md *clusterv1.MachineDeployment, sets []clusterv1.MachineSet, machines []clusterv1.Machine, tpl string, n int) (bool, string) {
-	var cur *clusterv1.MachineSet
-	revision := map[string]int{}
-	for i := range sets {
-		revision[sets[i].Name] = harness.Revision(&sets[i])
-		if sets[i].Spec.Template.Spec.InfrastructureRef.Name == tpl {
-			cur = &sets[i]
-		}
-	}
-	perRevision := map[int]int{}
-	ofCur, available := 0, 0
-	for i := range machines {
-		m := &machines[i]
-		ref := metav1.GetControllerOf(m)
-		if ref != nil {
-			perRevision[revision[ref.Name]]++
-		}
-		if cur != nil && ref != nil && ref.UID == cur.UID {
-			ofCur++
-		}
-		if harness.MachineAvailable(m) {
-			available++
-		}
-	}
-	revs := make([]int, 0, len(perRevision))
-	for r := range perRevision {
-		revs = append(revs, r)
-	}
-	sort.Ints(revs)
-	var parts []string
-	for _, r := range revs {
-		parts = append(parts, fmt.Sprintf("revision %d: %d", r, perRevision[r]))
-	}
-	st := md.Status
-	where := fmt.Sprintf("%d Machines (%s), %d available; the deployment reports %d replicas, %d updated, %d available (generation %d observed %d)",
-		len(machines), strings.Join(parts, ", "), available, st.Replicas, st.UpdatedReplicas, st.AvailableReplicas, md.Generation, st.ObservedGeneration)
-	if cur == nil {
-		return false, "no MachineSet of " + tpl + " yet; " + where
-	}
-	done := len(machines) == n && ofCur == n && available == n &&
-		st.ObservedGeneration == md.Generation && int(st.Replicas) == n && int(st.UpdatedReplicas) == n && int(st.AvailableReplicas) == n
-	return done, where
-}
-
 // until polls the deployment and its MachineSets, with the watched
 // Machines, until it has rolled out the templates tpl, and returns when it
 // was first seen so.
@@ -177,7 +125,7 @@ func until(ctx context.Context, b *bench, w *harness.DeploymentWatch, md *cluste
 		var machines []clusterv1.Machine
 		w.Read(func(t *harness.RolloutTracker) { machines = t.Machines() })
 		now := time.Now()
-		done, where := rolledOut(cur, sets, machines, tpl, b.o.n)
+		done, where := harness.RolledOut(cur, sets, machines, tpl, b.o.n)
 		if done {
 			return now, nil
 		}

@@ -5,76 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
-
-	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 )
-
-func revisionSet(name, tpl string, revision string) clusterv1.MachineSet {
-	ms := clusterv1.MachineSet{ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID("uid-" + name),
-		Annotations: map[string]string{clusterv1.RevisionAnnotation: revision}}}
-	ms.Spec.Template.Spec.InfrastructureRef.Name = tpl
-	return ms
-}
-
-func setMachine(name string, ms clusterv1.MachineSet, ready, deleting bool) clusterv1.Machine {
-	m := clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Name: name,
-		OwnerReferences: []metav1.OwnerReference{{Kind: "MachineSet", Name: ms.Name, UID: ms.UID, Controller: ptr.To(true)}}}}
-	if ready {
-		m.Status.Conditions = []metav1.Condition{{Type: clusterv1.ReadyCondition, Status: metav1.ConditionTrue}}
-	}
-	if deleting {
-		m.DeletionTimestamp = &metav1.Time{Time: time.Unix(1000, 0)}
-	}
-	return m
-}
-
-func reporting(replicas, updated, available int32, observed bool) *clusterv1.MachineDeployment {
-	md := &clusterv1.MachineDeployment{ObjectMeta: metav1.ObjectMeta{Name: "md", Generation: 2}}
-	md.Status = clusterv1.MachineDeploymentStatus{Replicas: replicas, UpdatedReplicas: updated, AvailableReplicas: available, ObservedGeneration: 1}
-	if observed {
-		md.Status.ObservedGeneration = 2
-	}
-	return md
-}
-
-// A rollout of 2 is done only when both Machines are of the newest set of
-// the new templates and available and the deployment says so of its
-// latest spec; every way to fall short keeps it waiting.
-func TestRolledOut(t *testing.T) {
-	old, cur := revisionSet("md-old", "v1", "1"), revisionSet("md-new", "v2", "2")
-	sets := []clusterv1.MachineSet{old, cur}
-	done := []clusterv1.Machine{setMachine("n1", cur, true, false), setMachine("n2", cur, true, false)}
-
-	if ok, where := rolledOut(reporting(2, 2, 2, true), sets, done, "v2", 2); !ok {
-		t.Fatalf("rolled out: %s", where)
-	}
-	for name, tc := range map[string]struct {
-		md       *clusterv1.MachineDeployment
-		sets     []clusterv1.MachineSet
-		machines []clusterv1.Machine
-	}{
-		"no set of the new templates yet": {reporting(2, 2, 2, true), []clusterv1.MachineSet{old}, done},
-		"an old Machine is left":          {reporting(2, 2, 2, true), sets, append(done[:1:1], setMachine("o1", old, true, false))},
-		"an old Machine is being deleted": {reporting(2, 2, 2, true), sets, append(done[:2:2], setMachine("o1", old, false, true))},
-		"a new Machine is not Ready":      {reporting(2, 2, 2, true), sets, []clusterv1.Machine{done[0], setMachine("n2", cur, false, false)}},
-		"too few Machines":                {reporting(2, 2, 2, true), sets, done[:1]},
-		"the spec is not observed yet":    {reporting(2, 2, 2, false), sets, done},
-		"the status lags":                 {reporting(2, 1, 2, true), sets, done},
-	} {
-		if ok, where := rolledOut(tc.md, tc.sets, tc.machines, "v2", 2); ok {
-			t.Errorf("%s: rolled out (%s)", name, where)
-		}
-	}
-	_, where := rolledOut(reporting(3, 1, 2, true), sets, append(done[:1:1], setMachine("o1", old, true, false), setMachine("o2", old, false, true)), "v2", 2)
-	if !strings.Contains(where, "revision 1: 2, revision 2: 1") || !strings.Contains(where, "2 available") {
-		t.Errorf("where = %q, want the Machines per revision and the available count", where)
-	}
-}
 
 func TestRolloutCheckHoldsTheLimits(t *testing.T) {
 	within := Rollout{PeakMachines: 33, MostMachines: 33, MinAvailable: 30, FewestAvailable: 30}

@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/util/retry"
@@ -108,6 +109,89 @@ func DeploymentSets(ctx context.Context, c client.Client, md *clusterv1.MachineD
 func Revision(ms *clusterv1.MachineSet) int {
 	n, _ := strconv.Atoi(ms.Annotations[clusterv1.RevisionAnnotation])
 	return n
+}
+
+// RolledOut says whether the deployment has rolled out the templates tpl:
+// every one of its n Machines is of the newest MachineSet of tpl and
+// available (so every old one is gone), and the deployment, having seen
+// its latest spec, reports n replicas, n updated and n available. Either
+// way it says where the rollout is.
+func RolledOut(md *clusterv1.MachineDeployment, sets []clusterv1.MachineSet, machines []clusterv1.Machine, tpl string, n int) (bool, string) {
+	var cur *clusterv1.MachineSet
+	for i := range sets {
+		if sets[i].Spec.Template.Spec.InfrastructureRef.Name == tpl {
+			cur = &sets[i]
+		}
+	}
+	ofCur, available := 0, 0
+	for i := range machines {
+		if ref := metav1.GetControllerOf(&machines[i]); cur != nil && ref != nil && ref.UID == cur.UID {
+			ofCur++
+		}
+		if MachineAvailable(&machines[i]) {
+			available++
+		}
+	}
+	st := md.Status
+	where := fmt.Sprintf("%d Machines (%s), %d available; the deployment reports %d replicas, %d updated, %d available (generation %d observed %d)",
+		len(machines), MachinesPerRevision(sets, machines), available, st.Replicas, st.UpdatedReplicas, st.AvailableReplicas, md.Generation, st.ObservedGeneration)
+	if cur == nil {
+		return false, "no MachineSet of " + tpl + " yet; " + where
+	}
+	done := len(machines) == n && ofCur == n && available == n &&
+		st.ObservedGeneration == md.Generation && int(st.Replicas) == n && int(st.UpdatedReplicas) == n && int(st.AvailableReplicas) == n
+	return done, where
+}
+
+// MachinesPerRevision counts Machines by the revision of the MachineSet
+// that controls them, those being deleted in brackets: "revision 1: 2 (1
+// deleting), revision 2: 2" (revision 0: no MachineSet of sets).
+func MachinesPerRevision(sets []clusterv1.MachineSet, machines []clusterv1.Machine) string {
+	revision := map[types.UID]int{}
+	for i := range sets {
+		revision[sets[i].UID] = Revision(&sets[i])
+	}
+	count, deleting := map[int]int{}, map[int]int{}
+	for i := range machines {
+		r := 0
+		if ref := metav1.GetControllerOf(&machines[i]); ref != nil {
+			r = revision[ref.UID]
+		}
+		count[r]++
+		if !machines[i].DeletionTimestamp.IsZero() {
+			deleting[r]++
+		}
+	}
+	revs := make([]int, 0, len(count))
+	for r := range count {
+		revs = append(revs, r)
+	}
+	sort.Ints(revs)
+	parts := make([]string, 0, len(revs))
+	for _, r := range revs {
+		part := fmt.Sprintf("revision %d: %d", r, count[r])
+		if deleting[r] > 0 {
+			part += fmt.Sprintf(" (%d deleting)", deleting[r])
+		}
+		parts = append(parts, part)
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// SetReplicas lists the replicas each MachineSet asks for, by revision:
+// "revision 1 → 2, revision 2 → 2".
+func SetReplicas(sets []clusterv1.MachineSet) string {
+	parts := make([]string, 0, len(sets))
+	for i := range sets {
+		parts = append(parts, fmt.Sprintf("revision %d → %d", Revision(&sets[i]), ptr.Deref(sets[i].Spec.Replicas, 1)))
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // MachineAvailable is what a MachineSet counts as available with
