@@ -134,9 +134,11 @@ run: tools ## Local control plane in .krtt/ (kept across runs; RUN_ARGS=--fresh 
 	go build -o $(BIN)/krtt-local ./cmd/krtt-local
 	$(BIN)/krtt-local $(RUN_ARGS)
 
+SCENE ?= lifecycle
+
 .PHONY: demo
-demo: tools ## Narrated Machine lifecycle on a throw-away control plane in .krtt/demo (about 80s).
-	go run ./cmd/krtt-demo
+demo: tools ## Narrated Machine lifecycle on a throw-away control plane in .krtt/demo (about 80s); SCENE=rollout: a rolling update of a MachineDeployment of 3 Machines (maxSurge 1, maxUnavailable 0), a line per row it fires (about 30s).
+	go run ./cmd/krtt-demo -scene $(SCENE)
 
 .PHONY: bench
 bench: tools ## Scale benchmark: BENCH_N Machines (default 200) created, given Pods, deleted; the operator measured as its own process (BENCH_ARGS='-o json' for JSON).
