@@ -379,7 +379,9 @@ func resourceHead(vs []string, perMachine string) []string {
 func resourceCells(r Result, vs []string) []string {
 	var row []string
 	mark := ""
-	if !r.Complete {
+	// A rollout that finished past its limits failed, but its figures
+	// cover all of it.
+	if !r.Complete && (r.Rollout == nil || r.Rollout.WallSeconds == 0) {
 		mark = " (until the failure)"
 	}
 	split := func(total, workload float64) string {

@@ -42,6 +42,17 @@ func TestRolloutReport(t *testing.T) {
 	if strings.Contains(out, "create→Running wall") {
 		t.Errorf("the rollout table has the lifecycle's columns:\n%s", out)
 	}
+	// Past its limits the rollout fails, but its figures cover all of it.
+	broke := r
+	broke.Rollout = &Rollout{WallSeconds: 40, PeakMachines: 34, MostMachines: 33, MinAvailable: 30, FewestAvailable: 30, WatchEvents: 800}
+	broke.Complete, broke.Error = false, broke.Rollout.check().Error()
+	buf.Reset()
+	writeTable(&buf, Report{Mode: modeRollout, N: 30, Results: []Result{broke}})
+	if got := buf.String(); strings.Contains(got, "until the failure") || !strings.Contains(got, "| 34 (≤ 33) |") ||
+		!strings.Contains(got, "krtt-rollout did not finish: 34 Machines at once") {
+		t.Errorf("a rollout past its limits:\n%s", got)
+	}
+
 	buf.Reset()
 	if err := writeJSON(&buf, rep); err != nil {
 		t.Fatal(err)
