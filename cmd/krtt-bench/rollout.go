@@ -49,7 +49,7 @@ func rolloutLifecycle(ctx context.Context, b *bench, f flavour, ns string, proc 
 	if err != nil {
 		return err
 	}
-	if _, err := until(ctx, b, w, md, benchDeployment); err != nil {
+	if _, err := untilRolledOut(ctx, b, w, md, benchDeployment); err != nil {
 		return err
 	}
 	ro.CreateSeconds = round3(time.Since(t0).Seconds())
@@ -81,7 +81,7 @@ func rolloutLifecycle(ctx context.Context, b *bench, f flavour, ns string, proc 
 	if err := harness.PointAtTemplates(ctx, b.client, md, newTemplates); err != nil {
 		return err
 	}
-	end, err := until(ctx, b, w, md, newTemplates)
+	end, err := untilRolledOut(ctx, b, w, md, newTemplates)
 	w.Read(func(t *harness.RolloutTracker) {
 		ro.PeakMachines, ro.MinAvailable, ro.WatchEvents = t.PeakMachines, t.MinAvailable, t.Events
 		ro.peakAt, ro.minAt = t.PeakAt, t.MinAt
@@ -107,10 +107,10 @@ func (ro *Rollout) check() error {
 	return errors.Join(errs...)
 }
 
-// until polls the deployment and its MachineSets, with the watched
+// untilRolledOut polls the deployment and its MachineSets, with the watched
 // Machines, until it has rolled out the templates tpl, and returns when it
 // was first seen so.
-func until(ctx context.Context, b *bench, w *harness.DeploymentWatch, md *clusterv1.MachineDeployment, tpl string) (time.Time, error) {
+func untilRolledOut(ctx context.Context, b *bench, w *harness.DeploymentWatch, md *clusterv1.MachineDeployment, tpl string) (time.Time, error) {
 	deadline := time.Now().Add(b.o.timeout)
 	lastLog := time.Now()
 	for {

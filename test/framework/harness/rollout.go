@@ -376,6 +376,12 @@ func (w *DeploymentWatch) follow(ctx context.Context, c client.WithWatch, ns, na
 	wi, err := c.Watch(ctx, &clusterv1.MachineList{}, client.InNamespace(ns), client.MatchingLabels{"pool": name},
 		&client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true}})
 	if err != nil {
+		// Not at once: a list and a watch each moment would only add to
+		// the load of an API server that refuses watches.
+		select {
+		case <-ctx.Done():
+		case <-time.After(250 * time.Millisecond):
+		}
 		return ""
 	}
 	defer wi.Stop()
