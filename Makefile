@@ -134,13 +134,21 @@ run: tools ## Local control plane in .krtt/ (kept across runs; RUN_ARGS=--fresh 
 	go build -o $(BIN)/krtt-local ./cmd/krtt-local
 	$(BIN)/krtt-local $(RUN_ARGS)
 
+SCENE ?= lifecycle
+
 .PHONY: demo
-demo: tools ## Narrated Machine lifecycle on a throw-away control plane in .krtt/demo (about 80s).
-	go run ./cmd/krtt-demo
+demo: tools ## Narrated Machine lifecycle on a throw-away control plane in .krtt/demo (about 80s); SCENE=rollout: a rolling update of a MachineDeployment of 3 Machines (maxSurge 1, maxUnavailable 0), a line per row it fires (about 30s).
+	go run ./cmd/krtt-demo -scene $(SCENE)
 
 .PHONY: bench
 bench: tools ## Scale benchmark: BENCH_N Machines (default 200) created, given Pods, deleted; the operator measured as its own process (BENCH_ARGS='-o json' for JSON).
 	@go run ./cmd/krtt-bench -n $(BENCH_N) $(BENCH_ARGS)
+
+ROLLOUT_N ?= 30
+
+.PHONY: bench-rollout
+bench-rollout: tools ## Rolling-update benchmark: a MachineDeployment of ROLLOUT_N Machines (default 30; maxSurge 3, maxUnavailable 0) pointed at new templates; rollout wall time, requests per Machine replaced, peak Machines, min available (fails past the limits).
+	@go run ./cmd/krtt-bench -mode rollout -n $(ROLLOUT_N) $(BENCH_ARGS)
 
 .PHONY: bench-peer
 bench-peer: tools kube-apiserver-version $(CAPI_MANAGER) ## Side-by-side bench: krtt and the Cluster API Machine controller (bin/capi-manager, built once) on the same API server, same BENCH_N; both tables and the ratios.

@@ -40,15 +40,15 @@ func TestFleetLayout(t *testing.T) {
 }
 
 func TestValidateInstances(t *testing.T) {
-	ok := options{n: 10, workers: 1, concurrency: 1, output: "text", instances: 2}
+	ok := options{n: 10, workers: 1, concurrency: 1, output: "text", instances: 2, mode: modeMachines}
 	if err := validate(ok); err != nil {
 		t.Errorf("-instances 2: %v", err)
 	}
 	for name, o := range map[string]options{
-		"none":           {n: 10, workers: 1, concurrency: 1, output: "text", instances: 0},
-		"with a peer":    {n: 10, workers: 1, concurrency: 1, output: "text", instances: 2, peer: "capi"},
-		"machinesets":    {n: 10, workers: 1, concurrency: 1, output: "text", instances: 2, machineSets: true},
-		"too few wl cls": {n: 10, workers: 1, concurrency: 1, output: "text", instances: 3, workloadClusters: 2},
+		"none":           {n: 10, workers: 1, concurrency: 1, output: "text", instances: 0, mode: modeMachines},
+		"with a peer":    {n: 10, workers: 1, concurrency: 1, output: "text", instances: 2, peer: "capi", mode: modeMachines},
+		"machinesets":    {n: 10, workers: 1, concurrency: 1, output: "text", instances: 2, mode: modeMachineSets},
+		"too few wl cls": {n: 10, workers: 1, concurrency: 1, output: "text", instances: 3, workloadClusters: 2, mode: modeMachines},
 	} {
 		if err := validate(o); err == nil || !strings.Contains(err.Error(), "-instances") {
 			t.Errorf("%s: %v, want an error naming -instances", name, err)

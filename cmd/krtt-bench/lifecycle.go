@@ -35,8 +35,10 @@ func measure(ctx context.Context, b *bench, f flavour) (res Result) {
 	}
 	defer func() { res.LoadAverage = &LoadAverage{Start: load0, End: loadAverage()} }()
 	switch {
-	case b.o.machineSets:
+	case b.o.mode == modeMachineSets:
 		err = machineSetLifecycle(ctx, b, f, ns, proc, &res)
+	case b.o.mode == modeRollout:
+		err = rolloutLifecycle(ctx, b, f, ns, proc, &res)
 	case len(b.clusters) > 0:
 		err = spreadLifecycle(ctx, b, f, ns, proc, &res)
 	default:

@@ -20,8 +20,16 @@
 // --watch-filter, on K parts of the fleet (a Cluster each, labelled with
 // its Machines), and adds their figures up.
 //
-// With -machinesets it measures a MachineSet instead of N Machines created
-// one by one: scaled from 0 to N, Running, Pods bound, scaled to 0, gone.
+// With -mode machinesets (or -machinesets) it measures a MachineSet instead
+// of N Machines created one by one: scaled from 0 to N, Running, Pods bound,
+// scaled to 0, gone.
+//
+// With -mode rollout (`make bench-rollout`) it measures a rolling update: a
+// MachineDeployment of N (default 30) Machines within -max-surge and
+// -max-unavailable is pointed at new templates, and the rollout is timed
+// until every Machine is of the new MachineSet; the requests are divided by
+// the N Machines replaced, and the most Machines and fewest available at any
+// watch event are reported and held to the limits.
 package main
 
 import (
@@ -57,9 +65,13 @@ type options struct {
 	// --watch-filter, on as many parts of the fleet.
 	instances                      int
 	dir, operatorBin, output, peer string
-	build, peerFirst, machineSets  bool
-	timeout, heartbeat             time.Duration
-	capi                           capiOptions
+	build, peerFirst               bool
+	// mode is what is measured: modeMachines, modeMachineSets or
+	// modeRollout.
+	mode                     string
+	maxSurge, maxUnavailable int
+	timeout, heartbeat       time.Duration
+	capi                     capiOptions
 }
 
 // bench is what every measured controller shares.
@@ -93,7 +105,12 @@ func main() {
 	flag.DurationVar(&o.heartbeat, "sim-heartbeat", time.Minute, "Node heartbeat interval of the simulated kubelet (each heartbeat updates the Node and so reconciles its Machine).")
 	flag.StringVar(&o.output, "o", "text", "Output: text (a Markdown table) or json (one JSON document).")
 	flag.StringVar(&o.peer, "peer", "", "Also measure this controller after krtt: capi (the Cluster API Machine controller).")
-	flag.BoolVar(&o.machineSets, "machinesets", false, "Measure a MachineSet instead: scaled 0 → N (the scale subresource) → Running, Pods on every Node, then N → 0 → gone.")
+	flag.StringVar(&o.mode, "mode", modeMachines, "What is measured: machines (N Machines created → Running, Pods on every Node, deleted → gone), "+
+		"machinesets (a MachineSet scaled 0 → N (the scale subresource) → Running, Pods on every Node, then N → 0 → gone) or "+
+		"rollout (a MachineDeployment of N Machines, Pods on every Node, pointed at new templates and rolled out; -n defaults to 30).")
+	machineSets := flag.Bool("machinesets", false, "Short for -mode machinesets.")
+	flag.IntVar(&o.maxSurge, "max-surge", 3, "-mode rollout: the MachineDeployment's maxSurge.")
+	flag.IntVar(&o.maxUnavailable, "max-unavailable", 0, "-mode rollout: the MachineDeployment's maxUnavailable.")
 	flag.BoolVar(&o.peerFirst, "peer-first", false, "Measure the peer before krtt (to see how much the order matters); the ratios stay peer ÷ krtt.")
 	flag.IntVar(&o.workloadClusters, "workload-clusters", 0,
 		"Spread the N Machines over this many Clusters, each with its own workload API server (a local control plane) and <cluster>-kubeconfig Secret; requests are split into management and workload. 0: self-hosted.")
@@ -102,6 +119,12 @@ func main() {
 	flag.StringVar(&o.capi.manager, "capi-manager", "bin/capi-manager", "Cluster API core manager binary (`make bench-peer` builds it).")
 	flag.StringVar(&o.capi.crds, "capi-crds", "", "Cluster API CRD directory (default: core/config/crd/bases of the module hack/capi requires).")
 	flag.Parse()
+	if *machineSets {
+		o.mode = modeMachineSets
+	}
+	if o.mode == modeRollout && !flagSet("n") {
+		o.n = 30
+	}
 	if o.timeout == 0 {
 		o.timeout = 2*time.Minute + time.Duration(o.n)*time.Second
 	}
@@ -127,20 +150,39 @@ func validate(o options) error {
 		return fmt.Errorf("-o %q: want text or json", o.output)
 	case o.peer != "" && o.peer != "capi":
 		return fmt.Errorf("-peer %q: the only peer is capi", o.peer)
-	case o.peer != "" && o.machineSets:
-		return errors.New("-machinesets measures krtt only; drop -peer")
+	case o.mode != modeMachines && o.mode != modeMachineSets && o.mode != modeRollout:
+		return fmt.Errorf("-mode %q: want machines, machinesets or rollout", o.mode)
+	case o.peer != "" && o.mode != modeMachines:
+		return fmt.Errorf("-mode %s measures krtt only; drop -peer", o.mode)
+	case o.mode == modeRollout && (o.maxSurge < 0 || o.maxUnavailable < 0 || (o.maxSurge == 0 && o.maxUnavailable == 0)):
+		return fmt.Errorf("-max-surge %d -max-unavailable %d: neither may be negative, nor both 0", o.maxSurge, o.maxUnavailable)
 	case o.workloadClusters < 0:
 		return fmt.Errorf("-workload-clusters %d: cannot be negative", o.workloadClusters)
-	case o.workloadClusters > 0 && (o.peer != "" || o.machineSets):
-		return errors.New("-workload-clusters measures krtt's Machines only; drop -peer and -machinesets")
+	case o.workloadClusters > 0 && (o.peer != "" || o.mode != modeMachines):
+		return errors.New("-workload-clusters measures krtt's Machines only; drop -peer and -mode")
 	case o.instances < 1:
 		return fmt.Errorf("-instances %d: need at least one operator", o.instances)
-	case o.instances > 1 && (o.peer != "" || o.machineSets):
-		return errors.New("-instances measures krtt's Machines only; drop -peer and -machinesets")
+	case o.instances > 1 && (o.peer != "" || o.mode != modeMachines):
+		return errors.New("-instances measures krtt's Machines only; drop -peer and -mode")
 	case o.instances > 1 && o.workloadClusters > 0 && o.workloadClusters < o.instances:
 		return fmt.Errorf("-instances %d over -workload-clusters %d: every instance needs a Cluster", o.instances, o.workloadClusters)
 	}
 	return nil
+}
+
+// Modes of -mode.
+const (
+	modeMachines    = "machines"
+	modeMachineSets = "machinesets"
+	modeRollout     = "rollout"
+)
+
+// flagSet says whether the command line set the flag (a default that
+// depends on -mode must not override it).
+func flagSet(name string) bool {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 func logf(format string, args ...any) {
@@ -171,8 +213,11 @@ func run(o options) (err error) {
 		return fmt.Errorf("operator binary: %w (run `make build`)", err)
 	}
 	flavours := []flavour{krttFlavour(root, o.operatorBin, o.build)}
-	if o.machineSets {
+	switch o.mode {
+	case modeMachineSets:
 		flavours[0].name = "krtt-machineset"
+	case modeRollout:
+		flavours[0].name = "krtt-rollout"
 	}
 	if o.peer == "capi" {
 		if o.capi.crds == "" {
@@ -263,7 +308,7 @@ func run(o options) (err error) {
 	}
 	b := &bench{o: o, root: root, cp: cp, client: c, serverVersion: sv.GitVersion, workloads: workloads, managementHost: mgmtHost,
 		clusters: layFleet(workloads, o.instances)}
-	rep := Report{N: o.n, PodsPerNode: o.podsPerNode, MachineConcurrency: o.concurrency,
+	rep := Report{Mode: o.mode, N: o.n, PodsPerNode: o.podsPerNode, MachineConcurrency: o.concurrency,
 		SimHeartbeatSeconds: o.heartbeat.Seconds(), SimWorkers: o.simWorkers, APIServerVersion: sv.GitVersion, Started: time.Now().UTC().Round(time.Second),
 		WorkloadClusters: len(workloads), Clusters: len(b.clusters)}
 	if o.instances > 1 {

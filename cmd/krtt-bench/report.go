@@ -14,6 +14,8 @@ import (
 // when there are two, the peer's figures divided by krtt's. `-o json`
 // prints it as one JSON document.
 type Report struct {
+	// Mode is what was measured: machines, machinesets or rollout.
+	Mode                string  `json:"mode,omitempty"`
 	N                   int     `json:"n"`
 	PodsPerNode         int     `json:"podsPerNode"`
 	MachineConcurrency  int     `json:"machineConcurrency"`
@@ -76,6 +78,8 @@ type Result struct {
 	// Instances are each operator instance's figures with -instances (the
 	// fields above add them up; PeakRSSMiB is the sum of their peaks).
 	Instances []Instance `json:"instances,omitempty"`
+	// Rollout holds the figures of -mode rollout.
+	Rollout *Rollout `json:"rollout,omitempty"`
 	// LoadAverage is the machine's 1-minute load average when the
 	// controller started and when it was stopped: other work on the
 	// machine slows both halves, so a ratio is only as good as the loads
@@ -94,6 +98,37 @@ type Instance struct {
 	CPUSeconds              float64            `json:"cpuSeconds"`
 	CPUSecondsInclStart     float64            `json:"cpuSecondsInclStart"`
 	PeakRSSMiB              float64            `json:"peakRSSMiB"`
+}
+
+// Rollout is a rolling update of N Machines to new templates (-mode
+// rollout). The request figures of its Result cover the rollout only,
+// divided by the Machines replaced.
+type Rollout struct {
+	MaxSurge       int `json:"maxSurge"`
+	MaxUnavailable int `json:"maxUnavailable"`
+	// CreateSeconds is from the MachineDeployment's creation to N Machines
+	// available (not part of the other figures).
+	CreateSeconds float64 `json:"createSeconds"`
+	// WallSeconds is from the template change to every Machine being of
+	// the new MachineSet and available, the old ones gone, and the
+	// deployment reporting N replicas, N updated and N available.
+	WallSeconds float64 `json:"wallSeconds"`
+	Replaced    int     `json:"replaced"`
+	// PeakMachines is the most Machines (being deleted included) and
+	// MinAvailable the fewest available after any watch event of the
+	// rollout; MostMachines (N + maxSurge) and FewestAvailable
+	// (N - maxUnavailable) are what the strategy allows.
+	PeakMachines    int `json:"peakMachines"`
+	MostMachines    int `json:"mostMachines"`
+	MinAvailable    int `json:"minAvailable"`
+	FewestAvailable int `json:"fewestAvailable"`
+	WatchEvents     int `json:"watchEvents"`
+	// WatchRelists counts the times the watch ended and the Machines were
+	// listed again during the rollout: states between may be unseen.
+	WatchRelists int `json:"watchRelists,omitempty"`
+	// peakAt and minAt describe the Machines at the extremes, for the
+	// error when a limit was broken.
+	peakAt, minAt string
 }
 
 // LoadAverage is /proc/loadavg's first field at two instants.
@@ -201,6 +236,10 @@ func writeJSON(w io.Writer, rep Report) error {
 // writeTable prints the report as a Markdown table: a row per controller
 // and, with a peer, a row of ratios.
 func writeTable(w io.Writer, rep Report) {
+	if rep.Mode == modeRollout {
+		writeRolloutTable(w, rep)
+		return
+	}
 	var perVerb []map[string]float64
 	for _, r := range rep.Results {
 		perVerb = append(perVerb, r.RequestsPerMachine)
@@ -208,10 +247,7 @@ func writeTable(w io.Writer, rep Report) {
 	vs := verbs(perVerb...)
 
 	head := []string{"controller", "N", "create→Running wall", "to-Running p50 / p95 / p99", "delete→gone wall", "to-gone p50 / p95 / p99"}
-	for _, v := range vs {
-		head = append(head, v+"/Machine")
-	}
-	head = append(head, "requests/Machine", "CPU", "peak RSS")
+	head = append(head, resourceHead(vs, "requests/Machine")...)
 
 	where := "self-hosted (the Node side is the management cluster)"
 	switch {
@@ -234,15 +270,7 @@ func writeTable(w io.Writer, rep Report) {
 		_, _ = fmt.Fprintln(w, "| "+strings.Join(ratioRow(c, vs), " | ")+" |")
 	}
 	_, _ = fmt.Fprintln(w)
-	for _, r := range rep.Results {
-		writeKinds(w, r)
-		writeInstances(w, r)
-	}
-	for _, r := range rep.Results {
-		if r.Error != "" {
-			_, _ = fmt.Fprintf(w, "%s did not finish: %s\n", r.Controller, r.Error)
-		}
-	}
+	writeResultLines(w, rep)
 	_, _ = fmt.Fprintln(w, "Requests are each controller's client-go rest_client_requests_total (by HTTP method; GET includes lists and watches)")
 	_, _ = fmt.Fprintln(w, "from just before the first worker Machine is created to the end, divided by N; CPU is utime+stime of its process over")
 	_, _ = fmt.Fprintln(w, "the same span (in brackets: since it started); peak RSS is its VmHWM.")
@@ -257,6 +285,24 @@ func writeTable(w io.Writer, rep Report) {
 	if rep.Comparison != nil {
 		_, _ = fmt.Fprintf(w, "The last row is %s ÷ %s: above 1, %s took longer, sent more or used more.\n", rep.Comparison.Peer, rep.Comparison.Baseline, rep.Comparison.Peer)
 	}
+	writeLoadsAndNotes(w, rep)
+}
+
+// writeResultLines lists, under a table, each controller's requests by
+// kind, its instances and why it did not finish.
+func writeResultLines(w io.Writer, rep Report) {
+	for _, r := range rep.Results {
+		writeKinds(w, r)
+		writeInstances(w, r)
+	}
+	for _, r := range rep.Results {
+		if r.Error != "" {
+			_, _ = fmt.Fprintf(w, "%s did not finish: %s\n", r.Controller, r.Error)
+		}
+	}
+}
+
+func writeLoadsAndNotes(w io.Writer, rep Report) {
 	var loads []string
 	for _, r := range rep.Results {
 		if r.LoadAverage != nil {
@@ -315,8 +361,27 @@ func tableRow(n int, r Result, vs []string) []string {
 	}
 	row = append(row, half(r.CreateToRunning)...)
 	row = append(row, half(r.DeleteToGone)...)
+	return append(row, resourceCells(r, vs)...)
+}
+
+// resourceHead heads the columns of resourceCells; perMachine names the
+// total (requests per what).
+func resourceHead(vs []string, perMachine string) []string {
+	var head []string
+	for _, v := range vs {
+		head = append(head, v+"/Machine")
+	}
+	return append(head, perMachine, "CPU", "peak RSS")
+}
+
+// resourceCells are a Result's requests per Machine by method and in all,
+// its CPU and its peak RSS: the columns every table ends with.
+func resourceCells(r Result, vs []string) []string {
+	var row []string
 	mark := ""
-	if !r.Complete {
+	// A rollout that finished past its limits failed, but its figures
+	// cover all of it.
+	if !r.Complete && (r.Rollout == nil || r.Rollout.WallSeconds == 0) {
 		mark = " (until the failure)"
 	}
 	split := func(total, workload float64) string {
@@ -358,3 +423,55 @@ func sec(s float64) string { return fmt.Sprintf("%.1fs", s) }
 func round1(v float64) float64 { return math.Round(v*10) / 10 }
 func round2(v float64) float64 { return math.Round(v*100) / 100 }
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+
+// writeRolloutTable prints a -mode rollout report: a row per controller
+// with the rollout's wall time, its extremes against the limits and what
+// the rollout cost per Machine replaced.
+func writeRolloutTable(w io.Writer, rep Report) {
+	var perVerb []map[string]float64
+	for _, r := range rep.Results {
+		perVerb = append(perVerb, r.RequestsPerMachine)
+	}
+	vs := verbs(perVerb...)
+	head := append([]string{"controller", "N", "create→available", "rollout wall", "peak Machines (limit)", "min available (limit)", "watch events"},
+		resourceHead(vs, "requests/Machine replaced")...)
+	strategy := ""
+	if len(rep.Results) > 0 && rep.Results[0].Rollout != nil {
+		ro := rep.Results[0].Rollout
+		strategy = fmt.Sprintf(" (RollingUpdate, maxSurge %d, maxUnavailable %d)", ro.MaxSurge, ro.MaxUnavailable)
+	}
+	_, _ = fmt.Fprintf(w, "\nRolling update bench: a MachineDeployment of N=%d%s pointed at new templates, %d Pods per Node, --machine-concurrency %d, sim heartbeat %s, %d sim workers, kube-apiserver %s\n\n",
+		rep.N, strategy, rep.PodsPerNode, rep.MachineConcurrency, time.Duration(rep.SimHeartbeatSeconds*float64(time.Second)), rep.SimWorkers, rep.APIServerVersion)
+	_, _ = fmt.Fprintln(w, "| "+strings.Join(head, " | ")+" |")
+	_, _ = fmt.Fprintln(w, "|"+strings.Repeat("---|", len(head)))
+	for _, r := range rep.Results {
+		row := []string{r.Controller, fmt.Sprint(rep.N), "—", "—", "—", "—", "—"}
+		if ro := r.Rollout; ro != nil {
+			if ro.CreateSeconds > 0 {
+				row[2] = sec(ro.CreateSeconds)
+			}
+			if ro.WallSeconds > 0 {
+				row[3] = sec(ro.WallSeconds)
+			}
+			if ro.WatchEvents > 0 {
+				row[4] = fmt.Sprintf("%d (≤ %d)", ro.PeakMachines, ro.MostMachines)
+				row[5] = fmt.Sprintf("%d (≥ %d)", ro.MinAvailable, ro.FewestAvailable)
+				row[6] = fmt.Sprint(ro.WatchEvents)
+			}
+		}
+		_, _ = fmt.Fprintln(w, "| "+strings.Join(append(row, resourceCells(r, vs)...), " | ")+" |")
+	}
+	_, _ = fmt.Fprintln(w)
+	writeResultLines(w, rep)
+	_, _ = fmt.Fprintln(w, "The rollout's wall time runs from the template change until every Machine is of the new MachineSet and available, the old")
+	_, _ = fmt.Fprintln(w, "ones gone, and the deployment reports N replicas, N updated, N available (polled every 250ms). Peak Machines (being deleted")
+	_, _ = fmt.Fprintln(w, "included) and min available are measured after every watch event of the rollout. Requests are the operator's client-go")
+	_, _ = fmt.Fprintln(w, "rest_client_requests_total over the rollout (all its controllers), divided by the N Machines replaced; CPU is utime+stime")
+	_, _ = fmt.Fprintln(w, "over the same span (in brackets: since it started); peak RSS is its VmHWM.")
+	for _, r := range rep.Results {
+		if r.Rollout != nil && r.Rollout.WatchRelists > 0 {
+			_, _ = fmt.Fprintf(w, "%s: the watch was listed again %d times during the rollout; states between may be unseen.\n", r.Controller, r.Rollout.WatchRelists)
+		}
+	}
+	writeLoadsAndNotes(w, rep)
+}

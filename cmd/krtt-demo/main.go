@@ -14,6 +14,10 @@
 // delete-machine annotation. It ends by itself within about two minutes,
 // prints the rows that fired, and exits 0; it exits 1 naming the step that
 // did not happen in time.
+//
+// With -scene rollout (`make demo SCENE=rollout`) it shows instead a
+// rolling update of a MachineDeployment of 3 Machines (maxSurge 1,
+// maxUnavailable 0) to new templates, a line per row the deployment fires.
 package main
 
 import (
@@ -21,8 +25,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/krtt-dev/krtt/actions"
-	"github.com/krtt-dev/krtt/actions/controller"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,6 +49,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/krtt-dev/krtt/actions"
+	"github.com/krtt-dev/krtt/actions/controller"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/test/framework/harness"
@@ -76,10 +81,15 @@ var workers = []struct {
 func main() {
 	dir := flag.String("dir", filepath.Join(localcp.DefaultDir, "demo"), "State directory of the demo's control plane (wiped on start).")
 	concurrency := flag.Int("machine-concurrency", 4, "Machines reconciled in parallel.")
+	scene := flag.String("scene", sceneLifecycle, "What the demo shows: lifecycle (a Machine's life, health, a workload cluster, a MachineSet) or rollout (a rolling update of a MachineDeployment of 3 Machines).")
 	flag.Parse()
+	if *scene != sceneLifecycle && *scene != sceneRollout {
+		fmt.Fprintf(os.Stderr, "krtt-demo: -scene %q: want %s or %s\n", *scene, sceneLifecycle, sceneRollout)
+		os.Exit(2)
+	}
 
-	d := &demo{start: time.Now()}
-	err := d.run(*dir, *concurrency)
+	d := &demo{start: time.Now(), out: os.Stdout}
+	err := d.run(*dir, *concurrency, *scene)
 	if err != nil {
 		d.say("")
 		d.say("krtt-demo FAILED: %v", err)
@@ -90,15 +100,25 @@ func main() {
 	}
 }
 
+// Scenes of -scene.
+const (
+	sceneLifecycle = "lifecycle"
+	sceneRollout   = "rollout"
+)
+
 type demo struct {
 	start   time.Time
-	c       client.Client
+	c       client.WithWatch
 	logPath string
 
-	outMu sync.Mutex // stdout
+	outMu sync.Mutex // out
+	out   io.Writer
 
 	trMu   sync.Mutex
 	traces []engine.Trace
+	// onTrace, when set, is handed every trace as its row fires; it must
+	// not block the reconcile that fired it.
+	onTrace func(engine.Trace)
 
 	tblMu    sync.Mutex
 	lastTbl  string
@@ -108,7 +128,7 @@ type demo struct {
 func (d *demo) say(format string, args ...any) {
 	d.outMu.Lock()
 	defer d.outMu.Unlock()
-	fmt.Printf(format+"\n", args...)
+	_, _ = fmt.Fprintf(d.out, format+"\n", args...)
 }
 
 func (d *demo) step(format string, args ...any) {
@@ -119,7 +139,7 @@ func (d *demo) note(format string, args ...any) {
 	d.say("[%5.1fs]    %s", time.Since(d.start).Seconds(), fmt.Sprintf(format, args...))
 }
 
-func (d *demo) run(dir string, concurrency int) (err error) {
+func (d *demo) run(dir string, concurrency int, scene string) (err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -136,15 +156,25 @@ func (d *demo) run(dir string, concurrency int) (err error) {
 	}
 	defer func() { _ = logf.Close() }()
 	ctrl.SetLogger(zap.New(zap.WriteTo(logf), zap.UseDevMode(true)))
-	d.c = cp.Client
-	// The workload cluster of Cluster "remote" starts meanwhile.
-	wl := startWorkloadCP(cp.Dir)
+	if d.c, err = client.NewWithWatch(cp.Config, client.Options{Scheme: cp.Scheme}); err != nil {
+		return errors.Join(err, cp.Stop())
+	}
+	var wl *workloadCP
+	if scene == sceneLifecycle {
+		// The workload cluster of Cluster "remote" starts meanwhile.
+		wl = startWorkloadCP(cp.Dir)
+	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	defer func() {
 		cancel()
 		wg.Wait()
+		if wl == nil {
+			d.step("Shutting down: operator and sim, then kube-apiserver and etcd")
+			err = errors.Join(err, cp.Stop())
+			return
+		}
 		d.step("Shutting down: operator and sim, then kube-apiserver and etcd (both API servers)")
 		if e := errors.Join(wl.stop(), cp.Stop()); e != nil {
 			err = errors.Join(err, e)
@@ -152,6 +182,13 @@ func (d *demo) run(dir string, concurrency int) (err error) {
 	}()
 	if err := d.startManagers(ctx, cp, concurrency, &wg, cancel); err != nil {
 		return err
+	}
+	if scene == sceneRollout {
+		if err := d.rolloutScene(ctx); err != nil {
+			return err
+		}
+		d.summary(ns + "/" + rollout)
+		return nil
 	}
 	wg.Add(1)
 	go func() { defer wg.Done(); d.watchTable(ctx) }()
@@ -181,7 +218,11 @@ func (d *demo) startManagers(ctx context.Context, cp *localcp.ControlPlane, conc
 		Traces: func(tr engine.Trace) {
 			d.trMu.Lock()
 			d.traces = append(d.traces, tr)
+			onTrace := d.onTrace
 			d.trMu.Unlock()
+			if onTrace != nil {
+				onTrace(tr)
+			}
 		}})
 	if err != nil {
 		return err

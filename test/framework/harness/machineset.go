@@ -17,15 +17,7 @@ import (
 // cloned from them, selecting the label pool=<name>. The SimMachines behave
 // as sim says.
 func MachineSetObjects(ctx context.Context, c client.Client, ns, cluster, name string, replicas int32, sim simv1.SimBehavior, mutate ...func(*clusterv1.MachineSet)) (*clusterv1.MachineSet, error) {
-	// The clones carry the templates' metadata labels, Filter among them,
-	// so a sim of this package (NewSimManager) sees them.
-	cloned := clusterv1.TemplateMetadata{Labels: map[string]string{clusterv1.WatchFilterLabel: Filter}}
-	if err := c.Create(ctx, Label(&simv1.SimBootstrapConfigTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: simv1.SimBootstrapConfigTemplateSpec{Template: simv1.SimBootstrapConfigTemplateResource{ObjectMeta: cloned}}})); err != nil {
-		return nil, err
-	}
-	if err := c.Create(ctx, Label(&simv1.SimMachineTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: simv1.SimMachineTemplateSpec{Template: simv1.SimMachineTemplateResource{ObjectMeta: cloned, Spec: simv1.SimMachineSpec{Sim: sim}}}})); err != nil {
+	if err := SimTemplates(ctx, c, ns, name, sim); err != nil {
 		return nil, err
 	}
 	labels := map[string]string{"pool": name}
@@ -35,15 +27,7 @@ func MachineSetObjects(ctx context.Context, c client.Client, ns, cluster, name s
 			ClusterName: cluster,
 			Replicas:    ptr.To(replicas),
 			Selector:    clusterv1.MachineSetSelector{MatchLabels: labels},
-			Template: clusterv1.MachineTemplateSpec{
-				ObjectMeta: clusterv1.TemplateMetadata{Labels: labels},
-				Spec: clusterv1.MachineSpec{
-					ClusterName: cluster,
-					Bootstrap: clusterv1.MachineBootstrap{ConfigRef: &clusterv1.ObjectReference{
-						APIGroup: simv1.GroupVersion.Group, Kind: "SimBootstrapConfigTemplate", Name: name}},
-					InfrastructureRef: clusterv1.ObjectReference{APIGroup: simv1.GroupVersion.Group, Kind: "SimMachineTemplate", Name: name},
-				},
-			},
+			Template:    machineTemplate(cluster, name, name),
 		},
 	}
 	for _, fn := range mutate {
