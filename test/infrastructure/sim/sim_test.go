@@ -303,10 +303,20 @@ func TestKubeletReportsTheMachineVersion(t *testing.T) {
 	simMachine(t, ns, "versioned", func(sm *simv1.SimMachine) {
 		sm.OwnerReferences = []metav1.OwnerReference{{APIVersion: clusterv1.GroupVersion.String(), Kind: "Machine", Name: m.Name, UID: m.UID}}
 	})
-	n := readyNode(t, ns, "versioned", corev1.ConditionTrue)
-	if v := n.Status.NodeInfo.KubeletVersion; v != "v1.36.2" {
-		t.Errorf("kubelet version %q, want the Machine's v1.36.2", v)
-	}
+	readyNode(t, ns, "versioned", corev1.ConditionTrue)
+	// The kubelet's own heartbeat may report Ready before the cloud's
+	// registration has written the Node's info: wait for the version,
+	// which is written once and never changed.
+	harness.Await(t, wait, "kubelet version v1.36.2", func(ctx context.Context) error {
+		n := &corev1.Node{}
+		if err := c.Get(ctx, client.ObjectKey{Name: sim.NodeName(ns, "versioned")}, n); err != nil {
+			return err
+		}
+		if v := n.Status.NodeInfo.KubeletVersion; v != "v1.36.2" {
+			return fmt.Errorf("kubelet version %q, want the Machine's v1.36.2", v)
+		}
+		return nil
+	})
 }
 
 func TestCloudFailProvisioning(t *testing.T) {
