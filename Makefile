@@ -178,7 +178,11 @@ fuzz: ## Run each fuzz target (table loader; Machine, Pod verdict, MachineSet, M
 
 ##@ Release
 
-# VERSION names a release: the nearest tag, or the commit when there is none.
+# VERSION names a release. Given on the command line (make release
+# VERSION=v0.3.0), it is a vMAJOR.MINOR.PATCH that release tags HEAD with,
+# for `go get ...@VERSION`; otherwise (the environment's included, so a stray
+# variable never tags) the nearest tag or the commit, and nothing is tagged.
+RELEASE_TAG := $(filter command line,$(origin VERSION))
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo v0.0.0-dev)
 # IMG is the image `make release` installs and `make docker-build` builds.
 IMG ?= ghcr.io/krtt-dev/krtt-operator:$(VERSION)
@@ -187,7 +191,8 @@ KUBECTL ?= kubectl
 CONTAINER_TOOL ?= docker
 
 .PHONY: release
-release: ## Write $(DIST)/install.yaml (CRDs, RBAC, leader election, Deployment; image IMG) and $(DIST)/sim.yaml (the simulated provider, optional).
+release: ## Write $(DIST)/install.yaml (CRDs, RBAC, leader election, Deployment; image IMG) and $(DIST)/sim.yaml (the simulated provider, optional); with VERSION=vX.Y.Z also tag HEAD with it (annotated, clean tree only, never pushed).
+	$(if $(RELEASE_TAG),@hack/release-tag.sh check '$(VERSION)')
 	@mkdir -p $(DIST)
 	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; cp -r config $$tmp/; \
 	  img='$(IMG)'; name="$${img%:*}"; tag="$${img##*:}"; \
@@ -199,6 +204,7 @@ release: ## Write $(DIST)/install.yaml (CRDs, RBAC, leader election, Deployment;
 	  $(KUBECTL) kustomize $$tmp/config/release-default > $(DIST)/install.yaml; \
 	  $(KUBECTL) kustomize $$tmp/config/release-sim > $(DIST)/sim.yaml
 	@echo "wrote $(DIST)/install.yaml and $(DIST)/sim.yaml for $(IMG)"
+	$(if $(RELEASE_TAG),@hack/release-tag.sh tag '$(VERSION)')
 
 .PHONY: docker-build
 docker-build: ## Build the image IMG (operator, krtt CLI, krtt-sim) with CONTAINER_TOOL (docker).
