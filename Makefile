@@ -139,11 +139,11 @@ demo: tools ## Narrated Machine lifecycle on a throw-away control plane in .krtt
 	go run ./cmd/krtt-demo
 
 .PHONY: bench
-bench: tools ## Scale benchmark: BENCH_N Machines (default 200) created, given Pods, deleted; the operator measured as its own process (BENCH_ARGS='-o json' for JSON).
+bench: tools ## Scale benchmark: BENCH_N Machines (default 200) created, given Pods, deleted; the operator measured as its own process (BENCH_ARGS='-o json' for JSON, '-profile DIR' for its CPU and heap profiles per phase).
 	@go run ./cmd/krtt-bench -n $(BENCH_N) $(BENCH_ARGS)
 
 .PHONY: bench-peer
-bench-peer: tools kube-apiserver-version $(CAPI_MANAGER) ## Side-by-side bench: krtt and the Cluster API Machine controller (bin/capi-manager, built once) on the same API server, same BENCH_N; both tables and the ratios.
+bench-peer: tools kube-apiserver-version $(CAPI_MANAGER) ## Side-by-side bench: krtt and the Cluster API Machine controller (bin/capi-manager, built once) on the same API server, same BENCH_N; run in both orders (each on a fresh API server; BENCH_ARGS='-order krtt-first' for one), each run's table, the means and the ratios of the means.
 	@go run ./cmd/krtt-bench -n $(BENCH_N) -peer capi -capi-manager $(CAPI_MANAGER) -capi-crds "$$(cd $(CAPI_DIR) && go list -m -f '{{.Dir}}' sigs.k8s.io/cluster-api)/core/config/crd/bases" $(BENCH_ARGS)
 
 CHAOS_ARGS ?=
