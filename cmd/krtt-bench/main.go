@@ -46,6 +46,7 @@ import (
 	"time"
 
 	"k8s.io/client-go/discovery"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -326,8 +327,10 @@ func runOnce(sigCtx context.Context, o options, root string, flavours []flavour,
 	// worker per controller the simulated cloud, kubelet and bootstrap
 	// provider handled one object at a time and, at N = 1,000, were what
 	// create→Running waited on, whatever the controller under test did.
+	// Each run of -order both sets the provider up again in this process,
+	// under the same controller names.
 	simMgr, err := sim.NewManager(ctx, &fast, ctrl.Options{Metrics: metricsserver.Options{BindAddress: "0"},
-		Controller: ctrlconfig.Controller{MaxConcurrentReconciles: o.simWorkers}},
+		Controller: ctrlconfig.Controller{MaxConcurrentReconciles: o.simWorkers, SkipNameValidation: ptr.To(true)}},
 		sim.Options{KubeletGracePeriodCap: time.Second, HeartbeatInterval: o.heartbeat, WorkloadClusters: len(workloads) > 0})
 	if err != nil {
 		return nil, err
