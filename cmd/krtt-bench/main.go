@@ -223,6 +223,7 @@ func run(o options) error {
 	defer stopSignals()
 
 	var runs []*Report
+	var runErr error
 	for i, names := range plan {
 		if sigCtx.Err() != nil {
 			break
@@ -237,7 +238,13 @@ func run(o options) error {
 		}
 		r, err := runOnce(sigCtx, o, root, flavours, label)
 		if err != nil {
-			return err
+			if len(runs) == 0 {
+				return err
+			}
+			// The runs before it stand on their own: report them.
+			runErr = fmt.Errorf("run %d of %d (%s): %w", i+1, len(plan), label, err)
+			logf("%v", runErr)
+			break
 		}
 		runs = append(runs, r)
 	}
@@ -267,9 +274,9 @@ func run(o options) error {
 		}
 	}
 	if len(failed) > 0 {
-		return fmt.Errorf("%s did not finish (see the report)", strings.Join(failed, ", "))
+		runErr = errors.Join(runErr, fmt.Errorf("%s did not finish (see the report)", strings.Join(failed, ", ")))
 	}
-	return sigCtx.Err()
+	return errors.Join(runErr, sigCtx.Err())
 }
 
 // runOnce measures the flavours one after the other on a fresh control
