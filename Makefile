@@ -141,7 +141,7 @@ demo: tools ## Narrated Machine lifecycle on a throw-away control plane in .krtt
 	go run ./cmd/krtt-demo -scene $(SCENE)
 
 .PHONY: bench
-bench: tools ## Scale benchmark: BENCH_N Machines (default 200) created, given Pods, deleted; the operator measured as its own process (BENCH_ARGS='-o json' for JSON).
+bench: tools ## Scale benchmark: BENCH_N Machines (default 200) created, given Pods, deleted; the operator measured as its own process (BENCH_ARGS='-o json' for JSON, '-profile DIR' for its CPU and heap profiles per phase).
 	@go run ./cmd/krtt-bench -n $(BENCH_N) $(BENCH_ARGS)
 
 ROLLOUT_N ?= 30
@@ -151,7 +151,7 @@ bench-rollout: tools ## Rolling-update benchmark: a MachineDeployment of ROLLOUT
 	@go run ./cmd/krtt-bench -mode rollout -n $(ROLLOUT_N) $(BENCH_ARGS)
 
 .PHONY: bench-peer
-bench-peer: tools kube-apiserver-version $(CAPI_MANAGER) ## Side-by-side bench: krtt and the Cluster API Machine controller (bin/capi-manager, built once) on the same API server, same BENCH_N; both tables and the ratios.
+bench-peer: tools kube-apiserver-version $(CAPI_MANAGER) ## Side-by-side bench: krtt and the Cluster API Machine controller (bin/capi-manager, built once) on the same API server, same BENCH_N; run in both orders (each on a fresh API server; BENCH_ARGS='-order krtt-first' for one), each run's table, the means and the ratios of the means.
 	@go run ./cmd/krtt-bench -n $(BENCH_N) -peer capi -capi-manager $(CAPI_MANAGER) -capi-crds "$$(cd $(CAPI_DIR) && go list -m -f '{{.Dir}}' sigs.k8s.io/cluster-api)/core/config/crd/bases" $(BENCH_ARGS)
 
 CHAOS_ARGS ?=
@@ -186,7 +186,11 @@ fuzz: ## Run each fuzz target (table loader; Machine, Pod verdict, MachineSet, M
 
 ##@ Release
 
-# VERSION names a release: the nearest tag, or the commit when there is none.
+# VERSION names a release. Given on the command line (make release
+# VERSION=v0.3.0), it is a vMAJOR.MINOR.PATCH that release tags HEAD with,
+# for `go get ...@VERSION`; otherwise (the environment's included, so a stray
+# variable never tags) the nearest tag or the commit, and nothing is tagged.
+RELEASE_TAG := $(filter command line,$(origin VERSION))
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo v0.0.0-dev)
 # IMG is the image `make release` installs and `make docker-build` builds.
 IMG ?= ghcr.io/krtt-dev/krtt-operator:$(VERSION)
@@ -195,7 +199,8 @@ KUBECTL ?= kubectl
 CONTAINER_TOOL ?= docker
 
 .PHONY: release
-release: ## Write $(DIST)/install.yaml (CRDs, RBAC, leader election, Deployment; image IMG) and $(DIST)/sim.yaml (the simulated provider, optional).
+release: ## Write $(DIST)/install.yaml (CRDs, RBAC, leader election, Deployment; image IMG) and $(DIST)/sim.yaml (the simulated provider, optional); with VERSION=vX.Y.Z also tag HEAD with it (annotated, clean tree only, never pushed).
+	$(if $(RELEASE_TAG),@hack/release-tag.sh check '$(VERSION)')
 	@mkdir -p $(DIST)
 	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; cp -r config $$tmp/; \
 	  img='$(IMG)'; name="$${img%:*}"; tag="$${img##*:}"; \
@@ -207,6 +212,7 @@ release: ## Write $(DIST)/install.yaml (CRDs, RBAC, leader election, Deployment;
 	  $(KUBECTL) kustomize $$tmp/config/release-default > $(DIST)/install.yaml; \
 	  $(KUBECTL) kustomize $$tmp/config/release-sim > $(DIST)/sim.yaml
 	@echo "wrote $(DIST)/install.yaml and $(DIST)/sim.yaml for $(IMG)"
+	$(if $(RELEASE_TAG),@hack/release-tag.sh tag '$(VERSION)')
 
 .PHONY: docker-build
 docker-build: ## Build the image IMG (operator, krtt CLI, krtt-sim) with CONTAINER_TOOL (docker).

@@ -108,6 +108,11 @@ func spreadLifecycle(ctx context.Context, b *bench, f flavour, ns string, proc p
 
 	logf("creating %d Machines over %d Clusters", b.o.n, len(b.clusters))
 	created := make([]time.Time, b.o.n)
+	prof, err := startPhaseProfile(ctx, b, proc, "create", res)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, prof.end(ctx)) }()
 	t0 := time.Now()
 	if err := parallel(b.o.workers, b.o.n, func(i int) error {
 		created[i] = time.Now()
@@ -121,6 +126,9 @@ func spreadLifecycle(ctx context.Context, b *bench, f flavour, ns string, proc p
 	if err != nil {
 		return err
 	}
+	if err := prof.end(ctx); err != nil {
+		return err
+	}
 	res.CreateToRunning = newHalf(latest(at).Sub(t0), durations(names, created, at))
 	logf("all %d Machines Running in %.1fs", b.o.n, res.CreateToRunning.WallSeconds)
 
@@ -128,7 +136,7 @@ func spreadLifecycle(ctx context.Context, b *bench, f flavour, ns string, proc p
 		return err
 	}
 
-	return deleteAll(ctx, b, f, ns, names, res)
+	return deleteAll(ctx, b, f, ns, proc, names, res)
 }
 
 // createFleetCluster creates the Cluster, labelled for its instance, and,

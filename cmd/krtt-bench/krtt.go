@@ -106,11 +106,21 @@ func startKrtt(b *bench, bin, filter string) (*controllerProc, error) {
 		name += "-" + filter
 		args = append(args, "--watch-filter", filter)
 	}
+	var pprof string
+	if b.profileDir != "" {
+		port, err := localcp.FreePort()
+		if err != nil {
+			return nil, err
+		}
+		addr := fmt.Sprintf("127.0.0.1:%d", port)
+		args = append(args, "--profiler-address", addr)
+		pprof = "http://" + addr + "/debug/pprof"
+	}
 	p, err := startProc(name, bin, args, "http://"+metrics+"/metrics", "http://"+probe+"/readyz", filepath.Join(b.cp.Dir, "logs", name+".log"))
 	if err != nil {
 		return nil, err
 	}
-	p.filter = filter
+	p.filter, p.pprof = filter, pprof
 	if err := p.waitReady(time.Minute); err != nil {
 		return nil, errors.Join(err, p.stop())
 	}

@@ -77,6 +77,11 @@ func lifecycle(ctx context.Context, b *bench, f flavour, ns string, proc procs, 
 	// Half 1: create → Running.
 	logf("creating %d Machines (with their SimBootstrapConfigs and SimMachines)", b.o.n)
 	created := make([]time.Time, b.o.n)
+	prof, err := startPhaseProfile(ctx, b, proc, "create", res)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, prof.end(ctx)) }()
 	t0 := time.Now()
 	if err := parallel(b.o.workers, b.o.n, func(i int) error {
 		created[i] = time.Now()
@@ -90,6 +95,9 @@ func lifecycle(ctx context.Context, b *bench, f flavour, ns string, proc procs, 
 	if err != nil {
 		return err
 	}
+	if err := prof.end(ctx); err != nil {
+		return err
+	}
 	res.CreateToRunning = newHalf(latest(at).Sub(t0), durations(names, created, at))
 	logf("all %d Machines Running in %.1fs", b.o.n, res.CreateToRunning.WallSeconds)
 
@@ -98,13 +106,18 @@ func lifecycle(ctx context.Context, b *bench, f flavour, ns string, proc procs, 
 	}
 
 	// Half 2: delete → gone.
-	return deleteAll(ctx, b, f, ns, names, res)
+	return deleteAll(ctx, b, f, ns, proc, names, res)
 }
 
 // deleteAll deletes the workers and measures delete → gone.
-func deleteAll(ctx context.Context, b *bench, f flavour, ns string, names []string, res *Result) error {
+func deleteAll(ctx context.Context, b *bench, f flavour, ns string, proc procs, names []string, res *Result) (err error) {
 	logf("deleting %d Machines", b.o.n)
 	deleted := make([]time.Time, b.o.n)
+	prof, err := startPhaseProfile(ctx, b, proc, "delete", res)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, prof.end(ctx)) }()
 	t1 := time.Now()
 	if err := parallel(b.o.workers, b.o.n, func(i int) error {
 		deleted[i] = time.Now()
@@ -119,6 +132,9 @@ func deleteAll(ctx context.Context, b *bench, f flavour, ns string, names []stri
 	gone := poll{gvk: f.machine, namespace: ns, names: names, what: "gone", timeout: b.o.timeout, done: absent, describe: phaseOf}
 	at, err := gone.wait(ctx, b.client)
 	if err != nil {
+		return err
+	}
+	if err := prof.end(ctx); err != nil {
 		return err
 	}
 	res.DeleteToGone = newHalf(latest(at).Sub(t1), durations(names, deleted, at))

@@ -39,12 +39,20 @@ func machineSetLifecycle(ctx context.Context, b *bench, f flavour, ns string, pr
 	defer func() { err = errors.Join(err, finish()) }()
 
 	logf("scaling MachineSet %s from 0 to %d", benchSet, b.o.n)
+	prof, err := startPhaseProfile(ctx, b, proc, "create", res)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, prof.end(ctx)) }()
 	t0 := time.Now()
 	if err := scaleSet(ctx, b.client, ms, b.o.n); err != nil {
 		return err
 	}
 	at, err := setMachinesRunning(ctx, b, ms, b.o.n)
 	if err != nil {
+		return err
+	}
+	if err := prof.end(ctx); err != nil {
 		return err
 	}
 	names := make([]string, 0, len(at))
@@ -60,6 +68,11 @@ func machineSetLifecycle(ctx context.Context, b *bench, f flavour, ns string, pr
 	}
 
 	logf("scaling MachineSet %s to 0", benchSet)
+	del, err := startPhaseProfile(ctx, b, proc, "delete", res)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, del.end(ctx)) }()
 	t1 := time.Now()
 	if err := scaleSet(ctx, b.client, ms, 0); err != nil {
 		return err
@@ -67,6 +80,9 @@ func machineSetLifecycle(ctx context.Context, b *bench, f flavour, ns string, pr
 	gone := poll{gvk: f.machine, namespace: ns, names: names, what: "gone", timeout: b.o.timeout, done: absent, describe: phaseOf}
 	at, err = gone.wait(ctx, b.client)
 	if err != nil {
+		return err
+	}
+	if err := del.end(ctx); err != nil {
 		return err
 	}
 	res.DeleteToGone = newHalf(latest(at).Sub(t1), sinceAll(names, t1, at))

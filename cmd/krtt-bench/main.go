@@ -14,7 +14,14 @@
 // the same simulated provider, N, Pods per Node and concurrency, for the
 // Cluster API Machine controller (the core manager of
 // sigs.k8s.io/cluster-api, built by `make bench-peer` from hack/capi), and
-// adds the ratios. -o json prints the report as one JSON document.
+// adds the ratios. -order both (the default) does that twice, each time on
+// a fresh API server, krtt first and then Cluster API first, and reports
+// both runs and the mean of each figure, the ratios divided from the means.
+// -o json prints the report as one JSON document.
+//
+// With -profile DIR the krtt operator serves pprof and the bench writes its
+// CPU profile of each phase (create → Running, delete → gone) and its heap
+// at the start and end of each into DIR.
 //
 // With -instances K it runs K krtt operators, each with its own
 // --watch-filter, on K parts of the fleet (a Cluster each, labelled with
@@ -47,6 +54,7 @@ import (
 	"time"
 
 	"k8s.io/client-go/discovery"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -65,7 +73,13 @@ type options struct {
 	// --watch-filter, on as many parts of the fleet.
 	instances                      int
 	dir, operatorBin, output, peer string
-	build, peerFirst               bool
+	// order is which controller runs first with -peer: krtt-first,
+	// capi-first, or both (a run of each).
+	order string
+	// profile is the directory for the krtt operator's profiles; empty:
+	// none.
+	profile          string
+	build, peerFirst bool
 	// mode is what is measured: modeMachines, modeMachineSets or
 	// modeRollout.
 	mode                     string
@@ -89,6 +103,9 @@ type bench struct {
 	// clusters are the Clusters the Machines are spread over (with
 	// -workload-clusters or -instances; empty: the flavour's one Cluster).
 	clusters []fleetCluster
+	// profileDir is where this run writes the krtt operator's profiles;
+	// empty: it is not profiled.
+	profileDir string
 }
 
 func main() {
@@ -111,7 +128,9 @@ func main() {
 	machineSets := flag.Bool("machinesets", false, "Short for -mode machinesets.")
 	flag.IntVar(&o.maxSurge, "max-surge", 3, "-mode rollout: the MachineDeployment's maxSurge.")
 	flag.IntVar(&o.maxUnavailable, "max-unavailable", 0, "-mode rollout: the MachineDeployment's maxUnavailable.")
-	flag.BoolVar(&o.peerFirst, "peer-first", false, "Measure the peer before krtt (to see how much the order matters); the ratios stay peer ÷ krtt.")
+	flag.StringVar(&o.order, "order", orderBoth, "With -peer: which controller runs first on the fresh API server: krtt-first, capi-first, or both (a run of each, each on its own fresh API server; the report gives both and their mean). The ratios stay peer ÷ krtt.")
+	flag.BoolVar(&o.peerFirst, "peer-first", false, "Same as -order capi-first.")
+	flag.StringVar(&o.profile, "profile", "", "Write the krtt operator's CPU profile of each phase (create, delete) and its heap at the start and end of each into this directory (one subdirectory per run); the operator then serves pprof on loopback.")
 	flag.IntVar(&o.workloadClusters, "workload-clusters", 0,
 		"Spread the N Machines over this many Clusters, each with its own workload API server (a local control plane) and <cluster>-kubeconfig Secret; requests are split into management and workload. 0: self-hosted.")
 	flag.IntVar(&o.instances, "instances", 1,
@@ -127,6 +146,13 @@ func main() {
 	}
 	if o.timeout == 0 {
 		o.timeout = 2*time.Minute + time.Duration(o.n)*time.Second
+	}
+	if o.peerFirst {
+		if o.order != orderBoth && o.order != orderPeerFirst {
+			fmt.Fprintf(os.Stderr, "bench: -peer-first and -order %s disagree\n", o.order)
+			os.Exit(2)
+		}
+		o.order = orderPeerFirst
 	}
 	if err := validate(o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -166,8 +192,11 @@ func validate(o options) error {
 		return errors.New("-instances measures krtt's Machines only; drop -peer and -mode")
 	case o.instances > 1 && o.workloadClusters > 0 && o.workloadClusters < o.instances:
 		return fmt.Errorf("-instances %d over -workload-clusters %d: every instance needs a Cluster", o.instances, o.workloadClusters)
+	case o.profile != "" && o.instances > 1:
+		return errors.New("-profile profiles one operator; drop -instances")
 	}
-	return nil
+	_, err := planRuns(o.peer, o.order)
+	return err
 }
 
 // Modes of -mode.
@@ -189,7 +218,7 @@ func logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
 }
 
-func run(o options) (err error) {
+func run(o options) error {
 	root, err := localcp.Root()
 	if err != nil {
 		return err
@@ -200,7 +229,7 @@ func run(o options) (err error) {
 		}
 		return filepath.Join(root, p)
 	}
-	o.operatorBin, o.capi.manager, o.capi.crds = abs(o.operatorBin), abs(o.capi.manager), abs(o.capi.crds)
+	o.operatorBin, o.capi.manager, o.capi.crds, o.profile = abs(o.operatorBin), abs(o.capi.manager), abs(o.capi.crds), abs(o.profile)
 	if o.build {
 		logf("building %s", o.operatorBin)
 		cmd := exec.Command("go", "build", "-o", o.operatorBin, "./cmd/krtt-operator")
@@ -212,13 +241,14 @@ func run(o options) (err error) {
 	if _, err := os.Stat(o.operatorBin); err != nil {
 		return fmt.Errorf("operator binary: %w (run `make build`)", err)
 	}
-	flavours := []flavour{krttFlavour(root, o.operatorBin, o.build)}
+	krtt := krttFlavour(root, o.operatorBin, o.build)
 	switch o.mode {
 	case modeMachineSets:
-		flavours[0].name = "krtt-machineset"
+		krtt.name = "krtt-machineset"
 	case modeRollout:
-		flavours[0].name = "krtt-rollout"
+		krtt.name = "krtt-rollout"
 	}
+	byName := map[string]flavour{"krtt": krtt}
 	if o.peer == "capi" {
 		if o.capi.crds == "" {
 			if o.capi.crds, err = capiCRDDir(root); err != nil {
@@ -226,15 +256,80 @@ func run(o options) (err error) {
 			}
 		}
 		o.capi.version = capiVersion(root)
-		flavours = append(flavours, capiFlavour(o.capi))
-		if o.peerFirst {
-			flavours[0], flavours[1] = flavours[1], flavours[0]
-		}
+		byName["capi"] = capiFlavour(o.capi)
 	}
-
-	cp, err := localcp.Start(localcp.Options{Dir: o.dir, Fresh: true, Port: -1, Log: logWriter{}})
+	plan, err := planRuns(o.peer, o.order)
 	if err != nil {
 		return err
+	}
+
+	// Ctrl-C or SIGTERM: stop waiting, then shut everything down in order.
+	sigCtx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stopSignals()
+
+	var runs []*Report
+	var runErr error
+	for i, names := range plan {
+		if sigCtx.Err() != nil {
+			break
+		}
+		flavours := make([]flavour, len(names))
+		for j, n := range names {
+			flavours[j] = byName[n]
+		}
+		label := runLabel(names)
+		if len(plan) > 1 {
+			logf("=== run %d of %d: %s, on a fresh API server", i+1, len(plan), strings.Join(names, " first, then "))
+		}
+		r, err := runOnce(sigCtx, o, root, flavours, label)
+		if err != nil {
+			if len(runs) == 0 {
+				return err
+			}
+			// The runs before it stand on their own: report them.
+			runErr = fmt.Errorf("run %d of %d (%s): %w", i+1, len(plan), label, err)
+			logf("%v", runErr)
+			break
+		}
+		runs = append(runs, r)
+	}
+	if len(runs) == 0 {
+		return sigCtx.Err()
+	}
+	rep := combine(runs, o.order)
+	if o.peer != "" {
+		rep.Notes = peerNotes(o)
+	}
+	if o.profile != "" {
+		rep.Notes = append(rep.Notes, "Profiled (-profile): the krtt operator ran with pprof on and was CPU-profiled during both phases, which costs it a little CPU.")
+	}
+	if o.output == "json" {
+		if err := writeJSON(os.Stdout, rep); err != nil {
+			return err
+		}
+	} else {
+		writeTable(os.Stdout, rep)
+	}
+	var failed []string
+	for _, r := range runs {
+		for _, res := range r.Results {
+			if res.Error != "" {
+				failed = append(failed, res.Controller)
+			}
+		}
+	}
+	if len(failed) > 0 {
+		runErr = errors.Join(runErr, fmt.Errorf("%s did not finish (see the report)", strings.Join(failed, ", ")))
+	}
+	return errors.Join(runErr, sigCtx.Err())
+}
+
+// runOnce measures the flavours one after the other on a fresh control
+// plane and simulated provider, and reports their figures.
+func runOnce(sigCtx context.Context, o options, root string, flavours []flavour, label string) (rep *Report, err error) {
+	cp, err := localcp.Start(localcp.Options{Dir: o.dir, Fresh: true, Port: -1, Log: logWriter{}})
+	if err != nil {
+		return nil, err
 	}
 	defer func() {
 		logf("stopping kube-apiserver and etcd")
@@ -242,7 +337,7 @@ func run(o options) (err error) {
 	}()
 	logFile, err := os.Create(filepath.Join(cp.Dir, "logs", "sim.log"))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer func() { _ = logFile.Close() }()
 	ctrl.SetLogger(zap.New(zap.WriteTo(logFile)))
@@ -252,7 +347,7 @@ func run(o options) (err error) {
 		logf("starting %d workload API servers", o.workloadClusters)
 		var stopWorkloads func() error
 		if workloads, stopWorkloads, err = startWorkloads(o.dir, o.workloadClusters); err != nil {
-			return err
+			return nil, err
 		}
 		defer func() {
 			logf("stopping the workload API servers")
@@ -265,20 +360,17 @@ func run(o options) (err error) {
 	fast.QPS, fast.Burst = 2000, 4000
 	c, err := client.NewWithWatch(&fast, client.Options{Scheme: cp.Scheme})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	dc, err := discovery.NewDiscoveryClientForConfig(&fast)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	sv, err := dc.ServerVersion()
 	if err != nil {
-		return fmt.Errorf("kube-apiserver version: %w", err)
+		return nil, fmt.Errorf("kube-apiserver version: %w", err)
 	}
 
-	// Ctrl-C or SIGTERM: stop waiting, then shut everything down in order.
-	sigCtx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stopSignals()
 	ctx, cancel := context.WithCancel(sigCtx)
 	defer cancel()
 
@@ -287,11 +379,13 @@ func run(o options) (err error) {
 	// worker per controller the simulated cloud, kubelet and bootstrap
 	// provider handled one object at a time and, at N = 1,000, were what
 	// create→Running waited on, whatever the controller under test did.
+	// Each run of -order both sets the provider up again in this process,
+	// under the same controller names.
 	simMgr, err := sim.NewManager(ctx, &fast, ctrl.Options{Metrics: metricsserver.Options{BindAddress: "0"},
-		Controller: ctrlconfig.Controller{MaxConcurrentReconciles: o.simWorkers}},
+		Controller: ctrlconfig.Controller{MaxConcurrentReconciles: o.simWorkers, SkipNameValidation: ptr.To(true)}},
 		sim.Options{KubeletGracePeriodCap: time.Second, HeartbeatInterval: o.heartbeat, WorkloadClusters: len(workloads) > 0})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	simDone := make(chan error, 1)
 	go func() { simDone <- simMgr.Start(ctx) }()
@@ -304,11 +398,14 @@ func run(o options) (err error) {
 
 	mgmtHost, err := hostOf(fast.Host)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	b := &bench{o: o, root: root, cp: cp, client: c, serverVersion: sv.GitVersion, workloads: workloads, managementHost: mgmtHost,
 		clusters: layFleet(workloads, o.instances)}
-	rep := Report{Mode: o.mode, N: o.n, PodsPerNode: o.podsPerNode, MachineConcurrency: o.concurrency,
+	if o.profile != "" {
+		b.profileDir = filepath.Join(o.profile, label)
+	}
+	rep = &Report{Mode: o.mode, N: o.n, PodsPerNode: o.podsPerNode, MachineConcurrency: o.concurrency,
 		SimHeartbeatSeconds: o.heartbeat.Seconds(), SimWorkers: o.simWorkers, APIServerVersion: sv.GitVersion, Started: time.Now().UTC().Round(time.Second),
 		WorkloadClusters: len(workloads), Clusters: len(b.clusters)}
 	if o.instances > 1 {
@@ -324,39 +421,18 @@ func run(o options) (err error) {
 		}
 		rep.Results = append(rep.Results, res)
 	}
-	if len(rep.Results) == 2 {
-		base, peer := rep.Results[0], rep.Results[1]
-		if o.peerFirst {
-			base, peer = peer, base
-		}
-		rep.Comparison = compare(base, peer)
-		rep.Notes = peerNotes(o)
-	}
-	if o.output == "json" {
-		if err := writeJSON(os.Stdout, rep); err != nil {
-			return err
-		}
-	} else {
-		writeTable(os.Stdout, rep)
-	}
-	var failed []string
-	for _, r := range rep.Results {
-		if r.Error != "" {
-			failed = append(failed, r.Controller)
-		}
-	}
-	if len(failed) > 0 {
-		return fmt.Errorf("%s did not finish (see the report)", strings.Join(failed, ", "))
-	}
-	return ctx.Err()
+	return rep, nil
 }
 
 // peerNotes say what the side-by-side figures include, so nobody reads
 // more into a ratio than it holds.
 func peerNotes(o options) []string {
 	order := "krtt first, then Cluster API"
-	if o.peerFirst {
+	switch o.order {
+	case orderPeerFirst:
 		order = "Cluster API first, then krtt"
+	case orderBoth:
+		order = "in each run, one after the other; krtt first in one run and Cluster API first in the other, each run on a fresh kube-apiserver"
 	}
 	notes := []string{
 		fmt.Sprintf("Both ran on one kube-apiserver (%s, each in its own namespace, the other stopped), with the same simulated provider, ", order) +

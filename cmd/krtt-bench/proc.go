@@ -24,6 +24,9 @@ type controllerProc struct {
 	// filter is the --watch-filter value of an operator instance of
 	// -instances; empty for a controller of the whole fleet.
 	filter string
+	// pprof is the base URL of its /debug/pprof endpoint, when -profile
+	// asked for one.
+	pprof string
 }
 
 // procs are the processes of the controller under measurement: one, or

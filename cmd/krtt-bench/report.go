@@ -5,14 +5,16 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 )
 
-// Report is one bench run: the settings, one Result per controller and,
-// when there are two, the peer's figures divided by krtt's. `-o json`
-// prints it as one JSON document.
+// Report is a bench: the settings, one Result per controller and, when
+// there are two, the peer's figures divided by krtt's. With -order both it
+// holds both runs, and Results are each controller's mean over them.
+// `-o json` prints it as one JSON document.
 type Report struct {
 	// Mode is what was measured: machines, machinesets or rollout.
 	Mode                string  `json:"mode,omitempty"`
@@ -33,8 +35,16 @@ type Report struct {
 	// its own --watch-filter (-instances; 0: one, unfiltered).
 	Instances int       `json:"instances,omitempty"`
 	Started   time.Time `json:"started"`
-	Results   []Result  `json:"results"`
-	// Comparison is set when a peer ran next to krtt.
+	// Order is which controller ran first next to a peer: krtt-first,
+	// capi-first, or both (Runs holds a run of each).
+	Order string `json:"order,omitempty"`
+	// Runs are the runs of -order both, each on a fresh API server.
+	Runs []Run `json:"runs,omitempty"`
+	// Results are the controllers' figures: of the one run, or their
+	// means over Runs.
+	Results []Result `json:"results"`
+	// Comparison is set when a peer ran next to krtt; with Runs it divides
+	// the means.
 	Comparison *Comparison `json:"comparison,omitempty"`
 	// Notes say what the figures include and what is not comparable.
 	Notes []string `json:"notes,omitempty"`
@@ -44,10 +54,13 @@ type Report struct {
 // span from just before the first worker Machine is created to the end of
 // the last half reached.
 type Result struct {
-	Controller      string `json:"controller"`
-	Version         string `json:"version,omitempty"`
-	CreateToRunning *Half  `json:"createToRunning,omitempty"`
-	DeleteToGone    *Half  `json:"deleteToGone,omitempty"`
+	Controller string `json:"controller"`
+	Version    string `json:"version,omitempty"`
+	// RunsInMean is how many runs these figures are the mean of; 0: one
+	// run's own.
+	RunsInMean      int   `json:"runsInMean,omitempty"`
+	CreateToRunning *Half `json:"createToRunning,omitempty"`
+	DeleteToGone    *Half `json:"deleteToGone,omitempty"`
 	// RequestsPerMachine is client-go requests by HTTP method divided by N.
 	RequestsPerMachine      map[string]float64 `json:"requestsPerMachine,omitempty"`
 	RequestsPerMachineTotal float64            `json:"requestsPerMachineTotal"`
@@ -80,6 +93,9 @@ type Result struct {
 	Instances []Instance `json:"instances,omitempty"`
 	// Rollout holds the figures of -mode rollout.
 	Rollout *Rollout `json:"rollout,omitempty"`
+	// Profiles are the krtt operator's CPU and heap profiles of each
+	// phase (-profile DIR).
+	Profiles []string `json:"profiles,omitempty"`
 	// LoadAverage is the machine's 1-minute load average when the
 	// controller started and when it was stopped: other work on the
 	// machine slows both halves, so a ratio is only as good as the loads
@@ -244,10 +260,12 @@ func writeTable(w io.Writer, rep Report) {
 	for _, r := range rep.Results {
 		perVerb = append(perVerb, r.RequestsPerMachine)
 	}
+	for _, run := range rep.Runs {
+		for _, r := range run.Results {
+			perVerb = append(perVerb, r.RequestsPerMachine)
+		}
+	}
 	vs := verbs(perVerb...)
-
-	head := []string{"controller", "N", "create→Running wall", "to-Running p50 / p95 / p99", "delete→gone wall", "to-gone p50 / p95 / p99"}
-	head = append(head, resourceHead(vs, "requests/Machine")...)
 
 	where := "self-hosted (the Node side is the management cluster)"
 	switch {
@@ -261,14 +279,18 @@ func writeTable(w io.Writer, rep Report) {
 	}
 	_, _ = fmt.Fprintf(w, "\nMachine lifecycle bench: N=%d %s, %d Pods per Node, --machine-concurrency %d, sim heartbeat %s, %d sim workers, kube-apiserver %s\n\n",
 		rep.N, where, rep.PodsPerNode, rep.MachineConcurrency, time.Duration(rep.SimHeartbeatSeconds*float64(time.Second)), rep.SimWorkers, rep.APIServerVersion)
-	_, _ = fmt.Fprintln(w, "| "+strings.Join(head, " | ")+" |")
-	_, _ = fmt.Fprintln(w, "|"+strings.Repeat("---|", len(head)))
-	for _, r := range rep.Results {
-		_, _ = fmt.Fprintln(w, "| "+strings.Join(tableRow(rep.N, r, vs), " | ")+" |")
+	for i, run := range rep.Runs {
+		_, _ = fmt.Fprintf(w, "Run %d of %d, %s (on a fresh kube-apiserver, started %s):\n\n", i+1, len(rep.Runs), orderText(run.Order), run.Started.Format(time.RFC3339))
+		writeRows(w, rep.N, run.Results, run.Comparison, vs)
+		_, _ = fmt.Fprintln(w)
+		writeLoads(w, run.Results)
+		writeProfiles(w, run.Results)
+		_, _ = fmt.Fprintln(w)
 	}
-	if c := rep.Comparison; c != nil {
-		_, _ = fmt.Fprintln(w, "| "+strings.Join(ratioRow(c, vs), " | ")+" |")
+	if len(rep.Runs) > 0 {
+		_, _ = fmt.Fprintf(w, "Mean of the %d runs (each figure averaged; the ratios divide the means):\n\n", len(rep.Runs))
 	}
+	writeRows(w, rep.N, rep.Results, rep.Comparison, vs)
 	_, _ = fmt.Fprintln(w)
 	writeResultLines(w, rep)
 	_, _ = fmt.Fprintln(w, "Requests are each controller's client-go rest_client_requests_total (by HTTP method; GET includes lists and watches)")
@@ -303,8 +325,43 @@ func writeResultLines(w io.Writer, rep Report) {
 }
 
 func writeLoadsAndNotes(w io.Writer, rep Report) {
+	writeLoads(w, rep.Results)
+	writeProfiles(w, rep.Results)
+	for _, n := range rep.Notes {
+		_, _ = fmt.Fprintln(w, "- "+n)
+	}
+}
+
+// writeRows prints the Markdown table of the results: a row per
+// controller and, with a comparison, a row of ratios.
+func writeRows(w io.Writer, n int, results []Result, c *Comparison, vs []string) {
+	head := []string{"controller", "N", "create→Running wall", "to-Running p50 / p95 / p99", "delete→gone wall", "to-gone p50 / p95 / p99"}
+	head = append(head, resourceHead(vs, "requests/Machine")...)
+	_, _ = fmt.Fprintln(w, "| "+strings.Join(head, " | ")+" |")
+	_, _ = fmt.Fprintln(w, "|"+strings.Repeat("---|", len(head)))
+	for _, r := range results {
+		_, _ = fmt.Fprintln(w, "| "+strings.Join(tableRow(n, r, vs), " | ")+" |")
+	}
+	if c != nil {
+		_, _ = fmt.Fprintln(w, "| "+strings.Join(ratioRow(c, vs), " | ")+" |")
+	}
+}
+
+// orderText says a run's order in words.
+func orderText(order string) string {
+	first, ok := strings.CutSuffix(order, "-first")
+	if !ok {
+		return order
+	}
+	return first + " first"
+}
+
+// writeLoads gives the machine's load while each controller ran: other
+// work slows both halves, so a ratio is only as good as the loads were
+// alike.
+func writeLoads(w io.Writer, results []Result) {
 	var loads []string
-	for _, r := range rep.Results {
+	for _, r := range results {
 		if r.LoadAverage != nil {
 			loads = append(loads, fmt.Sprintf("%s %.1f → %.1f", r.Controller, r.LoadAverage.Start, r.LoadAverage.End))
 		}
@@ -312,8 +369,19 @@ func writeLoadsAndNotes(w io.Writer, rep Report) {
 	if len(loads) > 0 {
 		_, _ = fmt.Fprintf(w, "Load average (1 min) of the machine from start to stop of each controller: %s.\n", strings.Join(loads, ", "))
 	}
-	for _, n := range rep.Notes {
-		_, _ = fmt.Fprintln(w, "- "+n)
+}
+
+// writeProfiles lists the profiles -profile wrote.
+func writeProfiles(w io.Writer, results []Result) {
+	for _, r := range results {
+		if len(r.Profiles) == 0 {
+			continue
+		}
+		names := make([]string, len(r.Profiles))
+		for i, p := range r.Profiles {
+			names[i] = filepath.Base(p)
+		}
+		_, _ = fmt.Fprintf(w, "%s profiles in %s: %s\n", r.Controller, filepath.Dir(r.Profiles[0]), strings.Join(names, ", "))
 	}
 }
 
@@ -352,7 +420,11 @@ func writeInstances(w io.Writer, r Result) {
 }
 
 func tableRow(n int, r Result, vs []string) []string {
-	row := []string{r.Controller, fmt.Sprint(n)}
+	name := r.Controller
+	if r.RunsInMean > 0 {
+		name += fmt.Sprintf(" (mean of %d)", r.RunsInMean)
+	}
+	row := []string{name, fmt.Sprint(n)}
 	half := func(h *Half) []string {
 		if h == nil {
 			return []string{"—", "—"}

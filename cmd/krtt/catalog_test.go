@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -101,4 +102,63 @@ func TestRenderWithCatalogDescribesActions(t *testing.T) {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
 	contains(t, "render", out, "Create or update the bell ConfigMap, owned by the Door.")
+}
+
+// decide with --catalog checks the tables with it, as lint does, and
+// describes the fired row's actions as the catalog does.
+func TestDecideWithCatalog(t *testing.T) {
+	facts := []string{"--state", "Closed", "--fact", "found=true", "--fact", "deleting=false", "--fact", "wantOpen=true"}
+	code, out, errOut := krtt(t, append([]string{"decide", "--catalog", exampleCatalog, "--table", exampleTables}, facts...)...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	contains(t, "decide", out, "fires: table door row C01",
+		"  do: RingBell, MarkOpened\n      RingBell: Create or update the bell ConfigMap, owned by the Door.\n      MarkOpened: Set status.openedAt")
+	if errOut != "" {
+		t.Errorf("the example's tables pass the checks, yet stderr says:\n%s", errOut)
+	}
+
+	code, out, _ = krtt(t, append([]string{"decide", "--catalog", exampleCatalog, "--table", exampleTables, "-o", "json"}, facts...)...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	var rep decideReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if got := rep.Actions["RingBell"]; got != "Create or update the bell ConfigMap, owned by the Door." {
+		t.Errorf("actions[RingBell] = %q", got)
+	}
+
+	// krtt's own registries do not describe the Door's actions.
+	_, out, _ = krtt(t, append([]string{"decide", "--table", exampleTables}, facts...)...)
+	if strings.Contains(out, "RingBell: ") {
+		t.Errorf("without the catalog an action is described:\n%s", out)
+	}
+
+	// A misspelled action: the catalog refuses the tables as lint does;
+	// without one they are taken as they are.
+	dir := t.TempDir()
+	for _, name := range []string{"door.yaml", "door-rows.yaml"} {
+		raw, err := os.ReadFile(filepath.Join(exampleTables, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(t, dir, name, strings.Replace(string(raw), "do: [RingBell, MarkOpened]", "do: [RingBel, MarkOpened]", 1))
+	}
+	code, out, errOut = krtt(t, append([]string{"decide", "--catalog", exampleCatalog, "--table", dir}, facts...)...)
+	if code != 1 || out != "" {
+		t.Fatalf("exit %d, stdout %q; want 1 and no decision for a misspelled action\n%s", code, out, errOut)
+	}
+	contains(t, "decide stderr", errOut, `unknown action "RingBel"`, "did you mean RingBell?", "krtt lint --catalog "+exampleCatalog+" "+dir)
+	code, out, errOut = krtt(t, append([]string{"decide", "--table", dir}, facts...)...)
+	if code != 0 || !strings.Contains(out, "  do: RingBel, MarkOpened\n") {
+		t.Fatalf("without --catalog: exit %d\n%s%s", code, out, errOut)
+	}
+
+	bad := write(t, dir, "bad.json", `{"kind": "Something", "registries": []}`)
+	code, _, errOut = krtt(t, append([]string{"decide", "--catalog", bad, "--table", exampleTables}, facts...)...)
+	if code != 1 || !strings.Contains(errOut, "Catalogs") {
+		t.Fatalf("exit %d, stderr %q; want 1 naming the kind Catalogs", code, errOut)
+	}
 }

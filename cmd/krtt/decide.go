@@ -14,7 +14,7 @@ import (
 	krttexplain "github.com/krtt-dev/krtt/engine/explain"
 )
 
-// decideCmd: krtt decide --table FILE|DIR --state S --fact name=value... [--name TABLE] [-o json]
+// decideCmd: krtt decide [--catalog FILE] --table FILE|DIR --state S --fact name=value... [--name TABLE] [-o json]
 func decideCmd(stdout, stderr io.Writer) *cobra.Command {
 	var paths, facts []string
 	var state, name, output string
@@ -34,6 +34,12 @@ named guard:NAME (or just NAME) with value true or false.
 --name picks the set when several are loaded: the name of a set or of one of
 its tables. The exit status is 0 when a row fires and 1 when none does.
 
+The fired row's actions are described as the registry's catalog describes
+them: krtt's own, or those of --catalog FILE (the catalog a controller built
+on krtt writes, engine.WriteCatalogFile). With --catalog the tables are first
+checked with it, as krtt lint --catalog FILE does: errors refuse them,
+warnings are printed to stderr. Without it the tables are taken as they are.
+
 With --name naming a decision table (krtt decide --table transitions --name
 pod-verdict --fact force=true ...) there is no --state: the facts of one item
 decide. Facts may be left out as long as no row before the deciding one reads
@@ -47,7 +53,20 @@ does not, or which facts an earlier row still needs.`,
 			if output != "text" && output != "json" {
 				return usagef("unknown -o %q: use text or json", output)
 			}
-			lib, err := load(stderr, paths)
+			cats, err := catalogs()
+			if err != nil {
+				return err
+			}
+			// Without --catalog the tables are taken as they are, so a set
+			// still being written (rows that overlap, an unknown registry)
+			// can be asked; with one they are checked as the controller
+			// that wrote it would check them.
+			var lib *engine.Library
+			if catalogFile != "" {
+				lib, err = loadChecked(stderr, cats, paths)
+			} else {
+				lib, err = load(stderr, paths)
+			}
 			if err != nil {
 				return err
 			}
@@ -65,7 +84,7 @@ does not, or which facts an earlier row still needs.`,
 			if err != nil {
 				return err
 			}
-			rep, err := decide(set, state, facts)
+			rep, err := decide(set, state, facts, cats[set.Registry])
 			if err != nil {
 				return err
 			}
@@ -122,12 +141,17 @@ type decideReport struct {
 	// Error says why no row fires.
 	Error  string                 `json:"error,omitempty"`
 	Others []krttexplain.OtherRow `json:"others"`
+	// Actions describes the fired row's actions as the registry's catalog
+	// does (--catalog, else krtt's own), so the reader need not look the
+	// names up in Go; absent when the catalog does not know them.
+	Actions map[string]string `json:"actions,omitempty"`
 
 	factsString string
 }
 
-// decide builds the facts, fires the set and explains the other rows.
-func decide(set *engine.TableSet, stateName string, given []string) (*decideReport, error) {
+// decide builds the facts, fires the set and explains the other rows; cat
+// (nil when unknown) describes the actions.
+func decide(set *engine.TableSet, stateName string, given []string, cat *engine.Catalog) (*decideReport, error) {
 	st := set.State(stateName)
 	if st == nil {
 		var names []string
@@ -200,6 +224,17 @@ func decide(set *engine.TableSet, stateName string, given []string) (*decideRepo
 	}
 	if d != nil {
 		rep.Decision = krttexplain.Fired(d)
+		for _, a := range rep.Decision.Do {
+			if cat == nil {
+				break
+			}
+			if e, ok := cat.Lookup(engine.EntryAction, a); ok && e.Description != "" {
+				if rep.Actions == nil {
+					rep.Actions = map[string]string{}
+				}
+				rep.Actions[a] = e.Description
+			}
+		}
 	}
 	// Each other row names the first fact that rules it out.
 	rep.Others = krttexplain.OtherRows(set, st, f, d, 1)
@@ -229,6 +264,11 @@ func writeDecision(w io.Writer, rep *decideReport) {
 		p("\n")
 		if len(d.Do) > 0 {
 			p("  do: %s\n", strings.Join(d.Do, ", "))
+			for _, a := range d.Do {
+				if desc, ok := rep.Actions[a]; ok {
+					p("      %s: %s\n", a, desc)
+				}
+			}
 		} else {
 			p("  do: nothing\n")
 		}

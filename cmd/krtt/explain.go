@@ -236,16 +236,9 @@ func tableSetOf(w io.Writer, table, dir string) (*engine.TableSet, error) {
 	if err != nil {
 		return nil, err
 	}
-	lib, err := load(w, []string{dir})
+	lib, err := loadChecked(w, cats, []string{dir})
 	if err != nil {
 		return nil, err
-	}
-	fs := engine.Check(lib, cats)
-	for _, f := range fs {
-		fmt.Fprintln(w, f)
-	}
-	if fs.HasErrors() {
-		return nil, fmt.Errorf("the tables in %s have %d errors; krtt lint %s shows them", dir, len(fs.Errors()), dir)
 	}
 	if len(lib.Sets) == 0 {
 		return nil, fmt.Errorf("no TableSet in %s", dir)

@@ -3,7 +3,7 @@
 //
 //	krtt lint [--catalog FILE] FILE|DIR...
 //	krtt render --format markdown|mermaid|dot [--table NAME] FILE|DIR...
-//	krtt decide --table FILE|DIR --state S --fact name=value... [--name TABLE] [-o json]
+//	krtt decide [--catalog FILE] --table FILE|DIR --state S --fact name=value... [--name TABLE] [-o json]
 //	krtt docs --out DIR [--coverage FILE] FILE|DIR...
 //	krtt init --module PATH --krtt DIR [DIR]
 //	krtt create controller NAME --kind KIND
@@ -129,6 +129,34 @@ func load(w io.Writer, paths []string) (*engine.Library, error) {
 		return nil, exitCode(1)
 	}
 	return lib, nil
+}
+
+// loadChecked loads tables and checks them with the catalogs, as the
+// controller that runs them would refuse them: findings are printed to w,
+// and errors refuse the tables while warnings do not.
+func loadChecked(w io.Writer, cats map[string]*engine.Catalog, paths []string) (*engine.Library, error) {
+	lib, err := load(w, paths)
+	if err != nil {
+		return nil, err
+	}
+	fs := engine.Check(lib, cats)
+	for _, f := range fs {
+		fmt.Fprintln(w, f)
+	}
+	if fs.HasErrors() {
+		where := strings.Join(paths, " ")
+		return nil, fmt.Errorf("the tables in %s have %d errors; krtt lint %s shows them", where, len(fs.Errors()), lintArgs(where))
+	}
+	return lib, nil
+}
+
+// lintArgs is the krtt lint command line that shows the findings of
+// tables checked with the catalogs in use.
+func lintArgs(paths string) string {
+	if catalogFile != "" {
+		return "--catalog " + catalogFile + " " + paths
+	}
+	return paths
 }
 
 // pickTables returns every table of the library, or the named one.
