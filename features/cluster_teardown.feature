@@ -59,7 +59,7 @@ Feature: Cluster teardown
     And every worker Machine of the Cluster was gone before a control-plane Machine was deleted
     And nothing of the Cluster "c1" is left
 
-  @row:cluster-deletion:K13
+  @row:cluster-deletion:K16
   Scenario: A paused Cluster holds its teardown until it is unpaused, as Cluster API does
     Given a Cluster "c1" whose Nodes live in the workload cluster
     And a running Machine "lone"

@@ -206,9 +206,24 @@ func (w *world) provide(ctx context.Context, machine string) error {
 	})
 }
 
+// provideAll brings each of the set's Machines to Running, once the set
+// has made as many as it asks for (a step right after the set's creation
+// must not find none and do nothing).
 func (w *world) provideAll(ctx context.Context, set string) error {
-	ms, err := w.liveMachines(ctx, set)
-	if err != nil {
+	var ms []clusterv1.Machine
+	if err := w.eventually(ctx, "MachineSet "+set+" has its Machines", func(ctx context.Context) error {
+		s, err := w.h.MachineSet(ctx, w.ns, set)
+		if err != nil {
+			return err
+		}
+		if ms, err = w.liveMachines(ctx, set); err != nil {
+			return err
+		}
+		if want := int(ptr.Deref(s.Spec.Replicas, 1)); len(ms) < want {
+			return fmt.Errorf("%d of %d Machines created", len(ms), want)
+		}
+		return nil
+	}); err != nil {
 		return err
 	}
 	for _, m := range ms {

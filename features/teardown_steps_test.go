@@ -378,13 +378,13 @@ func (w *world) clusterHoldsWhilePaused(ctx context.Context, name string) error 
 		return fmt.Errorf("Cluster %s is not being deleted", name)
 	}
 	deleted := c.DeletionTimestamp.Time
-	err = w.eventually(ctx, "row K13 decided on the deleted Cluster", func(context.Context) error {
+	err = w.eventually(ctx, "row K16 decided on the deleted Cluster", func(context.Context) error {
 		for _, tr := range w.h.Traces(w.key(name)) {
-			if tr.Row == "K13" && !tr.Time.Before(deleted) {
+			if tr.Row == "K16" && !tr.Time.Before(deleted) {
 				return nil
 			}
 		}
-		return fmt.Errorf("no K13 since the deletion at %s; rows fired so far: %s", deleted, strings.Join(w.cov.firedIn(w.ns), ", "))
+		return fmt.Errorf("no K16 since the deletion at %s; rows fired so far: %s", deleted, strings.Join(w.cov.firedIn(w.ns), ", "))
 	})
 	if err != nil {
 		return err
