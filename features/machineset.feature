@@ -244,3 +244,21 @@ Feature: A MachineSet keeps N Machines
     And no reconcile of the "machineset" controller has panicked
     When the API server accepts new Machines in this namespace
     Then the MachineSet "ms" has 1 Machine
+
+  @row:machineset-normal:S14 @row:machineset-normal:S15
+  Scenario: two MachineSets whose selectors overlap are both told so, and told again once mended
+    Given a MachineSet "a" of 1 Machine
+    And the MachineSet "a" has 1 Machine
+    When a MachineSet "b" of 1 Machine selecting the Machines of "a" and its own label "gpu"
+    Then the MachineSet "a" has condition "SelectorUnique" with status "False" and reason "SelectorOverlap"
+    And the MachineSet "a" has condition "SelectorUnique" with reason "SelectorOverlap" and message containing "can select the same Machines as MachineSet b (selector gpu=yes,pool=a) of Cluster c1"
+    And the MachineSet "b" has condition "SelectorUnique" with reason "SelectorOverlap" and message containing "can select the same Machines as MachineSet a (selector pool=a) of Cluster c1"
+    And a Warning Event of the MachineSet "a" with reason "SelectorOverlap" says "MachineSet b (selector gpu=yes,pool=a)"
+    And a Warning Event of the MachineSet "b" with reason "SelectorOverlap" says "MachineSet a (selector pool=a)"
+    And the MachineSet "a" has 1 Machine
+    And the MachineSet "b" has 1 Machine
+    When the MachineSet "b" selects only its own Machines
+    Then the MachineSet "a" has condition "SelectorUnique" with status "True" and reason "SelectorUnique"
+    And the MachineSet "b" has condition "SelectorUnique" with status "True" and reason "SelectorUnique"
+    And the MachineSet "a" has 1 Machine
+    And the MachineSet "b" has 1 Machine
