@@ -27,6 +27,9 @@ func registerMistakeSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^the SimControlPlane "([^"]*)" is created$`, w.createSimControlPlane)
 	sc.Step(`^the controlPlaneRef of the Cluster "([^"]*)" is removed$`, w.removeControlPlaneRef)
 	sc.Step(`^a Warning Event of the (MachineSet|Cluster) "([^"]*)" with reason "([^"]*)" says "([^"]*)"$`, w.warningOf)
+	sc.Step(`^the providers bring the Machines of "([^"]*)" that are not Running to Running$`, w.provideNew)
+	sc.Step(`^no Warning Event was recorded in the scenario$`, w.noWarningEvent)
+	sc.Step(`^the operator logged no error about the scenario's objects$`, w.noErrorLogged)
 }
 
 // anOverlappingMachineSet creates a set whose selector is the other set's
@@ -92,4 +95,52 @@ func (w *world) warningOf(ctx context.Context, kind, name, reason, text string) 
 		}
 		return fmt.Errorf("Events of %s %s:\n%s", kind, name, strings.Join(seen, "\n"))
 	})
+}
+
+// provideNew plays the providers for the set's live Machines that are not
+// Running yet (those a scale-up just created).
+func (w *world) provideNew(ctx context.Context, set string) error {
+	ms, err := w.liveMachines(ctx, set)
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		if m.Status.Phase != clusterv1.MachinePhaseRunning {
+			if err := w.provideOne(ctx, m.Name); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// noWarningEvent: nothing in the scenario's namespace needed a person.
+func (w *world) noWarningEvent(ctx context.Context) error {
+	list := &eventsv1.EventList{}
+	if err := w.h.Client.List(ctx, list, client.InNamespace(w.ns)); err != nil {
+		return err
+	}
+	var warnings []string
+	for _, e := range list.Items {
+		if e.Type == "Warning" {
+			warnings = append(warnings, e.Regarding.Kind+" "+e.Regarding.Name+" "+e.Reason+": "+e.Note)
+		}
+	}
+	if len(warnings) > 0 {
+		return fmt.Errorf("Warning Events:\n%s", strings.Join(warnings, "\n"))
+	}
+	return nil
+}
+
+// noErrorLogged: the operator logged no error about the scenario's
+// objects (an ERROR line of `make run`).
+func (w *world) noErrorLogged(context.Context) error {
+	if errs := w.h.Errors.About(w.ns); len(errs) > 0 {
+		lines := make([]string, 0, len(errs))
+		for _, e := range errs {
+			lines = append(lines, e.String())
+		}
+		return fmt.Errorf("the operator logged errors:\n%s", strings.Join(lines, "\n"))
+	}
+	return nil
 }

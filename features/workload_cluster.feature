@@ -100,3 +100,4 @@ Feature: Workload clusters
     Then the Cluster "c1" has condition "ControlPlaneAvailable" with status "True" and reason "ControlPlaneFound" and message containing "SimControlPlane/cp exists"
     When the controlPlaneRef of the Cluster "c1" is removed
     Then the Cluster "c1" has condition "ControlPlaneAvailable" with status "True" and reason "NoControlPlaneRef" and message containing "names no control plane object"
+    And the operator logged no error about the scenario's objects
