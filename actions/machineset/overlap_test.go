@@ -9,9 +9,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 )
@@ -113,5 +116,65 @@ func TestOverlapObserved(t *testing.T) {
 				t.Errorf("an overlap gone leaves the condition current: %v", f)
 			}
 		})
+	}
+}
+
+// TestOverlapsChangedWakes: a set that comes, changes its selector, is
+// deleted or goes wakes the sets it overlaps with before and after; a
+// change of its status wakes none.
+func TestOverlapsChangedWakes(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := clusterv1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	a := labelled("a", kv{"pool": "a"}, kv{"pool": "a"})
+	b := labelled("b", kv{"pool": "a", "gpu": "yes"}, kv{"pool": "a", "gpu": "yes"})
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(a, b).
+		WithIndex(&clusterv1.MachineSet{}, SelectorLabelIndex, SelectorLabelIndexer).
+		WithIndex(&clusterv1.MachineSet{}, TemplateLabelIndex, TemplateLabelIndexer).Build()
+	h := mapper{client: c}.overlapsChanged()
+	mended := b.DeepCopy()
+	mended.Spec.Selector.MatchLabels = kv{"pool": "b"}
+	mended.Spec.Template.ObjectMeta.Labels = kv{"pool": "b"}
+	statusOnly := b.DeepCopy()
+	statusOnly.Status.Replicas = 3
+	deleting := b.DeepCopy()
+	deleting.DeletionTimestamp = ptr.To(metav1.Now())
+	deleting.Finalizers = []string{"x"}
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name  string
+		event func(workqueue.TypedRateLimitingInterface[reconcile.Request])
+		want  int
+	}{
+		{"created", func(q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			h.Create(ctx, event.CreateEvent{Object: b}, q)
+		}, 1},
+		{"status changed", func(q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			h.Update(ctx, event.UpdateEvent{ObjectOld: b, ObjectNew: statusOnly}, q)
+		}, 0},
+		{"selector mended", func(q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			h.Update(ctx, event.UpdateEvent{ObjectOld: b, ObjectNew: mended}, q)
+		}, 1},
+		{"being deleted", func(q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			h.Update(ctx, event.UpdateEvent{ObjectOld: b, ObjectNew: deleting}, q)
+		}, 1},
+		{"gone", func(q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			h.Delete(ctx, event.DeleteEvent{Object: deleting}, q)
+		}, 1},
+	} {
+		q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+		tc.event(q)
+		if q.Len() != tc.want {
+			t.Errorf("%s: %d sets woken, want %d", tc.name, q.Len(), tc.want)
+		}
+		for q.Len() > 0 {
+			req, _ := q.Get()
+			if req.Name != "a" {
+				t.Errorf("%s: woke %s, want a", tc.name, req.Name)
+			}
+			q.Done(req)
+		}
+		q.ShutDown()
 	}
 }

@@ -125,7 +125,11 @@ func (m mapper) overlapsChanged() handler.EventHandler {
 			if !ok {
 				continue
 			}
-			others, err := overlapping(ctx, m.client, ms)
+			// A set being deleted overlaps nothing, but the sets it
+			// overlapped until now must hear of it.
+			probe := ms.DeepCopy()
+			probe.DeletionTimestamp = nil
+			others, err := overlapping(ctx, m.client, probe)
 			if err != nil {
 				continue
 			}
