@@ -244,3 +244,38 @@ Feature: A MachineSet keeps N Machines
     And no reconcile of the "machineset" controller has panicked
     When the API server accepts new Machines in this namespace
     Then the MachineSet "ms" has 1 Machine
+
+  @row:machineset-normal:S14 @row:machineset-normal:S15
+  Scenario: two MachineSets whose selectors overlap are both told so, and told again once mended
+    Given a MachineSet "a" of 1 Machine
+    And the MachineSet "a" has 1 Machine
+    When a MachineSet "b" of 1 Machine selecting the Machines of "a" and its own label "gpu"
+    Then the MachineSet "a" has condition "SelectorUnique" with status "False" and reason "SelectorOverlap"
+    And the MachineSet "a" has condition "SelectorUnique" with reason "SelectorOverlap" and message containing "can select the same Machines as MachineSet b (selector gpu=yes,pool=a) of Cluster c1"
+    And the MachineSet "b" has condition "SelectorUnique" with reason "SelectorOverlap" and message containing "can select the same Machines as MachineSet a (selector pool=a) of Cluster c1"
+    And a Warning Event of the MachineSet "a" with reason "SelectorOverlap" says "MachineSet b (selector gpu=yes,pool=a)"
+    And a Warning Event of the MachineSet "b" with reason "SelectorOverlap" says "MachineSet a (selector pool=a)"
+    And the MachineSet "a" has 1 Machine
+    And the MachineSet "b" has 1 Machine
+    When the MachineSet "b" selects only its own Machines
+    Then the MachineSet "a" has condition "SelectorUnique" with status "True" and reason "SelectorUnique"
+    And the MachineSet "b" has condition "SelectorUnique" with status "True" and reason "SelectorUnique"
+    And the MachineSet "a" has 1 Machine
+    And the MachineSet "b" has 1 Machine
+    And the operator logged no error about the scenario's objects
+
+  @row:machineset-replicas:R05 @row:machineset-replicas:R06 @row:machineset-replicas:R10
+  Scenario: scaling a set of Running Machines 3 → 6 → 3 needs nobody: no Warning Event, no error logged
+    Given a MachineSet "ms" of 3 Machines
+    And the MachineSet "ms" has 3 Machines
+    And the providers bring every Machine of "ms" to Running
+    When the MachineSet "ms" is scaled to 6
+    Then the MachineSet "ms" has 6 Machines
+    When the providers bring the Machines of "ms" that are not Running to Running
+    Then the MachineSet "ms" reports 6 replicas, 6 ready and 6 available
+    When the MachineSet "ms" is scaled to 3
+    Then the MachineSet "ms" controls 3 Machines
+    And the MachineSet "ms" reports 3 replicas, 3 ready and 3 available
+    And the MachineSet "ms" reaches phase "Stable"
+    And no Warning Event was recorded in the scenario
+    And the operator logged no error about the scenario's objects

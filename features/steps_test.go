@@ -151,6 +151,7 @@ func registerSteps(sc *godog.ScenarioContext, h *harness.Harness, cov *coverage)
 	registerTerminatingSteps(sc, w)
 	registerForceSteps(sc, w)
 	registerTeardownSteps(sc, w)
+	registerMistakeSteps(sc, w)
 
 	// --- Given: the world ---
 	sc.Step(`^a Cluster "([^"]*)"$`, w.aCluster)

@@ -89,3 +89,15 @@ Feature: Workload clusters
     Then the Machine "m1" reaches phase "Running"
     And the Machine "m1" references its Node
     And the Cluster "c1" has condition "WorkloadClusterReachable" with status "True" and reason "Connected" and message containing "through Secret"
+
+  @row:cluster-status:K13 @row:cluster-status:K14 @row:cluster-status:K15
+  Scenario: A Cluster naming a control plane object that does not exist says so until it exists
+    Given a Cluster "c1" whose controlPlaneRef names the SimControlPlane "cp" that does not exist
+    Then the Cluster "c1" has condition "ControlPlaneAvailable" with status "False" and reason "ControlPlaneNotFound" and message containing "SimControlPlane/cp does not exist"
+    And a Warning Event of the Cluster "c1" with reason "ControlPlaneNotFound" says "SimControlPlane/cp does not exist"
+    And the Cluster "c1" has condition "WorkloadClusterReachable" with status "True" and reason "SelfHosted" and message containing "the management cluster"
+    When the SimControlPlane "cp" is created
+    Then the Cluster "c1" has condition "ControlPlaneAvailable" with status "True" and reason "ControlPlaneFound" and message containing "SimControlPlane/cp exists"
+    When the controlPlaneRef of the Cluster "c1" is removed
+    Then the Cluster "c1" has condition "ControlPlaneAvailable" with status "True" and reason "NoControlPlaneRef" and message containing "names no control plane object"
+    And the operator logged no error about the scenario's objects

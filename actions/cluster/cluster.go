@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -55,6 +56,13 @@ type Scope struct {
 	// Client deletes the Cluster's MachineDeployments, MachineSets and
 	// Machines on teardown.
 	Client client.Client
+	// ControlPlane is the object spec.controlPlaneRef names, nil when it is
+	// not named or does not exist; ControlPlaneMissing says why it is nil
+	// when named (not found, or its kind not served), ControlPlaneUnread
+	// that an API error left it unknown.
+	ControlPlane        *unstructured.Unstructured
+	ControlPlaneMissing string
+	ControlPlaneUnread  bool
 	// Err is an API error met while observing, for the log.
 	Err error
 }
@@ -63,6 +71,9 @@ type Scope struct {
 type Observer struct {
 	Client      client.Client
 	Connections Connections
+	// Watcher watches the control plane kinds Clusters name, so the
+	// object's appearing wakes them; nil in krtt explain.
+	Watcher *reconciler.KindWatcher
 }
 
 // Observe reads the Cluster, its connection and its Machines. A connection
@@ -84,6 +95,9 @@ func (o *Observer) Observe(ctx context.Context, key client.ObjectKey) *Scope {
 		s.Err = err
 	}
 	s.Workload = conn
+	if ref := c.Spec.ControlPlaneRef; ref != nil {
+		o.readControlPlane(ctx, s, *ref)
+	}
 	// The Machines are only counted, never changed: listing them without a
 	// deep copy keeps a Cluster of thousands of Machines from copying every
 	// one of them on each count.
@@ -144,6 +158,8 @@ func register(reg *engine.Registry[*Scope]) {
 		return s.Cluster.Spec.Paused || annotated
 	})
 	reg.Enum("descendants", descendants)
+	reg.Enum("controlPlane", controlPlane)
+	reg.Bool("controlPlaneConditionCurrent", controlPlaneConditionCurrent)
 	reg.Action("AddFinalizer", "Add the cluster.krtt.dev/cluster finalizer to the Cluster.", reconciler.AddFinalizer(clusterv1.ClusterFinalizer, clusterOf), engine.Pure())
 	reg.Action("RemoveFinalizer", "Remove the cluster.krtt.dev/cluster finalizer so Kubernetes can delete the Cluster.", reconciler.RemoveFinalizer(clusterv1.ClusterFinalizer, clusterOf))
 	reg.Action("DeleteMachineDeployments", "Delete the Cluster's MachineDeployments that are not being deleted; wait until every one is gone.", deleteMachineDeployments, engine.MayWait())
@@ -151,6 +167,7 @@ func register(reg *engine.Registry[*Scope]) {
 	reg.Action("DeleteControlPlaneMachines", "Delete the control-plane Machines the Cluster owns that are not being deleted; wait until every one is gone.", deleteControlPlaneMachines, engine.MayWait())
 	reg.Action("RecordReconnection", "Record in status.workloadClusterReconnectTime when the workload cluster became usable again.", recordReconnection)
 	reg.Action("DisconnectWorkloadCluster", "Close the Cluster's workload cluster connection, if one is open.", disconnect)
+	reg.Action("DescribeControlPlane", "Name the object spec.controlPlaneRef names and say whether it exists (no change).", describeControlPlane, engine.Pure())
 	reg.Action("DescribeWorkloadCluster", "Say how the Node side is reached: which Secret and API server, since when, and the error.", describe, engine.Pure())
 	reg.Mirror("machines", "status.machines counts the Cluster's Machines (total, Ready, being deleted); MachinesReady is True when every one is Ready; Paused is False unless a row says otherwise.", mirrorMachines)
 }

@@ -8,6 +8,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/krtt-dev/krtt/actions/controller"
@@ -34,8 +35,8 @@ const Name = "cluster"
 const observeTimeout = 10 * time.Second
 
 // Spec is the Cluster controller for the kit.
-func Spec(set *engine.TableSet, c client.Client, conns Connections) reconciler.Spec[*clusterv1.Cluster, *Scope] {
-	obs := &Observer{Client: c, Connections: conns}
+func Spec(set *engine.TableSet, c client.Client, conns Connections, w *reconciler.KindWatcher) reconciler.Spec[*clusterv1.Cluster, *Scope] {
+	obs := &Observer{Client: c, Connections: conns, Watcher: w}
 	return reconciler.Spec[*clusterv1.Cluster, *Scope]{
 		Name:             Name,
 		Set:              set,
@@ -69,13 +70,18 @@ func Catalogs() []*engine.Catalog { return []*engine.Catalog{Registry().Catalog(
 // Machines, its kubeconfig Secret, and its connection changing state, which
 // it reads from the workload cluster connections it shares with the Machine
 // controller.
-func Setup(_ context.Context, mgr ctrl.Manager, opts controller.Options) error {
+func Setup(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
 	if opts.Clusters == nil {
 		return errors.New("the Cluster controller needs the workload cluster connections (Options.Clusters)")
 	}
-	r, err := reconciler.New(Spec(opts.Set, mgr.GetClient(), opts.Clusters), opts.Kit(mgr, Name))
+	w := reconciler.NewKindWatcher(&clusterv1.Cluster{})
+	w.Referrers = clustersNaming(mgr.GetClient())
+	r, err := reconciler.New(Spec(opts.Set, mgr.GetClient(), opts.Clusters, w), opts.Kit(mgr, Name))
 	if err != nil {
 		return err
+	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &clusterv1.Cluster{}, ControlPlaneRefIndex, ControlPlaneRefIndexer); err != nil {
+		return fmt.Errorf("index Clusters by control plane: %w", err)
 	}
 	// Only Clusters this operator's cache holds are woken: under a watch
 	// filter another instance's Cluster is not this one's to count.
@@ -94,7 +100,7 @@ func Setup(_ context.Context, mgr ctrl.Manager, opts controller.Options) error {
 		Watches(&clusterv1.MachineSet{}, handler.EnqueueRequestsFromMapFunc(held(machineSetToCluster)), builder.WithPredicates(gone())).
 		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(held(secretToCluster)), builder.WithPredicates(remote.KubeconfigSecrets())).
 		WatchesRawSource(source.Channel(opts.Clusters.Subscribe(), &handler.EnqueueRequestForObject{}))
-	return r.Setup(mgr, b, workers, nil)
+	return r.Setup(mgr, b, workers, w)
 }
 
 // gone passes only deletions.

@@ -35,6 +35,8 @@ func registerFacts(r *engine.Registry[*Scope]) {
 	})
 	r.Bool("strays", func(s *Scope) bool { return len(s.Strays) > 0 })
 	r.Bool("orphans", func(s *Scope) bool { return len(s.Orphans) > 0 })
+	r.Bool("selectorOverlap", func(s *Scope) bool { return len(s.Overlaps) > 0 })
+	r.Bool("selectorConditionCurrent", selectorConditionCurrent)
 	r.Enum("replicasDiff", func(s *Scope) string {
 		switch n, want := s.Counts.Total, s.Replicas(); {
 		case n < want:

@@ -58,6 +58,11 @@ func (o *Observer) Observe(ctx context.Context, key client.ObjectKey, now time.T
 		s.keep(fmt.Errorf("get Cluster %s: %w", ms.Spec.ClusterName, err))
 	}
 	o.readTemplates(ctx, s)
+	if overlaps, err := overlapping(ctx, o.Client, ms); err != nil {
+		s.keep(err)
+	} else {
+		s.Overlaps = overlaps
+	}
 	o.claim(ctx, s)
 	s.Counts = count(s.Owned, ms, now)
 	s.OutOfSync = outOfSync(ms, s.Owned)
@@ -117,12 +122,18 @@ func (o *Observer) claim(ctx context.Context, s *Scope) {
 		// Machines being deleted are adopted too (as Cluster API's
 		// getAndAdoptMachinesForMachineSet does): the set counts them
 		// until they are gone, and does not replace them before.
-		if metav1.GetControllerOf(m) == nil && Matches(ms, m) {
-			s.Orphans = append(s.Orphans, m)
+		if metav1.GetControllerOf(m) != nil || !Matches(ms, m) {
+			continue
 		}
+		if contested(s.Overlaps, m) {
+			s.Contested = append(s.Contested, m)
+			continue
+		}
+		s.Orphans = append(s.Orphans, m)
 	}
 	sortByName(s.Owned)
 	sortByName(s.Orphans)
+	sortByName(s.Contested)
 	sortByName(s.Strays)
 }
 

@@ -21,6 +21,7 @@ func registerActions(r *engine.Registry[*Scope]) {
 	r.Action("AddFinalizer", "Add the cluster.krtt.dev/machineset finalizer to the MachineSet.", reconciler.AddFinalizer(clusterv1.MachineSetFinalizer, setOf))
 	r.Action("RemoveFinalizer", "Remove the cluster.krtt.dev/machineset finalizer so Kubernetes can delete the MachineSet.", reconciler.RemoveFinalizer(clusterv1.MachineSetFinalizer, setOf))
 	r.Action("SetClusterOwnerAndLabels", "Set the cluster-name label and, for a stand-alone MachineSet, the Cluster as owner (not controller).", setClusterOwnerAndLabels, engine.Pure())
+	r.Action("DescribeSelectorOverlap", "Name the other MachineSets of the Cluster that can select the same Machines, or say that none can (no change).", describeSelectorOverlap, engine.Pure())
 	r.Action("AdoptMachines", "Make the set the controller owner of the matching orphan Machines and label them with its name.", adoptMachines)
 	r.Action("ReleaseMachines", "Remove the set's controller reference and set-name label from the Machines that no longer match.", releaseMachines)
 	r.Action("DeleteFailedMachines", "Delete failed Machines, at most maxInFlight being deleted at once; wait until the cache shows it.", deleteFailedMachines)

@@ -47,6 +47,11 @@ type Scope struct {
 	Orphans []*clusterv1.Machine
 	// Strays are controlled by the set but no longer match it.
 	Strays []*clusterv1.Machine
+	// Overlaps are the other sets that can select the same Machines
+	// (overlap.go), by name; Contested the orphans one of them selects
+	// too, which Orphans leaves out.
+	Overlaps  []*clusterv1.MachineSet
+	Contested []*clusterv1.Machine
 
 	// Counts classifies Owned (Strays excluded).
 	Counts Counts

@@ -7,6 +7,7 @@ package machineset
 import (
 	"context"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/krtt-dev/krtt/actions/controller"
@@ -14,8 +15,10 @@ import (
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/reconciler"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
@@ -57,8 +60,15 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error
 	if err != nil {
 		return err
 	}
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &clusterv1.Machine{}, ControllerUIDIndex, ControllerUIDIndexer); err != nil {
+	idx := mgr.GetFieldIndexer()
+	if err := idx.IndexField(ctx, &clusterv1.Machine{}, ControllerUIDIndex, ControllerUIDIndexer); err != nil {
 		return fmt.Errorf("index Machines by controller: %w", err)
+	}
+	if err := idx.IndexField(ctx, &clusterv1.MachineSet{}, SelectorLabelIndex, SelectorLabelIndexer); err != nil {
+		return fmt.Errorf("index MachineSets by selector label: %w", err)
+	}
+	if err := idx.IndexField(ctx, &clusterv1.MachineSet{}, TemplateLabelIndex, TemplateLabelIndexer); err != nil {
+		return fmt.Errorf("index MachineSets by template label: %w", err)
 	}
 	m := mapper{client: mgr.GetClient()}
 	b := r.Builder(mgr).
@@ -66,7 +76,10 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error
 		// an orphan wakes the sets that may adopt it.
 		Watches(&clusterv1.Machine{}, handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &clusterv1.MachineSet{}, handler.OnlyControllerOwner())).
 		Watches(&clusterv1.Machine{}, handler.EnqueueRequestsFromMapFunc(m.orphanToMachineSets)).
-		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(m.clusterToMachineSets))
+		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(m.clusterToMachineSets)).
+		// A set whose selector comes to overlap another's, or stops to,
+		// wakes the other so both conditions say so.
+		Watches(&clusterv1.MachineSet{}, m.overlapsChanged())
 	return r.Setup(mgr, b, opts.Concurrency, nil)
 }
 
@@ -100,4 +113,51 @@ func (m mapper) orphanToMachineSets(ctx context.Context, obj client.Object) []re
 // clusterToMachineSets wakes the sets of a Cluster (pause, creation).
 func (m mapper) clusterToMachineSets(ctx context.Context, obj client.Object) []reconcile.Request {
 	return m.setsWhere(ctx, obj.GetNamespace(), func(ms *clusterv1.MachineSet) bool { return ms.Spec.ClusterName == obj.GetName() })
+}
+
+// overlapsChanged wakes the sets a set overlaps with before and after a
+// change of what overlap reads (selector, template labels, Cluster,
+// deletion), and when it comes or goes; its status changing wakes none.
+func (m mapper) overlapsChanged() handler.EventHandler {
+	add := func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request], objs ...client.Object) {
+		for _, o := range objs {
+			ms, ok := o.(*clusterv1.MachineSet)
+			if !ok {
+				continue
+			}
+			// A set being deleted overlaps nothing, but the sets it
+			// overlapped until now must hear of it.
+			probe := ms.DeepCopy()
+			probe.DeletionTimestamp = nil
+			others, err := overlapping(ctx, m.client, probe)
+			if err != nil {
+				continue
+			}
+			for _, other := range others {
+				q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(other)})
+			}
+		}
+	}
+	return handler.TypedFuncs[client.Object, reconcile.Request]{
+		CreateFunc: func(ctx context.Context, e event.TypedCreateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(ctx, q, e.Object)
+		},
+		UpdateFunc: func(ctx context.Context, e event.TypedUpdateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			before, ok1 := e.ObjectOld.(*clusterv1.MachineSet)
+			after, ok2 := e.ObjectNew.(*clusterv1.MachineSet)
+			if ok1 && ok2 && !overlapInputsChanged(before, after) {
+				return
+			}
+			add(ctx, q, e.ObjectOld, e.ObjectNew)
+		},
+		DeleteFunc: func(ctx context.Context, e event.TypedDeleteEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(ctx, q, e.Object)
+		},
+	}
+}
+
+func overlapInputsChanged(a, b *clusterv1.MachineSet) bool {
+	return a.Spec.ClusterName != b.Spec.ClusterName || a.DeletionTimestamp.IsZero() != b.DeletionTimestamp.IsZero() ||
+		!maps.Equal(a.Spec.Selector.MatchLabels, b.Spec.Selector.MatchLabels) ||
+		!maps.Equal(a.Spec.Template.ObjectMeta.Labels, b.Spec.Template.ObjectMeta.Labels)
 }

@@ -2,7 +2,11 @@ package v1alpha1_test
 
 // Everyday mistakes refused at admission, run by TestBadInputCatalog:
 // pointing a Machine at a MachineSet's templates would have the Machine take
-// them over and delete them with itself.
+// them over and delete them with itself. Mistakes about another object (two
+// MachineSets whose selectors overlap, a controlPlaneRef to an object that
+// does not exist) pass admission, which sees one object: conditions and
+// Warning Events tell them (rows S14 and K13, features/machineset.feature and
+// features/workload_cluster.feature).
 func init() {
 	catalog = append(catalog, mistakesCatalog...)
 }

@@ -40,6 +40,8 @@ type Harness struct {
 	// Audit checks the operator's writes from inside actions against the
 	// actions' markers, across restarts.
 	Audit *WriteAudit
+	// Errors keeps what the operator logged as errors.
+	Errors *ErrorLog
 
 	mu       sync.Mutex
 	cancel   context.CancelFunc
@@ -61,7 +63,8 @@ func Start() (*Harness, error) { return start(localcp.ForTest) }
 func StartAlone() (*Harness, error) { return start(localcp.OwnForTest) }
 
 func start(controlPlane func() (*localcp.ControlPlane, error)) (*Harness, error) {
-	ctrl.SetLogger(zap.New(zap.UseDevMode(false), zap.Level(zapLevel())))
+	errs := &ErrorLog{}
+	ctrl.SetLogger(errs.Recording(zap.New(zap.UseDevMode(false), zap.Level(zapLevel()))))
 	env, err := controlPlane()
 	if err != nil {
 		return nil, err
@@ -82,7 +85,7 @@ func start(controlPlane func() (*localcp.ControlPlane, error)) (*Harness, error)
 		plural[c.Name] = resource.Resource
 	}
 	h := &Harness{Env: env, Client: labelling{env.Client}, Set: sets[machineactions.Name], Sets: sets, Clock: &Clock{},
-		Audit: NewWriteAudit(plural)}
+		Audit: NewWriteAudit(plural), Errors: errs}
 	if err := h.StartOperator(); err != nil {
 		_ = env.Stop()
 		return nil, err

@@ -1,0 +1,126 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/krtt-dev/krtt/actions/contract"
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/engine"
+)
+
+// ControlPlaneAvailableCondition says whether the object spec.controlPlaneRef
+// names exists (rows K13, K14, K15).
+const ControlPlaneAvailableCondition = "ControlPlaneAvailable"
+
+// ControlPlaneRefIndex indexes Clusters by the object their controlPlaneRef
+// names, so an object that appears wakes the Clusters waiting for it.
+const ControlPlaneRefIndex = "cluster.controlPlaneRef"
+
+func controlPlaneKey(group, kind, name string) string { return group + "/" + kind + "/" + name }
+
+// ControlPlaneRefIndexer extracts the ControlPlaneRefIndex key.
+func ControlPlaneRefIndexer(obj client.Object) []string {
+	c, ok := obj.(*clusterv1.Cluster)
+	if !ok || c.Spec.ControlPlaneRef == nil {
+		return nil
+	}
+	ref := c.Spec.ControlPlaneRef
+	return []string{controlPlaneKey(ref.APIGroup, ref.Kind, ref.Name)}
+}
+
+// readControlPlane reads the object and makes sure its kind is watched: a
+// Cluster waiting for an object that does not exist yet is woken by its
+// creation, not by a timer.
+func (o *Observer) readControlPlane(ctx context.Context, s *Scope, ref clusterv1.ObjectReference) {
+	mapping, err := o.Client.RESTMapper().RESTMapping(contract.GroupKindFor(ref))
+	if err == nil && o.Watcher != nil {
+		probe := &unstructured.Unstructured{}
+		probe.SetGroupVersionKind(mapping.GroupVersionKind)
+		if werr := o.Watcher.Watch(ctx, probe); werr != nil && s.Err == nil {
+			s.Err = werr
+		}
+	}
+	u, err := contract.Get(ctx, o.Client, ref, s.Key.Namespace, "control plane")
+	switch {
+	case contract.IsNoMatch(err):
+		s.ControlPlaneMissing = fmt.Sprintf("%s/%s does not exist: the API server does not serve the kind %s.%s", ref.Kind, ref.Name, ref.Kind, ref.APIGroup)
+	case err != nil:
+		s.ControlPlaneUnread = true
+		if s.Err == nil {
+			s.Err = err
+		}
+	case u == nil:
+		s.ControlPlaneMissing = fmt.Sprintf("%s/%s does not exist", ref.Kind, ref.Name)
+	default:
+		s.ControlPlane = u
+	}
+}
+
+func controlPlane(s *Scope) string {
+	switch {
+	case s.Cluster == nil || s.Cluster.Spec.ControlPlaneRef == nil:
+		return "NotNamed"
+	case s.ControlPlane == nil:
+		return "Missing"
+	}
+	return "Found"
+}
+
+// controlPlaneWords is what ControlPlaneAvailable says for what is
+// observed, with its reason.
+func controlPlaneWords(s *Scope) (reason, message string) {
+	switch controlPlane(s) {
+	case "NotNamed":
+		return "NoControlPlaneRef", "spec.controlPlaneRef names no control plane object"
+	case "Missing":
+		return "ControlPlaneNotFound", s.ControlPlaneMissing
+	}
+	ref := s.Cluster.Spec.ControlPlaneRef
+	return "ControlPlaneFound", fmt.Sprintf("%s/%s exists", ref.Kind, ref.Name)
+}
+
+// controlPlaneConditionCurrent: ControlPlaneAvailable already says what is
+// observed. An object an API error left unread changes nothing.
+func controlPlaneConditionCurrent(s *Scope) bool {
+	if s.Cluster == nil || s.ControlPlaneUnread {
+		return true
+	}
+	c := meta.FindStatusCondition(s.Cluster.Status.Conditions, ControlPlaneAvailableCondition)
+	reason, message := controlPlaneWords(s)
+	if c == nil {
+		// Only a missing object is worth a condition the Cluster did
+		// not carry: every Cluster would otherwise spend a reconcile
+		// saying that its control plane exists.
+		return reason != "ControlPlaneNotFound"
+	}
+	return c.Reason == reason && c.Message == message &&
+		(c.Status == metav1.ConditionFalse) == (reason == "ControlPlaneNotFound")
+}
+
+func describeControlPlane(_ context.Context, s *Scope) engine.Outcome {
+	_, message := controlPlaneWords(s)
+	return engine.OKf("%s", message)
+}
+
+// clustersNaming wakes the Clusters whose controlPlaneRef names o.
+func clustersNaming(c client.Reader) func(context.Context, *unstructured.Unstructured) []reconcile.Request {
+	return func(ctx context.Context, o *unstructured.Unstructured) []reconcile.Request {
+		list := &clusterv1.ClusterList{}
+		key := controlPlaneKey(o.GroupVersionKind().Group, o.GetKind(), o.GetName())
+		if err := c.List(ctx, list, client.InNamespace(o.GetNamespace()), client.MatchingFields{ControlPlaneRefIndex: key}); err != nil {
+			return nil
+		}
+		out := make([]reconcile.Request, 0, len(list.Items))
+		for i := range list.Items {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
+		return out
+	}
+}

@@ -1,0 +1,146 @@
+package features
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/cucumber/godog"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/test/framework/harness"
+	simv1 "github.com/krtt-dev/krtt/test/infrastructure/sim/api/v1alpha1"
+)
+
+// Steps for everyday mistakes the API server cannot refuse, since they are
+// about other objects: MachineSets whose selectors overlap, and a Cluster
+// naming a control plane object that does not exist. Each is told by a
+// condition and a Warning Event, and clears once mended.
+func registerMistakeSteps(sc *godog.ScenarioContext, w *world) {
+	sc.Step(`^a MachineSet "([^"]*)" of (\d+) Machines? selecting the Machines of "([^"]*)" and its own label "([^"]*)"$`, w.anOverlappingMachineSet)
+	sc.Step(`^the MachineSet "([^"]*)" selects only its own Machines$`, w.machineSetSelectsItsOwn)
+	sc.Step(`^a Cluster "([^"]*)" whose controlPlaneRef names the SimControlPlane "([^"]*)" that does not exist$`, w.aClusterWithMissingControlPlane)
+	sc.Step(`^the SimControlPlane "([^"]*)" is created$`, w.createSimControlPlane)
+	sc.Step(`^the controlPlaneRef of the Cluster "([^"]*)" is removed$`, w.removeControlPlaneRef)
+	sc.Step(`^a Warning Event of the (MachineSet|Cluster) "([^"]*)" with reason "([^"]*)" says "([^"]*)"$`, w.warningOf)
+	sc.Step(`^the providers bring the Machines of "([^"]*)" that are not Running to Running$`, w.provideNew)
+	sc.Step(`^no Warning Event was recorded in the scenario$`, w.noWarningEvent)
+	sc.Step(`^the operator logged no error about the scenario's objects$`, w.noErrorLogged)
+}
+
+// anOverlappingMachineSet creates a set whose selector is the other set's
+// (pool=<other>) plus a label of its own: the other set's selector matches
+// every Machine it creates.
+func (w *world) anOverlappingMachineSet(ctx context.Context, name string, replicas int, other, label string) error {
+	return w.newMachineSet(ctx, name, replicas, func(ms *clusterv1.MachineSet) {
+		labels := map[string]string{"pool": other, label: "yes"}
+		ms.Spec.Selector.MatchLabels = labels
+		ms.Spec.Template.ObjectMeta.Labels = labels
+	})
+}
+
+// machineSetSelectsItsOwn gives the set the selector and template labels
+// pool=<name>, as a user mending the overlap would.
+func (w *world) machineSetSelectsItsOwn(ctx context.Context, name string) error {
+	return w.updateMachineSet(ctx, name, func(ms *clusterv1.MachineSet) {
+		labels := map[string]string{"pool": name}
+		ms.Spec.Selector.MatchLabels = labels
+		ms.Spec.Template.ObjectMeta.Labels = labels
+	})
+}
+
+func (w *world) aClusterWithMissingControlPlane(ctx context.Context, name, cp string) error {
+	w.cluster = name
+	return w.h.Client.Create(ctx, harness.Label(&clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name},
+		Spec: clusterv1.ClusterSpec{ControlPlaneRef: &clusterv1.ObjectReference{
+			APIGroup: simv1.GroupVersion.Group, Kind: "SimControlPlane", Name: cp}}}))
+}
+
+func (w *world) createSimControlPlane(ctx context.Context, name string) error {
+	return w.h.Client.Create(ctx, harness.Label(&simv1.SimControlPlane{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name}}))
+}
+
+func (w *world) removeControlPlaneRef(ctx context.Context, name string) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		c := &clusterv1.Cluster{}
+		if err := w.h.Client.Get(ctx, w.key(name), c); err != nil {
+			return err
+		}
+		c.Spec.ControlPlaneRef = nil
+		return w.h.Client.Update(ctx, c)
+	})
+}
+
+// warningOf: the object has a Warning Event with the reason whose note
+// contains text.
+func (w *world) warningOf(ctx context.Context, kind, name, reason, text string) error {
+	return w.eventually(ctx, fmt.Sprintf("Warning Event of %s %s with reason %s", kind, name, reason), func(ctx context.Context) error {
+		list := &eventsv1.EventList{}
+		if err := w.h.Client.List(ctx, list, client.InNamespace(w.ns)); err != nil {
+			return err
+		}
+		var seen []string
+		for _, e := range list.Items {
+			if e.Regarding.Kind != kind || e.Regarding.Name != name {
+				continue
+			}
+			if e.Type == "Warning" && e.Reason == reason && strings.Contains(e.Note, text) {
+				return nil
+			}
+			seen = append(seen, e.Type+" "+e.Reason+": "+e.Note)
+		}
+		return fmt.Errorf("Events of %s %s:\n%s", kind, name, strings.Join(seen, "\n"))
+	})
+}
+
+// provideNew plays the providers for the set's live Machines that are not
+// Running yet (those a scale-up just created).
+func (w *world) provideNew(ctx context.Context, set string) error {
+	ms, err := w.liveMachines(ctx, set)
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		if m.Status.Phase != clusterv1.MachinePhaseRunning {
+			if err := w.provideOne(ctx, m.Name); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// noWarningEvent: nothing in the scenario's namespace needed a person.
+func (w *world) noWarningEvent(ctx context.Context) error {
+	list := &eventsv1.EventList{}
+	if err := w.h.Client.List(ctx, list, client.InNamespace(w.ns)); err != nil {
+		return err
+	}
+	var warnings []string
+	for _, e := range list.Items {
+		if e.Type == "Warning" {
+			warnings = append(warnings, e.Regarding.Kind+" "+e.Regarding.Name+" "+e.Reason+": "+e.Note)
+		}
+	}
+	if len(warnings) > 0 {
+		return fmt.Errorf("Warning Events:\n%s", strings.Join(warnings, "\n"))
+	}
+	return nil
+}
+
+// noErrorLogged: the operator logged no error about the scenario's
+// objects (an ERROR line of `make run`).
+func (w *world) noErrorLogged(context.Context) error {
+	if errs := w.h.Errors.About(w.ns); len(errs) > 0 {
+		lines := make([]string, 0, len(errs))
+		for _, e := range errs {
+			lines = append(lines, e.String())
+		}
+		return fmt.Errorf("the operator logged errors:\n%s", strings.Join(lines, "\n"))
+	}
+	return nil
+}
