@@ -17,6 +17,7 @@ import (
 	"github.com/krtt-dev/krtt/actions/controller"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/internal/remote"
+	"github.com/krtt-dev/krtt/internal/selfhosted"
 	"github.com/krtt-dev/krtt/internal/watchfilter"
 	"github.com/krtt-dev/krtt/reconciler"
 )
@@ -41,6 +42,15 @@ func Setup(ctx context.Context, mgr ctrl.Manager, sets TableSets, opts controlle
 	if opts.Workload.Now == nil {
 		// Since and ReachableAgain are compared with the controllers' clock.
 		opts.Workload.Now = opts.Now
+	}
+	opts.Workload.SelfHosted = opts.SelfHostedClusters
+	log := ctrl.Log.WithName("setup")
+	if opts.SelfHostedClusters {
+		log.Info("serving self-hosted Clusters: Clusters without a kubeconfig Secret have their Nodes in the management cluster (needs "+selfhosted.RBACDir+")",
+			"selfHostedClusters", true)
+	} else {
+		log.Info("serving only Clusters with a kubeconfig Secret: no Node, Pod or volume is read in the management cluster; a Cluster without one is NoAccess",
+			"selfHostedClusters", false)
 	}
 	clusters, err := workloadClusters(mgr, opts.Workload)
 	if err != nil {

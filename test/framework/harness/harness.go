@@ -107,7 +107,9 @@ func (h *Harness) StartOperator() error {
 	// cluster is unreachable, when it came back) with the operator's clock.
 	workload := workloadOptions
 	workload.Now = h.Clock.Now
-	err = actions.Setup(ctx, mgr, h.Sets, controller.Options{Concurrency: 4, Workload: workload, Traces: h.record, Now: h.Clock.Now, ClockJumps: h.Clock.OnJump})
+	err = actions.Setup(ctx, mgr, h.Sets, controller.Options{Concurrency: 4, Workload: workload, Traces: h.record, Now: h.Clock.Now, ClockJumps: h.Clock.OnJump,
+		// Most scenarios' Clusters have no Secret: their Nodes are in Env.
+		SelfHostedClusters: true})
 	if err != nil {
 		cancel()
 		return err
