@@ -168,7 +168,7 @@ bad-input: tools ## Only the bad-input catalogs: hostile Machines/Clusters again
 	go test $(GO_TEST_FLAGS) ./actions/ ./cmd/krtt/ ./cmd/krtt-operator/ -run 'Bad|Huge|Good'
 
 .PHONY: security
-security: tools ## Only the least-privilege suite: a full lifecycle as the operator's ServiceAccount under config/rbac, unused grants, Deployment hardening.
+security: tools ## Only the least-privilege suite: a full lifecycle as the operator's ServiceAccount under config/rbac (and with config/rbac-self-hosted for self-hosted Clusters), unused grants, Deployment hardening.
 	go test $(GO_TEST_FLAGS) ./test/security/
 
 .PHONY: fuzz

@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/krtt-dev/krtt/internal/selfhosted"
 	"github.com/krtt-dev/krtt/test/framework/localcp"
 )
 
@@ -74,10 +75,19 @@ func TestReleaseManifests(t *testing.T) {
 	// Node-side rights in the management cluster are for self-hosted
 	// Clusters only: never in install.yaml, all in self-hosted.yaml.
 	nodeSide := []string{"nodes", "pods", "pods/eviction", "poddisruptionbudgets", "volumeattachments"}
-	t.Run("install.yaml grants nothing of the Node side", func(t *testing.T) {
+	t.Run("install.yaml grants nothing of the Node side and runs without self-hosted Clusters", func(t *testing.T) {
 		for _, r := range granted(t, install) {
 			if slices.Contains(nodeSide, r) {
 				t.Errorf("install.yaml grants %s; it belongs in config/rbac-self-hosted", r)
+			}
+		}
+		// Without the component's role the mode would only meet
+		// forbidden watches.
+		for _, c := range deployment(t, install, "krtt-operator").Spec.Template.Spec.Containers {
+			for _, a := range append(c.Command, c.Args...) {
+				if strings.HasPrefix(a, "--"+selfhosted.Flag) && a != "--"+selfhosted.Flag+"=false" {
+					t.Errorf("container %s runs with %s; install.yaml has no RBAC for it", c.Name, a)
+				}
 			}
 		}
 	})
