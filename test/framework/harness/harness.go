@@ -40,6 +40,11 @@ type Harness struct {
 	// Audit checks the operator's writes from inside actions against the
 	// actions' markers, across restarts.
 	Audit *WriteAudit
+	// NoSelfHosted starts the operator without self-hosted Clusters
+	// (controller.Options.SelfHostedClusters off) at its next start; most
+	// scenarios' Clusters have no Secret, their Nodes in Env, so it is on
+	// unless a scenario turns it off.
+	NoSelfHosted bool
 
 	mu       sync.Mutex
 	cancel   context.CancelFunc
@@ -108,8 +113,7 @@ func (h *Harness) StartOperator() error {
 	workload := workloadOptions
 	workload.Now = h.Clock.Now
 	err = actions.Setup(ctx, mgr, h.Sets, controller.Options{Concurrency: 4, Workload: workload, Traces: h.record, Now: h.Clock.Now, ClockJumps: h.Clock.OnJump,
-		// Most scenarios' Clusters have no Secret: their Nodes are in Env.
-		SelfHostedClusters: true})
+		SelfHostedClusters: !h.NoSelfHosted})
 	if err != nil {
 		cancel()
 		return err
