@@ -65,10 +65,11 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy code for the API types.
 	$(CONTROLLER_GEN) object paths=./api/... paths=./test/infrastructure/sim/api/...
 
 .PHONY: manifests
-manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC into config/.
+manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC into config/ (config/rbac, and config/rbac-self-hosted for self-hosted Clusters).
 	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=config/crd/bases
 	$(CONTROLLER_GEN) crd paths=./test/infrastructure/sim/api/... output:crd:artifacts:config=config/sim/crd
 	$(CONTROLLER_GEN) rbac:roleName=krtt-operator paths=./actions/... output:rbac:artifacts:config=config/rbac
+	$(CONTROLLER_GEN) rbac:roleName=krtt-operator-self-hosted paths=./internal/selfhosted/... output:rbac:artifacts:config=config/rbac-self-hosted
 	$(CONTROLLER_GEN) rbac:roleName=krtt-sim paths=./test/infrastructure/sim/... output:rbac:artifacts:config=config/sim/rbac
 
 .PHONY: build
@@ -105,6 +106,9 @@ check-generated: krtt $(CONTROLLER_GEN) ## Fail when generated files or docs dif
 	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
 	  $(CONTROLLER_GEN) rbac:roleName=krtt-operator paths=./actions/... output:rbac:artifacts:config=$$tmp; \
 	  if ! diff -u config/rbac/role.yaml $$tmp/role.yaml; then echo "config/rbac/role.yaml is stale: run 'make manifests' and commit"; exit 1; fi
+	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
+	  $(CONTROLLER_GEN) rbac:roleName=krtt-operator-self-hosted paths=./internal/selfhosted/... output:rbac:artifacts:config=$$tmp; \
+	  if ! diff -u config/rbac-self-hosted/role.yaml $$tmp/role.yaml; then echo "config/rbac-self-hosted/role.yaml is stale: run 'make manifests' and commit"; exit 1; fi
 	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
 	  $(CONTROLLER_GEN) rbac:roleName=krtt-sim paths=./test/infrastructure/sim/... output:rbac:artifacts:config=$$tmp; \
 	  if ! diff -u config/sim/rbac/role.yaml $$tmp/role.yaml; then echo "config/sim/rbac/role.yaml is stale: run 'make manifests' and commit"; exit 1; fi
@@ -172,7 +176,7 @@ bad-input: tools ## Only the bad-input catalogs: hostile Machines/Clusters again
 	go test $(GO_TEST_FLAGS) ./actions/ ./cmd/krtt/ ./cmd/krtt-operator/ -run 'Bad|Huge|Good'
 
 .PHONY: security
-security: tools ## Only the least-privilege suite: a full lifecycle as the operator's ServiceAccount under config/rbac, unused grants, Deployment hardening.
+security: tools ## Only the least-privilege suite: a full lifecycle as the operator's ServiceAccount under config/rbac (and with config/rbac-self-hosted for self-hosted Clusters), unused grants, Deployment hardening.
 	go test $(GO_TEST_FLAGS) ./test/security/
 
 .PHONY: fuzz
@@ -199,7 +203,7 @@ KUBECTL ?= kubectl
 CONTAINER_TOOL ?= docker
 
 .PHONY: release
-release: ## Write $(DIST)/install.yaml (CRDs, RBAC, leader election, Deployment; image IMG) and $(DIST)/sim.yaml (the simulated provider, optional); with VERSION=vX.Y.Z also tag HEAD with it (annotated, clean tree only, never pushed).
+release: ## Write $(DIST)/install.yaml (CRDs, RBAC, leader election, Deployment; image IMG), $(DIST)/sim.yaml (the simulated provider, optional) and $(DIST)/self-hosted.yaml (the RBAC for self-hosted Clusters, optional); with VERSION=vX.Y.Z also tag HEAD with it (annotated, clean tree only, never pushed).
 	$(if $(RELEASE_TAG),@hack/release-tag.sh check '$(VERSION)')
 	@mkdir -p $(DIST)
 	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; cp -r config $$tmp/; \
@@ -210,8 +214,9 @@ release: ## Write $(DIST)/install.yaml (CRDs, RBAC, leader election, Deployment;
 	    printf 'resources:\n  - ../%s\nimages:\n  - name: ghcr.io/krtt-dev/krtt-operator\n    newName: %s\n    newTag: %s\n' "$$overlay" "$$name" "$$tag" > $$tmp/config/release-$$overlay/kustomization.yaml; \
 	  done; \
 	  $(KUBECTL) kustomize $$tmp/config/release-default > $(DIST)/install.yaml; \
-	  $(KUBECTL) kustomize $$tmp/config/release-sim > $(DIST)/sim.yaml
-	@echo "wrote $(DIST)/install.yaml and $(DIST)/sim.yaml for $(IMG)"
+	  $(KUBECTL) kustomize $$tmp/config/release-sim > $(DIST)/sim.yaml; \
+	  $(KUBECTL) kustomize $$tmp/config/rbac-self-hosted > $(DIST)/self-hosted.yaml
+	@echo "wrote $(DIST)/install.yaml, $(DIST)/sim.yaml and $(DIST)/self-hosted.yaml for $(IMG)"
 	$(if $(RELEASE_TAG),@hack/release-tag.sh tag '$(VERSION)')
 
 .PHONY: docker-build

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"strings"
 
-	"k8s.io/client-go/rest"
-
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -17,6 +17,7 @@ import (
 	"github.com/krtt-dev/krtt/actions/controller"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/internal/remote"
+	"github.com/krtt-dev/krtt/internal/selfhosted"
 	"github.com/krtt-dev/krtt/internal/watchfilter"
 	"github.com/krtt-dev/krtt/reconciler"
 )
@@ -42,6 +43,8 @@ func Setup(ctx context.Context, mgr ctrl.Manager, sets TableSets, opts controlle
 		// Since and ReachableAgain are compared with the controllers' clock.
 		opts.Workload.Now = opts.Now
 	}
+	opts.Workload.SelfHosted = opts.SelfHostedClusters
+	logMode(ctrl.Log.WithName("setup"), opts.SelfHostedClusters)
 	clusters, err := workloadClusters(mgr, opts.Workload)
 	if err != nil {
 		return err
@@ -59,6 +62,18 @@ func Setup(ctx context.Context, mgr ctrl.Manager, sets TableSets, opts controlle
 		}
 	}
 	return nil
+}
+
+// logMode says once, at start, which Clusters the operator serves: a
+// forbidden watch or a NoAccess Cluster is explained by it.
+func logMode(log logr.Logger, selfHosted bool) {
+	if selfHosted {
+		log.Info("serving self-hosted Clusters: Clusters without a kubeconfig Secret have their Nodes in the management cluster (needs "+selfhosted.RBACDir+")",
+			"selfHostedClusters", true)
+		return
+	}
+	log.Info("serving only Clusters with a kubeconfig Secret: no Node, Pod or volume is read in the management cluster; a Cluster without one is NoAccess",
+		"selfHostedClusters", false)
 }
 
 // workloadClusters is the manager's cache of workload cluster connections;

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-logr/logr/funcr"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -146,6 +148,25 @@ func TestRequestKind(t *testing.T) {
 		v, r, s := RequestKind(tc.method, tc.path, tc.watch)
 		if v != tc.verb || r != tc.resource || s != tc.sub {
 			t.Errorf("RequestKind(%s %s watch=%q) = %s %s %s, want %s %s %s", tc.method, tc.path, tc.watch, v, r, s, tc.verb, tc.resource, tc.sub)
+		}
+	}
+}
+
+// The mode is one structured line with the key selfHostedClusters, saying
+// what it means.
+func TestLogMode(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		var lines []string
+		logMode(funcr.New(func(prefix, args string) { lines = append(lines, args) }, funcr.Options{}), on)
+		if len(lines) != 1 {
+			t.Fatalf("selfHosted %v: %d lines, want one: %q", on, len(lines), lines)
+		}
+		want := fmt.Sprintf(`"selfHostedClusters"=%v`, on)
+		if !strings.Contains(lines[0], want) {
+			t.Errorf("selfHosted %v: %s lacks %s", on, lines[0], want)
+		}
+		if on != strings.Contains(lines[0], "config/rbac-self-hosted") {
+			t.Errorf("selfHosted %v: %s", on, lines[0])
 		}
 	}
 }

@@ -190,6 +190,7 @@ func registerSteps(sc *godog.ScenarioContext, h *harness.Harness, cov *coverage)
 	sc.Step(`^the (drain|volume detach|Node deletion|health|creation) timeout of "([^"]*)" has passed$`, w.timeoutPassed)
 	sc.Step(`^I delete the Machine "([^"]*)"$`, w.deleteMachine)
 	sc.Step(`^the operator restarts$`, w.restart)
+	sc.Step(`^the operator restarts without self-hosted Clusters$`, w.restartWithoutSelfHosted)
 
 	// --- Then: assertions, each polling ---
 	sc.Step(`^the Machine "([^"]*)" reaches phase "([^"]*)"$`, w.reachesPhase)
@@ -558,6 +559,18 @@ func (w *world) deleteMachine(ctx context.Context, name string) error {
 }
 
 func (w *world) restart(context.Context) error { return w.h.RestartOperator() }
+
+// restartWithoutSelfHosted restarts the operator as shipped (no
+// --self-hosted-clusters) until the scenario ends; the next scenarios get
+// it back as they expect it.
+func (w *world) restartWithoutSelfHosted(context.Context) error {
+	w.h.NoSelfHosted = true
+	w.undo = append(w.undo, func(context.Context) error {
+		w.h.NoSelfHosted = false
+		return w.h.RestartOperator()
+	})
+	return w.h.RestartOperator()
+}
 
 // --- Then ---
 

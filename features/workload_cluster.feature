@@ -1,7 +1,8 @@
 @workload
 Feature: Workload clusters
   The Nodes, Pods, budgets and volumes of a Cluster live in the cluster its Secret <cluster>-kubeconfig
-  (key value) names; without that Secret, in the management cluster itself. The operator keeps one
+  (key value) names; without that Secret, in the management cluster itself (when the operator serves
+  self-hosted Clusters, as the harness does unless a scenario restarts it without). The operator keeps one
   connection per Cluster, probes it, and holds every Node-side step while the workload cluster cannot
   be used, saying why; it never takes an unseen Node for a deleted one.
 
@@ -101,3 +102,18 @@ Feature: Workload clusters
     When the controlPlaneRef of the Cluster "c1" is removed
     Then the Cluster "c1" has condition "ControlPlaneAvailable" with status "True" and reason "NoControlPlaneRef" and message containing "names no control plane object"
     And the operator logged no error about the scenario's objects
+
+  @serial @row:machine-workload-cluster:W02 @row:cluster-status:K05 @row:cluster-status:K06
+  Scenario: Without self-hosted Clusters a Cluster without a kubeconfig Secret says how to enable them
+    Given the operator restarts without self-hosted Clusters
+    And a Cluster "c1"
+    And a Machine "m1" with its bootstrap and infrastructure objects
+    When the bootstrap provider reports the data secret of "m1"
+    And the infrastructure of "m1" is provisioned
+    And a Node joins for "m1" in the workload cluster
+    Then the Cluster "c1" has condition "WorkloadClusterReachable" with status "False" and reason "NoAccess" and message containing "apply config/rbac-self-hosted and start the operator with --self-hosted-clusters"
+    And the Machine "m1" has condition "NodeHealthy" with reason "WorkloadClusterNoAccess" and message containing "self-hosted Clusters are not enabled"
+    And the Machine "m1" reaches phase "Provisioned"
+    When the kubeconfig Secret of Cluster "c1" is created for the workload cluster
+    Then the Machine "m1" reaches phase "Running"
+    And the Cluster "c1" has condition "WorkloadClusterReachable" with status "True" and reason "Connected" and message containing "through Secret"

@@ -19,7 +19,9 @@ import (
 // and Machines left, each Machine with its deletion step) and its Deleting
 // condition.
 func Explain(ctx context.Context, c client.Client, set *engine.TableSet, key client.ObjectKey, now time.Time) (*explain.Report, error) {
-	clusters := remote.New(c, c, remote.Options{Scheme: c.Scheme()})
+	// The user's rights, not the operator's: a Cluster without a Secret is
+	// explained as self-hosted.
+	clusters := remote.New(c, c, remote.Options{Scheme: c.Scheme(), SelfHosted: true})
 	// Never started, the cache would keep the connections the observation
 	// opened running after the explanation.
 	defer clusters.Close()

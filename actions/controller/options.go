@@ -39,7 +39,18 @@ type Options struct {
 	// share, opened from Workload by the operator; nil serves every
 	// Cluster's Node side from the management cluster.
 	Clusters *remote.Cache
+	// SelfHostedClusters serves Clusters without a kubeconfig Secret from
+	// the management cluster, watching its Nodes, Pods and
+	// PodDisruptionBudgets (the RBAC of config/rbac-self-hosted). Off, the
+	// operator reads nothing of the Node side in the management cluster and
+	// such a Cluster is NoAccess (remote.Options.SelfHosted).
+	SelfHostedClusters bool
 }
+
+// LocalNodeSide: the management cluster is the Node side of some Clusters
+// (self-hosted ones are served, or there are no connections at all), so
+// its Nodes, Pods and PodDisruptionBudgets are watched.
+func (o Options) LocalNodeSide() bool { return o.SelfHostedClusters || o.Clusters == nil }
 
 // Kit is the kit's options for the controller name in mgr: the manager's
 // clients, an Event recorder named after the controller, and the clock and

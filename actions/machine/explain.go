@@ -29,8 +29,10 @@ func Explain(ctx context.Context, c client.Client, set *engine.TableSet, key cli
 	// The operator's own observe and decide, through the controller kit,
 	// with a direct client and no action run.
 	// The Node side is reached as the operator reaches it: through the
-	// Cluster's kubeconfig Secret when there is one.
-	clusters := remote.New(c, c, remote.Options{Scheme: c.Scheme()})
+	// Cluster's kubeconfig Secret when there is one, and the management
+	// cluster otherwise: explain runs with its user's rights, not the
+	// operator's, and shows what a self-hosted Cluster's Node side holds.
+	clusters := remote.New(c, c, remote.Options{Scheme: c.Scheme(), SelfHosted: true})
 	// Never started, the cache would keep the connections the observation
 	// opened running after the explanation.
 	defer clusters.Close()

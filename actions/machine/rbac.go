@@ -10,7 +10,15 @@ package machine
 // the Machine uncached to rebase its change onto the newest version.
 // Secrets are watched as metadata only (a <cluster>-kubeconfig Secret appearing
 // or changing wakes the Cluster's Machines), and get reads such a Secret's
-// kubeconfig once per workload cluster connection.
+// kubeconfig once per workload cluster connection. A control plane object is
+// only read (the Machine counts its Cluster's control plane), never patched
+// or deleted by the Machine controller.
+//
+// No Node, Pod, eviction, PodDisruptionBudget or volume right is granted
+// here: in the workload clusters the Secret's credentials carry them, and in
+// the management cluster they are needed only for self-hosted Clusters, the
+// opt-in component config/rbac-self-hosted (markers in internal/selfhosted,
+// the operator's --self-hosted-clusters).
 
 // The operator never deletes a Machine, nor writes machines/finalizers; on API
 // servers with the OwnerReferencesPermissionEnforcement admission plugin
@@ -23,15 +31,8 @@ package machine
 // +kubebuilder:rbac:groups=cluster.krtt.dev,resources=machines/status,verbs=patch
 // +kubebuilder:rbac:groups=cluster.krtt.dev,resources=machines/finalizers,verbs=update
 // +kubebuilder:rbac:groups=cluster.krtt.dev,resources=clusters,verbs=list;watch
-// +kubebuilder:rbac:groups=bootstrap.cluster.x-k8s.io;infrastructure.cluster.x-k8s.io;controlplane.cluster.x-k8s.io;sim.krtt.dev,resources=*,verbs=list;watch;patch;delete
-// +kubebuilder:rbac:groups="",resources=nodes,verbs=list;watch;patch;delete
-// +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch;delete
-// +kubebuilder:rbac:groups="",resources=pods/eviction,verbs=create
-// +kubebuilder:rbac:groups=apps,resources=daemonsets,verbs=list;watch
-// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=list;watch
-// +kubebuilder:rbac:groups=storage.k8s.io,resources=volumeattachments,verbs=list;watch;delete
+// +kubebuilder:rbac:groups=bootstrap.cluster.x-k8s.io;infrastructure.cluster.x-k8s.io;sim.krtt.dev,resources=*,verbs=list;watch;patch;delete
+// +kubebuilder:rbac:groups=controlplane.cluster.x-k8s.io,resources=*,verbs=list;watch
 // +kubebuilder:rbac:groups=cluster.krtt.dev,resources=machinedrainrules,verbs=list;watch
-// +kubebuilder:rbac:groups="",resources=namespaces,verbs=list;watch
-// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims;persistentvolumes,verbs=list;watch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch

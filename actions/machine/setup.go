@@ -81,9 +81,13 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error
 		return err
 	}
 	idx := mgr.GetFieldIndexer()
-	for _, ix := range Indexes() {
-		if err := idx.IndexField(ctx, ix.Object, ix.Field, ix.Extract); err != nil {
-			return fmt.Errorf("index %s: %w", ix.Field, err)
+	// An index starts an informer: without self-hosted Clusters the
+	// management cluster's Nodes and Pods are neither read nor granted.
+	if opts.LocalNodeSide() {
+		for _, ix := range Indexes() {
+			if err := idx.IndexField(ctx, ix.Object, ix.Field, ix.Extract); err != nil {
+				return fmt.Errorf("index %s: %w", ix.Field, err)
+			}
 		}
 	}
 	if err := idx.IndexField(ctx, &clusterv1.Machine{}, machineProviderIDIndex, indexMachineByProviderID); err != nil {
@@ -104,8 +108,10 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error
 		// A drain rule that changes changes Pod verdicts: look again at once.
 		Watches(&clusterv1.MachineDrainRule{}, handler.EnqueueRequestsFromMapFunc(m.drainingMachines))
 	// The management cluster is the Node side of self-hosted Clusters.
-	for _, src := range m.nodeSideSources(mgr.GetCache()) {
-		b = b.WatchesRawSource(src)
+	if opts.LocalNodeSide() {
+		for _, src := range m.nodeSideSources(mgr.GetCache()) {
+			b = b.WatchesRawSource(src)
+		}
 	}
 	if opts.Clusters != nil {
 		b = b.WatchesRawSource(workloadEvents(opts.Clusters.Subscribe(), handler.EnqueueRequestsFromMapFunc(m.clusterToMachines)))

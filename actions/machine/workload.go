@@ -35,6 +35,9 @@ func workloadClusterDetail(s *Scope) string {
 		what = "is unreachable"
 	case remote.NoAccess:
 		what = "refuses access"
+		if w.SelfHostedDisabled {
+			what = "has no Secret and is not served as self-hosted"
+		}
 	}
 	since := ""
 	if !w.Since.IsZero() {

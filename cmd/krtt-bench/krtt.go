@@ -101,6 +101,9 @@ func startKrtt(b *bench, bin, filter string) (*controllerProc, error) {
 		"--health-probe-bind-address", probe,
 		"--machine-concurrency", strconv.Itoa(b.o.concurrency),
 		"--zap-log-level", "error",
+		// The bench's Clusters have no kubeconfig Secret: their Nodes are
+		// the simulated provider's, in the bench's control plane.
+		"--self-hosted-clusters",
 	}
 	if filter != "" {
 		name += "-" + filter

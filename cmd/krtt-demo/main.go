@@ -214,7 +214,9 @@ func (d *demo) startManagers(ctx context.Context, cp *localcp.ControlPlane, conc
 	if err != nil {
 		return err
 	}
-	err = actions.Setup(ctx, opMgr, nil, controller.Options{Concurrency: concurrency,
+	// The demo's Machines are self-hosted: the simulated provider puts
+	// their Nodes in the demo's control plane.
+	err = actions.Setup(ctx, opMgr, nil, controller.Options{Concurrency: concurrency, SelfHostedClusters: true,
 		Traces: func(tr engine.Trace) {
 			d.trMu.Lock()
 			d.traces = append(d.traces, tr)

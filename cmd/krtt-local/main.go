@@ -32,12 +32,14 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/krtt-dev/krtt/internal/remote"
+	"github.com/krtt-dev/krtt/internal/selfhosted"
 	"github.com/krtt-dev/krtt/test/framework/localcp"
 	"github.com/krtt-dev/krtt/test/infrastructure/sim"
 )
 
 type flags struct {
 	local, fresh, leaderElect, samples bool
+	selfHosted                         bool
 	// sets are every controller's table set, loaded from tablesDir.
 	sets                   actions.TableSets
 	dir, tablesDir         string
@@ -58,6 +60,11 @@ func main() {
 	flag.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "Address of the health and readiness probes.")
 	flag.BoolVar(&f.leaderElect, "leader-elect", false, "Elect a leader so only one replica reconciles (existing cluster only).")
 	flag.IntVar(&f.concurrency, "machine-concurrency", 10, "Machines reconciled in parallel.")
+	// On here, unlike krtt-operator: the samples' Cluster without a Secret
+	// is self-hosted (the simulated provider's Nodes are in the local
+	// control plane), and against an existing cluster the operator runs
+	// with its user's rights, not config/rbac.
+	flag.BoolVar(&f.selfHosted, selfhosted.Flag, true, "Serve Clusters without a kubeconfig Secret, whose Nodes are in the management cluster (krtt-operator --"+selfhosted.Flag+").")
 	flag.StringVar(&f.tablesDir, "tables", "", "Load the Machine, MachineSet and Cluster tables from this directory instead of the embedded ones; the operator refuses to start on any lint finding.")
 	debug := flag.Bool("debug", false, "Log at debug level too (every row fired, every requeue); --zap-log-level sets any level.")
 	// Development: readable console lines; at info level, for the debug
@@ -125,7 +132,7 @@ func runOperator(ctx context.Context, cfg *rest.Config, f flags, leaderElect boo
 	if err != nil {
 		return err
 	}
-	if err := actions.Setup(ctx, mgr, f.sets, controller.Options{Concurrency: f.concurrency}); err != nil {
+	if err := actions.Setup(ctx, mgr, f.sets, controller.Options{Concurrency: f.concurrency, SelfHostedClusters: f.selfHosted}); err != nil {
 		return fmt.Errorf("set up the controllers: %w", err)
 	}
 	return mgr.Start(ctx)
@@ -168,7 +175,7 @@ func runLocal(ctx context.Context, f flags) error {
 	if err != nil {
 		return errors.Join(err, stopCP())
 	}
-	if err := actions.Setup(mctx, opMgr, f.sets, controller.Options{Concurrency: f.concurrency}); err != nil {
+	if err := actions.Setup(mctx, opMgr, f.sets, controller.Options{Concurrency: f.concurrency, SelfHostedClusters: f.selfHosted}); err != nil {
 		return errors.Join(fmt.Errorf("set up the controllers: %w", err), stopCP())
 	}
 	simMgr, err := sim.NewManager(mctx, cp.Config, ctrl.Options{

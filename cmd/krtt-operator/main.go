@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/krtt-dev/krtt/actions"
 	"github.com/krtt-dev/krtt/actions/controller"
+	"github.com/krtt-dev/krtt/internal/selfhosted"
 	"os"
 	"time"
 
@@ -27,6 +28,7 @@ func main() {
 		retryPeriod                       time.Duration
 		concurrency                       int
 		watchFilter                       string
+		selfHostedClusters                bool
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", actions.DefaultMetricsAddress, "Address of the Prometheus metrics endpoint (0 disables it).")
 	flag.BoolVar(&metricsSecure, "metrics-secure", true,
@@ -44,6 +46,9 @@ func main() {
 	flag.IntVar(&concurrency, "machine-concurrency", 10, "Machines reconciled in parallel.")
 	flag.StringVar(&watchFilter, "watch-filter", "",
 		"Manage only the Machines, MachineSets and Clusters labelled cluster.krtt.dev/watch-filter=VALUE, so several instances can each run a part of a fleet (label a Cluster and all its Machines alike); empty manages all.")
+	flag.BoolVar(&selfHostedClusters, selfhosted.Flag, false,
+		"Serve Clusters without a <cluster>-kubeconfig Secret, whose Nodes are in the management cluster: watches its Nodes, Pods and PodDisruptionBudgets "+
+			"and needs the ClusterRole of "+selfhosted.RBACDir+". Off, such a Cluster is WorkloadClusterReachable=False (NoAccess) and the operator needs only config/rbac.")
 	flag.StringVar(&tablesDir, "tables", "", "Load the Machine, MachineSet and Cluster tables from this directory instead of the embedded ones; the operator refuses to start on any lint finding.")
 	opts := zap.Options{Development: false}
 	opts.BindFlags(flag.CommandLine)
@@ -81,7 +86,7 @@ func main() {
 		os.Exit(1)
 	}
 	ctx := ctrl.SetupSignalHandler()
-	if err := actions.Setup(ctx, mgr, sets, controller.Options{Concurrency: concurrency}); err != nil {
+	if err := actions.Setup(ctx, mgr, sets, controller.Options{Concurrency: concurrency, SelfHostedClusters: selfHostedClusters}); err != nil {
 		log.Error(err, "unable to set up the controllers")
 		os.Exit(1)
 	}
@@ -89,7 +94,7 @@ func main() {
 		log.Error(err, "health and readiness checks")
 		os.Exit(1)
 	}
-	log.Info("starting", "tables", orEmbedded(tablesDir), "machineConcurrency", concurrency, "watchFilter", watchFilter)
+	log.Info("starting", "tables", orEmbedded(tablesDir), "machineConcurrency", concurrency, "watchFilter", watchFilter, "selfHostedClusters", selfHostedClusters)
 	if err := mgr.Start(ctx); err != nil {
 		log.Error(err, "manager stopped")
 		os.Exit(1)

@@ -12,7 +12,12 @@
 // A connection is in one of four states, which the Machine tables read as
 // the fact workloadCluster: Connected, SelfHosted, Unreachable (the API
 // server does not answer: nothing seen through it can be trusted), NoAccess
-// (the Secret does not parse, or its credentials are refused).
+// (the Secret does not parse, or its credentials are refused). Self-hosted
+// Clusters are served only when Options.SelfHosted says so (the operator's
+// --self-hosted-clusters, with the RBAC of config/rbac-self-hosted);
+// otherwise a Cluster without a Secret is NoAccess, with a message that says
+// how to enable them, and the tables hold its Node side as they hold one
+// whose credentials are refused.
 package remote
 
 import (
@@ -35,6 +40,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	"github.com/krtt-dev/krtt/internal/selfhosted"
 )
 
 // State is how the Node side of a Cluster is reached.
@@ -50,7 +57,8 @@ const (
 	// Unreachable: the API server named by the Secret does not answer.
 	Unreachable State = "Unreachable"
 	// NoAccess: the Secret does not parse, or the API server refuses its
-	// credentials.
+	// credentials; or there is no Secret and self-hosted Clusters are not
+	// served (Connection.SelfHostedDisabled).
 	NoAccess State = "NoAccess"
 )
 
@@ -103,6 +111,10 @@ type Connection struct {
 	// from it (the machine-controller-manager restarts its health timeouts
 	// when the target API server is back).
 	ReachableAgain time.Time
+	// SelfHostedDisabled: the State is NoAccess because the Cluster has no
+	// Secret and the operator does not serve self-hosted Clusters; only a
+	// Secret or a restart with Options.SelfHosted changes it.
+	SelfHostedDisabled bool
 }
 
 // Usable: the Node side can be read and written.
@@ -151,6 +163,10 @@ type Options struct {
 	Cache cache.Options
 	// Now is the clock of Since; time.Now when nil.
 	Now func() time.Time
+	// SelfHosted serves a Cluster without a kubeconfig Secret from the
+	// management cluster. Off, such a Cluster is NoAccess: the operator's
+	// default RBAC grants no Node-side rights in the management cluster.
+	SelfHosted bool
 }
 
 // Defaults of Options (Cluster API's ClusterCache probes every 10s with a 5s
@@ -190,13 +206,18 @@ type Cache struct {
 	conns    map[client.ObjectKey]*conn
 	watchers []Watcher
 	subs     []chan event.GenericEvent
+	// noSecret: since when each Cluster without a Secret has been refused
+	// (self-hosted Clusters not served), so its Since does not move with
+	// every reconcile and the Node-side timeouts can run out.
+	noSecret map[client.ObjectKey]time.Time
 }
 
 // New returns a Cache. local is the management cluster's (cached) client:
 // it serves the Secrets' metadata and is the Node side of self-hosted
 // Clusters; reader reads a Secret's data uncached, once per connection.
 func New(local client.Client, reader client.Reader, opts Options) *Cache {
-	return &Cache{local: local, reader: reader, opts: opts.withDefaults(), conns: map[client.ObjectKey]*conn{}}
+	return &Cache{local: local, reader: reader, opts: opts.withDefaults(), conns: map[client.ObjectKey]*conn{},
+		noSecret: map[client.ObjectKey]time.Time{}}
 }
 
 // AddWatcher registers watches to start on every connection, including
@@ -253,6 +274,7 @@ func (c *Cache) Close() {
 	c.mu.Lock()
 	conns := c.conns
 	c.conns = map[client.ObjectKey]*conn{}
+	c.noSecret = map[client.ObjectKey]time.Time{}
 	c.mu.Unlock()
 	for _, cn := range conns {
 		cn.cancel()
@@ -264,6 +286,14 @@ func (c *Cache) NeedLeaderElection() bool { return true }
 
 // Disconnect closes the connection of a Cluster (it went away).
 func (c *Cache) Disconnect(key client.ObjectKey) {
+	c.mu.Lock()
+	delete(c.noSecret, key)
+	c.mu.Unlock()
+	c.closeConn(key)
+}
+
+// closeConn closes the connection of a Cluster whose Secret went away.
+func (c *Cache) closeConn(key client.ObjectKey) {
 	c.mu.Lock()
 	cn := c.conns[key]
 	delete(c.conns, key)
@@ -285,16 +315,20 @@ func (c *Cache) Open() []client.ObjectKey {
 }
 
 // ClientFor returns the Node side of a Cluster: the management cluster when
-// it has no kubeconfig Secret, else its connection (opened on first use, and
-// again when the Secret changed). The error is an API error reading the
-// Secret's metadata; a workload cluster that cannot be used is a State.
+// it has no kubeconfig Secret (NoAccess unless Options.SelfHosted), else its
+// connection (opened on first use, and again when the Secret changed). The
+// error is an API error reading the Secret's metadata; a workload cluster
+// that cannot be used is a State.
 func (c *Cache) ClientFor(ctx context.Context, key client.ObjectKey) (Connection, error) {
 	secretKey := client.ObjectKey{Namespace: key.Namespace, Name: SecretName(key.Name)}
 	meta := &metav1.PartialObjectMetadata{}
 	meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
 	if err := c.local.Get(ctx, secretKey, meta); err != nil {
 		if apierrors.IsNotFound(err) {
-			c.Disconnect(key)
+			c.closeConn(key)
+			if !c.opts.SelfHosted {
+				return c.selfHostedDisabled(key, secretKey), nil
+			}
 			return Connection{Client: c.local, State: SelfHosted, Secret: secretKey.String(),
 				Message: fmt.Sprintf("no Secret %s: the Node side is the management cluster", secretKey)}, nil
 		}
@@ -309,12 +343,30 @@ func (c *Cache) ClientFor(ctx context.Context, key client.ObjectKey) (Connection
 	return cn.snapshot(), nil
 }
 
+// selfHostedDisabled is a Cluster without a Secret while self-hosted
+// Clusters are not served: NoAccess since it was first seen so, with the
+// way out in the message.
+func (c *Cache) selfHostedDisabled(key, secretKey client.ObjectKey) Connection {
+	c.mu.Lock()
+	since, ok := c.noSecret[key]
+	if !ok {
+		since = c.now()
+		c.noSecret[key] = since
+	}
+	c.mu.Unlock()
+	return Connection{State: NoAccess, Secret: secretKey.String(), Since: since, SelfHostedDisabled: true,
+		Message: fmt.Sprintf("no Secret %s, and %s", secretKey, selfhosted.Hint)}
+}
+
 // conn returns the connection for the Secret version, replacing one opened
 // for another version.
 func (c *Cache) conn(key client.ObjectKey, secretVersion string) *conn {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	afterOutage := false
+	// A Secret given to a Cluster refused for want of one: its first
+	// success is the cluster coming back.
+	_, afterOutage := c.noSecret[key]
+	delete(c.noSecret, key)
 	if cn := c.conns[key]; cn != nil {
 		if cn.secretVersion == secretVersion {
 			return cn
@@ -322,7 +374,7 @@ func (c *Cache) conn(key client.ObjectKey, secretVersion string) *conn {
 		cn.cancel()
 		// A Secret fixed while its cluster could not be used: the new
 		// connection's first success is the cluster coming back.
-		afterOutage = cn.unusable()
+		afterOutage = afterOutage || cn.unusable()
 	}
 	parent := c.ctx
 	if parent == nil {

@@ -72,7 +72,7 @@ func TestConnections(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cache := remote.New(mgr.GetClient(), mgr.GetAPIReader(), remote.Options{Scheme: mgmt.Scheme,
+	cache := remote.New(mgr.GetClient(), mgr.GetAPIReader(), remote.Options{Scheme: mgmt.Scheme, SelfHosted: true,
 		HealthInterval: 200 * time.Millisecond, HealthTimeout: 2 * time.Second, FailureThreshold: 2})
 	events := cache.Subscribe()
 	w := &watcher{}

@@ -163,7 +163,9 @@ func (w *world) run(ctx context.Context, s spec, logf func(string, ...any)) (res
 			return res
 		}
 	}
-	args := []string{"--kubeconfig", kubeconfig, "--machine-concurrency", "4", "--zap-log-level", "info"}
+	// The chaos Clusters are self-hosted: the simulated kubelet's Nodes
+	// are in the same control plane.
+	args := []string{"--kubeconfig", kubeconfig, "--machine-concurrency", "4", "--zap-log-level", "info", "--self-hosted-clusters"}
 	if s.tables != "" {
 		args = append(args, "--tables", s.tables)
 	}

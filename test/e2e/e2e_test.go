@@ -102,7 +102,7 @@ func (ms *managers) operator(split string) *traces {
 	}
 	// The rows of every controller, by object.
 	tr := &traces{rows: map[string][]engine.Trace{}}
-	if err := actions.Setup(ms.ctx, opMgr, nil, controller.Options{Concurrency: 4, Traces: tr.add}); err != nil {
+	if err := actions.Setup(ms.ctx, opMgr, nil, controller.Options{Concurrency: 4, Traces: tr.add, SelfHostedClusters: true}); err != nil {
 		ms.t.Fatal(err)
 	}
 	ms.run("operator "+split, opMgr)

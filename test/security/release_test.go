@@ -9,11 +9,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -21,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/krtt-dev/krtt/internal/selfhosted"
 	"github.com/krtt-dev/krtt/test/framework/localcp"
 )
 
@@ -40,6 +43,7 @@ func TestReleaseManifests(t *testing.T) {
 	}
 	install := objects(t, filepath.Join(dist, "install.yaml"))
 	sim := objects(t, filepath.Join(dist, "sim.yaml"))
+	selfHosted := objects(t, filepath.Join(dist, "self-hosted.yaml"))
 
 	t.Run("install.yaml holds the operator and nothing of the simulated provider", func(t *testing.T) {
 		crds := map[string]bool{}
@@ -68,6 +72,50 @@ func TestReleaseManifests(t *testing.T) {
 		checkLocked(t, dep, "krtt-operator")
 	})
 
+	// Node-side rights in the management cluster are for self-hosted
+	// Clusters only: never in install.yaml, all in self-hosted.yaml.
+	nodeSide := []string{"nodes", "pods", "pods/eviction", "poddisruptionbudgets", "volumeattachments"}
+	t.Run("install.yaml grants nothing of the Node side and runs without self-hosted Clusters", func(t *testing.T) {
+		for _, r := range granted(t, install) {
+			if slices.Contains(nodeSide, r) {
+				t.Errorf("install.yaml grants %s; it belongs in config/rbac-self-hosted", r)
+			}
+		}
+		// Without the component's role the mode would only meet
+		// forbidden watches.
+		for _, c := range deployment(t, install, "krtt-operator").Spec.Template.Spec.Containers {
+			for _, a := range append(c.Command, c.Args...) {
+				if strings.HasPrefix(a, "--"+selfhosted.Flag) && a != "--"+selfhosted.Flag+"=false" {
+					t.Errorf("container %s runs with %s; install.yaml has no RBAC for it", c.Name, a)
+				}
+			}
+		}
+	})
+	t.Run("self-hosted.yaml binds the Node side to the operator", func(t *testing.T) {
+		got := granted(t, selfHosted)
+		for _, r := range nodeSide {
+			if !slices.Contains(got, r) {
+				t.Errorf("self-hosted.yaml does not grant %s", r)
+			}
+		}
+		bound := false
+		for _, o := range selfHosted {
+			if o.GetKind() != "ClusterRoleBinding" {
+				continue
+			}
+			b := &rbacv1.ClusterRoleBinding{}
+			if err := runtimeConvert(o, b); err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range b.Subjects {
+				bound = bound || (s.Kind == "ServiceAccount" && s.Name == "krtt-operator" && s.Namespace == "krtt-system")
+			}
+		}
+		if !bound {
+			t.Error("self-hosted.yaml binds its ClusterRole to no krtt-system/krtt-operator ServiceAccount")
+		}
+	})
+
 	t.Run("sim.yaml holds the simulated provider from the same image", func(t *testing.T) {
 		n := 0
 		for _, o := range sim {
@@ -93,13 +141,32 @@ func TestReleaseManifests(t *testing.T) {
 		if err := env.Client.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
 			t.Fatal(err)
 		}
-		for _, o := range append(install, sim...) {
+		for _, o := range slices.Concat(install, sim, selfHosted) {
 			err := env.Client.Patch(ctx, o, client.Apply, client.DryRunAll, client.ForceOwnership, client.FieldOwner("krtt-release-test"))
 			if err != nil {
 				t.Errorf("%s %s: %v", o.GetKind(), client.ObjectKeyFromObject(o), err)
 			}
 		}
 	})
+}
+
+// granted lists the resources the ClusterRoles of objs grant any verb on.
+func granted(t *testing.T, objs []*unstructured.Unstructured) []string {
+	t.Helper()
+	var out []string
+	for _, o := range objs {
+		if o.GetKind() != "ClusterRole" {
+			continue
+		}
+		r := &rbacv1.ClusterRole{}
+		if err := runtimeConvert(o, r); err != nil {
+			t.Fatal(err)
+		}
+		for _, rule := range r.Rules {
+			out = append(out, rule.Resources...)
+		}
+	}
+	return out
 }
 
 // checkReleased: the container runs the released image and is probed.

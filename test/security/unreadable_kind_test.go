@@ -34,6 +34,8 @@ const acmeGroup = "infrastructure.acme.krtt.dev"
 func TestUngrantedProviderKindDoesNotStarveTheOthers(t *testing.T) {
 	ctx := context.Background()
 	applyRBAC(t, ctx)
+	// The healthy Machine's Node is in this control plane: self-hosted.
+	applySelfHostedRBAC(t, ctx)
 	c := env.Client
 	if err := c.Create(ctx, acmeCRD()); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
@@ -64,7 +66,7 @@ func TestUngrantedProviderKindDoesNotStarveTheOthers(t *testing.T) {
 	}
 
 	rec := &recorder{requests: map[access]int{}, forbidden: map[string]int{}}
-	_, opMgr := startOperator(t, ctx, rec, false)
+	_, opMgr := startOperator(t, ctx, rec, false, true)
 	// Registered after the operator's stop, so it runs first: the other
 	// tests' operators share this package's watch filter and would find
 	// these Machines and their ungranted kind.

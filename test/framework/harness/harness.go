@@ -42,6 +42,11 @@ type Harness struct {
 	Audit *WriteAudit
 	// Errors keeps what the operator logged as errors.
 	Errors *ErrorLog
+	// NoSelfHosted starts the operator without self-hosted Clusters
+	// (controller.Options.SelfHostedClusters off) at its next start; most
+	// scenarios' Clusters have no Secret, their Nodes in Env, so it is on
+	// unless a scenario turns it off.
+	NoSelfHosted bool
 
 	mu       sync.Mutex
 	cancel   context.CancelFunc
@@ -110,7 +115,8 @@ func (h *Harness) StartOperator() error {
 	// cluster is unreachable, when it came back) with the operator's clock.
 	workload := workloadOptions
 	workload.Now = h.Clock.Now
-	err = actions.Setup(ctx, mgr, h.Sets, controller.Options{Concurrency: 4, Workload: workload, Traces: h.record, Now: h.Clock.Now, ClockJumps: h.Clock.OnJump})
+	err = actions.Setup(ctx, mgr, h.Sets, controller.Options{Concurrency: 4, Workload: workload, Traces: h.record, Now: h.Clock.Now, ClockJumps: h.Clock.OnJump,
+		SelfHostedClusters: !h.NoSelfHosted})
 	if err != nil {
 		cancel()
 		return err

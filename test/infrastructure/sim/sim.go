@@ -163,7 +163,7 @@ func NewManager(ctx context.Context, cfg *rest.Config, base ctrl.Options, opts O
 func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	opts = opts.withDefaults()
 	if opts.WorkloadClusters {
-		clusters := remote.New(mgr.GetClient(), mgr.GetAPIReader(), remote.Options{Scheme: Scheme()})
+		clusters := remote.New(mgr.GetClient(), mgr.GetAPIReader(), remote.Options{Scheme: Scheme(), SelfHosted: true})
 		clusters.AddWatcher(nodeSideOn(mgr.GetClient(), mgr.GetCache(), opts))
 		if err := mgr.Add(clusters); err != nil {
 			return err
