@@ -35,6 +35,7 @@ var (
 	long   = flag.Bool("chaos.long", false, "run the long chaos suite (make chaos) instead of the short one")
 	seed   = flag.Uint64("chaos.seed", 0, "random seed of the faults (0: from the clock; printed)")
 	keep   = flag.Bool("chaos.keep", false, "keep the state directory (logs, timelines) after the run")
+	only   = flag.String("chaos.only", "", "run only the runs of this name (e.g. workload); the table then compares with no baseline")
 	shared *world
 )
 
@@ -91,15 +92,24 @@ func setup(m *testing.M) int {
 	}()
 	// A fast heartbeat wakes Machines waiting on their Node; a short grace
 	// cap lets evicted Pods go quickly.
-	simProc, err := startProc("sim", bins.sim, filepath.Join(dir, "sim.log"), false,
-		"--kubeconfig", cp.Kubeconfig, "--kubelet-grace-cap", "1s", "--heartbeat-interval", "2s",
-		"--disrupted-pod-timeout", disruptedPodTimeout.String())
+	simArgs := []string{"--kubeconfig", cp.Kubeconfig, "--kubelet-grace-cap", "1s", "--heartbeat-interval", "2s",
+		"--disrupted-pod-timeout", disruptedPodTimeout.String()}
+	simProc, err := startProc("sim", bins.sim, filepath.Join(dir, "sim.log"), false, simArgs...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer simProc.stop()
-	shared = &world{cp: cp, c: cp.Client, bins: bins, dir: dir, sim: simProc, rules: timeline.RulesFrom(set)}
+	shared = &world{cp: cp, c: cp.Client, bins: bins, dir: dir, sim: simProc, rules: timeline.RulesFrom(set), root: root, simArgs: simArgs}
+	// The workload runs swap the sim for one of their own and back.
+	defer func() { shared.sim.stop() }()
+	defer func() {
+		if shared.wl == nil {
+			return
+		}
+		if err := shared.wl.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
+	}()
 	return m.Run()
 }
 
@@ -119,8 +129,15 @@ func TestChaos(t *testing.T) {
 	ctx := context.Background()
 	var results []*result
 	for _, sp := range specs {
+		if *only != "" && sp.name != *only {
+			continue
+		}
 		if !t.Run(sp.name, func(t *testing.T) {
-			res := shared.run(ctx, sp, t.Logf)
+			run := shared.run
+			if sp.workload {
+				run = shared.runWorkload
+			}
+			res := run(ctx, sp, t.Logf)
 			results = append(results, res)
 			assertRun(t, res)
 		}) && !*long {
@@ -174,6 +191,14 @@ func longSpecs(seed uint64) []spec {
 		{name: "apiserver", machines: 20, restarts: 3, restartDown: 3 * time.Second, faultDelay: faultDelay, wave: 5, timeout: 10 * time.Minute, seed: seed + 2},
 		{name: "proxy", machines: 30, proxy: true, timeout: 10 * time.Minute, seed: seed + 3},
 		{name: "failover", machines: 12, failover: true, timeout: 10 * time.Minute, seed: seed + 4},
+		// The Nodes in a workload cluster whose kube-apiserver is down for
+		// longer than the Node-side timeouts of half the Machines (see
+		// runWorkload and wlDrainTimeout): 100s covers the drain, volume
+		// and Node deletion timeouts of those after the ~30s the operator
+		// takes to count the cluster unreachable, with half a minute to
+		// spare.
+		{name: "workload", machines: 8, workload: true, dark: 100 * time.Second, restarts: 2, restartDown: 3 * time.Second,
+			faultDelay: faultDelay, timeout: 10 * time.Minute, seed: seed + 7},
 	}
 }
 
@@ -235,6 +260,9 @@ func assertRun(t *testing.T, r *result) {
 			// replicas write, not from this test's polling.
 			t.Errorf("%s: the standby took the Lease %s after it ran out, want within the lease (%ds)", r.name, r.takeoverAfterExpiry.Round(time.Millisecond), leaseSeconds)
 		}
+	}
+	for _, p := range r.plan {
+		t.Errorf("%s: the run did not go as planned: %s", r.name, p)
 	}
 	if r.leftoversErr != nil {
 		t.Errorf("%s: list what is left: %v", r.name, r.leftoversErr)
@@ -317,6 +345,13 @@ func printTable(results []*result) {
 			total.leaked += len(r.report.Leaked)
 		}
 		faults := "-"
+		if r.workload {
+			var rows []string
+			for _, id := range wlRows {
+				rows = append(rows, fmt.Sprintf("%s×%d", id, r.wlRows[id]))
+			}
+			faults = fmt.Sprintf("workload cluster's kube-apiserver down %.0fs mid-drain, then %.0fs; rows fired (Machines): %s", r.dark.Seconds(), r.restartDown.Seconds(), strings.Join(rows, " "))
+		}
 		if r.proxy {
 			faults = fmt.Sprintf("%d of %d requests (%.0f%%)", r.injected, r.requests, 100*float64(r.injected)/float64(max(r.requests, 1)))
 		}
@@ -333,7 +368,9 @@ func printTable(results []*result) {
 		if w := waveOf(r); w > 0 {
 			machines += fmt.Sprintf(" (%d at a time)", w)
 		}
-		if b, bn := baseFor(r); b > 0 && r.name != baselineName {
+		// A workload run's time is its planned outage's, not the
+		// operator's: no baseline compares with it.
+		if b, bn := baseFor(r); b > 0 && r.name != baselineName && !r.workload {
 			scaled := time.Duration(float64(b) * float64(r.machines) / float64(bn))
 			baseStr = fmt.Sprintf("%.1fs", scaled.Seconds())
 			if bn != r.machines {

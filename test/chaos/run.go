@@ -48,6 +48,11 @@ type world struct {
 	sim   *proc
 	rules timeline.Rules
 	seq   atomic.Int32
+	// root is the checkout, simArgs the shared sim's arguments, wl the
+	// workload cluster of the workload runs (started on first use).
+	root    string
+	simArgs []string
+	wl      *localcp.ControlPlane
 }
 
 // spec describes one run.
@@ -74,6 +79,12 @@ type spec struct {
 	// failover runs two replicas with leader election and kills the leader
 	// mid-drain.
 	failover bool
+	// workload puts the Nodes, Pods, budgets and volumes of the Machines in
+	// a second control plane, their Cluster's workload cluster, and takes
+	// its kube-apiserver down for dark once every Machine drains, then
+	// restarts it once more (restartDown) mid-drain: see runWorkload.
+	workload bool
+	dark     time.Duration
 	// tables, when set, is a --tables directory for the operator (a
 	// mutation test's edited tables).
 	tables  string
@@ -110,6 +121,11 @@ type result struct {
 	awaitingGC   []string
 	leftoversErr error
 	err          error
+	// wlRows counts, in a workload run, the Machines each
+	// machine-workload-cluster row of wlRows fired for; plan is what the
+	// run set up and did not happen (see nodeSideReport).
+	wlRows map[string]int
+	plan   []string
 }
 
 const (
@@ -216,7 +232,7 @@ func (w *world) run(ctx context.Context, s spec, logf func(string, ...any)) (res
 	// checks: a VolumeAttachment it holds goes only when it lets go.
 	detachCtx, stopDetacher := context.WithCancel(ctx)
 	detacherDone := make(chan struct{})
-	go func() { defer close(detacherDone); w.attacher(detachCtx, ns, between) }()
+	go func() { defer close(detacherDone); w.attacher(detachCtx, ns, w.c, between) }()
 	defer func() { stopDetacher(); <-detacherDone }()
 	names, err := w.createWorkload(ctx, ns, s.machines)
 	if err != nil {
@@ -449,7 +465,7 @@ func (w *world) run(ctx context.Context, s spec, logf func(string, ...any)) (res
 		kept = rep.KeptNodes
 	}
 	// The second opinion on leaks, before cleanup removes the kept Nodes.
-	res.leftovers, res.awaitingGC, res.leftoversErr = w.leftovers(ctx, ns, kept, tl)
+	res.leftovers, res.awaitingGC, res.leftoversErr = w.leftovers(ctx, ns, kept, tl, nodeSide{c: w.c})
 	w.cleanup(ctx, ns, kept)
 	return res
 }
@@ -769,8 +785,9 @@ const detachFinalizer = "chaos.krtt.dev/detach"
 // detaches at once; held like this, a Machine really waits for its
 // volumes, and one that goes on without waiting (a mutated table) always
 // has its infrastructure deleted with the volume still attached, however
-// fast the steps between come.
-func (w *world) attacher(ctx context.Context, ns string, between func(a, b time.Duration) time.Duration) {
+// fast the steps between come. nodes is the cluster the Nodes and their
+// VolumeAttachments live in (a workload cluster's, or the management one).
+func (w *world) attacher(ctx context.Context, ns string, nodes client.Client, between func(a, b time.Duration) time.Duration) {
 	waiting := map[string]time.Time{} // VolumeAttachment: when to let go
 	for {
 		select {
@@ -781,7 +798,7 @@ func (w *world) attacher(ctx context.Context, ns string, between func(a, b time.
 		vas := &storagev1.VolumeAttachmentList{}
 		machines := &clusterv1.MachineList{}
 		infra := &simv1.SimMachineList{}
-		if err := errors.Join(w.c.List(ctx, vas), w.c.List(ctx, machines, client.InNamespace(ns)),
+		if err := errors.Join(nodes.List(ctx, vas), w.c.List(ctx, machines, client.InNamespace(ns)),
 			w.c.List(ctx, infra, client.InNamespace(ns))); err != nil {
 			continue
 		}
@@ -803,7 +820,7 @@ func (w *world) attacher(ctx context.Context, ns string, between func(a, b time.
 			case va.DeletionTimestamp == nil && !held:
 				before := va.DeepCopy()
 				va.Finalizers = append(va.Finalizers, detachFinalizer)
-				_ = w.c.Patch(ctx, va, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+				_ = nodes.Patch(ctx, va, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
 			case va.DeletionTimestamp != nil && held:
 				st, found := state[va.Spec.NodeName]
 				switch st {
@@ -823,7 +840,7 @@ func (w *world) attacher(ctx context.Context, ns string, between func(a, b time.
 				}
 				before := va.DeepCopy()
 				va.Finalizers = slices.DeleteFunc(va.Finalizers, func(f string) bool { return f == detachFinalizer })
-				_ = w.c.Patch(ctx, va, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+				_ = nodes.Patch(ctx, va, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
 			}
 		}
 	}
@@ -950,15 +967,27 @@ func (w *world) cleanup(ctx context.Context, ns string, kept []string) {
 	}
 }
 
-// leftovers lists, straight from the API server, what the run's Machines
+// nodeSide is where leftovers looks for what the run's Nodes held: c is
+// the cluster the Nodes live in; drainSkipped are Nodes whose Machine a row
+// let skip the drain (their evictable Pods await the Pod garbage collector
+// once the Node is gone, as the drain left them on purpose); secret is a
+// Secret of the namespace the run itself wrote (a Cluster's kubeconfig),
+// which no Machine owns.
+type nodeSide struct {
+	c            client.Client
+	drainSkipped map[string]bool
+	secret       string
+}
+
+// leftovers lists, straight from the API servers, what the run's Machines
 // could have left (a second opinion next to the timeline's), but for the
 // Nodes the checker found kept by a row; and what awaits a garbage
 // collector. Secrets are judged by timeline.SecretLeaks. A Pod bound to a
 // Node that is gone awaits the Pod garbage collector when the drain skips
-// it, and is left over when the drain should have evicted it; a Pod on a
-// Node still there is left over. A VolumeAttachment on a run's Node is
-// left over.
-func (w *world) leftovers(ctx context.Context, ns string, kept []string, tl *timeline.Timeline) ([]string, []string, error) {
+// it (or a row skipped the drain), and is left over when the drain should
+// have evicted it; a Pod on a Node still there is left over. A
+// VolumeAttachment on a run's Node is left over.
+func (w *world) leftovers(ctx context.Context, ns string, kept []string, tl *timeline.Timeline, where nodeSide) ([]string, []string, error) {
 	var out, gc []string
 	secrets := &corev1.SecretList{}
 	configs := &simv1.SimBootstrapConfigList{}
@@ -969,19 +998,21 @@ func (w *world) leftovers(ctx context.Context, ns string, kept []string, tl *tim
 	for _, c := range configs.Items {
 		live[c.Name] = c.UID
 	}
+	secrets.Items = slices.DeleteFunc(secrets.Items, func(s corev1.Secret) bool { return where.secret != "" && s.Name == where.secret })
 	if tl != nil {
 		out, gc = timeline.SecretLeaks(tl, secrets.Items, live)
 	}
 	pods := &corev1.PodList{}
-	if err := w.c.List(ctx, pods, client.InNamespace(ns)); err != nil {
+	if err := where.c.List(ctx, pods, client.InNamespace(ns)); err != nil {
 		return nil, nil, err
 	}
 	for _, p := range pods.Items {
 		if !strings.HasPrefix(p.Spec.NodeName, ns+"-m-") || slices.Contains(kept, p.Spec.NodeName) {
 			continue
 		}
-		err := w.c.Get(ctx, client.ObjectKey{Name: p.Spec.NodeName}, &corev1.Node{})
-		if apierrors.IsNotFound(err) && p.Labels[clusterv1.PodDrainLabel] == clusterv1.PodDrainLabelValueSkip {
+		err := where.c.Get(ctx, client.ObjectKey{Name: p.Spec.NodeName}, &corev1.Node{})
+		skipped := p.Labels[clusterv1.PodDrainLabel] == clusterv1.PodDrainLabelValueSkip || where.drainSkipped[p.Spec.NodeName]
+		if apierrors.IsNotFound(err) && skipped {
 			gc = append(gc, "Pod "+p.Name)
 		} else if apierrors.IsNotFound(err) {
 			out = append(out, "Pod "+p.Name+" (evictable) on deleted Node "+p.Spec.NodeName)
@@ -990,7 +1021,7 @@ func (w *world) leftovers(ctx context.Context, ns string, kept []string, tl *tim
 		}
 	}
 	vas := &storagev1.VolumeAttachmentList{}
-	if err := w.c.List(ctx, vas); err != nil {
+	if err := where.c.List(ctx, vas); err != nil {
 		return nil, nil, err
 	}
 	for _, va := range vas.Items {
@@ -1015,12 +1046,24 @@ func (w *world) leftovers(ctx context.Context, ns string, kept []string, tl *tim
 		}
 	}
 	nodes := &corev1.NodeList{}
-	if err := w.c.List(ctx, nodes); err != nil {
+	if err := where.c.List(ctx, nodes); err != nil {
 		return nil, nil, err
 	}
 	for _, n := range nodes.Items {
 		if strings.HasPrefix(n.Name, ns+"-m-") && !slices.Contains(kept, n.Name) {
 			out = append(out, "Node "+n.Name)
+		}
+	}
+	if where.c != w.c {
+		// The Nodes belong in the workload cluster: one here, kept or not,
+		// was registered in the wrong cluster.
+		if err := w.c.List(ctx, nodes); err != nil {
+			return nil, nil, err
+		}
+		for _, n := range nodes.Items {
+			if strings.HasPrefix(n.Name, ns+"-") {
+				out = append(out, "Node "+n.Name+" in the management cluster")
+			}
 		}
 	}
 	sort.Strings(out)
