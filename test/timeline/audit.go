@@ -15,6 +15,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
@@ -308,7 +309,9 @@ const requestTimeout = 60 * time.Second
 // applied but was killed before it logged it (a revision between the last
 // answered before an outage, less requestTimeout, and the first received
 // after it). Those versions join the timeline, as the informers saw them
-// (FromInformers); the others are what the record misses, returned.
+// (FromInformers), and a removal the log placed below one of them moves
+// after it (see removalsLast); the others are what the record misses,
+// returned.
 func Complete(audit, informers *Timeline, outages []Outage) (missing []string) {
 	have := map[string]bool{}
 	evicted := map[string]bool{}
@@ -396,6 +399,61 @@ func Complete(audit, informers *Timeline, outages []Outage) (missing []string) {
 	}
 	if added {
 		audit.Sort()
+		if removalsLast(audit.Events) {
+			audit.Sort()
+		}
 	}
 	return missing
+}
+
+// removalsLast moves each removal after every version of the object it
+// removed (the same UID), and reports whether it moved any. The log can
+// place a removal below a version only the informers saw: a graceless
+// DELETE of a Pod first writes its zero grace period (inside the request,
+// not a request the log shows), and when another request (an eviction of
+// the terminating Pod) removes the Pod in between, the DELETE finds it
+// gone and is answered with the Pod as it was before its own write, so it
+// is placed after the writes answered before it began, below that
+// version. Nothing is written to an object once it is gone: the version
+// came first, and a version after the removal would bring the object
+// back to life in the checker's world. The events must be sorted. A
+// removal answered with a Status names no UID: it removed the object of
+// the last event before it that names one.
+func removalsLast(evs []Event) bool {
+	type object struct {
+		kind Kind
+		key  string
+		uid  types.UID
+	}
+	uidOf := map[string]types.UID{}
+	removes := map[int]object{}
+	newest := map[object]int{}
+	for i := range evs {
+		e := &evs[i]
+		if e.Obj == nil || e.Kind == Mark || e.Kind == Eviction || e.Op == Uncertain {
+			continue
+		}
+		o := object{e.Kind, e.Key(), e.Obj.GetUID()}
+		if o.uid == "" {
+			o.uid = uidOf[ref(o.kind, o.key)]
+		} else {
+			uidOf[ref(o.kind, o.key)] = o.uid
+		}
+		if e.Op == Deleted {
+			removes[i] = o
+		} else {
+			newest[o] = i
+		}
+	}
+	moved := false
+	for i, o := range removes {
+		j, ok := newest[o]
+		if !ok || j < i {
+			continue
+		}
+		d, v := &evs[i], &evs[j]
+		d.RV, d.Seq = v.RV, max(d.Seq, v.Seq+1)
+		moved = true
+	}
+	return moved
 }

@@ -1,12 +1,14 @@
 package timeline
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // Lines as kube-apiserver writes them with localcp's audit policy; the
@@ -129,5 +131,72 @@ func TestReadAuditRemovalAfterConcurrentWrite(t *testing.T) {
 	last := tl.Events[len(tl.Events)-1]
 	if len(tl.Events) != 3 || last.Op != Deleted || last.RV != 20 {
 		t.Errorf("the removal is not last, after rv 20: %+v", tl.Events)
+	}
+}
+
+// A graceless DELETE that loses the race to another request removing the
+// Pod is answered with the Pod as it was before the DELETE's own write of
+// a zero grace period, which only the informers saw: the removal still
+// comes after that version, the Pod's last event, and the Pod is gone when
+// the infrastructure goes.
+func TestCompleteRemovalAfterEveryVersion(t *testing.T) {
+	audit := run(knobs{audit: true, removalRace: true})
+	if got := Complete(audit, run(knobs{removalRace: true}), nil); len(got) != 0 {
+		t.Errorf("versions reported missing: %v", got)
+	}
+	var last *Event
+	var newest uint64
+	for i := range audit.Events {
+		if e := &audit.Events[i]; e.Kind == Pod && e.Key() == ns+"/db-1" {
+			last = e
+			if e.Op != Deleted {
+				newest = max(newest, e.RV)
+			}
+		}
+	}
+	if last == nil || last.Op != Deleted || last.RV < newest {
+		t.Fatalf("the removal of db-1 is not its last event after rv %d:\n%s", newest, formatAll(audit))
+	}
+	if rep := Check(audit, rules(t), true); rep.Failed() {
+		t.Errorf("violations %v\nnotes %v", rep.Violations, rep.Notes)
+	}
+}
+
+func formatAll(tl *Timeline) string {
+	var lines []string
+	for i := range tl.Events {
+		lines = append(lines, tl.Format(&tl.Events[i]))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// A removal moves after the versions of the object it removed only: a
+// namesake created later (another UID) keeps its own versions, and a
+// removal answered with a Status (no UID) removed the object of the events
+// before it.
+func TestRemovalsLastKeepsToItsObject(t *testing.T) {
+	node := func(uid types.UID, rv uint64, op Op, seq int) Event {
+		return Event{RV: rv, Seq: seq, Kind: Node, Op: op, Obj: &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", UID: uid}}}
+	}
+	tl := &Timeline{Events: []Event{
+		node("a", 10, Added, 1),
+		node("", 11, Deleted, 3), // a Status answer, placed after rv 11
+		node("a", 12, Updated, 0),
+		node("b", 20, Added, 4),
+		node("b", 21, Updated, 5),
+	}}
+	if !removalsLast(tl.Events) {
+		t.Fatal("the removal below a version of its object did not move")
+	}
+	tl.Sort()
+	var got []string
+	for _, e := range tl.Events {
+		got = append(got, fmt.Sprintf("%s %s@%d", e.Op, e.Obj.GetUID(), e.RV))
+	}
+	if want := "Added a@10 Updated a@12 Deleted @12 Added b@20 Updated b@21"; strings.Join(got, " ") != want {
+		t.Errorf("got %s, want %s", strings.Join(got, " "), want)
+	}
+	if removalsLast(tl.Events) {
+		t.Error("a removal already last moved again")
 	}
 }

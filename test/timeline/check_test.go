@@ -83,6 +83,7 @@ type knobs struct {
 	refusedFirst       bool   // (audit) a budget refuses db-1's first eviction (429)
 	evictOverlapsHook  bool   // (audit) db-1's eviction runs at the same time as the pre-drain hook's removal
 	cutShort           bool   // (audit) db-1's eviction is answered 500 (cut short), though it evicted the Pod
+	removalRace        bool   // db-1's graceless DELETE loses the race to a second eviction, which removes the Pod
 }
 
 func run(k knobs) *Timeline {
@@ -164,6 +165,25 @@ func run(k knobs) *Timeline {
 			p = p.DeepCopy()
 			p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "EvictionByEvictionAPI"})
 			p.DeletionTimestamp = &now
+			if k.removalRace && p.Name == "db-1" {
+				// The kubelet's graceless DELETE writes a zero grace
+				// period (inside the request: not audited), a second
+				// eviction of the terminating Pod removes it (a Status
+				// answer), and the DELETE, finding it gone, is answered
+				// with the Pod as it was before its own write: placed
+				// after the writes answered before it began, below the
+				// zero-grace version the informers saw.
+				before := b.rv
+				b.eviction(p, 201, false)
+				b.rv += 2
+				p = p.DeepCopy()
+				p.SetResourceVersion(strconv.FormatUint(before, 10))
+				p.DeletionGracePeriodSeconds = new(int64)
+				at := t0.Add(time.Duration(b.rv) * time.Millisecond)
+				b.tl.Events = append(b.tl.Events, Event{Seq: int(b.rv), At: at, RV: before, Kind: Pod, Op: Deleted, Obj: p, Code: 200, Bracketed: true,
+					Recv: t0.Add(time.Duration(before)*time.Millisecond + 200*time.Microsecond), Stage: at})
+				return
+			}
 			b.ev(Pod, Deleted, p)
 			return
 		}
@@ -179,6 +199,11 @@ func run(k knobs) *Timeline {
 		p = p.DeepCopy()
 		p.DeletionTimestamp = &now
 		b.ev(Pod, Updated, p)
+		if k.removalRace && p.Name == "db-1" {
+			p = p.DeepCopy()
+			p.DeletionGracePeriodSeconds = new(int64)
+			b.ev(Pod, Updated, p) // the kubelet's DELETE: its zero grace period
+		}
 		b.ev(Pod, Deleted, p)
 	}
 	cordon := func() {
