@@ -2,6 +2,7 @@ package timeline
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -198,5 +199,61 @@ func TestRemovalsLastKeepsToItsObject(t *testing.T) {
 	}
 	if removalsLast(tl.Events) {
 		t.Error("a removal already last moved again")
+	}
+}
+
+// A removal the log shows answered 504 (its client killed mid-request) yet
+// applied, as the informers saw, joins the timeline: the Node is not
+// leaked. A removal no request in the log accounts for is what the record
+// misses; a Node the informers never saw go is leaked.
+func TestCompleteRemovalCutShort(t *testing.T) {
+	audit := run(knobs{audit: true, nodeDeleteCutShort: true})
+	if got := Complete(audit, run(knobs{}), nil); len(got) != 0 {
+		t.Errorf("versions reported missing: %v", got)
+	}
+	if rep := Check(audit, rules(t), true); rep.Failed() || len(rep.Leaked) > 0 {
+		t.Errorf("leaked %v, violations %v", rep.Leaked, rep.Violations)
+	}
+
+	audit = run(knobs{audit: true, nodeDeleteCutShort: true})
+	var kept []Event
+	for _, e := range audit.Events {
+		if e.Op != Uncertain {
+			kept = append(kept, e)
+		}
+	}
+	audit.Events = kept
+	if got := strings.Join(Complete(audit, run(knobs{}), nil), ", "); got != "Node n1 removed at rv 35" {
+		t.Errorf("missing %q, want the Node's removal", got)
+	}
+
+	audit = run(knobs{audit: true, nodeDeleteCutShort: true})
+	Complete(audit, run(knobs{nodeLeft: true}), nil)
+	if rep := Check(audit, rules(t), true); strings.Join(rep.Leaked, ", ") != "Node n1" {
+		t.Errorf("leaked %v, want the Node", rep.Leaked)
+	}
+}
+
+// The informers go on after the log was read: what they saw newer than
+// anything the log shows is not judged yet (the next read has it), while a
+// version the log lacks below that is missing.
+func TestCompleteJudgesUpToTheLog(t *testing.T) {
+	full := run(knobs{audit: true})
+	cut := func(last uint64) *Timeline {
+		tl := &Timeline{FromAudit: true}
+		for _, e := range full.Events {
+			if e.RV <= last {
+				tl.Events = append(tl.Events, e)
+			}
+		}
+		return tl
+	}
+	if got := Complete(cut(30), run(knobs{}), nil); len(got) != 0 {
+		t.Errorf("what the log had not written yet reported missing: %v", got)
+	}
+	audit := cut(30)
+	audit.Events = slices.DeleteFunc(audit.Events, func(e Event) bool { return e.Kind == Node && e.Op == Updated })
+	if got := strings.Join(Complete(audit, run(knobs{}), nil), ", "); got != "Node n1 rv 18" {
+		t.Errorf("missing %q, want the cordon", got)
 	}
 }

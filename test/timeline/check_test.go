@@ -84,6 +84,7 @@ type knobs struct {
 	evictOverlapsHook  bool   // (audit) db-1's eviction runs at the same time as the pre-drain hook's removal
 	cutShort           bool   // (audit) db-1's eviction is answered 500 (cut short), though it evicted the Pod
 	removalRace        bool   // db-1's graceless DELETE loses the race to a second eviction, which removes the Pod
+	nodeDeleteCutShort bool   // (audit) the Node's DELETE is answered 504 (its client killed mid-request), though it removed the Node
 }
 
 func run(k knobs) *Timeline {
@@ -274,7 +275,14 @@ func run(k knobs) *Timeline {
 		b.ev(SimBootstrapConfig, Deleted, boot)
 	}
 	row("machine-deletion", "D16", "WaitingForBootstrapDeletion", "DeletingNode", "done")
-	if !k.nodeLeft {
+	switch {
+	case k.nodeLeft:
+	case k.nodeDeleteCutShort && k.audit:
+		b.rv++
+		at := t0.Add(time.Duration(b.rv) * time.Millisecond)
+		b.tl.Events = append(b.tl.Events, Event{Seq: int(b.rv), At: at, RV: b.rv - 1, Kind: Node, Op: Uncertain, Code: 504, Bracketed: true,
+			Obj: &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n1.Name}}, Recv: at.Add(-200 * time.Microsecond), Stage: at})
+	default:
 		b.ev(Node, Deleted, n1)
 	}
 	if k.bootstrapAfterNode {
