@@ -616,7 +616,9 @@ func (w *world) createWorkload(ctx context.Context, ns string, n int) ([]string,
 		// counted from the deletionTimestamp as in Cluster API): one failed
 		// Node deletion (a fault the proxy injects, a restart) then leaves
 		// the Node behind by design (row E08), which the checker accepts
-		// only when the Machine's last Event names such a row. The other
+		// only when the Machine's last Event names such a row or, that
+		// Event lost (written after the finalizer went), the record shows
+		// the timeout passed after an attempt. The other
 		// half never give up on the Node, so it must go however many
 		// deletions fail.
 		deletion := clusterv1.MachineDeletionSpec{}

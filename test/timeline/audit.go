@@ -15,6 +15,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
@@ -308,11 +309,19 @@ const requestTimeout = 60 * time.Second
 // applied but was killed before it logged it (a revision between the last
 // answered before an outage, less requestTimeout, and the first received
 // after it). Those versions join the timeline, as the informers saw them
-// (FromInformers); the others are what the record misses, returned.
+// (FromInformers), and a removal the log placed below one of them moves
+// after it (see removalsLast); the others are what the record misses,
+// returned. So do removals the log lacks that the informers' watches saw
+// (with the removal's own revision), explained the same way (an eviction
+// of the Pod explains its removal): a DELETE cut short by its client's
+// death is answered 504 though it removed the object, and without it the
+// object would look leaked. What the informers saw newer than anything the
+// log shows is not judged: they go on after the log was read.
 func Complete(audit, informers *Timeline, outages []Outage) (missing []string) {
 	have := map[string]bool{}
 	evicted := map[string]bool{}
 	uncertain := map[string]bool{}
+	var logged uint64
 	for i := range audit.Events {
 		e := &audit.Events[i]
 		switch {
@@ -323,6 +332,7 @@ func Complete(audit, informers *Timeline, outages []Outage) (missing []string) {
 		}
 		if !e.Bracketed {
 			have[fmt.Sprintf("%s/%s@%d", e.Kind, e.Key(), e.RV)] = true
+			logged = max(logged, e.RV)
 		}
 	}
 	var inFlight []Window
@@ -343,6 +353,12 @@ func Complete(audit, informers *Timeline, outages []Outage) (missing []string) {
 		}
 		inFlight = append(inFlight, w)
 	}
+	removed := map[object]bool{}
+	for i, o := range identities(audit.Events) {
+		if o.kind != "" && audit.Events[i].Op == Deleted {
+			removed[o] = true
+		}
+	}
 	added := false
 	firstEvicted := map[string]uint64{} // Pod: the revision of the Eviction API's first write
 	for i := range informers.Events {
@@ -352,18 +368,30 @@ func Complete(audit, informers *Timeline, outages []Outage) (missing []string) {
 		default:
 			continue
 		}
-		if e.Op == Deleted || e.Approx || have[fmt.Sprintf("%s/%s@%d", e.Kind, e.Key(), e.RV)] {
+		// A removal seen by a watch carries its own revision; one seen as
+		// a tombstone after a re-list does not, and is not placed.
+		removal := e.Op == Deleted
+		// Newer than anything the log shows: read before the log had it,
+		// as the informers go on after it was read (not judged yet).
+		if e.RV > logged || e.Approx || (removal && (removed[object{e.Kind, e.Key(), e.Obj.GetUID()}] || removed[object{e.Kind, e.Key(), ""}])) ||
+			(!removal && have[fmt.Sprintf("%s/%s@%d", e.Kind, e.Key(), e.RV)]) {
 			continue
 		}
 		explained := uncertain[ref(e.Kind, e.Key())]
-		if p, ok := e.Obj.(*corev1.Pod); ok && evicted[e.Key()] && disruptionReason(p) == evictionReason {
+		if p, ok := e.Obj.(*corev1.Pod); ok && evicted[e.Key()] && (removal || disruptionReason(p) == evictionReason) {
+			// The Eviction API writes the Pod, and removes one it may
+			// remove at once (terminating, pending or finished).
 			explained = true
 		}
 		for _, w := range inFlight {
 			explained = explained || (e.RV > w.From && e.RV < w.To)
 		}
 		if !explained {
-			missing = append(missing, fmt.Sprintf("%s %s rv %d", e.Kind, e.Key(), e.RV))
+			what := "rv"
+			if removal {
+				what = "removed at rv"
+			}
+			missing = append(missing, fmt.Sprintf("%s %s %s %d", e.Kind, e.Key(), what, e.RV))
 			continue
 		}
 		if p, ok := e.Obj.(*corev1.Pod); ok && disruptionReason(p) == evictionReason && firstEvicted[e.Key()] == 0 {
@@ -396,6 +424,78 @@ func Complete(audit, informers *Timeline, outages []Outage) (missing []string) {
 	}
 	if added {
 		audit.Sort()
+		if removalsLast(audit.Events) {
+			audit.Sort()
+		}
 	}
 	return missing
+}
+
+// removalsLast moves each removal after every version of the object it
+// removed (the same UID), and reports whether it moved any. The log can
+// place a removal below a version only the informers saw: a graceless
+// DELETE of a Pod first writes its zero grace period (inside the request,
+// not a request the log shows), and when another request (an eviction of
+// the terminating Pod) removes the Pod in between, the DELETE finds it
+// gone and is answered with the Pod as it was before its own write, so it
+// is placed after the writes answered before it began, below that
+// version. Nothing is written to an object once it is gone: the version
+// came first, and a version after the removal would bring the object
+// back to life in the checker's world. The events must be sorted. A
+// removal answered with a Status names no UID: it removed the object of
+// the last event before it that names one.
+func removalsLast(evs []Event) bool {
+	removes := map[int]object{}
+	newest := map[object]int{}
+	for i, o := range identities(evs) {
+		switch {
+		case o.kind == "":
+		case evs[i].Op == Deleted:
+			removes[i] = o
+		default:
+			newest[o] = i
+		}
+	}
+	moved := false
+	for i, o := range removes {
+		j, ok := newest[o]
+		if !ok || j < i {
+			continue
+		}
+		d, v := &evs[i], &evs[j]
+		d.RV, d.Seq = v.RV, max(d.Seq, v.Seq+1)
+		moved = true
+	}
+	return moved
+}
+
+// object is one object of the record: a name can be reused.
+type object struct {
+	kind Kind
+	key  string
+	uid  types.UID
+}
+
+// identities names the object of each version and removal among the
+// sorted events (none, kind "", for evictions, marks and uncertain
+// requests). An event without a UID (a removal answered with a Status, a
+// write logged at Metadata level) is about the object of the last event
+// before it that names one.
+func identities(evs []Event) []object {
+	out := make([]object, len(evs))
+	uidOf := map[string]types.UID{}
+	for i := range evs {
+		e := &evs[i]
+		if e.Obj == nil || e.Kind == Mark || e.Kind == Eviction || e.Op == Uncertain {
+			continue
+		}
+		o := object{e.Kind, e.Key(), e.Obj.GetUID()}
+		if o.uid == "" {
+			o.uid = uidOf[ref(o.kind, o.key)]
+		} else {
+			uidOf[ref(o.kind, o.key)] = o.uid
+		}
+		out[i] = o
+	}
+	return out
 }

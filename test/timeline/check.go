@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
@@ -76,6 +78,12 @@ type Rules struct {
 	// tables, "from→to": a row seen making another one is not the row the
 	// tables define, and excuses nothing.
 	Moves map[string]map[string]bool
+	// Terminal are the terminal states (the finalizer removed).
+	Terminal map[string]bool
+	// NodeTimeoutRows are the NodeKeptRows that keep the Node because the
+	// wait of the state they leave from timed out (the Node deletion
+	// timeout: E08, W09), with that state.
+	NodeTimeoutRows map[string]string
 }
 
 // The actions NodeKeptRows are told by, and the fact that says a Node is
@@ -91,9 +99,13 @@ const (
 // from rows whose actions are named Force*.
 func RulesFrom(set *engine.TableSet) Rules {
 	r := Rules{DrainStates: map[string]bool{}, DrainRows: map[string]bool{}, ForceDeleteRows: map[string]bool{}, NodeKeptRows: map[string]string{},
-		VolumeStates: map[string]bool{}, VolumeWaitRows: map[string]bool{}, Moves: map[string]map[string]bool{}}
+		VolumeStates: map[string]bool{}, VolumeWaitRows: map[string]bool{}, Moves: map[string]map[string]bool{}, Terminal: map[string]bool{},
+		NodeTimeoutRows: map[string]string{}}
 	for _, s := range set.States {
 		r.States = append(r.States, s.Name)
+		if s.Terminal {
+			r.Terminal[s.Name] = true
+		}
 	}
 	for _, t := range set.Tables {
 		for _, row := range t.Rows {
@@ -125,7 +137,14 @@ func RulesFrom(set *engine.TableSet) Rules {
 				r.Moves[id][s.Name+"→"+to] = true
 			}
 			if keepsNode(row) {
-				r.NodeKeptRows[t.Name+"/"+row.ID] = row.Trigger
+				r.NodeKeptRows[id] = row.Trigger
+				for _, s := range row.FromStates() {
+					if s.Wait != nil && s.Wait.TimedOut != "" && slices.ContainsFunc(row.When, func(m engine.Match) bool {
+						return m.Fact == s.Wait.TimedOut && slices.Equal(m.Values, []string{"true"})
+					}) {
+						r.NodeTimeoutRows[id] = s.Name
+					}
+				}
 			}
 		}
 	}
@@ -189,8 +208,10 @@ type Report struct {
 	// Leaked are objects left at the end.
 	Leaked []string
 	// KeptNodes are Nodes left at the end by a row that keeps the Node
-	// (Rules.NodeKeptRows), as the Machine's last Event names it: the
-	// row's outcome, not a leak (a note each names the row).
+	// (Rules.NodeKeptRows), as the Machine's last Event names it, or, with
+	// no Event of its last step, as the record shows the Node deletion
+	// timed out (Rules.NodeTimeoutRows): the row's outcome, not a leak (a
+	// note each names the row).
 	KeptNodes []string
 	// AwaitingGC are bootstrap Secrets whose owner is gone: the garbage
 	// collector removes them, and these control planes run none.
@@ -225,20 +246,22 @@ func (r *Report) ByInvariant() map[string]int {
 // also checks that nothing the Machines owned is left.
 func Check(t *Timeline, rules Rules, final bool) *Report {
 	c := &checker{t: t, rules: rules, rep: &Report{},
-		world:      map[Kind]map[string]client.Object{},
-		gone:       map[Kind]map[string]*Event{},
-		machineOf:  map[string]string{},
-		nodeOwner:  map[string]string{},
-		lastState:  map[string]int{},
-		history:    map[string][]transition{},
-		lastMach:   map[string]*clusterv1.Machine{},
-		involved:   map[string][]int{},
-		machineSet: map[string]bool{},
-		blind:      map[string]bool{},
-		lastRow:    map[string]string{},
-		holds:      map[string]bool{},
-		volWaits:   map[string]bool{},
-		evicted:    map[string]bool{},
+		world:       map[Kind]map[string]client.Object{},
+		gone:        map[Kind]map[string]*Event{},
+		machineOf:   map[string]string{},
+		nodeOwner:   map[string]string{},
+		lastState:   map[string]int{},
+		history:     map[string][]transition{},
+		lastMach:    map[string]*clusterv1.Machine{},
+		involved:    map[string][]int{},
+		machineSet:  map[string]bool{},
+		blind:       map[string]bool{},
+		lastRow:     map[string]string{},
+		holds:       map[string]bool{},
+		volWaits:    map[string]bool{},
+		evicted:     map[string]bool{},
+		removedFrom: map[string]*clusterv1.Machine{},
+		removedAt:   map[string]time.Time{},
 	}
 	c.eventsOf = map[string][]int{}
 	for i := range t.Events {
@@ -294,6 +317,10 @@ type checker struct {
 	eventsOf map[string][]int
 	// evicted are the Pods an eviction (201) was checked for.
 	evicted map[string]bool
+	// removedFrom is each removed Machine's last version before its
+	// removal, removedAt when the removal was answered (or seen).
+	removedFrom map[string]*clusterv1.Machine
+	removedAt   map[string]time.Time
 }
 
 // refsOf are the objects an event is about: an eviction is about its Pod.
@@ -314,6 +341,36 @@ func (r Rules) keptBy(id string) (row, why string) {
 		}
 	}
 	return "", ""
+}
+
+// ends reports whether the row (by id, as an Event names it) ends the
+// object's life in the tables: every state change it makes is into a
+// terminal state.
+func (r Rules) ends(id string) bool {
+	for row, moves := range r.Moves {
+		if id == "" || !strings.HasSuffix(row, "/"+id) || len(moves) == 0 {
+			continue
+		}
+		for m := range moves {
+			if _, to, _ := strings.Cut(m, "→"); !r.Terminal[to] {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// timeoutRowsFrom are the NodeTimeoutRows that leave from state.
+func (r Rules) timeoutRowsFrom(state string) []string {
+	var rows []string
+	for row, from := range r.NodeTimeoutRows {
+		if from == state {
+			rows = append(rows, row)
+		}
+	}
+	sort.Strings(rows)
+	return rows
 }
 
 func ref(kind Kind, k string) string { return string(kind) + "/" + k }
@@ -421,6 +478,15 @@ func (c *checker) machine(i int, prev client.Object, m *clusterv1.Machine) {
 	}
 	if e.Op == Deleted && m.DeletionTimestamp != nil {
 		c.rep.MachinesDeleted++
+	}
+	if e.Op == Deleted {
+		if pm, ok := prev.(*clusterv1.Machine); ok {
+			c.removedFrom[k] = pm
+		}
+		c.removedAt[k] = e.At
+		if !e.Stage.IsZero() {
+			c.removedAt[k] = e.Stage
+		}
 	}
 	if m.DeletionTimestamp != nil && e.Op != Deleted {
 		c.exercised(k, m)
@@ -623,6 +689,32 @@ func (c *checker) nodeDeleted(i int, node string) {
 	}
 }
 
+// nodeDeletionGaveUp reports whether the record shows the conditions of
+// the rows that keep the Node when the Node deletion times out
+// (Rules.NodeTimeoutRows: E08, W09) at the removal of the Machine's
+// finalizer: its last version before the removal is in the state those
+// rows leave from (DeletingNode), the wait is armed (a Node deletion was
+// attempted: status.deletion.nodeDeletionStartTime), and its timeout
+// (spec.deletion.nodeDeletionTimeoutSeconds, above 0: 0 retries forever)
+// had passed since the deletionTimestamp by the time the removal was
+// answered. (An outage of the workload cluster only makes that time later,
+// never earlier.) The fields are those the DeletingNode wait of the tables
+// names.
+func (c *checker) nodeDeletionGaveUp(mk string) (why string, rows []string, ok bool) {
+	m, at := c.removedFrom[mk], c.removedAt[mk]
+	if m == nil || m.DeletionTimestamp == nil || at.IsZero() {
+		return "", nil, false
+	}
+	rows = c.rules.timeoutRowsFrom(m.Status.State)
+	timeout := time.Duration(ptr.Deref(m.Spec.Deletion.NodeDeletionTimeoutSeconds, 0)) * time.Second
+	start := m.Status.Deletion.NodeDeletionStartTime
+	if len(rows) == 0 || start == nil || timeout <= 0 || at.Before(m.DeletionTimestamp.Add(timeout)) {
+		return "", nil, false
+	}
+	return fmt.Sprintf("in %s, a Node deletion attempted at %s, and the finalizer went %s after the deletionTimestamp, past the Node deletion timeout of %s",
+		m.Status.State, start.UTC().Format(time.RFC3339), at.Sub(m.DeletionTimestamp.Time).Round(time.Millisecond), timeout), rows, true
+}
+
 // currentMachine is the Machine as it is at this point of the timeline.
 func (c *checker) currentMachine(mk string) *clusterv1.Machine {
 	if mk == "" {
@@ -803,6 +895,16 @@ func (c *checker) leaks() {
 		if row, why := c.rules.keptBy(c.lastRow[mk]); why != "" && c.get(Machine, mk) == nil {
 			c.rep.KeptNodes = append(c.rep.KeptNodes, n)
 			c.note("%s: Node %s left by row %s (%s), as the row says", mk, n, row, why)
+			continue
+		}
+		// The last step's Event is written after the finalizer went (the
+		// Machine goes with it, so its status never names that row): an
+		// operator killed in between, or an Event create that failed,
+		// leaves the record without it. Unless an Event names a row that
+		// ended the Machine, the record decides by what those rows ask.
+		if why, rows, ok := c.nodeDeletionGaveUp(mk); ok && c.get(Machine, mk) == nil && !c.rules.ends(c.lastRow[mk]) {
+			c.rep.KeptNodes = append(c.rep.KeptNodes, n)
+			c.note("%s: Node %s left as rows %v do (no Event names the Machine's last row): %s", mk, n, rows, why)
 			continue
 		}
 		c.rep.Leaked = append(c.rep.Leaked, "Node "+n)

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/krtt-dev/krtt/api/kit"
@@ -83,6 +84,9 @@ type knobs struct {
 	refusedFirst       bool   // (audit) a budget refuses db-1's first eviction (429)
 	evictOverlapsHook  bool   // (audit) db-1's eviction runs at the same time as the pre-drain hook's removal
 	cutShort           bool   // (audit) db-1's eviction is answered 500 (cut short), though it evicted the Pod
+	removalRace        bool   // db-1's graceless DELETE loses the race to a second eviction, which removes the Pod
+	nodeDeleteCutShort bool   // (audit) the Node's DELETE is answered 504 (its client killed mid-request), though it removed the Node
+	nodeDeletion       string // the Machine's Node deletion before its finalizer goes: "timedOut" (attempted, 10s timeout, 20s since the deletionTimestamp), "notYet" (attempted, 3600s timeout), "unarmed" (never attempted, 10s timeout)
 }
 
 func run(k knobs) *Timeline {
@@ -164,6 +168,25 @@ func run(k knobs) *Timeline {
 			p = p.DeepCopy()
 			p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "EvictionByEvictionAPI"})
 			p.DeletionTimestamp = &now
+			if k.removalRace && p.Name == "db-1" {
+				// The kubelet's graceless DELETE writes a zero grace
+				// period (inside the request: not audited), a second
+				// eviction of the terminating Pod removes it (a Status
+				// answer), and the DELETE, finding it gone, is answered
+				// with the Pod as it was before its own write: placed
+				// after the writes answered before it began, below the
+				// zero-grace version the informers saw.
+				before := b.rv
+				b.eviction(p, 201, false)
+				b.rv += 2
+				p = p.DeepCopy()
+				p.SetResourceVersion(strconv.FormatUint(before, 10))
+				p.DeletionGracePeriodSeconds = new(int64)
+				at := t0.Add(time.Duration(b.rv) * time.Millisecond)
+				b.tl.Events = append(b.tl.Events, Event{Seq: int(b.rv), At: at, RV: before, Kind: Pod, Op: Deleted, Obj: p, Code: 200, Bracketed: true,
+					Recv: t0.Add(time.Duration(before)*time.Millisecond + 200*time.Microsecond), Stage: at})
+				return
+			}
 			b.ev(Pod, Deleted, p)
 			return
 		}
@@ -179,6 +202,11 @@ func run(k knobs) *Timeline {
 		p = p.DeepCopy()
 		p.DeletionTimestamp = &now
 		b.ev(Pod, Updated, p)
+		if k.removalRace && p.Name == "db-1" {
+			p = p.DeepCopy()
+			p.DeletionGracePeriodSeconds = new(int64)
+			b.ev(Pod, Updated, p) // the kubelet's DELETE: its zero grace period
+		}
 		b.ev(Pod, Deleted, p)
 	}
 	cordon := func() {
@@ -189,6 +217,9 @@ func run(k knobs) *Timeline {
 
 	m = m.DeepCopy()
 	m.DeletionTimestamp = &now
+	if k.nodeDeletion != "" {
+		m.DeletionTimestamp = &metav1.Time{Time: t0.Add(-20 * time.Second)}
+	}
 	b.ev(Machine, Updated, m)
 	row("machine-normal", "N05", "Running", "Deleting", "done")
 	row("machine-deletion", "D01", "Deleting", "WaitingForPreDrainHook", "done")
@@ -249,7 +280,27 @@ func run(k knobs) *Timeline {
 		b.ev(SimBootstrapConfig, Deleted, boot)
 	}
 	row("machine-deletion", "D16", "WaitingForBootstrapDeletion", "DeletingNode", "done")
-	if !k.nodeLeft {
+	if k.nodeDeletion != "" {
+		// D18's Node deletion failed: its status records the attempt.
+		m = m.DeepCopy()
+		m.Spec.Deletion.NodeDeletionTimeoutSeconds = ptr.To[int32](10)
+		if k.nodeDeletion == "notYet" {
+			m.Spec.Deletion.NodeDeletionTimeoutSeconds = ptr.To[int32](3600)
+		}
+		if k.nodeDeletion != "unarmed" {
+			m.Status.Deletion.NodeDeletionStartTime = &metav1.Time{Time: t0.Add(-5 * time.Second)}
+		}
+		m.Status.LastTransition = &kit.LastTransition{Table: "machine-deletion", Row: "D18", From: "DeletingNode", To: "DeletingNode", Outcome: "Failed"}
+		b.ev(Machine, Updated, m)
+	}
+	switch {
+	case k.nodeLeft:
+	case k.nodeDeleteCutShort && k.audit:
+		b.rv++
+		at := t0.Add(time.Duration(b.rv) * time.Millisecond)
+		b.tl.Events = append(b.tl.Events, Event{Seq: int(b.rv), At: at, RV: b.rv - 1, Kind: Node, Op: Uncertain, Code: 504, Bracketed: true,
+			Obj: &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n1.Name}}, Recv: at.Add(-200 * time.Microsecond), Stage: at})
+	default:
 		b.ev(Node, Deleted, n1)
 	}
 	if k.bootstrapAfterNode {
@@ -490,6 +541,9 @@ func TestCheckNodeKeptByRow(t *testing.T) {
 			t.Errorf("%s deletes the Node or needs it gone, yet counts as keeping it", row)
 		}
 	}
+	if got := r.NodeTimeoutRows; len(got) != 2 || got["machine-errors/E08"] != "DeletingNode" || got["machine-workload-cluster/W09"] != "DeletingNode" {
+		t.Errorf("the rows that keep the Node at the Node deletion timeout: %v, want E08 and W09 from DeletingNode", got)
+	}
 	rep := Check(run(knobs{nodeLeft: true, lastEventRow: "machine-errors/E08"}), r, true)
 	if rep.Failed() || strings.Join(rep.KeptNodes, ",") != "n1" {
 		t.Fatalf("violations %v, kept Nodes %v", rep.Violations, rep.KeptNodes)
@@ -498,6 +552,35 @@ func TestCheckNodeKeptByRow(t *testing.T) {
 		t.Errorf("notes %v", rep.Notes)
 	}
 	assertOne(t, Check(run(knobs{nodeLeft: true, lastEventRow: "machine-deletion/D19"}), r, true), NothingLeaks, "end of run", "Node n1")
+}
+
+// The last step's Event is written after the finalizer went, and an
+// operator killed in between never writes it: a Node left when the record
+// shows what the rows that keep it ask (a Node deletion attempted, the
+// timeout past at the finalizer's removal) is their outcome. Without the
+// attempt, before the timeout, or with an Event naming a row that ended
+// the Machine otherwise, it is a leak.
+func TestCheckNodeKeptWithoutTheEvent(t *testing.T) {
+	r := rules(t)
+	rep := Check(run(knobs{nodeLeft: true, nodeDeletion: "timedOut"}), r, true)
+	if rep.Failed() || strings.Join(rep.KeptNodes, ",") != "n1" {
+		t.Fatalf("violations %v, kept Nodes %v", rep.Violations, rep.KeptNodes)
+	}
+	if notes := strings.Join(rep.Notes, "\n"); !strings.Contains(notes, "t/m1: Node n1 left as rows [machine-errors/E08 machine-workload-cluster/W09] do (no Event names the Machine's last row)") ||
+		!strings.Contains(notes, "past the Node deletion timeout of 10s") {
+		t.Errorf("notes %v", rep.Notes)
+	}
+	// An Event of an earlier step is not the last step's.
+	if rep := Check(run(knobs{nodeLeft: true, nodeDeletion: "timedOut", lastEventRow: "machine-deletion/D16"}), r, true); rep.Failed() {
+		t.Errorf("with the Event of an earlier step: violations %v", rep.Violations)
+	}
+	for _, k := range []knobs{
+		{nodeLeft: true, nodeDeletion: "notYet"},
+		{nodeLeft: true, nodeDeletion: "unarmed"},
+		{nodeLeft: true, nodeDeletion: "timedOut", lastEventRow: "machine-deletion/D19"},
+	} {
+		assertOne(t, Check(run(k), r, true), NothingLeaks, "end of run", "Node n1")
+	}
 }
 
 // What the deleted Machine's objects left behind is reported by name, each
