@@ -27,7 +27,7 @@ func registerStatus(r *engine.Registry[*Scope]) {
 	})
 	r.StatusField("failureReason", "status.failureReason", func(s *Scope, v string) { s.Machine.Status.FailureReason = ptr.To(v) })
 	r.StatusField("failureMessage", "status.failureMessage", func(s *Scope, v string) { s.Machine.Status.FailureMessage = ptr.To(v) })
-	r.Mirror("providerConditions", "BootstrapConfigReady, InfrastructureReady, NodeReady and NodeHealthy mirror the bootstrap object, the infrastructure object and the Node (NodeHealthy: Ready, and none of spec.health.nodeConditions True); Paused and Deleting are False unless a row says otherwise.", mirrorConditions)
+	r.Mirror("providerConditions", "BootstrapConfigReady, InfrastructureReady, NodeReady and NodeHealthy mirror the bootstrap object (False, naming it, when it does not exist), the infrastructure object and the Node (NodeHealthy: Ready, and none of spec.health.nodeConditions True); Paused and Deleting are False unless a row says otherwise.", mirrorConditions)
 	r.Mirror("certificatesExpiry", "status.certificatesExpiryDate from the certificates-expiry annotation of the Machine or its bootstrap object (control-plane Machines only); CertificatesExpiryKnown=False names an annotation that is not an RFC 3339 date.", mirrorCertificatesExpiry)
 	r.Mirror("deletionStep", "status.deletion.step is the Machine's state while it is being deleted and empty otherwise (the DELETING column of kubectl get).", mirrorDeletionStep)
 	r.Summary(clusterv1.ReadyCondition, "True when the Machine is not being deleted and BootstrapConfigReady, InfrastructureReady and NodeHealthy are True; otherwise the first that is not.", summarizeReady)
@@ -44,6 +44,19 @@ func mirrorConditions(s *Scope) {
 	switch {
 	case m.Spec.Bootstrap.ConfigRef == nil:
 		setCondition(m, clusterv1.BootstrapConfigReadyCondition, metav1.ConditionTrue, "DataSecretProvided", "spec.bootstrap.dataSecretName is set by the user")
+	case s.Bootstrap == nil && s.Err == nil:
+		// The object configRef names is gone or was never there. A data
+		// secret the user gave (or one copied before) lets the Machine go
+		// on without it, so no row stops for it: the condition is the only
+		// place that says so (Cluster API setBootstrapReadyCondition).
+		ref := m.Spec.Bootstrap.ConfigRef
+		if !m.DeletionTimestamp.IsZero() && ptr.Deref(m.Status.Initialization.BootstrapDataSecretCreated, false) {
+			setCondition(m, clusterv1.BootstrapConfigReadyCondition, metav1.ConditionFalse, "BootstrapConfigDeleted",
+				fmt.Sprintf("%s %s named in spec.bootstrap.configRef has been deleted", ref.Kind, ref.Name))
+		} else {
+			setCondition(m, clusterv1.BootstrapConfigReadyCondition, metav1.ConditionFalse, "BootstrapConfigNotFound",
+				fmt.Sprintf("%s %s named in spec.bootstrap.configRef does not exist", ref.Kind, ref.Name))
+		}
 	case s.Bootstrap != nil:
 		if st, reason, msg, ok := ReadyCondition(s.Bootstrap); ok {
 			setCondition(m, clusterv1.BootstrapConfigReadyCondition, metav1.ConditionStatus(st), orDefault(reason, "BootstrapConfigReady"), msg)

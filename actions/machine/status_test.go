@@ -1,10 +1,14 @@
 package machine
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 )
@@ -57,5 +61,32 @@ func TestNodeHealthMessage(t *testing.T) {
 	_, _, msg := nodeHealth(n, clusterv1.DefaultHealthNodeConditions)
 	if want := "The Node reports Ready=False (KubeletNotReady: container runtime is down), KernelDeadlock=True (DockerHung)"; msg != want {
 		t.Errorf("message %q, want %q", msg, want)
+	}
+}
+
+// TestBootstrapConfigMissingIsSaid: a Machine that goes on with its data
+// secret while the object configRef names does not exist says so in
+// BootstrapConfigReady; once the data secret came from it and the Machine
+// is being deleted, the object went as part of the deletion.
+func TestBootstrapConfigMissingIsSaid(t *testing.T) {
+	m := &clusterv1.Machine{Spec: clusterv1.MachineSpec{Bootstrap: clusterv1.MachineBootstrap{
+		ConfigRef:      &clusterv1.ObjectReference{Kind: "SimBootstrapConfig", Name: "b1"},
+		DataSecretName: ptr.To("user-data")}}}
+	mirrorConditions(&Scope{Machine: m})
+	c := meta.FindStatusCondition(m.Status.Conditions, clusterv1.BootstrapConfigReadyCondition)
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != "BootstrapConfigNotFound" || !strings.Contains(c.Message, "SimBootstrapConfig b1") {
+		t.Fatalf("BootstrapConfigReady = %+v, want False BootstrapConfigNotFound naming SimBootstrapConfig b1", c)
+	}
+	m.DeletionTimestamp = ptr.To(metav1.Now())
+	m.Status.Initialization.BootstrapDataSecretCreated = ptr.To(true)
+	mirrorConditions(&Scope{Machine: m})
+	if c := meta.FindStatusCondition(m.Status.Conditions, clusterv1.BootstrapConfigReadyCondition); c == nil || c.Reason != "BootstrapConfigDeleted" {
+		t.Fatalf("BootstrapConfigReady = %+v, want BootstrapConfigDeleted", c)
+	}
+	m2 := m.DeepCopy()
+	m2.Status.Conditions = nil
+	mirrorConditions(&Scope{Machine: m2, Err: errors.New("the API server did not answer")})
+	if c := meta.FindStatusCondition(m2.Status.Conditions, clusterv1.BootstrapConfigReadyCondition); c != nil {
+		t.Fatalf("an object that could not be read reads as missing: %+v", c)
 	}
 }
