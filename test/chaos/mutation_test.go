@@ -20,11 +20,20 @@ type mutation struct {
 	name      string
 	edits     []edit
 	invariant string
+	// long keeps a mutation to -chaos.long (make chaos): each costs a run
+	// against a restarted kube-apiserver, too much for make test.
+	long bool
 }
 
 // edit replaces the first occurrence of old in file (under transitions/).
 type edit struct{ file, old, new string }
 
+// Two invariants have no mutation, because no table edit can break them:
+// PDBRespected, since every eviction goes through the Eviction API, which
+// refuses what a budget does not allow whatever row asks for it (deleting
+// the Pods instead is EvictionOnly's mutation); and CompleteRecord, which
+// is about the audit log and the recorder, not about what the operator
+// does.
 var mutations = []mutation{
 	{
 		// D03, which holds the Machine while pre-drain hooks are there,
@@ -50,6 +59,102 @@ var mutations = []mutation{
 			"        state: WaitingForPreTerminateHook\n        conditions:\n          - {type: Deleting, status: \"True\", reason: WaitingForPreTerminateHook, message: \"Drain completed: {detail}\"}\n"}},
 		invariant: timeline.InfraAfterVolumes,
 	},
+	{
+		// D05 reports the drain done without evicting, and skips the volume
+		// wait the Pods left would hold: the infrastructure goes under them.
+		// DrainNode moves to D22 (a Node unhealthy for 5 minutes, which no
+		// run has) only because lint rejects a registered action no table
+		// uses.
+		name: "drain-without-evicting",
+		edits: []edit{{"machine/deletion.yaml",
+			"      do: [MarkDrainStart, DrainNode]\n      then:\n        state: WaitingForVolumeDetach\n        conditions:\n          - {type: Deleting, status: \"True\", reason: WaitingForVolumeDetach, message: \"Drain completed: {detail}\"}\n      inProgress:\n        requeueAfter: 20s\n        conditions:\n          - {type: Deleting, status: \"True\", reason: DrainingNode, message: \"{detail}\"}\n",
+			"      do: [MarkDrainStart]\n      then:\n        state: WaitingForPreTerminateHook\n        conditions:\n          - {type: Deleting, status: \"True\", reason: WaitingForPreTerminateHook, message: \"Drain completed\"}\n"},
+			{"machine/deletion.yaml",
+				"forceDeletion: NodeUnhealthy}\n      do: [MarkDrainStart, ForceDrainNode, DeleteVolumeAttachments]\n",
+				"forceDeletion: NodeUnhealthy}\n      do: [MarkDrainStart, DrainNode, DeleteVolumeAttachments]\n"}},
+		invariant: timeline.InfraAfterDrain,
+		long:      true,
+	},
+	{
+		// D13 deletes the Node as it starts on the infrastructure.
+		name: "node-before-infra",
+		edits: []edit{{"machine/deletion.yaml",
+			"      do: [DeleteInfrastructure]\n",
+			"      do: [DeleteNode, DeleteInfrastructure]\n"}},
+		invariant: timeline.NodeAfterInfra,
+		long:      true,
+	},
+	{
+		// D13 lets the Machine go as it starts on the infrastructure.
+		name: "finalizer-before-infra",
+		edits: []edit{{"machine/deletion.yaml",
+			"      do: [DeleteInfrastructure]\n",
+			"      do: [RemoveFinalizer, DeleteInfrastructure]\n"}},
+		invariant: timeline.FinalizerLast,
+		long:      true,
+	},
+	{
+		// D11 goes on to the infrastructure while pre-terminate hooks are
+		// there, and C21 no longer holds it: its from names a state whose
+		// infrastructure is always gone, so it never matches.
+		name: "no-pre-terminate-hold",
+		edits: []edit{
+			{"machine/deletion.yaml",
+				"      do: [RecordPreTerminateHookWait]\n      then:\n        conditions:\n",
+				"      do: [RecordPreTerminateHookWait]\n      then:\n        state: WaitingForInfrastructureDeletion\n        conditions:\n"},
+			{"machine/deletion-checks.yaml",
+				"      from: [WaitingForInfrastructureDeletion]\n      when: {preTerminateHooks: true,",
+				"      from: [WaitingForBootstrapDeletion]\n      when: {preTerminateHooks: true,"},
+		},
+		invariant: timeline.NoInfraDuringPreTerm,
+		long:      true,
+	},
+	{
+		// D05 deletes the Pods (the forced drain of D21) instead of evicting
+		// them; D21 gets the eviction in exchange, since lint rejects a
+		// registered action no table uses, and no run sets the force label.
+		name: "drain-by-deleting",
+		edits: []edit{
+			{"machine/deletion.yaml",
+				"      do: [MarkDrainStart, DrainNode]\n",
+				"      do: [MarkDrainStart, ForceDrainNode]\n"},
+			{"machine/deletion.yaml",
+				"      do: [MarkDrainStart, ForceDrainNode, DeleteVolumeAttachments]\n",
+				"      do: [MarkDrainStart, DrainNode, DeleteVolumeAttachments]\n"},
+		},
+		invariant: timeline.EvictionOnly,
+		long:      true,
+	},
+	{
+		// D18 deletes the Node and goes back to the infrastructure step,
+		// which (infrastructure and bootstrap gone) comes to DeletingNode
+		// again, where D19 ends it: one step back, not a loop that would
+		// never finish. Back two steps, not one: the bootstrap step is the
+		// last state persisted before D18 (D16 and D18 run in one reconcile,
+		// one status patch), so going back to it would persist no move.
+		name: "node-deletion-steps-back",
+		edits: []edit{{"machine/deletion.yaml",
+			"      do: [MarkNodeDeletionStart, DeleteNode, RemoveFinalizer]\n      then:\n        state: DeletionCompleted\n        conditions:\n          - {type: Deleting, status: \"True\", reason: DeletionCompleted, message: \"Deletion completed\"}\n",
+			"      do: [MarkNodeDeletionStart, DeleteNode]\n      then:\n        state: WaitingForInfrastructureDeletion\n        conditions:\n          - {type: Deleting, status: \"True\", reason: WaitingForInfrastructureDeletion, message: \"The Node is deleted\"}\n"}},
+		invariant: timeline.StateForwardOnly,
+		long:      true,
+	},
+	{
+		// D13 and D25 swap their cases: the Machine's own infrastructure
+		// object is released (left in place as if it belonged to something
+		// else) and the SimMachine outlives its Machine.
+		name: "infra-left-behind",
+		edits: []edit{
+			{"machine/deletion.yaml",
+				"infrastructureControlledByOther: false}\n      do: [DeleteInfrastructure]\n",
+				"infrastructureControlledByOther: true}\n      do: [DeleteInfrastructure]\n"},
+			{"machine/deletion.yaml",
+				"infrastructureControlledByOther: true}\n      do: [ReleaseInfrastructure]\n",
+				"infrastructureControlledByOther: false}\n      do: [ReleaseInfrastructure]\n"},
+		},
+		invariant: timeline.NothingLeaks,
+		long:      true,
+	},
 }
 
 // TestMutations runs the operator on tables each mutation breaks, lint
@@ -60,6 +165,9 @@ var mutations = []mutation{
 func TestMutations(t *testing.T) {
 	for i, m := range mutations {
 		t.Run(m.name, func(t *testing.T) {
+			if m.long && !*long {
+				t.Skip("-chaos.long only (make chaos)")
+			}
 			dir := mutateTables(t, m)
 			res := shared.run(context.Background(), spec{name: "mutation-" + m.name, machines: 4, restarts: 1, restartDown: time.Second,
 				tables: dir, timeout: stalledEviction, seed: uint64(i + 1)}, t.Logf)
@@ -117,4 +225,13 @@ func mutateTables(t *testing.T, m mutation) string {
 		t.Fatalf("the mutated tables do not load: %v", err)
 	}
 	return dir
+}
+
+// TestMutationsLoad keeps the long mutations honest in make test too: an
+// edit of the shipped tables that no longer applies, or no longer loads,
+// shows here instead of only in make chaos.
+func TestMutationsLoad(t *testing.T) {
+	for _, m := range mutations {
+		t.Run(m.name, func(t *testing.T) { mutateTables(t, m) })
+	}
 }
