@@ -74,6 +74,23 @@ type Observer struct {
 	// Watcher watches the control plane kinds Clusters name, so the
 	// object's appearing wakes them; nil in krtt explain.
 	Watcher *reconciler.KindWatcher
+	// Indexed: Client reads the manager's cache, which holds
+	// MachineClusterIndex. A one-shot reader (krtt explain) has none.
+	Indexed bool
+}
+
+// MachineClusterIndex indexes Machines by the Cluster their
+// cluster.x-k8s.io/cluster-name label names, so counting a Cluster's
+// Machines costs what the Cluster has, not what the namespace has.
+const MachineClusterIndex = "machine.clusterNameLabel"
+
+// MachineClusterIndexer extracts the MachineClusterIndex key.
+func MachineClusterIndexer(obj client.Object) []string {
+	name, ok := obj.GetLabels()[clusterv1.ClusterNameLabel]
+	if !ok {
+		return nil
+	}
+	return []string{name}
 }
 
 // Observe reads the Cluster, its connection and its Machines. A connection
@@ -102,7 +119,13 @@ func (o *Observer) Observe(ctx context.Context, key client.ObjectKey) *Scope {
 	// deep copy keeps a Cluster of thousands of Machines from copying every
 	// one of them on each count.
 	list := &clusterv1.MachineList{}
-	if err := o.Client.List(ctx, list, client.InNamespace(key.Namespace), client.MatchingLabels{clusterv1.ClusterNameLabel: key.Name}, client.UnsafeDisableDeepCopy); err != nil {
+	// The index holds the Cluster's own Machines; a label selector would
+	// walk every Machine of the namespace.
+	by := client.ListOption(client.MatchingLabels{clusterv1.ClusterNameLabel: key.Name})
+	if o.Indexed {
+		by = client.MatchingFields{MachineClusterIndex: key.Name}
+	}
+	if err := o.Client.List(ctx, list, client.InNamespace(key.Namespace), by, client.UnsafeDisableDeepCopy); err != nil {
 		if s.Err == nil {
 			s.Err = fmt.Errorf("list Machines: %w", err)
 		}

@@ -36,7 +36,9 @@ const observeTimeout = 10 * time.Second
 
 // Spec is the Cluster controller for the kit.
 func Spec(set *engine.TableSet, c client.Client, conns Connections, w *reconciler.KindWatcher) reconciler.Spec[*clusterv1.Cluster, *Scope] {
-	obs := &Observer{Client: c, Connections: conns, Watcher: w}
+	// w is given only on the manager's path, whose cache holds the index
+	// Setup registers.
+	obs := &Observer{Client: c, Connections: conns, Watcher: w, Indexed: w != nil}
 	return reconciler.Spec[*clusterv1.Cluster, *Scope]{
 		Name:             Name,
 		Set:              set,
@@ -82,6 +84,9 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error
 	}
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &clusterv1.Cluster{}, ControlPlaneRefIndex, ControlPlaneRefIndexer); err != nil {
 		return fmt.Errorf("index Clusters by control plane: %w", err)
+	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &clusterv1.Machine{}, MachineClusterIndex, MachineClusterIndexer); err != nil {
+		return fmt.Errorf("index Machines by Cluster: %w", err)
 	}
 	// Only Clusters this operator's cache holds are woken: under a watch
 	// filter another instance's Cluster is not this one's to count.

@@ -40,13 +40,7 @@ func Spec(set *engine.TableSet, c client.Client, clusters ClusterClients, w *rec
 	if clusters == nil {
 		clusters = LocalClusterClients{Client: c}
 	}
-	obs := &Observer{Client: c, Clusters: clusters}
-	// Setup refuses a set without the Pod verdict table; without it the
-	// drain fails with a message naming it.
-	obs.PodVerdicts, _ = PodVerdicts(set)
-	if w != nil {
-		obs.Watcher = w
-	}
+	obs := newObserver(set, c, clusters, w)
 	return reconciler.Spec[*clusterv1.Machine, *Scope]{
 		Name:             Name,
 		Set:              set,
@@ -60,6 +54,28 @@ func Spec(set *engine.TableSet, c client.Client, clusters ClusterClients, w *rec
 			s := obs.Observe(ctx, key, now)
 			return reconciler.Observation[*clusterv1.Machine, *Scope]{Env: s, Object: s.Machine, Found: s.MachineFound, Err: s.Err}
 		},
+	}
+}
+
+// newObserver is the observer of Spec. w is given only on the manager's
+// path, whose cache holds machineIndexes; krtt explain reads without them.
+func newObserver(set *engine.TableSet, c client.Client, clusters ClusterClients, w *reconciler.KindWatcher) *Observer {
+	obs := &Observer{Client: c, Clusters: clusters, Indexed: w != nil}
+	// Setup refuses a set without the Pod verdict table; without it the
+	// drain fails with a message naming it.
+	obs.PodVerdicts, _ = PodVerdicts(set)
+	if w != nil {
+		obs.Watcher = w
+	}
+	return obs
+}
+
+// machineIndexes are the Machine indexes of the manager's cache.
+func machineIndexes() []remote.Index {
+	return []remote.Index{
+		{Object: &clusterv1.Machine{}, Field: machineProviderIDIndex, Extract: indexMachineByProviderID},
+		{Object: &clusterv1.Machine{}, Field: machineExternalRefIndex, Extract: indexMachineByExternalRef},
+		{Object: &clusterv1.Machine{}, Field: controlPlaneMachineIndex, Extract: indexControlPlaneMachine},
 	}
 }
 
@@ -90,11 +106,10 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error
 			}
 		}
 	}
-	if err := idx.IndexField(ctx, &clusterv1.Machine{}, machineProviderIDIndex, indexMachineByProviderID); err != nil {
-		return fmt.Errorf("index Machines by providerID: %w", err)
-	}
-	if err := idx.IndexField(ctx, &clusterv1.Machine{}, machineExternalRefIndex, indexMachineByExternalRef); err != nil {
-		return fmt.Errorf("index Machines by provider object: %w", err)
+	for _, ix := range machineIndexes() {
+		if err := idx.IndexField(ctx, ix.Object, ix.Field, ix.Extract); err != nil {
+			return fmt.Errorf("index %s: %w", ix.Field, err)
+		}
 	}
 	m := mapper{client: mgr.GetClient(), nodes: mgr.GetClient()}
 	w.Referrers = m.machinesNaming
