@@ -148,6 +148,12 @@ demo: tools ## Narrated Machine lifecycle on a throw-away control plane in .krtt
 bench: tools ## Scale benchmark: BENCH_N Machines (default 200) created, given Pods, deleted; the operator measured as its own process (BENCH_ARGS='-o json' for JSON, '-profile DIR' for its CPU and heap profiles per phase).
 	@go run ./cmd/krtt-bench -n $(BENCH_N) $(BENCH_ARGS)
 
+BENCH_STEPS ?= 1000,5000,10000
+
+.PHONY: bench-scale
+bench-scale: tools ## Scale steps: krtt alone at each N of BENCH_STEPS (default 1000,5000,10000; about 25 min on 2 cores), each on a fresh API server; one table of CPU and peak RSS per Machine and CPU per Machine against the first step.
+	@go run ./cmd/krtt-bench -steps $(BENCH_STEPS) $(BENCH_ARGS)
+
 ROLLOUT_N ?= 30
 
 .PHONY: bench-rollout

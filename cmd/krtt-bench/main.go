@@ -86,6 +86,8 @@ type options struct {
 	maxSurge, maxUnavailable int
 	timeout, heartbeat       time.Duration
 	capi                     capiOptions
+	// steps are the fleet sizes of a -steps run (krtt alone at each).
+	steps []int
 }
 
 // bench is what every measured controller shares.
@@ -125,6 +127,7 @@ func main() {
 	flag.StringVar(&o.mode, "mode", modeMachines, "What is measured: machines (N Machines created → Running, Pods on every Node, deleted → gone), "+
 		"machinesets (a MachineSet scaled 0 → N (the scale subresource) → Running, Pods on every Node, then N → 0 → gone) or "+
 		"rollout (a MachineDeployment of N Machines, Pods on every Node, pointed at new templates and rolled out; -n defaults to 30).")
+	steps := flag.String("steps", "", "Scale steps: krtt alone at each of these N (comma-separated, e.g. 1000,5000,10000), each on a fresh API server; one table of CPU and peak RSS per Machine (`make bench-scale`). Replaces -n.")
 	machineSets := flag.Bool("machinesets", false, "Short for -mode machinesets.")
 	flag.IntVar(&o.maxSurge, "max-surge", 3, "-mode rollout: the MachineDeployment's maxSurge.")
 	flag.IntVar(&o.maxUnavailable, "max-unavailable", 0, "-mode rollout: the MachineDeployment's maxUnavailable.")
@@ -153,6 +156,11 @@ func main() {
 			os.Exit(2)
 		}
 		o.order = orderPeerFirst
+	}
+	var err error
+	if o.steps, err = parseSteps(*steps); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
 	}
 	if err := validate(o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -194,6 +202,8 @@ func validate(o options) error {
 		return fmt.Errorf("-instances %d over -workload-clusters %d: every instance needs a Cluster", o.instances, o.workloadClusters)
 	case o.profile != "" && o.instances > 1:
 		return errors.New("-profile profiles one operator; drop -instances")
+	case len(o.steps) > 0 && (o.peer != "" || o.mode != modeMachines || o.instances > 1 || o.workloadClusters > 0):
+		return errors.New("-steps measures krtt's Machines alone; drop -peer, -mode, -instances and -workload-clusters")
 	}
 	_, err := planRuns(o.peer, o.order)
 	return err
@@ -247,6 +257,11 @@ func run(o options) error {
 		krtt.name = "krtt-machineset"
 	case modeRollout:
 		krtt.name = "krtt-rollout"
+	}
+	if len(o.steps) > 0 {
+		sigCtx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stopSignals()
+		return runSteps(sigCtx, o, root, krtt, o.steps, flagSet("timeout"))
 	}
 	byName := map[string]flavour{"krtt": krtt}
 	if o.peer == "capi" {

@@ -243,7 +243,7 @@ func (c *Comparison) ratio(figure string) (float64, bool) {
 	return 0, false
 }
 
-func writeJSON(w io.Writer, rep Report) error {
+func writeJSON(w io.Writer, rep any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(rep)
