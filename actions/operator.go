@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -165,10 +166,11 @@ func ClientOptions() client.Options {
 }
 
 // SlimCache keeps in the manager's cache only what the observers read: no
-// object keeps its managedFields, and a Pod keeps only the fields slimPod
-// names. With tens of Pods per Node, Pods are most of an operator's memory. The operator
-// never updates a Pod (its RBAC has no verb for it), so a trimmed copy is
-// never written back.
+// object keeps its managedFields, a Pod keeps only the fields slimPod names
+// and a Node those slimNode keeps. With tens of Pods per Node, Pods are most
+// of an operator's memory. The operator never updates a Pod or writes a Node
+// from its cache (the cordon and label sync are patches of the fields they
+// change), so a trimmed copy is never written back.
 func SlimCache(o *ctrl.Options) {
 	if o.Cache.DefaultTransform == nil {
 		o.Cache.DefaultTransform = cache.TransformStripManagedFields()
@@ -176,24 +178,38 @@ func SlimCache(o *ctrl.Options) {
 	if o.Cache.ByObject == nil {
 		o.Cache.ByObject = map[client.Object]cache.ByObject{}
 	}
+	slim := map[string]toolscache.TransformFunc{"Pod": slimPod, "Node": slimNode}
 	for obj, by := range o.Cache.ByObject {
-		if _, ok := obj.(*corev1.Pod); ok {
-			if by.Transform == nil {
-				by.Transform = slimPod
-				o.Cache.ByObject[obj] = by
-			}
-			return
+		var kind string
+		switch obj.(type) {
+		case *corev1.Pod:
+			kind = "Pod"
+		case *corev1.Node:
+			kind = "Node"
+		default:
+			continue
 		}
+		if by.Transform == nil {
+			by.Transform = slim[kind]
+			o.Cache.ByObject[obj] = by
+		}
+		delete(slim, kind)
 	}
-	o.Cache.ByObject[&corev1.Pod{}] = cache.ByObject{Transform: slimPod}
+	if t, ok := slim["Pod"]; ok {
+		o.Cache.ByObject[&corev1.Pod{}] = cache.ByObject{Transform: t}
+	}
+	if t, ok := slim["Node"]; ok {
+		o.Cache.ByObject[&corev1.Node{}] = cache.ByObject{Transform: t}
+	}
 }
 
 // slimPod is SlimCache's transform for Pods. It keeps what the drain, the
 // Pod verdicts and the Machine mapping read (metadata, nodeName, priority,
-// the claim-backed volumes, phase and conditions) and drops the rest:
-// tolerations, the service-account token volume, security contexts, IPs.
-// A Pod kept this way is never written back (the operator's RBAC has no
-// verb for it).
+// the claim-backed volumes, phase and the DisruptionTarget condition that
+// marks an eviction) and drops the rest: containers, tolerations, the
+// service-account token volume, security contexts, IPs, the other
+// conditions. A Pod kept this way is never written back (the operator's
+// RBAC has no verb for it).
 func slimPod(obj any) (any, error) {
 	p, ok := obj.(*corev1.Pod)
 	if !ok {
@@ -203,13 +219,38 @@ func slimPod(obj any) (any, error) {
 	slim.ManagedFields = nil
 	delete(slim.Annotations, corev1.LastAppliedConfigAnnotation)
 	slim.Spec = corev1.PodSpec{
-		NodeName:       p.Spec.NodeName,
-		Priority:       p.Spec.Priority,
-		Containers:     namesOnly(p.Spec.Containers),
-		InitContainers: namesOnly(p.Spec.InitContainers),
-		Volumes:        claimVolumes(p.Spec.Volumes),
+		NodeName: p.Spec.NodeName,
+		Priority: p.Spec.Priority,
+		Volumes:  claimVolumes(p.Spec.Volumes),
 	}
-	slim.Status = corev1.PodStatus{Phase: p.Status.Phase, Conditions: p.Status.Conditions}
+	slim.Status = corev1.PodStatus{Phase: p.Status.Phase}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.DisruptionTarget {
+			slim.Status.Conditions = append(slim.Status.Conditions, corev1.PodCondition{Type: c.Type, Status: c.Status, Reason: c.Reason})
+		}
+	}
+	return slim, nil
+}
+
+// slimNode is SlimCache's transform for Nodes: a real kubelet reports its
+// images (up to 50, with every tag), capacity and allocatable, runtime
+// handlers and features, none of which the Machine controller reads; the
+// metadata, spec, conditions, addresses, node info and volumes stay.
+func slimNode(obj any) (any, error) {
+	n, ok := obj.(*corev1.Node)
+	if !ok {
+		return obj, nil
+	}
+	slim := &corev1.Node{TypeMeta: n.TypeMeta, ObjectMeta: n.ObjectMeta, Spec: n.Spec}
+	slim.ManagedFields = nil
+	slim.Status = corev1.NodeStatus{
+		Phase:           n.Status.Phase,
+		Conditions:      n.Status.Conditions,
+		Addresses:       n.Status.Addresses,
+		NodeInfo:        n.Status.NodeInfo,
+		VolumesInUse:    n.Status.VolumesInUse,
+		VolumesAttached: n.Status.VolumesAttached,
+	}
 	return slim, nil
 }
 
@@ -226,17 +267,6 @@ func claimVolumes(vs []corev1.Volume) []corev1.Volume {
 		case v.Ephemeral != nil:
 			out = append(out, corev1.Volume{Name: v.Name, VolumeSource: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{}}})
 		}
-	}
-	return out
-}
-
-func namesOnly(cs []corev1.Container) []corev1.Container {
-	if cs == nil {
-		return nil
-	}
-	out := make([]corev1.Container, len(cs))
-	for i := range cs {
-		out[i] = corev1.Container{Name: cs[i].Name}
 	}
 	return out
 }
