@@ -1,6 +1,7 @@
 package reconciler
 
 import (
+	"container/heap"
 	"context"
 	"sync"
 	"time"
@@ -21,10 +22,36 @@ import (
 // passes, so production and tests wake objects the same way: when the
 // kit's clock reaches the deadline.
 type deadlines struct {
-	now  func() time.Time
-	mu   sync.Mutex
-	at   map[client.ObjectKey]time.Time
-	kick chan struct{}
+	now func() time.Time
+	mu  sync.Mutex
+	at  map[client.ObjectKey]time.Time
+	// soonest orders the deadlines; an entry whose time is no longer the
+	// object's (replaced or removed) is skipped when it comes up, so a set
+	// costs O(log n) whatever the fleet, never a scan of every object.
+	soonest deadlineHeap
+	// planned is when the loop means to look next: only a deadline before
+	// it needs the loop woken early.
+	planned time.Time
+	kick    chan struct{}
+}
+
+type deadlineEntry struct {
+	key client.ObjectKey
+	at  time.Time
+}
+
+// deadlineHeap is a min-heap of deadlines (container/heap).
+type deadlineHeap []deadlineEntry
+
+func (h deadlineHeap) Len() int           { return len(h) }
+func (h deadlineHeap) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
+func (h deadlineHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *deadlineHeap) Push(x any)        { *h = append(*h, x.(deadlineEntry)) }
+func (h *deadlineHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return e
 }
 
 func newDeadlines(now func() time.Time) *deadlines {
@@ -35,15 +62,33 @@ func newDeadlines(now func() time.Time) *deadlines {
 func (d *deadlines) set(key client.ObjectKey, at time.Time) {
 	d.mu.Lock()
 	prev, had := d.at[key]
+	changed := !at.IsZero() && (!had || !prev.Equal(at))
+	early := false
 	if at.IsZero() {
 		delete(d.at, key)
-	} else {
+	} else if changed {
 		d.at[key] = at
+		heap.Push(&d.soonest, deadlineEntry{key: key, at: at})
+		early = d.planned.IsZero() || at.Before(d.planned)
+		d.compact()
 	}
 	d.mu.Unlock()
-	if !at.IsZero() && (!had || !prev.Equal(at)) {
+	if early {
 		d.jumped()
 	}
+}
+
+// compact drops the stale entries once they outnumber the live ones, so
+// deadlines that keep moving cannot grow the heap without bound.
+func (d *deadlines) compact() {
+	if len(d.soonest) <= 2*len(d.at)+64 {
+		return
+	}
+	d.soonest = d.soonest[:0]
+	for k, at := range d.at {
+		d.soonest = append(d.soonest, deadlineEntry{key: k, at: at})
+	}
+	heap.Init(&d.soonest)
 }
 
 // get returns the object's deadline, zero when it has none.
@@ -62,24 +107,29 @@ func (d *deadlines) jumped() {
 }
 
 // due removes and returns the objects whose deadline the clock reached,
-// and how long until the next one (0: none left).
+// and how long until the next one (0: none left). It plans the loop's
+// next look at that deadline.
 func (d *deadlines) due() ([]client.ObjectKey, time.Duration) {
 	now := d.now()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var keys []client.ObjectKey
-	var next time.Duration
-	for k, at := range d.at {
-		if left := at.Sub(now); left > 0 {
-			if next == 0 || left < next {
-				next = left
-			}
+	for len(d.soonest) > 0 {
+		e := d.soonest[0]
+		if cur, ok := d.at[e.key]; !ok || !cur.Equal(e.at) {
+			heap.Pop(&d.soonest)
 			continue
 		}
-		keys = append(keys, k)
-		delete(d.at, k)
+		if e.at.After(now) {
+			d.planned = e.at
+			return keys, e.at.Sub(now)
+		}
+		heap.Pop(&d.soonest)
+		keys = append(keys, e.key)
+		delete(d.at, e.key)
 	}
-	return keys, next
+	d.planned = time.Time{}
+	return keys, 0
 }
 
 // run wakes objects through wake until ctx ends.

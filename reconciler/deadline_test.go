@@ -206,3 +206,56 @@ func TestTimedWaitWakesAtItsDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A deadline later than the loop's next look does not wake the loop (with
+// thousands of waiting objects every reconcile would otherwise make it look
+// at all of them), one earlier does, and moved or removed deadlines neither
+// fire nor pile up.
+func TestDeadlinesSetIsCheapAndOrdered(t *testing.T) {
+	clock := &jumpClock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	d := newDeadlines(clock.Now)
+	t0 := clock.Now()
+	key := func(i int) client.ObjectKey { return client.ObjectKey{Namespace: "ns", Name: fmt.Sprint("m", i)} }
+	for i := range 10_000 {
+		d.set(key(i), t0.Add(time.Hour+time.Duration(i)*time.Second))
+	}
+	<-d.kick // the first one woke the loop
+	if keys, next := d.due(); len(keys) != 0 || next != time.Hour {
+		t.Fatalf("due %d, next in %v; want none, next in 1h", len(keys), next)
+	}
+	d.set(key(20_000), t0.Add(2*time.Hour))
+	select {
+	case <-d.kick:
+		t.Fatal("a deadline after the loop's next look woke the loop")
+	default:
+	}
+	d.set(key(20_001), t0.Add(time.Minute))
+	select {
+	case <-d.kick:
+	default:
+		t.Fatal("a deadline before the loop's next look did not wake the loop")
+	}
+	// Move every deadline many times: the heap keeps at most a bounded
+	// number of stale entries.
+	for round := range 5 {
+		for i := range 10_000 {
+			d.set(key(i), t0.Add(2*time.Hour+time.Duration(round*10_000+i)*time.Millisecond))
+		}
+	}
+	if live := len(d.at); len(d.soonest) > 2*live+64 {
+		t.Fatalf("%d heap entries for %d deadlines: stale entries pile up", len(d.soonest), live)
+	}
+	d.set(key(20_001), time.Time{})
+	clock.Advance(2*time.Hour + time.Minute)
+	keys, next := d.due()
+	if next != 0 || len(keys) != 10_001 {
+		t.Fatalf("after every deadline: %d due, next in %v; want 10001 (the removed one not among them), none left", len(keys), next)
+	}
+	seen := map[client.ObjectKey]bool{}
+	for _, k := range keys {
+		if seen[k] || k == key(20_001) {
+			t.Fatalf("%v due twice or after its removal", k)
+		}
+		seen[k] = true
+	}
+}
