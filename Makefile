@@ -171,10 +171,10 @@ CHAOS_ARGS ?=
 chaos: $(ETCD) $(KUBE_APISERVER) ## Long chaos suite: operator SIGKILLs, kube-apiserver restarts, fault proxy, leader failover, every table mutation; invariants checked on a timeline; prints a table (short version runs in make test).
 	go test -count=1 -timeout 90m -v -run '^(TestChaos|TestMutations)$$' ./test/chaos -args -chaos.long $(CHAOS_ARGS)
 
-DASHBOARD_N ?= 60
+DASHBOARD_N ?= 400
 
 .PHONY: dashboard-preview
-dashboard-preview: tools ## Write docs/img/dashboard.png: the Grafana dashboard's own queries evaluated with Prometheus's PromQL engine over the krtt operator's metrics, scraped every 3s during krtt-bench -n DASHBOARD_N (default 60, about 3 min), drawn as HTML and shot with headless Chromium (apt-get installs it if missing). Not Grafana; not part of make test.
+dashboard-preview: tools ## Write docs/img/dashboard.png: the Grafana dashboard's own queries evaluated with Prometheus's PromQL engine over the krtt operator's metrics, scraped every second during krtt-bench -n DASHBOARD_N (default 400, about 2 min), drawn as HTML and shot with headless Chromium (apt-get installs it if missing). Not Grafana; not part of make test.
 	@[ -x /usr/bin/chromium ] || { apt-get update && apt-get install -y chromium fonts-dejavu-core; }
 	cd hack/dashboard-preview && go run . -repo $(CURDIR) -n $(DASHBOARD_N) -out $(CURDIR)/docs/img/dashboard.png
 

@@ -242,7 +242,14 @@ func SVGChart(series []Series, w, h int, win Window, unit string) string {
 	for _, t := range TimeTicks(win.Start, win.End, max(2, int(pw)/90)) {
 		x := xOf(t.UnixMilli())
 		fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%.0f" stroke="#2b2e35" stroke-width="1"/>`, x, top, x, top+ph)
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`, x, h-4, t.UTC().Format(layout))
+		// A label at either end of the axis is kept inside the chart.
+		anchor := "middle"
+		if x > float64(w)-30 {
+			anchor = "end"
+		} else if x < left+30 {
+			anchor = "start"
+		}
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="%s">%s</text>`, x, h-4, anchor, t.UTC().Format(layout))
 	}
 	gap := int64(math.Max(1.5*float64(win.Step.Milliseconds()), 1))
 	for i, s := range series {
