@@ -120,8 +120,9 @@ test: tools lint check-generated ## Build tools if missing, then run every test 
 	$(MAKE) --no-print-directory alerts
 
 .PHONY: alerts
-alerts: ## Only the alert and dashboard tests (test/alerts, a module of its own with Prometheus's PromQL engine).
+alerts: ## Only the alert and dashboard tests (test/alerts and hack/dashboard-preview, modules of their own with Prometheus's PromQL engine).
 	cd test/alerts && go test $(GO_TEST_FLAGS) ./...
+	cd hack/dashboard-preview && go vet ./... && go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: test-stress
 test-stress: tools ## The whole suite shuffled STRESS_N times (default 3) on a starved CPU (GOMAXPROCS=1, busy loops); lists each failing test with its package and shuffle seed (STRESS_PKGS narrows it). Not part of make test.
@@ -169,6 +170,13 @@ CHAOS_ARGS ?=
 .PHONY: chaos
 chaos: $(ETCD) $(KUBE_APISERVER) ## Long chaos suite: operator SIGKILLs, kube-apiserver restarts, fault proxy, leader failover, every table mutation; invariants checked on a timeline; prints a table (short version runs in make test).
 	go test -count=1 -timeout 90m -v -run '^(TestChaos|TestMutations)$$' ./test/chaos -args -chaos.long $(CHAOS_ARGS)
+
+DASHBOARD_N ?= 400
+
+.PHONY: dashboard-preview
+dashboard-preview: tools ## Write docs/img/dashboard.png: the Grafana dashboard's own queries evaluated with Prometheus's PromQL engine over the krtt operator's metrics, scraped every second during krtt-bench -n DASHBOARD_N (default 400, about 2 min), drawn as HTML and shot with headless Chromium (apt-get installs it if missing). Not Grafana; not part of make test.
+	@[ -x /usr/bin/chromium ] || { apt-get update && apt-get install -y chromium fonts-dejavu-core; }
+	cd hack/dashboard-preview && go run . -repo $(CURDIR) -n $(DASHBOARD_N) -out $(CURDIR)/docs/img/dashboard.png
 
 .PHONY: bench-engine
 bench-engine: ## Engine micro-benchmarks (kept out of make test).
