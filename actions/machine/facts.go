@@ -72,6 +72,12 @@ func registerFacts(r *engine.Registry[*Scope]) {
 		return s.Infrastructure != nil && s.Infrastructure.GetDeletionTimestamp() != nil
 	})
 	r.Enum("workloadCluster", func(s *Scope) string {
+		if s.Machine == nil {
+			// A Machine that was not read (gone, or an API error) names no
+			// Cluster, which reads as Missing: nothing of a Node side is
+			// observed either.
+			return string(NoCluster)
+		}
 		if s.Workload.State == "" {
 			// Connecting failed with an API error; apiError decides.
 			return string(remote.Unreachable)

@@ -204,3 +204,21 @@ func TestNodeDeletionTimeoutNeverSkipsTheAttempt(t *testing.T) {
 		}
 	}
 }
+
+// A Machine that is gone is observed as such without falling into a
+// combination the tables call impossible (its last reconcile after the
+// deletion counted one in krtt_impossible_facts_total).
+func TestMachineNotReadIsNoImpossibleCombination(t *testing.T) {
+	lib, findings := engine.LoadFS(transitions.FS(), ".")
+	if findings.HasErrors() {
+		t.Fatalf("load tables: %v", findings.Errors())
+	}
+	set := lib.TableSet("machine")
+	f := observe(t, &Scope{})
+	if f.Get("cluster") != "Missing" || f.Get("workloadCluster") != "NoCluster" {
+		t.Errorf("Machine gone: cluster %s, workloadCluster %s; want Missing, NoCluster", f.Get("cluster"), f.Get("workloadCluster"))
+	}
+	if im := set.ImpossibleHit(f); im != nil {
+		t.Errorf("Machine gone: facts fall into impossible %s: %s", im.Name, f)
+	}
+}
