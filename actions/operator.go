@@ -195,11 +195,12 @@ func SlimCache(o *ctrl.Options) {
 		}
 		delete(slim, kind)
 	}
-	if t, ok := slim["Pod"]; ok {
-		o.Cache.ByObject[&corev1.Pod{}] = cache.ByObject{Transform: t}
-	}
-	if t, ok := slim["Node"]; ok {
-		o.Cache.ByObject[&corev1.Node{}] = cache.ByObject{Transform: t}
+	for kind, t := range slim {
+		var obj client.Object = &corev1.Pod{}
+		if kind == "Node" {
+			obj = &corev1.Node{}
+		}
+		o.Cache.ByObject[obj] = cache.ByObject{Transform: t}
 	}
 }
 

@@ -73,9 +73,8 @@ func registerFacts(r *engine.Registry[*Scope]) {
 	})
 	r.Enum("workloadCluster", func(s *Scope) string {
 		if s.Machine == nil {
-			// A Machine that was not read (gone, or an API error) names no
-			// Cluster, which reads as Missing: nothing of a Node side is
-			// observed either.
+			// A Machine that is gone names no Cluster, which reads as
+			// Missing: nothing of a Node side is observed either.
 			return string(NoCluster)
 		}
 		if s.Workload.State == "" {
