@@ -51,6 +51,12 @@ func Setup(ctx context.Context, mgr ctrl.Manager, sets TableSets, opts controlle
 		return err
 	}
 	opts.Clusters = clusters
+	if opts.Events == nil {
+		opts.Events = reconciler.NewEventSink(mgr.GetClient(), mgr.GetScheme(), ctrl.Log.WithName("events"))
+		if err := mgr.Add(opts.Events); err != nil {
+			return err
+		}
+	}
 	for _, c := range Controllers {
 		o := opts
 		if o.Set = sets[c.Name]; o.Set == nil {

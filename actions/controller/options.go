@@ -6,6 +6,7 @@ import (
 	"context"
 	"time"
 
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/krtt-dev/krtt/engine"
@@ -45,6 +46,9 @@ type Options struct {
 	// operator reads nothing of the Node side in the management cluster and
 	// such a Cluster is NoAccess (remote.Options.SelfHosted).
 	SelfHostedClusters bool
+	// Events writes the controllers' Events, one sink per manager (set by
+	// the operator's Setup); nil uses the manager's recorder.
+	Events *reconciler.EventSink
 }
 
 // LocalNodeSide: the management cluster is the Node side of some Clusters
@@ -56,9 +60,14 @@ func (o Options) LocalNodeSide() bool { return o.SelfHostedClusters || o.Cluster
 // clients, an Event recorder named after the controller, and the clock and
 // traces every controller shares.
 func (o Options) Kit(mgr ctrl.Manager, name string) reconciler.Options {
+	var rec events.EventRecorder
+	if o.Events != nil {
+		rec = o.Events.Recorder("krtt-" + name + "-controller")
+	} else {
+		rec = mgr.GetEventRecorder("krtt-" + name + "-controller")
+	}
 	return reconciler.Options{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
-		Recorder: mgr.GetEventRecorder("krtt-" + name + "-controller"),
-		Now:      o.Now, Traces: o.Traces, ClockJumps: o.ClockJumps,
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: rec,
+		Now: o.Now, Traces: o.Traces, ClockJumps: o.ClockJumps,
 	}
 }

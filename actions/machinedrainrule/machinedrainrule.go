@@ -81,10 +81,7 @@ func Spec(set *engine.TableSet, c client.Client) reconciler.Spec[*clusterv1.Mach
 // Setup builds the MachineDrainRule controller on the kit: a rule is woken
 // by its own changes only.
 func Setup(_ context.Context, mgr ctrl.Manager, opts controller.Options) error {
-	r, err := reconciler.New(Spec(opts.Set, mgr.GetClient()), reconciler.Options{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
-		Recorder: mgr.GetEventRecorder("krtt-machinedrainrule-controller"), Now: opts.Now, Traces: opts.Traces, ClockJumps: opts.ClockJumps,
-	})
+	r, err := reconciler.New(Spec(opts.Set, mgr.GetClient()), opts.Kit(mgr, Name))
 	if err != nil {
 		return err
 	}
