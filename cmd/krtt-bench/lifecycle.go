@@ -82,6 +82,10 @@ func lifecycle(ctx context.Context, b *bench, f flavour, ns string, proc procs, 
 		return err
 	}
 	defer func() { err = errors.Join(err, prof.end(ctx)) }()
+	cpu, err := startPhaseCPU(proc, f.name, "create → Running", res)
+	if err != nil {
+		return err
+	}
 	t0 := time.Now()
 	if err := parallel(b.o.workers, b.o.n, func(i int) error {
 		created[i] = time.Now()
@@ -95,7 +99,7 @@ func lifecycle(ctx context.Context, b *bench, f flavour, ns string, proc procs, 
 	if err != nil {
 		return err
 	}
-	if err := prof.end(ctx); err != nil {
+	if err := errors.Join(cpu(), prof.end(ctx)); err != nil {
 		return err
 	}
 	res.CreateToRunning = newHalf(latest(at).Sub(t0), durations(names, created, at))
@@ -118,6 +122,10 @@ func deleteAll(ctx context.Context, b *bench, f flavour, ns string, proc procs, 
 		return err
 	}
 	defer func() { err = errors.Join(err, prof.end(ctx)) }()
+	cpu, err := startPhaseCPU(proc, f.name, "delete → gone", res)
+	if err != nil {
+		return err
+	}
 	t1 := time.Now()
 	if err := parallel(b.o.workers, b.o.n, func(i int) error {
 		deleted[i] = time.Now()
@@ -134,7 +142,7 @@ func deleteAll(ctx context.Context, b *bench, f flavour, ns string, proc procs, 
 	if err != nil {
 		return err
 	}
-	if err := prof.end(ctx); err != nil {
+	if err := errors.Join(cpu(), prof.end(ctx)); err != nil {
 		return err
 	}
 	res.DeleteToGone = newHalf(latest(at).Sub(t1), durations(names, deleted, at))

@@ -93,6 +93,9 @@ type Result struct {
 	Instances []Instance `json:"instances,omitempty"`
 	// Rollout holds the figures of -mode rollout.
 	Rollout *Rollout `json:"rollout,omitempty"`
+	// PhaseCPU is the CPU each process used in each phase (the
+	// controller, kube-apiserver, etcd and the bench).
+	PhaseCPU []PhaseCPU `json:"phaseCPU,omitempty"`
 	// Profiles are the krtt operator's CPU and heap profiles of each
 	// phase (-profile DIR).
 	Profiles []string `json:"profiles,omitempty"`
@@ -284,6 +287,7 @@ func writeTable(w io.Writer, rep Report) {
 		writeRows(w, rep.N, run.Results, run.Comparison, vs)
 		_, _ = fmt.Fprintln(w)
 		writeLoads(w, run.Results)
+		writePhaseCPU(w, run.Results)
 		writeProfiles(w, run.Results)
 		_, _ = fmt.Fprintln(w)
 	}
@@ -326,6 +330,7 @@ func writeResultLines(w io.Writer, rep Report) {
 
 func writeLoadsAndNotes(w io.Writer, rep Report) {
 	writeLoads(w, rep.Results)
+	writePhaseCPU(w, rep.Results)
 	writeProfiles(w, rep.Results)
 	for _, n := range rep.Notes {
 		_, _ = fmt.Fprintln(w, "- "+n)

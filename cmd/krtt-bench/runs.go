@@ -145,6 +145,7 @@ func meanResult(rs []Result) Result {
 	out.Version = strings.Join(versions, ", ")
 	out.Error = strings.Join(errs, "; ")
 	out.CreateToRunning, out.DeleteToGone = meanHalf(create), meanHalf(del)
+	out.PhaseCPU = meanPhaseCPU(rs)
 	for _, m := range []map[string]float64{out.RequestsPerMachine, out.WorkloadRequestsPerMachine, out.RequestsPerMachineByKind, out.RowsPerMachine, out.ReconcilesPerMachine} {
 		for k, v := range m {
 			m[k] = round2(v)

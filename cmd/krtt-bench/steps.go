@@ -149,5 +149,6 @@ func writeStepsTable(w io.Writer, rep StepsReport) {
 	_, _ = fmt.Fprintln(w, "it by N and \"vs first\" by the first step's; peak RSS is the operator's VmHWM, its fixed part included.")
 	for _, s := range rep.Steps {
 		writeLoads(w, []Result{s.Result})
+		writePhaseCPU(w, []Result{s.Result})
 	}
 }
