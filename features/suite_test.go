@@ -14,6 +14,7 @@ import (
 
 	"github.com/cucumber/godog"
 	"github.com/spf13/pflag"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/krtt-dev/krtt/test/framework/harness"
 )
@@ -102,4 +103,36 @@ func TestFeatures(t *testing.T) {
 	if n := report.missingCount(); n > 0 {
 		t.Errorf("%d table rows never fired in any scenario:\n%s", n, report.missingList())
 	}
+	// An observation the tables declare impossible is an observer's bug
+	// (the alert KrttImpossibleFacts pages on it): no scenario may make one.
+	if hits, err := impossibleFacts(); err != nil {
+		t.Errorf("read krtt_impossible_facts_total: %v", err)
+	} else if len(hits) > 0 {
+		t.Errorf("observations fell into combinations the tables declare impossible (krtt_impossible_facts_total):\n%s", strings.Join(hits, "\n"))
+	}
+}
+
+// impossibleFacts lists the non-zero krtt_impossible_facts_total series of
+// the in-process operator as "controller impossible: count".
+func impossibleFacts() ([]string, error) {
+	families, err := crmetrics.Registry.Gather()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, f := range families {
+		if f.GetName() != "krtt_impossible_facts_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if n := m.GetCounter().GetValue(); n > 0 {
+				labels := map[string]string{}
+				for _, l := range m.GetLabel() {
+					labels[l.GetName()] = l.GetValue()
+				}
+				out = append(out, fmt.Sprintf("%s %s: %v", labels["controller"], labels["impossible"], n))
+			}
+		}
+	}
+	return out, nil
 }
