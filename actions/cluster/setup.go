@@ -17,6 +17,7 @@ import (
 	"github.com/krtt-dev/krtt/internal/remote"
 	"github.com/krtt-dev/krtt/reconciler"
 	corev1 "k8s.io/api/core/v1"
+	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -35,10 +36,9 @@ const Name = "cluster"
 const observeTimeout = 10 * time.Second
 
 // Spec is the Cluster controller for the kit.
-func Spec(set *engine.TableSet, c client.Client, conns Connections, w *reconciler.KindWatcher) reconciler.Spec[*clusterv1.Cluster, *Scope] {
-	// w is given only on the manager's path, whose cache holds the index
-	// Setup registers.
-	obs := &Observer{Client: c, Connections: conns, Watcher: w, Indexed: w != nil}
+// machines reads a Cluster's Machines (nil: listed through c).
+func Spec(set *engine.TableSet, c client.Client, conns Connections, w *reconciler.KindWatcher, machines MachinesOfCluster) reconciler.Spec[*clusterv1.Cluster, *Scope] {
+	obs := &Observer{Client: c, Connections: conns, Watcher: w, Machines: machines}
 	return reconciler.Spec[*clusterv1.Cluster, *Scope]{
 		Name:             Name,
 		Set:              set,
@@ -53,6 +53,23 @@ func Spec(set *engine.TableSet, c client.Client, conns Connections, w *reconcile
 			return reconciler.Observation[*clusterv1.Cluster, *Scope]{Env: s, Object: s.Cluster, Found: s.Found, Err: s.Err}
 		},
 	}
+}
+
+// machineIndex adds machinesByCluster to the manager's Machine informer
+// and reads the Clusters' Machines from it.
+func machineIndex(ctx context.Context, mgr ctrl.Manager) (MachinesOfCluster, error) {
+	inf, err := mgr.GetCache().GetInformer(ctx, &clusterv1.Machine{})
+	if err != nil {
+		return nil, fmt.Errorf("Machine informer: %w", err)
+	}
+	if err := inf.AddIndexers(toolscache.Indexers{machinesByCluster: machineClusterKey}); err != nil {
+		return nil, fmt.Errorf("index Machines by Cluster: %w", err)
+	}
+	ix, ok := inf.(interface{ GetIndexer() toolscache.Indexer })
+	if !ok {
+		return nil, fmt.Errorf("the manager's Machine informer (%T) has no indexer", inf)
+	}
+	return IndexedMachines(ix.GetIndexer()), nil
 }
 
 // machineCountDelay is how long a Cluster's Machine counts may lag: a
@@ -78,15 +95,16 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error
 	}
 	w := reconciler.NewKindWatcher(&clusterv1.Cluster{})
 	w.Referrers = clustersNaming(mgr.GetClient())
-	r, err := reconciler.New(Spec(opts.Set, mgr.GetClient(), opts.Clusters, w), opts.Kit(mgr, Name))
+	machines, err := machineIndex(ctx, mgr)
+	if err != nil {
+		return err
+	}
+	r, err := reconciler.New(Spec(opts.Set, mgr.GetClient(), opts.Clusters, w, machines), opts.Kit(mgr, Name))
 	if err != nil {
 		return err
 	}
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &clusterv1.Cluster{}, ControlPlaneRefIndex, ControlPlaneRefIndexer); err != nil {
 		return fmt.Errorf("index Clusters by control plane: %w", err)
-	}
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &clusterv1.Machine{}, MachineClusterIndex, MachineClusterIndexer); err != nil {
-		return fmt.Errorf("index Machines by Cluster: %w", err)
 	}
 	// Only Clusters this operator's cache holds are woken: under a watch
 	// filter another instance's Cluster is not this one's to count.

@@ -30,8 +30,7 @@ func isControlPlane(m *clusterv1.Machine) bool {
 // workers are the Cluster's Machines without the control-plane label, and
 // controlPlane those with it.
 func (s *Scope) split() (workers, controlPlane []*clusterv1.Machine) {
-	for i := range s.Machines {
-		m := &s.Machines[i]
+	for _, m := range s.Machines {
 		if isControlPlane(m) {
 			controlPlane = append(controlPlane, m)
 		} else {
