@@ -48,7 +48,7 @@ type EventSink struct {
 
 	mu     sync.Mutex
 	recent map[eventSinkKey]*list.Element
-	order  *list.List // of *eventsv1.Event keys, oldest first
+	order  *list.List // of *recentEvent, least recently seen first
 	host   string
 	seed   maphash.Seed
 }
