@@ -27,7 +27,7 @@ func TestParseStatParent(t *testing.T) {
 func TestChildrenFindsTheBenchsOwnProcesses(t *testing.T) {
 	cmd := exec.Command("sleep", "30")
 	if err := cmd.Start(); err != nil {
-		t.Skipf("no sleep to start: %v", err)
+		t.Fatalf("start sleep: %v", err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	kids, err := children(os.Getpid(), "sleep", "etcd")
