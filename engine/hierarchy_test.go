@@ -20,7 +20,7 @@ spec:
   states:
     - {name: Home, phase: Home, description: at home}
     - {name: Travelling, phase: Away, abstract: true, description: any leg}
-    - {name: Flying, parent: Travelling, description: in the air}
+    - {name: Flying, parent: Travelling, quiet: true, description: in the air}
     - {name: Driving, parent: Travelling, phase: Road, description: on the road}
     - {name: Back, terminal: true, parent: Travelling, description: done}
   facts:
@@ -46,6 +46,9 @@ func TestHierarchy(t *testing.T) {
 	}
 	if got := s.State("Driving").Phase; got != "Road" {
 		t.Errorf("Driving keeps its own phase, got %q", got)
+	}
+	if !s.State("Flying").Quiet || s.State("Driving").Quiet {
+		t.Errorf("quiet is read per state: Flying %v (want true), Driving %v (want false)", s.State("Flying").Quiet, s.State("Driving").Quiet)
 	}
 	r04 := s.Row("trip", "R04")
 	for _, st := range []string{"Flying", "Driving"} {
@@ -80,10 +83,11 @@ func TestHierarchyFindings(t *testing.T) {
 	for _, c := range []struct {
 		name, from, to, want string
 	}{
-		{"unknown parent", "parent: Travelling, description: in the air", "parent: Travel, description: in the air", `state Flying has unknown parent "Travel"`},
+		{"unknown parent", "parent: Travelling, quiet: true, description: in the air", "parent: Travel, quiet: true, description: in the air", `state Flying has unknown parent "Travel"`},
 		{"abstract result", "then: {state: Flying}}", "then: {state: Travelling}}", `result state "Travelling" is abstract`},
 		{"abstract initial", "initialState: Home", "initialState: Travelling", `initialState "Travelling" is abstract`},
 		{"cycle", "abstract: true, description: any leg}", "abstract: true, parent: Flying, description: any leg}", "part of a parent cycle"},
+		{"quiet abstract", "abstract: true, description: any leg}", "abstract: true, quiet: true, description: any leg}", "abstract state Travelling cannot be quiet"},
 	} {
 		doc := strings.Replace(trip, c.from, c.to, 1)
 		_, fs := LoadBytes("trip.yaml", []byte(doc))

@@ -430,6 +430,7 @@ func (r *reader) state(n *yaml.Node) *State {
 		"parent":       func(v *yaml.Node) { s.Parent = r.str(v, "state parent") },
 		"abstract":     func(v *yaml.Node) { s.Abstract = r.boolean(v, "state abstract") },
 		"deletionStep": func(v *yaml.Node) { s.DeletionStep = r.boolean(v, "state deletionStep") },
+		"quiet":        func(v *yaml.Node) { s.Quiet = r.boolean(v, "state quiet") },
 		"wait": func(v *yaml.Node) {
 			w := &StateWait{}
 			r.fields(v, "a state wait", map[string]func(*yaml.Node){

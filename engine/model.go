@@ -106,6 +106,12 @@ type State struct {
 	// DeletionStep marks the states of an object's deletion (inherited from
 	// the parent); metrics report how long objects spend in each.
 	DeletionStep bool
+	// Quiet marks a step on the way to a state worth telling: a path of
+	// rows that only enters quiet states records no Event (its status,
+	// conditions and traces still do), unless a row of it failed or needs
+	// a person. Events are most of an operator's writes per object, so
+	// they are kept for what a person would look for. Not inherited.
+	Quiet bool
 	// Wait says what an object in this state waits on, for explanations.
 	Wait *StateWait
 	Pos  Pos

@@ -285,6 +285,9 @@ func resolveHierarchy(s *TableSet, add func(pos Pos, table, row, hint, format st
 		if st.Abstract && !hasChildren[st.index] {
 			add(st.Pos, "", "", "give it sub-states (parent: "+st.Name+") or drop abstract", "abstract state %s has no sub-states", st.Name)
 		}
+		if st.Abstract && st.Quiet {
+			add(st.Pos, "", "", "mark the sub-states that should record no Event instead", "abstract state %s cannot be quiet: no object is ever in it", st.Name)
+		}
 		if st.Abstract && st.Terminal {
 			add(st.Pos, "", "", "mark its terminal sub-state instead", "abstract state %s cannot be terminal", st.Name)
 		}

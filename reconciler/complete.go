@@ -165,21 +165,49 @@ func (r *Reconciler[O, E]) publishSteps(steps []*engine.Step, before, after O) {
 
 // tells reports whether the reconcile whose path is steps is worth an
 // Event, given the status it started from (prev): the state changed (an
-// empty status.state is the initial state), or its last row failed or
-// needs a person (warning) with another row or message than last time. A
-// wait that stays in its state (its message changing as Pods go) is told
-// by the conditions and lastTransition, not by an Event each time: Events
-// are the bulk of an operator's writes.
+// empty status.state is the initial state) and the path entered a state
+// the tables do not mark quiet or had a row that failed or needs a person;
+// or its last row failed or needs a person (warning) with another row or
+// message than last time. A wait that stays in its state (its message
+// changing as Pods go) and a step through quiet states are told by the
+// conditions and lastTransition, not by an Event: Events are the bulk of
+// an operator's writes.
 func (r *Reconciler[O, E]) tells(prev kit.Record, steps []*engine.Step) bool {
 	tr := steps[len(steps)-1].Trace
 	if !r.patcher.sameState(prev.State, tr.To) {
-		return true
+		return r.worthTelling(steps)
 	}
 	if tr.Outcome != engine.Failed && !tr.Warning {
 		return false
 	}
 	lt := prev.LastTransition
 	return lt == nil || lt.Table != tr.Table || lt.Row != tr.Row || lt.Outcome != string(tr.Outcome) || lt.Message != tr.Message
+}
+
+// worthTelling reports whether a path that changed the state says
+// something a person would look for: it entered a state not marked quiet,
+// or one of its rows failed or needs a person.
+func (r *Reconciler[O, E]) worthTelling(steps []*engine.Step) bool {
+	for _, s := range steps {
+		tr := s.Trace
+		if tr.Warning || tr.Outcome == engine.Failed {
+			return true
+		}
+		if tr.To != tr.From && !r.quiet(tr.To) {
+			return true
+		}
+	}
+	return false
+}
+
+// quiet reports whether the tables mark the state quiet; a state they do
+// not know (or no table set, in a unit test) is not.
+func (r *Reconciler[O, E]) quiet(state string) bool {
+	if r.spec.Set == nil {
+		return false
+	}
+	st := r.spec.Set.State(state)
+	return st != nil && st.Quiet
 }
 
 // event records the one Event of a path of rows. Its reason is what a

@@ -105,6 +105,68 @@ func TestTellsStateChangesFailuresAndWarnings(t *testing.T) {
 	}
 }
 
+// milestones: creation steps and deletion steps are quiet; Running and
+// Deleting are not.
+const milestones = `
+apiVersion: krtt.dev/v1alpha1
+kind: TransitionTable
+metadata: {name: milestones}
+spec:
+  initialState: Pending
+  states:
+    - {name: Pending, quiet: true, description: waiting for data}
+    - {name: Provisioning, quiet: true, description: waiting for infrastructure}
+    - {name: Running, description: up}
+    - {name: Deleting, description: deletion asked}
+    - {name: Draining, quiet: true, description: evicting}
+    - {name: Gone, quiet: true, terminal: true, description: deleted}
+  facts:
+    - {name: go, type: bool, description: go on}
+  rows:
+    - {id: M01, observed: "-", trigger: go, action: "-", resulting: "-", from: [Pending], when: {go: true}, then: {state: Running}}
+`
+
+// A state change is told only when its path enters a state that is not
+// quiet, or a row of it failed or needs a person: a Machine's creation is
+// one Event (Running) and the start of its deletion another.
+func TestQuietStatesAreToldOnlyWithNews(t *testing.T) {
+	lib, fs := engine.LoadBytes("milestones.yaml", []byte(milestones))
+	if lib == nil || fs.HasErrors() {
+		t.Fatalf("load: %v", fs)
+	}
+	r := &Reconciler[*unstructured.Unstructured, *door]{spec: Spec[*unstructured.Unstructured, *door]{Set: lib.TableSet("milestones")}}
+	for _, c := range []struct {
+		name string
+		prev string
+		path []engine.Trace
+		want bool
+	}{
+		{"into a quiet step", "Pending", []engine.Trace{{Row: "N13", From: "Pending", To: "Provisioning", Outcome: engine.Done}}, false},
+		{"through quiet steps to Running", "Pending", []engine.Trace{
+			{Row: "N13", From: "Pending", To: "Provisioning", Outcome: engine.Done},
+			{Row: "N31", From: "Provisioning", To: "Running", Outcome: engine.Done}}, true},
+		{"through Deleting into a quiet wait", "Running", []engine.Trace{
+			{Row: "N07", From: "Running", To: "Deleting"},
+			{Row: "D05", From: "Deleting", To: "Draining", Outcome: engine.InProgress}}, true},
+		{"from one deletion step to the last", "Draining", []engine.Trace{
+			{Row: "D05", From: "Draining", To: "Gone", Outcome: engine.Done}}, false},
+		{"a quiet step with a row that needs a person", "Draining", []engine.Trace{
+			{Row: "E13", From: "Draining", To: "Gone", Outcome: engine.Done, Message: "2 Pods deleted", Warning: true}}, true},
+		{"a quiet step, then a row that failed", "Pending", []engine.Trace{
+			{Row: "N13", From: "Pending", To: "Provisioning", Outcome: engine.Done},
+			{Row: "N21", From: "Provisioning", To: "Provisioning", Outcome: engine.Failed, Message: "boom"}}, true},
+	} {
+		var path []*engine.Step
+		for _, tr := range c.path {
+			tr.Table = "milestones"
+			path = append(path, &engine.Step{Trace: tr})
+		}
+		if got := r.tells(kit.Record{State: c.prev}, path); got != c.want {
+			t.Errorf("%s: tells = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
 // An action whose write met a newer version of what it wrote is decided
 // again soon, quietly: no error (no back-off, no "Reconciler error" log),
 // no Event, nothing written to the object; its trace says it was not

@@ -138,6 +138,9 @@ func Markdown(w io.Writer, t *engine.Table, cat *engine.Catalog, opts Options) e
 		case st.Name == s.UnknownState:
 			name += " (for a status.state the tables do not know)"
 		}
+		if st.Quiet {
+			name += " (quiet: entering it records no Event)"
+		}
 		term := "no"
 		if st.Terminal {
 			term = "yes"
