@@ -204,7 +204,7 @@ func startCAPI(b *bench, o capiOptions) (*controllerProc, error) {
 	}
 	diag := fmt.Sprintf("127.0.0.1:%d", ports[0])
 	health := fmt.Sprintf("127.0.0.1:%d", ports[1])
-	p, err := startProc("capi-manager", o.manager, []string{
+	args := []string{
 		"--kubeconfig", b.cp.Kubeconfig,
 		"--diagnostics-address", diag, "--insecure-diagnostics",
 		"--health-addr", health,
@@ -213,10 +213,22 @@ func startCAPI(b *bench, o capiOptions) (*controllerProc, error) {
 		// Client-side rate limits off, as krtt's are: the API server is
 		// what both are measured against.
 		"--kube-api-qps", "-1", "--clustercache-client-qps", "-1",
-	}, "http://"+diag+"/metrics", "http://"+health+"/readyz", filepath.Join(b.cp.Dir, "logs", "capi-manager.log"))
+	}
+	var pprof string
+	if b.profileDir != "" {
+		port, err := localcp.FreePort()
+		if err != nil {
+			return nil, err
+		}
+		addr := fmt.Sprintf("127.0.0.1:%d", port)
+		args = append(args, "--profiler-address", addr)
+		pprof = "http://" + addr + "/debug/pprof"
+	}
+	p, err := startProc("capi-manager", o.manager, args, "http://"+diag+"/metrics", "http://"+health+"/readyz", filepath.Join(b.cp.Dir, "logs", "capi-manager.log"))
 	if err != nil {
 		return nil, err
 	}
+	p.pprof = pprof
 	if err := p.waitReady(2 * time.Minute); err != nil {
 		return nil, errors.Join(err, p.stop())
 	}

@@ -19,9 +19,10 @@
 // both runs and the mean of each figure, the ratios divided from the means.
 // -o json prints the report as one JSON document.
 //
-// With -profile DIR the krtt operator serves pprof and the bench writes its
-// CPU profile of each phase (create → Running, delete → gone) and its heap
-// at the start and end of each into DIR.
+// With -profile DIR the controller (krtt, or Cluster API with -peer)
+// serves pprof and the bench writes its CPU profile and kube-apiserver's of
+// each phase (create → Running, delete → gone), and the controller's heap
+// at the start and end of each, into DIR.
 //
 // With -instances K it runs K krtt operators, each with its own
 // --watch-filter, on K parts of the fleet (a Cluster each, labelled with
@@ -76,8 +77,8 @@ type options struct {
 	// order is which controller runs first with -peer: krtt-first,
 	// capi-first, or both (a run of each).
 	order string
-	// profile is the directory for the krtt operator's profiles; empty:
-	// none.
+	// profile is the directory for the controllers' and kube-apiserver's
+	// profiles; empty: none.
 	profile          string
 	build, peerFirst bool
 	// mode is what is measured: modeMachines, modeMachineSets or
@@ -105,8 +106,8 @@ type bench struct {
 	// clusters are the Clusters the Machines are spread over (with
 	// -workload-clusters or -instances; empty: the flavour's one Cluster).
 	clusters []fleetCluster
-	// profileDir is where this run writes the krtt operator's profiles;
-	// empty: it is not profiled.
+	// profileDir is where this run writes its profiles; empty: it is not
+	// profiled.
 	profileDir string
 }
 
@@ -133,7 +134,7 @@ func main() {
 	flag.IntVar(&o.maxUnavailable, "max-unavailable", 0, "-mode rollout: the MachineDeployment's maxUnavailable.")
 	flag.StringVar(&o.order, "order", orderBoth, "With -peer: which controller runs first on the fresh API server: krtt-first, capi-first, or both (a run of each, each on its own fresh API server; the report gives both and their mean). The ratios stay peer ÷ krtt.")
 	flag.BoolVar(&o.peerFirst, "peer-first", false, "Same as -order capi-first.")
-	flag.StringVar(&o.profile, "profile", "", "Write the krtt operator's CPU profile of each phase (create, delete) and its heap at the start and end of each into this directory (one subdirectory per run); the operator then serves pprof on loopback.")
+	flag.StringVar(&o.profile, "profile", "", "Write the CPU profile of each phase (create, delete) of the controller (krtt, and Cluster API with -peer) and of kube-apiserver, and the controller's heap at the start and end of each, into this directory (one subdirectory per run); the controller then serves pprof on loopback.")
 	flag.IntVar(&o.workloadClusters, "workload-clusters", 0,
 		"Spread the N Machines over this many Clusters, each with its own workload API server (a local control plane) and <cluster>-kubeconfig Secret; requests are split into management and workload. 0: self-hosted.")
 	flag.IntVar(&o.instances, "instances", 1,
@@ -316,7 +317,7 @@ func run(o options) error {
 		rep.Notes = peerNotes(o)
 	}
 	if o.profile != "" {
-		rep.Notes = append(rep.Notes, "Profiled (-profile): the krtt operator ran with pprof on and was CPU-profiled during both phases, which costs it a little CPU.")
+		rep.Notes = append(rep.Notes, "Profiled (-profile): each controller and kube-apiserver were CPU-profiled during both phases, which costs them a little CPU.")
 	}
 	if o.output == "json" {
 		if err := writeJSON(os.Stdout, rep); err != nil {

@@ -13,26 +13,41 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"k8s.io/client-go/rest"
 )
 
-// cpuChunk is how long each CPU profile the bench asks the operator for
+// cpuChunk is how long each CPU profile the bench asks a process for
 // lasts. pprof's endpoint profiles for a number of seconds fixed up front,
 // and a phase's length is not known until it ends, so a phase is profiled
 // in chunks that are merged at its end; the last chunk runs past the end
 // by less than this, while the bench waits before the next phase starts.
 const cpuChunk = time.Second
 
-// phaseProfile profiles the krtt operator during one phase (create,
-// delete): CPU for the whole phase, the heap at its start and its end (the
-// start one is the base that shows what the phase allocated:
+// pprofTarget is a process the bench profiles: the controller under
+// measurement (krtt or Cluster API, on its loopback pprof endpoint) and
+// kube-apiserver (its /debug/pprof, through the bench's admin client).
+type pprofTarget struct {
+	// name prefixes the files: krtt, capi, kube-apiserver.
+	name string
+	base string
+	http *http.Client
+	// heap: the phase's heap at its start and end is written too.
+	heap bool
+}
+
+// phaseProfile profiles the processes of one phase (create, delete): CPU
+// for the whole phase, and the controller's heap at its start and its end
+// (the start one is the base that shows what the phase allocated:
 // go tool pprof -sample_index=alloc_space -base START END).
 type phaseProfile struct {
-	base, dir, phase string
-	res              *Result
-	stop             chan struct{}
-	done             chan cpuResult
-	once             sync.Once
-	err              error
+	targets []pprofTarget
+	dir     string
+	phase   string
+	res     *Result
+	stop    chan struct{}
+	done    []chan cpuResult
+	once    sync.Once
+	err     error
 }
 
 type cpuResult struct {
@@ -40,74 +55,112 @@ type cpuResult struct {
 	err      error
 }
 
-// startPhaseProfile starts profiling the phase when -profile is set and
-// the controller is one krtt operator with its pprof endpoint; nil
-// otherwise (end of nil does nothing).
-func startPhaseProfile(ctx context.Context, b *bench, ps procs, phase string, res *Result) (*phaseProfile, error) {
+// profileTargets are the processes -profile profiles: the controller when
+// it is one process serving pprof, and kube-apiserver.
+func profileTargets(b *bench, ps procs) ([]pprofTarget, error) {
 	if b.profileDir == "" || len(ps) != 1 || ps[0].pprof == "" {
 		return nil, nil
 	}
-	p := &phaseProfile{base: ps[0].pprof, dir: b.profileDir, phase: phase, res: res,
-		stop: make(chan struct{}), done: make(chan cpuResult, 1)}
+	targets := []pprofTarget{{name: controllerLabel(ps[0].name), base: ps[0].pprof, http: http.DefaultClient, heap: true}}
+	if b.cp != nil && b.cp.Config != nil {
+		hc, err := rest.HTTPClientFor(b.cp.Config)
+		if err != nil {
+			return nil, fmt.Errorf("client for kube-apiserver's pprof: %w", err)
+		}
+		targets = append(targets, pprofTarget{name: "kube-apiserver", base: b.cp.Config.Host + "/debug/pprof", http: hc})
+	}
+	return targets, nil
+}
+
+// controllerLabel names a controller process in profile files.
+func controllerLabel(proc string) string {
+	if proc == "capi-manager" {
+		return "capi"
+	}
+	return "krtt"
+}
+
+// startPhaseProfile starts profiling the phase when -profile is set and
+// the controller is one process with its pprof endpoint; nil otherwise
+// (end of nil does nothing).
+func startPhaseProfile(ctx context.Context, b *bench, ps procs, phase string, res *Result) (*phaseProfile, error) {
+	targets, err := profileTargets(b, ps)
+	if err != nil || len(targets) == 0 {
+		return nil, err
+	}
+	p := &phaseProfile{targets: targets, dir: b.profileDir, phase: phase, res: res, stop: make(chan struct{})}
 	if err := os.MkdirAll(p.dir, 0o755); err != nil {
 		return nil, err
 	}
-	if err := p.heap(ctx, "start"); err != nil {
-		return nil, err
-	}
-	go func() {
-		var out cpuResult
-		for stopped := false; !stopped; {
-			prof, err := fetchProfile(ctx, fmt.Sprintf("%s/profile?seconds=%d", p.base, int(cpuChunk/time.Second)))
-			if err != nil {
-				out.err = err
-				break
-			}
-			out.profiles = append(out.profiles, prof)
-			select {
-			case <-p.stop:
-				stopped = true
-			default:
+	for _, t := range targets {
+		if t.heap {
+			if err := p.writeHeap(ctx, t, "start"); err != nil {
+				return nil, err
 			}
 		}
-		p.done <- out
-	}()
+	}
+	for _, t := range targets {
+		done := make(chan cpuResult, 1)
+		p.done = append(p.done, done)
+		go func() {
+			var out cpuResult
+			for stopped := false; !stopped; {
+				prof, err := fetchProfile(ctx, t.http, fmt.Sprintf("%s/profile?seconds=%d", t.base, int(cpuChunk/time.Second)))
+				if err != nil {
+					out.err = err
+					break
+				}
+				out.profiles = append(out.profiles, prof)
+				select {
+				case <-p.stop:
+					stopped = true
+				default:
+				}
+			}
+			done <- out
+		}()
+	}
 	return p, nil
 }
 
-// end stops the CPU chunks, merges them and writes the phase's profiles.
+// end stops the CPU chunks, merges each process's and writes the phase's
+// profiles.
 func (p *phaseProfile) end(ctx context.Context) error {
 	if p == nil {
 		return nil
 	}
 	p.once.Do(func() {
 		close(p.stop)
-		cpu := <-p.done
 		var errs []error
-		if cpu.err != nil {
-			errs = append(errs, fmt.Errorf("CPU profile of the %s phase: %w", p.phase, cpu.err))
-		}
-		if len(cpu.profiles) > 0 {
-			merged, err := profile.Merge(cpu.profiles)
-			if err == nil {
-				err = p.write("cpu-"+p.phase, merged)
+		for i, t := range p.targets {
+			cpu := <-p.done[i]
+			if cpu.err != nil {
+				errs = append(errs, fmt.Errorf("CPU profile of %s in the %s phase: %w", t.name, p.phase, cpu.err))
 			}
-			errs = append(errs, err)
+			if len(cpu.profiles) > 0 {
+				merged, err := profile.Merge(cpu.profiles)
+				if err == nil {
+					err = p.write(t.name+"-cpu-"+p.phase, merged)
+				}
+				errs = append(errs, err)
+			}
+			if t.heap {
+				errs = append(errs, p.writeHeap(ctx, t, "end"))
+			}
 		}
-		errs = append(errs, p.heap(ctx, "end"))
 		p.err = errors.Join(errs...)
 	})
 	return p.err
 }
 
-// heap writes the operator's heap profile, after a GC so in-use figures
+// writeHeap writes a process's heap profile, after a GC so in-use figures
 // are live objects only.
-func (p *phaseProfile) heap(ctx context.Context, when string) error {
-	prof, err := fetchProfile(ctx, p.base+"/heap?gc=1")
+func (p *phaseProfile) writeHeap(ctx context.Context, t pprofTarget, when string) error {
+	prof, err := fetchProfile(ctx, t.http, t.base+"/heap?gc=1")
 	if err != nil {
-		return fmt.Errorf("heap profile at the %s of the %s phase: %w", when, p.phase, err)
+		return fmt.Errorf("heap profile of %s at the %s of the %s phase: %w", t.name, when, p.phase, err)
 	}
-	return p.write("heap-"+p.phase+"-"+when, prof)
+	return p.write(t.name+"-heap-"+p.phase+"-"+when, prof)
 }
 
 func (p *phaseProfile) write(name string, prof *profile.Profile) error {
@@ -115,7 +168,7 @@ func (p *phaseProfile) write(name string, prof *profile.Profile) error {
 	if err := prof.Write(&buf); err != nil {
 		return err
 	}
-	path := filepath.Join(p.dir, "krtt-"+name+".pb.gz")
+	path := filepath.Join(p.dir, name+".pb.gz")
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		return err
 	}
@@ -123,12 +176,12 @@ func (p *phaseProfile) write(name string, prof *profile.Profile) error {
 	return nil
 }
 
-func fetchProfile(ctx context.Context, url string) (*profile.Profile, error) {
+func fetchProfile(ctx context.Context, hc *http.Client, url string) (*profile.Profile, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, err
 	}

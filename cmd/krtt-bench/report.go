@@ -96,8 +96,8 @@ type Result struct {
 	// PhaseCPU is the CPU each process used in each phase (the
 	// controller, kube-apiserver, etcd and the bench).
 	PhaseCPU []PhaseCPU `json:"phaseCPU,omitempty"`
-	// Profiles are the krtt operator's CPU and heap profiles of each
-	// phase (-profile DIR).
+	// Profiles are the controller's CPU and heap profiles of each phase
+	// and kube-apiserver's CPU profile (-profile DIR).
 	Profiles []string `json:"profiles,omitempty"`
 	// LoadAverage is the machine's 1-minute load average when the
 	// controller started and when it was stopped: other work on the

@@ -15,6 +15,9 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"k8s.io/client-go/rest"
+
+	"github.com/krtt-dev/krtt/test/framework/localcp"
 )
 
 func TestPlanRuns(t *testing.T) {
@@ -188,8 +191,9 @@ func TestReportOfBothOrders(t *testing.T) {
 	}
 }
 
-// A phase's profiles come from the operator's pprof endpoint: here the
-// test process's own, served the way the operator serves it.
+// A phase's profiles come from the controller's pprof endpoint and
+// kube-apiserver's /debug/pprof: here the test process's own, served the
+// way both serve it.
 func TestPhaseProfileWritesCPUAndHeap(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
@@ -197,10 +201,26 @@ func TestPhaseProfileWritesCPUAndHeap(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 
+	// One process can run one CPU profile at a time: kube-apiserver's
+	// endpoint answers a profile of its own.
+	api := http.NewServeMux()
+	api.HandleFunc("/debug/pprof/profile", func(w http.ResponseWriter, r *http.Request) {
+		p := &profile.Profile{
+			SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
+			PeriodType: &profile.ValueType{Type: "cpu", Unit: "nanoseconds"}, Period: 10_000_000,
+			Sample: []*profile.Sample{{Value: []int64{1, 10_000_000}}},
+		}
+		if err := p.Write(w); err != nil {
+			t.Error(err)
+		}
+	})
+	apiSrv := httptest.NewServer(api)
+	defer apiSrv.Close()
+
 	dir := t.TempDir()
-	b := &bench{profileDir: dir}
+	b := &bench{profileDir: dir, cp: &localcp.ControlPlane{Config: &rest.Config{Host: apiSrv.URL}}}
 	res := &Result{}
-	ps := procs{{pprof: srv.URL + "/debug/pprof"}}
+	ps := procs{{name: "krtt-operator", pprof: srv.URL + "/debug/pprof"}}
 	ctx := context.Background()
 	prof, err := startPhaseProfile(ctx, b, ps, "create", res)
 	if err != nil {
@@ -212,7 +232,7 @@ func TestPhaseProfileWritesCPUAndHeap(t *testing.T) {
 	if err := prof.end(ctx); err != nil {
 		t.Fatalf("a second end: %v", err)
 	}
-	want := []string{"krtt-heap-create-start.pb.gz", "krtt-cpu-create.pb.gz", "krtt-heap-create-end.pb.gz"}
+	want := []string{"krtt-heap-create-start.pb.gz", "krtt-cpu-create.pb.gz", "krtt-heap-create-end.pb.gz", "kube-apiserver-cpu-create.pb.gz"}
 	var got []string
 	for _, p := range res.Profiles {
 		got = append(got, filepath.Base(p))
@@ -220,7 +240,7 @@ func TestPhaseProfileWritesCPUAndHeap(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("profiles %v, want %v", got, want)
 	}
-	for file, sampleType := range map[string]string{"krtt-cpu-create.pb.gz": "cpu", "krtt-heap-create-end.pb.gz": "inuse_space"} {
+	for file, sampleType := range map[string]string{"krtt-cpu-create.pb.gz": "cpu", "krtt-heap-create-end.pb.gz": "inuse_space", "kube-apiserver-cpu-create.pb.gz": "cpu"} {
 		f, err := os.Open(filepath.Join(dir, file))
 		if err != nil {
 			t.Fatal(err)
@@ -237,6 +257,23 @@ func TestPhaseProfileWritesCPUAndHeap(t *testing.T) {
 		if !strings.Contains(strings.Join(types, " "), sampleType) {
 			t.Errorf("%s has sample types %v, want %s", file, types, sampleType)
 		}
+	}
+
+	// Cluster API's manager is profiled under its own name.
+	capiRes := &Result{}
+	prof, err = startPhaseProfile(ctx, &bench{profileDir: dir}, procs{{name: "capi-manager", pprof: srv.URL + "/debug/pprof"}}, "delete", capiRes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := prof.end(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got = nil
+	for _, p := range capiRes.Profiles {
+		got = append(got, filepath.Base(p))
+	}
+	if want := []string{"capi-heap-delete-start.pb.gz", "capi-cpu-delete.pb.gz", "capi-heap-delete-end.pb.gz"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Cluster API's profiles %v, want %v", got, want)
 	}
 
 	// Without -profile, or for a process without the endpoint, nothing.
