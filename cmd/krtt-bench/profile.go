@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -67,7 +68,7 @@ func profileTargets(b *bench, ps procs) ([]pprofTarget, error) {
 		if err != nil {
 			return nil, fmt.Errorf("client for kube-apiserver's pprof: %w", err)
 		}
-		targets = append(targets, pprofTarget{name: "kube-apiserver", base: b.cp.Config.Host + "/debug/pprof", http: hc})
+		targets = append(targets, pprofTarget{name: "kube-apiserver", base: strings.TrimSuffix(b.cp.Config.Host, "/") + "/debug/pprof", http: hc})
 	}
 	return targets, nil
 }

@@ -202,7 +202,8 @@ func TestPhaseProfileWritesCPUAndHeap(t *testing.T) {
 	defer srv.Close()
 
 	// One process can run one CPU profile at a time: kube-apiserver's
-	// endpoint answers a profile of its own.
+	// endpoint answers a profile of its own. Its host ends in a slash, as
+	// a kubeconfig's may.
 	api := http.NewServeMux()
 	api.HandleFunc("/debug/pprof/profile", func(w http.ResponseWriter, r *http.Request) {
 		p := &profile.Profile{
@@ -218,7 +219,7 @@ func TestPhaseProfileWritesCPUAndHeap(t *testing.T) {
 	defer apiSrv.Close()
 
 	dir := t.TempDir()
-	b := &bench{profileDir: dir, cp: &localcp.ControlPlane{Config: &rest.Config{Host: apiSrv.URL}}}
+	b := &bench{profileDir: dir, cp: &localcp.ControlPlane{Config: &rest.Config{Host: apiSrv.URL + "/"}}}
 	res := &Result{}
 	ps := procs{{name: "krtt-operator", pprof: srv.URL + "/debug/pprof"}}
 	ctx := context.Background()
