@@ -106,8 +106,8 @@ type Entry struct {
 	// after a pure action (see Step.KeptObservation).
 	//
 	// Never marked: an action whose effect arrives later, through another
-	// controller, the garbage collector or the API server (a deletion, an
-	// eviction, a Pod's termination, a finalizer that must go first); an
+	// controller, the garbage collector or the API server (an eviction, a
+	// Pod's termination, a deletion that finalizers hold); an
 	// action that writes an object without putting the answer into the
 	// observation; an action that changes what facts read through objects
 	// the observation does not hold.
@@ -284,7 +284,8 @@ func Pure() ActionOption { return func(e *Entry) { e.Pure = true } }
 // WritesThrough declares that the action keeps the observation truthful
 // although it writes (see Entry.WritesThrough): the answer of every write
 // goes back into the observed copy, and what a changed field keys is read
-// again. Declared, never guessed; a deletion or an eviction never is.
+// again. Declared, never guessed; an eviction never is, a deletion only
+// when the action knows the object is gone (none held it).
 func WritesThrough() ActionOption { return func(e *Entry) { e.WritesThrough = true } }
 
 // Action registers an action.

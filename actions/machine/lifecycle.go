@@ -202,9 +202,16 @@ func markNodeDeletionStart(_ context.Context, s *Scope) engine.Outcome {
 }
 
 // deleteExternal issues one delete for an object that is not already going
-// away and reports the wait until it is gone.
-func deleteExternal(ctx context.Context, s *Scope, u *unstructured.Unstructured, claim, what string) engine.Outcome {
-	if u == nil {
+// away and reports the wait until it is gone. An object without finalizers,
+// deleted in the version observed (a resourceVersion precondition, and
+// background propagation, which adds none), is gone once the API server
+// says so: the object leaves the observation (*u = nil) and the path goes
+// on in this reconcile, as it would after the watch told it. One that
+// changed since it was read fails the precondition with a conflict, which
+// the kit decides again on the newer version.
+func deleteExternal(ctx context.Context, s *Scope, u **unstructured.Unstructured, claim, what string) engine.Outcome {
+	obj := *u
+	if obj == nil {
 		return engine.OK()
 	}
 	if claim != "" {
@@ -212,20 +219,34 @@ func deleteExternal(ctx context.Context, s *Scope, u *unstructured.Unstructured,
 		// line of defence.
 		return engine.Failf("%s: the Machine does not delete it", claim)
 	}
-	if u.GetDeletionTimestamp() == nil {
-		if err := s.Client.Delete(ctx, u); err != nil && !apierrors.IsNotFound(err) {
-			return engine.Fail(fmt.Errorf("delete %s %s %s: %w", what, u.GetKind(), u.GetName(), err))
-		}
+	if obj.GetDeletionTimestamp() != nil {
+		return engine.Wait("Waiting for %s %s %s to be deleted", what, obj.GetKind(), obj.GetName())
 	}
-	return engine.Wait("Waiting for %s %s %s to be deleted", what, u.GetKind(), u.GetName())
+	atOnce := len(obj.GetFinalizers()) == 0
+	var opts []client.DeleteOption
+	if atOnce {
+		opts = append(opts, client.Preconditions{UID: ptr.To(obj.GetUID()), ResourceVersion: ptr.To(obj.GetResourceVersion())},
+			client.PropagationPolicy(metav1.DeletePropagationBackground))
+	}
+	switch err := s.Client.Delete(ctx, obj, opts...); {
+	case apierrors.IsNotFound(err):
+		*u = nil
+		return engine.OKf("%s %s %s is gone", what, obj.GetKind(), obj.GetName())
+	case err != nil:
+		return engine.Fail(fmt.Errorf("delete %s %s %s: %w", what, obj.GetKind(), obj.GetName(), err))
+	case atOnce:
+		*u = nil
+		return engine.OKf("%s %s %s deleted", what, obj.GetKind(), obj.GetName())
+	}
+	return engine.Wait("Waiting for %s %s %s to be deleted", what, obj.GetKind(), obj.GetName())
 }
 
 func deleteInfrastructure(ctx context.Context, s *Scope) engine.Outcome {
-	return deleteExternal(ctx, s, s.Infrastructure, s.InfrastructureClaim, "infrastructure")
+	return deleteExternal(ctx, s, &s.Infrastructure, s.InfrastructureClaim, "infrastructure")
 }
 
 func deleteBootstrap(ctx context.Context, s *Scope) engine.Outcome {
-	return deleteExternal(ctx, s, s.Bootstrap, s.BootstrapClaim, "bootstrap")
+	return deleteExternal(ctx, s, &s.Bootstrap, s.BootstrapClaim, "bootstrap")
 }
 
 func deleteNode(ctx context.Context, s *Scope) engine.Outcome {

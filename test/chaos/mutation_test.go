@@ -126,16 +126,18 @@ var mutations = []mutation{
 		long:      true,
 	},
 	{
-		// D18 deletes the Node and goes back to the infrastructure step,
-		// which (infrastructure and bootstrap gone) comes to DeletingNode
-		// again, where D19 ends it: one step back, not a loop that would
-		// never finish. Back two steps, not one: the bootstrap step is the
-		// last state persisted before D18 (D16 and D18 run in one reconcile,
-		// one status patch), so going back to it would persist no move.
+		// D18 deletes the Node and goes back to the pre-terminate step,
+		// which (no hooks, infrastructure and bootstrap gone) comes to
+		// DeletingNode again, where D19 ends it: a step back, not a loop
+		// that would never finish. Back past the infrastructure step: that
+		// is the last state persisted before D18 (the simulated bootstrap
+		// object has no finalizer, so D14, D15, D16 and D18 run in one
+		// reconcile, one status patch), and going back to it would persist
+		// no move.
 		name: "node-deletion-steps-back",
 		edits: []edit{{"machine/deletion.yaml",
 			"      do: [MarkNodeDeletionStart, DeleteNode, RemoveFinalizer]\n      then:\n        state: DeletionCompleted\n        conditions:\n          - {type: Deleting, status: \"True\", reason: DeletionCompleted, message: \"Deletion completed\"}\n",
-			"      do: [MarkNodeDeletionStart, DeleteNode]\n      then:\n        state: WaitingForInfrastructureDeletion\n        conditions:\n          - {type: Deleting, status: \"True\", reason: WaitingForInfrastructureDeletion, message: \"The Node is deleted\"}\n"}},
+			"      do: [MarkNodeDeletionStart, DeleteNode]\n      then:\n        state: WaitingForPreTerminateHook\n        conditions:\n          - {type: Deleting, status: \"True\", reason: WaitingForPreTerminateHook, message: \"The Node is deleted\"}\n"}},
 		invariant: timeline.StateForwardOnly,
 		long:      true,
 	},
