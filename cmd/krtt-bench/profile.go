@@ -28,7 +28,8 @@ const cpuChunk = time.Second
 // measurement (krtt or Cluster API, on its loopback pprof endpoint) and
 // kube-apiserver (its /debug/pprof, through the bench's admin client).
 type pprofTarget struct {
-	// name prefixes the files: krtt, capi, kube-apiserver.
+	// name prefixes the files: krtt, capi, and krtt-kube-apiserver or
+	// capi-kube-apiserver.
 	name string
 	base string
 	http *http.Client
@@ -62,13 +63,16 @@ func profileTargets(b *bench, ps procs) ([]pprofTarget, error) {
 	if b.profileDir == "" || len(ps) != 1 || ps[0].pprof == "" {
 		return nil, nil
 	}
-	targets := []pprofTarget{{name: controllerLabel(ps[0].name), base: ps[0].pprof, http: http.DefaultClient, heap: true}}
+	ctl := controllerLabel(ps[0].name)
+	targets := []pprofTarget{{name: ctl, base: ps[0].pprof, http: http.DefaultClient, heap: true}}
 	if b.cp != nil && b.cp.Config != nil {
 		hc, err := rest.HTTPClientFor(b.cp.Config)
 		if err != nil {
 			return nil, fmt.Errorf("client for kube-apiserver's pprof: %w", err)
 		}
-		targets = append(targets, pprofTarget{name: "kube-apiserver", base: strings.TrimSuffix(b.cp.Config.Host, "/") + "/debug/pprof", http: hc})
+		// Named after the controller too: both controllers of a -peer run
+		// share one kube-apiserver and one directory.
+		targets = append(targets, pprofTarget{name: ctl + "-kube-apiserver", base: strings.TrimSuffix(b.cp.Config.Host, "/") + "/debug/pprof", http: hc})
 	}
 	return targets, nil
 }

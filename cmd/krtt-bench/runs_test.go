@@ -233,7 +233,7 @@ func TestPhaseProfileWritesCPUAndHeap(t *testing.T) {
 	if err := prof.end(ctx); err != nil {
 		t.Fatalf("a second end: %v", err)
 	}
-	want := []string{"krtt-heap-create-start.pb.gz", "krtt-cpu-create.pb.gz", "krtt-heap-create-end.pb.gz", "kube-apiserver-cpu-create.pb.gz"}
+	want := []string{"krtt-heap-create-start.pb.gz", "krtt-cpu-create.pb.gz", "krtt-heap-create-end.pb.gz", "krtt-kube-apiserver-cpu-create.pb.gz"}
 	var got []string
 	for _, p := range res.Profiles {
 		got = append(got, filepath.Base(p))
@@ -241,7 +241,7 @@ func TestPhaseProfileWritesCPUAndHeap(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("profiles %v, want %v", got, want)
 	}
-	for file, sampleType := range map[string]string{"krtt-cpu-create.pb.gz": "cpu", "krtt-heap-create-end.pb.gz": "inuse_space", "kube-apiserver-cpu-create.pb.gz": "cpu"} {
+	for file, sampleType := range map[string]string{"krtt-cpu-create.pb.gz": "cpu", "krtt-heap-create-end.pb.gz": "inuse_space", "krtt-kube-apiserver-cpu-create.pb.gz": "cpu"} {
 		f, err := os.Open(filepath.Join(dir, file))
 		if err != nil {
 			t.Fatal(err)
