@@ -214,15 +214,9 @@ func startCAPI(b *bench, o capiOptions) (*controllerProc, error) {
 		// what both are measured against.
 		"--kube-api-qps", "-1", "--clustercache-client-qps", "-1",
 	}
-	var pprof string
-	if b.profileDir != "" {
-		port, err := localcp.FreePort()
-		if err != nil {
-			return nil, err
-		}
-		addr := fmt.Sprintf("127.0.0.1:%d", port)
-		args = append(args, "--profiler-address", addr)
-		pprof = "http://" + addr + "/debug/pprof"
+	args, pprof, err := withProfiler(b, args)
+	if err != nil {
+		return nil, err
 	}
 	p, err := startProc("capi-manager", o.manager, args, "http://"+diag+"/metrics", "http://"+health+"/readyz", filepath.Join(b.cp.Dir, "logs", "capi-manager.log"))
 	if err != nil {

@@ -109,15 +109,9 @@ func startKrtt(b *bench, bin, filter string) (*controllerProc, error) {
 		name += "-" + filter
 		args = append(args, "--watch-filter", filter)
 	}
-	var pprof string
-	if b.profileDir != "" {
-		port, err := localcp.FreePort()
-		if err != nil {
-			return nil, err
-		}
-		addr := fmt.Sprintf("127.0.0.1:%d", port)
-		args = append(args, "--profiler-address", addr)
-		pprof = "http://" + addr + "/debug/pprof"
+	args, pprof, err := withProfiler(b, args)
+	if err != nil {
+		return nil, err
 	}
 	p, err := startProc(name, bin, args, "http://"+metrics+"/metrics", "http://"+probe+"/readyz", filepath.Join(b.cp.Dir, "logs", name+".log"))
 	if err != nil {

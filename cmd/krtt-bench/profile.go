@@ -15,6 +15,8 @@ import (
 
 	"github.com/google/pprof/profile"
 	"k8s.io/client-go/rest"
+
+	"github.com/krtt-dev/krtt/test/framework/localcp"
 )
 
 // cpuChunk is how long each CPU profile the bench asks a process for
@@ -75,6 +77,22 @@ func profileTargets(b *bench, ps procs) ([]pprofTarget, error) {
 		targets = append(targets, pprofTarget{name: ctl + "-kube-apiserver", base: strings.TrimSuffix(b.cp.Config.Host, "/") + "/debug/pprof", http: hc})
 	}
 	return targets, nil
+}
+
+// withProfiler adds --profiler-address on a free loopback port to a
+// controller's arguments when the run is profiled (krtt's operator and
+// Cluster API's manager both take the flag), and returns the base URL of
+// its pprof endpoint; empty when the run is not profiled.
+func withProfiler(b *bench, args []string) ([]string, string, error) {
+	if b.profileDir == "" {
+		return args, "", nil
+	}
+	port, err := localcp.FreePort()
+	if err != nil {
+		return nil, "", err
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	return append(args, "--profiler-address", addr), "http://" + addr + "/debug/pprof", nil
 }
 
 // controllerLabel names a controller process in profile files.
