@@ -201,11 +201,8 @@ func (r *Reconciler[O, E]) worthTelling(steps []*engine.Step) bool {
 }
 
 // quiet reports whether the tables mark the state quiet; a state they do
-// not know (or no table set, in a unit test) is not.
+// not know is not.
 func (r *Reconciler[O, E]) quiet(state string) bool {
-	if r.spec.Set == nil {
-		return false
-	}
 	st := r.spec.Set.State(state)
 	return st != nil && st.Quiet
 }

@@ -84,9 +84,10 @@ func TestWarningEventComesFromTheRowThatNeedsAPerson(t *testing.T) {
 	}
 }
 
-// tells: a state change, or a failure or warning not told already.
+// tells: a state change, or a failure or warning not told already. The
+// door tables mark no state quiet, so every state change is told.
 func TestTellsStateChangesFailuresAndWarnings(t *testing.T) {
-	r := &Reconciler[*unstructured.Unstructured, *door]{}
+	r := &Reconciler[*unstructured.Unstructured, *door]{spec: Spec[*unstructured.Unstructured, *door]{Set: toySet}}
 	prev := kit.Record{State: "Provisioning", LastTransition: &kit.LastTransition{Table: "t", Row: "E09", Outcome: "Done", Message: "owned by MachineSet ms"}}
 	for _, c := range []struct {
 		name string

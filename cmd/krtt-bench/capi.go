@@ -189,6 +189,9 @@ func capiPrepare(ctx context.Context, b *bench, o capiOptions, ns string) error 
 	})
 }
 
+// capiProcName names Cluster API's manager process (its log, its profiles).
+const capiProcName = "capi-manager"
+
 func startCAPI(b *bench, o capiOptions) (*controllerProc, error) {
 	var ports [3]int
 	for i := range ports {
@@ -218,7 +221,7 @@ func startCAPI(b *bench, o capiOptions) (*controllerProc, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := startProc("capi-manager", o.manager, args, "http://"+diag+"/metrics", "http://"+health+"/readyz", filepath.Join(b.cp.Dir, "logs", "capi-manager.log"))
+	p, err := startProc(capiProcName, o.manager, args, "http://"+diag+"/metrics", "http://"+health+"/readyz", filepath.Join(b.cp.Dir, "logs", capiProcName+".log"))
 	if err != nil {
 		return nil, err
 	}

@@ -97,7 +97,7 @@ func withProfiler(b *bench, args []string) ([]string, string, error) {
 
 // controllerLabel names a controller process in profile files.
 func controllerLabel(proc string) string {
-	if proc == "capi-manager" {
+	if proc == capiProcName {
 		return "capi"
 	}
 	return "krtt"

@@ -262,7 +262,7 @@ func TestPhaseProfileWritesCPUAndHeap(t *testing.T) {
 
 	// Cluster API's manager is profiled under its own name.
 	capiRes := &Result{}
-	prof, err = startPhaseProfile(ctx, &bench{profileDir: dir}, procs{{name: "capi-manager", pprof: srv.URL + "/debug/pprof"}}, "delete", capiRes)
+	prof, err = startPhaseProfile(ctx, &bench{profileDir: dir}, procs{{name: capiProcName, pprof: srv.URL + "/debug/pprof"}}, "delete", capiRes)
 	if err != nil {
 		t.Fatal(err)
 	}
