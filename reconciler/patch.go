@@ -1,10 +1,13 @@
 package reconciler
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -12,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/krtt-dev/krtt/api/kit"
@@ -61,22 +65,27 @@ func (p *patcher[O]) sameState(a, b string) bool {
 // returns a conflict error the caller treats as "decide again". observed
 // says the reconcile succeeded (its status observes the object's
 // generation).
+//
+// Both objects are compared and diffed as JSON, status apart, and each
+// patch is sent as computed: every reconcile passes here, so converting
+// whole objects to maps and back (as a generic merge-from helper does for
+// each write) would be most of the operator's allocations.
 func (p *patcher[O]) patch(ctx context.Context, before, after O, observed bool) error {
-	bm, err := toMap(before)
+	bd, err := docOf(before)
 	if err != nil {
 		return err
 	}
-	am, err := toMap(after)
+	ad, err := docOf(after)
 	if err != nil {
 		return err
 	}
-	bs, _ := bm["status"].(map[string]any)
-	as, _ := am["status"].(map[string]any)
-	delete(bm, "status")
-	delete(am, "status")
-	if !equality.Semantic.DeepEqual(bm, am) {
+	if !sameFields(bd.rest, ad.rest) {
+		data, err := mergePatch(bd.rest, ad.rest, before.GetResourceVersion())
+		if err != nil {
+			return err
+		}
 		obj := after.DeepCopyObject().(O)
-		if err := p.client.Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+		if err := p.client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, data)); err != nil {
 			if apierrors.IsNotFound(err) {
 				return nil
 			}
@@ -86,7 +95,7 @@ func (p *patcher[O]) patch(ctx context.Context, before, after O, observed bool) 
 		after.SetResourceVersion(obj.GetResourceVersion())
 		if observed && obj.GetGeneration() != after.GetGeneration() {
 			p.observeOwnGeneration(after, obj.GetGeneration())
-			if as, err = statusOf(after); err != nil {
+			if ad, err = docOf(after); err != nil {
 				return err
 			}
 		}
@@ -95,10 +104,10 @@ func (p *patcher[O]) patch(ctx context.Context, before, after O, observed bool) 
 		// The object is about to go; there is no status left to keep.
 		return nil
 	}
-	if equality.Semantic.DeepEqual(bs, as) {
+	if sameFields(bd.status, ad.status) {
 		return nil
 	}
-	return p.patchStatus(ctx, before, after, bs, as)
+	return p.patchStatus(ctx, before, after, bd.status, ad.status)
 }
 
 // observeOwnGeneration moves the status of a reconcile that observed the
@@ -125,33 +134,30 @@ func (p *patcher[O]) observeOwnGeneration(after O, gen int64) {
 	p.status(after).SetConditions(conds)
 }
 
-// statusOf is the object's status as a map.
-func statusOf(o client.Object) (map[string]any, error) {
-	m, err := toMap(o)
-	if err != nil {
-		return nil, err
-	}
-	st, _ := m["status"].(map[string]any)
-	return st, nil
-}
-
-func (p *patcher[O]) patchStatus(ctx context.Context, before, after O, bs, as map[string]any) error {
-	fields, err := fieldPatch(bs, as)
+func (p *patcher[O]) patchStatus(ctx context.Context, before, after O, bs, as fields) error {
+	changed, err := mergePatch(withoutConditions(bs), withoutConditions(as), "")
 	if err != nil {
 		return err
 	}
+	var status fields
+	if err := json.Unmarshal(changed, &status); err != nil {
+		return err
+	}
 	changes := ownedChanges(p.status(before).GetConditions(), p.status(after).GetConditions(), p.owned)
-	base := before.DeepCopyObject().(O)
-	base.SetResourceVersion(after.GetResourceVersion())
+	conds, rv := p.status(before).GetConditions(), after.GetResourceVersion()
 	for attempt := 1; ; attempt++ {
-		target, err := rebase(base, fields, changes, p.status)
+		data, err := statusPatch(status, conds, changes, rv)
 		if err != nil {
 			return err
 		}
-		err = p.client.Status().Patch(ctx, target, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
+		if data == nil {
+			return nil
+		}
+		target := after.DeepCopyObject().(O)
+		err = p.client.Status().Patch(ctx, target, client.RawPatch(types.MergePatchType, data))
 		switch {
 		case err == nil:
-			p.own.wrote(client.ObjectKeyFromObject(after), base.GetResourceVersion())
+			p.own.wrote(client.ObjectKeyFromObject(after), rv)
 			return nil
 		case apierrors.IsNotFound(err):
 			return nil
@@ -167,7 +173,7 @@ func (p *patcher[O]) patchStatus(ctx context.Context, before, after O, bs, as ma
 		}
 		// Someone else wrote (another controller's condition, a label):
 		// put this reconcile's changes on top of theirs.
-		base = latest
+		conds, rv = p.status(latest).GetConditions(), latest.GetResourceVersion()
 	}
 }
 
@@ -186,37 +192,134 @@ func hasFinalizer(o client.Object, f string) bool {
 	return false
 }
 
-// toMap converts a copy: for unstructured objects the converter hands back
-// the object's own map.
-func toMap(o runtime.Object) (map[string]any, error) {
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o.DeepCopyObject())
-	if err != nil {
-		return nil, fmt.Errorf("convert %T: %w", o, err)
-	}
-	return m, nil
+// fields are the top-level fields of a JSON object, each as it is encoded.
+type fields map[string]json.RawMessage
+
+// doc is an object as JSON: its status fields apart from the rest.
+type doc struct {
+	rest, status fields
 }
 
-// fieldPatch is the merge patch from one status to the other, conditions
-// left out (they are merged by type).
-func fieldPatch(before, after map[string]any) ([]byte, error) {
-	strip := func(m map[string]any) ([]byte, error) {
-		c := make(map[string]any, len(m))
-		for k, v := range m {
-			if k != "conditions" {
-				c[k] = v
-			}
+func docOf(o runtime.Object) (doc, error) {
+	raw, err := json.Marshal(o)
+	if err != nil {
+		return doc{}, fmt.Errorf("encode %T: %w", o, err)
+	}
+	var d doc
+	if err := json.Unmarshal(raw, &d.rest); err != nil {
+		return doc{}, fmt.Errorf("decode %T: %w", o, err)
+	}
+	if st, ok := d.rest["status"]; ok {
+		delete(d.rest, "status")
+		if err := json.Unmarshal(st, &d.status); err != nil {
+			return doc{}, fmt.Errorf("decode the status of %T: %w", o, err)
 		}
-		return json.Marshal(c)
 	}
-	b, err := strip(before)
+	return d, nil
+}
+
+// sameFields compares two encodings field by field. Encoding is
+// deterministic (struct fields in order, map keys sorted), so equal bytes
+// are equal values; an empty list or object and null are the same, as an
+// absent field and an empty one are to semantic equality.
+func sameFields(a, b fields) bool {
+	for k, v := range a {
+		if w, ok := b[k]; !(ok && bytes.Equal(v, w)) && !(isEmpty(v) && isEmpty(w)) {
+			return false
+		}
+	}
+	for k, w := range b {
+		if _, ok := a[k]; !ok && !isEmpty(w) {
+			return false
+		}
+	}
+	return true
+}
+
+func isEmpty(v json.RawMessage) bool {
+	s := string(v)
+	return s == "" || s == "null" || s == "[]" || s == "{}"
+}
+
+func withoutConditions(f fields) fields {
+	c := make(fields, len(f))
+	for k, v := range f {
+		if k != "conditions" {
+			c[k] = v
+		}
+	}
+	return c
+}
+
+// mergePatch is the JSON merge patch from one encoding to the other; with a
+// resourceVersion it carries it too, so the write fails with a conflict
+// when the object changed since (a merge patch replaces whole lists, such
+// as finalizers, so a change made meanwhile must not be lost).
+func mergePatch(before, after fields, resourceVersion string) ([]byte, error) {
+	b, err := json.Marshal(before)
 	if err != nil {
 		return nil, err
 	}
-	a, err := strip(after)
+	a, err := json.Marshal(after)
 	if err != nil {
 		return nil, err
 	}
-	return jsonpatch.CreateMergePatch(b, a)
+	patch, err := jsonpatch.CreateMergePatch(b, a)
+	if err != nil || resourceVersion == "" {
+		return patch, err
+	}
+	return withResourceVersion(patch, resourceVersion)
+}
+
+func withResourceVersion(patch []byte, resourceVersion string) ([]byte, error) {
+	var m map[string]any
+	if err := json.Unmarshal(patch, &m); err != nil {
+		return nil, err
+	}
+	md, _ := m["metadata"].(map[string]any)
+	if md == nil {
+		md = map[string]any{}
+		m["metadata"] = md
+	}
+	md["resourceVersion"] = resourceVersion
+	return json.Marshal(m)
+}
+
+// statusPatch is the status write of status (a merge patch of the fields
+// other than conditions) and the owned condition changes put on conds, the
+// conditions of the version resourceVersion names; nil when it would change
+// nothing.
+func statusPatch(status fields, conds []metav1.Condition, changes []conditionChange, resourceVersion string) ([]byte, error) {
+	list := slices.Clone(conds)
+	for _, ch := range changes {
+		if ch.cond == nil {
+			meta.RemoveStatusCondition(&list, ch.typ)
+			continue
+		}
+		if i := indexOf(list, ch.typ); i >= 0 {
+			list[i] = *ch.cond
+		} else {
+			list = append(list, *ch.cond)
+		}
+	}
+	st := maps.Clone(status)
+	if !equality.Semantic.DeepEqual(list, conds) {
+		raw, err := json.Marshal(list)
+		if err != nil {
+			return nil, err
+		}
+		if st == nil {
+			st = fields{}
+		}
+		st["conditions"] = raw
+	}
+	if len(st) == 0 {
+		return nil, nil
+	}
+	return json.Marshal(map[string]any{
+		"metadata": map[string]string{"resourceVersion": resourceVersion},
+		"status":   st,
+	})
 }
 
 // conditionChange is one owned condition type this reconcile set (cond) or
@@ -248,51 +351,6 @@ func ownedChanges(before, after []metav1.Condition, owned map[string]bool) []con
 		}
 	}
 	return out
-}
-
-// rebase applies the status field patch and the owned condition changes to
-// a copy of base.
-func rebase[O client.Object](base O, fields []byte, changes []conditionChange, status func(O) kit.Status) (O, error) {
-	var zero O
-	m, err := toMap(base)
-	if err != nil {
-		return zero, err
-	}
-	st, _ := m["status"].(map[string]any)
-	if st == nil {
-		st = map[string]any{}
-	}
-	raw, err := json.Marshal(st)
-	if err != nil {
-		return zero, err
-	}
-	merged, err := jsonpatch.MergePatch(raw, fields)
-	if err != nil {
-		return zero, fmt.Errorf("apply status patch: %w", err)
-	}
-	var ns map[string]any
-	if err := json.Unmarshal(merged, &ns); err != nil {
-		return zero, err
-	}
-	m["status"] = ns
-	target := base.DeepCopyObject().(O)
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, target); err != nil {
-		return zero, fmt.Errorf("convert status back: %w", err)
-	}
-	list := status(target).GetConditions()
-	for _, ch := range changes {
-		if ch.cond == nil {
-			meta.RemoveStatusCondition(&list, ch.typ)
-			continue
-		}
-		if i := indexOf(list, ch.typ); i >= 0 {
-			list[i] = *ch.cond
-		} else {
-			list = append(list, *ch.cond)
-		}
-	}
-	status(target).SetConditions(list)
-	return target, nil
 }
 
 func indexOf(list []metav1.Condition, t string) int {

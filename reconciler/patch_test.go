@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
@@ -227,6 +228,84 @@ func TestPatchObservesTheGenerationOfItsOwnSpecWrite(t *testing.T) {
 		}
 		if meta.FindStatusCondition(doorStatus(got).GetConditions(), "Painted") != nil {
 			t.Errorf("a condition the controller does not own was written")
+		}
+	}
+}
+
+// Encodings are compared field by field; an empty field and an absent one
+// are the same, as they are to semantic equality.
+func TestSameFields(t *testing.T) {
+	f := func(kv ...string) fields {
+		m := fields{}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = json.RawMessage(kv[i+1])
+		}
+		return m
+	}
+	cases := []struct {
+		name string
+		a, b fields
+		same bool
+	}{
+		{"equal", f("spec", `{"a":1}`), f("spec", `{"a":1}`), true},
+		{"changed", f("spec", `{"a":1}`), f("spec", `{"a":2}`), false},
+		{"added", f(), f("phase", `"Running"`), false},
+		{"removed", f("phase", `"Running"`), f(), false},
+		{"empty list is absent", f("addresses", `[]`), f(), true},
+		{"null is empty object", f("x", `null`), f("x", `{}`), true},
+	}
+	for _, c := range cases {
+		if got := sameFields(c.a, c.b); got != c.same {
+			t.Errorf("%s: sameFields = %t", c.name, got)
+		}
+		if got := sameFields(c.b, c.a); got != c.same {
+			t.Errorf("%s (reversed): sameFields = %t", c.name, got)
+		}
+	}
+}
+
+// The metadata patch carries the resourceVersion it was computed from, so
+// the API server refuses it when the object changed since.
+func TestMergePatchCarriesTheResourceVersion(t *testing.T) {
+	before := fields{"metadata": json.RawMessage(`{"name":"d","finalizers":["a"]}`)}
+	after := fields{"metadata": json.RawMessage(`{"name":"d","finalizers":["a","b"]}`)}
+	got, err := mergePatch(before, after, "42")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"metadata":{"finalizers":["a","b"],"resourceVersion":"42"}}`; string(got) != want {
+		t.Errorf("patch %s, want %s", got, want)
+	}
+}
+
+// The status write sends the changed fields, and the conditions only when
+// the owned changes change the list of the version it is sent against.
+func TestStatusPatch(t *testing.T) {
+	open := metav1.Condition{Type: "DoorOpen", Status: metav1.ConditionTrue, Reason: "Opened"}
+	painted := metav1.Condition{Type: "Painted", Status: metav1.ConditionTrue, Reason: "R"}
+	phase := fields{"phase": json.RawMessage(`"Open"`)}
+	cases := []struct {
+		name    string
+		status  fields
+		conds   []metav1.Condition
+		changes []conditionChange
+		want    string
+	}{
+		{"nothing", nil, []metav1.Condition{open}, []conditionChange{{typ: "DoorOpen", cond: &open}}, ""},
+		{"fields only", phase, []metav1.Condition{open}, nil,
+			`{"metadata":{"resourceVersion":"7"},"status":{"phase":"Open"}}`},
+		{"condition added after another writer's", nil, []metav1.Condition{painted}, []conditionChange{{typ: "DoorOpen", cond: &open}},
+			`{"metadata":{"resourceVersion":"7"},"status":{"conditions":[{"type":"Painted","status":"True","lastTransitionTime":null,"reason":"R","message":""},{"type":"DoorOpen","status":"True","lastTransitionTime":null,"reason":"Opened","message":""}]}}`},
+		{"condition removed", phase, []metav1.Condition{open, painted}, []conditionChange{{typ: "DoorOpen"}},
+			`{"metadata":{"resourceVersion":"7"},"status":{"conditions":[{"type":"Painted","status":"True","lastTransitionTime":null,"reason":"R","message":""}],"phase":"Open"}}`},
+	}
+	for _, c := range cases {
+		got, err := statusPatch(c.status, c.conds, c.changes, "7")
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if string(got) != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.name, got, c.want)
 		}
 	}
 }

@@ -7,7 +7,7 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -268,11 +268,29 @@ func describe(_ context.Context, s *Scope) engine.Outcome {
 	return engine.OKf("%s", msg)
 }
 
+// shownNotReady is how many not-Ready Machines MachinesReady names.
+const shownNotReady = 3
+
+// firstNames keeps in names, sorted, the n smallest names seen.
+func firstNames(names []string, name string, n int) []string {
+	i, _ := slices.BinarySearch(names, name)
+	if i >= n {
+		return names
+	}
+	names = slices.Insert(names, i, name)
+	if len(names) > n {
+		names = names[:n]
+	}
+	return names
+}
+
 // mirrorMachines counts the Machines and summarises their Ready condition,
-// naming at most three that are not Ready.
+// naming the first shownNotReady (by name) that are not Ready.
 func mirrorMachines(s *Scope) {
 	c := s.Cluster
 	var counts clusterv1.ClusterMachines
+	// The message names the first shownNotReady of them by name: a fleet
+	// does not collect and sort every name on each count.
 	var notReady []string
 	for _, m := range s.Machines {
 		counts.Total++
@@ -282,22 +300,22 @@ func mirrorMachines(s *Scope) {
 		if meta.IsStatusConditionTrue(m.Status.Conditions, clusterv1.ReadyCondition) {
 			counts.Ready++
 		} else {
-			notReady = append(notReady, m.Name)
+			notReady = firstNames(notReady, m.Name, shownNotReady)
 		}
 	}
+	notReadyCount := int(counts.Total - counts.Ready)
 	c.Status.Machines = counts
 	cond := metav1.Condition{Type: MachinesReadyCondition, Status: metav1.ConditionTrue, Reason: "MachinesReady", ObservedGeneration: c.Generation}
 	switch {
 	case counts.Total == 0:
 		cond.Reason, cond.Message = "NoMachines", "The Cluster has no Machines"
-	case len(notReady) > 0:
-		sort.Strings(notReady)
+	case notReadyCount > 0:
 		shown := notReady
-		if len(shown) > 3 {
-			shown = append(shown[:3:3], fmt.Sprintf("and %d more", len(notReady)-3))
+		if notReadyCount > len(shown) {
+			shown = append(shown, fmt.Sprintf("and %d more", notReadyCount-len(shown)))
 		}
 		cond.Status, cond.Reason = metav1.ConditionFalse, "MachinesNotReady"
-		cond.Message = fmt.Sprintf("%d of %d Machines are not Ready: %s", len(notReady), counts.Total, strings.Join(shown, ", "))
+		cond.Message = fmt.Sprintf("%d of %d Machines are not Ready: %s", notReadyCount, counts.Total, strings.Join(shown, ", "))
 	default:
 		cond.Message = fmt.Sprintf("All %d Machines are Ready", counts.Total)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -70,5 +71,30 @@ func TestIndexedMachinesReadsTheCachedObjects(t *testing.T) {
 	// A copy of each would be at least the size of a Machine.
 	if size := float64(unsafe.Sizeof(clusterv1.Machine{})); perMachine >= size/4 {
 		t.Errorf("reading %d Machines allocated %.0f bytes per Machine; a Machine is %.0f bytes: they are copied", n, perMachine, size)
+	}
+}
+
+// MachinesReady names the first three not-Ready Machines by name, whatever
+// order the cache hands them in, and counts the rest.
+func TestMachinesReadyNamesTheFirstThreeNotReady(t *testing.T) {
+	ready := []metav1.Condition{{Type: clusterv1.ReadyCondition, Status: metav1.ConditionTrue}}
+	s := &Scope{Cluster: &clusterv1.Cluster{}}
+	for _, name := range []string{"m-7", "m-2", "m-9", "m-1", "m-5", "m-3"} {
+		m := &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		if name == "m-5" {
+			m.Status.Conditions = ready
+		}
+		s.Machines = append(s.Machines, m)
+	}
+	mirrorMachines(s)
+	c := meta.FindStatusCondition(s.Cluster.Status.Conditions, MachinesReadyCondition)
+	if c == nil {
+		t.Fatal("no MachinesReady condition")
+	}
+	if want := "5 of 6 Machines are not Ready: m-1, m-2, m-3, and 2 more"; c.Message != want {
+		t.Errorf("message %q, want %q", c.Message, want)
+	}
+	if got := s.Cluster.Status.Machines; got.Total != 6 || got.Ready != 1 {
+		t.Errorf("counts %+v", got)
 	}
 }

@@ -40,14 +40,20 @@ func (s *Scope) split() (workers, controlPlane []*clusterv1.Machine) {
 	return workers, controlPlane
 }
 
+// descendants is read on every reconcile of the Cluster, so it looks at its
+// Machines without collecting them.
 func descendants(s *Scope) string {
-	workers, controlPlane := s.split()
+	workers, controlPlane := false, false
+	for _, m := range s.Machines {
+		cp := isControlPlane(m)
+		workers, controlPlane = workers || !cp, controlPlane || cp
+	}
 	switch {
 	case len(s.MachineDeployments) > 0:
 		return "Deployments"
-	case len(s.MachineSets) > 0 || len(workers) > 0:
+	case len(s.MachineSets) > 0 || workers:
 		return "Workers"
-	case len(controlPlane) > 0:
+	case controlPlane:
 		return "ControlPlane"
 	}
 	return "None"

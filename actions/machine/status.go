@@ -154,7 +154,10 @@ func summarizeReady(s *Scope) {
 func mirrorCertificatesExpiry(s *Scope) {
 	m := s.Machine
 	m.Status.CertificatesExpiryDate = nil
-	meta.RemoveStatusCondition(&m.Status.Conditions, clusterv1.CertificatesExpiryKnownCondition)
+	// Removing copies the list; most Machines never had the condition.
+	if meta.FindStatusCondition(m.Status.Conditions, clusterv1.CertificatesExpiryKnownCondition) != nil {
+		meta.RemoveStatusCondition(&m.Status.Conditions, clusterv1.CertificatesExpiryKnownCondition)
+	}
 	if _, cp := m.Labels[clusterv1.ControlPlaneLabel]; !cp {
 		return
 	}
