@@ -84,7 +84,7 @@ func (p *patcher[O]) patch(ctx context.Context, before, after O, observed bool) 
 		if err != nil {
 			return err
 		}
-		obj := after.DeepCopyObject().(O)
+		obj := p.answer(after)
 		if err := p.client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, data)); err != nil {
 			if apierrors.IsNotFound(err) {
 				return nil
@@ -108,6 +108,16 @@ func (p *patcher[O]) patch(ctx context.Context, before, after O, observed bool) 
 		return nil
 	}
 	return p.patchStatus(ctx, before, after, bd.status, ad.status)
+}
+
+// answer is an empty object of o's name for a write's answer: the patch is
+// sent as computed, so the object the client is handed only names the
+// target and takes the answer in.
+func (p *patcher[O]) answer(o O) O {
+	obj := p.newObject()
+	obj.SetNamespace(o.GetNamespace())
+	obj.SetName(o.GetName())
+	return obj
 }
 
 // observeOwnGeneration moves the status of a reconcile that observed the
@@ -153,8 +163,7 @@ func (p *patcher[O]) patchStatus(ctx context.Context, before, after O, bs, as fi
 		if data == nil {
 			return nil
 		}
-		target := after.DeepCopyObject().(O)
-		err = p.client.Status().Patch(ctx, target, client.RawPatch(types.MergePatchType, data))
+		err = p.client.Status().Patch(ctx, p.answer(after), client.RawPatch(types.MergePatchType, data))
 		switch {
 		case err == nil:
 			p.own.wrote(client.ObjectKeyFromObject(after), rv)

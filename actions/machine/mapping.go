@@ -74,7 +74,7 @@ func indexMachineByExternalRef(obj client.Object) []string {
 func (r mapper) machinesNaming(ctx context.Context, o *unstructured.Unstructured) []reconcile.Request {
 	list := &clusterv1.MachineList{}
 	key := externalRefKey(o.GroupVersionKind().Group, o.GetKind(), o.GetName())
-	if err := r.client.List(ctx, list, client.InNamespace(o.GetNamespace()), client.MatchingFields{machineExternalRefIndex: key}); err != nil {
+	if err := r.client.List(ctx, list, client.InNamespace(o.GetNamespace()), client.MatchingFields{machineExternalRefIndex: key}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil
 	}
 	out := make([]reconcile.Request, 0, len(list.Items))
@@ -92,7 +92,7 @@ func (r mapper) clusterToMachines(ctx context.Context, obj client.Object) []reco
 func (r mapper) machinesOfCluster(ctx context.Context, namespace, cluster string) []reconcile.Request {
 	list := &clusterv1.MachineList{}
 	if err := r.client.List(ctx, list, client.InNamespace(namespace),
-		client.MatchingLabels{clusterv1.ClusterNameLabel: cluster}); err != nil {
+		client.MatchingLabels{clusterv1.ClusterNameLabel: cluster}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil
 	}
 	out := make([]reconcile.Request, 0, len(list.Items))
@@ -113,7 +113,7 @@ func (r mapper) nodeToMachines(ctx context.Context, obj client.Object) []reconci
 		key := client.ObjectKey{Namespace: ns, Name: name}
 		// Only a Machine this operator's cache holds: under a watch filter
 		// the others belong to another instance.
-		if err := r.client.Get(ctx, key, &clusterv1.Machine{}); err != nil {
+		if !r.holds(ctx, key, n.Spec.ProviderID) {
 			return nil
 		}
 		return []reconcile.Request{{NamespacedName: key}}
@@ -122,7 +122,7 @@ func (r mapper) nodeToMachines(ctx context.Context, obj client.Object) []reconci
 		return nil
 	}
 	list := &clusterv1.MachineList{}
-	if err := r.client.List(ctx, list, client.MatchingFields{machineProviderIDIndex: n.Spec.ProviderID}); err != nil {
+	if err := r.client.List(ctx, list, client.MatchingFields{machineProviderIDIndex: n.Spec.ProviderID}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil
 	}
 	out := make([]reconcile.Request, 0, len(list.Items))
@@ -130,6 +130,23 @@ func (r mapper) nodeToMachines(ctx context.Context, obj client.Object) []reconci
 		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&m)})
 	}
 	return out
+}
+
+// holds reports whether the cache holds the Machine key names. Pod and Node
+// events ask it for every event, so it looks first among the Machines with
+// the Node's providerID (the cached objects, no copy), then by name.
+func (r mapper) holds(ctx context.Context, key client.ObjectKey, providerID string) bool {
+	if providerID != "" {
+		list := &clusterv1.MachineList{}
+		if err := r.client.List(ctx, list, client.InNamespace(key.Namespace), client.MatchingFields{machineProviderIDIndex: providerID}, client.UnsafeDisableDeepCopy); err == nil {
+			for i := range list.Items {
+				if list.Items[i].Name == key.Name {
+					return true
+				}
+			}
+		}
+	}
+	return r.client.Get(ctx, key, &clusterv1.Machine{}) == nil
 }
 
 // podGoneOrGoing passes only Pod events that can move a drain forward: a
@@ -197,7 +214,7 @@ func (r mapper) volumeAttachmentToMachines(ctx context.Context, obj client.Objec
 // their states.
 func (r mapper) drainingMachines(ctx context.Context, _ client.Object) []reconcile.Request {
 	list := &clusterv1.MachineList{}
-	if err := r.client.List(ctx, list); err != nil {
+	if err := r.client.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 		return nil
 	}
 	var out []reconcile.Request
