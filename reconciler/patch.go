@@ -66,10 +66,11 @@ func (p *patcher[O]) sameState(a, b string) bool {
 // says the reconcile succeeded (its status observes the object's
 // generation).
 //
-// Both objects are compared and diffed as JSON, status apart, and each
-// patch is sent as computed: every reconcile passes here, so converting
-// whole objects to maps and back (as a generic merge-from helper does for
-// each write) would be most of the operator's allocations.
+// Both objects are encoded once, compared and diffed as JSON, status
+// apart, and each patch is sent as computed: every reconcile passes here,
+// so converting whole objects to maps, or encoding and diffing them again
+// for each write (as a generic merge-from helper does), would be most of
+// the operator's allocations.
 func (p *patcher[O]) patch(ctx context.Context, before, after O, observed bool) error {
 	bd, err := docOf(before)
 	if err != nil {
