@@ -85,7 +85,10 @@ func (p *patcher[O]) patch(ctx context.Context, before, after O, observed bool) 
 		if err != nil {
 			return err
 		}
-		obj := p.answer(after)
+		obj, err := p.answer(after)
+		if err != nil {
+			return err
+		}
 		if err := p.client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, data)); err != nil {
 			if apierrors.IsNotFound(err) {
 				return nil
@@ -111,14 +114,11 @@ func (p *patcher[O]) patch(ctx context.Context, before, after O, observed bool) 
 	return p.patchStatus(ctx, before, after, bd.status, ad.status)
 }
 
-// answer is an empty object of o's name for a write's answer: the patch is
-// sent as computed, so the object the client is handed only names the
-// target and takes the answer in.
-func (p *patcher[O]) answer(o O) O {
-	obj := p.newObject()
-	obj.SetNamespace(o.GetNamespace())
-	obj.SetName(o.GetName())
-	return obj
+// answer is what a write of o answers into: its metadata alone (the patch
+// is sent as computed; only the new resourceVersion and generation are
+// read back).
+func (p *patcher[O]) answer(o O) (*metav1.PartialObjectMetadata, error) {
+	return MetadataOf(p.client, o)
 }
 
 // observeOwnGeneration moves the status of a reconcile that observed the
@@ -164,7 +164,11 @@ func (p *patcher[O]) patchStatus(ctx context.Context, before, after O, bs, as fi
 		if data == nil {
 			return nil
 		}
-		err = p.client.Status().Patch(ctx, p.answer(after), client.RawPatch(types.MergePatchType, data))
+		obj, err := p.answer(after)
+		if err != nil {
+			return err
+		}
+		err = p.client.Status().Patch(ctx, obj, client.RawPatch(types.MergePatchType, data))
 		switch {
 		case err == nil:
 			p.own.wrote(client.ObjectKeyFromObject(after), rv)
@@ -266,6 +270,7 @@ func withoutConditions(f fields) fields {
 // when the object changed since (a merge patch replaces whole lists, such
 // as finalizers, so a change made meanwhile must not be lost).
 func mergePatch(before, after fields, resourceVersion string) ([]byte, error) {
+	before, after = differing(before, after)
 	b, err := json.Marshal(before)
 	if err != nil {
 		return nil, err
@@ -279,6 +284,24 @@ func mergePatch(before, after fields, resourceVersion string) ([]byte, error) {
 		return patch, err
 	}
 	return withResourceVersion(patch, resourceVersion)
+}
+
+// differing keeps the fields whose encodings differ: a field equal on both
+// sides adds nothing to a merge patch, and the Machine's spec is left
+// alone by most writes, so it is neither encoded nor diffed again.
+func differing(before, after fields) (fields, fields) {
+	b, a := fields{}, fields{}
+	for k, v := range before {
+		if w, ok := after[k]; !ok || !bytes.Equal(v, w) {
+			b[k] = v
+		}
+	}
+	for k, w := range after {
+		if v, ok := before[k]; !ok || !bytes.Equal(v, w) {
+			a[k] = w
+		}
+	}
+	return b, a
 }
 
 func withResourceVersion(patch []byte, resourceVersion string) ([]byte, error) {

@@ -278,6 +278,22 @@ func TestMergePatchCarriesTheResourceVersion(t *testing.T) {
 	}
 }
 
+// Only fields that differ make the patch: one left as it was adds nothing,
+// one gone is removed, one new is set.
+func TestMergePatchOfDifferingFields(t *testing.T) {
+	before := fields{"metadata": json.RawMessage(`{"name":"d"}`), "spec": json.RawMessage(`{"size":3,"colour":"red"}`),
+		"old": json.RawMessage(`"x"`)}
+	after := fields{"metadata": json.RawMessage(`{"name":"d"}`), "spec": json.RawMessage(`{"size":4,"colour":"red"}`),
+		"new": json.RawMessage(`[1]`)}
+	got, err := mergePatch(before, after, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"new":[1],"old":null,"spec":{"size":4}}`; string(got) != want {
+		t.Errorf("patch %s, want %s", got, want)
+	}
+}
+
 // The status write sends the changed fields, and the conditions only when
 // the owned changes change the list of the version it is sent against.
 func TestStatusPatch(t *testing.T) {

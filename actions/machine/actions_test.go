@@ -573,9 +573,14 @@ func TestSyncNode(t *testing.T) {
 	zone := clusterv1.NodeRestrictionLabelPrefix + "zone"
 	m := testMachine(ns, map[string]string{worker: "", pool: "blue", zone: "a", "team": "x", clusterv1.ClusterNameLabel: "c1"})
 
-	o := syncNode(ctx, scopeFor(t, m, node.Name))
+	sc := scopeFor(t, m, node.Name)
+	o := syncNode(ctx, sc)
 	wantStatus(t, o, engine.Done, "updated Node "+node.Name+": labels "+zone+","+worker+","+pool)
 	n := getNode(t, node.Name)
+	// The observed Node is the one written (write-through).
+	if seen := sc.Node(); seen.ResourceVersion != n.ResourceVersion || seen.Labels[pool] != "blue" || seen.Annotations[clusterv1.MachineAnnotation] != m.Name {
+		t.Errorf("observed Node after the sync: resourceVersion %s (want %s), labels %v, annotations %v", seen.ResourceVersion, n.ResourceVersion, seen.Labels, seen.Annotations)
+	}
 	for k, v := range map[string]string{worker: "", pool: "blue", zone: "a", "kubernetes.io/hostname": "h1", "node-role.kubernetes.io/gpu": ""} {
 		if got, ok := n.Labels[k]; !ok || got != v {
 			t.Errorf("Node label %s = %q (present %v), want %q", k, got, ok, v)

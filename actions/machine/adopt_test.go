@@ -50,15 +50,44 @@ func TestAdoptDoesNotOverwriteANewController(t *testing.T) {
 		t.Fatalf("adopting an object controlled by another: %+v", out)
 	}
 
-	// An object nobody controls is adopted.
-	free := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1-bootstrap"}}
+	// An object nobody controls is adopted: its other labels and owner
+	// references stay, and the observed copy is what the API server answered.
+	keep := metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "keep", UID: "keep-uid"}
+	free := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1-bootstrap",
+		Labels: map[string]string{"team": "a"}, OwnerReferences: []metav1.OwnerReference{keep}}}
 	poll.Must(t, env.Client.Create(ctx, free))
-	if out := adopt(ctx, scopeFor(t, m, ""), toUnstructured(t, free), ""); out.Status == engine.Failed {
+	u := toUnstructured(t, free)
+	if out := adopt(ctx, scopeFor(t, m, ""), u, ""); out.Status == engine.Failed {
 		t.Fatalf("adopting a free object: %+v", out)
 	}
 	poll.Must(t, env.Client.Get(ctx, client.ObjectKeyFromObject(free), free))
-	if ctrl := metav1.GetControllerOf(free); ctrl == nil || ctrl.UID != m.UID || free.Labels[clusterv1.ClusterNameLabel] != m.Spec.ClusterName {
-		t.Fatalf("after adoption: controller %+v, labels %v", ctrl, free.Labels)
+	if ctrl := metav1.GetControllerOf(free); ctrl == nil || ctrl.UID != m.UID || free.Labels[clusterv1.ClusterNameLabel] != m.Spec.ClusterName ||
+		free.Labels["team"] != "a" || len(free.OwnerReferences) != 2 || free.OwnerReferences[0].UID != keep.UID {
+		t.Fatalf("after adoption: owners %+v, labels %v", free.OwnerReferences, free.Labels)
+	}
+	if ctrl := metav1.GetControllerOf(u); ctrl == nil || ctrl.UID != m.UID || u.GetResourceVersion() != free.ResourceVersion {
+		t.Fatalf("observed copy after adoption: controller %+v, resourceVersion %s, want %s", ctrl, u.GetResourceVersion(), free.ResourceVersion)
+	}
+
+	// Released, it keeps only the references that are not the Machine's;
+	// with none left the list goes.
+	if out := release(ctx, scopeFor(t, m, ""), u, "claimed"); out.Status == engine.Failed {
+		t.Fatalf("releasing: %+v", out)
+	}
+	poll.Must(t, env.Client.Get(ctx, client.ObjectKeyFromObject(free), free))
+	if len(free.OwnerReferences) != 1 || free.OwnerReferences[0].UID != keep.UID {
+		t.Fatalf("after release: owners %+v, want only %s", free.OwnerReferences, keep.Name)
+	}
+	only := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1-only"}}
+	poll.Must(t, env.Client.Create(ctx, only))
+	u = toUnstructured(t, only)
+	poll.Must(t, adopt(ctx, scopeFor(t, m, ""), u, "").Err)
+	if out := release(ctx, scopeFor(t, m, ""), u, "claimed"); out.Status == engine.Failed {
+		t.Fatalf("releasing the only owner: %+v", out)
+	}
+	poll.Must(t, env.Client.Get(ctx, client.ObjectKeyFromObject(only), only))
+	if len(only.OwnerReferences) != 0 {
+		t.Fatalf("after releasing the only owner: owners %+v", only.OwnerReferences)
 	}
 }
 

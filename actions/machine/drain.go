@@ -20,6 +20,7 @@ import (
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 
 	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/reconciler"
 )
 
 // PodNodeNameIndex is the field index on Pods by spec.nodeName that the
@@ -365,12 +366,11 @@ func cordon(ctx context.Context, c client.Client, node *corev1.Node) (wrote bool
 	if node.Spec.Unschedulable {
 		return false, nil
 	}
-	base := node.DeepCopy()
-	node.Spec.Unschedulable = true
-	if err := c.Patch(ctx, node, client.MergeFrom(base)); err != nil {
-		node.Spec.Unschedulable = false
+	answer, err := reconciler.PatchFields(ctx, c, node, map[string]any{"spec": map[string]any{"unschedulable": true}})
+	if err != nil {
 		return false, fmt.Errorf("cordon Node %s: %w", node.Name, err)
 	}
+	node.Spec.Unschedulable, node.ResourceVersion = true, answer.ResourceVersion
 	return true, nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/krtt-dev/krtt/actions/clusterowner"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/reconciler"
 )
 
 // The actions in this file change the Machine in memory only (the
@@ -43,7 +44,6 @@ func adopt(ctx context.Context, s *Scope, u *unstructured.Unstructured, claim st
 	if owner := metav1.GetControllerOf(u); owner != nil && owner.UID == s.Machine.UID {
 		return engine.OK()
 	}
-	base := u.DeepCopy()
 	var refs []metav1.OwnerReference
 	for _, ref := range u.GetOwnerReferences() {
 		if createdFor(s, ref) {
@@ -57,25 +57,38 @@ func adopt(ctx context.Context, s *Scope, u *unstructured.Unstructured, claim st
 		APIVersion: clusterv1.GroupVersion.String(), Kind: "Machine", Name: s.Machine.Name, UID: s.Machine.UID,
 		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
 	})
-	u.SetOwnerReferences(refs)
-	labels := u.GetLabels()
-	if labels == nil {
-		labels = map[string]string{}
-	}
-	labels[clusterv1.ClusterNameLabel] = s.Machine.Spec.ClusterName
-	u.SetLabels(labels)
 	// A merge patch replaces the whole ownerReferences list, so it carries
 	// the observed resourceVersion: a controller set since the observation
 	// makes the write conflict instead of being overwritten, and the next
 	// reconcile sees the new owner (row E09/E10).
 	// The answer replaces the observed copy (write-through: the facts read
-	// after it see the object as the API server has it now).
-	if err := s.Client.Patch(ctx, u, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
-		// Keep the snapshot as observed: the write did not happen.
-		base.DeepCopyInto(u)
+	// after it see the object as the API server has it now); a failed write
+	// leaves it as observed.
+	labels := map[string]string{clusterv1.ClusterNameLabel: s.Machine.Spec.ClusterName}
+	if err := patchMetadata(ctx, s.Client, u, refs, labels); err != nil {
 		return engine.Fail(fmt.Errorf("set owner of %s %s: %w", u.GetKind(), u.GetName(), err))
 	}
 	return engine.OK()
+}
+
+// patchMetadata writes an object's owner references (the whole list) and
+// the given labels (other labels stay) with the observed resourceVersion, so
+// a change made meanwhile conflicts; no owner reference left (nil) removes
+// the list. u takes the answer in: the write carried the observed
+// resourceVersion, so the rest of the object is as observed.
+func patchMetadata(ctx context.Context, c client.Client, u *unstructured.Unstructured, refs []metav1.OwnerReference, labels map[string]string) error {
+	md := map[string]any{"ownerReferences": refs, "resourceVersion": u.GetResourceVersion()}
+	if len(labels) > 0 {
+		md["labels"] = labels
+	}
+	answer, err := reconciler.PatchFields(ctx, c, u, map[string]any{"metadata": md})
+	if err != nil {
+		return err
+	}
+	u.SetOwnerReferences(answer.OwnerReferences)
+	u.SetLabels(answer.Labels)
+	u.SetResourceVersion(answer.ResourceVersion)
+	return nil
 }
 
 func adoptBootstrap(ctx context.Context, s *Scope) engine.Outcome {
@@ -103,10 +116,7 @@ func release(ctx context.Context, s *Scope, u *unstructured.Unstructured, claim 
 	if len(refs) == len(u.GetOwnerReferences()) {
 		return engine.OKf("%s", claim)
 	}
-	base := u.DeepCopy()
-	u.SetOwnerReferences(refs)
-	if err := s.Client.Patch(ctx, u, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
-		base.DeepCopyInto(u)
+	if err := patchMetadata(ctx, s.Client, u, refs, nil); err != nil {
 		return engine.Fail(fmt.Errorf("remove the Machine's owner reference from %s %s: %w", u.GetKind(), u.GetName(), err))
 	}
 	return engine.OKf("%s (the Machine's owner reference, set by an earlier version, was removed)", claim)

@@ -6,10 +6,9 @@ import (
 	"sort"
 	"strings"
 
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/reconciler"
 )
 
 // LabelsFromMachineAnnotation on a Node lists, comma-separated and sorted,
@@ -41,7 +40,6 @@ func syncNode(ctx context.Context, s *Scope) engine.Outcome {
 		return engine.OK()
 	}
 	m := s.Machine
-	base := node.DeepCopy()
 
 	desired := syncedLabels(m.Labels)
 	keys := make([]string, 0, len(desired))
@@ -50,13 +48,13 @@ func syncNode(ctx context.Context, s *Scope) engine.Outcome {
 	}
 	sort.Strings(keys)
 
+	// The patch names only what changes (nil removes); other writers'
+	// labels and annotations are left alone.
+	labels, annotations := map[string]any{}, map[string]any{}
 	var set, removed []string
-	if node.Labels == nil {
-		node.Labels = map[string]string{}
-	}
 	for _, k := range keys {
 		if v, ok := node.Labels[k]; !ok || v != desired[k] {
-			node.Labels[k] = desired[k]
+			labels[k] = desired[k]
 			set = append(set, k)
 		}
 	}
@@ -65,19 +63,16 @@ func syncNode(ctx context.Context, s *Scope) engine.Outcome {
 			continue
 		}
 		if _, ok := node.Labels[k]; ok {
-			delete(node.Labels, k)
+			labels[k] = nil
 			removed = append(removed, k)
 		}
 	}
 	sort.Strings(removed)
 
 	var annotated []string
-	if node.Annotations == nil {
-		node.Annotations = map[string]string{}
-	}
 	setAnnotation := func(k, v string) {
 		if cur, ok := node.Annotations[k]; !ok || cur != v {
-			node.Annotations[k] = v
+			annotations[k] = v
 			annotated = append(annotated, k)
 		}
 	}
@@ -87,18 +82,26 @@ func syncNode(ctx context.Context, s *Scope) engine.Outcome {
 	if len(keys) > 0 {
 		setAnnotation(LabelsFromMachineAnnotation, strings.Join(keys, ","))
 	} else if _, ok := node.Annotations[LabelsFromMachineAnnotation]; ok {
-		delete(node.Annotations, LabelsFromMachineAnnotation)
+		annotations[LabelsFromMachineAnnotation] = nil
 		annotated = append(annotated, LabelsFromMachineAnnotation)
 	}
 
 	if len(set) == 0 && len(removed) == 0 && len(annotated) == 0 {
 		return engine.OKf("Node %s in sync", node.Name)
 	}
-	if err := s.NodeClient.Patch(ctx, node, client.MergeFrom(base)); err != nil {
-		// Keep the snapshot as observed: the write did not happen.
-		base.DeepCopyInto(node)
+	md := map[string]any{}
+	if len(labels) > 0 {
+		md["labels"] = labels
+	}
+	if len(annotations) > 0 {
+		md["annotations"] = annotations
+	}
+	answer, err := reconciler.PatchFields(ctx, s.NodeClient, node, map[string]any{"metadata": md})
+	if err != nil {
+		// The snapshot stays as observed: the write did not happen.
 		return engine.Fail(fmt.Errorf("sync Node %s: %w", node.Name, err))
 	}
+	node.Labels, node.Annotations, node.ResourceVersion = answer.Labels, answer.Annotations, answer.ResourceVersion
 	var parts []string
 	if len(set) > 0 {
 		parts = append(parts, "labels "+strings.Join(set, ","))
