@@ -28,10 +28,10 @@ func MetadataOf(c client.Client, obj client.Object) (*metav1.PartialObjectMetada
 // PatchFields sends patch, a JSON merge patch written out field by field
 // (a nil value removes the field), to obj, and returns the answer's
 // metadata; obj itself is left as it was. A patch built from the fields a
-// write changes costs nothing next to one derived by encoding and diffing
-// the whole object before and after. Put the observed resourceVersion in
-// it when a change made meanwhile must make the write conflict (a merge
-// patch replaces whole lists).
+// write changes costs a fraction of one derived by encoding the whole
+// object before and after and diffing the two. Put the observed
+// resourceVersion in it when a change made meanwhile must make the write
+// conflict (a merge patch replaces whole lists).
 func PatchFields(ctx context.Context, c client.Client, obj client.Object, patch map[string]any) (*metav1.PartialObjectMetadata, error) {
 	data, err := json.Marshal(patch)
 	if err != nil {

@@ -60,10 +60,9 @@ func adopt(ctx context.Context, s *Scope, u *unstructured.Unstructured, claim st
 	// A merge patch replaces the whole ownerReferences list, so it carries
 	// the observed resourceVersion: a controller set since the observation
 	// makes the write conflict instead of being overwritten, and the next
-	// reconcile sees the new owner (row E09/E10).
-	// The answer replaces the observed copy (write-through: the facts read
-	// after it see the object as the API server has it now); a failed write
-	// leaves it as observed.
+	// reconcile sees the new owner (row E09/E10). The observed copy takes
+	// the write in (the facts read after it see the object as the API
+	// server has it now); a failed write leaves it as observed.
 	labels := map[string]string{clusterv1.ClusterNameLabel: s.Machine.Spec.ClusterName}
 	if err := patchMetadata(ctx, s.Client, u, refs, labels); err != nil {
 		return engine.Fail(fmt.Errorf("set owner of %s %s: %w", u.GetKind(), u.GetName(), err))
