@@ -85,10 +85,7 @@ func (p *patcher[O]) patch(ctx context.Context, before, after O, observed bool) 
 		if err != nil {
 			return err
 		}
-		obj, err := p.answer(after)
-		if err != nil {
-			return err
-		}
+		obj := p.answer(after)
 		if err := p.client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, data)); err != nil {
 			if apierrors.IsNotFound(err) {
 				return nil
@@ -114,11 +111,14 @@ func (p *patcher[O]) patch(ctx context.Context, before, after O, observed bool) 
 	return p.patchStatus(ctx, before, after, bd.status, ad.status)
 }
 
-// answer is what a write of o answers into: its metadata alone (the patch
-// is sent as computed; only the new resourceVersion and generation are
-// read back).
-func (p *patcher[O]) answer(o O) (*metav1.PartialObjectMetadata, error) {
-	return MetadataOf(p.client, o)
+// answer is an empty object of o's name for a write's answer: the patch is
+// sent as computed, so the object the client is handed only names the
+// target and takes the answer in.
+func (p *patcher[O]) answer(o O) O {
+	obj := p.newObject()
+	obj.SetNamespace(o.GetNamespace())
+	obj.SetName(o.GetName())
+	return obj
 }
 
 // observeOwnGeneration moves the status of a reconcile that observed the
@@ -164,11 +164,7 @@ func (p *patcher[O]) patchStatus(ctx context.Context, before, after O, bs, as fi
 		if data == nil {
 			return nil
 		}
-		obj, err := p.answer(after)
-		if err != nil {
-			return err
-		}
-		err = p.client.Status().Patch(ctx, obj, client.RawPatch(types.MergePatchType, data))
+		err = p.client.Status().Patch(ctx, p.answer(after), client.RawPatch(types.MergePatchType, data))
 		switch {
 		case err == nil:
 			p.own.wrote(client.ObjectKeyFromObject(after), rv)

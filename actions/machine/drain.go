@@ -366,11 +366,9 @@ func cordon(ctx context.Context, c client.Client, node *corev1.Node) (wrote bool
 	if node.Spec.Unschedulable {
 		return false, nil
 	}
-	answer, err := reconciler.PatchFields(ctx, c, node, map[string]any{"spec": map[string]any{"unschedulable": true}})
-	if err != nil {
+	if err := reconciler.PatchFields(ctx, c, node, map[string]any{"spec": map[string]any{"unschedulable": true}}); err != nil {
 		return false, fmt.Errorf("cordon Node %s: %w", node.Name, err)
 	}
-	node.Spec.Unschedulable, node.ResourceVersion = true, answer.ResourceVersion
 	return true, nil
 }
 

@@ -73,21 +73,13 @@ func adopt(ctx context.Context, s *Scope, u *unstructured.Unstructured, claim st
 // patchMetadata writes an object's owner references (the whole list) and
 // the given labels (other labels stay) with the observed resourceVersion, so
 // a change made meanwhile conflicts; no owner reference left (nil) removes
-// the list. u takes the answer in: the write carried the observed
-// resourceVersion, so the rest of the object is as observed.
+// the list. u takes the answer in.
 func patchMetadata(ctx context.Context, c client.Client, u *unstructured.Unstructured, refs []metav1.OwnerReference, labels map[string]string) error {
 	md := map[string]any{"ownerReferences": refs, "resourceVersion": u.GetResourceVersion()}
 	if len(labels) > 0 {
 		md["labels"] = labels
 	}
-	answer, err := reconciler.PatchFields(ctx, c, u, map[string]any{"metadata": md})
-	if err != nil {
-		return err
-	}
-	u.SetOwnerReferences(answer.OwnerReferences)
-	u.SetLabels(answer.Labels)
-	u.SetResourceVersion(answer.ResourceVersion)
-	return nil
+	return reconciler.PatchFields(ctx, c, u, map[string]any{"metadata": md})
 }
 
 func adoptBootstrap(ctx context.Context, s *Scope) engine.Outcome {

@@ -96,12 +96,11 @@ func syncNode(ctx context.Context, s *Scope) engine.Outcome {
 	if len(annotations) > 0 {
 		md["annotations"] = annotations
 	}
-	answer, err := reconciler.PatchFields(ctx, s.NodeClient, node, map[string]any{"metadata": md})
-	if err != nil {
-		// The snapshot stays as observed: the write did not happen.
+	// The observed Node takes the answer in; a failed write leaves it as
+	// observed.
+	if err := reconciler.PatchFields(ctx, s.NodeClient, node, map[string]any{"metadata": md}); err != nil {
 		return engine.Fail(fmt.Errorf("sync Node %s: %w", node.Name, err))
 	}
-	node.Labels, node.Annotations, node.ResourceVersion = answer.Labels, answer.Annotations, answer.ResourceVersion
 	var parts []string
 	if len(set) > 0 {
 		parts = append(parts, "labels "+strings.Join(set, ","))

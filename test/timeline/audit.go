@@ -184,7 +184,6 @@ func fromAudit(a *auditEvent, ns string) (Event, bool, error) {
 			return Event{}, false, fmt.Errorf("%s %s: %w", k.kind, ref.Name, err)
 		}
 		obj.SetManagedFields(nil)
-		e.MetadataOnly = head.Kind == "PartialObjectMetadata"
 		e.RV = ParseRV(obj.GetResourceVersion())
 		if e.Op == Deleted && stillThere(obj) {
 			e.Op = Updated // the deletion started; the object stays for now
@@ -319,7 +318,6 @@ const requestTimeout = 60 * time.Second
 // object would look leaked. What the informers saw newer than anything the
 // log shows is not judged: they go on after the log was read.
 func Complete(audit, informers *Timeline, outages []Outage) (missing []string) {
-	withContent(audit, informers)
 	have := map[string]bool{}
 	evicted := map[string]bool{}
 	uncertain := map[string]bool{}
@@ -431,31 +429,6 @@ func Complete(audit, informers *Timeline, outages []Outage) (missing []string) {
 		}
 	}
 	return missing
-}
-
-// withContent gives each write the log shows answered with metadata alone
-// the object the informers saw at that version. A version they did not see
-// (a re-list passed over it) holds what only they could say: unless it
-// removed the object, it becomes Uncertain, which the checks pass over.
-func withContent(audit, informers *Timeline) {
-	seen := map[string]client.Object{}
-	for i := range informers.Events {
-		e := &informers.Events[i]
-		if e.Obj != nil && e.Op != Deleted {
-			seen[fmt.Sprintf("%s/%s@%d", e.Kind, e.Key(), e.RV)] = e.Obj
-		}
-	}
-	for i := range audit.Events {
-		e := &audit.Events[i]
-		if !e.MetadataOnly {
-			continue
-		}
-		if obj, ok := seen[fmt.Sprintf("%s/%s@%d", e.Kind, e.Key(), e.RV)]; ok {
-			e.Obj, e.MetadataOnly = obj.DeepCopyObject().(client.Object), false
-		} else if e.Op != Deleted {
-			e.Op = Uncertain
-		}
-	}
 }
 
 // removalsLast moves each removal after every version of the object it

@@ -10,8 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-
-	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 )
 
 // Lines as kube-apiserver writes them with localcp's audit policy; the
@@ -257,39 +255,5 @@ func TestCompleteJudgesUpToTheLog(t *testing.T) {
 	audit.Events = slices.DeleteFunc(audit.Events, func(e Event) bool { return e.Kind == Node && e.Op == Updated })
 	if got := strings.Join(Complete(audit, run(knobs{}), nil), ", "); got != "Node n1 rv 18" {
 		t.Errorf("missing %q, want the cordon", got)
-	}
-}
-
-// A write answered with metadata alone holds, in the record, what the
-// informers saw at that version; one they did not see is Uncertain.
-func TestCompleteGivesMetadataOnlyAnswersTheirContent(t *testing.T) {
-	const lines = `{"verb":"patch","objectRef":{"resource":"machines","apiGroup":"cluster.krtt.dev","namespace":"t","name":"m1","subresource":"status"},"responseStatus":{"code":200},"responseObject":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"m1","namespace":"t","resourceVersion":"30"}},"requestReceivedTimestamp":"2026-01-01T00:00:00.000100Z","stageTimestamp":"2026-01-01T00:00:00.000200Z"}
-{"verb":"patch","objectRef":{"resource":"machines","apiGroup":"cluster.krtt.dev","namespace":"t","name":"m1","subresource":"status"},"responseStatus":{"code":200},"responseObject":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"m1","namespace":"t","resourceVersion":"31"}},"requestReceivedTimestamp":"2026-01-01T00:00:00.000300Z","stageTimestamp":"2026-01-01T00:00:00.000400Z"}
-`
-	audit, err := readAudit(strings.NewReader(lines), "t", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(audit.Events) != 2 || !audit.Events[0].MetadataOnly {
-		t.Fatalf("events %+v, want two metadata-only writes", audit.Events)
-	}
-	seen := &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: "t", Name: "m1", ResourceVersion: "30"}}
-	seen.Status.State = "WaitingForPreDrainHook"
-	informers := &Timeline{Events: []Event{{Kind: Machine, Op: Updated, RV: 30, Obj: seen}}}
-	Complete(audit, informers, nil)
-	var at30, at31 *Event
-	for i := range audit.Events {
-		switch e := &audit.Events[i]; e.RV {
-		case 30:
-			at30 = e
-		case 31:
-			at31 = e
-		}
-	}
-	if m, ok := at30.Obj.(*clusterv1.Machine); !ok || m.Status.State != "WaitingForPreDrainHook" || at30.MetadataOnly || at30.FromInformers {
-		t.Errorf("rv 30 after Complete: %+v, want the informers' content at the log's place", at30)
-	}
-	if at31.Op != Uncertain {
-		t.Errorf("rv 31, which the informers did not see: %s, want Uncertain", at31.Op)
 	}
 }

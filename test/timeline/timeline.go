@@ -102,10 +102,6 @@ type Event struct {
 	// Applied marks an eviction placed at its own write, which the
 	// informers saw: it evicted the Pod, whatever its answer.
 	Applied bool
-	// MetadataOnly marks a write answered with the object's metadata
-	// alone (the operator asks for no more): the log says when the
-	// version was written, the informers what it holds (see Complete).
-	MetadataOnly bool
 }
 
 // Key is namespace/name (name for cluster-scoped objects).
