@@ -216,6 +216,8 @@ DIST ?= $(CURDIR)/dist
 KUBECTL ?= kubectl
 CONTAINER_TOOL ?= docker
 
+# The image's name and tag are quoted in the overlay: a commit whose short
+# hash is all digits (git describe --always) would otherwise read as a number.
 .PHONY: release
 release: ## Write $(DIST)/install.yaml (CRDs, RBAC, leader election, Deployment; image IMG), $(DIST)/sim.yaml (the simulated provider, optional) and $(DIST)/self-hosted.yaml (the RBAC for self-hosted Clusters, optional); with VERSION=vX.Y.Z also tag HEAD with it (annotated, clean tree only, never pushed).
 	$(if $(RELEASE_TAG),@hack/release-tag.sh check '$(VERSION)')
@@ -225,7 +227,7 @@ release: ## Write $(DIST)/install.yaml (CRDs, RBAC, leader election, Deployment;
 	  if [ "$$name" = "$$img" ] || [ "$${tag#*/}" != "$$tag" ]; then name="$$img"; tag=latest; fi; \
 	  for overlay in default sim; do \
 	    mkdir -p $$tmp/config/release-$$overlay; \
-	    printf 'resources:\n  - ../%s\nimages:\n  - name: ghcr.io/krtt-dev/krtt-operator\n    newName: %s\n    newTag: %s\n' "$$overlay" "$$name" "$$tag" > $$tmp/config/release-$$overlay/kustomization.yaml; \
+	    printf 'resources:\n  - ../%s\nimages:\n  - name: ghcr.io/krtt-dev/krtt-operator\n    newName: "%s"\n    newTag: "%s"\n' "$$overlay" "$$name" "$$tag" > $$tmp/config/release-$$overlay/kustomization.yaml; \
 	  done; \
 	  $(KUBECTL) kustomize $$tmp/config/release-default > $(DIST)/install.yaml; \
 	  $(KUBECTL) kustomize $$tmp/config/release-sim > $(DIST)/sim.yaml; \

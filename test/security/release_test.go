@@ -169,6 +169,36 @@ func granted(t *testing.T, objs []*unstructured.Unstructured) []string {
 	return out
 }
 
+
+// TestReleaseOfADigitsOnlyTag: without VERSION the image is tagged with the
+// short commit hash, which can be all digits; it stays the tag.
+func TestReleaseOfADigitsOnlyTag(t *testing.T) {
+	const img = "ghcr.io/krtt-dev/krtt-operator:3440863"
+	dist := t.TempDir()
+	cmd := exec.Command("make", "--no-print-directory", "release", "IMG="+img, "DIST="+dist)
+	cmd.Dir = localcp.RepoRoot()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("make release: %v\n%s", err, out)
+	}
+	for _, file := range []string{"install.yaml", "sim.yaml"} {
+		var images []string
+		for _, o := range objects(t, filepath.Join(dist, file)) {
+			if o.GetKind() != "Deployment" {
+				continue
+			}
+			dep := &appsv1.Deployment{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, dep); err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range dep.Spec.Template.Spec.Containers {
+				images = append(images, c.Image)
+			}
+		}
+		if len(images) == 0 || slices.ContainsFunc(images, func(i string) bool { return i != img }) {
+			t.Errorf("%s: images %q, want %q", file, images, img)
+		}
+	}
+}
 // checkReleased: the container runs the released image and is probed.
 func checkReleased(t *testing.T, dep *appsv1.Deployment, container string) {
 	t.Helper()
