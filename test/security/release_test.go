@@ -169,7 +169,6 @@ func granted(t *testing.T, objs []*unstructured.Unstructured) []string {
 	return out
 }
 
-
 // TestReleaseOfADigitsOnlyTag: without VERSION the image is tagged with the
 // short commit hash, which can be all digits; it stays the tag.
 func TestReleaseOfADigitsOnlyTag(t *testing.T) {
@@ -199,6 +198,7 @@ func TestReleaseOfADigitsOnlyTag(t *testing.T) {
 		}
 	}
 }
+
 // checkReleased: the container runs the released image and is probed.
 func checkReleased(t *testing.T, dep *appsv1.Deployment, container string) {
 	t.Helper()
