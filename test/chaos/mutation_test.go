@@ -179,16 +179,19 @@ func TestMutations(t *testing.T) {
 				t.Fatalf("no report: %v", res.err)
 			}
 			found := 0
+			var named []string
 			for _, v := range res.report.Violations {
 				if v.Invariant == m.invariant {
 					found++
+					named = append(named, v.Object+": "+v.Message)
 				}
 			}
 			if found == 0 {
-				t.Fatalf("the checker did not name %q; it reported %v (run error: %v)", m.invariant, res.report.ByInvariant(), res.err)
+				t.Fatalf("the checker did not name %q; it reported %v (run error: %v); its notes:\n%s", m.invariant, res.report.ByInvariant(), res.err,
+					strings.Join(res.report.Notes, "\n"))
 			}
-			t.Logf("%d× %q named; %d violations in all, %d inside a window the informers were blind in", found, m.invariant,
-				len(res.report.Violations), res.blindViolations)
+			t.Logf("%d× %q named; %d violations in all, %d inside a window the informers were blind in (%s); notes:\n%s", found, m.invariant,
+				len(res.report.Violations), res.blindViolations, strings.Join(named[:min(3, len(named))], "; "), strings.Join(res.report.Notes, "\n"))
 		})
 	}
 }

@@ -840,6 +840,20 @@ func (w *world) attacher(ctx context.Context, ns string, nodes client.Client, be
 						continue // not waiting for it yet, or went on without waiting
 					}
 				}
+				// Detached first, as the external-attacher reports it: that
+				// write's answer carries a revision committed after what
+				// let it go (a Machine that waited, or its infrastructure's
+				// deletion, which this loop has seen), while the removal
+				// that follows is answered without one. Under load the
+				// answer to the infrastructure's DELETE can come after a
+				// removal the audit log then places before it.
+				if va.Status.Attached {
+					before := va.DeepCopy()
+					va.Status.Attached = false
+					if err := nodes.Status().Patch(ctx, va, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+						continue
+					}
+				}
 				before := va.DeepCopy()
 				va.Finalizers = slices.DeleteFunc(va.Finalizers, func(f string) bool { return f == detachFinalizer })
 				_ = nodes.Patch(ctx, va, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
