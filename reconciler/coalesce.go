@@ -2,12 +2,17 @@ package reconciler
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
@@ -44,4 +49,46 @@ func EnqueueCoalesced(delay time.Duration, fn handler.MapFunc) handler.EventHand
 			add(ctx, q, e.Object)
 		},
 	}
+}
+
+// StatusOnly reports whether an update changed nothing a controller acts on
+// but the object's status: the generation (its spec), labels, annotations,
+// finalizers, owners and deletion are the same.
+func StatusOnly(old, cur client.Object) bool {
+	return old.GetGeneration() == cur.GetGeneration() &&
+		maps.Equal(old.GetLabels(), cur.GetLabels()) &&
+		maps.Equal(old.GetAnnotations(), cur.GetAnnotations()) &&
+		slices.Equal(old.GetFinalizers(), cur.GetFinalizers()) &&
+		slices.EqualFunc(old.GetOwnerReferences(), cur.GetOwnerReferences(), ownerEqual) &&
+		old.GetDeletionTimestamp().Equal(cur.GetDeletionTimestamp())
+}
+
+func ownerEqual(a, b metav1.OwnerReference) bool {
+	return a.UID == b.UID && a.APIVersion == b.APIVersion && a.Kind == b.Kind && a.Name == b.Name &&
+		ptr.Equal(a.Controller, b.Controller) && ptr.Equal(a.BlockOwnerDeletion, b.BlockOwnerDeletion)
+}
+
+// statusOnly passes the updates StatusOnly describes, and no other event.
+var statusOnly = predicate.Funcs{
+	CreateFunc:  func(event.CreateEvent) bool { return false },
+	UpdateFunc:  func(e event.UpdateEvent) bool { return StatusOnly(e.ObjectOld, e.ObjectNew) },
+	DeleteFunc:  func(event.DeleteEvent) bool { return false },
+	GenericFunc: func(event.GenericEvent) bool { return false },
+}
+
+// BuilderOption changes how Builder watches the reconciled object.
+type BuilderOption func(*builderOptions)
+
+type builderOptions struct{ statusDelay time.Duration }
+
+// StatusUpdatesAfter makes an update of the reconciled object that changed
+// only its status wake it after delay, coalesced (EnqueueCoalesced), instead
+// of at once. For a controller whose status is a summary that changes on
+// every reconcile while the world does (a Cluster's Machine counts): its
+// own status write would otherwise wake it again at once, and it would
+// write again as fast as it can reconcile for as long as the world keeps
+// changing. The kit still sees its own writes come back (a reconcile that
+// found the cache behind them waits for them), only later by up to delay.
+func StatusUpdatesAfter(delay time.Duration) BuilderOption {
+	return func(o *builderOptions) { o.statusDelay = delay }
 }

@@ -11,8 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	krttpoll "github.com/krtt-dev/krtt/test/framework/poll"
@@ -55,5 +57,58 @@ func TestEnqueueCoalescedWakesOnceAfterTheDelay(t *testing.T) {
 	}
 	if got, _ := q.Get(); got != m1 {
 		t.Errorf("woke %v, want %v", got, m1)
+	}
+}
+
+func TestStatusOnly(t *testing.T) {
+	base := func() *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", Generation: 3, ResourceVersion: "10",
+			Labels: map[string]string{"a": "1"}, Annotations: map[string]string{"b": "2"}, Finalizers: []string{"f"},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: "o", UID: "u"}}}}
+	}
+	now := metav1.Now()
+	for _, tc := range []struct {
+		name   string
+		change func(*corev1.Pod)
+		want   bool
+	}{
+		{"status and resourceVersion", func(p *corev1.Pod) { p.ResourceVersion = "11"; p.Status.Phase = corev1.PodRunning }, true},
+		{"managed fields", func(p *corev1.Pod) { p.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "m"}} }, true},
+		{"generation", func(p *corev1.Pod) { p.Generation = 4 }, false},
+		{"a label", func(p *corev1.Pod) { p.Labels["a"] = "2" }, false},
+		{"an annotation", func(p *corev1.Pod) { p.Annotations = nil }, false},
+		{"a finalizer", func(p *corev1.Pod) { p.Finalizers = append(p.Finalizers, "g") }, false},
+		{"the controller flag of an owner", func(p *corev1.Pod) { p.OwnerReferences[0].Controller = ptr.To(true) }, false},
+		{"deletion", func(p *corev1.Pod) { p.DeletionTimestamp = &now }, false},
+	} {
+		cur := base()
+		tc.change(cur)
+		if got := StatusOnly(base(), cur); got != tc.want {
+			t.Errorf("%s: StatusOnly = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	// The two watches Builder sets up with StatusUpdatesAfter split the
+	// events between them: a status-only update goes to the coalesced one,
+	// every other event to the immediate one.
+	withStatus, withoutLabels := base(), base()
+	withStatus.Status.Phase = corev1.PodRunning
+	withoutLabels.Labels = nil
+	immediate := predicate.Not[client.Object](statusOnly)
+	for _, c := range []struct {
+		name      string
+		coalesced bool
+		immediate bool
+	}{
+		{"status update", statusOnly.Update(event.UpdateEvent{ObjectOld: base(), ObjectNew: withStatus}),
+			immediate.Update(event.UpdateEvent{ObjectOld: base(), ObjectNew: withStatus})},
+		{"label update", statusOnly.Update(event.UpdateEvent{ObjectOld: base(), ObjectNew: withoutLabels}),
+			immediate.Update(event.UpdateEvent{ObjectOld: base(), ObjectNew: withoutLabels})},
+		{"create", statusOnly.Create(event.CreateEvent{Object: base()}), immediate.Create(event.CreateEvent{Object: base()})},
+		{"delete", statusOnly.Delete(event.DeleteEvent{Object: base()}), immediate.Delete(event.DeleteEvent{Object: base()})},
+		{"generic", statusOnly.Generic(event.GenericEvent{Object: base()}), immediate.Generic(event.GenericEvent{Object: base()})},
+	} {
+		if want := c.name == "status update"; c.coalesced != want || c.immediate == want {
+			t.Errorf("%s: coalesced %v, immediate %v; want coalesced %v only", c.name, c.coalesced, c.immediate, want)
+		}
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -118,8 +119,19 @@ func (r *Reconciler[O, E]) Runner() *engine.Runner[E] { return r.runner }
 
 // Builder starts the controller-runtime builder for the object type; the
 // controller adds its own watches and calls Complete through Setup.
-func (r *Reconciler[O, E]) Builder(mgr ctrl.Manager) *builder.Builder {
-	return ctrl.NewControllerManagedBy(mgr).For(r.spec.NewObject()).Named(r.spec.Name)
+func (r *Reconciler[O, E]) Builder(mgr ctrl.Manager, opts ...BuilderOption) *builder.Builder {
+	var o builderOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	b := ctrl.NewControllerManagedBy(mgr).Named(r.spec.Name)
+	if o.statusDelay <= 0 {
+		return b.For(r.spec.NewObject())
+	}
+	return b.For(r.spec.NewObject(), builder.WithPredicates(predicate.Not[client.Object](statusOnly))).
+		Watches(r.spec.NewObject(), EnqueueCoalesced(o.statusDelay, func(_ context.Context, obj client.Object) []reconcile.Request {
+			return []reconcile.Request{{NamespacedName: client.ObjectKeyFromObject(obj)}}
+		}), builder.WithPredicates(statusOnly))
 }
 
 // Setup builds the controller from b, registers the metrics and binds the

@@ -111,9 +111,10 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error
 	held := func(fn handler.MapFunc) handler.MapFunc {
 		return reconciler.Held(mgr.GetClient(), func() client.Object { return &clusterv1.Cluster{} }, fn)
 	}
-	b := r.Builder(mgr).
-		// Machine counts are a summary: Machines changing in a burst are
-		// counted once per machineCountDelay, not once per change.
+	// Machine counts are a summary: Machines changing in a burst are
+	// counted once per machineCountDelay, not once per change, and the
+	// Cluster's own status write (new counts) wakes it no sooner.
+	b := r.Builder(mgr, reconciler.StatusUpdatesAfter(machineCountDelay)).
 		Watches(&clusterv1.Machine{}, reconciler.EnqueueCoalesced(machineCountDelay, held(machineToCluster))).
 		// A Cluster being deleted waits for its MachineDeployments and
 		// MachineSets to go: only their going wakes it. Their other
