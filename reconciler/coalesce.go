@@ -51,10 +51,10 @@ func EnqueueCoalesced(delay time.Duration, fn handler.MapFunc) handler.EventHand
 	}
 }
 
-// StatusOnly reports whether an update changed nothing a controller acts on
-// but the object's status: the generation (its spec), labels, annotations,
-// finalizers, owners and deletion are the same.
-func StatusOnly(old, cur client.Object) bool {
+// onlyStatusChanged reports whether an update changed nothing a controller
+// acts on but the object's status: the generation (its spec), labels,
+// annotations, finalizers, owners and deletion are the same.
+func onlyStatusChanged(old, cur client.Object) bool {
 	return old.GetGeneration() == cur.GetGeneration() &&
 		maps.Equal(old.GetLabels(), cur.GetLabels()) &&
 		maps.Equal(old.GetAnnotations(), cur.GetAnnotations()) &&
@@ -68,10 +68,10 @@ func ownerEqual(a, b metav1.OwnerReference) bool {
 		ptr.Equal(a.Controller, b.Controller) && ptr.Equal(a.BlockOwnerDeletion, b.BlockOwnerDeletion)
 }
 
-// statusOnly passes the updates StatusOnly describes, and no other event.
+// statusOnly passes the updates onlyStatusChanged describes, and no other event.
 var statusOnly = predicate.Funcs{
 	CreateFunc:  func(event.CreateEvent) bool { return false },
-	UpdateFunc:  func(e event.UpdateEvent) bool { return StatusOnly(e.ObjectOld, e.ObjectNew) },
+	UpdateFunc:  func(e event.UpdateEvent) bool { return onlyStatusChanged(e.ObjectOld, e.ObjectNew) },
 	DeleteFunc:  func(event.DeleteEvent) bool { return false },
 	GenericFunc: func(event.GenericEvent) bool { return false },
 }

@@ -60,7 +60,7 @@ func TestEnqueueCoalescedWakesOnceAfterTheDelay(t *testing.T) {
 	}
 }
 
-func TestStatusOnly(t *testing.T) {
+func TestOnlyStatusChanged(t *testing.T) {
 	base := func() *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", Generation: 3, ResourceVersion: "10",
 			Labels: map[string]string{"a": "1"}, Annotations: map[string]string{"b": "2"}, Finalizers: []string{"f"},
@@ -83,8 +83,8 @@ func TestStatusOnly(t *testing.T) {
 	} {
 		cur := base()
 		tc.change(cur)
-		if got := StatusOnly(base(), cur); got != tc.want {
-			t.Errorf("%s: StatusOnly = %v, want %v", tc.name, got, tc.want)
+		if got := onlyStatusChanged(base(), cur); got != tc.want {
+			t.Errorf("%s: onlyStatusChanged = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 	// The two watches Builder sets up with StatusUpdatesAfter split the
