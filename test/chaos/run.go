@@ -110,7 +110,9 @@ type result struct {
 	// recorder's informers were blind in.
 	blindViolations int
 	events          int
-	ns              string
+	// record is the checked timeline, a line per event (formatTimeline).
+	record string
+	ns     string
 	// leftovers is what the API server still holds of the run's Machines
 	// (Nodes rows kept by design aside).
 	leftovers []string
@@ -454,7 +456,8 @@ func (w *world) run(ctx context.Context, s spec, logf func(string, ...any)) (res
 			}
 		}
 	}
-	if err := os.WriteFile(filepath.Join(logDir, "timeline.txt"), []byte(formatTimeline(tl)), 0o644); err != nil {
+	res.record = formatTimeline(tl)
+	if err := os.WriteFile(filepath.Join(logDir, "timeline.txt"), []byte(res.record), 0o644); err != nil {
 		logf("write timeline: %v", err)
 	}
 	if err := os.WriteFile(filepath.Join(logDir, "informers.txt"), []byte(formatTimeline(rec.Timeline())), 0o644); err != nil {
