@@ -192,7 +192,7 @@ func TestMutations(t *testing.T) {
 				}
 			}
 			if found == 0 {
-				t.Fatalf("the checker did not name %q; it reported %v (run error: %v); its notes:\n%s\nthe record of the provider objects, volumes and marks:\n%s",
+				t.Fatalf("the checker did not name %q; it reported %v (run error: %v); its notes:\n%s\nthe record of its Machines, provider objects and volumes:\n%s",
 					m.invariant, res.report.ByInvariant(), res.err, strings.Join(res.report.Notes, "\n"), recordOf(res.record, "Machine", "SimMachine", "VolumeAttachment"))
 			}
 			t.Logf("%d× %q named; %d violations in all, %d inside a window the informers were blind in (%s); notes:\n%s", found, m.invariant,
