@@ -55,7 +55,7 @@ func controlPlaneCountBytes(t *testing.T, n int) float64 {
 	c := memoryCache(t, list)
 	// The observer the manager's path builds (a watcher given), so the
 	// test fails if that path stops using the index.
-	o := newObserver(explainedSet(t), listFrom{r: c}, nil, reconciler.NewKindWatcher(&clusterv1.Machine{}))
+	o := newObserver(explainedSet(t), readFrom{r: c}, nil, reconciler.NewKindWatcher(&clusterv1.Machine{}))
 	s := &Scope{Machine: &list.Items[len(list.Items)-1]}
 	ctx := context.Background()
 	o.countControlPlaneMachines(ctx, s)
@@ -122,12 +122,17 @@ func memoryCache(t *testing.T, machines *clusterv1.MachineList) client.Reader {
 	return c
 }
 
-// listFrom is a client whose List reads r; the count only lists.
-type listFrom struct {
+// readFrom is a client whose reads come from r; the count and the mappers
+// only read.
+type readFrom struct {
 	client.Client
 	r client.Reader
 }
 
-func (l listFrom) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+func (l readFrom) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	return l.r.Get(ctx, key, obj, opts...)
+}
+
+func (l readFrom) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
 	return l.r.List(ctx, list, opts...)
 }
