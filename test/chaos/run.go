@@ -230,12 +230,7 @@ func (w *world) run(ctx context.Context, s spec, logf func(string, ...any)) (res
 			res.requests, res.injected, res.watchesCut = px.N.Requests.Load(), px.Injected(), px.N.WatchesCut.Load()
 		}()
 	}
-	// The attacher runs from the first volume to the end of the leak
-	// checks: a VolumeAttachment it holds goes only when it lets go.
-	detachCtx, stopDetacher := context.WithCancel(ctx)
-	detacherDone := make(chan struct{})
-	go func() { defer close(detacherDone); w.attacher(detachCtx, ns, w.c, between) }()
-	defer func() { stopDetacher(); <-detacherDone }()
+	defer w.startAttacher(ctx, ns, w.c, between)()
 	names, err := w.createWorkload(ctx, ns, s.machines)
 	if err != nil {
 		res.err = fmt.Errorf("create the workload: %w; the operator's work queue then: %s", err, ops.current().queueMetrics())
@@ -250,16 +245,9 @@ func (w *world) run(ctx context.Context, s spec, logf func(string, ...any)) (res
 	}
 	defer rec.Stop()
 
-	runCtx, stopDrivers := context.WithCancel(ctx)
-	var drivers sync.WaitGroup
-	defer func() {
-		stopDrivers()
-		drivers.Wait()
-	}()
-	goDriver := func(fn func()) {
-		drivers.Add(1)
-		go func() { defer drivers.Done(); fn() }()
-	}
+	drivers := startDrivers(ctx)
+	defer drivers.end()
+	runCtx, goDriver := drivers.ctx, drivers.run
 	goDriver(func() { w.hookOwner(runCtx, ns, between) })
 	goDriver(func() { w.replicaKeeper(runCtx, ns) })
 	goDriver(func() { ops.supervise(runCtx, rec, &res.unexpectedExits) })
@@ -392,20 +380,10 @@ func (w *world) run(ctx context.Context, s spec, logf func(string, ...any)) (res
 		})
 	}
 
-	err = poll.Until(ctx, s.timeout, func(context.Context) error {
-		list := &clusterv1.MachineList{}
-		if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
-			return err
-		}
-		if len(list.Items) > 0 {
-			return fmt.Errorf("%d Machines left: %s", len(list.Items), describeMachines(list.Items))
-		}
-		return nil
-	})
+	err = allMachinesGone(ctx, c, ns, s.timeout)
 	res.converge = time.Since(t0)
 	rec.Mark("all Machines gone (or deadline)")
-	stopDrivers()
-	drivers.Wait()
+	drivers.end()
 	if px != nil {
 		px.On.Store(false)
 	}
@@ -608,13 +586,6 @@ func (w *world) createWorkload(ctx context.Context, ns string, n int) ([]string,
 	for i := range n {
 		name := fmt.Sprintf("m-%03d", i)
 		names[i] = name
-		ann := map[string]string{}
-		if i%2 == 0 {
-			ann[clusterv1.PreDrainDeleteHookAnnotationPrefix+hookName] = "chaos driver"
-		}
-		if i%3 == 0 {
-			ann[clusterv1.PreTerminateDeleteHookAnnotationPrefix+hookName] = "chaos driver"
-		}
 		// Half the Machines keep the default Node deletion timeout (10 s,
 		// counted from the deletionTimestamp as in Cluster API): one failed
 		// Node deletion (a fault the proxy injects, a restart) then leaves
@@ -628,21 +599,7 @@ func (w *world) createWorkload(ctx context.Context, ns string, n int) ([]string,
 		if i%2 == 0 {
 			deletion.NodeDeletionTimeoutSeconds = ptr.To(int32(0))
 		}
-		if err := errors.Join(
-			c.Create(ctx, &simv1.SimBootstrapConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}),
-			c.Create(ctx, &simv1.SimMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-				Spec: simv1.SimMachineSpec{Sim: simv1.SimBehavior{DeleteDelaySeconds: int32(i % 2)}}}),
-			c.Create(ctx, &clusterv1.Machine{
-				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Annotations: ann},
-				Spec: clusterv1.MachineSpec{
-					ClusterName: "c",
-					Bootstrap: clusterv1.MachineBootstrap{ConfigRef: &clusterv1.ObjectReference{
-						APIGroup: simv1.GroupVersion.Group, Kind: "SimBootstrapConfig", Name: name}},
-					InfrastructureRef: clusterv1.ObjectReference{APIGroup: simv1.GroupVersion.Group, Kind: "SimMachine", Name: name},
-					Deletion:          deletion,
-				},
-			}),
-		); err != nil {
+		if err := createMachine(ctx, c, ns, name, i, deletion); err != nil {
 			return nil, err
 		}
 	}

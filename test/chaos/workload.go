@@ -195,10 +195,7 @@ func (w *world) runWorkload(ctx context.Context, s spec, logf func(string, ...an
 		return res
 	}
 
-	detachCtx, stopDetacher := context.WithCancel(ctx)
-	detacherDone := make(chan struct{})
-	go func() { defer close(detacherDone); w.attacher(detachCtx, ns, wc, between) }()
-	defer func() { stopDetacher(); <-detacherDone }()
+	defer w.startAttacher(ctx, ns, wc, between)()
 	names, timed, err := w.createRemoteWorkload(ctx, ns, s.machines, wc)
 	if err != nil {
 		res.err = fmt.Errorf("create the workload: %w; the operator's work queue then: %s", err, ops.current().queueMetrics())
@@ -219,16 +216,9 @@ func (w *world) runWorkload(ctx context.Context, s spec, logf func(string, ...an
 	}
 	defer wrec.Stop()
 
-	runCtx, stopDrivers := context.WithCancel(ctx)
-	var drivers sync.WaitGroup
-	defer func() {
-		stopDrivers()
-		drivers.Wait()
-	}()
-	goDriver := func(fn func()) {
-		drivers.Add(1)
-		go func() { defer drivers.Done(); fn() }()
-	}
+	drivers := startDrivers(ctx)
+	defer drivers.end()
+	runCtx, goDriver := drivers.ctx, drivers.run
 	var gatesOpen atomic.Bool
 	goDriver(func() { w.hookOwner(runCtx, ns, between) })
 	goDriver(func() { w.gateKeeper(runCtx, ns, wc, names, timed, &gatesOpen) })
@@ -295,20 +285,10 @@ func (w *world) runWorkload(ctx context.Context, s spec, logf func(string, ...an
 		}
 	})
 
-	err = poll.Until(ctx, s.timeout, func(context.Context) error {
-		list := &clusterv1.MachineList{}
-		if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
-			return err
-		}
-		if len(list.Items) > 0 {
-			return fmt.Errorf("%d Machines left: %s", len(list.Items), describeMachines(list.Items))
-		}
-		return nil
-	})
+	err = allMachinesGone(ctx, c, ns, s.timeout)
 	res.converge = time.Since(t0)
 	rec.Mark("all Machines gone (or deadline)")
-	stopDrivers()
-	drivers.Wait()
+	drivers.end()
 	res.restarts = int(restarts.Load())
 	if err != nil {
 		res.err = fmt.Errorf("not converged: %w", err)
@@ -419,13 +399,6 @@ func (w *world) createRemoteWorkload(ctx context.Context, ns string, n int, wc c
 	for i := range n {
 		name := fmt.Sprintf("m-%03d", i)
 		names[i] = name
-		ann := map[string]string{}
-		if i%2 == 0 {
-			ann[clusterv1.PreDrainDeleteHookAnnotationPrefix+hookName] = "chaos driver"
-		}
-		if i%3 == 0 {
-			ann[clusterv1.PreTerminateDeleteHookAnnotationPrefix+hookName] = "chaos driver"
-		}
 		deletion := clusterv1.MachineDeletionSpec{NodeDeletionTimeoutSeconds: ptr.To(int32(0))}
 		if i%2 == 1 {
 			timed[ns+"/"+name] = true
@@ -438,21 +411,7 @@ func (w *world) createRemoteWorkload(ctx context.Context, ns string, n int, wc c
 				deletion.OnDrainTimeout = clusterv1.DrainTimeoutForce
 			}
 		}
-		if err := errors.Join(
-			c.Create(ctx, &simv1.SimBootstrapConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}),
-			c.Create(ctx, &simv1.SimMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-				Spec: simv1.SimMachineSpec{Sim: simv1.SimBehavior{DeleteDelaySeconds: int32(i % 2)}}}),
-			c.Create(ctx, &clusterv1.Machine{
-				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Annotations: ann},
-				Spec: clusterv1.MachineSpec{
-					ClusterName: "c",
-					Bootstrap: clusterv1.MachineBootstrap{ConfigRef: &clusterv1.ObjectReference{
-						APIGroup: simv1.GroupVersion.Group, Kind: "SimBootstrapConfig", Name: name}},
-					InfrastructureRef: clusterv1.ObjectReference{APIGroup: simv1.GroupVersion.Group, Kind: "SimMachine", Name: name},
-					Deletion:          deletion,
-				},
-			}),
-		); err != nil {
+		if err := createMachine(ctx, c, ns, name, i, deletion); err != nil {
 			return nil, nil, err
 		}
 	}
