@@ -77,12 +77,14 @@ Feature: Workload cluster outages and the waits they interrupt
     When the drain timeout of "m2" has passed
     And the drain timeout of "m1" has passed
     Then row "W06" fired for "m1" saying "Node drain timed out while the workload cluster could not be used"
+    And a Warning Event of the Machine "m1" says "Node drain timed out while the workload cluster could not be used"
     And row "W07" fired for "m2" saying "no Pod or VolumeAttachment was deleted"
     And row "W11" fired for "m1"
     When the volume detach timeout of "m1" has passed
     Then row "W08" fired for "m1" saying "volume detach timed out while the workload cluster could not be used"
     And row "W12" fired for "m1"
     And row "W09" fired for "m1" saying "Node deletion timed out while the workload cluster could not be used"
+    And a Warning Event of the Machine "m1" says "Node deletion timed out while the workload cluster could not be used"
     And the Machine "m1" is gone
     And the infrastructure object of "m1" is gone
     And row "W09" fired for "m2" saying "Node deletion timed out while the workload cluster could not be used"
