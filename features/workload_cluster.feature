@@ -4,7 +4,7 @@ Feature: Workload clusters
   (key value) names; without that Secret, in the management cluster itself (when the operator serves
   self-hosted Clusters, as the harness does unless a scenario restarts it without). The operator keeps one
   connection per Cluster, probes it, and holds every Node-side step while the workload cluster cannot
-  be used, saying why; it never takes an unseen Node for a deleted one.
+  be used, saying why, until the step's own timeout; it never takes an unseen Node for a deleted one.
 
   @row:cluster-status:K02 @row:cluster-status:K01
   Scenario: A Machine of a remote Cluster runs and is deleted with a drain in the workload cluster
@@ -59,10 +59,15 @@ Feature: Workload clusters
     And the Machine "m1" is gone
     And the Node of "m1" is gone
 
+  # m1 has a providerID but no nodeRef (its Node joined while the workload cluster refused access): its
+  # deletion skips the drain, as Cluster API's does when its last Node lookup fails, and waits in the Node
+  # deletion for the lookup; a Node deletion timeout of 0 waits for as long as it takes.
   @row:machine-workload-cluster:W02 @row:machine-workload-cluster:W03 @row:cluster-status:K05
+  @row:machine-workload-cluster:W04 @row:machine-workload-cluster:W12 @row:machine-deletion-checks:C05
   Scenario: A kubeconfig Secret whose credentials the workload cluster refuses
     Given a Cluster "c1" whose kubeconfig Secret has credentials the workload cluster refuses
     And a Machine "m1" with its bootstrap and infrastructure objects
+    And the Machine "m1" has a Node deletion timeout of 0 seconds
     When the bootstrap provider reports the data secret of "m1"
     And the infrastructure of "m1" is provisioned
     And a Node joins for "m1" in the workload cluster
@@ -71,10 +76,13 @@ Feature: Workload clusters
     And the Cluster "c1" has condition "WorkloadClusterReachable" with status "False" and reason "NoAccess" and message containing "refused the credentials of Secret"
     And the Cluster "c1" has condition "MachinesReady" with status "False" and reason "MachinesNotReady" and message containing "1 of 1 Machines are not Ready: m1"
     When I delete the Machine "m1"
-    Then the Machine "m1" has condition "Deleting" with reason "WaitingForWorkloadCluster" and message containing "refuses access"
+    Then row "W03" fired for "m1" saying "refuses access"
+    And the Machine "m1" has condition "Deleting" with reason "WaitingForWorkloadCluster" and message containing "refuses access"
+    And row "W04" fired for "m1"
     And the Node of "m1" exists
     When the kubeconfig Secret of Cluster "c1" is fixed for the workload cluster
-    Then the Machine "m1" is gone
+    Then row "C05" fired for "m1"
+    And the Machine "m1" is gone
     And the Node of "m1" is gone
 
   @row:cluster-status:K03 @row:cluster-status:K02

@@ -1,9 +1,10 @@
 @workload
 Feature: Workload cluster outages and the waits they interrupt
-  While a Cluster's workload cluster cannot be used, the Node side of its Machines is unseen: nothing is
-  skipped on a Node that cannot be looked up, and no health or creation timeout fires. The deletion steps
-  that touch the Node are held, but their own timeouts run as Cluster API's do, from the step's start, and
-  skip the step when they pass. A Running Machine keeps its Node conditions for 5 minutes before they turn
+  While a Cluster's workload cluster cannot be used, the Node side of its Machines is unseen: no unseen
+  Node is taken for a deleted one, and no health or creation timeout fires. The deletion steps that touch
+  the Node are held, but their own timeouts run as Cluster API's do, from the step's start, and skip the
+  step when they pass; a Machine that has no nodeRef skips the steps that need its Node, as Cluster API's
+  does when its last Node lookup fails, and looks for the Node once more within its Node deletion timeout. A Running Machine keeps its Node conditions for 5 minutes before they turn
   Unknown. When the cluster is back, the Cluster records since when (status.workloadClusterReconnectTime)
   and every Node-side wait gets its full timeout again from then, as the machine-controller-manager
   restarts its health timeouts once the target API server returns.
@@ -113,10 +114,12 @@ Feature: Workload cluster outages and the waits they interrupt
     And the Machine "m1" is gone
     And Pod "db" is gone
 
-  @serial @row:machine-workload-cluster:W04 @row:machine-deletion-checks:C05
+  # A Node deletion timeout of 0 retries the Node deletion for as long as it takes, so the lookup waits too.
+  @serial @row:machine-workload-cluster:W04 @row:machine-workload-cluster:W12 @row:machine-deletion-checks:C05
   Scenario: The last Node lookup of a Machine being deleted waits for its workload cluster
     Given a Cluster "c1" whose Nodes live in the workload cluster
     And a Machine "m1" given the bootstrap data secret "m1-data" directly
+    And the Machine "m1" has a Node deletion timeout of 0 seconds
     And the infrastructure of "m1" is provisioned
     And the Machine "m1" reaches phase "Provisioned"
     And the Machine "m1" is paused
@@ -132,3 +135,55 @@ Feature: Workload cluster outages and the waits they interrupt
     Then row "C05" fired for "m1"
     And the Machine "m1" is gone
     And the Node of "m1" is gone
+
+  @serial @row:machine-deletion:D01 @row:machine-deletion:D03 @row:machine-deletion:D04
+  @row:machine-workload-cluster:W10 @row:machine-workload-cluster:W06 @row:machine-workload-cluster:W11
+  @row:machine-workload-cluster:W08 @row:machine-workload-cluster:W12 @row:machine-workload-cluster:W09
+  Scenario: A deletion that starts while the workload cluster is dark waits for its hooks, then its drain timeout runs
+    Given a Cluster "c1" whose Nodes live in the workload cluster
+    And a running Machine "m1"
+    And the Machine "m1" has a drain timeout of 15 seconds
+    And the Machine "m1" has a volume detach timeout of 15 seconds
+    And the Machine "m1" has a Node deletion timeout of 15 seconds
+    And the Machine "m1" has annotation "pre-drain.delete.hook.machine.cluster.krtt.dev/backup"
+    When the workload cluster's API server stops
+    Then the Cluster "c1" has condition "WorkloadClusterReachable" with status "False" and reason "Unreachable" and message containing "does not answer"
+    # Nothing before the drain reaches the Node side: the hooks are waited for as with a reachable cluster.
+    When I delete the Machine "m1"
+    Then the Machine "m1" has condition "Deleting" with reason "WaitingForPreDrainHook"
+    When the annotation "pre-drain.delete.hook.machine.cluster.krtt.dev/backup" is removed from the Machine "m1"
+    Then the Machine "m1" has condition "Deleting" with reason "WaitingForWorkloadCluster" and message containing "is unreachable"
+    And row "W10" fired for "m1"
+    When the drain timeout of "m1" has passed
+    Then row "W06" fired for "m1" saying "Node drain timed out while the workload cluster could not be used"
+    When the volume detach timeout of "m1" has passed
+    Then row "W08" fired for "m1" saying "volume detach timed out while the workload cluster could not be used"
+    And row "W09" fired for "m1" saying "Node deletion timed out while the workload cluster could not be used"
+    And the Machine "m1" is gone
+    And row "W03" never fired for "m1"
+    When the workload cluster's API server starts again
+    Then the Node of "m1" exists
+
+  @serial @row:machine-workload-cluster:W03 @row:machine-workload-cluster:W04 @row:machine-workload-cluster:W12
+  @row:machine-workload-cluster:W09
+  Scenario: A Machine without a nodeRef deleted while its workload cluster is dark skips its Node steps and gives its Node up at the Node deletion timeout
+    Given a Cluster "c1" whose Nodes live in the workload cluster
+    And a Machine "m1" with its bootstrap and infrastructure objects
+    And the Machine "m1" has a Node deletion timeout of 60 seconds
+    When the bootstrap provider reports the data secret of "m1"
+    And the infrastructure of "m1" is provisioned
+    Then the Machine "m1" reaches phase "Provisioned"
+    When the workload cluster's API server stops
+    Then the Cluster "c1" has condition "WorkloadClusterReachable" with status "False" and reason "Unreachable" and message containing "does not answer"
+    When I delete the Machine "m1"
+    Then row "W03" fired for "m1" saying "is unreachable"
+    And a Warning Event of the Machine "m1" says "its Node cannot be looked up"
+    And the infrastructure object of "m1" is gone
+    And row "W04" fired for "m1"
+    And the Machine "m1" has condition "Deleting" with reason "WaitingForWorkloadCluster" and message containing "is unreachable"
+    And the Machine "m1" has the krtt finalizer
+    When the Node deletion timeout of "m1" has passed
+    Then row "W09" fired for "m1" saying "Node deletion timed out while the workload cluster could not be used"
+    And the Machine "m1" is gone
+    When the workload cluster's API server starts again
+    Then the Cluster "c1" has condition "WorkloadClusterReachable" with status "True" and reason "Connected" and message containing "connected to"

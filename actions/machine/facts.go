@@ -89,12 +89,14 @@ func registerFacts(r *engine.Registry[*Scope]) {
 	r.Bool("wasProvisioned", func(s *Scope) bool {
 		return s.Machine != nil && s.Machine.Status.Initialization.InfrastructureProvisioned != nil && *s.Machine.Status.Initialization.InfrastructureProvisioned
 	})
-	r.Bool("hasProviderID", func(s *Scope) bool {
-		return s.Machine != nil && s.Machine.Spec.ProviderID != nil && *s.Machine.Spec.ProviderID != ""
-	})
+	r.Bool("hasProviderID", hasProviderIDOf)
 	r.Bool("hasNodeRef", func(s *Scope) bool { return hasNodeRef(s) })
 	r.Enum("node", func(s *Scope) string {
 		switch {
+		case s.Machine != nil && !hasNodeRef(s) && !hasProviderIDOf(s):
+			// Nodes are found by nodeRef or providerID: with neither there
+			// is nothing to look up, whether or not the Node side is read.
+			return "None"
 		case s.NodeClient == nil:
 			// The Node side was not read (the workload cluster cannot be
 			// used, or the Cluster is gone): an unseen Node is not a lost one.
@@ -241,6 +243,10 @@ func externallyManaged(cp *unstructured.Unstructured) bool {
 
 func hasNodeRef(s *Scope) bool {
 	return s.Machine != nil && s.Machine.Status.NodeRef != nil && s.Machine.Status.NodeRef.Name != ""
+}
+
+func hasProviderIDOf(s *Scope) bool {
+	return s.Machine != nil && s.Machine.Spec.ProviderID != nil && *s.Machine.Spec.ProviderID != ""
 }
 
 func ownerAndLabelsSet(s *Scope) bool {

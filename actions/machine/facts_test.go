@@ -111,8 +111,9 @@ func observe(t *testing.T, s *Scope) engine.Facts {
 }
 
 func TestNodeFact(t *testing.T) {
-	withRef := &clusterv1.Machine{Status: clusterv1.MachineStatus{NodeRef: &clusterv1.MachineNodeReference{Name: "n1"}}}
-	noRef := &clusterv1.Machine{}
+	withRef := &clusterv1.Machine{Spec: clusterv1.MachineSpec{ProviderID: ptr.To("sim://n1")}, Status: clusterv1.MachineStatus{NodeRef: &clusterv1.MachineNodeReference{Name: "n1"}}}
+	noRef := &clusterv1.Machine{Spec: clusterv1.MachineSpec{ProviderID: ptr.To("sim://n1")}}
+	noProviderID := &clusterv1.Machine{}
 	one := []corev1.Node{{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}}
 	two := []corev1.Node{{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}, {ObjectMeta: metav1.ObjectMeta{Name: "n2"}}}
 	read := fake.NewClientBuilder().Build()
@@ -131,6 +132,10 @@ func TestNodeFact(t *testing.T) {
 		{"nodeRef, Node side not read", &Scope{MachineFound: true, Machine: withRef}, "Unknown"},
 		{"no nodeRef, Node side not read", &Scope{MachineFound: true, Machine: noRef}, "Unknown"},
 		{"no Machine", &Scope{}, "Unknown"},
+		// Without a nodeRef or a providerID there is nothing to look up,
+		// read or not.
+		{"no providerID, Node side read", &Scope{MachineFound: true, Machine: noProviderID, NodeClient: read}, "None"},
+		{"no providerID, Node side not read", &Scope{MachineFound: true, Machine: noProviderID}, "None"},
 	} {
 		if got := observe(t, tc.s).Get("node"); got != tc.want {
 			t.Errorf("%s: node = %s, want %s", tc.name, got, tc.want)

@@ -239,8 +239,12 @@ func (w *world) runWorkload(ctx context.Context, s spec, logf func(string, ...an
 	down := func(i int, d time.Duration, why string) bool {
 		rec.Mark("workload kube-apiserver stopping for %s (%s)", d, why)
 		wrec.BlindFrom()
-		from := time.Now()
+		// The outage starts once the server is dead, not when stopping it
+		// began: what it served meanwhile (a volume detached, and the
+		// operator seeing it) happened before the dark.
+		var from time.Time
 		if err := wcp.RestartAPIServer(func() {
+			from = time.Now()
 			select {
 			case <-runCtx.Done():
 			case <-time.After(d):
