@@ -187,3 +187,26 @@ Feature: Workload cluster outages and the waits they interrupt
     And the Machine "m1" is gone
     When the workload cluster's API server starts again
     Then the Cluster "c1" has condition "WorkloadClusterReachable" with status "True" and reason "Connected" and message containing "connected to"
+
+  @serial @row:machine-workload-cluster:W13 @row:machine-deletion:D09 @row:machine-workload-cluster:W12
+  @row:machine-workload-cluster:W09
+  Scenario: The drain and volume wait a Machine excludes by annotation are skipped while its workload cluster is dark
+    Given a Cluster "c1" whose Nodes live in the workload cluster
+    And a running Machine "m1"
+    And the Machine "m1" has a Node deletion timeout of 15 seconds
+    And the Machine "m1" has annotation "machine.cluster.krtt.dev/exclude-node-draining"
+    And the Machine "m1" has annotation "machine.cluster.krtt.dev/exclude-wait-for-node-volume-detach"
+    When the workload cluster's API server stops
+    Then the Cluster "c1" has condition "WorkloadClusterReachable" with status "False" and reason "Unreachable" and message containing "does not answer"
+    When I delete the Machine "m1"
+    Then row "W13" fired for "m1"
+    And row "D09" fired for "m1"
+    And the infrastructure object of "m1" is gone
+    And row "W12" fired for "m1"
+    When the Node deletion timeout of "m1" has passed
+    Then row "W09" fired for "m1" saying "Node deletion timed out while the workload cluster could not be used"
+    And the Machine "m1" is gone
+    And row "W10" never fired for "m1"
+    And row "W11" never fired for "m1"
+    When the workload cluster's API server starts again
+    Then the Cluster "c1" has condition "WorkloadClusterReachable" with status "True" and reason "Connected" and message containing "connected to"

@@ -318,7 +318,7 @@ func (w *world) runWorkload(ctx context.Context, s spec, logf func(string, ...an
 		missing = append(timeline.Complete(mtl, rec.Timeline(), nil), timeline.Complete(wtl, wrec.Timeline(), outages)...)
 		mrep = timeline.Check(mtl, w.rules, true)
 		wrep = timeline.Check(wtl, w.rules, true)
-		side = checkNodeSide(mtl, wtl, w.rules, timed, outages, server.Host)
+		side = checkNodeSide(mtl, wtl, wrec.Timeline(), w.rules, timed, outages, server.Host)
 		if left := append(slices.Clone(mrep.Leaked), side.leaked...); len(left) > 0 {
 			return errors.New(strings.Join(left, ", "))
 		}
@@ -648,10 +648,25 @@ func sinceOf(msg string) (time.Time, bool) {
 // logged (both run on this machine, one clock): a write answered (stage)
 // before another was received (recv) came first; two requests that
 // overlap are of unknown order, and a check that depends on it is
-// unverifiable. timed are the Machines with Node-side timeouts (ns/name),
-// outages the workload cluster's, server its API server's host:port.
-func checkNodeSide(mgmt, wl *timeline.Timeline, rules timeline.Rules, timed map[string]bool, outages []timeline.Outage, server string) *nodeSideReport {
+// unverifiable. watched is what the workload cluster's informers received:
+// a removal one of them saw at a time was made before it, which orders it
+// when its request's answer was logged late (the watch event goes out when
+// the removal is committed, the answer after). timed are the Machines with
+// Node-side timeouts (ns/name), outages the workload cluster's, server its
+// API server's host:port.
+func checkNodeSide(mgmt, wl, watched *timeline.Timeline, rules timeline.Rules, timed map[string]bool, outages []timeline.Outage, server string) *nodeSideReport {
 	rep := &nodeSideReport{rows: map[string]int{}, drainSkipped: map[string]bool{}}
+	seenGone := map[string]time.Time{}
+	for i := range watched.Events {
+		e := &watched.Events[i]
+		if e.Op != timeline.Deleted || e.Obj == nil {
+			continue
+		}
+		k := string(e.Kind) + "/" + e.Key() + "/" + string(e.Obj.GetUID())
+		if t, ok := seenGone[k]; !ok || e.At.Before(t) {
+			seenGone[k] = e.At
+		}
+	}
 	machines := map[string]*wlMachine{}
 	byInfra := map[string]*wlMachine{}
 	get := func(k string) *wlMachine {
@@ -887,8 +902,10 @@ func checkNodeSide(mgmt, wl *timeline.Timeline, rules timeline.Rules, timed map[
 						continue
 					}
 					r := x.removedAt
+					seen, watchedGone := seenGone[string(step.kind)+"/"+(&timeline.Event{Obj: x.obj}).Key()+"/"+string(x.obj.GetUID())]
 					switch {
 					case r != nil && r.Stage.Before(m.infra.Recv):
+					case r != nil && watchedGone && seen.Before(m.infra.Recv):
 					case r != nil && !r.Recv.After(m.infra.Stage):
 						rep.unverifiable++
 						rep.notes = append(rep.notes, fmt.Sprintf("unverifiable: %s: %s %s was removed while its infrastructure's deletion was in flight: their order is unknown", k, step.kind, x.obj.GetName()))
