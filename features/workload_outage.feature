@@ -210,3 +210,26 @@ Feature: Workload cluster outages and the waits they interrupt
     And row "W11" never fired for "m1"
     When the workload cluster's API server starts again
     Then the Cluster "c1" has condition "WorkloadClusterReachable" with status "True" and reason "Connected" and message containing "connected to"
+
+  @serial @row:machine-workload-cluster:W10 @row:machine-deletion-checks:C23
+  Scenario: A held drain ends when the infrastructure object is being deleted while the workload cluster is dark
+    Given a Cluster "c1" whose Nodes live in the workload cluster
+    And a running Machine "m1"
+    And the Machine "m1" has a Node deletion timeout of 15 seconds
+    When the workload cluster's API server stops
+    Then the Cluster "c1" has condition "WorkloadClusterReachable" with status "False" and reason "Unreachable" and message containing "does not answer"
+    When I delete the Machine "m1"
+    Then the Machine "m1" has condition "Deleting" with reason "WaitingForWorkloadCluster" and message containing "is unreachable"
+    And row "W10" fired for "m1"
+    # Cluster API skips the drain and the volume wait of a Machine whose infrastructure object is being
+    # deleted or gone before its drain reaches the workload cluster.
+    When the infrastructure object of "m1" is being deleted
+    Then row "C23" fired for "m1" saying "the infrastructure object is being deleted"
+    When the infrastructure object of "m1" is released
+    Then row "W12" fired for "m1"
+    When the Node deletion timeout of "m1" has passed
+    Then row "W09" fired for "m1" saying "Node deletion timed out while the workload cluster could not be used"
+    And the Machine "m1" is gone
+    And row "W11" never fired for "m1"
+    When the workload cluster's API server starts again
+    Then the Cluster "c1" has condition "WorkloadClusterReachable" with status "True" and reason "Connected" and message containing "connected to"
