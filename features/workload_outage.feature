@@ -233,3 +233,18 @@ Feature: Workload cluster outages and the waits they interrupt
     And row "W11" never fired for "m1"
     When the workload cluster's API server starts again
     Then the Cluster "c1" has condition "WorkloadClusterReachable" with status "True" and reason "Connected" and message containing "connected to"
+
+  @serial @row:machine-deletion-checks:C02 @row:machine-deletion-checks:C12
+  Scenario: A Machine without a providerID is deleted while its workload cluster is dark, as it would be otherwise
+    Given a Cluster "c1" whose Nodes live in the workload cluster
+    And a Machine "m1" with its bootstrap and infrastructure objects
+    And the Machine "m1" has a Node deletion timeout of 0 seconds
+    When the workload cluster's API server stops
+    Then the Cluster "c1" has condition "WorkloadClusterReachable" with status "False" and reason "Unreachable" and message containing "does not answer"
+    # With neither a nodeRef nor a providerID there is no Node to look up, so nothing waits for the cluster.
+    When I delete the Machine "m1"
+    Then row "C02" fired for "m1" saying "the Machine has no Node"
+    And the Machine "m1" is gone
+    And row "W03" never fired for "m1"
+    When the workload cluster's API server starts again
+    Then the Cluster "c1" has condition "WorkloadClusterReachable" with status "True" and reason "Connected" and message containing "connected to"
