@@ -89,11 +89,11 @@ func registerFacts(r *engine.Registry[*Scope]) {
 	r.Bool("wasProvisioned", func(s *Scope) bool {
 		return s.Machine != nil && s.Machine.Status.Initialization.InfrastructureProvisioned != nil && *s.Machine.Status.Initialization.InfrastructureProvisioned
 	})
-	r.Bool("hasProviderID", hasProviderIDOf)
+	r.Bool("hasProviderID", hasProviderID)
 	r.Bool("hasNodeRef", func(s *Scope) bool { return hasNodeRef(s) })
 	r.Enum("node", func(s *Scope) string {
 		switch {
-		case s.Machine != nil && !hasNodeRef(s) && !hasProviderIDOf(s):
+		case s.Machine != nil && !hasNodeRef(s) && !hasProviderID(s):
 			// Nodes are found by nodeRef or providerID: with neither there
 			// is nothing to look up, whether or not the Node side is read.
 			return "None"
@@ -245,7 +245,7 @@ func hasNodeRef(s *Scope) bool {
 	return s.Machine != nil && s.Machine.Status.NodeRef != nil && s.Machine.Status.NodeRef.Name != ""
 }
 
-func hasProviderIDOf(s *Scope) bool {
+func hasProviderID(s *Scope) bool {
 	return s.Machine != nil && s.Machine.Spec.ProviderID != nil && *s.Machine.Spec.ProviderID != ""
 }
 

@@ -315,10 +315,11 @@ func (w *world) runWorkload(ctx context.Context, s spec, logf func(string, ...an
 		if wtl, err = timeline.ReadAuditLog(wcp.AuditLog, ns, keep); err != nil {
 			return err
 		}
-		missing = append(timeline.Complete(mtl, rec.Timeline(), nil), timeline.Complete(wtl, wrec.Timeline(), outages)...)
+		watched := wrec.Timeline()
+		missing = append(timeline.Complete(mtl, rec.Timeline(), nil), timeline.Complete(wtl, watched, outages)...)
 		mrep = timeline.Check(mtl, w.rules, true)
 		wrep = timeline.Check(wtl, w.rules, true)
-		side = checkNodeSide(mtl, wtl, wrec.Timeline(), w.rules, timed, outages, server.Host)
+		side = checkNodeSide(mtl, wtl, watched, w.rules, timed, outages, server.Host)
 		if left := append(slices.Clone(mrep.Leaked), side.leaked...); len(left) > 0 {
 			return errors.New(strings.Join(left, ", "))
 		}
@@ -595,6 +596,11 @@ type wlObject struct {
 	first, removedAt *timeline.Event
 }
 
+// removalKey names one object's removal: its kind, key and UID.
+func removalKey(kind timeline.Kind, o client.Object) string {
+	return string(kind) + "/" + (&timeline.Event{Obj: o}).Key() + "/" + string(o.GetUID())
+}
+
 // nodeOf is the Node a Pod or VolumeAttachment is on, or the Node itself.
 func nodeOf(o client.Object) string {
 	switch x := o.(type) {
@@ -662,7 +668,7 @@ func checkNodeSide(mgmt, wl, watched *timeline.Timeline, rules timeline.Rules, t
 		if e.Op != timeline.Deleted || e.Obj == nil {
 			continue
 		}
-		k := string(e.Kind) + "/" + e.Key() + "/" + string(e.Obj.GetUID())
+		k := removalKey(e.Kind, e.Obj)
 		if t, ok := seenGone[k]; !ok || e.At.Before(t) {
 			seenGone[k] = e.At
 		}
@@ -902,7 +908,7 @@ func checkNodeSide(mgmt, wl, watched *timeline.Timeline, rules timeline.Rules, t
 						continue
 					}
 					r := x.removedAt
-					seen, watchedGone := seenGone[string(step.kind)+"/"+(&timeline.Event{Obj: x.obj}).Key()+"/"+string(x.obj.GetUID())]
+					seen, watchedGone := seenGone[removalKey(step.kind, x.obj)]
 					switch {
 					case r != nil && r.Stage.Before(m.infra.Recv):
 					case r != nil && watchedGone && seen.Before(m.infra.Recv):
