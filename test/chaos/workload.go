@@ -911,8 +911,10 @@ func checkNodeSide(mgmt, wl, watched *timeline.Timeline, rules timeline.Rules, t
 					seen, watchedGone := seenGone[removalKey(step.kind, x.obj)]
 					switch {
 					case r != nil && r.Stage.Before(m.infra.Recv):
+					case r != nil && r.Recv.After(m.infra.Stage):
+						left = append(left, x.obj.GetName())
 					case r != nil && watchedGone && seen.Before(m.infra.Recv):
-					case r != nil && !r.Recv.After(m.infra.Stage):
+					case r != nil:
 						rep.unverifiable++
 						rep.notes = append(rep.notes, fmt.Sprintf("unverifiable: %s: %s %s was removed while its infrastructure's deletion was in flight: their order is unknown", k, step.kind, x.obj.GetName()))
 					default:
