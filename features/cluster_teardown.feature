@@ -1,12 +1,12 @@
 @teardown
 Feature: Cluster teardown
   A Cluster carries the finalizer cluster.krtt.dev/cluster. Deleted, it deletes its MachineDeployments,
-  then its MachineSets and worker Machines, then its control-plane Machines, and waits until they are gone: each Machine goes
+  then its MachineSets and worker Machines, then its control-plane Machines, then its control plane object, and waits until they are gone: each Machine goes
   through its own deletion (hooks, drain and Node deletion in the workload cluster, whose connection
   stays open meanwhile). Only then does the Cluster go. Its Deleting condition and krtt explain cluster
   name what it waits on.
 
-  @row:cluster-deletion:K07 @row:cluster-deletion:K08 @row:cluster-deletion:K09 @row:cluster-deletion:K10 @row:cluster-deletion:K11 @row:machineset-normal:S13
+  @row:cluster-deletion:K07 @row:cluster-deletion:K08 @row:cluster-deletion:K09 @row:cluster-deletion:K10 @row:cluster-deletion:K17 @row:cluster-deletion:K11 @row:machineset-normal:S13
   Scenario: A Cluster with a MachineSet of 3, a lone worker and a control-plane Machine is torn down, workers first
     Given a Cluster "c1" whose Nodes live in the workload cluster
     And a running control-plane Machine "cp"
@@ -24,7 +24,20 @@ Feature: Cluster teardown
     And Pod "p2" is evicted
     And the Cluster "c1" is gone
     And every worker Machine of the Cluster was gone before a control-plane Machine was deleted
+    And the control plane object of the Cluster "c1" was deleted once every Machine it waited for was gone
     And nothing of the Cluster "c1" is left
+
+  # Cluster API v1.14 reconcileDelete: with spec.controlPlaneRef set, the Cluster neither deletes nor waits
+  # for the control-plane Machines; it deletes the control plane object after the workers and waits for it.
+  Scenario: A Cluster whose control plane object controls its control-plane Machines deletes that object after the workers, and does not wait for its Machines
+    Given a Cluster "c1" whose Nodes live in the workload cluster
+    And a running control-plane Machine "cp" controlled by the control plane object
+    And a running Machine "lone"
+    When I delete the Cluster "c1"
+    Then the Cluster "c1" is gone
+    And the control plane object of the Cluster "c1" was deleted once every Machine it waited for was gone
+    And the Machine "lone" is gone
+    And the Machine "cp" is not being deleted
 
   @row:cluster-deletion:K12 @row:machinedeployment-normal:N09
   Scenario: A Cluster with a MachineDeployment of 2, a MachineSet of 1, a lone worker and a control-plane Machine deletes the MachineDeployment first

@@ -27,6 +27,8 @@ import (
 // registerTeardownSteps: a Cluster's teardown (cluster_teardown.feature).
 func registerTeardownSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^a running Machine "([^"]*)" controlled by another owner$`, w.runningMachineOfAnotherOwner)
+	sc.Step(`^a running control-plane Machine "([^"]*)" controlled by the control plane object$`, w.runningMachineOfControlPlane)
+	sc.Step(`^the control plane object of the Cluster "([^"]*)" was deleted once every Machine it waited for was gone$`, w.controlPlaneDeletedLast)
 	sc.Step(`^the Cluster "([^"]*)" has the krtt finalizer$`, w.clusterHasFinalizer)
 	sc.Step(`^the MachineSet "([^"]*)" is owned by the Cluster "([^"]*)"$`, w.machineSetOwnedByCluster)
 	sc.Step(`^the MachineDeployment "([^"]*)" is owned by the Cluster "([^"]*)"$`, w.deploymentOwnedByCluster)
@@ -50,6 +52,64 @@ func (w *world) runningMachineOfAnotherOwner(ctx context.Context, name string) e
 	return w.runningMachine(ctx, name, func(m *clusterv1.Machine) {
 		m.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: "keeper",
 			UID: types.UID("keeper-" + w.ns), Controller: ptr.To(true)}}
+	})
+}
+
+// runningMachineOfControlPlane: a control-plane Machine its Cluster's
+// control plane object controls, as a control plane provider's Machines are.
+func (w *world) runningMachineOfControlPlane(ctx context.Context, name string) error {
+	cp := &simv1.SimControlPlane{}
+	if err := w.h.Client.Get(ctx, w.key(w.cluster), cp); err != nil {
+		return err
+	}
+	return w.runningMachine(ctx, name, func(m *clusterv1.Machine) {
+		m.Labels = map[string]string{clusterv1.ControlPlaneLabel: ""}
+		m.OwnerReferences = []metav1.OwnerReference{{APIVersion: simv1.GroupVersion.String(), Kind: "SimControlPlane", Name: cp.Name,
+			UID: cp.UID, Controller: ptr.To(true)}}
+	})
+}
+
+// controlPlaneDeletedLast reads the traces and the API server: the Cluster
+// deleted its control plane object (K17) only after every Machine it
+// waited for had completed its deletion, the object is gone, and the
+// finalizer went after it (K11).
+func (w *world) controlPlaneDeletedLast(ctx context.Context, name string) error {
+	return w.eventually(ctx, "control plane object of "+name+" deleted last", func(ctx context.Context) error {
+		err := w.h.Client.Get(ctx, w.key(name), &simv1.SimControlPlane{})
+		if err == nil {
+			return fmt.Errorf("SimControlPlane %s still exists", name)
+		}
+		if !apierrors.IsNotFound(err) {
+			return err
+		}
+		var deleted, done time.Time
+		for _, tr := range w.h.Traces(w.key(name)) {
+			if tr.Set != "cluster" {
+				continue
+			}
+			if tr.Row == "K17" && deleted.IsZero() {
+				deleted = tr.Time
+			}
+			if tr.Row == "K11" && done.IsZero() {
+				done = tr.Time
+			}
+		}
+		if deleted.IsZero() || done.IsZero() || done.Before(deleted) {
+			return fmt.Errorf("Cluster %s: control plane object deleted (K17) at %v, finalizer removed (K11) at %v", name, deleted, done)
+		}
+		for m := range w.teardown {
+			var gone time.Time
+			for _, tr := range w.h.Traces(w.key(m)) {
+				if tr.Set == "machine" && tr.To == "DeletionCompleted" {
+					gone = tr.Time
+					break
+				}
+			}
+			if gone.IsZero() || gone.After(deleted) {
+				return fmt.Errorf("Machine %s completed its deletion at %v, the control plane object was deleted at %s", m, gone, deleted.Format(time.RFC3339Nano))
+			}
+		}
+		return nil
 	})
 }
 
@@ -131,6 +191,9 @@ func (w *world) deleteClusterRecorded(ctx context.Context, name string) error {
 	for _, m := range list.Items {
 		if m.Spec.ClusterName == name {
 			_, cp := m.Labels[clusterv1.ControlPlaneLabel]
+			if ref := metav1.GetControllerOf(&m); cp && ref != nil && ref.Kind == "SimControlPlane" {
+				continue // it goes with the control plane object
+			}
 			w.teardown[m.Name] = cp
 			if ref := metav1.GetControllerOf(&m); ref != nil && ref.Kind == "MachineSet" && setOf[ref.Name] != "" {
 				md := setOf[ref.Name]
@@ -260,7 +323,7 @@ func (w *world) workersBeforeControlPlane(ctx context.Context) error {
 	})
 }
 
-// nothingLeft: no Machine, MachineSet, MachineDeployment, provider object or Secret of the
+// nothingLeft: no Machine, MachineSet, MachineDeployment, provider object (the control plane object included) or Secret of the
 // scenario (but the kubeconfig Secret) is left, and no Node of its Machines
 // in the workload cluster.
 func (w *world) nothingLeft(ctx context.Context, name string) error {
@@ -271,8 +334,9 @@ func (w *world) nothingLeft(ctx context.Context, name string) error {
 		mds := &clusterv1.MachineDeploymentList{}
 		sims := &simv1.SimMachineList{}
 		boots := &simv1.SimBootstrapConfigList{}
+		cps := &simv1.SimControlPlaneList{}
 		secrets := &corev1.SecretList{}
-		for _, l := range []client.ObjectList{ms, sets, mds, sims, boots, secrets} {
+		for _, l := range []client.ObjectList{ms, sets, mds, sims, boots, cps, secrets} {
 			if err := w.h.Client.List(ctx, l, client.InNamespace(w.ns)); err != nil {
 				return err
 			}
@@ -291,6 +355,9 @@ func (w *world) nothingLeft(ctx context.Context, name string) error {
 		}
 		for _, b := range boots.Items {
 			left = append(left, "SimBootstrapConfig "+b.Name)
+		}
+		for _, c := range cps.Items {
+			left = append(left, "SimControlPlane "+c.Name)
 		}
 		for _, s := range secrets.Items {
 			if s.Name != remote.SecretName(name) {

@@ -61,10 +61,11 @@ type Scope struct {
 	// ControlPlane is the object spec.controlPlaneRef names, nil when it is
 	// not named or does not exist; ControlPlaneMissing says why it is nil
 	// when named (not found, or its kind not served), ControlPlaneUnread
-	// that an API error left it unknown.
+	// that an API error (ControlPlaneErr) left it unknown.
 	ControlPlane        *unstructured.Unstructured
 	ControlPlaneMissing string
 	ControlPlaneUnread  bool
+	ControlPlaneErr     error
 	// Err is an API error met while observing, for the log.
 	Err error
 }
@@ -229,6 +230,7 @@ func register(reg *engine.Registry[*Scope]) {
 	reg.Action("DeleteControlPlaneMachines", "Delete the control-plane Machines the Cluster owns that are not being deleted; wait until every one is gone.", deleteControlPlaneMachines, engine.MayWait())
 	reg.Action("RecordReconnection", "Record in status.workloadClusterReconnectTime when the workload cluster became usable again.", recordReconnection)
 	reg.Action("DisconnectWorkloadCluster", "Close the Cluster's workload cluster connection, if one is open.", disconnect)
+	reg.Action("DeleteControlPlane", "Delete the object spec.controlPlaneRef names unless it is being deleted; wait until it is gone (fail when it could not be read).", deleteControlPlane, engine.MayWait())
 	reg.Action("DescribeControlPlane", "Name the object spec.controlPlaneRef names and say whether it exists (no change).", describeControlPlane, engine.Pure())
 	reg.Action("DescribeWorkloadCluster", "Say how the Node side is reached: which Secret and API server, since when, and the error.", describe, engine.Pure())
 	reg.Mirror("machines", "status.machines counts the Cluster's Machines (total, Ready, being deleted); MachinesReady is True when every one is Ready; Paused is False unless a row says otherwise.", mirrorMachines)

@@ -52,7 +52,7 @@ func (o *Observer) readControlPlane(ctx context.Context, s *Scope, ref clusterv1
 	case contract.IsNoMatch(err):
 		s.ControlPlaneMissing = fmt.Sprintf("%s/%s does not exist: the API server does not serve the kind %s.%s", ref.Kind, ref.Name, ref.Kind, ref.APIGroup)
 	case err != nil:
-		s.ControlPlaneUnread = true
+		s.ControlPlaneUnread, s.ControlPlaneErr = true, err
 		if s.Err == nil {
 			s.Err = err
 		}
@@ -67,8 +67,12 @@ func controlPlane(s *Scope) string {
 	switch {
 	case s.Cluster == nil || s.Cluster.Spec.ControlPlaneRef == nil:
 		return "NotNamed"
+	case s.ControlPlaneUnread:
+		return "Unread"
 	case s.ControlPlane == nil:
 		return "Missing"
+	case s.ControlPlane.GetDeletionTimestamp() != nil:
+		return "Deleting"
 	}
 	return "Found"
 }
@@ -107,6 +111,40 @@ func controlPlaneConditionCurrent(s *Scope) bool {
 func describeControlPlane(_ context.Context, s *Scope) engine.Outcome {
 	_, message := controlPlaneWords(s)
 	return engine.OKf("%s", message)
+}
+
+// deleteControlPlane deletes the object spec.controlPlaneRef names, by its
+// UID, unless it is being deleted already, and waits for it (its kind is
+// watched: its going wakes the Cluster). One an API error left unread is
+// neither deleted nor taken for gone.
+func deleteControlPlane(ctx context.Context, s *Scope) engine.Outcome {
+	ref := s.Cluster.Spec.ControlPlaneRef
+	name := fmt.Sprintf("%s %s", ref.Kind, ref.Name)
+	cp := s.ControlPlane
+	switch {
+	case s.ControlPlaneUnread || cp == nil:
+		return engine.Failf("every Machine the Cluster waits for is gone, but %s could not be read: %v", name, s.ControlPlaneErr)
+	case cp.GetDeletionTimestamp() == nil:
+		obj := &unstructured.Unstructured{}
+		obj.SetGroupVersionKind(cp.GroupVersionKind())
+		obj.SetNamespace(cp.GetNamespace())
+		obj.SetName(cp.GetName())
+		if err := s.deleteObject(ctx, obj, cp.GetUID()); err != nil {
+			return engine.Failf("%v", err)
+		}
+	}
+	return engine.Wait("%s", s.Remaining())
+}
+
+// controlPlaneLeft names the control plane object the teardown deletes
+// last, or is empty when there is none (not named, or gone).
+func (s *Scope) controlPlaneLeft() string {
+	switch controlPlane(s) {
+	case "Found", "Deleting", "Unread":
+		ref := s.Cluster.Spec.ControlPlaneRef
+		return ref.Kind + " " + ref.Name
+	}
+	return ""
 }
 
 // clustersNaming wakes the Clusters whose controlPlaneRef names o.

@@ -1,12 +1,18 @@
 package cluster
 
 import (
+	"context"
+	"errors"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"k8s.io/utils/ptr"
+
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/engine"
 )
 
 // TestControlPlaneFacts: the condition is current when it says what is
@@ -36,7 +42,8 @@ func TestControlPlaneFacts(t *testing.T) {
 		{"found, told", ref, true, false, cond(metav1.ConditionTrue, "ControlPlaneFound", "SimControlPlane/cp exists"), "Found", true},
 		{"reference removed after it was missing", nil, false, false, cond(metav1.ConditionFalse, "ControlPlaneNotFound", missing), "NotNamed", false},
 		{"reference removed, told", nil, false, false, cond(metav1.ConditionTrue, "NoControlPlaneRef", "spec.controlPlaneRef names no control plane object"), "NotNamed", true},
-		{"unread", ref, false, true, nil, "Missing", true},
+		{"unread", ref, false, true, nil, "Unread", true},
+		{"unread after it was missing", ref, false, true, cond(metav1.ConditionFalse, "ControlPlaneNotFound", missing), "Unread", true},
 	} {
 		c := &clusterv1.Cluster{Spec: clusterv1.ClusterSpec{ControlPlaneRef: tc.ref}}
 		c.Status.Conditions = tc.conds
@@ -52,6 +59,76 @@ func TestControlPlaneFacts(t *testing.T) {
 		}
 		if got := controlPlaneConditionCurrent(s); got != tc.current {
 			t.Errorf("%s: controlPlaneConditionCurrent = %v, want %v", tc.name, got, tc.current)
+		}
+	}
+}
+
+// An object being deleted still exists: the condition says found, and the
+// teardown waits for it instead of deleting it again.
+func TestControlPlaneBeingDeleted(t *testing.T) {
+	ref := &clusterv1.ObjectReference{APIGroup: "sim.krtt.dev", Kind: "SimControlPlane", Name: "cp"}
+	cp := &unstructured.Unstructured{}
+	now := metav1.Now()
+	cp.SetDeletionTimestamp(&now)
+	s := &Scope{Found: true, Cluster: &clusterv1.Cluster{Spec: clusterv1.ClusterSpec{ControlPlaneRef: ref}}, ControlPlane: cp}
+	if got := controlPlane(s); got != "Deleting" {
+		t.Errorf("controlPlane = %s, want Deleting", got)
+	}
+	if !controlPlaneConditionCurrent(s) {
+		t.Error("a Cluster whose object was never missing needs no condition while the object is being deleted")
+	}
+	out := deleteControlPlane(context.Background(), s)
+	if out.Status != engine.InProgress || !strings.Contains(out.Message, "waiting for SimControlPlane cp to be deleted") {
+		t.Errorf("deleteControlPlane = %+v, want a wait naming the object", out)
+	}
+}
+
+// The teardown never takes an object it could not read for gone.
+func TestDeleteControlPlaneUnread(t *testing.T) {
+	ref := &clusterv1.ObjectReference{APIGroup: "sim.krtt.dev", Kind: "SimControlPlane", Name: "cp"}
+	s := &Scope{Found: true, Cluster: &clusterv1.Cluster{Spec: clusterv1.ClusterSpec{ControlPlaneRef: ref}},
+		ControlPlaneUnread: true, ControlPlaneErr: errors.New("etcdserver: request timed out")}
+	out := deleteControlPlane(context.Background(), s)
+	if out.Status != engine.Failed || !strings.Contains(out.Message, "SimControlPlane cp could not be read: etcdserver: request timed out") {
+		t.Errorf("deleteControlPlane = %+v, want a failure naming the object and the error", out)
+	}
+}
+
+// With a control plane object named, the teardown waits for the
+// control-plane Machines the Cluster owns, not for those the object
+// controls (they go with it); without one, for every control-plane Machine.
+func TestDescendantsWithAControlPlaneObject(t *testing.T) {
+	ref := &clusterv1.ObjectReference{APIGroup: "sim.krtt.dev", Kind: "SimControlPlane", Name: "cp"}
+	c := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "c1", Namespace: "ns"}}
+	cpMachine := func(name string, owner metav1.OwnerReference) *clusterv1.Machine {
+		return &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns",
+			Labels: map[string]string{clusterv1.ControlPlaneLabel: ""}, OwnerReferences: []metav1.OwnerReference{owner}}}
+	}
+	byCluster := metav1.OwnerReference{APIVersion: clusterv1.GroupVersion.String(), Kind: "Cluster", Name: "c1"}
+	byObject := metav1.OwnerReference{APIVersion: "sim.krtt.dev/v1alpha1", Kind: "SimControlPlane", Name: "cp", Controller: ptr.To(true)}
+	for _, tc := range []struct {
+		name     string
+		ref      *clusterv1.ObjectReference
+		machines []*clusterv1.Machine
+		want     string
+		says     string
+	}{
+		{"no object, controlled by another", nil, []*clusterv1.Machine{cpMachine("cp-0", byObject)}, "ControlPlane", "cp-0 (left to its owner)"},
+		{"object, controlled by it", ref, []*clusterv1.Machine{cpMachine("cp-0", byObject)}, "None", "waiting for SimControlPlane cp to be deleted"},
+		{"object, owned by the Cluster", ref, []*clusterv1.Machine{cpMachine("cp-0", byCluster), cpMachine("cp-1", byObject)}, "ControlPlane",
+			"1 control-plane Machine still deleting: cp-0 (deletion requested); then SimControlPlane cp"},
+	} {
+		cl := c.DeepCopy()
+		cl.Spec.ControlPlaneRef = tc.ref
+		s := &Scope{Found: true, Cluster: cl, Machines: tc.machines}
+		if tc.ref != nil {
+			s.ControlPlane = &unstructured.Unstructured{}
+		}
+		if got := descendants(s); got != tc.want {
+			t.Errorf("%s: descendants = %s, want %s", tc.name, got, tc.want)
+		}
+		if got := s.Remaining(); !strings.Contains(got, tc.says) {
+			t.Errorf("%s: Remaining = %q, want it to say %q", tc.name, got, tc.says)
 		}
 	}
 }

@@ -176,3 +176,4 @@ func secretToCluster(_ context.Context, o client.Object) []reconcile.Request {
 // +kubebuilder:rbac:groups=cluster.krtt.dev,resources=machinedeployments,verbs=list;watch;delete
 // +kubebuilder:rbac:groups=cluster.krtt.dev,resources=machinesets,verbs=list;watch;delete
 // +kubebuilder:rbac:groups=cluster.krtt.dev,resources=machines,verbs=list;watch;delete
+// +kubebuilder:rbac:groups=controlplane.cluster.x-k8s.io;sim.krtt.dev,resources=*,verbs=delete

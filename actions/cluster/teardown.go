@@ -27,14 +27,24 @@ func isControlPlane(m *clusterv1.Machine) bool {
 	return ok
 }
 
+// waitsFor: the teardown waits for a control-plane Machine when the Cluster
+// names no control plane object, or when it owns the Machine itself; one a
+// control plane object controls goes with that object, which the Cluster
+// deletes last (Cluster API's objectsPendingDeleteCount leaves out every
+// control-plane Machine then; krtt still deletes those it owns, below).
+func (s *Scope) waitsFor(m *clusterv1.Machine) bool {
+	return s.Cluster == nil || s.Cluster.Spec.ControlPlaneRef == nil || ownedByCluster(m, s.Cluster)
+}
+
 // workers are the Cluster's Machines without the control-plane label, and
-// controlPlane those with it.
+// controlPlane the control-plane Machines the teardown waits for.
 func (s *Scope) split() (workers, controlPlane []*clusterv1.Machine) {
 	for _, m := range s.Machines {
-		if isControlPlane(m) {
-			controlPlane = append(controlPlane, m)
-		} else {
+		switch {
+		case !isControlPlane(m):
 			workers = append(workers, m)
+		case s.waitsFor(m):
+			controlPlane = append(controlPlane, m)
 		}
 	}
 	return workers, controlPlane
@@ -46,7 +56,7 @@ func descendants(s *Scope) string {
 	workers, controlPlane := false, false
 	for _, m := range s.Machines {
 		cp := isControlPlane(m)
-		workers, controlPlane = workers || !cp, controlPlane || cp
+		workers, controlPlane = workers || !cp, controlPlane || cp && s.waitsFor(m)
 	}
 	switch {
 	case len(s.MachineDeployments) > 0:
@@ -156,8 +166,26 @@ func deleteControlPlaneMachines(ctx context.Context, s *Scope) engine.Outcome {
 // Remaining says what the teardown of the Cluster still waits on: the
 // MachineDeployments, then the MachineSets and worker Machines, or, once
 // they are gone, the control-plane Machines, each Machine with the deletion
-// step it is in (krtt explain cluster prints it too).
+// step it is in, and last the control plane object (krtt explain cluster
+// prints it too).
 func (s *Scope) Remaining() string {
+	msg := s.machinesRemaining()
+	cp := s.controlPlaneLeft()
+	switch {
+	case cp == "" && msg == "":
+		return "nothing is left"
+	case cp == "":
+		return msg
+	case msg == "":
+		return fmt.Sprintf("every MachineDeployment, MachineSet and Machine the Cluster waits for is gone; waiting for %s to be deleted", cp)
+	}
+	return msg + "; then " + cp
+}
+
+// machinesRemaining is Remaining without the control plane object; empty
+// when no MachineDeployment, MachineSet or Machine the teardown waits for
+// is left.
+func (s *Scope) machinesRemaining() string {
 	workers, controlPlane := s.split()
 	if len(s.MachineDeployments) > 0 {
 		var mds []string
@@ -201,7 +229,7 @@ func (s *Scope) Remaining() string {
 	}
 	if len(s.MachineSets) == 0 && len(workers) == 0 {
 		if len(controlPlane) == 0 {
-			return "nothing is left"
+			return ""
 		}
 		return fmt.Sprintf("every worker is gone; %s still deleting: %s", plural(len(controlPlane), "control-plane Machine"), s.machineNames(controlPlane))
 	}
