@@ -2,7 +2,8 @@
 Feature: A MachineDeployment rolls its Machines out to a new template
   As a platform engineer I change a MachineDeployment's template; it makes
   one MachineSet per template revision and replaces the old Machines as
-  its strategy allows, keeps a few old revisions for a rollback, spreads a
+  its strategy allows, deletes the old MachineSets once the rollout is done
+  (or keeps revisionHistoryLimit of them for a rollback), spreads a
   scale over its MachineSets, and says when a rollout is stuck.
 
   Background:
@@ -27,11 +28,12 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And the MachineDeployment "md" reaches phase "Running"
     And the MachineDeployment "md" has condition "Progressing" with status "True" and reason "RolloutComplete"
     And the MachineDeployment "md" has condition "Available" with status "True" and reason "MinimumReplicasAvailable"
-    And the MachineSet called "v1" asks for 0 replicas
+    And the MachineSet called "v1" is gone
+    And the MachineDeployment "md" has 1 MachineSet
     And the deployment "md" never had more than 4 Machines nor fewer than 3 available at any watch event
 
   @row:machinedeployment-rollout:O07 @row:machinedeployment-rollout:O09 @row:machinedeployment-normal:N08
-  Scenario: a template change in the middle of a rollout starts a new revision; the oldest beyond the history goes
+  Scenario: a template change in the middle of a rollout starts a new revision; the old ones go once it is done
     Given a MachineDeployment "md" of 3 Machines
     And the providers bring every Machine of the deployment "md" to Running as it comes
     And the MachineDeployment "md" reports 3 replicas, 3 updated and 3 available
@@ -48,8 +50,8 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And the current MachineSet of "md" is called "v3"
     And the MachineDeployment "md" reports 3 replicas, 3 updated and 3 available
     And the MachineSet called "v1" is gone
-    And the MachineSet called "v2" asks for 0 replicas
-    And the MachineDeployment "md" has 2 MachineSets
+    And the MachineSet called "v2" is gone
+    And the MachineDeployment "md" has 1 MachineSet
     And the deployment "md" never had more than 4 Machines nor fewer than 3 available at any watch event
 
   @row:machinedeployment-rollout:O01 @row:machinedeployment-rollout:O14
@@ -82,7 +84,7 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And the template of the MachineDeployment "md" is pointed at new templates "v2"
     Then every Machine of the deployment "md" is of the current MachineSet
     And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
-    And the MachineSet called "v1" asks for 0 replicas
+    And the MachineSet called "v1" is gone
     And the deployment "md" never had more than 2 Machines nor fewer than 0 available at any watch event
 
   @row:machinedeployment-rollout:O04 @row:machinedeployment-rollout:O11 @row:machinedeployment-rollout:O08
@@ -123,8 +125,8 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And the MachineDeployment "md" has condition "Paused" with status "False" and reason "NotPaused"
 
   @row:machinedeployment-normal:N07
-  Scenario: a rollback to an earlier template reuses its MachineSet as the newest revision
-    Given a MachineDeployment "md" of 2 Machines
+  Scenario: a rollback to an earlier template kept by revisionHistoryLimit reuses its MachineSet as the newest revision
+    Given a MachineDeployment "md" of 2 Machines with revisionHistoryLimit 1
     And the providers bring every Machine of the deployment "md" to Running as it comes
     And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
     And the current MachineSet of "md" is called "v1"
@@ -136,6 +138,19 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And every Machine of the deployment "md" is of the current MachineSet
     And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
     And the MachineDeployment "md" has 2 MachineSets
+
+  # Cluster API v1.14 mdutil.MachineTemplateUpToDate compares the version first.
+  Scenario: a Kubernetes version upgrade replaces every Machine
+    Given a MachineDeployment "md" of 2 Machines
+    And the providers bring every Machine of the deployment "md" to Running as it comes
+    And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
+    And the current MachineSet of "md" is called "v1"
+    When the template of the MachineDeployment "md" is upgraded to version "v1.37.1"
+    Then every Machine of the deployment "md" is of the current MachineSet
+    And every Machine of the deployment "md" has version "v1.37.1"
+    And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
+    And the MachineSet called "v1" is gone
+    And the MachineDeployment "md" has 1 MachineSet
 
   @row:machinedeployment-normal:N07
   Scenario: template labels reach the Machines in place, nothing rolls
@@ -208,7 +223,7 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And the MachineDeployment "md" has condition "Progressing" with status "True" and reason "RolloutComplete"
     And the MachineDeployment "md" has 1 MachineSet
     When 2 minutes pass on the operator's clock
-    Then the MachineSet called "v1" asks for 0 replicas
-    And the MachineDeployment "md" has 2 MachineSets
-    And every Machine of the deployment "md" is of the current MachineSet
+    Then every Machine of the deployment "md" is of the current MachineSet
+    And the MachineSet called "v1" is gone
+    And the MachineDeployment "md" has 1 MachineSet
     And the MachineDeployment "md" reports 1 replica, 1 updated and 1 available

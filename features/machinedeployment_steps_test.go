@@ -49,6 +49,8 @@ func registerMachineDeploymentSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^the template of the MachineDeployment "([^"]*)" is pointed at new templates "([^"]*)"$`, w.deploymentNewTemplates)
 	sc.Step(`^the template of the MachineDeployment "([^"]*)" is pointed back at the templates "([^"]*)"$`, w.deploymentTemplatesBack)
 	sc.Step(`^the template of the MachineDeployment "([^"]*)" gets the label "([^"]*)" = "([^"]*)"$`, w.deploymentTemplateLabel)
+	sc.Step(`^the template of the MachineDeployment "([^"]*)" is upgraded to version "([^"]*)"$`, w.deploymentTemplateVersion)
+	sc.Step(`^every Machine of the deployment "([^"]*)" has version "([^"]*)"$`, w.allMachinesOfVersion)
 	sc.Step(`^the MachineDeployment "([^"]*)" is scaled to (\d+)$`, w.scaleDeployment)
 	sc.Step(`^the MachineDeployment "([^"]*)" is (paused|resumed)$`, w.pauseDeployment)
 	sc.Step(`^I delete the MachineDeployment "([^"]*)"$`, w.deleteDeployment)
@@ -371,6 +373,30 @@ func (w *world) deploymentTemplatesBack(ctx context.Context, name, tpl string) e
 func (w *world) deploymentTemplateLabel(ctx context.Context, name, key, value string) error {
 	return w.updateDeployment(ctx, name, func(md *clusterv1.MachineDeployment) {
 		md.Spec.Template.ObjectMeta.Labels[key] = value
+	})
+}
+
+func (w *world) deploymentTemplateVersion(ctx context.Context, name, version string) error {
+	return w.updateDeployment(ctx, name, func(md *clusterv1.MachineDeployment) {
+		md.Spec.Template.Spec.Version = version
+	})
+}
+
+func (w *world) allMachinesOfVersion(ctx context.Context, name, version string) error {
+	return w.eventually(ctx, "every Machine of "+name+" at "+version, func(ctx context.Context) error {
+		machines, err := w.deploymentMachines(ctx, name)
+		if err != nil {
+			return err
+		}
+		if len(machines) == 0 {
+			return fmt.Errorf("no Machine")
+		}
+		for _, m := range machines {
+			if m.Spec.Version != version {
+				return fmt.Errorf("Machine %s has version %q", m.Name, m.Spec.Version)
+			}
+		}
+		return nil
 	})
 }
 

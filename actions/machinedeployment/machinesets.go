@@ -123,7 +123,7 @@ func historySurplus(s *Scope) []*Set {
 			idle = append(idle, set)
 		}
 	}
-	limit := 1
+	limit := 0
 	if l := s.MD.Spec.RevisionHistoryLimit; l != nil {
 		limit = max(0, int(*l))
 	}

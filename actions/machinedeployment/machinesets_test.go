@@ -195,6 +195,20 @@ func TestTemplateHash(t *testing.T) {
 		t.Fatalf("hash did not change once rollout.after passed")
 	}
 	md.Spec.Rollout.After = nil
+	// A template without a version hashes as it did before the version
+	// was hashed: upgrading the operator rolls nothing.
+	if h != "74b66d49b9" {
+		t.Fatalf("hash of a template without a version is %s, was 74b66d49b9", h)
+	}
+	md.Spec.Template.Spec.Version = "v1.37.0"
+	v1 := TemplateHash(md, now)
+	if v1 == h {
+		t.Fatalf("hash did not change with the version")
+	}
+	md.Spec.Template.Spec.Version = "v1.37.1"
+	if got := TemplateHash(md, now); got == v1 {
+		t.Fatalf("hash did not change with a version upgrade")
+	}
 	md.Spec.Template.Spec.InfrastructureRef.Name = "b"
 	if got := TemplateHash(md, now); got == h {
 		t.Fatalf("hash did not change with the infrastructure template")
@@ -206,12 +220,12 @@ func TestHistorySurplus(t *testing.T) {
 	a, b, c := set("a", 0, 0, 0, 4), set("b", 0, 0, 0, 4), set("c", 0, 1, 0, 4)
 	cur := set("new", 3, 3, 3, 4)
 	s := scope(md, []*Set{a, b, c}, cur)
-	got := historySurplus(s)
-	if len(got) != 1 || got[0] != a {
-		t.Fatalf("got %v, want only the oldest idle set (default limit 1; c still has a Machine)", got)
+	// By default none is kept, as in Cluster API; c still has a Machine.
+	if got := historySurplus(s); len(got) != 2 || got[0] != a || got[1] != b {
+		t.Fatalf("got %v, want both idle sets, oldest first (default limit 0)", got)
 	}
-	md.Spec.RevisionHistoryLimit = ptr.To(int32(0))
-	if got := historySurplus(s); len(got) != 2 {
-		t.Fatalf("got %d, want both idle sets with limit 0", len(got))
+	md.Spec.RevisionHistoryLimit = ptr.To(int32(1))
+	if got := historySurplus(s); len(got) != 1 || got[0] != a {
+		t.Fatalf("got %v, want only the oldest idle set with limit 1", got)
 	}
 }

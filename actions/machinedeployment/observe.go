@@ -143,11 +143,13 @@ func Revision(ms *clusterv1.MachineSet) int64 {
 	return n
 }
 
-// TemplateHash hashes what rolls out of the template: the bootstrap and
-// infrastructure references and the failure domain (Cluster API's
-// MachineTemplateDeepCopyRolloutFields leaves the same out: metadata,
-// the deletion and health settings). Once spec.rollout.after has passed,
-// it is part of the hash, so a new revision replaces every Machine.
+// TemplateHash hashes what rolls out of the template: the Kubernetes
+// version, the bootstrap and infrastructure references and the failure
+// domain (Cluster API's MachineTemplateDeepCopyRolloutFields leaves the same
+// out: metadata, the deletion and health settings). Once spec.rollout.after
+// has passed, it is part of the hash, so a new revision replaces every
+// Machine. Fields left empty are left out of what is hashed, so a template
+// without a version keeps the hash it had before the version was hashed.
 func TemplateHash(md *clusterv1.MachineDeployment, now time.Time) string {
 	spec := md.Spec.Template.Spec
 	in := struct {
@@ -155,7 +157,8 @@ func TemplateHash(md *clusterv1.MachineDeployment, now time.Time) string {
 		Infra         clusterv1.ObjectReference  `json:"i"`
 		FailureDomain string                     `json:"f,omitempty"`
 		After         *metav1.Time               `json:"a,omitempty"`
-	}{spec.Bootstrap, spec.InfrastructureRef, spec.FailureDomain, nil}
+		Version       string                     `json:"v,omitempty"`
+	}{spec.Bootstrap, spec.InfrastructureRef, spec.FailureDomain, nil, spec.Version}
 	if a := md.Spec.Rollout.After; a != nil && !now.Before(a.Time) {
 		in.After = a
 	}

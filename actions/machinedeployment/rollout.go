@@ -97,7 +97,7 @@ func Undo(ctx context.Context, c client.Client, key client.ObjectKey, to int64) 
 		// The newest revision is the current one; the one before it is
 		// what an undo goes back to.
 		if len(sets) < 2 {
-			return 0, fmt.Errorf("MachineDeployment %s has no earlier revision", key.Name)
+			return 0, fmt.Errorf("MachineDeployment %s has no earlier revision (spec.revisionHistoryLimit keeps old MachineSets after a rollout; it is 0 by default)", key.Name)
 		}
 		target = sets[len(sets)-2]
 	} else {

@@ -122,10 +122,12 @@ type MachineDeploymentSpec struct {
 	// +kubebuilder:validation:Maximum=86400
 	MinReadySeconds int32 `json:"minReadySeconds,omitempty"`
 
-	// revisionHistoryLimit is how many old MachineSets, scaled to 0, are
-	// kept for a rollback. Defaults to 1.
+	// revisionHistoryLimit is how many old MachineSets, scaled to 0 and
+	// without Machines, are kept for a rollback once a rollout is done.
+	// Defaults to 0: as in Cluster API, a finished rollout leaves only the
+	// current MachineSet.
 	// +optional
-	// +kubebuilder:default=1
+	// +kubebuilder:default=0
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=100
 	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
