@@ -3,8 +3,9 @@ Feature: A MachineDeployment rolls its Machines out to a new template
   As a platform engineer I change a MachineDeployment's template; it makes
   one MachineSet per template revision and replaces the old Machines as
   its strategy allows, deletes the old MachineSets once the rollout is done
-  (or keeps revisionHistoryLimit of them for a rollback), spreads a
-  scale over its MachineSets, and says when a rollout is stuck.
+  (or keeps revisionHistoryLimit of them for a rollback), grows only the
+  current MachineSet when scaled during a rollout (spreading a scale over
+  its MachineSets only while paused), and says when a rollout is stuck.
 
   Background:
     Given a Cluster "c1"
@@ -54,8 +55,10 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And the MachineDeployment "md" has 1 MachineSet
     And the deployment "md" never had more than 4 Machines nor fewer than 3 available at any watch event
 
-  @row:machinedeployment-rollout:O01 @row:machinedeployment-rollout:O14
-  Scenario: a scale during a rollout is spread over the MachineSets by size
+  # Cluster API v1.14 spreads a scale by size only while paused (sync, scale); otherwise its rollout
+  # planner grows only the current MachineSet (reconcileNewMachineSet) and shrinks the old ones.
+  @row:machinedeployment-rollout:O18 @row:machinedeployment-rollout:O17 @row:machinedeployment-rollout:O14
+  Scenario: a scale during a rollout grows only the current MachineSet, and a scale down cuts it to spec.replicas
     Given a MachineDeployment "md" of 3 Machines
     And the providers bring every Machine of the deployment "md" to Running as it comes
     And the MachineDeployment "md" reports 3 replicas, 3 updated and 3 available
@@ -65,13 +68,15 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And the current MachineSet of "md" is called "v2"
     And the MachineSet called "v2" asks for 1 replica
     And the MachineDeployment "md" is scaled to 6
-    Then the MachineSet called "v1" asks for 5 replicas
-    And the MachineSet called "v2" asks for 2 replicas
+    Then the MachineSet called "v2" asks for 4 replicas
+    And the MachineSet called "v1" asks for 3 replicas
+    When the MachineDeployment "md" is scaled to 2
+    Then the MachineSet called "v2" asks for 2 replicas
     When the providers bring every Machine of the deployment "md" to Running as it comes
     Then every Machine of the deployment "md" is of the current MachineSet
-    And the MachineDeployment "md" reports 6 replicas, 6 updated and 6 available
-    When the MachineDeployment "md" is scaled to 2
-    Then the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
+    And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
+    When the MachineDeployment "md" is scaled to 1
+    Then the MachineDeployment "md" reports 1 replica, 1 updated and 1 available
     And the MachineDeployment "md" reaches phase "Running"
 
   @row:machinedeployment-rollout:O10 @row:machinedeployment-rollout:O12 @row:machinedeployment-rollout:O08
@@ -105,6 +110,25 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     Then every Machine of the deployment "md" is of the current MachineSet
     And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
     And the MachineDeployment "md" reaches phase "Running"
+
+  # Cluster API v1.14 reconcileOldMachineSetsOnDelete: a scale down takes the excess off the old MachineSets.
+  @row:machinedeployment-rollout:O19
+  Scenario: OnDelete scaled down during a rollout takes the excess off the old MachineSets, oldest first
+    Given a MachineDeployment "md" of 3 Machines with strategy OnDelete
+    And the providers bring every Machine of the deployment "md" to Running as it comes
+    And the MachineDeployment "md" reports 3 replicas, 3 updated and 3 available
+    And the current MachineSet of "md" is called "v1"
+    When the template of the MachineDeployment "md" is pointed at new templates "v2"
+    And the current MachineSet of "md" is called "v2"
+    And a user deletes an old Machine of the deployment "md"
+    Then the MachineSet called "v1" asks for 2 replicas
+    And the MachineSet called "v2" asks for 1 replica
+    When the MachineDeployment "md" is scaled to 2
+    Then the MachineSet called "v1" asks for 1 replica
+    And the MachineSet called "v2" asks for 1 replica
+    When a user deletes an old Machine of the deployment "md"
+    Then every Machine of the deployment "md" is of the current MachineSet
+    And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
 
   @row:machinedeployment-rollout:O02 @row:machinedeployment-rollout:O01 @row:machinedeployment-rollout:O03
   Scenario: a paused deployment rolls nothing out but still scales

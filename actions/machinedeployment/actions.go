@@ -163,6 +163,28 @@ func scaleDownOldMachineSets(ctx context.Context, s *Scope) engine.Outcome {
 	return engine.OKf("Scaled down old MachineSet(s): %s; %d Machines available, at least %d kept", msg, s.Totals().Available, s.Replicas()-unavailable)
 }
 
+// scaleDownNewMachineSet cuts the current MachineSet to spec.replicas.
+func scaleDownNewMachineSet(ctx context.Context, s *Scope) engine.Outcome {
+	sizes := map[*Set]int{s.New: s.Replicas()}
+	msg := describe(sizes, s)
+	if err := scaleTo(ctx, s, sizes, true); err != nil {
+		return engine.Fail(err)
+	}
+	return engine.OKf("Scaled down the current MachineSet to spec.replicas: %s", msg)
+}
+
+func scaleDownOldMachineSetsToReplicas(ctx context.Context, s *Scope) engine.Outcome {
+	sizes := map[*Set]int{}
+	for set, n := range oldExcess(s) {
+		sizes[set] = set.Spec() - n
+	}
+	msg := describe(sizes, s)
+	if err := scaleTo(ctx, s, sizes, false); err != nil {
+		return engine.Fail(err)
+	}
+	return engine.OKf("OnDelete: old MachineSet(s) scaled down to spec.replicas %d, oldest first: %s", s.Replicas(), msg)
+}
+
 func scaleOldMachineSetsToZero(ctx context.Context, s *Scope) engine.Outcome {
 	sizes := map[*Set]int{}
 	for _, set := range s.Old {

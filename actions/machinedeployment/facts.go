@@ -67,6 +67,8 @@ func registerFacts(r *engine.Registry[*Scope]) {
 		return "Gone"
 	})
 	r.Bool("newSetBelow", func(s *Scope) bool { return s.New != nil && s.NewTarget() > s.New.Spec() })
+	r.Bool("newSetAbove", func(s *Scope) bool { return s.New != nil && s.New.Spec() > s.Replicas() })
+	r.Bool("oldSetsOverReplicas", func(s *Scope) bool { return len(oldExcess(s)) > 0 })
 	r.Bool("unavailableRoom", func(s *Scope) bool { return s.MD != nil && oldScaleDown(s) > 0 })
 	r.Bool("oldSetsAboveMachines", func(s *Scope) bool {
 		for _, set := range s.Old {

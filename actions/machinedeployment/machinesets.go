@@ -254,6 +254,32 @@ func oldScaleDowns(s *Scope) map[*Set]int {
 	return out
 }
 
+// oldExcess is how far each old set with replicas shrinks, oldest first,
+// when they and the current set ask for more than spec.replicas under
+// OnDelete (a scale down during the rollout): Cluster API's
+// reconcileOldMachineSetsOnDelete takes the excess off the old sets, never
+// off the current one.
+func oldExcess(s *Scope) map[*Set]int {
+	out := map[*Set]int{}
+	if s.MD == nil || s.Strategy() != clusterv1.OnDeleteStrategy {
+		return out
+	}
+	excess := s.Totals().OldSpec - s.Replicas()
+	if s.New != nil {
+		excess += s.New.Spec()
+	}
+	for _, set := range s.Old {
+		if excess <= 0 {
+			break
+		}
+		if n := min(set.Spec(), excess); n > 0 {
+			out[set] = n
+			excess -= n
+		}
+	}
+	return out
+}
+
 func oldScaleDown(s *Scope) int {
 	n := 0
 	for _, d := range oldScaleDowns(s) {

@@ -229,3 +229,28 @@ func TestHistorySurplus(t *testing.T) {
 		t.Fatalf("got %v, want only the oldest idle set with limit 1", got)
 	}
 }
+
+// OnDelete scaled down during a rollout: the old sets give up the excess,
+// oldest first, and the current one keeps its replicas (Cluster API
+// reconcileOldMachineSetsOnDelete, golden "ondelete ... scale down").
+func TestOldExcessOnDelete(t *testing.T) {
+	md := deployment(3, "1", "0")
+	md.Spec.Strategy.Type = clusterv1.OnDeleteStrategy
+	a, b := set("a", 2, 2, 2, 6), set("b", 2, 2, 2, 6)
+	cur := set("new", 2, 2, 2, 6)
+	s := scope(md, []*Set{a, b}, cur)
+	got := oldExcess(s)
+	if len(got) != 2 || got[a] != 2 || got[b] != 1 {
+		t.Fatalf("got a %d, b %d (%d sets), want a 2 and b 1 off: 6 asked, 3 wanted", got[a], got[b], len(got))
+	}
+	md.Spec.Replicas = ptr.To(int32(6))
+	if got := oldExcess(s); len(got) != 0 {
+		t.Fatalf("got %v, want nothing off at spec.replicas", got)
+	}
+	// Other strategies shrink old sets by their own rows.
+	md.Spec.Replicas = ptr.To(int32(3))
+	md.Spec.Strategy.Type = clusterv1.RollingUpdateStrategy
+	if got := oldExcess(s); len(got) != 0 {
+		t.Fatalf("got %v under RollingUpdate, want nothing", got)
+	}
+}

@@ -30,6 +30,8 @@ func registerActions(r *engine.Registry[*Scope]) {
 	r.Action("CreateMachineSet", "Create the current template's MachineSet <deployment>-<hash>, with the next revision, sized as the strategy allows.", createMachineSet)
 	r.Action("ScaleUpNewMachineSet", "Scale the current MachineSet up to what the strategy allows now.", scaleUpNewMachineSet)
 	r.Action("ScaleDownOldMachineSets", "Scale old MachineSets down, oldest first, by their unavailable replicas and what the available Machines exceed spec.replicas - maxUnavailable.", scaleDownOldMachineSets)
+	r.Action("ScaleDownNewMachineSet", "Scale the current MachineSet down to spec.replicas.", scaleDownNewMachineSet)
+	r.Action("ScaleDownOldMachineSetsToReplicas", "Scale old MachineSets down, oldest first, until they and the current MachineSet ask for spec.replicas.", scaleDownOldMachineSetsToReplicas)
 	r.Action("ScaleOldMachineSetsToZero", "Scale every old MachineSet to 0.", scaleOldMachineSetsToZero)
 	r.Action("ScaleOldMachineSetsToMachines", "Scale each old MachineSet down to its Machines not being deleted.", scaleOldMachineSetsToMachines)
 	r.Action("DescribeRollout", "Report what the rollout waits on (no change).", describeRollout, engine.Pure())
