@@ -231,9 +231,24 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     Then the MachineDeployment "md" has condition "Progressing" with status "False" and reason "APIError"
     And the MachineDeployment "md" has 0 MachineSets
 
+  # Cluster API v1.14 rolloutPlanner.init: "cannot create a MachineSet when templates do not exist".
+  @row:machinedeployment-rollout:O20
+  Scenario: a MachineDeployment whose infrastructure template does not exist makes no MachineSet until it does
+    Given a MachineDeployment "md" of 2 Machines whose infrastructure template does not exist
+    Then the MachineDeployment "md" has condition "Progressing" with status "False" and reason "TemplateNotFound" and message containing "SimMachineTemplate md-missing does not exist"
+    And the MachineDeployment "md" has 0 MachineSets
+    When the missing infrastructure template of the MachineDeployment "md" is created
+    Then the MachineDeployment "md" has 1 MachineSet
+    And the providers bring every Machine of the deployment "md" to Running as it comes
+    And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
+
   @row:machinedeployment-rollout:O13
   Scenario: a MachineSet that cannot create its Machines leaves the deployment scaling up
-    Given a MachineDeployment "md" of 2 Machines whose infrastructure template does not exist
+    Given a MachineDeployment "md" of 1 Machine
+    And the providers bring every Machine of the deployment "md" to Running as it comes
+    And the MachineDeployment "md" reports 1 replica, 1 updated and 1 available
+    When the infrastructure template of the MachineDeployment "md" is deleted
+    And the MachineDeployment "md" is scaled to 2
     Then the MachineDeployment "md" reaches phase "ScalingUp"
     And the MachineDeployment "md" has condition "Progressing" with status "True" and reason "RolloutComplete"
     And the MachineDeployment "md" has 1 MachineSet

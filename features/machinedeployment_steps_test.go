@@ -39,6 +39,8 @@ func registerMachineDeploymentSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^a MachineDeployment "([^"]*)" of (\d+) Machines? whose infrastructure template kind is not served$`, w.aDeploymentUnserved)
 	sc.Step(`^a MachineDeployment "([^"]*)" of (\d+) Machines? whose infrastructure template does not exist$`, w.aDeploymentMissingTemplate)
 	sc.Step(`^a MachineDeployment "([^"]*)" of (\d+) Machines? of the missing Cluster "([^"]*)"$`, w.aDeploymentOfMissingCluster)
+	sc.Step(`^the missing infrastructure template of the MachineDeployment "([^"]*)" is created$`, w.createMissingTemplate)
+	sc.Step(`^the infrastructure template of the MachineDeployment "([^"]*)" is deleted$`, w.deleteDeploymentTemplate)
 	sc.Step(`^a paused MachineDeployment "([^"]*)" of (\d+) Machines?$`, w.aPausedDeployment)
 	sc.Step(`^a MachineDeployment "([^"]*)" of (\d+) Machines? to be rolled out (\d+) minutes? from now on the operator's clock$`, w.aDeploymentRolledOutLater)
 
@@ -59,6 +61,7 @@ func registerMachineDeploymentSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^the MachineDeployment "([^"]*)" reports (\d+) replicas?, (\d+) updated and (\d+) available$`, w.deploymentReports)
 	sc.Step(`^the MachineDeployment "([^"]*)" reaches phase "([^"]*)"$`, w.deploymentPhase)
 	sc.Step(`^the MachineDeployment "([^"]*)" has condition "([^"]*)" with status "([^"]*)" and reason "([^"]*)"$`, w.deploymentCondition)
+	sc.Step(`^the MachineDeployment "([^"]*)" has condition "([^"]*)" with status "([^"]*)" and reason "([^"]*)" and message containing "([^"]*)"$`, w.deploymentConditionSaying)
 	sc.Step(`^the MachineDeployment "([^"]*)" has (\d+) MachineSets?$`, w.deploymentHasSets)
 	sc.Step(`^the MachineDeployment "([^"]*)" has (\d+) MachineSets? with replicas$`, w.deploymentHasActiveSets)
 	sc.Step(`^the MachineSets of "([^"]*)" ask for (\d+) replicas in all$`, w.deploymentSetsSum)
@@ -150,6 +153,23 @@ func (w *world) aDeploymentMissingTemplate(ctx context.Context, name string, rep
 	return w.newDeployment(ctx, name, replicas, func(md *clusterv1.MachineDeployment) {
 		md.Spec.Template.Spec.InfrastructureRef.Name = name + "-missing"
 	})
+}
+
+// createMissingTemplate creates the infrastructure template
+// aDeploymentMissingTemplate named but did not create.
+func (w *world) createMissingTemplate(ctx context.Context, name string) error {
+	cloned := clusterv1.TemplateMetadata{Labels: map[string]string{clusterv1.WatchFilterLabel: harness.Filter}}
+	return w.h.Client.Create(ctx, harness.Label(&simv1.SimMachineTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name + "-missing"},
+		Spec: simv1.SimMachineTemplateSpec{Template: simv1.SimMachineTemplateResource{ObjectMeta: cloned}}}))
+}
+
+func (w *world) deleteDeploymentTemplate(ctx context.Context, name string) error {
+	md, err := w.deployment(ctx, name)
+	if err != nil {
+		return err
+	}
+	ref := md.Spec.Template.Spec.InfrastructureRef
+	return w.h.Client.Delete(ctx, &simv1.SimMachineTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: ref.Name}})
 }
 
 func (w *world) aDeploymentOfMissingCluster(ctx context.Context, name string, replicas int, cluster string) error {
@@ -478,7 +498,11 @@ func (w *world) deploymentPhase(ctx context.Context, name, phase string) error {
 }
 
 func (w *world) deploymentCondition(ctx context.Context, name, ctype, status, reason string) error {
-	return w.eventually(ctx, fmt.Sprintf("MachineDeployment condition %s %s %s", ctype, status, reason), func(ctx context.Context) error {
+	return w.deploymentConditionSaying(ctx, name, ctype, status, reason, "")
+}
+
+func (w *world) deploymentConditionSaying(ctx context.Context, name, ctype, status, reason, words string) error {
+	return w.eventually(ctx, fmt.Sprintf("MachineDeployment condition %s %s %s %q", ctype, status, reason, words), func(ctx context.Context) error {
 		md, err := w.deployment(ctx, name)
 		if err != nil {
 			return err
@@ -487,7 +511,7 @@ func (w *world) deploymentCondition(ctx context.Context, name, ctype, status, re
 		if c == nil {
 			return fmt.Errorf("no %s condition; %s", ctype, describeDeployment(md))
 		}
-		if string(c.Status) != status || c.Reason != reason {
+		if string(c.Status) != status || c.Reason != reason || !strings.Contains(c.Message, words) {
 			return fmt.Errorf("%s=%s reason %s message %q; %s", ctype, c.Status, c.Reason, c.Message, describeDeployment(md))
 		}
 		return nil

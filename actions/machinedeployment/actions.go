@@ -213,6 +213,10 @@ func scaleOldMachineSetsToMachines(ctx context.Context, s *Scope) engine.Outcome
 	return engine.OKf("OnDelete: old MachineSet(s) follow their deleted Machines: %s", msg)
 }
 
+func describeMissingTemplates(_ context.Context, s *Scope) engine.Outcome {
+	return engine.OKf("cannot create a MachineSet for the current template: %s does not exist", strings.Join(s.MissingTemplates, " and "))
+}
+
 // describeRollout says what a rollout waits on.
 func describeRollout(_ context.Context, s *Scope) engine.Outcome {
 	return engine.OKf("%s", Waiting(s))

@@ -67,6 +67,7 @@ func registerFacts(r *engine.Registry[*Scope]) {
 		return "Gone"
 	})
 	r.Bool("newSetBelow", func(s *Scope) bool { return s.New != nil && s.NewTarget() > s.New.Spec() })
+	r.Bool("templatesFound", func(s *Scope) bool { return len(s.MissingTemplates) == 0 })
 	r.Bool("newSetAbove", func(s *Scope) bool { return s.New != nil && s.New.Spec() > s.Replicas() })
 	r.Bool("oldSetsOverReplicas", func(s *Scope) bool { return len(oldExcess(s)) > 0 })
 	r.Bool("unavailableRoom", func(s *Scope) bool { return s.MD != nil && oldScaleDown(s) > 0 })

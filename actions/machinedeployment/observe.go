@@ -54,10 +54,11 @@ func (o *Observer) Observe(ctx context.Context, key client.ObjectKey, now time.T
 	return s
 }
 
-// readTemplates reads the templates the template names, only to meet an
-// API error (a kind that is not served) here rather than as MachineSets
-// that cannot create anything; a missing template is the MachineSets'
-// to report.
+// readTemplates reads the templates the template names: an API error (a
+// kind that is not served) is met here rather than as MachineSets that
+// cannot create anything, and a template that does not exist keeps a new
+// MachineSet from being made for it (Cluster API's rollout planner refuses
+// to create one).
 func (o *Observer) readTemplates(ctx context.Context, s *Scope) {
 	spec := s.MD.Spec.Template.Spec
 	refs := []clusterv1.ObjectReference{spec.InfrastructureRef}
@@ -65,8 +66,12 @@ func (o *Observer) readTemplates(ctx context.Context, s *Scope) {
 		refs = append(refs, *spec.Bootstrap.ConfigRef)
 	}
 	for _, ref := range refs {
-		if _, err := contract.Get(ctx, o.Client, ref, s.MD.Namespace, "template"); err != nil {
+		u, err := contract.Get(ctx, o.Client, ref, s.MD.Namespace, "template")
+		switch {
+		case err != nil:
 			s.keep(err)
+		case u == nil:
+			s.MissingTemplates = append(s.MissingTemplates, ref.Kind+" "+ref.Name)
 		}
 	}
 }

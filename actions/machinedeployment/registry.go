@@ -34,6 +34,7 @@ func registerActions(r *engine.Registry[*Scope]) {
 	r.Action("ScaleDownOldMachineSetsToReplicas", "Scale old MachineSets down, oldest first, until they and the current MachineSet ask for spec.replicas.", scaleDownOldMachineSetsToReplicas)
 	r.Action("ScaleOldMachineSetsToZero", "Scale every old MachineSet to 0.", scaleOldMachineSetsToZero)
 	r.Action("ScaleOldMachineSetsToMachines", "Scale each old MachineSet down to its Machines not being deleted.", scaleOldMachineSetsToMachines)
+	r.Action("DescribeMissingTemplates", "Name the templates spec.template references that do not exist (no change).", describeMissingTemplates, engine.Pure())
 	r.Action("DescribeRollout", "Report what the rollout waits on (no change).", describeRollout, engine.Pure())
 	r.Action("DeleteMachineSets", "Delete every MachineSet of the deployment once and wait until they are gone.", deleteMachineSets, engine.MayWait())
 }

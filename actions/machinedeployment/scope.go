@@ -43,6 +43,10 @@ type Scope struct {
 	// was last written.
 	Progressed bool
 
+	// MissingTemplates names the templates spec.template references that
+	// do not exist ("SimMachineTemplate workers-v2").
+	MissingTemplates []string
+
 	// Err is the first API error met while observing.
 	Err error
 }

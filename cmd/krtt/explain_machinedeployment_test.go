@@ -21,8 +21,8 @@ import (
 
 // explainMachineDeploymentScalingUp: krtt explain machinedeployment on a
 // deployment whose MachineSet cannot create Machines (its infrastructure
-// template does not exist) names the row (O13), the step and what it waits
-// on, with its MachineSet's revision and counts.
+// template was deleted after the MachineSet was made) names the row (O13),
+// the step and what it waits on, with its MachineSet's revision and counts.
 func explainMachineDeploymentScalingUp(t *testing.T, h *harness.Harness, kubeconfig string) {
 	ns := localcp.UniqueName("explain-md")
 	ctx := context.Background()
@@ -30,14 +30,34 @@ func explainMachineDeploymentScalingUp(t *testing.T, h *harness.Harness, kubecon
 	_, err := h.Cluster(ctx, ns, "c1")
 	harness.Must(t, err)
 	sel := map[string]string{"pool": "md"}
+	ghost := &simv1.SimMachineTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ghost"}}
+	harness.Must(t, h.Client.Create(ctx, harness.Label(ghost)))
+	md := &clusterv1.MachineDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "md"}}
 	harness.Must(t, h.Client.Create(ctx, harness.Label(&clusterv1.MachineDeployment{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "md"},
-		Spec: clusterv1.MachineDeploymentSpec{ClusterName: "c1", Replicas: ptr.To(int32(2)),
+		Spec: clusterv1.MachineDeploymentSpec{ClusterName: "c1", Replicas: ptr.To(int32(0)),
 			Selector: clusterv1.MachineSetSelector{MatchLabels: sel},
 			Template: clusterv1.MachineTemplateSpec{ObjectMeta: clusterv1.TemplateMetadata{Labels: sel},
 				Spec: clusterv1.MachineSpec{ClusterName: "c1", Bootstrap: clusterv1.MachineBootstrap{DataSecretName: ptr.To("data")},
 					InfrastructureRef: clusterv1.ObjectReference{APIGroup: simv1.GroupVersion.Group, Kind: "SimMachineTemplate", Name: "ghost"}}}},
 	})))
+	// The deployment makes its MachineSet while the template exists; then
+	// the template goes and the deployment is scaled up.
+	harness.Await(t, explainWait, "the MachineDeployment's MachineSet", func(ctx context.Context) error {
+		list := &clusterv1.MachineSetList{}
+		if err := h.Client.List(ctx, list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		if len(list.Items) != 1 {
+			return fmt.Errorf("%d MachineSets", len(list.Items))
+		}
+		return nil
+	})
+	harness.Must(t, h.Client.Delete(ctx, ghost))
+	harness.Must(t, h.Client.Get(ctx, client.ObjectKeyFromObject(md), md))
+	before := md.DeepCopy()
+	md.Spec.Replicas = ptr.To(int32(2))
+	harness.Must(t, h.Client.Patch(ctx, md, client.MergeFrom(before)))
 	var rep *krttexplain.Report
 	harness.Await(t, explainWait, "MachineDeployment scaling up", func(ctx context.Context) error {
 		r, err := machinedeployment.Explain(ctx, h.Client, h.Sets[machinedeployment.Name], client.ObjectKey{Namespace: ns, Name: "md"}, time.Now().UTC())
