@@ -235,7 +235,7 @@ Feature: A MachineDeployment rolls its Machines out to a new template
   @row:machinedeployment-rollout:O20
   Scenario: a MachineDeployment whose infrastructure template does not exist makes no MachineSet until it does
     Given a MachineDeployment "md" of 2 Machines whose infrastructure template does not exist
-    Then the MachineDeployment "md" has condition "Progressing" with status "False" and reason "TemplateNotFound" and message containing "SimMachineTemplate md-missing does not exist"
+    Then the MachineDeployment "md" has condition "Progressing" with status "False" and reason "TemplateNotFound" and message containing "SimMachineTemplate does not exist (md-missing)"
     And the MachineDeployment "md" has 0 MachineSets
     When the missing infrastructure template of the MachineDeployment "md" is created
     Then the MachineDeployment "md" has 1 MachineSet

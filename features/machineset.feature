@@ -100,7 +100,8 @@ Feature: A MachineSet keeps N Machines
   @row:machineset-replicas:R04
   Scenario: a missing template holds the creation until it exists
     Given a MachineSet "ms" of 1 Machine whose infrastructure template "ghost" does not exist
-    Then the MachineSet "ms" has condition "ScalingUp" with reason "TemplateNotFound" and message containing "infrastructure template SimMachineTemplate ghost does not exist"
+    Then the MachineSet "ms" has condition "ScalingUp" with reason "ScalingUp" and message containing "Scaling up from 0 to 1 replicas is blocked because:"
+    And the MachineSet "ms" has condition "ScalingUp" with reason "ScalingUp" and message containing "* SimMachineTemplate does not exist (infrastructure template SimMachineTemplate ghost)"
     And the MachineSet "ms" has 0 Machines
     When the infrastructure template "ghost" is created
     Then the MachineSet "ms" has 1 Machine

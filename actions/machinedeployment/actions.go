@@ -213,8 +213,18 @@ func scaleOldMachineSetsToMachines(ctx context.Context, s *Scope) engine.Outcome
 	return engine.OKf("OnDelete: old MachineSet(s) follow their deleted Machines: %s", msg)
 }
 
+// describeMissingTemplates names the kinds as Cluster API's
+// calculateMissingReferencesMessage does, then the templates.
 func describeMissingTemplates(_ context.Context, s *Scope) engine.Outcome {
-	return engine.OKf("cannot create a MachineSet for the current template: %s does not exist", strings.Join(s.MissingTemplates, " and "))
+	kinds, names := make([]string, len(s.MissingTemplates)), make([]string, len(s.MissingTemplates))
+	for i, ref := range s.MissingTemplates {
+		kinds[i], names[i] = ref.Kind, ref.Name
+	}
+	verb := "does"
+	if len(kinds) > 1 {
+		verb = "do"
+	}
+	return engine.OKf("cannot create a MachineSet for the current template: %s %s not exist (%s)", strings.Join(kinds, " and "), verb, strings.Join(names, ", "))
 }
 
 // describeRollout says what a rollout waits on.

@@ -71,7 +71,7 @@ func (o *Observer) readTemplates(ctx context.Context, s *Scope) {
 		case err != nil:
 			s.keep(err)
 		case u == nil:
-			s.MissingTemplates = append(s.MissingTemplates, ref.Kind+" "+ref.Name)
+			s.MissingTemplates = append(s.MissingTemplates, ref)
 		}
 	}
 }

@@ -43,9 +43,9 @@ type Scope struct {
 	// was last written.
 	Progressed bool
 
-	// MissingTemplates names the templates spec.template references that
-	// do not exist ("SimMachineTemplate workers-v2").
-	MissingTemplates []string
+	// MissingTemplates are the templates spec.template references that do
+	// not exist.
+	MissingTemplates []clusterv1.ObjectReference
 
 	// Err is the first API error met while observing.
 	Err error

@@ -122,8 +122,16 @@ func describeFailedMachines(_ context.Context, s *Scope) engine.Outcome {
 		c.Failed, c.Live, names(s.liveMachines(true)), s.MaxUnhealthy(), s.MaxInFlight(), c.InFlight)
 }
 
+// describeMissingTemplates words a blocked scale-up as Cluster API's
+// setScalingUpCondition does (calculateMissingReferencesMessage names the
+// kinds), then names the templates.
 func describeMissingTemplates(_ context.Context, s *Scope) engine.Outcome {
-	return engine.OKf("%s does not exist; %d Machines are missing", strings.Join(s.MissingTemplates, " and "), s.Replicas()-s.Counts.Total)
+	verb := "does"
+	if len(s.MissingKinds) > 1 {
+		verb = "do"
+	}
+	return engine.OKf("Scaling up from %d to %d replicas is blocked because:\n* %s %s not exist (%s)",
+		s.Counts.Total, s.Replicas(), strings.Join(s.MissingKinds, " and "), verb, strings.Join(s.MissingTemplates, ", "))
 }
 
 // createMachines creates replicas - Total Machines: Machines being deleted

@@ -92,6 +92,7 @@ func (o *Observer) readTemplate(ctx context.Context, s *Scope, ref clusterv1.Obj
 		s.keep(err)
 	case t == nil:
 		s.MissingTemplates = append(s.MissingTemplates, fmt.Sprintf("%s %s %s", what, ref.Kind, ref.Name))
+		s.MissingKinds = append(s.MissingKinds, ref.Kind)
 	}
 	return t
 }

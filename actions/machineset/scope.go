@@ -36,8 +36,11 @@ type Scope struct {
 
 	// Templates the template's spec names; nil when not used or missing.
 	BootstrapTemplate, InfrastructureTemplate *unstructured.Unstructured
-	// MissingTemplates names the templates that do not exist.
+	// MissingTemplates names the templates that do not exist
+	// ("infrastructure template SimMachineTemplate ghost"), MissingKinds
+	// their kinds.
 	MissingTemplates []string
+	MissingKinds     []string
 
 	// Owned are the Machines the set controls (being deleted or not).
 	Owned []*clusterv1.Machine
