@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
@@ -88,8 +89,8 @@ func TestMachineDeploymentDefaults(t *testing.T) {
 		ru.MaxUnavailable == nil || ru.MaxUnavailable.IntValue() != 0 || ru.Deletion.Order != clusterv1.DeletionOrderRandom {
 		t.Errorf("strategy %+v, want RollingUpdate, maxSurge 1, maxUnavailable 0, deletion order Random", md.Spec.Strategy)
 	}
-	if md.Spec.RevisionHistoryLimit == nil || *md.Spec.RevisionHistoryLimit != 1 || md.Spec.ProgressDeadlineSeconds == nil || *md.Spec.ProgressDeadlineSeconds != 600 {
-		t.Errorf("revisionHistoryLimit %v, progressDeadlineSeconds %v, want 1 and 600", md.Spec.RevisionHistoryLimit, md.Spec.ProgressDeadlineSeconds)
+	if md.Spec.RevisionHistoryLimit == nil || *md.Spec.RevisionHistoryLimit != 0 || md.Spec.ProgressDeadlineSeconds == nil || *md.Spec.ProgressDeadlineSeconds != 600 {
+		t.Errorf("revisionHistoryLimit %v, progressDeadlineSeconds %v, want 0 and 600", ptr.Deref(md.Spec.RevisionHistoryLimit, -1), ptr.Deref(md.Spec.ProgressDeadlineSeconds, -1))
 	}
 	if r := md.Spec.Remediation; r.MaxInFlight == nil || *r.MaxInFlight != 1 {
 		t.Errorf("remediation %+v, want maxInFlight 1", r)
