@@ -18,6 +18,7 @@ Feature: Cluster teardown
     And a kubelet runs on the Node of "cp"
     And Pod "p2" runs on the Node of "cp"
     Then the Cluster "c1" has the krtt finalizer
+    And the Cluster "c1" has condition "Deleting" with status "False" and reason "NotDeleting" and message containing ""
     And the MachineSet "workers" is owned by the Cluster "c1"
     When I delete the Cluster "c1"
     Then Pod "p1" is evicted

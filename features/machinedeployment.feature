@@ -29,6 +29,7 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And the MachineDeployment "md" reaches phase "Running"
     And the MachineDeployment "md" has condition "Progressing" with status "True" and reason "RolloutComplete"
     And the MachineDeployment "md" has condition "Available" with status "True" and reason "Available"
+    And the MachineDeployment "md" has condition "Deleting" with status "False" and reason "NotDeleting"
     And the MachineSet called "v1" is gone
     And the MachineDeployment "md" has 1 MachineSet
     And the deployment "md" never had more than 4 Machines nor fewer than 3 available at any watch event
@@ -126,6 +127,7 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     When the MachineDeployment "md" is scaled to 2
     Then the MachineSet called "v1" asks for 1 replica
     And the MachineSet called "v2" asks for 1 replica
+    And the MachineDeployment "md" reports 2 replicas, 1 updated and 2 available
     When a user deletes an old Machine of the deployment "md"
     Then every Machine of the deployment "md" is of the current MachineSet
     And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available

@@ -19,6 +19,7 @@ Feature: A MachineSet keeps N Machines
     And the MachineSet "ms" reports 3 replicas, 3 ready and 3 available
     And the MachineSet "ms" has condition "MachinesReady" with status "True" and reason "Ready"
     And the MachineSet "ms" has condition "ScalingUp" with status "False" and reason "NotScalingUp"
+    And the MachineSet "ms" has condition "Deleting" with status "False" and reason "NotDeleting"
 
   @row:machineset-replicas:R05 @row:machineset-replicas:R06
   Scenario: kubectl scale works both ways; scaling down deletes the Machine marked for deletion, then the one not Ready
@@ -155,6 +156,7 @@ Feature: A MachineSet keeps N Machines
     When I delete the MachineSet "ms"
     Then the MachineSet "ms" controls 0 Machines
     And the MachineSet "ms" has condition "ScalingDown" with status "False" and reason "NotScalingDown"
+    And the MachineSet "ms" has condition "Deleting" with reason "Deleting" and message containing "Deletion completed"
     And row "S04" fired for "ms"
     When the finalizer "example.com/keep" is removed from the MachineSet "ms"
     Then the MachineSet "ms" is gone

@@ -233,7 +233,7 @@ func register(reg *engine.Registry[*Scope]) {
 	reg.Action("DeleteControlPlane", "Delete the object spec.controlPlaneRef names unless it is being deleted; wait until it is gone (fail when it could not be read).", deleteControlPlane, engine.MayWait())
 	reg.Action("DescribeControlPlane", "Name the object spec.controlPlaneRef names and say whether it exists (no change).", describeControlPlane, engine.Pure())
 	reg.Action("DescribeWorkloadCluster", "Say how the Node side is reached: which Secret and API server, since when, and the error.", describe, engine.Pure())
-	reg.Mirror("machines", "status.machines counts the Cluster's Machines (total, Ready, being deleted); MachinesReady is True when every one is Ready; Paused is False unless a row says otherwise.", mirrorMachines)
+	reg.Mirror("machines", "status.machines counts the Cluster's Machines (total, Ready, being deleted); MachinesReady is True when every one is Ready; Deleting is False (NotDeleting) until the Cluster is deleted; Paused is False unless a row says otherwise.", mirrorMachines)
 }
 
 // reconnected: the connection says the workload cluster came back at a
@@ -322,6 +322,11 @@ func mirrorMachines(s *Scope) {
 		cond.Message = fmt.Sprintf("All %d Machines are Ready", counts.Total)
 	}
 	meta.SetStatusCondition(&c.Status.Conditions, cond)
+	if c.DeletionTimestamp.IsZero() {
+		// While it is being deleted, the teardown rows say what it waits on.
+		meta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{Type: clusterv1.DeletingCondition, Status: metav1.ConditionFalse,
+			Reason: clusterv1.NotDeletingReason, ObservedGeneration: c.Generation})
+	}
 	// A row that pauses the Cluster writes Paused=True and skips the
 	// mirrors, so reaching here means it is not paused.
 	meta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{Type: clusterv1.PausedCondition, Status: metav1.ConditionFalse,

@@ -9,13 +9,14 @@ import (
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/reconciler"
 )
 
 // registerStatus registers what every reconcile mirrors from the observed
 // MachineSets and Machines.
 func registerStatus(r *engine.Registry[*Scope]) {
 	r.Mirror("replicaCounts", "status.replicas (every Machine, being deleted included), updatedReplicas (the current MachineSet's Machines not being deleted), readyReplicas, availableReplicas, unavailableReplicas, selector, and progressTime when the counts or the generation changed.", mirrorCounts)
-	r.Mirror("availability", "Available is True when at least spec.replicas - maxUnavailable Machines are available (spec.replicas for Recreate and OnDelete); Paused is False unless a row says otherwise.", mirrorConditions)
+	r.Mirror("availability", "Available is True when at least spec.replicas - maxUnavailable Machines are available (spec.replicas for Recreate and OnDelete); Deleting says how many Machines (or MachineSets) a deployment being deleted waits for; Paused is False unless a row says otherwise.", mirrorConditions)
 }
 
 func mirrorCounts(s *Scope) {
@@ -68,4 +69,5 @@ func mirrorConditions(s *Scope) {
 		setCondition(s, clusterv1.AvailableCondition, metav1.ConditionFalse, "NotAvailable", fmt.Sprintf("%d available replicas, at least %d required", have, want))
 	}
 	setCondition(s, clusterv1.PausedCondition, metav1.ConditionFalse, "NotPaused", "")
+	meta.SetStatusCondition(&s.MD.Status.Conditions, reconciler.DeletingCondition(s.MD, s.Totals().Total, len(s.Sets)))
 }

@@ -269,7 +269,7 @@ func deleteAllMachines(ctx context.Context, s *Scope) engine.Outcome {
 	if err := deleteMachines(ctx, s, all); err != nil {
 		return engine.Fail(err)
 	}
-	return engine.Wait("Waiting for %d Machine(s) to be deleted: %s", len(all), names(all))
+	return engine.Wait("%s: %s", reconciler.DeletingCondition(s.Set, len(all), 0).Message, names(all))
 }
 
 // names lists a few Machine names and says how many more there are.

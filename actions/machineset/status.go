@@ -10,6 +10,7 @@ import (
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/reconciler"
 )
 
 // registerStatus registers what every reconcile mirrors from the observed
@@ -18,7 +19,7 @@ import (
 // MachinesReady summary.
 func registerStatus(r *engine.Registry[*Scope]) {
 	r.Mirror("replicaCounts", "status.replicas (every Machine of the set, being deleted included), readyReplicas, availableReplicas, upToDateReplicas, fullyLabeledReplicas, failedReplicas and selector from the set's Machines.", mirrorCounts)
-	r.Mirror("replicaConditions", "ScalingUp, ScalingDown and Remediating say what the counts show; Paused is False unless a row says otherwise.", mirrorConditions)
+	r.Mirror("replicaConditions", "ScalingUp, ScalingDown, Deleting and Remediating say what the counts show; Paused is False unless a row says otherwise.", mirrorConditions)
 	r.Summary(clusterv1.MachinesReadyCondition, "True when every Machine of the set that is not being deleted is Ready; otherwise names those that are not.", summarizeMachinesReady)
 }
 
@@ -39,18 +40,27 @@ func setCondition(s *Scope, t string, status metav1.ConditionStatus, reason, mes
 	})
 }
 
+// mirrorConditions words ScalingUp, ScalingDown and Deleting as Cluster
+// API's setScalingUpCondition, setScalingDownCondition and
+// setDeletingCondition do: a set being deleted wants 0 Machines.
 func mirrorConditions(s *Scope) {
 	c, want := s.Counts, s.Replicas()
-	if c.Total < want && s.Set.DeletionTimestamp.IsZero() {
-		setCondition(s, clusterv1.ScalingUpCondition, metav1.ConditionTrue, "ScalingUp", fmt.Sprintf("%d of %d Machines", c.Total, want))
+	deleting := !s.Set.DeletionTimestamp.IsZero()
+	if deleting {
+		want = 0
+	}
+	if c.Total < want {
+		setCondition(s, clusterv1.ScalingUpCondition, metav1.ConditionTrue, "ScalingUp", fmt.Sprintf("Scaling up from %d to %d replicas", c.Total, want))
 	} else {
 		setCondition(s, clusterv1.ScalingUpCondition, metav1.ConditionFalse, "NotScalingUp", "")
 	}
-	if c.Total > want && s.Set.DeletionTimestamp.IsZero() {
-		setCondition(s, clusterv1.ScalingDownCondition, metav1.ConditionTrue, "ScalingDown", fmt.Sprintf("%d Machines (%d being deleted), %d wanted", c.Total, c.Deleting, want))
+	if c.Total > want {
+		setCondition(s, clusterv1.ScalingDownCondition, metav1.ConditionTrue, "ScalingDown",
+			fmt.Sprintf("Scaling down from %d to %d replicas (%d being deleted)", c.Total, want, c.Deleting))
 	} else {
 		setCondition(s, clusterv1.ScalingDownCondition, metav1.ConditionFalse, "NotScalingDown", "")
 	}
+	meta.SetStatusCondition(&s.Set.Status.Conditions, reconciler.DeletingCondition(s.Set, c.Total, 0))
 	if c.Failed == 0 && c.InFlight == 0 {
 		setCondition(s, clusterv1.RemediatingCondition, metav1.ConditionFalse, "NoFailedMachines", "")
 	} else {
