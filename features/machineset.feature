@@ -46,7 +46,7 @@ Feature: A MachineSet keeps N Machines
     Then Machine "a" of the set is gone
     And Machine "b" of the set still exists
     And the MachineSet "ms" has 2 Machines
-    And the MachineSet "ms" has condition "Remediating" with status "False" and reason "NoFailedMachines"
+    And the MachineSet "ms" has condition "Remediating" with status "False" and reason "NotRemediating"
 
   @row:machineset-replicas:R07 @row:machineset-replicas:R02 @row:machineset-replicas:R06
   Scenario: no failed Machine is replaced while more than maxUnhealthy are failed; a scale-down deletes it first

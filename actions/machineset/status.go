@@ -62,9 +62,9 @@ func mirrorConditions(s *Scope) {
 	}
 	meta.SetStatusCondition(&s.Set.Status.Conditions, reconciler.DeletingCondition(s.Set, c.Total, 0))
 	if c.Failed == 0 && c.InFlight == 0 {
-		setCondition(s, clusterv1.RemediatingCondition, metav1.ConditionFalse, "NoFailedMachines", "")
+		setCondition(s, clusterv1.RemediatingCondition, metav1.ConditionFalse, "NotRemediating", "")
 	} else {
-		setCondition(s, clusterv1.RemediatingCondition, metav1.ConditionTrue, "ReplacingFailedMachines",
+		setCondition(s, clusterv1.RemediatingCondition, metav1.ConditionTrue, "Remediating",
 			fmt.Sprintf("%d failed Machine(s) wait, %d being replaced", c.Failed, c.InFlight))
 	}
 	setCondition(s, clusterv1.PausedCondition, metav1.ConditionFalse, "NotPaused", "")
@@ -90,6 +90,11 @@ func summarizeMachinesReady(s *Scope) {
 		if m.DeletionTimestamp.IsZero() && readySince(m) == nil {
 			notReady = append(notReady, m)
 		}
+	}
+	if len(s.Owned) == 0 {
+		// Cluster API's setMachinesReadyCondition: NoReplicas.
+		setCondition(s, clusterv1.MachinesReadyCondition, metav1.ConditionTrue, "NoReplicas", "")
+		return
 	}
 	if len(notReady) == 0 {
 		setCondition(s, clusterv1.MachinesReadyCondition, metav1.ConditionTrue, "Ready", fmt.Sprintf("%d of %d Machines Ready", s.Counts.Ready, s.Counts.Live))
