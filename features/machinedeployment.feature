@@ -76,7 +76,10 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     When the providers bring every Machine of the deployment "md" to Running as it comes
     Then every Machine of the deployment "md" is of the current MachineSet
     And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
-    When the MachineDeployment "md" is scaled to 1
+    When every Machine of the deployment "md" gets the pre-terminate hook "hold"
+    And the MachineDeployment "md" is scaled to 1
+    Then the MachineDeployment "md" reaches phase "ScalingDown"
+    When every Machine of the deployment "md" loses the pre-terminate hook "hold"
     Then the MachineDeployment "md" reports 1 replica, 1 updated and 1 available
     And the MachineDeployment "md" reaches phase "Running"
 
@@ -177,6 +180,18 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
     And the MachineSet called "v1" is gone
     And the MachineDeployment "md" has 1 MachineSet
+
+  # Cluster API v1.14 computeDesiredOldMS: the in-place fields reach the old MachineSets too.
+  @row:machinedeployment-normal:N07
+  Scenario: template labels reach the old Machines an OnDelete rollout still waits to replace
+    Given a MachineDeployment "md" of 2 Machines with strategy OnDelete
+    And the providers bring every Machine of the deployment "md" to Running as it comes
+    And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
+    When the template of the MachineDeployment "md" is pointed at new templates "v2"
+    And the MachineDeployment "md" has condition "Progressing" with status "True" and reason "WaitingForDeletion"
+    And the template of the MachineDeployment "md" gets the label "tier" = "web"
+    Then every Machine of the deployment "md" has the label "tier" = "web"
+    And the MachineDeployment "md" reports 2 replicas, 0 updated and 2 available
 
   @row:machinedeployment-normal:N07
   Scenario: template labels reach the Machines in place, nothing rolls

@@ -54,6 +54,7 @@ func registerMachineDeploymentSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^the template of the MachineDeployment "([^"]*)" is upgraded to version "([^"]*)"$`, w.deploymentTemplateVersion)
 	sc.Step(`^every Machine of the deployment "([^"]*)" has version "([^"]*)"$`, w.allMachinesOfVersion)
 	sc.Step(`^the MachineDeployment "([^"]*)" is scaled to (\d+)$`, w.scaleDeployment)
+	sc.Step(`^every Machine of the deployment "([^"]*)" (gets|loses) the pre-terminate hook "([^"]*)"$`, w.deploymentMachinesHook)
 	sc.Step(`^the MachineDeployment "([^"]*)" is (paused|resumed)$`, w.pauseDeployment)
 	sc.Step(`^I delete the MachineDeployment "([^"]*)"$`, w.deleteDeployment)
 	sc.Step(`^a user deletes an old Machine of the deployment "([^"]*)"$`, w.deleteOldMachine)
@@ -418,6 +419,35 @@ func (w *world) allMachinesOfVersion(ctx context.Context, name, version string) 
 		}
 		return nil
 	})
+}
+
+// deploymentMachinesHook adds or removes a pre-terminate hook on every
+// Machine of the deployment, as a user holding their deletion would.
+func (w *world) deploymentMachinesHook(ctx context.Context, name, how, hook string) error {
+	machines, err := w.deploymentMachines(ctx, name)
+	if err != nil {
+		return err
+	}
+	if len(machines) == 0 {
+		return errors.New("no Machine")
+	}
+	key := clusterv1.PreTerminateDeleteHookAnnotationPrefix + hook
+	for i := range machines {
+		m := &machines[i]
+		before := m.DeepCopy()
+		if how == "gets" {
+			if m.Annotations == nil {
+				m.Annotations = map[string]string{}
+			}
+			m.Annotations[key] = ""
+		} else {
+			delete(m.Annotations, key)
+		}
+		if err := w.h.Client.Patch(ctx, m, client.MergeFrom(before)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (w *world) scaleDeployment(ctx context.Context, name string, replicas int) error {

@@ -17,18 +17,26 @@ import (
 // The MachineSets a deployment makes and what it keeps in sync on them.
 
 // desiredSet is set.MS with what the deployment gives it in place: every
-// set its minReadySeconds, deletion order and remediation; the current one
-// also the template's metadata, deletion and health settings, and the
-// highest revision. Replicas are the rows' business, never changed here.
+// set, old ones included (Cluster API's computeDesiredMS serves both), its
+// minReadySeconds, deletion order and remediation, the template's metadata
+// (with the set's own hash label), deletion and health settings; the
+// current one also the highest revision. Replicas are the rows' business,
+// never changed here.
 func desiredSet(s *Scope, set *Set) *clusterv1.MachineSet {
 	md, ms := s.MD, set.MS.DeepCopy()
 	ms.Spec.MinReadySeconds = md.Spec.MinReadySeconds
 	ms.Spec.Deletion = *md.Spec.Strategy.RollingUpdate.Deletion.DeepCopy()
 	ms.Spec.Remediation = *md.Spec.Remediation.DeepCopy()
+	hash := s.Hash
+	if set != s.New {
+		hash = set.MS.Spec.Selector.MatchLabels[clusterv1.MachineTemplateHashLabel]
+	}
+	if hash != "" {
+		ms.Spec.Template.ObjectMeta = templateMetadata(md, hash)
+	}
+	ms.Spec.Template.Spec.Deletion = *md.Spec.Template.Spec.Deletion.DeepCopy()
+	ms.Spec.Template.Spec.Health = *md.Spec.Template.Spec.Health.DeepCopy()
 	if set == s.New {
-		ms.Spec.Template.ObjectMeta = templateMetadata(md, s.Hash)
-		ms.Spec.Template.Spec.Deletion = *md.Spec.Template.Spec.Deletion.DeepCopy()
-		ms.Spec.Template.Spec.Health = *md.Spec.Template.Spec.Health.DeepCopy()
 		if top := maxRevision(s.Old); set.Revision <= top && top > 0 {
 			// A rollback: the template's old MachineSet becomes the
 			// newest revision again (Cluster API

@@ -24,7 +24,7 @@ func registerActions(r *engine.Registry[*Scope]) {
 	r.Action("AddFinalizer", "Add the cluster.krtt.dev/machinedeployment finalizer to the MachineDeployment.", reconciler.AddFinalizer(clusterv1.MachineDeploymentFinalizer, deploymentOf))
 	r.Action("RemoveFinalizer", "Remove the cluster.krtt.dev/machinedeployment finalizer so Kubernetes can delete the MachineDeployment.", reconciler.RemoveFinalizer(clusterv1.MachineDeploymentFinalizer, deploymentOf))
 	r.Action("SetClusterOwnerAndLabels", "Set the cluster-name label and, unless another controller owns it, the Cluster as owner (not controller).", setClusterOwnerAndLabels, engine.Pure())
-	r.Action("SyncMachineSets", "Patch the MachineSets with the deployment's in-place fields (the current one: template metadata, deletion and health settings, the highest revision; every one: minReadySeconds, deletion order, remediation); replicas stay.", syncMachineSets)
+	r.Action("SyncMachineSets", "Patch the MachineSets with the deployment's in-place fields (every one: template metadata, deletion and health settings, minReadySeconds, deletion order, remediation; the current one: the highest revision); replicas stay.", syncMachineSets)
 	r.Action("DeleteOldMachineSets", "Delete the oldest MachineSets with no replicas and no Machine beyond revisionHistoryLimit.", deleteOldMachineSets)
 	r.Action("ScaleMachineSets", "Spread spec.replicas over the MachineSets with replicas by their size, and annotate them with it.", scaleMachineSets)
 	r.Action("CreateMachineSet", "Create the current template's MachineSet <deployment>-<hash>, with the next revision, sized as the strategy allows.", createMachineSet)
