@@ -120,13 +120,29 @@ func deleteOldMachineSets(ctx context.Context, s *Scope) engine.Outcome {
 	return engine.OKf("Deleted old MachineSet(s) %s beyond revisionHistoryLimit", strings.Join(names, ", "))
 }
 
-func scaleMachineSets(ctx context.Context, s *Scope) engine.Outcome {
-	sizes := proportions(s)
-	msg := describe(sizes, s)
-	if err := scaleTo(ctx, s, sizes, true); err != nil {
+// resizeSets sizes the MachineSets as sizes says (sized: annotate them
+// with the desired and maximum replicas) and says what changed.
+func resizeSets(ctx context.Context, s *Scope, sizes map[*Set]int, sized bool, say func(changes string) string) engine.Outcome {
+	changes := describe(sizes, s)
+	if err := scaleTo(ctx, s, sizes, sized); err != nil {
 		return engine.Fail(err)
 	}
-	return engine.OKf("Scaled to %d replicas: %s", s.Replicas(), msg)
+	return engine.OKf("%s", say(changes))
+}
+
+// shrunk is each set's replicas less what by takes off it.
+func shrunk(by map[*Set]int) map[*Set]int {
+	sizes := map[*Set]int{}
+	for set, n := range by {
+		sizes[set] = set.Spec() - n
+	}
+	return sizes
+}
+
+func scaleMachineSets(ctx context.Context, s *Scope) engine.Outcome {
+	return resizeSets(ctx, s, proportions(s), true, func(c string) string {
+		return fmt.Sprintf("Scaled to %d replicas: %s", s.Replicas(), c)
+	})
 }
 
 func createMachineSet(ctx context.Context, s *Scope) engine.Outcome {
@@ -142,47 +158,29 @@ func createMachineSet(ctx context.Context, s *Scope) engine.Outcome {
 }
 
 func scaleUpNewMachineSet(ctx context.Context, s *Scope) engine.Outcome {
-	sizes := map[*Set]int{s.New: s.NewTarget()}
-	msg := describe(sizes, s)
-	if err := scaleTo(ctx, s, sizes, true); err != nil {
-		return engine.Fail(err)
-	}
-	return engine.OKf("Scaled up the current MachineSet: %s", msg)
+	return resizeSets(ctx, s, map[*Set]int{s.New: s.NewTarget()}, true, func(c string) string {
+		return "Scaled up the current MachineSet: " + c
+	})
 }
 
 func scaleDownOldMachineSets(ctx context.Context, s *Scope) engine.Outcome {
-	sizes := map[*Set]int{}
-	for set, n := range oldScaleDowns(s) {
-		sizes[set] = set.Spec() - n
-	}
-	msg := describe(sizes, s)
-	if err := scaleTo(ctx, s, sizes, false); err != nil {
-		return engine.Fail(err)
-	}
-	_, unavailable := s.Fenceposts()
-	return engine.OKf("Scaled down old MachineSet(s): %s; %d Machines available, at least %d kept", msg, s.Totals().Available, s.Replicas()-unavailable)
+	return resizeSets(ctx, s, shrunk(oldScaleDowns(s)), false, func(c string) string {
+		_, unavailable := s.Fenceposts()
+		return fmt.Sprintf("Scaled down old MachineSet(s): %s; %d Machines available, at least %d kept", c, s.Totals().Available, s.Replicas()-unavailable)
+	})
 }
 
 // scaleDownNewMachineSet cuts the current MachineSet to spec.replicas.
 func scaleDownNewMachineSet(ctx context.Context, s *Scope) engine.Outcome {
-	sizes := map[*Set]int{s.New: s.Replicas()}
-	msg := describe(sizes, s)
-	if err := scaleTo(ctx, s, sizes, true); err != nil {
-		return engine.Fail(err)
-	}
-	return engine.OKf("Scaled down the current MachineSet to spec.replicas: %s", msg)
+	return resizeSets(ctx, s, map[*Set]int{s.New: s.Replicas()}, true, func(c string) string {
+		return "Scaled down the current MachineSet to spec.replicas: " + c
+	})
 }
 
 func scaleDownOldMachineSetsToReplicas(ctx context.Context, s *Scope) engine.Outcome {
-	sizes := map[*Set]int{}
-	for set, n := range oldExcess(s) {
-		sizes[set] = set.Spec() - n
-	}
-	msg := describe(sizes, s)
-	if err := scaleTo(ctx, s, sizes, false); err != nil {
-		return engine.Fail(err)
-	}
-	return engine.OKf("OnDelete: old MachineSet(s) scaled down to spec.replicas %d, oldest first: %s", s.Replicas(), msg)
+	return resizeSets(ctx, s, shrunk(oldExcess(s)), false, func(c string) string {
+		return fmt.Sprintf("OnDelete: old MachineSet(s) scaled down to spec.replicas %d, oldest first: %s", s.Replicas(), c)
+	})
 }
 
 func scaleOldMachineSetsToZero(ctx context.Context, s *Scope) engine.Outcome {
@@ -192,11 +190,7 @@ func scaleOldMachineSetsToZero(ctx context.Context, s *Scope) engine.Outcome {
 			sizes[set] = 0
 		}
 	}
-	msg := describe(sizes, s)
-	if err := scaleTo(ctx, s, sizes, false); err != nil {
-		return engine.Fail(err)
-	}
-	return engine.OKf("Recreate: scaled old MachineSet(s) to 0: %s", msg)
+	return resizeSets(ctx, s, sizes, false, func(c string) string { return "Recreate: scaled old MachineSet(s) to 0: " + c })
 }
 
 func scaleOldMachineSetsToMachines(ctx context.Context, s *Scope) engine.Outcome {
@@ -206,11 +200,7 @@ func scaleOldMachineSetsToMachines(ctx context.Context, s *Scope) engine.Outcome
 			sizes[set] = set.Live
 		}
 	}
-	msg := describe(sizes, s)
-	if err := scaleTo(ctx, s, sizes, false); err != nil {
-		return engine.Fail(err)
-	}
-	return engine.OKf("OnDelete: old MachineSet(s) follow their deleted Machines: %s", msg)
+	return resizeSets(ctx, s, sizes, false, func(c string) string { return "OnDelete: old MachineSet(s) follow their deleted Machines: " + c })
 }
 
 // describeMissingTemplates names the kinds as Cluster API's
