@@ -20,6 +20,7 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And the MachineDeployment "md" reaches phase "Running"
     And the MachineDeployment "md" has 1 MachineSet
     And the current MachineSet of "md" is called "v1"
+    And every Machine of the deployment "md" has the label "cluster.krtt.dev/deployment-name" = "md"
     When every Machine event of the deployment "md" is watched
     And the template of the MachineDeployment "md" is pointed at new templates "v2"
     Then the MachineDeployment "md" has 2 MachineSets

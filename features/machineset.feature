@@ -22,7 +22,7 @@ Feature: A MachineSet keeps N Machines
     And the MachineSet "ms" has condition "Deleting" with status "False" and reason "NotDeleting"
 
   @row:machineset-replicas:R05 @row:machineset-replicas:R06
-  Scenario: kubectl scale works both ways; scaling down deletes the Machine marked for deletion, then the one not Ready
+  Scenario: kubectl scale works both ways; scaling down deletes the Machine marked for deletion, then the one without a Node
     Given a MachineSet "ms" of 1 Machine
     And the MachineSet "ms" has 1 Machine
     When the MachineSet "ms" is scaled to 3
@@ -37,6 +37,19 @@ Feature: A MachineSet keeps N Machines
     And Machine "b" of the set still exists
     And the MachineSet "ms" has 1 Machine
     And the MachineSet "ms" reaches phase "Stable"
+
+  @row:machineset-replicas:R06
+  Scenario: the default Random order deletes healthy Machines by name, lowest first, as Cluster API's randomDeletionOrder
+    Given a MachineSet "ms" of 3 Machines
+    And the Machines of "ms" are called "a", "b" and "c"
+    When the providers bring Machine "a" of the set to Running
+    And the providers bring Machine "b" of the set to Running
+    And the providers bring Machine "c" of the set to Running
+    And the MachineSet "ms" is scaled to 1
+    Then Machine "a" of the set is gone
+    And Machine "b" of the set is gone
+    And Machine "c" of the set still exists
+    And the MachineSet "ms" has 1 Machine
 
   @row:machineset-replicas:R01
   Scenario: a failed Machine is deleted and replaced

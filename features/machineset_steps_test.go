@@ -444,7 +444,10 @@ func (w *world) clonesExist(ctx context.Context, set string) error {
 				if err := w.h.Client.Get(ctx, client.ObjectKey{Namespace: w.ns, Name: m.Name}, obj); err != nil {
 					return fmt.Errorf("%T of %s: %w", obj, m.Name, err)
 				}
-				if obj.GetAnnotations()[contract.ClonedFromNameAnnotation] != set || obj.GetLabels()[clusterv1.ClusterNameLabel] != w.cluster {
+				// The clone carries the Machine's labels (Cluster API
+				// GenerateTemplate), the template's pool label among them.
+				if obj.GetAnnotations()[contract.ClonedFromNameAnnotation] != set || obj.GetLabels()[clusterv1.ClusterNameLabel] != w.cluster ||
+					obj.GetLabels()["pool"] != set || obj.GetLabels()[clusterv1.SetNameLabel] != set {
 					return fmt.Errorf("%T %s annotations %v labels %v", obj, m.Name, obj.GetAnnotations(), obj.GetLabels())
 				}
 				if ref := metav1.GetControllerOf(obj); ref == nil || ref.Kind != "Machine" || ref.Name != m.Name {

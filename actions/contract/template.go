@@ -37,8 +37,11 @@ type Clone struct {
 	Name string
 	// ClusterName goes into the cluster-name label.
 	ClusterName string
-	// Labels are added after the template's (the set-name label).
-	Labels map[string]string
+	// Labels and Annotations are added after the template's: the Machine's
+	// (Cluster API GenerateTemplate gives the clone the Machine's labels and
+	// annotations).
+	Labels      map[string]string
+	Annotations map[string]string
 	// Owner becomes the new object's controller owner until its Machine
 	// takes it over.
 	Owner *metav1.OwnerReference
@@ -47,8 +50,8 @@ type Clone struct {
 // FromTemplate builds, by the provider contract, the object a template
 // describes: kind without the Template suffix, same apiVersion and
 // namespace, spec = spec.template.spec, labels and annotations of
-// spec.template.metadata plus the cluster-name label and c.Labels. The
-// result is not created.
+// spec.template.metadata plus c.Labels and c.Annotations, the cluster-name
+// label and the cloned-from annotations. The result is not created.
 func FromTemplate(tpl *unstructured.Unstructured, c Clone) (*unstructured.Unstructured, error) {
 	kind, err := ClonedKind(tpl.GetKind())
 	if err != nil {
@@ -81,6 +84,7 @@ func FromTemplate(tpl *unstructured.Unstructured, c Clone) (*unstructured.Unstru
 	if annotations == nil {
 		annotations = map[string]string{}
 	}
+	maps.Copy(annotations, c.Annotations)
 	annotations[ClonedFromNameAnnotation] = tpl.GetName()
 	annotations[ClonedFromGroupKindAnnotation] = tpl.GroupVersionKind().GroupKind().String()
 

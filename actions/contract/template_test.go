@@ -31,7 +31,11 @@ func TestFromTemplate(t *testing.T) {
 		"spec": map[string]any{"image": "kindest/node", "extra": map[string]any{"mounts": []any{"a"}}},
 	})
 	owner := metav1.OwnerReference{APIVersion: "cluster.krtt.dev/v1alpha1", Kind: "MachineSet", Name: "ms", UID: "u1", Controller: ptr.To(true)}
-	got, err := FromTemplate(tpl, Clone{Name: "ms-abcde", ClusterName: "c1", Labels: map[string]string{"cluster.krtt.dev/set-name": "ms"}, Owner: &owner})
+	// The Machine's labels and annotations win over the template's; the
+	// cluster-name label and the cloned-from annotations over both.
+	got, err := FromTemplate(tpl, Clone{Name: "ms-abcde", ClusterName: "c1", Owner: &owner,
+		Labels:      map[string]string{"cluster.krtt.dev/set-name": "ms", "pool": "a", "tier": "machine"},
+		Annotations: map[string]string{"note": "from the Machine", "team": "x", ClonedFromNameAnnotation: "spoofed"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,11 +45,11 @@ func TestFromTemplate(t *testing.T) {
 	if got.GetName() != "ms-abcde" || got.GetNamespace() != "ns" {
 		t.Errorf("name %s/%s, want ns/ms-abcde", got.GetNamespace(), got.GetName())
 	}
-	wantLabels := map[string]string{"tier": "worker", "cluster.krtt.dev/cluster-name": "c1", "cluster.krtt.dev/set-name": "ms"}
+	wantLabels := map[string]string{"tier": "machine", "pool": "a", "cluster.krtt.dev/cluster-name": "c1", "cluster.krtt.dev/set-name": "ms"}
 	if !reflect.DeepEqual(got.GetLabels(), wantLabels) {
 		t.Errorf("labels %v, want %v", got.GetLabels(), wantLabels)
 	}
-	wantAnn := map[string]string{"note": "from the template", ClonedFromNameAnnotation: "workers", ClonedFromGroupKindAnnotation: "DockerMachineTemplate.infrastructure.example.com"}
+	wantAnn := map[string]string{"note": "from the Machine", "team": "x", ClonedFromNameAnnotation: "workers", ClonedFromGroupKindAnnotation: "DockerMachineTemplate.infrastructure.example.com"}
 	if !reflect.DeepEqual(got.GetAnnotations(), wantAnn) {
 		t.Errorf("annotations %v, want %v", got.GetAnnotations(), wantAnn)
 	}

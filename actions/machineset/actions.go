@@ -192,8 +192,11 @@ func createMachine(ctx context.Context, s *Scope) (*clusterv1.Machine, error) {
 		return cause
 	}
 	clone := func(tpl *unstructured.Unstructured, ref *clusterv1.ObjectReference) error {
+		// The clone carries what the Machine carries from the set: its
+		// labels, and the template's annotations without the set's
+		// bookkeeping of which keys it manages.
 		u, err := contract.FromTemplate(tpl, contract.Clone{Name: name, ClusterName: ms.Spec.ClusterName,
-			Labels: map[string]string{clusterv1.SetNameLabel: LabelValue(ms.Name)}, Owner: &owner})
+			Labels: labels, Annotations: ms.Spec.Template.ObjectMeta.Annotations, Owner: &owner})
 		if err != nil {
 			return err
 		}

@@ -180,11 +180,21 @@ func Failed(m *clusterv1.Machine) bool {
 	return m.Status.FailureReason != nil || m.Status.Phase == clusterv1.MachinePhaseFailed
 }
 
-// Unhealthy reports whether a Machine is failed or not working: not Ready,
-// or its Node unhealthy (phase Unknown). Cluster API's isMachineHealthy
-// asks for a Node and no NodeHealthy or health check condition False.
+// Unhealthy reports whether a scale-down should take the Machine before the
+// healthy ones. As Cluster API's isMachineHealthy: it has no Node yet, or
+// NodeHealthy or HealthCheckSucceeded is False (Unknown, as while its
+// workload cluster cannot be reached, makes no assumption); krtt adds a
+// failed Machine, which Cluster API has no phase for.
 func Unhealthy(m *clusterv1.Machine) bool {
-	return Failed(m) || m.Status.Phase == clusterv1.MachinePhaseUnknown || readySince(m) == nil
+	if Failed(m) || m.Status.NodeRef == nil || m.Status.NodeRef.Name == "" {
+		return true
+	}
+	for _, t := range []string{clusterv1.NodeHealthyCondition, clusterv1.HealthCheckSucceededCondition} {
+		if meta.IsStatusConditionFalse(m.Status.Conditions, t) {
+			return true
+		}
+	}
+	return false
 }
 
 // readySince is when the Machine's Ready condition turned True; nil when it

@@ -1,7 +1,6 @@
 package machineset
 
 import (
-	"hash/fnv"
 	"sort"
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
@@ -26,18 +25,13 @@ func deletePriority(m *clusterv1.Machine) int {
 	return 3
 }
 
-// randomKey orders Machines "randomly" but the same way on every reconcile,
-// so a scale-down interrupted halfway picks the same victims again.
-func randomKey(m *clusterv1.Machine) uint64 {
-	h := fnv.New64a()
-	_, _ = h.Write([]byte(m.UID))
-	_, _ = h.Write([]byte(m.Name))
-	return h.Sum64()
-}
-
 // DeletionOrder returns the Machines in the order a scale-down deletes them:
 // by deletePriority, then by order (Newest or Oldest creationTimestamp
-// first, or Random), then by name. ms is not changed.
+// first), then by name. Random adds nothing before the name: Cluster API's
+// randomDeletionOrder gives every healthy Machine the same priority and its
+// sort breaks ties by name, so "Random" deletes the lowest names first, and
+// a scale-down interrupted halfway picks the same Machines again. ms is not
+// changed.
 func DeletionOrder(ms []*clusterv1.Machine, order clusterv1.MachineSetDeletionOrder) []*clusterv1.Machine {
 	out := append([]*clusterv1.Machine(nil), ms...)
 	sort.SliceStable(out, func(i, j int) bool {
@@ -54,10 +48,6 @@ func DeletionOrder(ms []*clusterv1.Machine, order clusterv1.MachineSetDeletionOr
 		case clusterv1.DeletionOrderOldest:
 			if !ta.Equal(tb) {
 				return ta.Before(tb)
-			}
-		default:
-			if ka, kb := randomKey(a), randomKey(b); ka != kb {
-				return ka < kb
 			}
 		}
 		return a.Name < b.Name

@@ -2,6 +2,7 @@ package machineset
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -21,8 +22,10 @@ var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 type opt func(*clusterv1.Machine)
 
+// ready gives the Machine a Node and a Ready condition True since then.
 func ready(since time.Time) opt {
 	return func(m *clusterv1.Machine) {
+		m.Status.NodeRef = &clusterv1.MachineNodeReference{Name: m.Name}
 		m.Status.Conditions = append(m.Status.Conditions, metav1.Condition{Type: clusterv1.ReadyCondition, Status: metav1.ConditionTrue, LastTransitionTime: metav1.NewTime(since)})
 	}
 }
@@ -51,30 +54,41 @@ func order(ms []*clusterv1.Machine) string {
 }
 
 func TestDeletionOrder(t *testing.T) {
+	nodeHealth := func(st metav1.ConditionStatus) opt {
+		return func(m *clusterv1.Machine) {
+			m.Status.Conditions = append(m.Status.Conditions, metav1.Condition{Type: clusterv1.NodeHealthyCondition, Status: st})
+		}
+	}
+	checkFailed := func(m *clusterv1.Machine) {
+		m.Status.Conditions = append(m.Status.Conditions, metav1.Condition{Type: clusterv1.HealthCheckSucceededCondition, Status: metav1.ConditionFalse})
+	}
 	ms := []*clusterv1.Machine{
 		machine("old", 1, ready(t0)), machine("mid", 2, ready(t0)), machine("new", 3, ready(t0)),
-		machine("notready", 4), machine("failed", 0, ready(t0), failed), machine("marked", 5, ready(t0), marked),
-		machine("gone", 6, ready(t0), deleting), machine("sick", 7, ready(t0), func(m *clusterv1.Machine) { m.Status.Phase = clusterv1.MachinePhaseUnknown }),
+		machine("nonode", 4), machine("failed", 0, ready(t0), failed), machine("marked", 5, ready(t0), marked),
+		machine("gone", 6, ready(t0), deleting), machine("sick", 7, ready(t0), nodeHealth(metav1.ConditionFalse)),
+		machine("checked", 8, ready(t0), checkFailed), machine("unknown", 9, ready(t0), nodeHealth(metav1.ConditionUnknown)),
 	}
-	// Being deleted, then marked, then failed or unhealthy (not Ready, or
-	// its Node unhealthy), then the order asked.
-	if got := order(DeletionOrder(ms, clusterv1.DeletionOrderNewest)); got != "gone marked sick notready failed new mid old" {
+	// Being deleted, then marked, then failed or unhealthy (no Node yet,
+	// NodeHealthy or HealthCheckSucceeded False; Unknown counts as healthy,
+	// as in Cluster API's isMachineHealthy), then the order asked, then the
+	// name.
+	if got := order(DeletionOrder(ms, clusterv1.DeletionOrderNewest)); got != "gone marked checked sick nonode failed unknown new mid old" {
 		t.Errorf("Newest: %s", got)
 	}
-	if got := order(DeletionOrder(ms, clusterv1.DeletionOrderOldest)); got != "gone marked failed notready sick old mid new" {
+	if got := order(DeletionOrder(ms, clusterv1.DeletionOrderOldest)); got != "gone marked failed nonode sick checked old mid new unknown" {
 		t.Errorf("Oldest: %s", got)
 	}
-	random := order(DeletionOrder(ms, clusterv1.DeletionOrderRandom))
-	if !strings.HasPrefix(random, "gone marked ") || strings.Index(random, "failed") > strings.Index(random, " old") || strings.Index(random, "old") < strings.Index(random, "notready") {
-		t.Errorf("Random keeps the priorities: %s", random)
+	// Random is Cluster API's randomDeletionOrder: one priority for every
+	// healthy Machine, ties broken by name, whatever the input order.
+	if got := order(DeletionOrder(ms, clusterv1.DeletionOrderRandom)); got != "gone marked checked failed nonode sick mid new old unknown" {
+		t.Errorf("Random: %s", got)
 	}
-	// The same Machines come out in the same order every time, whatever the
-	// input order, so an interrupted scale-down picks the same victims.
-	reversed := []*clusterv1.Machine{ms[7], ms[6], ms[5], ms[4], ms[3], ms[2], ms[1], ms[0]}
-	if again := order(DeletionOrder(reversed, clusterv1.DeletionOrderRandom)); again != random {
-		t.Errorf("Random is not stable: %s then %s", random, again)
+	reversed := slices.Clone(ms)
+	slices.Reverse(reversed)
+	if got := order(DeletionOrder(reversed, clusterv1.DeletionOrderRandom)); got != "gone marked checked failed nonode sick mid new old unknown" {
+		t.Errorf("Random depends on the input order: %s", got)
 	}
-	if order(ms) != "old mid new notready failed marked gone sick" {
+	if order(ms) != "old mid new nonode failed marked gone sick checked unknown" {
 		t.Errorf("DeletionOrder changed its input: %s", order(ms))
 	}
 }

@@ -60,6 +60,11 @@ func setLabels(ms *clusterv1.MachineSet) map[string]string {
 		// see its Machines, or it would create them again and again.
 		l[clusterv1.WatchFilterLabel] = v
 	}
+	if v, ok := ms.Labels[clusterv1.DeploymentNameLabel]; ok {
+		// A deployment's Machines say which deployment they serve
+		// (Cluster API machineLabelsFromMachineSet).
+		l[clusterv1.DeploymentNameLabel] = v
+	}
 	return l
 }
 

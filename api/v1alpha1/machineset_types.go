@@ -22,7 +22,8 @@ type MachineTemplateSpec struct {
 
 // MachineSetDeletionOrder says which Machines go first when a MachineSet
 // scales down (after those with the delete-machine annotation, then the
-// failed or not Ready ones).
+// failed or unhealthy ones). Machines of the same rank go by name, lowest
+// first; Random adds nothing before the name.
 //
 // +kubebuilder:validation:Enum=Random;Newest;Oldest
 type MachineSetDeletionOrder string
@@ -36,8 +37,8 @@ const (
 
 // MachineSetDeletionSpec tunes scale-down.
 type MachineSetDeletionSpec struct {
-	// order in which Machines are deleted on scale-down: Random (default),
-	// Newest or Oldest first.
+	// order in which Machines are deleted on scale-down: Random (default:
+	// by name, as Cluster API's Random), Newest or Oldest first.
 	// +optional
 	// +kubebuilder:default=Random
 	Order MachineSetDeletionOrder `json:"order,omitempty"`

@@ -13,6 +13,10 @@ const (
 	NodeReadyCondition = "NodeReady"
 	// NodeHealthyCondition summarises the health of the Node.
 	NodeHealthyCondition = "NodeHealthy"
+	// HealthCheckSucceededCondition is set by a health checker outside krtt
+	// (as Cluster API's MachineHealthCheck); krtt only reads it: False puts
+	// the Machine first in a MachineSet's scale-down.
+	HealthCheckSucceededCondition = "HealthCheckSucceeded"
 	// DeletingCondition reports deletion progress; its reason is one of the
 	// Deleting reasons below.
 	DeletingCondition = "Deleting"
