@@ -13,6 +13,8 @@ Feature: A Machine walks from Pending to Running
     Then the Machine "m1" has the krtt finalizer
     And the last row of "m1" is "N12"
     And the Machine "m1" reaches phase "Pending"
+    And the bootstrap object of "m1" is owned by the Machine and labelled with the Cluster "c1"
+    And the infrastructure object of "m1" is owned by the Machine and labelled with the Cluster "c1"
     When the bootstrap provider reports the data secret of "m1"
     Then the Machine "m1" reaches phase "Provisioning"
     And the last row of "m1" is "N21"
@@ -23,6 +25,8 @@ Feature: A Machine walks from Pending to Running
     Then the Machine "m1" reaches phase "Running"
     And the Machine "m1" references its Node
     And the Machine "m1" has condition "NodeHealthy" with status "True" and reason "NodeHealthy"
+    And the Machine "m1" reports the node info of its Node
+    And the Machine "m1" records that its phase changed when it entered its state
 
   @row:machine-normal:N10
   Scenario: a Machine given its data secret directly skips the bootstrap provider
@@ -36,10 +40,13 @@ Feature: A Machine walks from Pending to Running
     Given a Machine "m1" whose bootstrap object does not exist
     Then the Machine "m1" has condition "BootstrapConfigReady" with reason "BootstrapConfigNotFound"
     And the Machine "m1" reaches phase "Pending"
+    And the Machine "m1" has condition "InfrastructureReady" with status "False" and reason "InfrastructureNotFound"
 
   @row:machine-normal:N20
   Scenario: a Machine waits for an infrastructure object that does not exist
     Given a Machine "m1" whose infrastructure object does not exist
+    Then the Machine "m1" has condition "InfrastructureReady" with status "False" and reason "InfrastructureNotFound"
+    And the Machine "m1" reaches phase "Pending"
     When the bootstrap provider reports the data secret of "m1"
     Then the Machine "m1" has condition "InfrastructureReady" with reason "InfrastructureNotFound"
     And the Machine "m1" reaches phase "Provisioning"

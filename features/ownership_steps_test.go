@@ -27,6 +27,7 @@ func registerOwnershipSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^a Machine "([^"]*)" whose infrastructure object was created by a MachineSet$`, w.aMachineFromMachineSet)
 	sc.Step(`^a Machine "([^"]*)" whose (bootstrap|infrastructure) object is controlled by the MachineSet "([^"]*)"$`, w.aMachineWithObjectOfAnotherSet)
 	sc.Step(`^the infrastructure object of "([^"]*)" is controlled by the Machine$`, w.infraControlledByMachine)
+	sc.Step(`^the (bootstrap|infrastructure) object of "([^"]*)" is owned by the Machine and labelled with the Cluster "([^"]*)"$`, w.externalOwnedAndLabelled)
 	sc.Step(`^the Machine "([^"]*)" is no longer paused$`, w.unpause)
 	sc.Step(`^the infrastructure object of "([^"]*)" is being deleted$`, w.infraBeingDeleted)
 	sc.Step(`^the infrastructure object of "([^"]*)" is released$`, w.infraReleased)
@@ -192,6 +193,28 @@ func (w *world) infraControlledByMachine(ctx context.Context, name string) error
 		owner := metav1.GetControllerOf(sm)
 		if owner == nil || owner.Kind != "Machine" || owner.Name != name || len(sm.OwnerReferences) != 1 {
 			return fmt.Errorf("owner references %+v", sm.OwnerReferences)
+		}
+		return nil
+	})
+}
+
+// externalOwnedAndLabelled: the Machine is the object's controller and the
+// object carries the cluster-name label (Cluster API
+// ensureExternalOwnershipAndWatch).
+func (w *world) externalOwnedAndLabelled(ctx context.Context, which, name, cluster string) error {
+	return w.eventually(ctx, which+" object owned and labelled", func(ctx context.Context) error {
+		var obj client.Object = &simv1.SimMachine{}
+		if which == "bootstrap" {
+			obj = &simv1.SimBootstrapConfig{}
+		}
+		if err := w.h.Client.Get(ctx, client.ObjectKey{Namespace: w.ns, Name: name}, obj); err != nil {
+			return err
+		}
+		if owner := metav1.GetControllerOf(obj); owner == nil || owner.Kind != "Machine" || owner.Name != name {
+			return fmt.Errorf("controller %+v, want Machine %s", owner, name)
+		}
+		if got := obj.GetLabels()[clusterv1.ClusterNameLabel]; got != cluster {
+			return fmt.Errorf("cluster-name label %q, want %q", got, cluster)
 		}
 		return nil
 	})

@@ -202,6 +202,8 @@ func registerSteps(sc *godog.ScenarioContext, h *harness.Harness, cov *coverage)
 	sc.Step(`^the Machine "([^"]*)" has the krtt finalizer$`, w.hasKrttFinalizer)
 	sc.Step(`^the Machine "([^"]*)" has failure reason "([^"]*)"$`, w.hasFailureReason)
 	sc.Step(`^the Machine "([^"]*)" references its Node$`, w.referencesNode)
+	sc.Step(`^the Machine "([^"]*)" reports the node info of its Node$`, w.reportsNodeInfo)
+	sc.Step(`^the Machine "([^"]*)" records that its phase changed when it entered its state$`, w.phaseChangedWithState)
 	sc.Step(`^the Machine "([^"]*)" is gone$`, w.machineGone)
 	sc.Step(`^the Node of "([^"]*)" (exists|is gone|is cordoned)$`, w.nodeState)
 	sc.Step(`^the (infrastructure|bootstrap) object of "([^"]*)" (exists|is gone)$`, w.externalState)
@@ -674,6 +676,44 @@ func (w *world) referencesNode(ctx context.Context, name string) error {
 		}
 		if m.Status.NodeRef == nil || m.Status.NodeRef.Name != w.nodeName(name) {
 			return fmt.Errorf("nodeRef %+v", m.Status.NodeRef)
+		}
+		return nil
+	})
+}
+
+// reportsNodeInfo: status.nodeInfo is the Node's (Cluster API
+// reconcileNode copies it).
+func (w *world) reportsNodeInfo(ctx context.Context, name string) error {
+	return w.eventually(ctx, "nodeInfo", func(ctx context.Context) error {
+		m, err := w.machine(ctx, name)
+		if err != nil {
+			return err
+		}
+		n := &corev1.Node{}
+		if err := w.nodes.Get(ctx, client.ObjectKey{Name: w.nodeName(name)}, n); err != nil {
+			return err
+		}
+		if n.Status.NodeInfo.KubeletVersion == "" {
+			return fmt.Errorf("the Node reports no kubelet version")
+		}
+		if m.Status.NodeInfo == nil || *m.Status.NodeInfo != n.Status.NodeInfo {
+			return fmt.Errorf("nodeInfo %+v, want the Node's %+v", m.Status.NodeInfo, n.Status.NodeInfo)
+		}
+		return nil
+	})
+}
+
+// phaseChangedWithState: status.lastUpdated (when the phase last changed,
+// Cluster API setMachinePhaseAndLastUpdated) is the time the Machine entered
+// its state, for the row that brought it there changed its phase.
+func (w *world) phaseChangedWithState(ctx context.Context, name string) error {
+	return w.eventually(ctx, "lastUpdated", func(ctx context.Context) error {
+		m, err := w.machine(ctx, name)
+		if err != nil {
+			return err
+		}
+		if m.Status.LastUpdated == nil || m.Status.StateSince == nil || !m.Status.LastUpdated.Equal(m.Status.StateSince) {
+			return fmt.Errorf("lastUpdated %v, stateSince %v (state %s, phase %s)", m.Status.LastUpdated, m.Status.StateSince, m.Status.State, m.Status.Phase)
 		}
 		return nil
 	})

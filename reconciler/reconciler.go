@@ -411,6 +411,9 @@ func (r *Reconciler[O, E]) record(p *Plan[O, E], step *engine.Step, obj O) error
 	}
 	rec.State = res.To.Name
 	if res.To.Phase != "" {
+		if res.To.Phase != rec.Phase {
+			rec.PhaseSince = &metav1.Time{Time: tr.Time.Truncate(time.Second)}
+		}
 		rec.Phase = res.To.Phase
 	}
 	if succeeded(step, p.Obs.Err) {

@@ -41,6 +41,12 @@ func (f fullView) GetRecord() kit.Record {
 			rec.StateSince = &metav1.Time{Time: t}
 		}
 	}
+	if s, ok, _ := unstructured.NestedString(u.Object, "status", "phaseSince"); ok {
+		t, err := time.Parse(time.RFC3339, s)
+		if err == nil {
+			rec.PhaseSince = &metav1.Time{Time: t}
+		}
+	}
 	if m, ok, _ := unstructured.NestedStringMap(u.Object, "status", "lastTransition"); ok {
 		t, _ := time.Parse(time.RFC3339, m["time"])
 		rec.LastTransition = &kit.LastTransition{Table: m["table"], Row: m["row"], From: m["from"], To: m["to"],
@@ -58,6 +64,9 @@ func (f fullView) SetRecord(rec kit.Record) {
 		_ = unstructured.SetNestedField(u.Object, rec.StateSince.UTC().Format(time.RFC3339), "status", "stateSince")
 	} else {
 		unstructured.RemoveNestedField(u.Object, "status", "stateSince")
+	}
+	if rec.PhaseSince != nil {
+		_ = unstructured.SetNestedField(u.Object, rec.PhaseSince.UTC().Format(time.RFC3339), "status", "phaseSince")
 	}
 	if lt := rec.LastTransition; lt != nil {
 		_ = unstructured.SetNestedStringMap(u.Object, map[string]string{"table": lt.Table, "row": lt.Row, "from": lt.From,
@@ -224,9 +233,11 @@ type recordStep struct {
 // recordWant is the object after record.
 type recordWant struct {
 	// row is the row that fired.
-	row                string
-	state, phase       string
-	since              time.Time
+	row          string
+	state, phase string
+	since        time.Time
+	// phaseSince, when set, is when the phase last changed.
+	phaseSince         time.Time
 	last               kit.LastTransition
 	observedGeneration int64
 	// conds is every condition, as type → "Status Reason: Message @observedGeneration".
@@ -333,6 +344,9 @@ func checkRecord(t *testing.T, where string, want recordWant, step *engine.Step,
 	}
 	if rec.StateSince == nil || !rec.StateSince.Time.Equal(want.since) {
 		t.Errorf("%s: stateSince %v, want %v", where, rec.StateSince, want.since)
+	}
+	if !want.phaseSince.IsZero() && (rec.PhaseSince == nil || !rec.PhaseSince.Time.Equal(want.phaseSince)) {
+		t.Errorf("%s: phaseSince %v, want %v", where, rec.PhaseSince, want.phaseSince)
 	}
 	if rec.LastTransition == nil {
 		t.Errorf("%s: no lastTransition, want %+v", where, want.last)
@@ -459,13 +473,13 @@ func TestRecordLamp(t *testing.T) {
 	idle := kit.LastTransition{Table: "lamp", Row: "W1", From: "Off", To: "Off", Outcome: "Done", Time: sec(rt0)}
 	// Every case starts with a successful reconcile of generation 1 in Off.
 	start := recordStep{name: "idle", at: rt0, edit: setSpec("powered", true), want: recordWant{
-		row: "W1", state: "Off", phase: "Dark", since: rt0.Truncate(time.Second), last: idle, observedGeneration: 1,
+		row: "W1", state: "Off", phase: "Dark", since: rt0.Truncate(time.Second), phaseSince: rt0.Truncate(time.Second), last: idle, observedGeneration: 1,
 		conds: map[string]string{"Ready": notOn(1)}, fields: map[string]any{"lit": false},
 		condSince: map[string]time.Time{"Ready": rt0.Truncate(time.Second)},
 	}}
 	switchedOn := kit.LastTransition{Table: "lamp", Row: "N2", From: "Off", To: "On", Action: "SwitchOn", Outcome: "Done", Message: "bulb 2", Time: sec(rt1)}
 	switchOn := recordStep{name: "switches on", at: rt1, edit: bump(setSpec("on", true, "lit", true)), want: recordWant{
-		row: "N2", state: "On", phase: "Lit", since: rt1.Truncate(time.Second), last: switchedOn, observedGeneration: 2,
+		row: "N2", state: "On", phase: "Lit", since: rt1.Truncate(time.Second), phaseSince: rt1.Truncate(time.Second), last: switchedOn, observedGeneration: 2,
 		conds:     map[string]string{"LampOn": "True SwitchedOn: on: bulb 2 @2", "Ready": "True On: the lamp is on @2"},
 		condSince: map[string]time.Time{"LampOn": rt1.Truncate(time.Second), "Ready": rt1.Truncate(time.Second)},
 		fields:    map[string]any{"switchedBy": "krtt", "lit": true, "switch": true},
@@ -474,7 +488,7 @@ func TestRecordLamp(t *testing.T) {
 		{name: "state change with status field, mirror, row condition and summary", steps: []recordStep{start, switchOn}},
 		{name: "retry without failure", steps: []recordStep{start,
 			{name: "wants on without power", at: rt1, edit: bump(setSpec("on", true, "powered", false)), want: recordWant{
-				row: "N1", state: "Off", phase: "Dark", since: rt0.Truncate(time.Second), observedGeneration: 1,
+				row: "N1", state: "Off", phase: "Dark", since: rt0.Truncate(time.Second), phaseSince: rt0.Truncate(time.Second), observedGeneration: 1,
 				last:  kit.LastTransition{Table: "lamp", Row: "N1", From: "Off", To: "Off", Outcome: "Done", Time: sec(rt1)},
 				conds: map[string]string{"LampOn": "False NoPower: waiting for power @2", "Ready": notOn(2)},
 				// Ready keeps its status (a new generation only): its time stays.
@@ -492,7 +506,7 @@ func TestRecordLamp(t *testing.T) {
 		}},
 		{name: "failure without retry", steps: []recordStep{start, switchOn,
 			{name: "switch stuck", at: rt2, edit: bump(setSpec("on", false, "fail", "switch stuck")), want: recordWant{
-				row: "F1", state: "On", phase: "Lit", since: rt1.Truncate(time.Second), observedGeneration: 2,
+				row: "F1", state: "On", phase: "Lit", since: rt1.Truncate(time.Second), phaseSince: rt1.Truncate(time.Second), observedGeneration: 2,
 				last: kit.LastTransition{Table: "lamp", Row: "F1", From: "On", To: "On", Action: "SwitchOff", Outcome: "Failed",
 					Message: "switch stuck", Time: sec(rt2)},
 				conds:     map[string]string{"LampOn": "Unknown SwitchFailed: switch stuck @3", "Ready": notOn(3)},
@@ -504,7 +518,7 @@ func TestRecordLamp(t *testing.T) {
 			// Unpaused, these facts would switch the lamp on, and the
 			// mirror would write status.lit; the summary would keep Ready.
 			{name: "paused", at: rt1, edit: bump(setSpec("paused", true, "on", true, "lit", true)), want: recordWant{
-				row: "P1", state: "Off", phase: "Dark", since: rt0.Truncate(time.Second), last: idle, observedGeneration: 1,
+				row: "P1", state: "Off", phase: "Dark", since: rt0.Truncate(time.Second), phaseSince: rt0.Truncate(time.Second), last: idle, observedGeneration: 1,
 				conds:  map[string]string{"Paused": "True Paused: paused by the user @2", "Ready": notOn(1)},
 				fields: map[string]any{"lit": false, "switch": nil},
 			}},

@@ -23,7 +23,7 @@ import (
 func TestAdoptDoesNotOverwriteANewController(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)
-	m := &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1", UID: "machine-uid"}}
+	m := &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1", UID: "machine-uid"}, Spec: clusterv1.MachineSpec{ClusterName: "c1"}}
 	obj := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1-infra"}}
 	poll.Must(t, env.Client.Create(ctx, obj))
 
@@ -67,6 +67,28 @@ func TestAdoptDoesNotOverwriteANewController(t *testing.T) {
 	}
 	if ctrl := metav1.GetControllerOf(u); ctrl == nil || ctrl.UID != m.UID || u.GetResourceVersion() != free.ResourceVersion {
 		t.Fatalf("observed copy after adoption: controller %+v, resourceVersion %s, want %s", ctrl, u.GetResourceVersion(), free.ResourceVersion)
+	}
+
+	// Owned already, an object that lost its cluster-name label gets it
+	// back, its owner references untouched; with the label there, adopting
+	// writes nothing.
+	delete(free.Labels, clusterv1.ClusterNameLabel)
+	poll.Must(t, env.Client.Update(ctx, free))
+	u = toUnstructured(t, free)
+	if out := adopt(ctx, scopeFor(t, m, ""), u, ""); out.Status == engine.Failed {
+		t.Fatalf("adopting an owned object without its label: %+v", out)
+	}
+	poll.Must(t, env.Client.Get(ctx, client.ObjectKeyFromObject(free), free))
+	if free.Labels[clusterv1.ClusterNameLabel] != m.Spec.ClusterName || free.Labels["team"] != "a" || len(free.OwnerReferences) != 2 {
+		t.Fatalf("after re-adoption: owners %+v, labels %v", free.OwnerReferences, free.Labels)
+	}
+	rv := free.ResourceVersion
+	if out := adopt(ctx, scopeFor(t, m, ""), toUnstructured(t, free), ""); out.Status == engine.Failed {
+		t.Fatalf("adopting an owned, labelled object: %+v", out)
+	}
+	poll.Must(t, env.Client.Get(ctx, client.ObjectKeyFromObject(free), free))
+	if free.ResourceVersion != rv {
+		t.Fatalf("adopting an owned, labelled object wrote it: resourceVersion %s, was %s", free.ResourceVersion, rv)
 	}
 
 	// Released, it keeps only the references that are not the Machine's;

@@ -41,29 +41,36 @@ func adopt(ctx context.Context, s *Scope, u *unstructured.Unstructured, claim st
 			return engine.Fail(fmt.Errorf("watch %s: %w", u.GetKind(), err))
 		}
 	}
-	if owner := metav1.GetControllerOf(u); owner != nil && owner.UID == s.Machine.UID {
-		return engine.OK()
-	}
+	labels := map[string]string{clusterv1.ClusterNameLabel: s.Machine.Spec.ClusterName}
 	var refs []metav1.OwnerReference
-	for _, ref := range u.GetOwnerReferences() {
-		if createdFor(s, ref) {
-			// The MachineSet or control plane that created the object for
-			// this Machine hands it over.
-			continue
+	if owner := metav1.GetControllerOf(u); owner != nil && owner.UID == s.Machine.UID {
+		// Owned already; the cluster-name label is put back if someone
+		// removed it (Cluster API ensureExternalOwnershipAndWatch sets both
+		// on every reconcile).
+		if u.GetLabels()[clusterv1.ClusterNameLabel] == s.Machine.Spec.ClusterName {
+			return engine.OK()
 		}
-		refs = append(refs, ref)
+		refs = u.GetOwnerReferences()
+	} else {
+		for _, ref := range u.GetOwnerReferences() {
+			if createdFor(s, ref) {
+				// The MachineSet or control plane that created the object
+				// for this Machine hands it over.
+				continue
+			}
+			refs = append(refs, ref)
+		}
+		refs = append(refs, metav1.OwnerReference{
+			APIVersion: clusterv1.GroupVersion.String(), Kind: "Machine", Name: s.Machine.Name, UID: s.Machine.UID,
+			Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
+		})
 	}
-	refs = append(refs, metav1.OwnerReference{
-		APIVersion: clusterv1.GroupVersion.String(), Kind: "Machine", Name: s.Machine.Name, UID: s.Machine.UID,
-		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
-	})
 	// A merge patch replaces the whole ownerReferences list, so it carries
 	// the observed resourceVersion: a controller set since the observation
 	// makes the write conflict instead of being overwritten, and the next
 	// reconcile sees the new owner (row E09/E10). The observed copy takes
 	// the write in (the facts read after it see the object as the API
 	// server has it now); a failed write leaves it as observed.
-	labels := map[string]string{clusterv1.ClusterNameLabel: s.Machine.Spec.ClusterName}
 	if err := patchMetadata(ctx, s.Client, u, refs, labels); err != nil {
 		return engine.Fail(fmt.Errorf("set owner of %s %s: %w", u.GetKind(), u.GetName(), err))
 	}
@@ -88,6 +95,17 @@ func adoptBootstrap(ctx context.Context, s *Scope) engine.Outcome {
 
 func adoptInfrastructure(ctx context.Context, s *Scope) engine.Outcome {
 	return adopt(ctx, s, s.Infrastructure, s.InfrastructureClaim)
+}
+
+// adoptFreeInfrastructure is the adoption of the rows before the bootstrap
+// data: Cluster API owns and labels both provider objects from the first
+// reconcile. An object that belongs to something else is left alone here;
+// E10 says so once the Machine waits on it.
+func adoptFreeInfrastructure(ctx context.Context, s *Scope) engine.Outcome {
+	if s.InfrastructureClaim != "" {
+		return engine.OKf("infrastructure object left alone: %s", s.InfrastructureClaim)
+	}
+	return adopt(ctx, s, s.Infrastructure, "")
 }
 
 // release leaves an object that belongs to something else: it says whose

@@ -27,8 +27,9 @@ func registerStatus(r *engine.Registry[*Scope]) {
 	})
 	r.StatusField("failureReason", "status.failureReason", func(s *Scope, v string) { s.Machine.Status.FailureReason = ptr.To(v) })
 	r.StatusField("failureMessage", "status.failureMessage", func(s *Scope, v string) { s.Machine.Status.FailureMessage = ptr.To(v) })
-	r.Mirror("providerConditions", "BootstrapConfigReady, InfrastructureReady, NodeReady and NodeHealthy mirror the bootstrap object (False, naming it, when it does not exist), the infrastructure object and the Node (NodeHealthy: Ready, and none of spec.health.nodeConditions True); Paused and Deleting are False unless a row says otherwise.", mirrorConditions)
+	r.Mirror("providerConditions", "BootstrapConfigReady, InfrastructureReady, NodeReady and NodeHealthy mirror the bootstrap object and the infrastructure object (False when it does not exist, naming the bootstrap object) and the Node (NodeHealthy: Ready, and none of spec.health.nodeConditions True); Paused and Deleting are False unless a row says otherwise.", mirrorConditions)
 	r.Mirror("certificatesExpiry", "status.certificatesExpiryDate from the certificates-expiry annotation of the Machine or its bootstrap object (control-plane Machines only); CertificatesExpiryKnown=False names an annotation that is not an RFC 3339 date.", mirrorCertificatesExpiry)
+	r.Mirror("nodeInfo", "status.nodeInfo is the Node's status.nodeInfo whenever the Node is seen (Cluster API reconcileNode).", mirrorNodeInfo)
 	r.Mirror("deletionStep", "status.deletion.step is the Machine's state while it is being deleted and empty otherwise (the DELETING column of kubectl get).", mirrorDeletionStep)
 	r.Summary(clusterv1.ReadyCondition, "True when the Machine is not being deleted and BootstrapConfigReady, InfrastructureReady and NodeHealthy are True; otherwise the first that is not.", summarizeReady)
 }
@@ -66,13 +67,23 @@ func mirrorConditions(s *Scope) {
 			setCondition(m, clusterv1.BootstrapConfigReadyCondition, metav1.ConditionFalse, "WaitingForDataSecret", "Waiting for the bootstrap provider to create the data secret")
 		}
 	}
-	if s.Infrastructure != nil {
+	switch {
+	case s.Infrastructure != nil:
 		if st, reason, msg, ok := ReadyCondition(s.Infrastructure); ok {
 			setCondition(m, clusterv1.InfrastructureReadyCondition, metav1.ConditionStatus(st), orDefault(reason, "InfrastructureReady"), msg)
 		} else if InfrastructureProvisioned(s.Infrastructure) {
 			setCondition(m, clusterv1.InfrastructureReadyCondition, metav1.ConditionTrue, "Provisioned", "")
 		} else {
 			setCondition(m, clusterv1.InfrastructureReadyCondition, metav1.ConditionFalse, "WaitingForProvisioning", "Waiting for the infrastructure provider")
+		}
+	case s.Err == nil && m.DeletionTimestamp.IsZero():
+		// Said from the first reconcile, as Cluster API's
+		// setInfrastructureReadyCondition, in the words of rows N20 and
+		// E03, which decide what the Machine does about it.
+		if ptr.Deref(m.Status.Initialization.InfrastructureProvisioned, false) {
+			setCondition(m, clusterv1.InfrastructureReadyCondition, metav1.ConditionFalse, "InfrastructureDeleted", "The infrastructure object was deleted after it had been provisioned")
+		} else {
+			setCondition(m, clusterv1.InfrastructureReadyCondition, metav1.ConditionFalse, "InfrastructureNotFound", "The infrastructure object named in spec.infrastructureRef does not exist")
 		}
 	}
 	// When the workload cluster cannot be seen (no NodeClient) the Node
@@ -96,6 +107,15 @@ func mirrorConditions(s *Scope) {
 	setCondition(m, clusterv1.PausedCondition, metav1.ConditionFalse, "NotPaused", "")
 	if m.DeletionTimestamp.IsZero() {
 		setCondition(m, clusterv1.DeletingCondition, metav1.ConditionFalse, clusterv1.NotDeletingReason, "")
+	}
+}
+
+// mirrorNodeInfo keeps the last value seen while the Node cannot be seen
+// (its workload cluster unreachable, or the Node gone): what the Machine ran
+// stays readable.
+func mirrorNodeInfo(s *Scope) {
+	if n := s.Node(); n != nil {
+		s.Machine.Status.NodeInfo = n.Status.NodeInfo.DeepCopy()
 	}
 }
 

@@ -30,6 +30,10 @@ type Record struct {
 	StateSince *metav1.Time
 	// Phase is the phase the tables give the state.
 	Phase string
+	// PhaseSince is when Phase last changed (a Machine's status.lastUpdated,
+	// as Cluster API's setMachinePhaseAndLastUpdated); types without such a
+	// field drop it.
+	PhaseSince *metav1.Time
 	// ObservedGeneration is written only after a successful reconcile.
 	ObservedGeneration int64
 	LastTransition     *LastTransition

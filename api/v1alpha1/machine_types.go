@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	"github.com/krtt-dev/krtt/api/kit"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -347,9 +348,19 @@ type MachineStatus struct {
 	// +optional
 	StateSince *metav1.Time `json:"stateSince,omitempty"`
 
+	// lastUpdated is when the phase last changed (states that share a phase
+	// leave it alone).
+	// +optional
+	LastUpdated *metav1.Time `json:"lastUpdated,omitempty"`
+
 	// nodeRef names the Node that belongs to this Machine.
 	// +optional
 	NodeRef *MachineNodeReference `json:"nodeRef,omitempty"`
+
+	// nodeInfo is the Node's status.nodeInfo (kubelet and OS versions,
+	// machine ID), copied on every reconcile that sees the Node.
+	// +optional
+	NodeInfo *corev1.NodeSystemInfo `json:"nodeInfo,omitempty"`
 
 	// addresses are the Machine's addresses, copied from the infrastructure
 	// object.
@@ -420,6 +431,7 @@ type MachineStatus struct {
 // +kubebuilder:printcolumn:name="Paused",type="string",JSONPath=`.status.conditions[?(@.type=="Paused")].status`
 // +kubebuilder:printcolumn:name="Deleting",type="string",JSONPath=".status.deletion.step"
 // +kubebuilder:printcolumn:name="Version",type="string",JSONPath=".spec.version"
+// +kubebuilder:printcolumn:name="OS-Image",type="string",JSONPath=".status.nodeInfo.osImage",priority=1
 // +kubebuilder:printcolumn:name="Row",type="string",JSONPath=".status.lastTransition.row",priority=1
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
 type Machine struct {
@@ -461,7 +473,7 @@ var _ kit.Status = &Machine{}
 // GetRecord is the kit's record in the Machine's status.
 func (m *Machine) GetRecord() kit.Record {
 	st := &m.Status
-	return kit.Record{State: st.State, StateSince: st.StateSince, Phase: string(st.Phase),
+	return kit.Record{State: st.State, StateSince: st.StateSince, Phase: string(st.Phase), PhaseSince: st.LastUpdated,
 		ObservedGeneration: st.ObservedGeneration, LastTransition: st.LastTransition}
 }
 
@@ -469,6 +481,7 @@ func (m *Machine) GetRecord() kit.Record {
 func (m *Machine) SetRecord(r kit.Record) {
 	st := &m.Status
 	st.State, st.StateSince, st.ObservedGeneration, st.LastTransition = r.State, r.StateSince, r.ObservedGeneration, r.LastTransition
+	st.LastUpdated = r.PhaseSince
 	st.Phase = MachinePhase(r.Phase)
 }
 

@@ -6,6 +6,7 @@ package v1alpha1
 
 import (
 	"github.com/krtt-dev/krtt/api/kit"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -1055,10 +1056,19 @@ func (in *MachineStatus) DeepCopyInto(out *MachineStatus) {
 		in, out := &in.StateSince, &out.StateSince
 		*out = (*in).DeepCopy()
 	}
+	if in.LastUpdated != nil {
+		in, out := &in.LastUpdated, &out.LastUpdated
+		*out = (*in).DeepCopy()
+	}
 	if in.NodeRef != nil {
 		in, out := &in.NodeRef, &out.NodeRef
 		*out = new(MachineNodeReference)
 		**out = **in
+	}
+	if in.NodeInfo != nil {
+		in, out := &in.NodeInfo, &out.NodeInfo
+		*out = new(corev1.NodeSystemInfo)
+		(*in).DeepCopyInto(*out)
 	}
 	if in.Addresses != nil {
 		in, out := &in.Addresses, &out.Addresses

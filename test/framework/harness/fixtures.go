@@ -152,6 +152,8 @@ func JoinNode(ctx context.Context, c client.Client, nodeName, providerID string)
 		}
 		n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
 			Message: "kubelet is posting ready status", LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}}
+		n.Status.NodeInfo = corev1.NodeSystemInfo{KubeletVersion: "v1.37.0", OperatingSystem: "linux",
+			Architecture: "amd64", OSImage: "Debian GNU/Linux 13 (trixie)", ContainerRuntimeVersion: "containerd://2.2.0"}
 		return c.Status().Update(ctx, n)
 	})
 	return n, err
