@@ -40,8 +40,8 @@ Feature: Cluster teardown
     And the Machine "lone" is gone
     And the Machine "cp" is not being deleted
 
-  @row:cluster-deletion:K12 @row:machinedeployment-normal:N09
-  Scenario: A Cluster with a MachineDeployment of 2, a MachineSet of 1, a lone worker and a control-plane Machine deletes the MachineDeployment first
+  @row:cluster-deletion:K09 @row:machinedeployment-normal:N09
+  Scenario: A Cluster with a MachineDeployment of 2, a MachineSet of 1, a lone worker and a control-plane Machine deletes its workers in one pass, the control plane last
     Given a Cluster "c1" whose Nodes live in the workload cluster
     And a running control-plane Machine "cp"
     And a running Machine "lone"
@@ -53,7 +53,7 @@ Feature: Cluster teardown
     And the MachineDeployment "md1" is owned by the Cluster "c1"
     When I delete the Cluster "c1"
     Then the Cluster "c1" is gone
-    And the MachineDeployment "md1", its MachineSets and its Machines were gone before the Cluster "c1" went, which waited saying "1 MachineDeployment still deleting: md1; then 1 MachineSet and 2 worker Machines, then 1 control-plane Machine"
+    And the MachineDeployment "md1", its MachineSets and its Machines were gone before the Cluster "c1" went, which waited saying "1 MachineDeployment still deleting: md1; 1 MachineSet still deleting: workers; 2 worker Machines still deleting: lone"
     And every worker Machine of the Cluster was gone before a control-plane Machine was deleted
     And nothing of the Cluster "c1" is left
 

@@ -205,7 +205,7 @@ func (w *world) deleteClusterRecorded(ctx context.Context, name string) error {
 }
 
 // deploymentGoneBeforeCluster reads the traces: the Cluster waited on the
-// MachineDeployment saying what it waits on (K12's Deleting message), and the deployment, its MachineSets and
+// MachineDeployment saying what it waits on (K09's Deleting message), and the deployment, its MachineSets and
 // its Machines completed their deletion before the Cluster's finalizer went
 // (K11).
 func (w *world) deploymentGoneBeforeCluster(ctx context.Context, md, name, said string) error {
@@ -216,7 +216,7 @@ func (w *world) deploymentGoneBeforeCluster(ctx context.Context, md, name, said 
 			if tr.Set != "cluster" {
 				continue
 			}
-			if tr.Row == "K12" && strings.Contains(tr.Note, said) {
+			if tr.Row == "K09" && strings.Contains(tr.Note, said) {
 				waited = true
 			}
 			if tr.Row == "K11" && clusterDone.IsZero() {
@@ -224,7 +224,7 @@ func (w *world) deploymentGoneBeforeCluster(ctx context.Context, md, name, said 
 			}
 		}
 		if !waited || clusterDone.IsZero() {
-			return fmt.Errorf("Cluster %s: waited on %s saying %q (K12) %v, finalizer removed (K11) at %v", name, md, said, waited, clusterDone)
+			return fmt.Errorf("Cluster %s: waited on %s saying %q (K09) %v, finalizer removed (K11) at %v", name, md, said, waited, clusterDone)
 		}
 		parts := append([]client.ObjectKey{w.key(md)}, w.teardownOf[md]...)
 		if len(parts) < 3 {

@@ -132,3 +132,46 @@ func TestDescendantsWithAControlPlaneObject(t *testing.T) {
 		}
 	}
 }
+
+// The workers go in one pass (Cluster API filterOwnedDescendants): the
+// message names the MachineDeployments, the MachineSets outside them and the
+// worker Machines outside those; a deployment's MachineSets and Machines are
+// counted with it. Once the deployment is gone, its set and Machines would
+// be named like any other.
+func TestRemainingNamesEveryWorkerKindAtOnce(t *testing.T) {
+	c := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "c1", Namespace: "ns"}, Spec: clusterv1.ClusterSpec{}}
+	byCluster := metav1.OwnerReference{APIVersion: clusterv1.GroupVersion.String(), Kind: "Cluster", Name: "c1"}
+	ctl := func(kind, name string) metav1.OwnerReference {
+		return metav1.OwnerReference{APIVersion: clusterv1.GroupVersion.String(), Kind: kind, Name: name, Controller: ptr.To(true)}
+	}
+	machine := func(name string, owner metav1.OwnerReference, labels map[string]string) *clusterv1.Machine {
+		return &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", Labels: labels, OwnerReferences: []metav1.OwnerReference{owner}}}
+	}
+	s := &Scope{Found: true, Cluster: c,
+		MachineDeployments: []clusterv1.MachineDeployment{{ObjectMeta: metav1.ObjectMeta{Name: "md1", Namespace: "ns"}, Spec: clusterv1.MachineDeploymentSpec{ClusterName: "c1"}}},
+		MachineSets: []clusterv1.MachineSet{
+			{ObjectMeta: metav1.ObjectMeta{Name: "md1-abc", Namespace: "ns", OwnerReferences: []metav1.OwnerReference{ctl("MachineDeployment", "md1")}}},
+			{ObjectMeta: metav1.ObjectMeta{Name: "workers", Namespace: "ns", OwnerReferences: []metav1.OwnerReference{byCluster}}},
+		},
+		Machines: []*clusterv1.Machine{
+			machine("md1-abc-1", ctl("MachineSet", "md1-abc"), nil),
+			machine("workers-1", ctl("MachineSet", "workers"), nil),
+			machine("lone", byCluster, nil),
+			machine("cp", byCluster, map[string]string{clusterv1.ControlPlaneLabel: ""}),
+		},
+	}
+	if got := descendants(s); got != "Deployments" {
+		t.Errorf("descendants = %s, want Deployments", got)
+	}
+	want := "1 MachineDeployment still deleting: md1; 1 MachineSet still deleting: workers; 2 worker Machines still deleting: " +
+		"lone (deletion requested), workers-1 (left to its owner); then 1 control-plane Machine"
+	if got := s.Remaining(); got != want {
+		t.Errorf("Remaining =\n %s\nwant\n %s", got, want)
+	}
+	s.MachineDeployments = nil
+	want = "2 MachineSets still deleting: md1-abc, workers; 3 worker Machines still deleting: " +
+		"lone (deletion requested), md1-abc-1 (left to its owner), workers-1 (left to its owner); then 1 control-plane Machine"
+	if got := s.Remaining(); got != want {
+		t.Errorf("Remaining without the deployment =\n %s\nwant\n %s", got, want)
+	}
+}

@@ -113,11 +113,15 @@ func deploymentOfCluster(md *clusterv1.MachineDeployment, c *clusterv1.Cluster) 
 	return true
 }
 
-// deleteMachineDeployments deletes the Cluster's MachineDeployments first:
-// a MachineDeployment recreates its current MachineSet while it exists, so
-// its MachineSets go through it (its finalizer stays until they are gone),
-// never from under it.
-func deleteMachineDeployments(ctx context.Context, s *Scope) engine.Outcome {
+// deleteWorkers deletes, in one pass, what the Cluster owns outside its
+// control plane that is not being deleted yet: its MachineDeployments, its
+// stand-alone MachineSets and its worker Machines (Cluster API
+// filterOwnedDescendants). A deployment's MachineSets and a set's Machines
+// are not the Cluster's: each goes with its owner, which keeps its finalizer
+// until they are gone, so nothing is deleted from under a controller that
+// would recreate it.
+func deleteWorkers(ctx context.Context, s *Scope) engine.Outcome {
+	workers, _ := s.split()
 	var errs []string
 	for i := range s.MachineDeployments {
 		md := &s.MachineDeployments[i]
@@ -129,15 +133,6 @@ func deleteMachineDeployments(ctx context.Context, s *Scope) engine.Outcome {
 			errs = append(errs, err.Error())
 		}
 	}
-	if len(errs) > 0 {
-		return engine.Failf("%s", strings.Join(errs, "; "))
-	}
-	return engine.Wait("%s", s.Remaining())
-}
-
-func deleteWorkers(ctx context.Context, s *Scope) engine.Outcome {
-	workers, _ := s.split()
-	var errs []string
 	for i := range s.MachineSets {
 		ms := &s.MachineSets[i]
 		if !ms.DeletionTimestamp.IsZero() || !ownedByCluster(ms, s.Cluster) {
@@ -184,9 +179,12 @@ func (s *Scope) Remaining() string {
 
 // machinesRemaining is Remaining without the control plane object; empty
 // when no MachineDeployment, MachineSet or Machine the teardown waits for
-// is left.
+// is left. While MachineDeployments are left, the MachineSets and Machines
+// they hold are counted with them, not listed again.
 func (s *Scope) machinesRemaining() string {
 	workers, controlPlane := s.split()
+	var parts []string
+	ofDeployment := map[string]bool{}
 	if len(s.MachineDeployments) > 0 {
 		var mds []string
 		for i := range s.MachineDeployments {
@@ -197,52 +195,36 @@ func (s *Scope) machinesRemaining() string {
 			}
 			mds = append(mds, name)
 		}
-		msg := fmt.Sprintf("%s still deleting: %s", plural(len(mds), "MachineDeployment"), names(mds))
-		// What comes after: the MachineSets and worker Machines outside the
-		// deployments (those of a deployment go with it).
-		ofDeployment := map[string]bool{}
-		var sets int
+		parts = append(parts, fmt.Sprintf("%s still deleting: %s", plural(len(mds), "MachineDeployment"), names(mds)))
 		for i := range s.MachineSets {
 			if ref := metav1.GetControllerOf(&s.MachineSets[i]); ref != nil && ref.Kind == "MachineDeployment" {
 				ofDeployment[s.MachineSets[i].Name] = true
-			} else {
-				sets++
 			}
 		}
-		var lone int
-		for _, m := range workers {
-			if ref := metav1.GetControllerOf(m); ref == nil || ref.Kind != "MachineSet" || !ofDeployment[ref.Name] {
-				lone++
-			}
-		}
-		var then []string
-		if sets+lone > 0 {
-			then = append(then, fmt.Sprintf("%s and %s", plural(sets, "MachineSet"), plural(lone, "worker Machine")))
-		}
-		if len(controlPlane) > 0 {
-			then = append(then, plural(len(controlPlane), "control-plane Machine"))
-		}
-		if len(then) > 0 {
-			msg += "; then " + strings.Join(then, ", then ")
-		}
-		return msg
-	}
-	if len(s.MachineSets) == 0 && len(workers) == 0 {
-		if len(controlPlane) == 0 {
-			return ""
-		}
-		return fmt.Sprintf("every worker is gone; %s still deleting: %s", plural(len(controlPlane), "control-plane Machine"), s.machineNames(controlPlane))
 	}
 	var sets []string
 	for i := range s.MachineSets {
-		sets = append(sets, s.MachineSets[i].Name)
+		if !ofDeployment[s.MachineSets[i].Name] {
+			sets = append(sets, s.MachineSets[i].Name)
+		}
 	}
-	var parts []string
+	var lone []*clusterv1.Machine
+	for _, m := range workers {
+		if ref := metav1.GetControllerOf(m); ref == nil || ref.Kind != "MachineSet" || !ofDeployment[ref.Name] {
+			lone = append(lone, m)
+		}
+	}
 	if len(sets) > 0 {
 		parts = append(parts, fmt.Sprintf("%s still deleting: %s", plural(len(sets), "MachineSet"), names(sets)))
 	}
-	if len(workers) > 0 {
-		parts = append(parts, fmt.Sprintf("%s still deleting: %s", plural(len(workers), "worker Machine"), s.machineNames(workers)))
+	if len(lone) > 0 {
+		parts = append(parts, fmt.Sprintf("%s still deleting: %s", plural(len(lone), "worker Machine"), s.machineNames(lone)))
+	}
+	switch {
+	case len(parts) == 0 && len(workers) == 0 && len(controlPlane) == 0:
+		return ""
+	case len(parts) == 0 && len(workers) == 0:
+		return fmt.Sprintf("every worker is gone; %s still deleting: %s", plural(len(controlPlane), "control-plane Machine"), s.machineNames(controlPlane))
 	}
 	msg := strings.Join(parts, "; ")
 	if len(controlPlane) > 0 {
