@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -24,6 +25,9 @@ func TestMachineColumns(t *testing.T) {
 	create(t, deleting)
 	set := func(m *clusterv1.Machine, state, step string, paused metav1.ConditionStatus) {
 		m.Status.State, m.Status.Deletion.Step = state, step
+		if step == "" {
+			m.Status.NodeInfo = &corev1.NodeSystemInfo{OSImage: "Debian GNU/Linux 13 (trixie)"}
+		}
 		m.Status.Conditions = []metav1.Condition{{Type: clusterv1.PausedCondition, Status: paused, Reason: "R", LastTransitionTime: metav1.Now()}}
 		if err := env.Client.Status().Update(ctx, m); err != nil {
 			t.Fatal(err)
@@ -56,7 +60,7 @@ func TestMachineColumns(t *testing.T) {
 	if want := []string{"Name", "Cluster", "Node", "Phase", "Ready", "Paused", "Deleting", "Version", "Age"}; !slices.Equal(names, want) {
 		t.Errorf("columns %v, want %v", names, want)
 	}
-	if want := []string{"ProviderID", "Row"}; !slices.Equal(wide, want) {
+	if want := []string{"ProviderID", "OS-Image", "Row"}; !slices.Equal(wide, want) {
 		t.Errorf("-o wide columns %v, want %v", wide, want)
 	}
 	cell := func(row metav1.TableRow, column string) any {
@@ -64,8 +68,8 @@ func TestMachineColumns(t *testing.T) {
 		return row.Cells[i]
 	}
 	want := map[string]map[string]any{
-		running.Name:  {"Version": "v1.37.0", "Paused": "True", "Deleting": nil},
-		deleting.Name: {"Version": nil, "Paused": "False", "Deleting": "DrainingNode"},
+		running.Name:  {"Version": "v1.37.0", "Paused": "True", "Deleting": nil, "OS-Image": "Debian GNU/Linux 13 (trixie)"},
+		deleting.Name: {"Version": nil, "Paused": "False", "Deleting": "DrainingNode", "OS-Image": nil},
 	}
 	if len(table.Rows) != 2 {
 		t.Fatalf("%d rows, want 2", len(table.Rows))
