@@ -15,9 +15,11 @@ Feature: Machines whose Node goes bad, and Machines that never come up
     Then the Machine "m1" reaches phase "Unknown"
     And the Machine "m1" has condition "NodeHealthy" with reason "NodeNotReady" and message containing "Ready=False (KubeletNotReady: container runtime is down)"
     And the Machine "m1" has condition "Ready" with status "False" and reason "NodeNotReady"
+    And the Machine "m1" has condition "NodeReady" with reason "NodeNotReady" and message containing "* Node.Ready: container runtime is down"
     And the Machine "m1" records since when it is unhealthy
     When the Node of "m1" reports "Ready" as "True" because "KubeletReady: kubelet is posting ready status"
     Then the Machine "m1" reaches phase "Running"
+    And the Machine "m1" has condition "NodeReady" with status "True" and reason "NodeReady"
     And the Machine "m1" has condition "NodeHealthy" with status "True" and reason "NodeHealthy"
     And the Machine "m1" has condition "Ready" with status "True" and reason "Ready"
     And the Machine "m1" no longer records since when it was unhealthy

@@ -28,6 +28,24 @@ Feature: A Machine walks from Pending to Running
     And the Machine "m1" reports the node info of its Node
     And the Machine "m1" records that its phase changed when it entered its state
 
+  @row:machine-normal:N31
+  Scenario: the Node gets the Machine's node labels and annotations and loses the uninitialized taint, as Cluster API's patchNode
+    Given a Machine "m1" with its bootstrap and infrastructure objects
+    And the Machine "m1" has the label "node-role.kubernetes.io/worker" = ""
+    And the Machine "m1" has the label "dc1.node-restriction.kubernetes.io/rack" = "r1"
+    And the Machine "m1" has the label "team" = "blue"
+    And the Machine "m1" has annotation "node.cluster.krtt.dev/note" set to "hello"
+    And the bootstrap provider reports the data secret of "m1"
+    And the infrastructure of "m1" is provisioned
+    When a Node joins for "m1" with the NoSchedule taint "node.cluster.krtt.dev/uninitialized"
+    Then the Machine "m1" reaches phase "Running"
+    And the Node of "m1" has the label "node-role.kubernetes.io/worker" = ""
+    And the Node of "m1" has the label "dc1.node-restriction.kubernetes.io/rack" = "r1"
+    And the Node of "m1" has the annotation "node.cluster.krtt.dev/note" = "hello"
+    And the Node of "m1" has the annotation "cluster.krtt.dev/machine" = "m1"
+    And the Node of "m1" has the annotation "cluster.krtt.dev/labels-from-machine" = "dc1.node-restriction.kubernetes.io/rack,node-role.kubernetes.io/worker"
+    And the Node of "m1" has no taint "node.cluster.krtt.dev/uninitialized"
+
   @row:machine-normal:N10
   Scenario: a Machine given its data secret directly skips the bootstrap provider
     Given a Machine "m1" given the bootstrap data secret "m1-data" directly

@@ -12,7 +12,7 @@ Feature: A MachineDeployment rolls its Machines out to a new template
 
   @row:machinedeployment-normal:N03 @row:machinedeployment-rollout:O03 @row:machinedeployment-rollout:O07
   @row:machinedeployment-rollout:O08 @row:machinedeployment-rollout:O09 @row:machinedeployment-rollout:O12
-  @row:machinedeployment-rollout:O15
+  @row:machinedeployment-rollout:O15 @row:machinedeployment-normal:N10
   Scenario: a rolling update of 3 Machines with maxSurge 1 and maxUnavailable 0 never leaves the limits
     Given a MachineDeployment "md" of 3 Machines
     And the providers bring every Machine of the deployment "md" to Running as it comes
@@ -21,6 +21,7 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And the MachineDeployment "md" has 1 MachineSet
     And the current MachineSet of "md" is called "v1"
     And every Machine of the deployment "md" has the label "cluster.krtt.dev/deployment-name" = "md"
+    And the MachineDeployment "md" is at revision "1"
     When every Machine event of the deployment "md" is watched
     And the template of the MachineDeployment "md" is pointed at new templates "v2"
     Then the MachineDeployment "md" has 2 MachineSets
@@ -32,6 +33,12 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And the MachineDeployment "md" has condition "Available" with status "True" and reason "Available"
     And the MachineDeployment "md" has condition "Deleting" with status "False" and reason "NotDeleting"
     And the MachineSet called "v1" is gone
+    And the MachineDeployment "md" is at revision "2"
+    And the MachineDeployment "md" has condition "RollingOut" with status "False" and reason "NotRollingOut"
+    And the MachineDeployment "md" has condition "MachinesUpToDate" with status "True" and reason "UpToDate"
+    And the MachineDeployment "md" has condition "MachinesReady" with status "True" and reason "Ready"
+    And the MachineDeployment "md" has condition "ScalingUp" with status "False" and reason "NotScalingUp"
+    And the MachineDeployment "md" has condition "ScalingDown" with status "False" and reason "NotScalingDown"
     And the MachineDeployment "md" has 1 MachineSet
     And the deployment "md" never had more than 4 Machines nor fewer than 3 available at any watch event
 
@@ -108,6 +115,8 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And the current MachineSet of "md" is called "v2"
     And the MachineSet called "v2" asks for 0 replicas
     And the MachineSet called "v1" asks for 2 replicas
+    And the MachineDeployment "md" has condition "RollingOut" with status "True" and reason "RollingOut" and message containing "Rolling out 2 not up-to-date replicas"
+    And the MachineDeployment "md" has condition "MachinesUpToDate" with status "False" and reason "NotUpToDate" and message containing "2 of 2 Machines are not of the current template"
     When a user deletes an old Machine of the deployment "md"
     Then the MachineSet called "v1" asks for 1 replica
     And the MachineSet called "v2" asks for 1 replica
@@ -254,6 +263,7 @@ Feature: A MachineDeployment rolls its Machines out to a new template
   Scenario: a MachineDeployment whose infrastructure template does not exist makes no MachineSet until it does
     Given a MachineDeployment "md" of 2 Machines whose infrastructure template does not exist
     Then the MachineDeployment "md" has condition "Progressing" with status "False" and reason "TemplateNotFound" and message containing "SimMachineTemplate does not exist (md-missing)"
+    And the MachineDeployment "md" has condition "ScalingUp" with status "True" and reason "ScalingUp" and message containing "Scaling up from 0 to 2 replicas is blocked because SimMachineTemplate does not exist"
     And the MachineDeployment "md" has 0 MachineSets
     When the missing infrastructure template of the MachineDeployment "md" is created
     Then the MachineDeployment "md" has 1 MachineSet

@@ -75,6 +75,7 @@ func registerMachineDeploymentSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^the deployment "([^"]*)" never had more than (\d+) Machines nor fewer than (\d+) available at any watch event$`, w.deploymentInvariants)
 	sc.Step(`^an? (Warning )?Event of the MachineDeployment "([^"]*)" tells row "([^"]*)" moving it to "([^"]*)"$`, w.deploymentEventTellsRow)
 	sc.Step(`^the MachineDeployment "([^"]*)" is gone$`, w.deploymentGone)
+	sc.Step(`^the MachineDeployment "([^"]*)" is at revision "([^"]*)"$`, w.deploymentAtRevision)
 }
 
 // setNames maps, per scenario namespace, the names a scenario gives
@@ -765,5 +766,20 @@ func (w *world) deploymentGone(ctx context.Context, name string) error {
 			return err
 		}
 		return fmt.Errorf("still there: %s, finalizers %v", describeDeployment(md), md.Finalizers)
+	})
+}
+
+// deploymentAtRevision: the deployment's revision annotation (Cluster API
+// surfaces its current MachineSet's revision there).
+func (w *world) deploymentAtRevision(ctx context.Context, name, revision string) error {
+	return w.eventually(ctx, "MachineDeployment revision "+revision, func(ctx context.Context) error {
+		md := &clusterv1.MachineDeployment{}
+		if err := w.h.Client.Get(ctx, client.ObjectKey{Namespace: w.ns, Name: name}, md); err != nil {
+			return err
+		}
+		if got := md.Annotations[clusterv1.RevisionAnnotation]; got != revision {
+			return fmt.Errorf("revision annotation %q, want %q", got, revision)
+		}
+		return nil
 	})
 }

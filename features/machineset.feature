@@ -8,10 +8,11 @@ Feature: A MachineSet keeps N Machines
   Background:
     Given a Cluster "c1"
 
-  @row:machineset-normal:S03 @row:machineset-replicas:R05 @row:machineset-replicas:R10
+  @row:machineset-normal:S03 @row:machineset-replicas:R05 @row:machineset-replicas:R10 @row:machineset-normal:S16
   Scenario: a MachineSet creates its Machines from its templates and counts them Ready
     Given a MachineSet "ms" of 3 Machines
     Then the MachineSet "ms" has 3 Machines
+    And the templates of the MachineSet "ms" are owned by the Cluster "c1"
     And the MachineSet "ms" reaches phase "Stable"
     And the MachineSet "ms" has condition "MachinesReady" with status "False" and reason "NotReady"
     When the providers bring every Machine of "ms" to Running

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -59,6 +60,7 @@ func registerMachineSetSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^the MachineSet "([^"]*)" has (\d+) Machines?$`, w.setHasMachines)
 	sc.Step(`^the MachineSet "([^"]*)" controls (\d+) Machines?$`, w.setControlsMachines)
 	sc.Step(`^every Machine of "([^"]*)" has its bootstrap and infrastructure objects cloned from the templates$`, w.clonesExist)
+	sc.Step(`^the templates of the MachineSet "([^"]*)" are owned by the Cluster "([^"]*)"$`, w.templatesOwnedByCluster)
 	sc.Step(`^the MachineSet "([^"]*)" reaches phase "([^"]*)"$`, w.setReachesPhase)
 	sc.Step(`^the MachineSet "([^"]*)" has condition "([^"]*)" with status "([^"]*)" and reason "([^"]*)"$`, w.setHasCondition)
 	sc.Step(`^the MachineSet "([^"]*)" has condition "([^"]*)" with reason "([^"]*)" and message containing "([^"]*)"$`, w.setHasConditionWithMessage)
@@ -453,6 +455,37 @@ func (w *world) clonesExist(ctx context.Context, set string) error {
 				if ref := metav1.GetControllerOf(obj); ref == nil || ref.Kind != "Machine" || ref.Name != m.Name {
 					return fmt.Errorf("%T %s is controlled by %v, want its Machine", obj, m.Name, ref)
 				}
+			}
+		}
+		return nil
+	})
+}
+
+// templatesOwnedByCluster: the templates the set names carry an owner
+// reference to the Cluster, its UID included (Cluster API
+// reconcileExternalTemplateReference).
+func (w *world) templatesOwnedByCluster(ctx context.Context, set, cluster string) error {
+	return w.eventually(ctx, "templates owned by the Cluster", func(ctx context.Context) error {
+		ms, err := w.h.MachineSet(ctx, w.ns, set)
+		if err != nil {
+			return err
+		}
+		c := &clusterv1.Cluster{}
+		if err := w.h.Client.Get(ctx, client.ObjectKey{Namespace: w.ns, Name: cluster}, c); err != nil {
+			return err
+		}
+		spec := ms.Spec.Template.Spec
+		for _, obj := range []client.Object{
+			&simv1.SimBootstrapConfigTemplate{ObjectMeta: metav1.ObjectMeta{Name: spec.Bootstrap.ConfigRef.Name}},
+			&simv1.SimMachineTemplate{ObjectMeta: metav1.ObjectMeta{Name: spec.InfrastructureRef.Name}},
+		} {
+			if err := w.h.Client.Get(ctx, client.ObjectKey{Namespace: w.ns, Name: obj.GetName()}, obj); err != nil {
+				return err
+			}
+			if !slices.ContainsFunc(obj.GetOwnerReferences(), func(r metav1.OwnerReference) bool {
+				return r.Kind == "Cluster" && r.Name == cluster && r.UID == c.UID
+			}) {
+				return fmt.Errorf("%T %s owners %+v", obj, obj.GetName(), obj.GetOwnerReferences())
 			}
 		}
 		return nil

@@ -203,6 +203,10 @@ func registerSteps(sc *godog.ScenarioContext, h *harness.Harness, cov *coverage)
 	sc.Step(`^the Machine "([^"]*)" has failure reason "([^"]*)"$`, w.hasFailureReason)
 	sc.Step(`^the Machine "([^"]*)" references its Node$`, w.referencesNode)
 	sc.Step(`^the Machine "([^"]*)" reports the node info of its Node$`, w.reportsNodeInfo)
+	sc.Step(`^a Node joins for "([^"]*)" with the NoSchedule taint "([^"]*)"$`, w.nodeJoinsTainted)
+	sc.Step(`^the Machine "([^"]*)" has the label "([^"]*)" = "([^"]*)"$`, w.labelMachine)
+	sc.Step(`^the Node of "([^"]*)" has the (label|annotation) "([^"]*)" = "([^"]*)"$`, w.nodeHasMetadata)
+	sc.Step(`^the Node of "([^"]*)" has no taint "([^"]*)"$`, w.nodeHasNoTaint)
 	sc.Step(`^the Machine "([^"]*)" records that its phase changed when it entered its state$`, w.phaseChangedWithState)
 	sc.Step(`^the Machine "([^"]*)" is gone$`, w.machineGone)
 	sc.Step(`^the Node of "([^"]*)" (exists|is gone|is cordoned)$`, w.nodeState)
@@ -404,6 +408,55 @@ func (w *world) deleteInfraObject(ctx context.Context, name string) error {
 func (w *world) nodeJoins(ctx context.Context, name string) error {
 	_, err := harness.JoinNode(ctx, w.nodes, w.nodeName(name), harness.ProviderID(w.ns, name))
 	return err
+}
+
+// nodeJoinsTainted plays a kubelet that registers tainted, as a bootstrap
+// provider's kubelet configuration may ask.
+func (w *world) nodeJoinsTainted(ctx context.Context, name, key string) error {
+	_, err := harness.JoinNode(ctx, w.nodes, w.nodeName(name), harness.ProviderID(w.ns, name),
+		corev1.Taint{Key: key, Effect: corev1.TaintEffectNoSchedule})
+	return err
+}
+
+func (w *world) labelMachine(ctx context.Context, name, key, value string) error {
+	return w.updateMachine(ctx, name, func(m *clusterv1.Machine) {
+		if m.Labels == nil {
+			m.Labels = map[string]string{}
+		}
+		m.Labels[key] = value
+	})
+}
+
+func (w *world) nodeHasMetadata(ctx context.Context, name, which, key, value string) error {
+	return w.eventually(ctx, "Node "+which+" "+key, func(ctx context.Context) error {
+		n := &corev1.Node{}
+		if err := w.nodes.Get(ctx, client.ObjectKey{Name: w.nodeName(name)}, n); err != nil {
+			return err
+		}
+		have := n.Labels
+		if which == "annotation" {
+			have = n.Annotations
+		}
+		if got, ok := have[key]; !ok || got != value {
+			return fmt.Errorf("%s %s = %q (present %v), want %q", which, key, got, ok, value)
+		}
+		return nil
+	})
+}
+
+func (w *world) nodeHasNoTaint(ctx context.Context, name, key string) error {
+	return w.eventually(ctx, "Node without taint "+key, func(ctx context.Context) error {
+		n := &corev1.Node{}
+		if err := w.nodes.Get(ctx, client.ObjectKey{Name: w.nodeName(name)}, n); err != nil {
+			return err
+		}
+		for _, t := range n.Spec.Taints {
+			if t.Key == key {
+				return fmt.Errorf("taints %+v", n.Spec.Taints)
+			}
+		}
+		return nil
+	})
 }
 
 func (w *world) twoNodesJoin(ctx context.Context, name string) error {

@@ -13,6 +13,7 @@ Feature: Workload clusters
     Then the Machine "m1" references its Node
     And the Node of "m1" is not in the management cluster
     And the Cluster "c1" has condition "WorkloadClusterReachable" with status "True" and reason "Connected" and message containing "connected to https://127.0.0.1"
+    And the Cluster "c1" has condition "RemoteConnectionProbe" with status "True" and reason "ProbeSucceeded"
     And the Cluster "c1" counts 1 Machine, 1 Ready
     And the Cluster "c1" has condition "MachinesReady" with status "True" and reason "MachinesReady" and message containing "All 1 Machines are Ready"
     Given a kubelet runs on the Node of "m1"
@@ -38,11 +39,12 @@ Feature: Workload clusters
     When the workload cluster's API server stops
     Then the Machine "m1" has condition "Deleting" with reason "WaitingForWorkloadCluster" and message containing "is unreachable"
     And the Cluster "c1" has condition "WorkloadClusterReachable" with status "False" and reason "Unreachable" and message containing "does not answer"
+    And the Cluster "c1" has condition "RemoteConnectionProbe" with status "False" and reason "ProbeFailed" and message containing "Remote connection probe failed: "
     # A Running Machine keeps its Node conditions as last seen for 5 minutes (Cluster API's
     # remoteConditionsGracePeriod), then they turn Unknown: the operator wakes it at the end of the 5 minutes.
     And row "W05" fired for "m2"
     And the Machine "m2" has condition "NodeHealthy" with status "True" and reason "NodeHealthy"
-    And the Machine "m2" has condition "NodeReady" with status "True" and reason "KubeletReady"
+    And the Machine "m2" has condition "NodeReady" with status "True" and reason "NodeReady"
     When 5 minutes pass for "m2"
     Then the Machine "m2" has condition "NodeHealthy" with status "Unknown" and reason "WorkloadClusterUnreachable"
     And the Machine "m2" has condition "NodeReady" with status "Unknown" and reason "WorkloadClusterUnreachable"
@@ -94,6 +96,7 @@ Feature: Workload clusters
     And a Node joins for "m1" in the workload cluster
     Then the Machine "m1" has condition "NodeHealthy" with reason "NodeDoesNotExist"
     And the Cluster "c1" has condition "WorkloadClusterReachable" with status "True" and reason "SelfHosted" and message containing "the Node side is the management cluster"
+    And the Cluster "c1" has condition "RemoteConnectionProbe" with status "True" and reason "ProbeSucceeded"
     When the kubeconfig Secret of Cluster "c1" is created for the workload cluster
     Then the Machine "m1" reaches phase "Running"
     And the Machine "m1" references its Node

@@ -29,6 +29,9 @@ func registerWorkloadSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^the workload cluster's API server stops$`, w.workloadAPIServerStops)
 	sc.Step(`^the workload cluster's API server starts again$`, w.workloadAPIServerStarts)
 	sc.Step(`^the Cluster "([^"]*)" has condition "([^"]*)" with status "([^"]*)" and reason "([^"]*)" and message containing "([^"]*)"$`, w.clusterHasCondition)
+	sc.Step(`^the Cluster "([^"]*)" has condition "([^"]*)" with status "([^"]*)" and reason "([^"]*)"$`, func(ctx context.Context, name, ctype, status, reason string) error {
+		return w.clusterHasCondition(ctx, name, ctype, status, reason, "")
+	})
 	sc.Step(`^the Cluster "([^"]*)" counts (\d+) Machines?, (\d+) Ready$`, w.clusterCounts)
 	sc.Step(`^the Cluster "([^"]*)" is deleted$`, w.deleteCluster)
 	sc.After(func(ctx context.Context, _ *godog.Scenario, err error) (context.Context, error) {

@@ -29,13 +29,33 @@ func Set(obj client.Object, clusterName string, c *clusterv1.Cluster) bool {
 	if c == nil || metav1.GetControllerOf(obj) != nil {
 		return true
 	}
+	return HasRef(obj.GetOwnerReferences(), c)
+}
+
+// HasRef reports whether refs hold the owner reference to c, its UID
+// included.
+func HasRef(refs []metav1.OwnerReference, c *clusterv1.Cluster) bool {
 	want := Ref(c)
-	for _, ref := range obj.GetOwnerReferences() {
+	for _, ref := range refs {
 		if ref.APIVersion == want.APIVersion && ref.Kind == want.Kind && ref.Name == want.Name && ref.UID == want.UID {
 			return true
 		}
 	}
 	return false
+}
+
+// WithRef is refs with the owner reference to c: one to an earlier Cluster
+// of the same name is replaced, not added to (Cluster API EnsureOwnerRef).
+func WithRef(refs []metav1.OwnerReference, c *clusterv1.Cluster) []metav1.OwnerReference {
+	want := Ref(c)
+	out := append([]metav1.OwnerReference(nil), refs...)
+	for i, ref := range out {
+		if ref.APIVersion == want.APIVersion && ref.Kind == want.Kind && ref.Name == want.Name {
+			out[i] = want
+			return out
+		}
+	}
+	return append(out, want)
 }
 
 // Ensure sets what Set asks for on obj in memory (the kit patches it) and
@@ -51,17 +71,6 @@ func Ensure(obj client.Object, clusterName string, c *clusterv1.Cluster) string 
 	if c == nil || metav1.GetControllerOf(obj) != nil {
 		return "labelled for Cluster " + clusterName
 	}
-	want := Ref(c)
-	refs := obj.GetOwnerReferences()
-	replaced := false
-	for i, ref := range refs {
-		if ref.APIVersion == want.APIVersion && ref.Kind == want.Kind && ref.Name == want.Name {
-			refs[i], replaced = want, true
-		}
-	}
-	if !replaced {
-		refs = append(refs, want)
-	}
-	obj.SetOwnerReferences(refs)
+	obj.SetOwnerReferences(WithRef(obj.GetOwnerReferences(), c))
 	return "Cluster " + c.Name + " is the owner"
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -566,27 +567,38 @@ func TestSyncNode(t *testing.T) {
 		"kubernetes.io/hostname": "h1",
 		// A managed-prefix label krtt did not set: never removed by krtt.
 		"node-role.kubernetes.io/gpu": "",
+	}}, Spec: corev1.NodeSpec{Taints: []corev1.Taint{
+		{Key: clusterv1.NodeUninitializedTaint, Effect: corev1.TaintEffectNoSchedule},
+		{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule},
 	}}}
 	poll.Must(t, env.Client.Create(ctx, node))
 
+	// Keys are synced by domain, subdomains included, as Cluster API's
+	// GetManagedLabels: node-role.kubernetes.io itself only.
 	worker, pool := clusterv1.NodeRoleLabelPrefix+"worker", clusterv1.ManagedNodeLabelPrefix+"pool"
 	zone := clusterv1.NodeRestrictionLabelPrefix + "zone"
-	m := testMachine(ns, map[string]string{worker: "", pool: "blue", zone: "a", "team": "x", clusterv1.ClusterNameLabel: "c1"})
+	rack := "dc1.node-restriction.kubernetes.io/rack"
+	tier := "custom.node.cluster.krtt.dev/tier"
+	note := clusterv1.ManagedNodeLabelPrefix + "note"
+	m := testMachine(ns, map[string]string{worker: "", pool: "blue", zone: "a", rack: "r1", tier: "gold", "team": "x",
+		"sub.node-role.kubernetes.io/x": "", clusterv1.ClusterNameLabel: "c1"})
+	m.Annotations = map[string]string{note: "hello", "team": "x"}
+	m.OwnerReferences = []metav1.OwnerReference{{APIVersion: clusterv1.GroupVersion.String(), Kind: "MachineSet", Name: "ms1", UID: "ms-uid", Controller: ptr.To(true)}}
 
 	sc := scopeFor(t, m, node.Name)
 	o := syncNode(ctx, sc)
-	wantStatus(t, o, engine.Done, "updated Node "+node.Name+": labels "+zone+","+worker+","+pool)
+	wantStatus(t, o, engine.Done, "updated Node "+node.Name+": labels "+tier+","+rack+","+zone+","+worker+","+pool, "removed taint "+clusterv1.NodeUninitializedTaint)
 	n := getNode(t, node.Name)
 	// The observed Node is the one written (write-through).
 	if seen := sc.Node(); seen.ResourceVersion != n.ResourceVersion || seen.Labels[pool] != "blue" || seen.Annotations[clusterv1.MachineAnnotation] != m.Name {
 		t.Errorf("observed Node after the sync: resourceVersion %s (want %s), labels %v, annotations %v", seen.ResourceVersion, n.ResourceVersion, seen.Labels, seen.Annotations)
 	}
-	for k, v := range map[string]string{worker: "", pool: "blue", zone: "a", "kubernetes.io/hostname": "h1", "node-role.kubernetes.io/gpu": ""} {
+	for k, v := range map[string]string{worker: "", pool: "blue", zone: "a", rack: "r1", tier: "gold", "kubernetes.io/hostname": "h1", "node-role.kubernetes.io/gpu": ""} {
 		if got, ok := n.Labels[k]; !ok || got != v {
 			t.Errorf("Node label %s = %q (present %v), want %q", k, got, ok, v)
 		}
 	}
-	for _, k := range []string{"team", clusterv1.ClusterNameLabel} {
+	for _, k := range []string{"team", clusterv1.ClusterNameLabel, "sub.node-role.kubernetes.io/x"} {
 		if _, ok := n.Labels[k]; ok {
 			t.Errorf("Node got unmanaged Machine label %s", k)
 		}
@@ -595,11 +607,27 @@ func TestSyncNode(t *testing.T) {
 		clusterv1.MachineAnnotation:          m.Name,
 		clusterv1.ClusterNameAnnotation:      "c1",
 		clusterv1.ClusterNamespaceAnnotation: ns,
-		LabelsFromMachineAnnotation:          zone + "," + worker + "," + pool,
+		clusterv1.OwnerKindAnnotation:        "MachineSet",
+		clusterv1.OwnerNameAnnotation:        "ms1",
+		note:                                 "hello",
+		LabelsFromMachineAnnotation:          tier + "," + rack + "," + zone + "," + worker + "," + pool,
+		AnnotationsFromMachineAnnotation:     note,
 	} {
 		if got := n.Annotations[k]; got != v {
 			t.Errorf("Node annotation %s = %q, want %q", k, got, v)
 		}
+	}
+	if _, ok := n.Annotations["team"]; ok {
+		t.Error("Node got an unmanaged Machine annotation")
+	}
+	// The uninitialized taint goes; the others (ours, and the API server's
+	// not-ready one) stay.
+	var kept []string
+	for _, taint := range n.Spec.Taints {
+		kept = append(kept, taint.Key)
+	}
+	if slices.Contains(kept, clusterv1.NodeUninitializedTaint) || !slices.Contains(kept, "dedicated") {
+		t.Errorf("taints after the sync: %v, want the dedicated one and not %s", kept, clusterv1.NodeUninitializedTaint)
 	}
 
 	// In sync: no write at all.
@@ -612,9 +640,11 @@ func TestSyncNode(t *testing.T) {
 	// A label removed from the Machine is removed from the Node; a changed
 	// value is updated; labels krtt never set stay.
 	delete(m.Labels, pool)
+	delete(m.Labels, rack)
+	delete(m.Labels, tier)
 	m.Labels[zone] = "b"
 	o = syncNode(ctx, scopeFor(t, m, node.Name))
-	wantStatus(t, o, engine.Done, "labels "+zone, "removed labels "+pool)
+	wantStatus(t, o, engine.Done, "labels "+zone, "removed labels "+tier+","+rack+","+pool)
 	n = getNode(t, node.Name)
 	if _, ok := n.Labels[pool]; ok {
 		t.Errorf("label %s removed from the Machine is still on the Node", pool)
@@ -629,12 +659,22 @@ func TestSyncNode(t *testing.T) {
 		t.Errorf("%s = %q", LabelsFromMachineAnnotation, got)
 	}
 
-	// No managed labels left: they and the bookkeeping annotation go.
+	// No managed labels or annotations left, and no controller: they and
+	// the owner annotations go; the bookkeeping annotations stay, empty.
 	m.Labels = map[string]string{"team": "x"}
+	m.Annotations = nil
+	m.OwnerReferences = nil
 	wantStatus(t, syncNode(ctx, scopeFor(t, m, node.Name)), engine.Done, "removed labels "+zone+","+worker)
 	n = getNode(t, node.Name)
-	if _, ok := n.Annotations[LabelsFromMachineAnnotation]; ok {
-		t.Error("bookkeeping annotation kept with no managed labels")
+	for _, k := range []string{LabelsFromMachineAnnotation, AnnotationsFromMachineAnnotation} {
+		if v, ok := n.Annotations[k]; !ok || v != "" {
+			t.Errorf("%s = %q (present %v), want empty", k, v, ok)
+		}
+	}
+	for _, k := range []string{note, clusterv1.OwnerKindAnnotation, clusterv1.OwnerNameAnnotation} {
+		if _, ok := n.Annotations[k]; ok {
+			t.Errorf("annotation %s kept after the Machine lost it", k)
+		}
 	}
 	if n.Annotations[clusterv1.MachineAnnotation] != m.Name {
 		t.Error("Machine annotation lost")

@@ -3,37 +3,88 @@ package machine
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/reconciler"
 )
 
-// LabelsFromMachineAnnotation on a Node lists, comma-separated and sorted,
-// the label keys krtt copied from the Machine, so a label removed from the
-// Machine is removed from the Node too (and labels others set are left alone).
-const LabelsFromMachineAnnotation = "cluster.krtt.dev/labels-from-machine"
+// LabelsFromMachineAnnotation and AnnotationsFromMachineAnnotation on a
+// Node list, comma-separated and sorted (empty when none), the label and
+// annotation keys krtt copied from the Machine, so one removed from the
+// Machine is removed from the Node too (and those others set are left
+// alone).
+const (
+	LabelsFromMachineAnnotation      = "cluster.krtt.dev/labels-from-machine"
+	AnnotationsFromMachineAnnotation = "cluster.krtt.dev/annotations-from-machine"
+)
 
-// syncedLabels returns the Machine labels that belong on the Node: those
-// whose key starts with one of clusterv1.NodeLabelSyncPrefixes.
+// inDomain: the part of key before "/" is domain or a subdomain of it.
+func inDomain(key, domain string) bool {
+	d, _, _ := strings.Cut(key, "/")
+	return d == domain || strings.HasSuffix(d, "."+domain)
+}
+
+// syncedLabels returns the Machine labels that belong on the Node (Cluster
+// API GetManagedLabels): node-role.kubernetes.io, and the node-restriction
+// and krtt node domains with their subdomains.
 func syncedLabels(labels map[string]string) map[string]string {
 	out := map[string]string{}
 	for k, v := range labels {
-		for _, p := range clusterv1.NodeLabelSyncPrefixes {
-			if strings.HasPrefix(k, p) {
-				out[k] = v
-				break
-			}
+		d, _, _ := strings.Cut(k, "/")
+		if d == clusterv1.NodeRoleLabelDomain || inDomain(k, clusterv1.NodeRestrictionLabelDomain) || inDomain(k, clusterv1.ManagedNodeDomain) {
+			out[k] = v
 		}
 	}
 	return out
 }
 
-// syncNode sets the managed Machine labels and the krtt annotations on the
-// Node and removes managed labels the Machine no longer has. It patches the
-// Node only when something differs.
+// commonNodeAnnotations are krtt's own; a Machine without a controller
+// leaves the owner ones off the Node.
+var commonNodeAnnotations = []string{clusterv1.MachineAnnotation, clusterv1.ClusterNameAnnotation, clusterv1.ClusterNamespaceAnnotation,
+	clusterv1.OwnerKindAnnotation, clusterv1.OwnerNameAnnotation}
+
+// syncedAnnotations returns the annotations that belong on the Node
+// (Cluster API GetManagedAnnotations): krtt's own, naming the Machine, its
+// Cluster and its controller, and the Machine's annotations in the krtt
+// node domain.
+func syncedAnnotations(m *clusterv1.Machine) map[string]string {
+	out := map[string]string{
+		clusterv1.MachineAnnotation:          m.Name,
+		clusterv1.ClusterNameAnnotation:      m.Spec.ClusterName,
+		clusterv1.ClusterNamespaceAnnotation: m.Namespace,
+	}
+	if owner := metav1.GetControllerOfNoCopy(m); owner != nil {
+		out[clusterv1.OwnerKindAnnotation] = owner.Kind
+		out[clusterv1.OwnerNameAnnotation] = owner.Name
+	}
+	for k, v := range m.Annotations {
+		if inDomain(k, clusterv1.ManagedNodeDomain) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// fromMachine is the key list a bookkeeping annotation holds.
+func fromMachine(v string) []string {
+	if v == "" {
+		return nil
+	}
+	return strings.Split(v, ",")
+}
+
+// syncNode sets the managed Machine labels and annotations on the Node,
+// removes those the Machine no longer has, and removes the uninitialized
+// taint (Cluster API patchNode). It patches the Node only when something
+// differs.
 func syncNode(ctx context.Context, s *Scope) engine.Outcome {
 	node := s.Node()
 	if node == nil {
@@ -42,11 +93,7 @@ func syncNode(ctx context.Context, s *Scope) engine.Outcome {
 	m := s.Machine
 
 	desired := syncedLabels(m.Labels)
-	keys := make([]string, 0, len(desired))
-	for k := range desired {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(desired))
 
 	// The patch names only what changes (nil removes); other writers'
 	// labels and annotations are left alone.
@@ -58,8 +105,8 @@ func syncNode(ctx context.Context, s *Scope) engine.Outcome {
 			set = append(set, k)
 		}
 	}
-	for _, k := range strings.Split(node.Annotations[LabelsFromMachineAnnotation], ",") {
-		if _, still := desired[k]; k == "" || still {
+	for _, k := range fromMachine(node.Annotations[LabelsFromMachineAnnotation]) {
+		if _, still := desired[k]; still {
 			continue
 		}
 		if _, ok := node.Labels[k]; ok {
@@ -76,17 +123,37 @@ func syncNode(ctx context.Context, s *Scope) engine.Outcome {
 			annotated = append(annotated, k)
 		}
 	}
-	setAnnotation(clusterv1.MachineAnnotation, m.Name)
-	setAnnotation(clusterv1.ClusterNameAnnotation, m.Spec.ClusterName)
-	setAnnotation(clusterv1.ClusterNamespaceAnnotation, m.Namespace)
-	if len(keys) > 0 {
-		setAnnotation(LabelsFromMachineAnnotation, strings.Join(keys, ","))
-	} else if _, ok := node.Annotations[LabelsFromMachineAnnotation]; ok {
-		annotations[LabelsFromMachineAnnotation] = nil
-		annotated = append(annotated, LabelsFromMachineAnnotation)
+	wanted := syncedAnnotations(m)
+	var copied []string
+	for _, k := range slices.Sorted(maps.Keys(wanted)) {
+		setAnnotation(k, wanted[k])
+		if !slices.Contains(commonNodeAnnotations, k) {
+			copied = append(copied, k)
+		}
+	}
+	for _, k := range append(fromMachine(node.Annotations[AnnotationsFromMachineAnnotation]), commonNodeAnnotations...) {
+		if _, still := wanted[k]; still {
+			continue
+		}
+		if _, ok := node.Annotations[k]; ok {
+			annotations[k] = nil
+			annotated = append(annotated, k)
+		}
+	}
+	setAnnotation(LabelsFromMachineAnnotation, strings.Join(keys, ","))
+	setAnnotation(AnnotationsFromMachineAnnotation, strings.Join(copied, ","))
+
+	var taints []corev1.Taint
+	untainted := false
+	for _, t := range node.Spec.Taints {
+		if t.Key == clusterv1.NodeUninitializedTaint && t.Effect == corev1.TaintEffectNoSchedule {
+			untainted = true
+			continue
+		}
+		taints = append(taints, t)
 	}
 
-	if len(set) == 0 && len(removed) == 0 && len(annotated) == 0 {
+	if len(set) == 0 && len(removed) == 0 && len(annotated) == 0 && !untainted {
 		return engine.OKf("Node %s in sync", node.Name)
 	}
 	md := map[string]any{}
@@ -96,9 +163,17 @@ func syncNode(ctx context.Context, s *Scope) engine.Outcome {
 	if len(annotations) > 0 {
 		md["annotations"] = annotations
 	}
+	patch := map[string]any{"metadata": md}
+	if untainted {
+		// A merge patch replaces the whole list: the observed
+		// resourceVersion makes a taint added meanwhile conflict instead
+		// of being lost.
+		md["resourceVersion"] = node.ResourceVersion
+		patch["spec"] = map[string]any{"taints": taints}
+	}
 	// The observed Node takes the answer in; a failed write leaves it as
 	// observed.
-	if err := reconciler.PatchFields(ctx, s.NodeClient, node, map[string]any{"metadata": md}); err != nil {
+	if err := reconciler.PatchFields(ctx, s.NodeClient, node, patch); err != nil {
 		return engine.Fail(fmt.Errorf("sync Node %s: %w", node.Name, err))
 	}
 	var parts []string
@@ -110,6 +185,9 @@ func syncNode(ctx context.Context, s *Scope) engine.Outcome {
 	}
 	if len(annotated) > 0 {
 		parts = append(parts, "annotations "+strings.Join(annotated, ","))
+	}
+	if untainted {
+		parts = append(parts, "removed taint "+clusterv1.NodeUninitializedTaint)
 	}
 	return engine.OKf("updated Node %s: %s", node.Name, strings.Join(parts, "; "))
 }

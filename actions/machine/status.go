@@ -95,11 +95,23 @@ func mirrorConditions(s *Scope) {
 		setCondition(m, clusterv1.NodeReadyCondition, metav1.ConditionFalse, "NodeDeleted", msg)
 		setCondition(m, clusterv1.NodeHealthyCondition, metav1.ConditionFalse, "NodeDeleted", msg)
 	} else if n != nil {
-		ready := nodeCondition(n, corev1.NodeReady)
-		if ready == nil {
-			setCondition(m, clusterv1.NodeReadyCondition, metav1.ConditionUnknown, "NodeConditionsUnknown", "The Node reports no Ready condition")
-		} else {
-			setCondition(m, clusterv1.NodeReadyCondition, metav1.ConditionStatus(ready.Status), orDefault(ready.Reason, "NodeReady"), ready.Message)
+		// NodeReady in Cluster API's words (setNodeHealthyAndReadyConditions):
+		// its own reasons, and the Node's message when it is not Ready.
+		switch ready := nodeCondition(n, corev1.NodeReady); {
+		case ready == nil:
+			setCondition(m, clusterv1.NodeReadyCondition, metav1.ConditionUnknown, "NodeReadyUnknown", "* Node.Ready: Condition not yet reported")
+		case ready.Status == corev1.ConditionTrue:
+			setCondition(m, clusterv1.NodeReadyCondition, metav1.ConditionTrue, "NodeReady", "")
+		default:
+			reason := "NodeNotReady"
+			if ready.Status != corev1.ConditionFalse {
+				reason = "NodeReadyUnknown"
+			}
+			msg := ""
+			if ready.Message != "" {
+				msg = "* Node.Ready: " + ready.Message
+			}
+			setCondition(m, clusterv1.NodeReadyCondition, metav1.ConditionStatus(ready.Status), reason, msg)
 		}
 		healthy, reason, msg := nodeHealth(n, healthNodeConditions(m))
 		setCondition(m, clusterv1.NodeHealthyCondition, healthy, reason, msg)

@@ -2,6 +2,7 @@ package machinedeployment
 
 import (
 	"context"
+	"strconv"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -23,6 +24,7 @@ func registerActions(r *engine.Registry[*Scope]) {
 	r.Action("ReportObserveError", "Fail with the API error met while observing, so the row's onFailure names it.", reportObserveError, engine.Pure())
 	r.Action("AddFinalizer", "Add the cluster.krtt.dev/machinedeployment finalizer to the MachineDeployment.", reconciler.AddFinalizer(clusterv1.MachineDeploymentFinalizer, deploymentOf))
 	r.Action("RemoveFinalizer", "Remove the cluster.krtt.dev/machinedeployment finalizer so Kubernetes can delete the MachineDeployment.", reconciler.RemoveFinalizer(clusterv1.MachineDeploymentFinalizer, deploymentOf))
+	r.Action("AnnotateRevision", "Set the revision annotation of the MachineDeployment to its current MachineSet's revision.", annotateRevision, engine.Pure())
 	r.Action("SetClusterOwnerAndLabels", "Set the cluster-name label and, unless another controller owns it, the Cluster as owner (not controller).", setClusterOwnerAndLabels, engine.Pure())
 	r.Action("SyncMachineSets", "Patch the MachineSets with the deployment's in-place fields (every one: template metadata, deletion and health settings, minReadySeconds, deletion order, remediation; the current one: the highest revision); replicas stay.", syncMachineSets)
 	r.Action("DeleteOldMachineSets", "Delete the oldest MachineSets with no replicas and no Machine beyond revisionHistoryLimit.", deleteOldMachineSets)
@@ -43,6 +45,24 @@ func registerActions(r *engine.Registry[*Scope]) {
 // patches it.
 func setClusterOwnerAndLabels(_ context.Context, s *Scope) engine.Outcome {
 	return engine.OKf("%s", clusterowner.Ensure(s.MD, s.MD.Spec.ClusterName, s.Cluster))
+}
+
+// revisionAnnotated: the deployment's revision annotation names its current
+// MachineSet's revision (Cluster API surfaces it on the MachineDeployment);
+// without a current MachineSet there is none to name.
+func revisionAnnotated(s *Scope) bool {
+	return s.MD == nil || s.New == nil || s.MD.Annotations[clusterv1.RevisionAnnotation] == strconv.FormatInt(s.New.Revision, 10)
+}
+
+// annotateRevision changes the MachineDeployment in memory; the kit
+// patches it.
+func annotateRevision(_ context.Context, s *Scope) engine.Outcome {
+	if s.MD.Annotations == nil {
+		s.MD.Annotations = map[string]string{}
+	}
+	rev := strconv.FormatInt(s.New.Revision, 10)
+	s.MD.Annotations[clusterv1.RevisionAnnotation] = rev
+	return engine.OKf("revision %s (MachineSet %s)", rev, s.New.MS.Name)
 }
 
 // deploymentOf is the MachineDeployment the scope reconciles.

@@ -2,6 +2,7 @@ package machinedeployment
 
 import (
 	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,6 +18,7 @@ import (
 func registerStatus(r *engine.Registry[*Scope]) {
 	r.Mirror("replicaCounts", "status.replicas (every Machine, being deleted included), updatedReplicas (the current MachineSet's Machines not being deleted), readyReplicas, availableReplicas, unavailableReplicas, selector, and progressTime when the counts or the generation changed.", mirrorCounts)
 	r.Mirror("availability", "Available is True when at least spec.replicas - maxUnavailable Machines are available (spec.replicas for Recreate and OnDelete); Deleting says how many Machines (or MachineSets) a deployment being deleted waits for; Paused is False unless a row says otherwise.", mirrorConditions)
+	r.Mirror("machineConditions", "ScalingUp and ScalingDown compare the Machines with spec.replicas (0 while deleting; a missing template blocks the scale-up); RollingOut and MachinesUpToDate count the Machines not of the current MachineSet; MachinesReady the Machines not Ready.", mirrorMachineConditions)
 }
 
 func mirrorCounts(s *Scope) {
@@ -70,4 +72,57 @@ func mirrorConditions(s *Scope) {
 	}
 	setCondition(s, clusterv1.PausedCondition, metav1.ConditionFalse, "NotPaused", "")
 	meta.SetStatusCondition(&s.MD.Status.Conditions, reconciler.DeletingCondition(s.MD, s.Totals().Total, len(s.Sets)))
+}
+
+// mirrorMachineConditions words the conditions Cluster API's updateStatus
+// computes from the MachineSets and Machines (setScalingUpCondition,
+// setScalingDownCondition, setRollingOutCondition, setMachinesReadyCondition,
+// setMachinesUpToDateCondition). A Machine is up to date when it belongs to
+// the current template's MachineSet; one being deleted still counts, as it
+// is still there (and not Ready).
+func mirrorMachineConditions(s *Scope) {
+	t := s.Totals()
+	up, down := reconciler.ScalingConditions(s.MD, t.Total, s.Replicas(), t.Total-t.Live, missingTemplatesReason(s.MissingTemplates))
+	meta.SetStatusCondition(&s.MD.Status.Conditions, up)
+	meta.SetStatusCondition(&s.MD.Status.Conditions, down)
+	current := 0
+	if s.New != nil {
+		current = s.New.Total
+	}
+	if old := t.Total - current; old > 0 {
+		setCondition(s, clusterv1.RollingOutCondition, metav1.ConditionTrue, "RollingOut", fmt.Sprintf("Rolling out %d not up-to-date replicas", old))
+		setCondition(s, clusterv1.MachinesUpToDateCondition, metav1.ConditionFalse, "NotUpToDate",
+			fmt.Sprintf("%d of %d Machines are not of the current template", old, t.Total))
+	} else {
+		setCondition(s, clusterv1.RollingOutCondition, metav1.ConditionFalse, "NotRollingOut", "")
+		if t.Total == 0 {
+			setCondition(s, clusterv1.MachinesUpToDateCondition, metav1.ConditionTrue, "NoReplicas", "")
+		} else {
+			setCondition(s, clusterv1.MachinesUpToDateCondition, metav1.ConditionTrue, "UpToDate", "")
+		}
+	}
+	switch {
+	case t.Total == 0:
+		setCondition(s, clusterv1.MachinesReadyCondition, metav1.ConditionTrue, "NoReplicas", "")
+	case t.Ready == t.Total:
+		setCondition(s, clusterv1.MachinesReadyCondition, metav1.ConditionTrue, "Ready", fmt.Sprintf("%d of %d Machines Ready", t.Ready, t.Total))
+	default:
+		setCondition(s, clusterv1.MachinesReadyCondition, metav1.ConditionFalse, "NotReady", fmt.Sprintf("%d of %d Machines Ready", t.Ready, t.Total))
+	}
+}
+
+// missingTemplatesReason is Cluster API's calculateMissingReferencesMessage:
+// "because SimMachineTemplate does not exist".
+func missingTemplatesReason(refs []clusterv1.ObjectReference) string {
+	var kinds []string
+	for _, r := range refs {
+		kinds = append(kinds, r.Kind)
+	}
+	switch len(kinds) {
+	case 0:
+		return ""
+	case 1:
+		return "because " + kinds[0] + " does not exist"
+	}
+	return "because " + strings.Join(kinds, " and ") + " do not exist"
 }

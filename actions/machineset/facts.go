@@ -27,6 +27,7 @@ func registerFacts(r *engine.Registry[*Scope]) {
 		return s.Cluster != nil && s.Cluster.Spec.Paused
 	})
 	r.Bool("ownerAndLabelsSet", ownerAndLabelsSet)
+	r.Bool("templatesOwned", templatesOwned)
 	r.Enum("cluster", func(s *Scope) string {
 		if s.Cluster == nil {
 			return "Missing"

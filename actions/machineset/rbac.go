@@ -14,4 +14,4 @@ package machineset
 // +kubebuilder:rbac:groups=cluster.krtt.dev,resources=machinesets/status,verbs=patch
 // +kubebuilder:rbac:groups=cluster.krtt.dev,resources=machinesets/finalizers,verbs=update
 // +kubebuilder:rbac:groups=cluster.krtt.dev,resources=machines,verbs=list;watch;create;patch;delete
-// +kubebuilder:rbac:groups=bootstrap.cluster.x-k8s.io;infrastructure.cluster.x-k8s.io;sim.krtt.dev,resources=*,verbs=list;watch;create;delete
+// +kubebuilder:rbac:groups=bootstrap.cluster.x-k8s.io;infrastructure.cluster.x-k8s.io;sim.krtt.dev,resources=*,verbs=list;watch;create;patch;delete

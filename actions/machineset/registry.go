@@ -20,6 +20,7 @@ func registerActions(r *engine.Registry[*Scope]) {
 	r.Action("DescribeMissingCluster", "Name the Cluster spec.clusterName names, which does not exist; changes nothing.", describeMissingCluster, engine.Pure())
 	r.Action("AddFinalizer", "Add the cluster.krtt.dev/machineset finalizer to the MachineSet.", reconciler.AddFinalizer(clusterv1.MachineSetFinalizer, setOf))
 	r.Action("RemoveFinalizer", "Remove the cluster.krtt.dev/machineset finalizer so Kubernetes can delete the MachineSet.", reconciler.RemoveFinalizer(clusterv1.MachineSetFinalizer, setOf))
+	r.Action("OwnTemplates", "Give the set's bootstrap and infrastructure templates an owner reference to the Cluster.", ownTemplates, engine.WritesThrough())
 	r.Action("SetClusterOwnerAndLabels", "Set the cluster-name label and, for a stand-alone MachineSet, the Cluster as owner (not controller).", setClusterOwnerAndLabels, engine.Pure())
 	r.Action("DescribeSelectorOverlap", "Name the other MachineSets of the Cluster that can select the same Machines, or say that none can (no change).", describeSelectorOverlap, engine.Pure())
 	r.Action("AdoptMachines", "Make the set the controller owner of the matching orphan Machines and label them with its name.", adoptMachines)

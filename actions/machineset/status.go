@@ -42,24 +42,13 @@ func setCondition(s *Scope, t string, status metav1.ConditionStatus, reason, mes
 
 // mirrorConditions words ScalingUp, ScalingDown and Deleting as Cluster
 // API's setScalingUpCondition, setScalingDownCondition and
-// setDeletingCondition do: a set being deleted wants 0 Machines.
+// setDeletingCondition do (a set being deleted wants 0 Machines); a missing
+// template is said by row R04, which holds the creation.
 func mirrorConditions(s *Scope) {
-	c, want := s.Counts, s.Replicas()
-	deleting := !s.Set.DeletionTimestamp.IsZero()
-	if deleting {
-		want = 0
-	}
-	if c.Total < want {
-		setCondition(s, clusterv1.ScalingUpCondition, metav1.ConditionTrue, "ScalingUp", fmt.Sprintf("Scaling up from %d to %d replicas", c.Total, want))
-	} else {
-		setCondition(s, clusterv1.ScalingUpCondition, metav1.ConditionFalse, "NotScalingUp", "")
-	}
-	if c.Total > want {
-		setCondition(s, clusterv1.ScalingDownCondition, metav1.ConditionTrue, "ScalingDown",
-			fmt.Sprintf("Scaling down from %d to %d replicas (%d being deleted)", c.Total, want, c.Deleting))
-	} else {
-		setCondition(s, clusterv1.ScalingDownCondition, metav1.ConditionFalse, "NotScalingDown", "")
-	}
+	c := s.Counts
+	up, down := reconciler.ScalingConditions(s.Set, c.Total, s.Replicas(), c.Deleting, "")
+	meta.SetStatusCondition(&s.Set.Status.Conditions, up)
+	meta.SetStatusCondition(&s.Set.Status.Conditions, down)
 	meta.SetStatusCondition(&s.Set.Status.Conditions, reconciler.DeletingCondition(s.Set, c.Total, 0))
 	if c.Failed == 0 && c.InFlight == 0 {
 		setCondition(s, clusterv1.RemediatingCondition, metav1.ConditionFalse, "NotRemediating", "")

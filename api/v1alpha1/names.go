@@ -115,22 +115,37 @@ const (
 	ForceDeletionLabelValue = "true"
 )
 
-// Prefixes of Machine labels the controller copies onto the Node.
+// Domains whose Machine labels (and, for ManagedNodeDomain, annotations)
+// the controller copies onto the Node: a key whose part before "/" is the
+// domain or a subdomain of it (node-role.kubernetes.io itself only), as
+// Cluster API's GetManagedLabels and GetManagedAnnotations.
 const (
-	NodeRoleLabelPrefix        = "node-role.kubernetes.io/"
-	NodeRestrictionLabelPrefix = "node-restriction.kubernetes.io/"
-	ManagedNodeLabelPrefix     = "node.cluster.krtt.dev/"
+	NodeRoleLabelDomain        = "node-role.kubernetes.io"
+	NodeRestrictionLabelDomain = "node-restriction.kubernetes.io"
+	ManagedNodeDomain          = "node.cluster.krtt.dev"
 )
 
-// NodeLabelSyncPrefixes lists the prefixes of Machine labels synced to the
-// Node. Treat it as read-only.
-var NodeLabelSyncPrefixes = []string{NodeRoleLabelPrefix, NodeRestrictionLabelPrefix, ManagedNodeLabelPrefix}
+// NodeUninitializedTaint is the taint a bootstrap provider may give a Node
+// at registration (NoSchedule) so nothing is scheduled before the Machine's
+// labels are on it; the controller removes it when it syncs the Node.
+const NodeUninitializedTaint = ManagedNodeDomain + "/uninitialized"
+
+// Prefixes of Machine label keys in those domains.
+const (
+	NodeRoleLabelPrefix        = NodeRoleLabelDomain + "/"
+	NodeRestrictionLabelPrefix = NodeRestrictionLabelDomain + "/"
+	ManagedNodeLabelPrefix     = ManagedNodeDomain + "/"
+)
 
 // Annotations the controller sets on the Node.
 const (
 	MachineAnnotation          = "cluster.krtt.dev/machine"
 	ClusterNameAnnotation      = "cluster.krtt.dev/cluster-name"
 	ClusterNamespaceAnnotation = "cluster.krtt.dev/cluster-namespace"
+	// OwnerKindAnnotation and OwnerNameAnnotation name the Machine's
+	// controller (its MachineSet, or control plane); absent without one.
+	OwnerKindAnnotation = "cluster.krtt.dev/owner-kind"
+	OwnerNameAnnotation = "cluster.krtt.dev/owner-name"
 )
 
 // MachineSet names.
@@ -184,8 +199,11 @@ const (
 	MaxReplicasAnnotation = "machinedeployment.cluster.krtt.dev/max-replicas"
 )
 
-// Condition types set on MachineDeployments (Paused too).
+// Condition types set on MachineDeployments (Paused, Deleting, ScalingUp,
+// ScalingDown and MachinesReady too).
 const (
-	AvailableCondition   = "Available"
-	ProgressingCondition = "Progressing"
+	AvailableCondition        = "Available"
+	ProgressingCondition      = "Progressing"
+	RollingOutCondition       = "RollingOut"
+	MachinesUpToDateCondition = "MachinesUpToDate"
 )

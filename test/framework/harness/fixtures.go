@@ -138,9 +138,9 @@ func (h *Harness) JoinNode(ctx context.Context, nodeName, providerID string) (*c
 }
 
 // JoinNode plays the kubelet joining the cluster c reaches (the management
-// cluster, or a workload cluster).
-func JoinNode(ctx context.Context, c client.Client, nodeName, providerID string) (*corev1.Node, error) {
-	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeName}, Spec: corev1.NodeSpec{ProviderID: providerID}}
+// cluster, or a workload cluster), registering with the given taints.
+func JoinNode(ctx context.Context, c client.Client, nodeName, providerID string, taints ...corev1.Taint) (*corev1.Node, error) {
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeName}, Spec: corev1.NodeSpec{ProviderID: providerID, Taints: taints}}
 	if err := c.Create(ctx, n); err != nil {
 		return nil, err
 	}
