@@ -64,6 +64,7 @@ Feature: Cluster teardown
     And the Machine "lone" has annotation "pre-drain.delete.hook.machine.cluster.krtt.dev/backup"
     When I delete the Cluster "c1"
     Then the Machine "lone" has condition "Deleting" with reason "WaitingForPreDrainHook"
+    And the Machine "lone" has condition "Ready" with reason "NotReady" and message containing "* Deleting: Machine deletion in progress, stage: WaitingForPreDrainHook"
     And the Cluster "c1" has condition "Deleting" with status "True" and reason "WaitingForWorkersDeletion" and message containing "1 worker Machine still deleting: lone (WaitingForPreDrainHook); then 1 control-plane Machine"
     And krtt explain cluster "c1" says "lone (WaitingForPreDrainHook)"
     And the Machine "cp" is not being deleted

@@ -14,7 +14,8 @@ Feature: Machines whose Node goes bad, and Machines that never come up
     When the Node of "m1" reports "Ready" as "False" because "KubeletNotReady: container runtime is down"
     Then the Machine "m1" reaches phase "Unknown"
     And the Machine "m1" has condition "NodeHealthy" with reason "NodeNotReady" and message containing "Ready=False (KubeletNotReady: container runtime is down)"
-    And the Machine "m1" has condition "Ready" with status "False" and reason "NodeNotReady"
+    And the Machine "m1" has condition "Ready" with status "False" and reason "NotReady"
+    And the Machine "m1" has condition "Ready" with reason "NotReady" and message containing "* NodeHealthy: The Node"
     And the Machine "m1" has condition "NodeReady" with reason "NodeNotReady" and message containing "* Node.Ready: container runtime is down"
     And the Machine "m1" records since when it is unhealthy
     When the Node of "m1" reports "Ready" as "True" because "KubeletReady: kubelet is posting ready status"
@@ -38,7 +39,7 @@ Feature: Machines whose Node goes bad, and Machines that never come up
     When the Node of "m1" reports "KernelDeadlock" as "True" because "DockerHung: task docker blocked for more than 120 seconds"
     Then the Machine "m1" reaches phase "Unknown"
     And the Machine "m1" has condition "NodeHealthy" with reason "NodeConditionsFailed" and message containing "KernelDeadlock=True (DockerHung"
-    And the Machine "m1" has condition "Ready" with status "False" and reason "NodeConditionsFailed"
+    And the Machine "m1" has condition "Ready" with status "False" and reason "NotReady"
     When the Node of "m1" reports "KernelDeadlock" as "False" because "KernelHasNoDeadlock: kernel has no deadlock"
     Then the Machine "m1" reaches phase "Running"
 

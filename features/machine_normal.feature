@@ -15,6 +15,7 @@ Feature: A Machine walks from Pending to Running
     And the Machine "m1" reaches phase "Pending"
     And the bootstrap object of "m1" is owned by the Machine and labelled with the Cluster "c1"
     And the infrastructure object of "m1" is owned by the Machine and labelled with the Cluster "c1"
+    And the Machine "m1" has condition "Available" with status "False" and reason "NotReady"
     When the bootstrap provider reports the data secret of "m1"
     Then the Machine "m1" reaches phase "Provisioning"
     And the last row of "m1" is "N21"
@@ -26,6 +27,7 @@ Feature: A Machine walks from Pending to Running
     And the Machine "m1" references its Node
     And the Machine "m1" has condition "NodeHealthy" with status "True" and reason "NodeHealthy"
     And the Machine "m1" reports the node info of its Node
+    And the Machine "m1" has condition "Available" with status "True" and reason "Available"
     And the Machine "m1" records that its phase changed when it entered its state
 
   @row:machine-normal:N31

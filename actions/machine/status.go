@@ -2,6 +2,7 @@ package machine
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -31,7 +32,8 @@ func registerStatus(r *engine.Registry[*Scope]) {
 	r.Mirror("certificatesExpiry", "status.certificatesExpiryDate from the certificates-expiry annotation of the Machine or its bootstrap object (control-plane Machines only); CertificatesExpiryKnown=False names an annotation that is not an RFC 3339 date.", mirrorCertificatesExpiry)
 	r.Mirror("nodeInfo", "status.nodeInfo is the Node's status.nodeInfo whenever the Node is seen (Cluster API reconcileNode).", mirrorNodeInfo)
 	r.Mirror("deletionStep", "status.deletion.step is the Machine's state while it is being deleted and empty otherwise (the DELETING column of kubectl get).", mirrorDeletionStep)
-	r.Summary(clusterv1.ReadyCondition, "True when the Machine is not being deleted and BootstrapConfigReady, InfrastructureReady and NodeHealthy are True; otherwise the first that is not.", summarizeReady)
+	r.Summary(clusterv1.ReadyCondition, "True (Ready) when the Machine is not being deleted and BootstrapConfigReady, InfrastructureReady, NodeHealthy and (when set) HealthCheckSucceeded are True; otherwise NotReady (ReadyUnknown when none is False) naming each that is not, or the deletion step; Failed for a failed Machine.", summarizeReady)
+	r.Summary(clusterv1.AvailableCondition, "True (Available) while Ready is True, False (NotReady) otherwise; krtt's Machine has no minReadySeconds (a MachineSet's counts it).", summarizeAvailable)
 }
 
 func setCondition(m *clusterv1.Machine, t string, status metav1.ConditionStatus, reason, message string) {
@@ -150,8 +152,12 @@ func nodeCondition(n *corev1.Node, t corev1.NodeConditionType) *corev1.NodeCondi
 	return nil
 }
 
-// summarizeReady: a failed Machine is not Ready; otherwise Ready names the
-// first of bootstrap, infrastructure and Node health that is not True.
+// summarizeReady words Ready as Cluster API's setReadyCondition: NotReady
+// (or ReadyUnknown when nothing is False) with a "* <Type>: <message>" line
+// for each of BootstrapConfigReady, InfrastructureReady, NodeHealthy and,
+// when a health checker set it, HealthCheckSucceeded that is not True; a
+// Machine being deleted says which step it is in. A failed Machine, which
+// Cluster API has no phase for, says its failure (reason Failed).
 func summarizeReady(s *Scope) {
 	m := s.Machine
 	if m.Status.FailureReason != nil {
@@ -163,21 +169,55 @@ func summarizeReady(s *Scope) {
 		return
 	}
 	if !m.DeletionTimestamp.IsZero() {
-		setCondition(m, clusterv1.ReadyCondition, metav1.ConditionFalse, "Deleting", "The Machine is being deleted")
+		stage := m.Status.State
+		if c := meta.FindStatusCondition(m.Status.Conditions, clusterv1.DeletingCondition); c != nil && c.Status == metav1.ConditionTrue {
+			stage = c.Reason
+		}
+		setCondition(m, clusterv1.ReadyCondition, metav1.ConditionFalse, "NotReady", "* Deleting: Machine deletion in progress, stage: "+stage)
 		return
 	}
-	for _, t := range []string{clusterv1.BootstrapConfigReadyCondition, clusterv1.InfrastructureReadyCondition, clusterv1.NodeHealthyCondition} {
+	var issues []string
+	status := metav1.ConditionTrue
+	for _, t := range []string{clusterv1.BootstrapConfigReadyCondition, clusterv1.InfrastructureReadyCondition, clusterv1.NodeHealthyCondition, clusterv1.HealthCheckSucceededCondition} {
 		c := meta.FindStatusCondition(m.Status.Conditions, t)
-		if c == nil {
-			setCondition(m, clusterv1.ReadyCondition, metav1.ConditionFalse, t+"Missing", t+" is not reported yet")
-			return
-		}
-		if c.Status != metav1.ConditionTrue {
-			setCondition(m, clusterv1.ReadyCondition, c.Status, c.Reason, t+": "+c.Message)
-			return
+		switch {
+		case c == nil && t == clusterv1.HealthCheckSucceededCondition:
+			continue
+		case c == nil:
+			issues = append(issues, "* "+t+": Condition not yet reported")
+			status = metav1.ConditionFalse
+		case c.Status != metav1.ConditionTrue:
+			msg := c.Message
+			if msg == "" {
+				msg = c.Reason
+			}
+			issues = append(issues, "* "+t+": "+msg)
+			if c.Status == metav1.ConditionFalse || status == metav1.ConditionFalse {
+				status = metav1.ConditionFalse
+			} else {
+				status = metav1.ConditionUnknown
+			}
 		}
 	}
-	setCondition(m, clusterv1.ReadyCondition, metav1.ConditionTrue, "Ready", "")
+	switch status {
+	case metav1.ConditionTrue:
+		setCondition(m, clusterv1.ReadyCondition, metav1.ConditionTrue, "Ready", "")
+	case metav1.ConditionUnknown:
+		setCondition(m, clusterv1.ReadyCondition, metav1.ConditionUnknown, "ReadyUnknown", strings.Join(issues, "\n"))
+	default:
+		setCondition(m, clusterv1.ReadyCondition, metav1.ConditionFalse, "NotReady", strings.Join(issues, "\n"))
+	}
+}
+
+// summarizeAvailable is Cluster API's setAvailableCondition for a Machine
+// whose minReadySeconds is 0: available as soon as it is Ready.
+func summarizeAvailable(s *Scope) {
+	m := s.Machine
+	if meta.IsStatusConditionTrue(m.Status.Conditions, clusterv1.ReadyCondition) {
+		setCondition(m, clusterv1.AvailableCondition, metav1.ConditionTrue, "Available", "")
+		return
+	}
+	setCondition(m, clusterv1.AvailableCondition, metav1.ConditionFalse, "NotReady", "")
 }
 
 // mirrorCertificatesExpiry: only control-plane Machines carry certificates

@@ -2,6 +2,7 @@ package machine
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -88,5 +89,70 @@ func TestBootstrapConfigMissingIsSaid(t *testing.T) {
 	mirrorConditions(&Scope{Machine: m2, Err: errors.New("the API server did not answer")})
 	if c := meta.FindStatusCondition(m2.Status.Conditions, clusterv1.BootstrapConfigReadyCondition); c != nil {
 		t.Fatalf("an object that could not be read reads as missing: %+v", c)
+	}
+}
+
+// Ready is worded as Cluster API's setReadyCondition: one line per
+// condition that is not True, NotReady when one is False, ReadyUnknown when
+// none is, the step of a Machine being deleted.
+func TestSummarizeReady(t *testing.T) {
+	cond := func(typ string, st metav1.ConditionStatus, reason, msg string) metav1.Condition {
+		return metav1.Condition{Type: typ, Status: st, Reason: reason, Message: msg}
+	}
+	ready := []metav1.Condition{
+		cond(clusterv1.BootstrapConfigReadyCondition, metav1.ConditionTrue, "DataSecretCreated", ""),
+		cond(clusterv1.InfrastructureReadyCondition, metav1.ConditionTrue, "Provisioned", ""),
+		cond(clusterv1.NodeHealthyCondition, metav1.ConditionTrue, "NodeHealthy", ""),
+	}
+	with := func(cs ...metav1.Condition) []metav1.Condition {
+		out := append([]metav1.Condition(nil), ready...)
+		for _, c := range cs {
+			meta.SetStatusCondition(&out, c)
+		}
+		return out
+	}
+	now := metav1.Now()
+	for _, tc := range []struct {
+		name     string
+		conds    []metav1.Condition
+		deleting bool
+		want     string
+	}{
+		{"all True", ready, false, "True Ready: "},
+		{"one False, one Unknown", with(cond(clusterv1.BootstrapConfigReadyCondition, metav1.ConditionFalse, "WaitingForDataSecret", "Waiting for the bootstrap provider"),
+			cond(clusterv1.NodeHealthyCondition, metav1.ConditionUnknown, "NodeDoesNotExist", "")), false,
+			"False NotReady: * BootstrapConfigReady: Waiting for the bootstrap provider\n* NodeHealthy: NodeDoesNotExist"},
+		{"only Unknown", with(cond(clusterv1.NodeHealthyCondition, metav1.ConditionUnknown, "NodeConditionsUnknown", "The Node's conditions are unknown")), false,
+			"Unknown ReadyUnknown: * NodeHealthy: The Node's conditions are unknown"},
+		{"missing", slices.Clip(ready[:2]), false, "False NotReady: * NodeHealthy: Condition not yet reported"},
+		{"health check failed", with(cond(clusterv1.HealthCheckSucceededCondition, metav1.ConditionFalse, "UnhealthyNode", "Node unhealthy for 5m")), false,
+			"False NotReady: * HealthCheckSucceeded: Node unhealthy for 5m"},
+		{"being deleted", with(cond(clusterv1.DeletingCondition, metav1.ConditionTrue, "DrainingNode", "")), true,
+			"False NotReady: * Deleting: Machine deletion in progress, stage: DrainingNode"},
+	} {
+		m := &clusterv1.Machine{Status: clusterv1.MachineStatus{Conditions: tc.conds}}
+		if tc.deleting {
+			m.DeletionTimestamp = &now
+		}
+		summarizeReady(&Scope{Machine: m})
+		c := meta.FindStatusCondition(m.Status.Conditions, clusterv1.ReadyCondition)
+		if got := string(c.Status) + " " + c.Reason + ": " + c.Message; got != tc.want {
+			t.Errorf("%s: Ready %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestSummarizeAvailable(t *testing.T) {
+	for _, ready := range []metav1.ConditionStatus{metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionUnknown} {
+		m := &clusterv1.Machine{Status: clusterv1.MachineStatus{Conditions: []metav1.Condition{{Type: clusterv1.ReadyCondition, Status: ready}}}}
+		summarizeAvailable(&Scope{Machine: m})
+		c := meta.FindStatusCondition(m.Status.Conditions, clusterv1.AvailableCondition)
+		want := "False NotReady"
+		if ready == metav1.ConditionTrue {
+			want = "True Available"
+		}
+		if got := string(c.Status) + " " + c.Reason; got != want {
+			t.Errorf("Ready %s: Available %s, want %s", ready, got, want)
+		}
 	}
 }
