@@ -116,6 +116,7 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And the MachineSet called "v2" asks for 0 replicas
     And the MachineSet called "v1" asks for 2 replicas
     And the MachineDeployment "md" has condition "RollingOut" with status "True" and reason "RollingOut" and message containing "Rolling out 2 not up-to-date replicas"
+    And the MachineDeployment "md" reaches phase "Running"
     And the MachineDeployment "md" has condition "MachinesUpToDate" with status "False" and reason "NotUpToDate" and message containing "2 of 2 Machines are not of the current template"
     When a user deletes an old Machine of the deployment "md"
     Then the MachineSet called "v1" asks for 1 replica
@@ -223,7 +224,7 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And the MachineDeployment "md" reports 2 replicas, 1 updated and 1 available
     And 2 minutes pass on the operator's clock
     Then the MachineDeployment "md" has condition "Progressing" with status "False" and reason "ProgressDeadlineExceeded"
-    And the MachineDeployment "md" reaches phase "Failed"
+    And the MachineDeployment "md" reaches phase "ScalingDown"
     And a Warning Event of the MachineDeployment "md" tells row "O05" moving it to "RolloutStalled"
     When the providers bring every Machine of the deployment "md" to Running as it comes
     Then every Machine of the deployment "md" is of the current MachineSet

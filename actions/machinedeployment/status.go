@@ -16,9 +16,28 @@ import (
 // registerStatus registers what every reconcile mirrors from the observed
 // MachineSets and Machines.
 func registerStatus(r *engine.Registry[*Scope]) {
+	r.Mirror("phase", "status.phase compares the Machines (being deleted included) with spec.replicas: Running when equal, ScalingUp when fewer, ScalingDown when more or while the deployment is deleted, Unknown when they could not be read.", mirrorPhase)
 	r.Mirror("replicaCounts", "status.replicas (every Machine, being deleted included), updatedReplicas (the current MachineSet's Machines not being deleted), readyReplicas, availableReplicas, unavailableReplicas, selector, and progressTime when the counts or the generation changed.", mirrorCounts)
 	r.Mirror("availability", "Available is True when at least spec.replicas - maxUnavailable Machines are available (spec.replicas for Recreate and OnDelete); Deleting says how many Machines (or MachineSets) a deployment being deleted waits for; Paused is False unless a row says otherwise.", mirrorConditions)
 	r.Mirror("machineConditions", "ScalingUp and ScalingDown compare the Machines with spec.replicas (0 while deleting; a missing template blocks the scale-up); RollingOut and MachinesUpToDate count the Machines not of the current MachineSet; MachinesReady the Machines not Ready.", mirrorMachineConditions)
+}
+
+// mirrorPhase is Cluster API's setPhase: a count, not a state, so a surge
+// shows ScalingDown and an OnDelete deployment waiting for users Running.
+func mirrorPhase(s *Scope) {
+	t, st := s.Totals(), &s.MD.Status
+	switch {
+	case s.Err != nil:
+		st.Phase = "Unknown"
+	case !s.MD.DeletionTimestamp.IsZero():
+		st.Phase = "ScalingDown"
+	case t.Total == s.Replicas():
+		st.Phase = "Running"
+	case t.Total < s.Replicas():
+		st.Phase = "ScalingUp"
+	default:
+		st.Phase = "ScalingDown"
+	}
 }
 
 func mirrorCounts(s *Scope) {

@@ -157,7 +157,9 @@ type MachineDeploymentSpec struct {
 
 // MachineDeploymentStatus is the observed state of a MachineDeployment.
 type MachineDeploymentStatus struct {
-	// phase: ScalingUp, ScalingDown, Running or Failed.
+	// phase compares the Machines (being deleted included) with
+	// spec.replicas: Running, ScalingUp, ScalingDown (also while the
+	// deployment is deleted), or Unknown when they could not be read.
 	// +optional
 	// +kubebuilder:validation:MaxLength=64
 	Phase string `json:"phase,omitempty"`
