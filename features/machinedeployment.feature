@@ -116,6 +116,8 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And the MachineSet called "v2" asks for 0 replicas
     And the MachineSet called "v1" asks for 2 replicas
     And the MachineDeployment "md" has condition "RollingOut" with status "True" and reason "RollingOut" and message containing "Rolling out 2 not up-to-date replicas"
+    And the MachineSet called "v1" has the annotation "machineset.cluster.krtt.dev/disable-machine-create" = "true"
+    And the MachineSet called "v2" has the annotation "machineset.cluster.krtt.dev/disable-machine-create" = "false"
     And the MachineDeployment "md" reaches phase "Running"
     And the MachineDeployment "md" has condition "MachinesUpToDate" with status "False" and reason "NotUpToDate" and message containing "2 of 2 Machines are not of the current template"
     When a user deletes an old Machine of the deployment "md"

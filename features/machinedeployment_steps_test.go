@@ -76,6 +76,7 @@ func registerMachineDeploymentSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^an? (Warning )?Event of the MachineDeployment "([^"]*)" tells row "([^"]*)" moving it to "([^"]*)"$`, w.deploymentEventTellsRow)
 	sc.Step(`^the MachineDeployment "([^"]*)" is gone$`, w.deploymentGone)
 	sc.Step(`^the MachineDeployment "([^"]*)" is at revision "([^"]*)"$`, w.deploymentAtRevision)
+	sc.Step(`^the MachineSet called "([^"]*)" has the annotation "([^"]*)" = "([^"]*)"$`, w.calledSetAnnotation)
 }
 
 // setNames maps, per scenario namespace, the names a scenario gives
@@ -779,6 +780,19 @@ func (w *world) deploymentAtRevision(ctx context.Context, name, revision string)
 		}
 		if got := md.Annotations[clusterv1.RevisionAnnotation]; got != revision {
 			return fmt.Errorf("revision annotation %q, want %q", got, revision)
+		}
+		return nil
+	})
+}
+
+func (w *world) calledSetAnnotation(ctx context.Context, alias, key, value string) error {
+	return w.eventually(ctx, "MachineSet "+alias+" annotation "+key, func(ctx context.Context) error {
+		ms, err := w.h.MachineSet(ctx, w.ns, w.setAlias(alias))
+		if err != nil {
+			return err
+		}
+		if got, ok := ms.Annotations[key]; !ok || got != value {
+			return fmt.Errorf("annotation %s = %q (present %v), want %q", key, got, ok, value)
 		}
 		return nil
 	})

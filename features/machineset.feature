@@ -52,6 +52,14 @@ Feature: A MachineSet keeps N Machines
     And Machine "c" of the set still exists
     And the MachineSet "ms" has 1 Machine
 
+  @row:machineset-replicas:R11
+  Scenario: a MachineSet whose Machine creation is disabled creates none until the annotation goes
+    Given a MachineSet "ms" of 2 Machines with Machine creation disabled
+    Then the MachineSet "ms" has condition "ScalingUp" with reason "ScalingUp" and message containing "blocked because the MachineSet has the machineset.cluster.krtt.dev/disable-machine-create annotation"
+    And the MachineSet "ms" has 0 Machines
+    When the annotation "machineset.cluster.krtt.dev/disable-machine-create" is removed from the MachineSet "ms"
+    Then the MachineSet "ms" has 2 Machines
+
   @row:machineset-replicas:R01
   Scenario: a failed Machine is deleted and replaced
     Given a MachineSet "ms" of 2 Machines

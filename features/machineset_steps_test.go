@@ -36,6 +36,8 @@ func registerMachineSetSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^a MachineSet "([^"]*)" of (\d+) Machines? with (maxUnhealthy|maxInFlight|minReadySeconds) (\S+)$`, w.aMachineSetWith)
 	sc.Step(`^a MachineSet "([^"]*)" of (\d+) Machines? with the finalizer "([^"]*)"$`, w.aMachineSetWithFinalizer)
 	sc.Step(`^a paused MachineSet "([^"]*)" of (\d+) Machines?$`, w.aPausedMachineSet)
+	sc.Step(`^a MachineSet "([^"]*)" of (\d+) Machines? with Machine creation disabled$`, w.aMachineSetCreationDisabled)
+	sc.Step(`^the annotation "([^"]*)" is removed from the MachineSet "([^"]*)"$`, w.removeMachineSetAnnotation)
 	sc.Step(`^a MachineSet "([^"]*)" of (\d+) Machines? of the missing Cluster "([^"]*)"$`, w.aMachineSetOfMissingCluster)
 	sc.Step(`^a MachineSet "([^"]*)" of (\d+) Machines? whose infrastructure template "([^"]*)" does not exist$`, w.aMachineSetWithMissingTemplate)
 	sc.Step(`^a MachineSet "([^"]*)" of (\d+) Machines? whose infrastructure template kind is not served$`, w.aMachineSetWithUnservedTemplate)
@@ -109,6 +111,18 @@ func (w *world) aMachineSetWith(ctx context.Context, name string, replicas int, 
 
 func (w *world) aMachineSetWithFinalizer(ctx context.Context, name string, replicas int, finalizer string) error {
 	return w.newMachineSet(ctx, name, replicas, func(ms *clusterv1.MachineSet) { ms.Finalizers = []string{finalizer} })
+}
+
+// aMachineSetCreationDisabled: a set as an OnDelete MachineDeployment leaves
+// its old ones.
+func (w *world) aMachineSetCreationDisabled(ctx context.Context, name string, replicas int) error {
+	return w.newMachineSet(ctx, name, replicas, func(ms *clusterv1.MachineSet) {
+		ms.Annotations = map[string]string{clusterv1.DisableMachineCreateAnnotation: "true"}
+	})
+}
+
+func (w *world) removeMachineSetAnnotation(ctx context.Context, key, set string) error {
+	return w.updateMachineSet(ctx, set, func(ms *clusterv1.MachineSet) { delete(ms.Annotations, key) })
 }
 
 func (w *world) aPausedMachineSet(ctx context.Context, name string, replicas int) error {

@@ -36,16 +36,31 @@ func desiredSet(s *Scope, set *Set) *clusterv1.MachineSet {
 	}
 	ms.Spec.Template.Spec.Deletion = *md.Spec.Template.Spec.Deletion.DeepCopy()
 	ms.Spec.Template.Spec.Health = *md.Spec.Template.Spec.Health.DeepCopy()
+	ms.Annotations = maps.Clone(ms.Annotations)
+	if ms.Annotations == nil {
+		ms.Annotations = map[string]string{}
+	}
+	ms.Annotations[clusterv1.DisableMachineCreateAnnotation] = disableMachineCreate(s, set)
 	if set == s.New {
 		if top := maxRevision(s.Old); set.Revision <= top && top > 0 {
 			// A rollback: the template's old MachineSet becomes the
 			// newest revision again (Cluster API
 			// ComputeRevisionAnnotations).
-			ms.Annotations = maps.Clone(ms.Annotations)
 			ms.Annotations[clusterv1.RevisionAnnotation] = strconv.FormatInt(top+1, 10)
 		}
 	}
 	return ms
+}
+
+// disableMachineCreate is the disable-machine-create annotation a set gets
+// (Cluster API computeDesiredOldMS): "true" on the old sets of an OnDelete
+// deployment, so a Machine deleted by a user is replaced by the current set
+// only and never recreated by its own; "false" otherwise.
+func disableMachineCreate(s *Scope, set *Set) string {
+	if set != s.New && s.Strategy() == clusterv1.OnDeleteStrategy {
+		return "true"
+	}
+	return "false"
 }
 
 // outOfSync are the sets whose in-place fields differ from the deployment's.
@@ -101,9 +116,10 @@ func newMachineSet(s *Scope, replicas int) *clusterv1.MachineSet {
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: md.Namespace, Name: md.Name + "-" + s.Hash, Labels: labels,
 			Annotations: map[string]string{
-				clusterv1.RevisionAnnotation:        strconv.FormatInt(maxRevision(s.Sets)+1, 10),
-				clusterv1.DesiredReplicasAnnotation: strconv.Itoa(s.Replicas()),
-				clusterv1.MaxReplicasAnnotation:     strconv.Itoa(s.Replicas() + surge),
+				clusterv1.RevisionAnnotation:             strconv.FormatInt(maxRevision(s.Sets)+1, 10),
+				clusterv1.DisableMachineCreateAnnotation: "false",
+				clusterv1.DesiredReplicasAnnotation:      strconv.Itoa(s.Replicas()),
+				clusterv1.MaxReplicasAnnotation:          strconv.Itoa(s.Replicas() + surge),
 			},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: clusterv1.GroupVersion.String(), Kind: "MachineDeployment",
 				Name: md.Name, UID: md.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}},

@@ -28,6 +28,9 @@ func registerFacts(r *engine.Registry[*Scope]) {
 	})
 	r.Bool("ownerAndLabelsSet", ownerAndLabelsSet)
 	r.Bool("templatesOwned", templatesOwned)
+	r.Bool("creationDisabled", func(s *Scope) bool {
+		return s.Set != nil && s.Set.Annotations[clusterv1.DisableMachineCreateAnnotation] == "true"
+	})
 	r.Enum("cluster", func(s *Scope) string {
 		if s.Cluster == nil {
 			return "Missing"

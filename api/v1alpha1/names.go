@@ -167,6 +167,10 @@ const (
 	// DeleteMachineAnnotation marks a Machine its MachineSet deletes first
 	// when it scales down.
 	DeleteMachineAnnotation = "cluster.krtt.dev/delete-machine"
+	// DisableMachineCreateAnnotation "true" on a MachineSet stops it from
+	// creating Machines: an OnDelete MachineDeployment sets it on its old
+	// MachineSets, so only the current one replaces a deleted Machine.
+	DisableMachineCreateAnnotation = "machineset.cluster.krtt.dev/disable-machine-create"
 )
 
 // Condition types set on MachineSets (Paused too).
