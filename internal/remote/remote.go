@@ -462,6 +462,13 @@ func (c *Cache) connect(cn *conn) {
 		o.Logger = logf.Log.WithName("remote").WithValues("cluster", cn.key.String())
 	})
 	if err != nil {
+		// Building the cached cluster asks the server again (discovery): a
+		// server that stopped answering since the probe is Unreachable and
+		// tried again, not a kubeconfig given up on.
+		if state, msg := c.probe(ctx, cfg, cn.secret); state != Connected {
+			cn.set(c.now(), state, cfg.Host, msg)
+			return
+		}
 		cn.setPermanent(c.now(), NoAccess, fmt.Sprintf("the kubeconfig in Secret %s cannot be used: %v", cn.secret, err))
 		return
 	}

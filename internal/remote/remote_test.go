@@ -3,8 +3,11 @@ package remote_test
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -245,4 +249,107 @@ func (w *watcher) started(key client.ObjectKey) int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.n[key]
+}
+
+// TestConnectLosingTheServerIsUnreachable: an API server that answers the
+// probe and then fails while the cached cluster is built (discovery) is a
+// server going away mid-connect, not a kubeconfig that cannot be used: the
+// Cluster is Unreachable and the connection tries again, never a permanent
+// NoAccess.
+func TestConnectLosingTheServerIsUnreachable(t *testing.T) {
+	mgmt, err := localcp.ForTest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = mgmt.Stop() }()
+	// The server answers discovery once (the probe's), then fails it.
+	var discoveries atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/api":
+			_, _ = w.Write([]byte(`{"kind":"APIVersions","versions":["v1"],"serverAddressByClientCIDRs":[]}`))
+		case "/apis":
+			_, _ = w.Write([]byte(`{"kind":"APIGroupList","apiVersion":"v1","groups":[]}`))
+		case "/api/v1":
+			if discoveries.Add(1) > 1 {
+				http.Error(w, "going away", http.StatusServiceUnavailable)
+				return
+			}
+			_, _ = w.Write([]byte(`{"kind":"APIResourceList","groupVersion":"v1","resources":[` +
+				`{"name":"nodes","singularName":"node","namespaced":false,"kind":"Node","verbs":["get","list","watch"]},` +
+				`{"name":"pods","singularName":"pod","namespaced":true,"kind":"Pod","verbs":["get","list","watch"]}]}`))
+		case "/api/v1/nodes":
+			_, _ = w.Write([]byte(`{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":{},"items":[]}`))
+		default:
+			http.Error(w, "going away", http.StatusServiceUnavailable)
+		}
+	}))
+	defer srv.Close()
+
+	ns := localcp.UniqueName("remote")
+	ctx := context.Background()
+	if err := mgmt.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig, err := remote.Kubeconfig(&rest.Config{Host: srv.URL}, "going-away")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKey{Namespace: ns, Name: "c2"}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: remote.SecretName(key.Name)},
+		Data: map[string][]byte{remote.SecretKey: kubeconfig}}
+	if err := mgmt.Client.Create(ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+
+	g := leakcheck.NewGroup(t)
+	ctx = g.Context()
+	mgr, err := ctrl.NewManager(mgmt.Config, ctrl.Options{Scheme: mgmt.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Pods in ByObject make building the cached cluster ask the server
+	// whether Pods are namespaced, as the operator's slim cache does.
+	opts := remote.Options{Scheme: mgmt.Scheme, HealthInterval: 200 * time.Millisecond, HealthTimeout: 2 * time.Second, FailureThreshold: 2,
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: {}}}}
+	clusters := remote.New(mgr.GetClient(), mgr.GetAPIReader(), opts)
+	if err := mgr.Add(clusters); err != nil {
+		t.Fatal(err)
+	}
+	g.Go("manager", mgr)
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		t.Fatal("cache did not sync")
+	}
+
+	var got remote.Connection
+	err = poll.Until(ctx, poll.Timeout(), func(ctx context.Context) error {
+		var err error
+		if got, err = clusters.ClientFor(ctx, key); err != nil {
+			return err
+		}
+		if got.State == remote.NoAccess {
+			return nil // final: reported below
+		}
+		if got.State != remote.Unreachable {
+			return fmt.Errorf("state %s, want Unreachable", got.State)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.State != remote.Unreachable {
+		t.Fatalf("state %s for a server that went away while connecting, want Unreachable: %s", got.State, got.Message)
+	}
+	// Tried again: the connection was not given up on.
+	seen := discoveries.Load()
+	if err := poll.Until(ctx, poll.Timeout(), func(context.Context) error {
+		if discoveries.Load() <= seen {
+			return fmt.Errorf("no new connect attempt after %d discovery requests", seen)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 }
