@@ -402,13 +402,17 @@ func (w *world) run(ctx context.Context, s spec, logf func(string, ...any)) (res
 	// cross-checks it.
 	var rep *timeline.Report
 	var tl *timeline.Timeline
-	var missing []string
+	var missing, lost []string
+	var lostErr error
+	earlier := newGoneEarlier(ctx, w.c)
 	auditErr := poll.Until(ctx, 30*time.Second, func(context.Context) error {
 		var err error
 		if tl, err = timeline.ReadAuditLog(w.cp.AuditLog, ns, func(name string) bool { return strings.Contains(name, ns+"-") }); err != nil {
 			return err
 		}
 		missing = timeline.Complete(tl, rec.Timeline(), outages)
+		lost, lostErr = timeline.LostRemovals(tl, outages, earlier.gone)
+		earlier.next()
 		rep = timeline.Check(tl, w.rules, true)
 		if len(rep.Leaked) > 0 {
 			return errors.New(strings.Join(rep.Leaked, ", "))
@@ -422,6 +426,12 @@ func (w *world) run(ctx context.Context, s spec, logf func(string, ...any)) (res
 	if len(missing) > 0 {
 		rep.Violations = append(rep.Violations, timeline.Violation{Invariant: timeline.CompleteRecord, Object: "audit log",
 			Message: fmt.Sprintf("%d versions the informers saw are not in the audit log: %s", len(missing), strings.Join(missing[:min(len(missing), 10)], ", "))})
+	}
+	for _, l := range lost {
+		logf("lost by the audit log at an outage: %s", l)
+	}
+	if lostErr != nil {
+		res.err = errors.Join(res.err, fmt.Errorf("ask the API server about removals the audit log may have lost: %w", lostErr))
 	}
 	res.report = rep
 	res.events = len(tl.Events)
@@ -1068,3 +1078,35 @@ func takeoverOf(before, after *coordinationv1.Lease) (time.Duration, int32, erro
 	expiry := b.RenewTime.Add(time.Duration(*b.LeaseDurationSeconds) * time.Second)
 	return a.AcquireTime.Sub(expiry), ptr.Deref(a.LeaseTransitions, 0) - ptr.Deref(b.LeaseTransitions, 0), nil
 }
+
+// goneEarlier answers LostRemovals for a read of an audit log from what
+// the API server said at the read before it: a removal applied by then is
+// logged by now unless kube-apiserver was killed first, whereas one that
+// is newer than the read could be taken for lost. Call next after each
+// read.
+type goneEarlier struct {
+	ctx        context.Context
+	c          client.Reader
+	prev, seen map[string]bool
+}
+
+func newGoneEarlier(ctx context.Context, c client.Reader) *goneEarlier {
+	return &goneEarlier{ctx: ctx, c: c, prev: map[string]bool{}, seen: map[string]bool{}}
+}
+
+func (g *goneEarlier) gone(e *timeline.Event) (bool, error) {
+	id := fmt.Sprintf("%s %s %s", e.Kind, e.Key(), e.Obj.GetUID())
+	obj := e.Obj.DeepCopyObject().(client.Object)
+	err := g.c.Get(g.ctx, client.ObjectKeyFromObject(e.Obj), obj)
+	switch {
+	case apierrors.IsNotFound(err):
+		g.seen[id] = true
+	case err != nil:
+		return false, err
+	default:
+		g.seen[id] = e.Obj.GetUID() != "" && obj.GetUID() != e.Obj.GetUID()
+	}
+	return g.prev[id], nil
+}
+
+func (g *goneEarlier) next() { g.prev, g.seen = g.seen, map[string]bool{} }

@@ -306,7 +306,9 @@ func (w *world) runWorkload(ctx context.Context, s spec, logf func(string, ...an
 	var mtl, wtl *timeline.Timeline
 	var mrep, wrep *timeline.Report
 	var side *nodeSideReport
-	var missing []string
+	var missing, lost []string
+	var lostErr error
+	earlier := newGoneEarlier(ctx, wc)
 	auditErr := poll.Until(ctx, 30*time.Second, func(context.Context) error {
 		var err error
 		if mtl, err = timeline.ReadAuditLog(w.cp.AuditLog, ns, keep); err != nil {
@@ -317,6 +319,8 @@ func (w *world) runWorkload(ctx context.Context, s spec, logf func(string, ...an
 		}
 		watched := wrec.Timeline()
 		missing = append(timeline.Complete(mtl, rec.Timeline(), nil), timeline.Complete(wtl, watched, outages)...)
+		lost, lostErr = timeline.LostRemovals(wtl, outages, earlier.gone)
+		earlier.next()
 		mrep = timeline.Check(mtl, w.rules, true)
 		wrep = timeline.Check(wtl, w.rules, true)
 		side = checkNodeSide(mtl, wtl, watched, w.rules, timed, outages, server.Host)
@@ -333,6 +337,12 @@ func (w *world) runWorkload(ctx context.Context, s spec, logf func(string, ...an
 	if len(missing) > 0 {
 		rep.Violations = append(rep.Violations, timeline.Violation{Invariant: timeline.CompleteRecord, Object: "audit logs",
 			Message: fmt.Sprintf("%d versions the informers saw are not in the audit logs: %s", len(missing), strings.Join(missing[:min(len(missing), 10)], ", "))})
+	}
+	for _, l := range lost {
+		logf("lost by the workload audit log at an outage: %s", l)
+	}
+	if lostErr != nil {
+		res.err = errors.Join(res.err, fmt.Errorf("ask the workload API server about removals its audit log may have lost: %w", lostErr))
 	}
 	res.report = rep
 	res.events = len(mtl.Events) + len(wtl.Events)

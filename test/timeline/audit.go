@@ -335,24 +335,7 @@ func Complete(audit, informers *Timeline, outages []Outage) (missing []string) {
 			logged = max(logged, e.RV)
 		}
 	}
-	var inFlight []Window
-	for _, o := range outages {
-		var w Window
-		first := true
-		for i := range audit.Events {
-			e := &audit.Events[i]
-			if e.Bracketed {
-				continue
-			}
-			if e.Stage.Before(o.Down.Add(-requestTimeout)) {
-				w.From = max(w.From, e.RV)
-			}
-			if e.Recv.After(o.Up) && (first || e.RV <= w.To) {
-				w.To, first = e.RV, false
-			}
-		}
-		inFlight = append(inFlight, w)
-	}
+	inFlight := inFlightWindows(audit, outages)
 	removed := map[object]bool{}
 	for i, o := range identities(audit.Events) {
 		if o.kind != "" && audit.Events[i].Op == Deleted {
@@ -429,6 +412,89 @@ func Complete(audit, informers *Timeline, outages []Outage) (missing []string) {
 		}
 	}
 	return missing
+}
+
+// inFlightWindows bounds, per outage, the revisions of writes
+// kube-apiserver may have applied and been killed before it logged: above
+// the last answered requestTimeout before it went down, below the first
+// received after it was up again. To is 0 when nothing was received after.
+func inFlightWindows(audit *Timeline, outages []Outage) []Window {
+	var out []Window
+	for _, o := range outages {
+		var w Window
+		first := true
+		for i := range audit.Events {
+			e := &audit.Events[i]
+			if e.Bracketed {
+				continue
+			}
+			if e.Stage.Before(o.Down.Add(-requestTimeout)) {
+				w.From = max(w.From, e.RV)
+			}
+			if e.Recv.After(o.Up) && (first || e.RV <= w.To) {
+				w.To, first = e.RV, false
+			}
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// Gone reports whether the API server no longer holds the object an event
+// is about (none by that name, or one with another UID).
+type Gone func(e *Event) (bool, error)
+
+// LostRemovals adds the removals kube-apiserver applied but was killed
+// before it logged, when neither the log nor the informers' watches show
+// them (the informers were re-listing across the outage). An object whose
+// last event is a version below an outage's in-flight window's end (To),
+// and which the API server no longer holds (gone), was removed in that
+// window: a removal after it would be logged. The removal is placed at To,
+// before the write there: the latest revision it can have, so what a check
+// finds gone before a write was gone in truth. Run after Complete; it
+// returns what it added, a line each.
+func LostRemovals(audit *Timeline, outages []Outage, gone Gone) ([]string, error) {
+	windows := inFlightWindows(audit, outages)
+	last := map[object]int{}
+	for i, o := range identities(audit.Events) {
+		switch o.kind {
+		case Machine, SimMachine, SimBootstrapConfig, Node, Pod, VolumeAttachment, PDB:
+			last[o] = i
+		}
+	}
+	var added []string
+	for _, i := range last {
+		e := &audit.Events[i]
+		if e.Op == Deleted {
+			continue
+		}
+		to := uint64(0)
+		for _, w := range windows {
+			if w.To > e.RV && w.From < w.To && (to == 0 || w.To < to) {
+				to = w.To
+			}
+		}
+		if to == 0 {
+			continue
+		}
+		g, err := gone(e)
+		if err != nil {
+			return added, fmt.Errorf("%s %s: %w", e.Kind, e.Key(), err)
+		}
+		if !g {
+			continue
+		}
+		v := *e
+		v.Op, v.RV, v.Seq, v.Lost = Deleted, to, -2, true
+		v.Recv, v.Stage, v.Code, v.Bracketed, v.FromInformers = time.Time{}, time.Time{}, 0, false, false
+		audit.Events = append(audit.Events, v)
+		added = append(added, fmt.Sprintf("%s %s removed by rv %d", e.Kind, e.Key(), to))
+	}
+	if len(added) > 0 {
+		sort.Strings(added)
+		audit.Sort()
+	}
+	return added, nil
 }
 
 // removalsLast moves each removal after every version of the object it

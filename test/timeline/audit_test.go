@@ -257,3 +257,79 @@ func TestCompleteJudgesUpToTheLog(t *testing.T) {
 		t.Errorf("missing %q, want the cordon", got)
 	}
 }
+
+// A removal kube-apiserver applied but was killed before it logged, with
+// the informers re-listing across the outage, is missing from both: the
+// object the API server no longer holds is placed removed at the end of
+// the in-flight window, so neither a leak nor a drain cut short is
+// reported; one it still holds, or one last written after the window,
+// stays as it was.
+func TestLostRemovals(t *testing.T) {
+	// lose drops the web Pod's removal from the log; it returns its
+	// revision and that of the next write the log answered with one.
+	lose := func() (audit *Timeline, rv, next uint64) {
+		audit = run(knobs{audit: true})
+		for i, e := range audit.Events {
+			if e.Kind == Pod && e.Key() == ns+"/web" && e.Op == Deleted {
+				audit.Events = slices.Delete(audit.Events, i, i+1)
+				for _, n := range audit.Events[i:] {
+					if !n.Bracketed {
+						return audit, e.RV, n.RV
+					}
+				}
+			}
+		}
+		t.Fatal("no removal of the web Pod with a write after it in the run")
+		return nil, 0, 0
+	}
+	// Killed just before the removal was logged, up again at once: the
+	// next write is the first received after the outage.
+	outage := func(rv uint64) []Outage {
+		at := t0.Add(time.Duration(rv) * time.Millisecond)
+		return []Outage{{Down: at.Add(-100 * time.Microsecond), Up: at.Add(100 * time.Microsecond)}}
+	}
+	isWeb := func(e *Event) bool { return e.Kind == Pod && e.Key() == ns+"/web" }
+
+	audit, rv, next := lose()
+	if rep := Check(audit, rules(t), true); !rep.Failed() {
+		t.Fatal("a timeline missing the Pod's removal passes: the test proves nothing")
+	}
+	var asked []string
+	added, err := LostRemovals(audit, outage(rv), func(e *Event) (bool, error) {
+		asked = append(asked, string(e.Kind)+" "+e.Key())
+		return isWeb(e), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(added, ", "), fmt.Sprintf("Pod %s/web removed by rv %d", ns, next); got != want {
+		t.Errorf("added %q, want %q (asked about %v)", got, want, asked)
+	}
+	if rep := Check(audit, rules(t), true); rep.Failed() {
+		t.Errorf("the completed timeline fails: %v\n%v", rep.Violations, rep.Notes)
+	}
+	for i, e := range audit.Events {
+		if e.Lost && (!isWeb(&e) || e.RV != next || audit.Events[i+1].RV != next) {
+			t.Errorf("lost removal placed as %s, followed by %s", audit.Format(&e), audit.Format(&audit.Events[i+1]))
+		}
+	}
+
+	// Still in the API server: not removed.
+	audit, rv, _ = lose()
+	if added, err := LostRemovals(audit, outage(rv), func(*Event) (bool, error) { return false, nil }); err != nil || len(added) != 0 {
+		t.Errorf("added %v (%v) for objects the API server still holds", added, err)
+	}
+	// An outage before the Pod's last version: a removal after it would
+	// be logged, so the log's silence is no loss.
+	audit, _, _ = lose()
+	if added, err := LostRemovals(audit, outage(1), func(e *Event) (bool, error) { return isWeb(e), nil }); err != nil || len(added) != 0 {
+		t.Errorf("added %v (%v) for an outage before the Pod's last version", added, err)
+	}
+	// An error asking the API server is returned, naming the object.
+	audit, rv, _ = lose()
+	if _, err := LostRemovals(audit, outage(rv), func(e *Event) (bool, error) {
+		return false, fmt.Errorf("no answer")
+	}); err == nil || !strings.Contains(err.Error(), "no answer") {
+		t.Errorf("error %v, want the API server's", err)
+	}
+}

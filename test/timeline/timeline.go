@@ -99,6 +99,9 @@ type Event struct {
 	// FromInformers marks a version the audit log lacks and the informers
 	// saw (see Complete).
 	FromInformers bool
+	// Lost marks a removal neither the log nor the informers saw, of an
+	// object the API server no longer holds (see LostRemovals).
+	Lost bool
 	// Applied marks an eviction placed at its own write, which the
 	// informers saw: it evicted the Pod, whatever its answer.
 	Applied bool
@@ -180,6 +183,9 @@ func (t *Timeline) Format(e *Event) string {
 	}
 	if e.FromInformers {
 		approx = " (not in the audit log: seen by the informers)"
+	}
+	if e.Lost {
+		approx = " (lost by kube-apiserver's kill: gone from the API server, at the latest revision it can have)"
 	}
 	if e.Kind == Eviction {
 		return fmt.Sprintf("%s %-7s %s %s%s code=%d", head, "Create", e.Kind, e.Key(), approx, e.Code)
