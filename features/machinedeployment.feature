@@ -128,6 +128,30 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
     And the MachineDeployment "md" reaches phase "Running"
 
+  # Cluster API v1.14 reconcileOldMachineSetsOnDelete: an old MachineSet gives up spec.replicas - status.replicas,
+  # and status.replicas counts a Machine being deleted, so the replacement waits until the deleted Machine is gone.
+  @row:machinedeployment-rollout:O11
+  Scenario: OnDelete replaces a deleted old Machine only once it is gone
+    Given a MachineDeployment "md" of 2 Machines with strategy OnDelete
+    And the providers bring every Machine of the deployment "md" to Running as it comes
+    And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
+    And the current MachineSet of "md" is called "v1"
+    When the template of the MachineDeployment "md" is pointed at new templates "v2"
+    And the current MachineSet of "md" is called "v2"
+    And the MachineDeployment "md" has condition "Progressing" with status "True" and reason "WaitingForDeletion"
+    And an old Machine of the deployment "md" is called "old"
+    And Machine "old" of the set has annotation "pre-terminate.delete.hook.machine.cluster.krtt.dev/backup"
+    And Machine "old" of the set is deleted by hand
+    Then Machine "old" of the set is being deleted
+    And the MachineDeployment "md" reports 2 replicas, 0 updated and 1 available
+    And the MachineSet called "v1" asks for 2 replicas
+    And the MachineSet called "v2" asks for 0 replicas
+    When the annotation "pre-terminate.delete.hook.machine.cluster.krtt.dev/backup" is removed from Machine "old" of the set
+    Then Machine "old" of the set is gone
+    And the MachineSet called "v1" asks for 1 replica
+    And the MachineSet called "v2" asks for 1 replica
+    And the MachineDeployment "md" reports 2 replicas, 1 updated and 2 available
+
   # Cluster API v1.14 reconcileOldMachineSetsOnDelete: a scale down takes the excess off the old MachineSets.
   @row:machinedeployment-rollout:O19
   Scenario: OnDelete scaled down during a rollout takes the excess off the old MachineSets, oldest first

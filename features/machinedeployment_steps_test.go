@@ -58,6 +58,7 @@ func registerMachineDeploymentSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^the MachineDeployment "([^"]*)" is (paused|resumed)$`, w.pauseDeployment)
 	sc.Step(`^I delete the MachineDeployment "([^"]*)"$`, w.deleteDeployment)
 	sc.Step(`^a user deletes an old Machine of the deployment "([^"]*)"$`, w.deleteOldMachine)
+	sc.Step(`^an old Machine of the deployment "([^"]*)" is called "([^"]*)"$`, w.callOldMachine)
 
 	sc.Step(`^the MachineDeployment "([^"]*)" reports (\d+) replicas?, (\d+) updated and (\d+) available$`, w.deploymentReports)
 	sc.Step(`^the MachineDeployment "([^"]*)" reaches phase "([^"]*)"$`, w.deploymentPhase)
@@ -467,8 +468,36 @@ func (w *world) deleteDeployment(ctx context.Context, name string) error {
 // deleteOldMachine deletes a Machine of an old MachineSet, once the Machine
 // controller holds it with its finalizer.
 func (w *world) deleteOldMachine(ctx context.Context, name string) error {
+	victim, err := w.oldMachine(ctx, name)
+	if err != nil {
+		return err
+	}
+	return w.h.Client.Delete(ctx, &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: victim}})
+}
+
+// callOldMachine names an old Machine of the deployment for the Machine
+// steps "... of the set".
+func (w *world) callOldMachine(ctx context.Context, name, alias string) error {
+	victim, err := w.oldMachine(ctx, name)
+	if err != nil {
+		return err
+	}
+	m := map[string]string{}
+	if old, ok := aliases.Load(w.ns); ok {
+		for k, v := range old.(map[string]string) {
+			m[k] = v
+		}
+	}
+	m[alias] = victim
+	aliases.Store(w.ns, m)
+	return nil
+}
+
+// oldMachine finds a Machine of an old MachineSet of the deployment that
+// is not being deleted and that the Machine controller holds.
+func (w *world) oldMachine(ctx context.Context, name string) (string, error) {
 	var victim string
-	if err := w.eventually(ctx, "an old Machine held by the Machine controller", func(ctx context.Context) error {
+	err := w.eventually(ctx, "an old Machine held by the Machine controller", func(ctx context.Context) error {
 		cur, err := w.currentSet(ctx, name)
 		if err != nil {
 			return err
@@ -485,10 +514,8 @@ func (w *world) deleteOldMachine(ctx context.Context, name string) error {
 			}
 		}
 		return errors.New("no old Machine held by its finalizer")
-	}); err != nil {
-		return err
-	}
-	return w.h.Client.Delete(ctx, &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: victim}})
+	})
+	return victim, err
 }
 
 func describeDeployment(md *clusterv1.MachineDeployment) string {

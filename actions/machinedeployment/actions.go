@@ -196,8 +196,8 @@ func scaleOldMachineSetsToZero(ctx context.Context, s *Scope) engine.Outcome {
 func scaleOldMachineSetsToMachines(ctx context.Context, s *Scope) engine.Outcome {
 	sizes := map[*Set]int{}
 	for _, set := range s.Old {
-		if set.Spec() > set.Live {
-			sizes[set] = set.Live
+		if set.Spec() > set.Total {
+			sizes[set] = set.Total
 		}
 	}
 	return resizeSets(ctx, s, sizes, false, func(c string) string { return "OnDelete: old MachineSet(s) follow their deleted Machines: " + c })

@@ -72,9 +72,12 @@ func registerFacts(r *engine.Registry[*Scope]) {
 	r.Bool("newSetAbove", func(s *Scope) bool { return s.New != nil && s.New.Spec() > s.Replicas() })
 	r.Bool("oldSetsOverReplicas", func(s *Scope) bool { return len(oldExcess(s)) > 0 })
 	r.Bool("unavailableRoom", func(s *Scope) bool { return s.MD != nil && oldScaleDown(s) > 0 })
+	// Machines being deleted still count, as status.replicas does for
+	// Cluster API's reconcileOldMachineSetsOnDelete: the room a deleted
+	// Machine leaves is handed on once it is gone.
 	r.Bool("oldSetsAboveMachines", func(s *Scope) bool {
 		for _, set := range s.Old {
-			if set.Spec() > set.Live {
+			if set.Spec() > set.Total {
 				return true
 			}
 		}
