@@ -321,3 +321,15 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And the MachineSet called "v1" is gone
     And the MachineDeployment "md" has 1 MachineSet
     And the MachineDeployment "md" reports 1 replica, 1 updated and 1 available
+
+  # Cluster API v1.14 setWorkersAvailableCondition and setAvailableCondition (cluster_controller_status.go).
+  Scenario: A Cluster's WorkersAvailable and Available follow the Available condition of its MachineDeployments
+    Given the Cluster "c1" has condition "WorkersAvailable" with status "True" and reason "NoWorkers"
+    And the Cluster "c1" has condition "Available" with status "True" and reason "Available"
+    When a MachineDeployment "md1" of 2 Machines
+    Then the Cluster "c1" has condition "WorkersAvailable" with status "False" and reason "NotAvailable" and message containing "* MachineDeployment md1: "
+    And the Cluster "c1" has condition "Available" with status "False" and reason "NotAvailable" and message containing "* WorkersAvailable: "
+    When the providers bring every Machine of the deployment "md1" to Running as it comes
+    Then the MachineDeployment "md1" reports 2 replicas, 2 updated and 2 available
+    And the Cluster "c1" has condition "WorkersAvailable" with status "True" and reason "Available"
+    And the Cluster "c1" has condition "Available" with status "True" and reason "Available"

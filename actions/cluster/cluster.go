@@ -5,6 +5,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -32,6 +33,13 @@ const RegistryName = "cluster"
 const (
 	WorkloadClusterReachableCondition = "WorkloadClusterReachable"
 	MachinesReadyCondition            = "MachinesReady"
+	// WorkersAvailableCondition aggregates the MachineDeployments'
+	// Available; AvailableCondition summarises the Cluster's conditions;
+	// RemoteConnectionProbeCondition is the rows' Cluster API name for
+	// WorkloadClusterReachable.
+	WorkersAvailableCondition      = "WorkersAvailable"
+	AvailableCondition             = "Available"
+	RemoteConnectionProbeCondition = "RemoteConnectionProbe"
 )
 
 // Connections reaches a Cluster's Node side and closes it (internal/remote).
@@ -51,10 +59,12 @@ type Scope struct {
 	// Machines are the Cluster's Machines (by the cluster-name label):
 	// read only, they may be the cache's own objects.
 	Machines []*clusterv1.Machine
-	// MachineDeployments and MachineSets are the Cluster's
-	// (spec.clusterName), read only while the Cluster is being deleted.
-	MachineDeployments []clusterv1.MachineDeployment
-	MachineSets        []clusterv1.MachineSet
+	// MachineDeployments are the Cluster's (spec.clusterName), unread when
+	// MachineDeploymentsErr says why; MachineSets too, read only while the
+	// Cluster is being deleted.
+	MachineDeployments    []clusterv1.MachineDeployment
+	MachineDeploymentsErr error
+	MachineSets           []clusterv1.MachineSet
 	// Client deletes the Cluster's MachineDeployments, MachineSets and
 	// Machines on teardown.
 	Client client.Client
@@ -171,18 +181,19 @@ func (o *Observer) Observe(ctx context.Context, key client.ObjectKey) *Scope {
 	if s.Machines, err2 = machines(ctx, key); err2 != nil && s.Err == nil {
 		s.Err = fmt.Errorf("list Machines: %w", err2)
 	}
+	mds := &clusterv1.MachineDeploymentList{}
+	if err := o.Client.List(ctx, mds, client.InNamespace(key.Namespace)); err != nil {
+		s.MachineDeploymentsErr = fmt.Errorf("list MachineDeployments: %w", err)
+		if s.Err == nil {
+			s.Err = s.MachineDeploymentsErr
+		}
+	}
+	for i := range mds.Items {
+		if mds.Items[i].Spec.ClusterName == key.Name {
+			s.MachineDeployments = append(s.MachineDeployments, mds.Items[i])
+		}
+	}
 	if !c.DeletionTimestamp.IsZero() {
-		mds := &clusterv1.MachineDeploymentList{}
-		if err := o.Client.List(ctx, mds, client.InNamespace(key.Namespace)); err != nil {
-			if s.Err == nil {
-				s.Err = fmt.Errorf("list MachineDeployments: %w", err)
-			}
-		}
-		for i := range mds.Items {
-			if mds.Items[i].Spec.ClusterName == key.Name {
-				s.MachineDeployments = append(s.MachineDeployments, mds.Items[i])
-			}
-		}
 		sets := &clusterv1.MachineSetList{}
 		if err := o.Client.List(ctx, sets, client.InNamespace(key.Namespace)); err != nil {
 			if s.Err == nil {
@@ -232,6 +243,8 @@ func register(reg *engine.Registry[*Scope]) {
 	reg.Action("DeleteControlPlane", "Delete the object spec.controlPlaneRef names unless it is being deleted; wait until it is gone (fail when it could not be read).", deleteControlPlane, engine.MayWait())
 	reg.Action("DescribeControlPlane", "Name the object spec.controlPlaneRef names and say whether it exists (no change).", describeControlPlane, engine.Pure())
 	reg.Action("DescribeWorkloadCluster", "Say how the Node side is reached: which Secret and API server, since when, and the error.", describe, engine.Pure())
+	reg.Mirror("workers", "WorkersAvailable aggregates the Available condition of the Cluster's MachineDeployments: True (NoWorkers) with none, True (Available) when every one is, otherwise NotAvailable or AvailableUnknown naming those that are not.", mirrorWorkers)
+	reg.Summary(AvailableCondition, "True (Available) when the Cluster is not being deleted and RemoteConnectionProbe, WorkersAvailable and (when set) ControlPlaneAvailable are True; otherwise NotAvailable (AvailableUnknown when none is False) naming each that is not.", summarizeAvailable)
 	reg.Mirror("machines", "status.machines counts the Cluster's Machines (total, Ready, being deleted); MachinesReady is True when every one is Ready; Deleting is False (NotDeleting) until the Cluster is deleted; Paused is False unless a row says otherwise.", mirrorMachines)
 }
 
@@ -267,6 +280,55 @@ func describe(_ context.Context, s *Scope) engine.Outcome {
 		msg = fmt.Sprintf("unreachable since %s: %s", w.Since.UTC().Format(time.RFC3339), msg)
 	}
 	return engine.OKf("%s", msg)
+}
+
+// mirrorWorkers is Cluster API's setWorkersAvailableCondition over the
+// MachineDeployments (krtt has no MachinePools).
+func mirrorWorkers(s *Scope) {
+	c := s.Cluster
+	cond := metav1.Condition{Type: WorkersAvailableCondition, Status: metav1.ConditionTrue, Reason: "Available", ObservedGeneration: c.Generation}
+	var issues, unknowns []string
+	for i := range s.MachineDeployments {
+		md := &s.MachineDeployments[i]
+		a := meta.FindStatusCondition(md.Status.Conditions, clusterv1.AvailableCondition)
+		switch {
+		case a == nil:
+			unknowns = append(unknowns, "* MachineDeployment "+md.Name+": Condition Available not yet reported")
+		case a.Status == metav1.ConditionFalse:
+			issues = append(issues, "* MachineDeployment "+md.Name+": "+cmp.Or(a.Message, a.Reason))
+		case a.Status == metav1.ConditionUnknown:
+			unknowns = append(unknowns, "* MachineDeployment "+md.Name+": "+cmp.Or(a.Message, a.Reason))
+		}
+	}
+	switch {
+	case s.MachineDeploymentsErr != nil:
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionUnknown, "InternalError", s.MachineDeploymentsErr.Error()
+	case len(s.MachineDeployments) == 0:
+		cond.Reason = "NoWorkers"
+	case len(issues) > 0:
+		cond.Status, cond.Reason = metav1.ConditionFalse, "NotAvailable"
+	case len(unknowns) > 0:
+		cond.Status, cond.Reason = metav1.ConditionUnknown, "AvailableUnknown"
+	}
+	if cond.Reason != "InternalError" {
+		cond.Message = strings.Join(append(issues, unknowns...), "\n")
+	}
+	meta.SetStatusCondition(&c.Status.Conditions, cond)
+}
+
+// summarizeAvailable is Cluster API's setAvailableCondition over the
+// conditions krtt's Cluster has: it has no infrastructure object and no
+// topology, and ControlPlaneAvailable is there only once a control plane
+// object was named.
+func summarizeAvailable(s *Scope) {
+	c := s.Cluster
+	status, msg := reconciler.Summarize(c.Status.Conditions,
+		reconciler.Gate{Type: clusterv1.DeletingCondition, Negative: true},
+		reconciler.Gate{Type: RemoteConnectionProbeCondition},
+		reconciler.Gate{Type: ControlPlaneAvailableCondition, Optional: true},
+		reconciler.Gate{Type: WorkersAvailableCondition})
+	reason := map[metav1.ConditionStatus]string{metav1.ConditionTrue: "Available", metav1.ConditionFalse: "NotAvailable", metav1.ConditionUnknown: "AvailableUnknown"}[status]
+	meta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{Type: AvailableCondition, Status: status, Reason: reason, Message: msg, ObservedGeneration: c.Generation})
 }
 
 // shownNotReady is how many not-Ready Machines MachinesReady names.

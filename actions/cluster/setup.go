@@ -17,6 +17,7 @@ import (
 	"github.com/krtt-dev/krtt/internal/remote"
 	"github.com/krtt-dev/krtt/reconciler"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -117,14 +118,36 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error
 	b := r.Builder(mgr, reconciler.StatusUpdatesAfter(machineCountDelay)).
 		Watches(&clusterv1.Machine{}, reconciler.EnqueueCoalesced(machineCountDelay, held(machineToCluster))).
 		// A Cluster being deleted waits for its MachineDeployments and
-		// MachineSets to go: only their going wakes it. Their other
-		// changes (status on every Machine change in a rollout) tell the
-		// Cluster nothing its Machine counts do not.
-		Watches(&clusterv1.MachineDeployment{}, handler.EnqueueRequestsFromMapFunc(held(machineDeploymentToCluster)), builder.WithPredicates(gone())).
+		// MachineSets to go; WorkersAvailable follows a deployment's
+		// arrival and its Available condition. Their other changes
+		// (status on every Machine change in a rollout) tell the Cluster
+		// nothing its Machine counts do not.
+		Watches(&clusterv1.MachineDeployment{}, handler.EnqueueRequestsFromMapFunc(held(machineDeploymentToCluster)), builder.WithPredicates(availabilityChanged())).
 		Watches(&clusterv1.MachineSet{}, handler.EnqueueRequestsFromMapFunc(held(machineSetToCluster)), builder.WithPredicates(gone())).
 		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(held(secretToCluster)), builder.WithPredicates(remote.KubeconfigSecrets())).
 		WatchesRawSource(source.Channel(opts.Clusters.Subscribe(), &handler.EnqueueRequestForObject{}))
 	return r.Setup(mgr, b, workers, w)
+}
+
+// availabilityChanged passes a MachineDeployment's creation, deletion and
+// any change of its Available condition (WorkersAvailable).
+func availabilityChanged() predicate.Predicate {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			before, ok1 := e.ObjectOld.(*clusterv1.MachineDeployment)
+			after, ok2 := e.ObjectNew.(*clusterv1.MachineDeployment)
+			if !ok1 || !ok2 {
+				return false
+			}
+			a := meta.FindStatusCondition(before.Status.Conditions, clusterv1.AvailableCondition)
+			b := meta.FindStatusCondition(after.Status.Conditions, clusterv1.AvailableCondition)
+			if a == nil || b == nil {
+				return (a == nil) != (b == nil)
+			}
+			return a.Status != b.Status || a.Reason != b.Reason || a.Message != b.Message
+		},
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
 }
 
 // gone passes only deletions.

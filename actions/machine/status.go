@@ -2,7 +2,6 @@ package machine
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -12,6 +11,7 @@ import (
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/reconciler"
 )
 
 // registerStatus binds the status fields the tables name to the Machine's
@@ -155,7 +155,8 @@ func nodeCondition(n *corev1.Node, t corev1.NodeConditionType) *corev1.NodeCondi
 // summarizeReady words Ready as Cluster API's setReadyCondition: NotReady
 // (or ReadyUnknown when nothing is False) with a "* <Type>: <message>" line
 // for each of BootstrapConfigReady, InfrastructureReady, NodeHealthy and,
-// when a health checker set it, HealthCheckSucceeded that is not True; a
+// when a health checker set it, HealthCheckSucceeded that is not True (one
+// not yet reported is Unknown, as in Cluster API's summaries); a
 // Machine being deleted says which step it is in. A failed Machine, which
 // Cluster API has no phase for, says its failure (reason Failed).
 func summarizeReady(s *Scope) {
@@ -176,36 +177,18 @@ func summarizeReady(s *Scope) {
 		setCondition(m, clusterv1.ReadyCondition, metav1.ConditionFalse, "NotReady", "* Deleting: Machine deletion in progress, stage: "+stage)
 		return
 	}
-	var issues []string
-	status := metav1.ConditionTrue
-	for _, t := range []string{clusterv1.BootstrapConfigReadyCondition, clusterv1.InfrastructureReadyCondition, clusterv1.NodeHealthyCondition, clusterv1.HealthCheckSucceededCondition} {
-		c := meta.FindStatusCondition(m.Status.Conditions, t)
-		switch {
-		case c == nil && t == clusterv1.HealthCheckSucceededCondition:
-			continue
-		case c == nil:
-			issues = append(issues, "* "+t+": Condition not yet reported")
-			status = metav1.ConditionFalse
-		case c.Status != metav1.ConditionTrue:
-			msg := c.Message
-			if msg == "" {
-				msg = c.Reason
-			}
-			issues = append(issues, "* "+t+": "+msg)
-			if c.Status == metav1.ConditionFalse || status == metav1.ConditionFalse {
-				status = metav1.ConditionFalse
-			} else {
-				status = metav1.ConditionUnknown
-			}
-		}
-	}
+	status, msg := reconciler.Summarize(m.Status.Conditions,
+		reconciler.Gate{Type: clusterv1.BootstrapConfigReadyCondition},
+		reconciler.Gate{Type: clusterv1.InfrastructureReadyCondition},
+		reconciler.Gate{Type: clusterv1.NodeHealthyCondition},
+		reconciler.Gate{Type: clusterv1.HealthCheckSucceededCondition, Optional: true})
 	switch status {
 	case metav1.ConditionTrue:
 		setCondition(m, clusterv1.ReadyCondition, metav1.ConditionTrue, "Ready", "")
 	case metav1.ConditionUnknown:
-		setCondition(m, clusterv1.ReadyCondition, metav1.ConditionUnknown, "ReadyUnknown", strings.Join(issues, "\n"))
+		setCondition(m, clusterv1.ReadyCondition, metav1.ConditionUnknown, "ReadyUnknown", msg)
 	default:
-		setCondition(m, clusterv1.ReadyCondition, metav1.ConditionFalse, "NotReady", strings.Join(issues, "\n"))
+		setCondition(m, clusterv1.ReadyCondition, metav1.ConditionFalse, "NotReady", msg)
 	}
 }
 

@@ -124,7 +124,7 @@ func TestSummarizeReady(t *testing.T) {
 			"False NotReady: * BootstrapConfigReady: Waiting for the bootstrap provider\n* NodeHealthy: NodeDoesNotExist"},
 		{"only Unknown", with(cond(clusterv1.NodeHealthyCondition, metav1.ConditionUnknown, "NodeConditionsUnknown", "The Node's conditions are unknown")), false,
 			"Unknown ReadyUnknown: * NodeHealthy: The Node's conditions are unknown"},
-		{"missing", slices.Clip(ready[:2]), false, "False NotReady: * NodeHealthy: Condition not yet reported"},
+		{"missing", slices.Clip(ready[:2]), false, "Unknown ReadyUnknown: * NodeHealthy: Condition not yet reported"},
 		{"health check failed", with(cond(clusterv1.HealthCheckSucceededCondition, metav1.ConditionFalse, "UnhealthyNode", "Node unhealthy for 5m")), false,
 			"False NotReady: * HealthCheckSucceeded: Node unhealthy for 5m"},
 		{"being deleted", with(cond(clusterv1.DeletingCondition, metav1.ConditionTrue, "DrainingNode", "")), true,

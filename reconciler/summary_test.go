@@ -1,0 +1,38 @@
+package reconciler
+
+import (
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// A summary lists issues before unknowns, each in the gates' order; a
+// negative gate is an issue while True; an optional gate not set is left
+// out and a required one is Unknown "not yet reported".
+func TestSummarize(t *testing.T) {
+	c := func(typ string, st metav1.ConditionStatus, reason, msg string) metav1.Condition {
+		return metav1.Condition{Type: typ, Status: st, Reason: reason, Message: msg}
+	}
+	gates := []Gate{{Type: "Deleting", Negative: true}, {Type: "A"}, {Type: "B"}, {Type: "C", Optional: true}}
+	for _, tc := range []struct {
+		name       string
+		conds      []metav1.Condition
+		wantStatus metav1.ConditionStatus
+		wantMsg    string
+	}{
+		{"all fine", []metav1.Condition{c("Deleting", "False", "NotDeleting", ""), c("A", "True", "Ok", ""), c("B", "True", "Ok", "")}, "True", ""},
+		{"required missing", []metav1.Condition{c("Deleting", "False", "NotDeleting", ""), c("A", "True", "Ok", "")}, "Unknown", "* B: Condition not yet reported"},
+		{"issue after an unknown in gate order is listed first",
+			[]metav1.Condition{c("Deleting", "False", "NotDeleting", ""), c("A", "Unknown", "Probing", "no answer yet"), c("B", "False", "Down", "")},
+			"False", "* B: Down\n* A: no answer yet"},
+		{"negative gate True", []metav1.Condition{c("Deleting", "True", "WaitingForWorkersDeletion", "3 Machines"), c("A", "True", "Ok", ""), c("B", "True", "Ok", "")},
+			"False", "* Deleting: 3 Machines"},
+		{"optional set and False", []metav1.Condition{c("Deleting", "False", "NotDeleting", ""), c("A", "True", "Ok", ""), c("B", "True", "Ok", ""), c("C", "False", "Bad", "c is bad")},
+			"False", "* C: c is bad"},
+	} {
+		st, msg := Summarize(tc.conds, gates...)
+		if st != tc.wantStatus || msg != tc.wantMsg {
+			t.Errorf("%s: %s %q, want %s %q", tc.name, st, msg, tc.wantStatus, tc.wantMsg)
+		}
+	}
+}
