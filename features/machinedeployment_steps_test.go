@@ -482,14 +482,7 @@ func (w *world) callOldMachine(ctx context.Context, name, alias string) error {
 	if err != nil {
 		return err
 	}
-	m := map[string]string{}
-	if old, ok := aliases.Load(w.ns); ok {
-		for k, v := range old.(map[string]string) {
-			m[k] = v
-		}
-	}
-	m[alias] = victim
-	aliases.Store(w.ns, m)
+	storeNames(&aliases, w.ns, map[string]string{alias: victim})
 	return nil
 }
 
@@ -657,14 +650,7 @@ func (w *world) callCurrentSet(ctx context.Context, name, alias string) error {
 		if err != nil {
 			return err
 		}
-		m := map[string]string{}
-		if old, ok := setNames.Load(w.ns); ok {
-			for k, v := range old.(map[string]string) {
-				m[k] = v
-			}
-		}
-		m[alias] = ms.Name
-		setNames.Store(w.ns, m)
+		storeNames(&setNames, w.ns, map[string]string{alias: ms.Name})
 		return nil
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -75,6 +76,18 @@ func registerMachineSetSteps(sc *godog.ScenarioContext, w *world) {
 // aliases maps, per scenario namespace, the names a scenario gives Machines
 // to their real names.
 var aliases sync.Map // ns → map[string]string
+
+// storeNames adds names to the scenario's map in store (aliases,
+// setNames), copying it: other scenarios' steps read their own maps
+// concurrently.
+func storeNames(store *sync.Map, ns string, add map[string]string) {
+	m := map[string]string{}
+	if old, ok := store.Load(ns); ok {
+		maps.Copy(m, old.(map[string]string))
+	}
+	maps.Copy(m, add)
+	store.Store(ns, m)
+}
 
 func (w *world) alias(name string) string {
 	if m, ok := aliases.Load(w.ns); ok {
@@ -198,16 +211,11 @@ func (w *world) callMachines(ctx context.Context, set, list string) error {
 		if len(ms) != len(names) {
 			return fmt.Errorf("%d live Machines, want %d to name", len(ms), len(names))
 		}
-		m := map[string]string{}
-		if old, ok := aliases.Load(w.ns); ok {
-			for k, v := range old.(map[string]string) {
-				m[k] = v
-			}
-		}
+		add := map[string]string{}
 		for i, name := range names {
-			m[name] = ms[i].Name
+			add[name] = ms[i].Name
 		}
-		aliases.Store(w.ns, m)
+		storeNames(&aliases, w.ns, add)
 		return nil
 	})
 }
