@@ -100,3 +100,17 @@ func FromTemplate(tpl *unstructured.Unstructured, c Clone) (*unstructured.Unstru
 	}
 	return u, nil
 }
+
+// MissingKinds words templates that do not exist by their kinds, as Cluster
+// API's calculateMissingReferencesMessage does: "SimMachineTemplate does not
+// exist", "SimBootstrapConfigTemplate and SimMachineTemplate do not exist";
+// "" for none.
+func MissingKinds(kinds []string) string {
+	switch len(kinds) {
+	case 0:
+		return ""
+	case 1:
+		return kinds[0] + " does not exist"
+	}
+	return strings.Join(kinds, " and ") + " do not exist"
+}

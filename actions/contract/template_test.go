@@ -103,3 +103,18 @@ func TestFromTemplateRefusesNonTemplates(t *testing.T) {
 		})
 	}
 }
+
+func TestMissingKinds(t *testing.T) {
+	for _, tc := range []struct {
+		kinds []string
+		want  string
+	}{
+		{nil, ""},
+		{[]string{"SimMachineTemplate"}, "SimMachineTemplate does not exist"},
+		{[]string{"SimBootstrapConfigTemplate", "SimMachineTemplate"}, "SimBootstrapConfigTemplate and SimMachineTemplate do not exist"},
+	} {
+		if got := MissingKinds(tc.kinds); got != tc.want {
+			t.Errorf("MissingKinds(%v) = %q, want %q", tc.kinds, got, tc.want)
+		}
+	}
+}

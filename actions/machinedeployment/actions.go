@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/krtt-dev/krtt/actions/contract"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/reconciler"
@@ -206,15 +207,11 @@ func scaleOldMachineSetsToMachines(ctx context.Context, s *Scope) engine.Outcome
 // describeMissingTemplates names the kinds as Cluster API's
 // calculateMissingReferencesMessage does, then the templates.
 func describeMissingTemplates(_ context.Context, s *Scope) engine.Outcome {
-	kinds, names := make([]string, len(s.MissingTemplates)), make([]string, len(s.MissingTemplates))
+	names := make([]string, len(s.MissingTemplates))
 	for i, ref := range s.MissingTemplates {
-		kinds[i], names[i] = ref.Kind, ref.Name
+		names[i] = ref.Name
 	}
-	verb := "does"
-	if len(kinds) > 1 {
-		verb = "do"
-	}
-	return engine.OKf("cannot create a MachineSet for the current template: %s %s not exist (%s)", strings.Join(kinds, " and "), verb, strings.Join(names, ", "))
+	return engine.OKf("cannot create a MachineSet for the current template: %s (%s)", contract.MissingKinds(missingKinds(s.MissingTemplates)), strings.Join(names, ", "))
 }
 
 // describeRollout says what a rollout waits on.

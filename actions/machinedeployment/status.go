@@ -2,12 +2,12 @@ package machinedeployment
 
 import (
 	"fmt"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/krtt-dev/krtt/actions/contract"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/reconciler"
@@ -101,7 +101,7 @@ func mirrorConditions(s *Scope) {
 // is still there (and not Ready).
 func mirrorMachineConditions(s *Scope) {
 	t := s.Totals()
-	up, down := reconciler.ScalingConditions(s.MD, t.Total, s.Replicas(), t.Total-t.Live, missingTemplatesReason(s.MissingTemplates))
+	up, down := reconciler.ScalingConditions(s.MD, t.Total, s.Replicas(), t.Total-t.Live, blockedBy(s.MissingTemplates))
 	meta.SetStatusCondition(&s.MD.Status.Conditions, up)
 	meta.SetStatusCondition(&s.MD.Status.Conditions, down)
 	current := 0
@@ -120,28 +120,23 @@ func mirrorMachineConditions(s *Scope) {
 			setCondition(s, clusterv1.MachinesUpToDateCondition, metav1.ConditionTrue, "UpToDate", "")
 		}
 	}
-	switch {
-	case t.Total == 0:
-		setCondition(s, clusterv1.MachinesReadyCondition, metav1.ConditionTrue, "NoReplicas", "")
-	case t.Ready == t.Total:
-		setCondition(s, clusterv1.MachinesReadyCondition, metav1.ConditionTrue, "Ready", fmt.Sprintf("%d of %d Machines Ready", t.Ready, t.Total))
-	default:
-		setCondition(s, clusterv1.MachinesReadyCondition, metav1.ConditionFalse, "NotReady", fmt.Sprintf("%d of %d Machines Ready", t.Ready, t.Total))
-	}
+	meta.SetStatusCondition(&s.MD.Status.Conditions, reconciler.MachinesReadyCondition(s.MD, t.Ready, t.Total, ""))
 }
 
-// missingTemplatesReason is Cluster API's calculateMissingReferencesMessage:
-// "because SimMachineTemplate does not exist".
-func missingTemplatesReason(refs []clusterv1.ObjectReference) string {
-	var kinds []string
-	for _, r := range refs {
-		kinds = append(kinds, r.Kind)
+// missingKinds are the kinds of the templates that do not exist.
+func missingKinds(refs []clusterv1.ObjectReference) []string {
+	kinds := make([]string, len(refs))
+	for i, r := range refs {
+		kinds[i] = r.Kind
 	}
-	switch len(kinds) {
-	case 0:
+	return kinds
+}
+
+// blockedBy says why a scale-up is blocked ("because SimMachineTemplate does
+// not exist"), "" when nothing blocks it.
+func blockedBy(refs []clusterv1.ObjectReference) string {
+	if len(refs) == 0 {
 		return ""
-	case 1:
-		return "because " + kinds[0] + " does not exist"
 	}
-	return "because " + strings.Join(kinds, " and ") + " do not exist"
+	return "because " + contract.MissingKinds(missingKinds(refs))
 }

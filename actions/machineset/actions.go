@@ -126,12 +126,8 @@ func describeFailedMachines(_ context.Context, s *Scope) engine.Outcome {
 // setScalingUpCondition does (calculateMissingReferencesMessage names the
 // kinds), then names the templates.
 func describeMissingTemplates(_ context.Context, s *Scope) engine.Outcome {
-	verb := "does"
-	if len(s.MissingKinds) > 1 {
-		verb = "do"
-	}
-	return engine.OKf("Scaling up from %d to %d replicas is blocked because:\n* %s %s not exist (%s)",
-		s.Counts.Total, s.Replicas(), strings.Join(s.MissingKinds, " and "), verb, strings.Join(s.MissingTemplates, ", "))
+	return engine.OKf("Scaling up from %d to %d replicas is blocked because:\n* %s (%s)",
+		s.Counts.Total, s.Replicas(), contract.MissingKinds(s.MissingKinds), strings.Join(s.MissingTemplates, ", "))
 }
 
 // createMachines creates replicas - Total Machines: Machines being deleted

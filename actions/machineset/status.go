@@ -80,15 +80,5 @@ func summarizeMachinesReady(s *Scope) {
 			notReady = append(notReady, m)
 		}
 	}
-	if len(s.Owned) == 0 {
-		// Cluster API's setMachinesReadyCondition: NoReplicas.
-		setCondition(s, clusterv1.MachinesReadyCondition, metav1.ConditionTrue, "NoReplicas", "")
-		return
-	}
-	if len(notReady) == 0 {
-		setCondition(s, clusterv1.MachinesReadyCondition, metav1.ConditionTrue, "Ready", fmt.Sprintf("%d of %d Machines Ready", s.Counts.Ready, s.Counts.Live))
-		return
-	}
-	setCondition(s, clusterv1.MachinesReadyCondition, metav1.ConditionFalse, "NotReady",
-		fmt.Sprintf("%d of %d Machines Ready; not Ready: %s", s.Counts.Ready, s.Counts.Live, names(notReady)))
+	meta.SetStatusCondition(&s.Set.Status.Conditions, reconciler.MachinesReadyCondition(s.Set, s.Counts.Ready, s.Counts.Live, names(notReady)))
 }
