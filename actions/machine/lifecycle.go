@@ -65,28 +65,16 @@ func adopt(ctx context.Context, s *Scope, u *unstructured.Unstructured, claim st
 			Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
 		})
 	}
-	// A merge patch replaces the whole ownerReferences list, so it carries
-	// the observed resourceVersion: a controller set since the observation
-	// makes the write conflict instead of being overwritten, and the next
-	// reconcile sees the new owner (row E09/E10). The observed copy takes
-	// the write in (the facts read after it see the object as the API
-	// server has it now); a failed write leaves it as observed.
-	if err := patchMetadata(ctx, s.Client, u, refs, labels); err != nil {
+	// The write tests the owner references it replaces: a controller set
+	// since the observation makes it conflict instead of being overwritten,
+	// and the next reconcile sees the new owner (row E09/E10); the
+	// provider's own writes meanwhile do not. The observed copy takes the
+	// write in (the facts read after it see the object as the API server
+	// has it now); a failed write leaves it as observed.
+	if err := reconciler.PatchOwnersAndLabels(ctx, s.Client, u, refs, labels); err != nil {
 		return engine.Fail(fmt.Errorf("set owner of %s %s: %w", u.GetKind(), u.GetName(), err))
 	}
 	return engine.OK()
-}
-
-// patchMetadata writes an object's owner references (the whole list) and
-// the given labels (other labels stay) with the observed resourceVersion, so
-// a change made meanwhile conflicts; no owner reference left (nil) removes
-// the list. u takes the answer in.
-func patchMetadata(ctx context.Context, c client.Client, u *unstructured.Unstructured, refs []metav1.OwnerReference, labels map[string]string) error {
-	md := map[string]any{"ownerReferences": refs, "resourceVersion": u.GetResourceVersion()}
-	if len(labels) > 0 {
-		md["labels"] = labels
-	}
-	return reconciler.PatchFields(ctx, c, u, map[string]any{"metadata": md})
 }
 
 func adoptBootstrap(ctx context.Context, s *Scope) engine.Outcome {
@@ -125,7 +113,7 @@ func release(ctx context.Context, s *Scope, u *unstructured.Unstructured, claim 
 	if len(refs) == len(u.GetOwnerReferences()) {
 		return engine.OKf("%s", claim)
 	}
-	if err := patchMetadata(ctx, s.Client, u, refs, nil); err != nil {
+	if err := reconciler.PatchOwnersAndLabels(ctx, s.Client, u, refs, nil); err != nil {
 		return engine.Fail(fmt.Errorf("remove the Machine's owner reference from %s %s: %w", u.GetKind(), u.GetName(), err))
 	}
 	return engine.OKf("%s (the Machine's owner reference, set by an earlier version, was removed)", claim)

@@ -52,18 +52,16 @@ func templatesOwned(s *Scope) bool {
 	return true
 }
 
-// ownTemplates gives the templates the Cluster as owner. A merge patch
-// replaces the whole list, so it carries the observed resourceVersion: an
-// owner added meanwhile makes the write conflict instead of being lost.
-// The observed copies take the answer in.
+// ownTemplates gives the templates the Cluster as owner. The write tests the
+// owner list it replaces, so an owner added meanwhile makes it conflict
+// instead of being lost. The observed copies take the answer in.
 func ownTemplates(ctx context.Context, s *Scope) engine.Outcome {
 	var owned []string
 	for _, t := range s.templates() {
 		if clusterowner.HasRef(t.GetOwnerReferences(), s.Cluster) {
 			continue
 		}
-		md := map[string]any{"ownerReferences": clusterowner.WithRef(t.GetOwnerReferences(), s.Cluster), "resourceVersion": t.GetResourceVersion()}
-		if err := reconciler.PatchFields(ctx, s.Client, t, map[string]any{"metadata": md}); err != nil {
+		if err := reconciler.PatchOwnersAndLabels(ctx, s.Client, t, clusterowner.WithRef(t.GetOwnerReferences(), s.Cluster), nil); err != nil {
 			return engine.Fail(fmt.Errorf("set the Cluster as owner of %s %s: %w", t.GetKind(), t.GetName(), err))
 		}
 		owned = append(owned, t.GetKind()+" "+t.GetName())
