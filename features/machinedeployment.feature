@@ -285,6 +285,19 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     Then the MachineDeployment "md" has condition "Progressing" with status "False" and reason "APIError"
     And the MachineDeployment "md" has 0 MachineSets
 
+  # Cluster API v1.14 MachineDeployment reconcileDelete reads no template: nothing the deletion does needs one.
+  @row:machinedeployment-normal:N02 @row:machinedeployment-normal:N05 @row:machinedeployment-deletion:X02
+  Scenario: a MachineDeployment whose template kind is not served can still be deleted
+    Given a MachineDeployment "md" of 1 Machine
+    And the providers bring every Machine of the deployment "md" to Running as it comes
+    And the MachineDeployment "md" reports 1 replica, 1 updated and 1 available
+    And the current MachineSet of "md" is called "v1"
+    When the infrastructure template of the MachineDeployment "md" is pointed at a kind the API server does not serve
+    Then the MachineDeployment "md" has condition "Progressing" with status "False" and reason "APIError"
+    When I delete the MachineDeployment "md"
+    Then the MachineSet called "v1" is gone
+    And the MachineDeployment "md" is gone
+
   # Cluster API v1.14 rolloutPlanner.init: "cannot create a MachineSet when templates do not exist".
   @row:machinedeployment-rollout:O20
   Scenario: a MachineDeployment whose infrastructure template does not exist makes no MachineSet until it does

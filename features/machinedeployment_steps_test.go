@@ -37,6 +37,7 @@ func registerMachineDeploymentSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^a MachineDeployment "([^"]*)" of (\d+) Machines?$`, w.aDeployment)
 	sc.Step(`^a MachineDeployment "([^"]*)" of (\d+) Machines? with (strategy|maxSurge|maxUnavailable|revisionHistoryLimit|progressDeadlineSeconds) (\S+)$`, w.aDeploymentWith)
 	sc.Step(`^a MachineDeployment "([^"]*)" of (\d+) Machines? whose infrastructure template kind is not served$`, w.aDeploymentUnserved)
+	sc.Step(`^the infrastructure template of the MachineDeployment "([^"]*)" is pointed at a kind the API server does not serve$`, w.deploymentTemplateUnserved)
 	sc.Step(`^a MachineDeployment "([^"]*)" of (\d+) Machines? whose infrastructure template does not exist$`, w.aDeploymentMissingTemplate)
 	sc.Step(`^a MachineDeployment "([^"]*)" of (\d+) Machines? of the missing Cluster "([^"]*)"$`, w.aDeploymentOfMissingCluster)
 	sc.Step(`^the missing infrastructure template of the MachineDeployment "([^"]*)" is created$`, w.createMissingTemplate)
@@ -147,11 +148,14 @@ func (w *world) aDeploymentWith(ctx context.Context, name string, replicas int, 
 }
 
 func (w *world) aDeploymentUnserved(ctx context.Context, name string, replicas int) error {
-	return w.newDeployment(ctx, name, replicas, func(md *clusterv1.MachineDeployment) {
-		md.Spec.Template.Spec.InfrastructureRef.APIGroup = "ghost.krtt.dev"
-		md.Spec.Template.Spec.InfrastructureRef.Kind = "GhostMachineTemplate"
-	})
+	return w.newDeployment(ctx, name, replicas, unservedDeploymentInfrastructure)
 }
+
+func (w *world) deploymentTemplateUnserved(ctx context.Context, name string) error {
+	return w.updateDeployment(ctx, name, unservedDeploymentInfrastructure)
+}
+
+func unservedDeploymentInfrastructure(md *clusterv1.MachineDeployment) { unservedKind(&md.Spec.Template.Spec) }
 
 func (w *world) aDeploymentMissingTemplate(ctx context.Context, name string, replicas int) error {
 	return w.newDeployment(ctx, name, replicas, func(md *clusterv1.MachineDeployment) {

@@ -135,6 +135,17 @@ Feature: A MachineSet keeps N Machines
     Then the MachineSet "ms" has condition "ScalingUp" with reason "APIError" and message containing "does not serve the infrastructure template kind GhostMachineTemplate.ghost.krtt.dev"
     And the MachineSet "ms" has 0 Machines
 
+  # Cluster API v1.14 MachineSet reconcileDelete reads no template: nothing the deletion does needs one.
+  @row:machineset-normal:S02 @row:machineset-normal:S06 @row:machineset-deletion:X02
+  Scenario: a MachineSet whose template kind is not served can still be deleted
+    Given a MachineSet "ms" of 1 Machine
+    And the MachineSet "ms" has 1 Machine
+    When the infrastructure template of the MachineSet "ms" is pointed at a kind the API server does not serve
+    Then the MachineSet "ms" has condition "ScalingUp" with reason "APIError" and message containing "does not serve the infrastructure template kind"
+    When I delete the MachineSet "ms"
+    Then the MachineSet "ms" controls 0 Machines
+    And the MachineSet "ms" is gone
+
   @row:machineset-normal:S09
   Scenario: a MachineSet of a missing Cluster creates nothing
     Given a MachineSet "ms" of 1 Machine of the missing Cluster "nope"

@@ -42,6 +42,7 @@ func registerMachineSetSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^a MachineSet "([^"]*)" of (\d+) Machines? of the missing Cluster "([^"]*)"$`, w.aMachineSetOfMissingCluster)
 	sc.Step(`^a MachineSet "([^"]*)" of (\d+) Machines? whose infrastructure template "([^"]*)" does not exist$`, w.aMachineSetWithMissingTemplate)
 	sc.Step(`^a MachineSet "([^"]*)" of (\d+) Machines? whose infrastructure template kind is not served$`, w.aMachineSetWithUnservedTemplate)
+	sc.Step(`^the infrastructure template of the MachineSet "([^"]*)" is pointed at a kind the API server does not serve$`, w.machineSetTemplateUnserved)
 	sc.Step(`^a Machine "([^"]*)" labelled for "([^"]*)"$`, w.anOrphanFor)
 
 	sc.Step(`^the infrastructure template "([^"]*)" is created$`, w.createInfraTemplate)
@@ -155,10 +156,20 @@ func (w *world) aMachineSetWithMissingTemplate(ctx context.Context, name string,
 }
 
 func (w *world) aMachineSetWithUnservedTemplate(ctx context.Context, name string, replicas int) error {
-	return w.newMachineSet(ctx, name, replicas, func(ms *clusterv1.MachineSet) {
-		ms.Spec.Template.Spec.InfrastructureRef.APIGroup = "ghost.krtt.dev"
-		ms.Spec.Template.Spec.InfrastructureRef.Kind = "GhostMachineTemplate"
-	})
+	return w.newMachineSet(ctx, name, replicas, unservedInfrastructure)
+}
+
+func unservedInfrastructure(ms *clusterv1.MachineSet) { unservedKind(&ms.Spec.Template.Spec) }
+
+func unservedKind(spec *clusterv1.MachineSpec) {
+	spec.InfrastructureRef.APIGroup = "ghost.krtt.dev"
+	spec.InfrastructureRef.Kind = "GhostMachineTemplate"
+}
+
+// machineSetTemplateUnserved: the set's template names a kind of a group no
+// CRD serves (a typo, or a provider removed).
+func (w *world) machineSetTemplateUnserved(ctx context.Context, name string) error {
+	return w.updateMachineSet(ctx, name, unservedInfrastructure)
 }
 
 // anOrphanFor creates a Machine (with its provider objects) that carries

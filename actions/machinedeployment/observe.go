@@ -47,7 +47,12 @@ func (o *Observer) Observe(ctx context.Context, key client.ObjectKey, now time.T
 	case !apierrors.IsNotFound(err):
 		s.keep(fmt.Errorf("get Cluster %s: %w", md.Spec.ClusterName, err))
 	}
-	o.readTemplates(ctx, s)
+	if md.DeletionTimestamp.IsZero() {
+		// Nothing the deletion does needs a template (Cluster API's
+		// reconcileDelete reads none), so one that cannot be read, or a kind
+		// no longer served, does not hold the deletion.
+		o.readTemplates(ctx, s)
+	}
 	s.Hash = TemplateHash(md, now)
 	o.readSets(ctx, s)
 	s.Progressed = progressed(s)

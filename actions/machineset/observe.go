@@ -57,7 +57,12 @@ func (o *Observer) Observe(ctx context.Context, key client.ObjectKey, now time.T
 	case !apierrors.IsNotFound(err):
 		s.keep(fmt.Errorf("get Cluster %s: %w", ms.Spec.ClusterName, err))
 	}
-	o.readTemplates(ctx, s)
+	if ms.DeletionTimestamp.IsZero() {
+		// Nothing the deletion does needs a template (Cluster API's
+		// reconcileDelete reads none), so one that cannot be read, or a kind
+		// no longer served, does not hold the deletion.
+		o.readTemplates(ctx, s)
+	}
 	if overlaps, err := overlapping(ctx, o.Client, ms); err != nil {
 		s.keep(err)
 	} else {
