@@ -155,7 +155,9 @@ func (w *world) deploymentTemplateUnserved(ctx context.Context, name string) err
 	return w.updateDeployment(ctx, name, unservedDeploymentInfrastructure)
 }
 
-func unservedDeploymentInfrastructure(md *clusterv1.MachineDeployment) { unservedKind(&md.Spec.Template.Spec) }
+func unservedDeploymentInfrastructure(md *clusterv1.MachineDeployment) {
+	unservedKind(&md.Spec.Template.Spec)
+}
 
 func (w *world) aDeploymentMissingTemplate(ctx context.Context, name string, replicas int) error {
 	return w.newDeployment(ctx, name, replicas, func(md *clusterv1.MachineDeployment) {
