@@ -110,6 +110,7 @@ Feature: The operator copes with errors and stuck deletion steps
     And the bootstrap provider reports the data secret of "m1"
     Then the Machine "m1" has condition "InfrastructureReady" with status "False" and reason "ControlledByOther"
     And the Machine "m1" reaches phase "Provisioning"
+    And row "N14" never fired for "m1"
 
   @row:machine-errors:E10 @row:machine-deletion:D25
   Scenario: a Machine naming what another MachineSet created neither takes it over nor deletes it

@@ -6,7 +6,7 @@ Feature: A Machine walks from Pending to Running
   Background:
     Given a Cluster "c1"
 
-  @row:machine-normal:N02 @row:machine-normal:N06 @row:machine-normal:N12 @row:machine-normal:N13
+  @row:machine-normal:N02 @row:machine-normal:N06 @row:machine-normal:N14 @row:machine-normal:N12 @row:machine-normal:N13
   @row:machine-normal:N21 @row:machine-normal:N23 @row:machine-normal:N30 @row:machine-normal:N31 @row:machine-normal:N40
   Scenario: a new Machine waits for each provider and runs once its Node joins
     Given a Machine "m1" with its bootstrap and infrastructure objects
@@ -15,6 +15,7 @@ Feature: A Machine walks from Pending to Running
     And the Machine "m1" reaches phase "Pending"
     And the bootstrap object of "m1" is owned by the Machine and labelled with the Cluster "c1"
     And the infrastructure object of "m1" is owned by the Machine and labelled with the Cluster "c1"
+    And row "N14" fired for "m1"
     And the Machine "m1" has condition "Available" with status "False" and reason "NotReady"
     When the bootstrap provider reports the data secret of "m1"
     Then the Machine "m1" reaches phase "Provisioning"

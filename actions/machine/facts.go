@@ -135,6 +135,9 @@ func registerFacts(r *engine.Registry[*Scope]) {
 	r.Bool("infrastructureControlledByOther", func(s *Scope) bool {
 		return s.InfrastructureClaim != ""
 	})
+	r.Bool("infrastructureAdoptable", func(s *Scope) bool {
+		return s.Infrastructure != nil && s.InfrastructureClaim == "" && !adopted(s, s.Infrastructure)
+	})
 	r.Bool("providerIDMismatch", func(s *Scope) bool {
 		if s.Machine == nil || s.Machine.Spec.ProviderID == nil || *s.Machine.Spec.ProviderID == "" {
 			return false

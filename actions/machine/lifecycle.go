@@ -43,13 +43,13 @@ func adopt(ctx context.Context, s *Scope, u *unstructured.Unstructured, claim st
 	}
 	labels := map[string]string{clusterv1.ClusterNameLabel: s.Machine.Spec.ClusterName}
 	var refs []metav1.OwnerReference
+	if adopted(s, u) {
+		return engine.OK()
+	}
 	if owner := metav1.GetControllerOf(u); owner != nil && owner.UID == s.Machine.UID {
 		// Owned already; the cluster-name label is put back if someone
 		// removed it (Cluster API ensureExternalOwnershipAndWatch sets both
 		// on every reconcile).
-		if u.GetLabels()[clusterv1.ClusterNameLabel] == s.Machine.Spec.ClusterName {
-			return engine.OK()
-		}
 		refs = u.GetOwnerReferences()
 	} else {
 		for _, ref := range u.GetOwnerReferences() {
@@ -77,23 +77,20 @@ func adopt(ctx context.Context, s *Scope, u *unstructured.Unstructured, claim st
 	return engine.OK()
 }
 
+// adopted: the Machine controls u, and u carries the Machine's cluster-name
+// label.
+func adopted(s *Scope, u *unstructured.Unstructured) bool {
+	owner := metav1.GetControllerOfNoCopy(u)
+	return owner != nil && s.Machine != nil && owner.UID == s.Machine.UID &&
+		u.GetLabels()[clusterv1.ClusterNameLabel] == s.Machine.Spec.ClusterName
+}
+
 func adoptBootstrap(ctx context.Context, s *Scope) engine.Outcome {
 	return adopt(ctx, s, s.Bootstrap, s.BootstrapClaim)
 }
 
 func adoptInfrastructure(ctx context.Context, s *Scope) engine.Outcome {
 	return adopt(ctx, s, s.Infrastructure, s.InfrastructureClaim)
-}
-
-// adoptFreeInfrastructure is the adoption of the rows before the bootstrap
-// data: Cluster API owns and labels both provider objects from the first
-// reconcile. An object that belongs to something else is left alone here;
-// E10 says so once the Machine waits on it.
-func adoptFreeInfrastructure(ctx context.Context, s *Scope) engine.Outcome {
-	if s.InfrastructureClaim != "" {
-		return engine.OKf("infrastructure object left alone: %s", s.InfrastructureClaim)
-	}
-	return adopt(ctx, s, s.Infrastructure, "")
 }
 
 // release leaves an object that belongs to something else: it says whose

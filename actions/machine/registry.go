@@ -40,7 +40,6 @@ func registerActions(r *engine.Registry[*Scope]) {
 	r.Action("AdoptBootstrap", "Make the Machine the controller owner of its bootstrap object and watch its kind.", adoptBootstrap, engine.WritesThrough())
 	r.Action("CopyDataSecretName", "Copy status.dataSecretName of the bootstrap object to spec.bootstrap.dataSecretName.", copyDataSecretName, engine.Pure())
 	r.Action("AdoptInfrastructure", "Make the Machine the controller owner of its infrastructure object and watch its kind.", adoptInfrastructure, engine.WritesThrough())
-	r.Action("AdoptFreeInfrastructure", "Make the Machine the controller owner of its infrastructure object, if it exists and nothing else controls it, and watch its kind.", adoptFreeInfrastructure, engine.WritesThrough())
 	r.Action("ReleaseBootstrap", "Say whom the bootstrap object belongs to, and remove the Machine's owner reference from it if an earlier version set one.", releaseBootstrap, engine.WritesThrough())
 	r.Action("ReleaseInfrastructure", "Say whom the infrastructure object belongs to, and remove the Machine's owner reference from it if an earlier version set one.", releaseInfrastructure, engine.WritesThrough())
 	r.Action("CopyInfrastructureFields", "Copy providerID, addresses and failure domain from the infrastructure object.", copyInfrastructureFields, engine.WritesThrough())
