@@ -66,8 +66,8 @@ type jsonPatchOp struct {
 	Value any    `json:"value,omitempty"`
 }
 
-// ownersAndLabelsOps builds the operations; an operation that finds the
-// object as observed changes nothing, and none is sent when nothing would.
+// ownersAndLabelsOps builds the operations: none when the object already
+// has those owner references and labels.
 func ownersAndLabelsOps(obj client.Object, refs []metav1.OwnerReference, labels map[string]string) []jsonPatchOp {
 	var ops []jsonPatchOp
 	observed := obj.GetOwnerReferences()

@@ -41,11 +41,11 @@ func adopt(ctx context.Context, s *Scope, u *unstructured.Unstructured, claim st
 			return engine.Fail(fmt.Errorf("watch %s: %w", u.GetKind(), err))
 		}
 	}
-	labels := map[string]string{clusterv1.ClusterNameLabel: s.Machine.Spec.ClusterName}
-	var refs []metav1.OwnerReference
 	if adopted(s, u) {
 		return engine.OK()
 	}
+	labels := map[string]string{clusterv1.ClusterNameLabel: s.Machine.Spec.ClusterName}
+	var refs []metav1.OwnerReference
 	if owner := metav1.GetControllerOf(u); owner != nil && owner.UID == s.Machine.UID {
 		// Owned already; the cluster-name label is put back if someone
 		// removed it (Cluster API ensureExternalOwnershipAndWatch sets both
