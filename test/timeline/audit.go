@@ -425,7 +425,10 @@ func inFlightWindows(audit *Timeline, outages []Outage) []Window {
 		first := true
 		for i := range audit.Events {
 			e := &audit.Events[i]
-			if e.Bracketed {
+			if e.Bracketed || e.Stage.IsZero() {
+				// A version only the informers saw (Complete adds them)
+				// has no request times: its zero time is before every
+				// outage and would close the window.
 				continue
 			}
 			if e.Stage.Before(o.Down.Add(-requestTimeout)) {

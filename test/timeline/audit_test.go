@@ -314,6 +314,22 @@ func TestLostRemovals(t *testing.T) {
 		}
 	}
 
+	// A version only the informers saw, which Complete adds without the
+	// times of a request, leaves the window as the log's requests bound it,
+	// however new its revision.
+	audit, rv, next = lose()
+	for i := len(audit.Events) - 1; i >= 0; i-- {
+		if e := audit.Events[i]; !e.Bracketed && !isWeb(&e) {
+			e.Recv, e.Stage, e.FromInformers, e.RV = time.Time{}, time.Time{}, true, e.RV+1000
+			audit.Events = append(audit.Events, e)
+			break
+		}
+	}
+	added, err = LostRemovals(audit, outage(rv), func(e *Event) (bool, error) { return isWeb(e), nil })
+	if got, want := strings.Join(added, ", "), fmt.Sprintf("Pod %s/web removed by rv %d", ns, next); err != nil || got != want {
+		t.Errorf("with a version only the informers saw: added %q (%v), want %q", got, err, want)
+	}
+
 	// Still in the API server: not removed.
 	audit, rv, _ = lose()
 	if added, err := LostRemovals(audit, outage(rv), func(*Event) (bool, error) { return false, nil }); err != nil || len(added) != 0 {
