@@ -122,7 +122,7 @@ func main() {
 	flag.StringVar(&o.operatorBin, "operator", "bin/krtt-operator", "krtt operator binary (built from ./cmd/krtt-operator first unless -build=false).")
 	flag.BoolVar(&o.build, "build", true, "Build the krtt operator binary before running.")
 	flag.DurationVar(&o.timeout, "timeout", 0, "Deadline of each half (0: 2m + 1s per Machine).")
-	flag.DurationVar(&o.heartbeat, "sim-heartbeat", time.Minute, "Node heartbeat interval of the simulated kubelet (each heartbeat updates the Node and so reconciles its Machine).")
+	flag.DurationVar(&o.heartbeat, "sim-heartbeat", 5*time.Minute, "How often the simulated kubelet renews an unchanged Node's status (its conditions' lastHeartbeatTime). The default is kubelet's own (nodeStatusReportFrequency, 5m); the simulated kubelets keep no node Leases.")
 	flag.StringVar(&o.output, "o", "text", "Output: text (a Markdown table) or json (one JSON document).")
 	flag.StringVar(&o.peer, "peer", "", "Also measure this controller after krtt: capi (the Cluster API Machine controller).")
 	flag.StringVar(&o.mode, "mode", modeMachines, "What is measured: machines (N Machines created → Running, Pods on every Node, deleted → gone), "+
