@@ -152,7 +152,7 @@ bench: tools ## Scale benchmark: BENCH_N Machines (default 200) created, given P
 BENCH_STEPS ?= 1000,5000,10000
 
 .PHONY: bench-scale
-bench-scale: tools ## Scale steps: krtt alone at each N of BENCH_STEPS (default 1000,5000,10000; about 25 min on 2 cores), each on a fresh API server; one table of CPU and peak RSS per Machine and CPU per Machine against the first step.
+bench-scale: tools ## Scale steps: krtt alone at each N of BENCH_STEPS (default 1000,5000,10000; about 35 min on 2 cores), each on a fresh API server; one table of CPU and peak RSS per Machine and CPU per Machine against the first step.
 	@go run ./cmd/krtt-bench -steps $(BENCH_STEPS) $(BENCH_ARGS)
 
 ROLLOUT_N ?= 30
