@@ -113,6 +113,10 @@ func spreadLifecycle(ctx context.Context, b *bench, f flavour, ns string, proc p
 		return err
 	}
 	defer func() { err = errors.Join(err, prof.end(ctx)) }()
+	cpu, err := startPhaseCPU(proc, f.name, "create → Running", res)
+	if err != nil {
+		return err
+	}
 	t0 := time.Now()
 	if err := parallel(b.o.workers, b.o.n, func(i int) error {
 		created[i] = time.Now()
@@ -126,7 +130,7 @@ func spreadLifecycle(ctx context.Context, b *bench, f flavour, ns string, proc p
 	if err != nil {
 		return err
 	}
-	if err := prof.end(ctx); err != nil {
+	if err := errors.Join(cpu(), prof.end(ctx)); err != nil {
 		return err
 	}
 	res.CreateToRunning = newHalf(latest(at).Sub(t0), durations(names, created, at))

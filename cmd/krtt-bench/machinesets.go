@@ -44,6 +44,10 @@ func machineSetLifecycle(ctx context.Context, b *bench, f flavour, ns string, pr
 		return err
 	}
 	defer func() { err = errors.Join(err, prof.end(ctx)) }()
+	cpu, err := startPhaseCPU(proc, f.name, "create → Running", res)
+	if err != nil {
+		return err
+	}
 	t0 := time.Now()
 	if err := scaleSet(ctx, b.client, ms, b.o.n); err != nil {
 		return err
@@ -52,7 +56,7 @@ func machineSetLifecycle(ctx context.Context, b *bench, f flavour, ns string, pr
 	if err != nil {
 		return err
 	}
-	if err := prof.end(ctx); err != nil {
+	if err := errors.Join(cpu(), prof.end(ctx)); err != nil {
 		return err
 	}
 	names := make([]string, 0, len(at))
@@ -73,6 +77,10 @@ func machineSetLifecycle(ctx context.Context, b *bench, f flavour, ns string, pr
 		return err
 	}
 	defer func() { err = errors.Join(err, del.end(ctx)) }()
+	delCPU, err := startPhaseCPU(proc, f.name, "delete → gone", res)
+	if err != nil {
+		return err
+	}
 	t1 := time.Now()
 	if err := scaleSet(ctx, b.client, ms, 0); err != nil {
 		return err
@@ -82,7 +90,7 @@ func machineSetLifecycle(ctx context.Context, b *bench, f flavour, ns string, pr
 	if err != nil {
 		return err
 	}
-	if err := del.end(ctx); err != nil {
+	if err := errors.Join(delCPU(), del.end(ctx)); err != nil {
 		return err
 	}
 	res.DeleteToGone = newHalf(latest(at).Sub(t1), sinceAll(names, t1, at))

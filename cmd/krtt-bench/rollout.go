@@ -77,6 +77,10 @@ func rolloutLifecycle(ctx context.Context, b *bench, f flavour, ns string, proc 
 	defer func() { err = errors.Join(err, finish()) }()
 
 	logf("pointing MachineDeployment %s at the templates %s", benchDeployment, newTemplates)
+	cpu, err := startPhaseCPU(proc, f.name, "rollout", res)
+	if err != nil {
+		return err
+	}
 	t1 := time.Now()
 	if err := harness.PointAtTemplates(ctx, b.client, md, newTemplates); err != nil {
 		return err
@@ -87,7 +91,7 @@ func rolloutLifecycle(ctx context.Context, b *bench, f flavour, ns string, proc 
 		ro.peakAt, ro.minAt = t.PeakAt, t.MinAt
 	})
 	ro.WatchRelists = w.RelistsSinceArm()
-	if err != nil {
+	if err = errors.Join(err, cpu()); err != nil {
 		return err
 	}
 	ro.WallSeconds, ro.Replaced = round3(end.Sub(t1).Seconds()), n
