@@ -105,6 +105,9 @@ func startKrtt(b *bench, bin, filter string) (*controllerProc, error) {
 		// the simulated provider's, in the bench's control plane.
 		"--self-hosted-clusters",
 	}
+	if b.o.workloadClusters > 0 {
+		args = append(args, "--workload-client-qps", strconv.FormatFloat(b.o.workloadQPS, 'g', -1, 64))
+	}
 	if filter != "" {
 		name += "-" + filter
 		args = append(args, "--watch-filter", filter)

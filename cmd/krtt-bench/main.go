@@ -70,6 +70,8 @@ type options struct {
 	// workloadClusters > 0 spreads the Machines over that many Clusters,
 	// each with its own workload API server.
 	workloadClusters int
+	// workloadQPS is krtt's --workload-client-qps with -workload-clusters.
+	workloadQPS float64
 	// instances > 1 runs that many operator processes, each with its own
 	// --watch-filter, on as many parts of the fleet.
 	instances                      int
@@ -137,6 +139,8 @@ func main() {
 	flag.StringVar(&o.profile, "profile", "", "Write the CPU profile of each phase (create, delete) of the controller (krtt, and Cluster API with -peer) and of kube-apiserver, and the controller's heap at the start and end of each, into this directory (one subdirectory per run); the controller then serves pprof on loopback.")
 	flag.IntVar(&o.workloadClusters, "workload-clusters", 0,
 		"Spread the N Machines over this many Clusters, each with its own workload API server (a local control plane) and <cluster>-kubeconfig Secret; requests are split into management and workload. 0: self-hosted.")
+	flag.Float64Var(&o.workloadQPS, "workload-client-qps", -1,
+		"With -workload-clusters: krtt's --workload-client-qps. The default, no client-side limit, is what the management client has and what Cluster API gets next to krtt (--clustercache-client-qps -1): the API servers are what is measured; 20 is the operator's default.")
 	flag.IntVar(&o.instances, "instances", 1,
 		"Run this many krtt operator processes, each with --watch-filter instance-I, and spread the N Machines over as many Clusters labelled for them (or over the -workload-clusters, round-robin); the figures add the instances up and each one's are shown.")
 	flag.StringVar(&o.capi.manager, "capi-manager", "bin/capi-manager", "Cluster API core manager binary (`make bench-peer` builds it).")
@@ -424,6 +428,9 @@ func runOnce(sigCtx context.Context, o options, root string, flavours []flavour,
 	rep = &Report{Mode: o.mode, N: o.n, PodsPerNode: o.podsPerNode, MachineConcurrency: o.concurrency,
 		SimHeartbeatSeconds: o.heartbeat.Seconds(), SimWorkers: o.simWorkers, APIServerVersion: sv.GitVersion, Started: time.Now().UTC().Round(time.Second),
 		WorkloadClusters: len(workloads), Clusters: len(b.clusters)}
+	if len(workloads) > 0 {
+		rep.WorkloadClientQPS = &o.workloadQPS
+	}
 	if o.instances > 1 {
 		rep.Instances = o.instances
 	}

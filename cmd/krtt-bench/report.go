@@ -28,6 +28,9 @@ type Report struct {
 	// each with its own API server (0: self-hosted, the Node side is the
 	// management cluster).
 	WorkloadClusters int `json:"workloadClusters,omitempty"`
+	// WorkloadClientQPS is krtt's --workload-client-qps in a run with
+	// workload clusters (negative: no client-side limit).
+	WorkloadClientQPS *float64 `json:"workloadClientQPS,omitempty"`
 	// Clusters is how many Clusters the Machines were spread over
 	// (-workload-clusters, -instances; 0: one).
 	Clusters int `json:"clusters,omitempty"`
@@ -274,6 +277,9 @@ func writeTable(w io.Writer, rep Report) {
 	switch {
 	case rep.WorkloadClusters > 0:
 		where = fmt.Sprintf("spread over %d Clusters, each with its own workload API server", rep.WorkloadClusters)
+		if q := rep.WorkloadClientQPS; q != nil {
+			where += ", krtt's " + workloadQPSText(*q)
+		}
 	case rep.Clusters > 1:
 		where = fmt.Sprintf("spread over %d self-hosted Clusters", rep.Clusters)
 	}
@@ -551,4 +557,12 @@ func writeRolloutTable(w io.Writer, rep Report) {
 		}
 	}
 	writeLoadsAndNotes(w, rep)
+}
+
+// workloadQPSText says the workload clients' limit as the header shows it.
+func workloadQPSText(qps float64) string {
+	if qps < 0 {
+		return "workload clients without a client-side limit"
+	}
+	return fmt.Sprintf("--workload-client-qps %g", qps)
 }

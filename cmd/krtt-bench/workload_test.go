@@ -56,4 +56,12 @@ func TestTableSplitsWorkloadRequests(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
 	}
+	for qps, want := range map[float64]string{-1: "krtt's workload clients without a client-side limit", 20: "krtt's --workload-client-qps 20"} {
+		rep.WorkloadClientQPS = &qps
+		buf.Reset()
+		writeTable(&buf, rep)
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("with --workload-client-qps %g the table does not say %q:\n%s", qps, want, buf.String())
+		}
+	}
 }

@@ -167,6 +167,14 @@ type Options struct {
 	// management cluster. Off, such a Cluster is NoAccess: the operator's
 	// default RBAC grants no Node-side rights in the management cluster.
 	SelfHosted bool
+	// ClientQPS and ClientBurst limit each workload cluster's client
+	// (DefaultClientQPS and DefaultClientBurst when zero; a negative QPS
+	// sets no client-side limit). A kubeconfig carries no limit of its own,
+	// and client-go's fallback (5 per second, bursts of 10) would pace a
+	// drain of many Nodes at once far below what the workload API server
+	// answers.
+	ClientQPS   float32
+	ClientBurst int
 }
 
 // Defaults of Options (Cluster API's ClusterCache probes every 10s with a 5s
@@ -175,6 +183,10 @@ const (
 	DefaultHealthInterval   = 10 * time.Second
 	DefaultHealthTimeout    = 5 * time.Second
 	DefaultFailureThreshold = 3
+	// Cluster API's --clustercache-client-qps and --clustercache-client-burst
+	// defaults (core/main.go).
+	DefaultClientQPS   = 20
+	DefaultClientBurst = 30
 )
 
 func (o Options) withDefaults() Options {
@@ -186,6 +198,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.FailureThreshold <= 0 {
 		o.FailureThreshold = DefaultFailureThreshold
+	}
+	if o.ClientQPS == 0 {
+		o.ClientQPS = DefaultClientQPS
+	}
+	if o.ClientBurst <= 0 {
+		o.ClientBurst = DefaultClientBurst
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -452,6 +470,7 @@ func (c *Cache) connect(cn *conn) {
 		cn.setPermanent(c.now(), NoAccess, err.Error())
 		return
 	}
+	cfg.QPS, cfg.Burst = c.opts.ClientQPS, c.opts.ClientBurst
 	if state, msg := c.probe(ctx, cfg, cn.secret); state != Connected {
 		cn.set(c.now(), state, cfg.Host, msg)
 		return

@@ -145,6 +145,10 @@ func TestConnections(t *testing.T) {
 		if n := w.started(key); n != 1 {
 			t.Errorf("watches started %d times for %s, want 1", n, key)
 		}
+		if cfg := w.config(key); cfg == nil || cfg.QPS != remote.DefaultClientQPS || cfg.Burst != remote.DefaultClientBurst {
+			t.Errorf("the workload cluster's client is not limited to Cluster API's %d requests per second, bursts of %d: %+v",
+				remote.DefaultClientQPS, remote.DefaultClientBurst, cfg)
+		}
 		if !c.ReachableAgain.IsZero() {
 			t.Errorf("ReachableAgain = %s on a connection usable from the start", c.ReachableAgain)
 		}
@@ -231,18 +235,27 @@ func expectEvent(t *testing.T, ch <-chan event.GenericEvent, key client.ObjectKe
 
 // watcher counts the connections it was asked to watch.
 type watcher struct {
-	mu sync.Mutex
-	n  map[client.ObjectKey]int
+	mu  sync.Mutex
+	n   map[client.ObjectKey]int
+	cfg map[client.ObjectKey]*rest.Config
 }
 
-func (w *watcher) WatchCluster(_ context.Context, key client.ObjectKey, _ cluster.Cluster) error {
+func (w *watcher) WatchCluster(_ context.Context, key client.ObjectKey, c cluster.Cluster) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.n == nil {
-		w.n = map[client.ObjectKey]int{}
+		w.n, w.cfg = map[client.ObjectKey]int{}, map[client.ObjectKey]*rest.Config{}
 	}
 	w.n[key]++
+	w.cfg[key] = c.GetConfig()
 	return nil
+}
+
+// config is the client configuration of the last cluster watched for key.
+func (w *watcher) config(key client.ObjectKey) *rest.Config {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.cfg[key]
 }
 
 func (w *watcher) started(key client.ObjectKey) int {
