@@ -3,8 +3,8 @@ package remote
 import "testing"
 
 // TestClientLimitDefaults: a workload cluster's client gets Cluster API's
-// limits unless told otherwise, and a negative QPS (no client-side limit)
-// is kept, not replaced by the default.
+// limits and request timeout unless told otherwise, and a negative QPS (no
+// client-side limit) is kept, not replaced by the default.
 func TestClientLimitDefaults(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -20,5 +20,8 @@ func TestClientLimitDefaults(t *testing.T) {
 		if got.ClientQPS != tc.qps || got.ClientBurst != tc.burst {
 			t.Errorf("%s: QPS %v burst %d, want %v and %d", tc.name, got.ClientQPS, got.ClientBurst, tc.qps, tc.burst)
 		}
+	}
+	if got := (Options{}).withDefaults().RequestTimeout; got != DefaultRequestTimeout {
+		t.Errorf("request timeout %s by default, want Cluster API's %s", got, DefaultRequestTimeout)
 	}
 }

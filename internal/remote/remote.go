@@ -175,6 +175,10 @@ type Options struct {
 	// answers.
 	ClientQPS   float32
 	ClientBurst int
+	// RequestTimeout bounds each call of a workload cluster's client, cache
+	// reads included (DefaultRequestTimeout when zero); the watches behind
+	// its cache are not bounded.
+	RequestTimeout time.Duration
 }
 
 // Defaults of Options (Cluster API's ClusterCache probes every 10s with a 5s
@@ -187,6 +191,8 @@ const (
 	// defaults (core/main.go).
 	DefaultClientQPS   = 20
 	DefaultClientBurst = 30
+	// Cluster API's ClusterCache ClientOptions.Timeout default.
+	DefaultRequestTimeout = 10 * time.Second
 )
 
 func (o Options) withDefaults() Options {
@@ -204,6 +210,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ClientBurst <= 0 {
 		o.ClientBurst = DefaultClientBurst
+	}
+	if o.RequestTimeout <= 0 {
+		o.RequestTimeout = DefaultRequestTimeout
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -517,7 +526,7 @@ func (c *Cache) connect(cn *conn) {
 	// The first reads wait for the informers the watches started; give
 	// them a moment here so the first reconcile does not stall on them.
 	_ = cl.GetCache().WaitForCacheSync(ctx)
-	cn.connected(c.now(), cl, cfg.Host)
+	cn.connected(c.now(), cl, withTimeout(cl.GetClient(), c.opts.RequestTimeout), cfg.Host)
 }
 
 // probeAndRecord probes a connected cluster: a refused credential is
@@ -594,6 +603,7 @@ type conn struct {
 
 	mu       sync.Mutex
 	cluster  cluster.Cluster
+	client   client.Client
 	server   string
 	st       State
 	message  string
@@ -645,10 +655,10 @@ func (cn *conn) setPermanent(now time.Time, st State, msg string) {
 	cn.setLocked(now, st, "", msg)
 }
 
-func (cn *conn) connected(now time.Time, cl cluster.Cluster, server string) {
+func (cn *conn) connected(now time.Time, cl cluster.Cluster, c client.Client, server string) {
 	cn.mu.Lock()
 	defer cn.mu.Unlock()
-	cn.cluster = cl
+	cn.cluster, cn.client = cl, c
 	cn.setLocked(now, Connected, server, "")
 }
 
@@ -667,7 +677,7 @@ func (cn *conn) snapshot() Connection {
 	defer cn.mu.Unlock()
 	out := Connection{State: cn.st, Server: cn.server, Secret: cn.secret, Message: cn.message, Since: cn.since, ReachableAgain: cn.reachableAgain}
 	if cn.st == Connected && cn.cluster != nil {
-		out.Client = cn.cluster.GetClient()
+		out.Client = cn.client
 		out.Message = fmt.Sprintf("connected to %s through Secret %s", cn.server, cn.secret)
 	}
 	return out

@@ -366,3 +366,105 @@ func TestConnectLosingTheServerIsUnreachable(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestAServerThatNeverAnswersDoesNotHoldTheCaller: a workload API server
+// that answers the probe and discovery but never answers a write or a
+// list fails each call through the connection's client after
+// Options.RequestTimeout, a cache read of a kind whose informer cannot sync
+// included, instead of holding the reconcile that made it.
+func TestAServerThatNeverAnswersDoesNotHoldTheCaller(t *testing.T) {
+	mgmt, err := localcp.ForTest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = mgmt.Stop() }()
+	stop := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.URL.Path == "/api":
+			_, _ = w.Write([]byte(`{"kind":"APIVersions","versions":["v1"],"serverAddressByClientCIDRs":[]}`))
+		case r.URL.Path == "/apis":
+			_, _ = w.Write([]byte(`{"kind":"APIGroupList","apiVersion":"v1","groups":[]}`))
+		case r.URL.Path == "/api/v1":
+			_, _ = w.Write([]byte(`{"kind":"APIResourceList","groupVersion":"v1","resources":[` +
+				`{"name":"nodes","singularName":"node","namespaced":false,"kind":"Node","verbs":["get","list","watch","patch"]},` +
+				`{"name":"pods","singularName":"pod","namespaced":true,"kind":"Pod","verbs":["get","list","watch"]}]}`))
+		case r.URL.Path == "/api/v1/nodes" && r.URL.Query().Get("limit") == "1":
+			// The probe.
+			_, _ = w.Write([]byte(`{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":{},"items":[]}`))
+		default:
+			// Accepted, never answered.
+			select {
+			case <-r.Context().Done():
+			case <-stop:
+			}
+		}
+	}))
+	defer srv.Close()
+	defer close(stop)
+
+	ns := localcp.UniqueName("remote")
+	ctx := context.Background()
+	if err := mgmt.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig, err := remote.Kubeconfig(&rest.Config{Host: srv.URL}, "silent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKey{Namespace: ns, Name: "c3"}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: remote.SecretName(key.Name)},
+		Data: map[string][]byte{remote.SecretKey: kubeconfig}}
+	if err := mgmt.Client.Create(ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+
+	g := leakcheck.NewGroup(t)
+	ctx = g.Context()
+	mgr, err := ctrl.NewManager(mgmt.Config, ctrl.Options{Scheme: mgmt.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clusters := remote.New(mgr.GetClient(), mgr.GetAPIReader(), remote.Options{Scheme: mgmt.Scheme,
+		HealthInterval: 200 * time.Millisecond, HealthTimeout: 2 * time.Second, RequestTimeout: 300 * time.Millisecond})
+	if err := mgr.Add(clusters); err != nil {
+		t.Fatal(err)
+	}
+	g.Go("manager", mgr)
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		t.Fatal("cache did not sync")
+	}
+	var conn remote.Connection
+	if err := poll.Until(ctx, poll.Timeout(), func(ctx context.Context) error {
+		var err error
+		if conn, err = clusters.ClientFor(ctx, key); err != nil {
+			return err
+		}
+		if conn.State != remote.Connected {
+			return fmt.Errorf("state %s: %s", conn.State, conn.Message)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}
+	patch := client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"unschedulable":true}}`))
+	for name, call := range map[string]func(context.Context) error{
+		"cordon (a write)": func(ctx context.Context) error { return conn.Client.Patch(ctx, node, patch) },
+		"list Pods (a cache read whose informer cannot sync)": func(ctx context.Context) error {
+			return conn.Client.List(ctx, &corev1.PodList{}, client.InNamespace(ns))
+		},
+	} {
+		// The caller's context outlives the request timeout by far: only
+		// the connection's client can end the call.
+		callCtx, cancel := context.WithTimeout(ctx, poll.Timeout())
+		err := call(callCtx)
+		callErr := callCtx.Err()
+		cancel()
+		if err == nil || callErr != nil {
+			t.Errorf("%s against a server that never answers: %v (caller's context: %v); want it to fail on the client's own timeout", name, err, callErr)
+		}
+	}
+}
