@@ -300,40 +300,11 @@ func TestConnectLosingTheServerIsUnreachable(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	ns := localcp.UniqueName("remote")
-	ctx := context.Background()
-	if err := mgmt.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
-	}
-	kubeconfig, err := remote.Kubeconfig(&rest.Config{Host: srv.URL}, "going-away")
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := client.ObjectKey{Namespace: ns, Name: "c2"}
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: remote.SecretName(key.Name)},
-		Data: map[string][]byte{remote.SecretKey: kubeconfig}}
-	if err := mgmt.Client.Create(ctx, secret); err != nil {
-		t.Fatal(err)
-	}
-
-	g := leakcheck.NewGroup(t)
-	ctx = g.Context()
-	mgr, err := ctrl.NewManager(mgmt.Config, ctrl.Options{Scheme: mgmt.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Pods in ByObject make building the cached cluster ask the server
 	// whether Pods are namespaced, as the operator's slim cache does.
-	opts := remote.Options{Scheme: mgmt.Scheme, HealthInterval: 200 * time.Millisecond, HealthTimeout: 2 * time.Second, FailureThreshold: 2,
-		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: {}}}}
-	clusters := remote.New(mgr.GetClient(), mgr.GetAPIReader(), opts)
-	if err := mgr.Add(clusters); err != nil {
-		t.Fatal(err)
-	}
-	g.Go("manager", mgr)
-	if !mgr.GetCache().WaitForCacheSync(ctx) {
-		t.Fatal("cache did not sync")
-	}
+	ctx, clusters, key := cacheOfOneSecret(t, mgmt, srv.URL, remote.Options{Scheme: mgmt.Scheme,
+		HealthInterval: 200 * time.Millisecond, HealthTimeout: 2 * time.Second, FailureThreshold: 2,
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: {}}}})
 
 	var got remote.Connection
 	err = poll.Until(ctx, poll.Timeout(), func(ctx context.Context) error {
@@ -404,37 +375,8 @@ func TestAServerThatNeverAnswersDoesNotHoldTheCaller(t *testing.T) {
 	defer srv.Close()
 	defer close(stop)
 
-	ns := localcp.UniqueName("remote")
-	ctx := context.Background()
-	if err := mgmt.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
-	}
-	kubeconfig, err := remote.Kubeconfig(&rest.Config{Host: srv.URL}, "silent")
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := client.ObjectKey{Namespace: ns, Name: "c3"}
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: remote.SecretName(key.Name)},
-		Data: map[string][]byte{remote.SecretKey: kubeconfig}}
-	if err := mgmt.Client.Create(ctx, secret); err != nil {
-		t.Fatal(err)
-	}
-
-	g := leakcheck.NewGroup(t)
-	ctx = g.Context()
-	mgr, err := ctrl.NewManager(mgmt.Config, ctrl.Options{Scheme: mgmt.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	clusters := remote.New(mgr.GetClient(), mgr.GetAPIReader(), remote.Options{Scheme: mgmt.Scheme,
+	ctx, clusters, key := cacheOfOneSecret(t, mgmt, srv.URL, remote.Options{Scheme: mgmt.Scheme,
 		HealthInterval: 200 * time.Millisecond, HealthTimeout: 2 * time.Second, RequestTimeout: 300 * time.Millisecond})
-	if err := mgr.Add(clusters); err != nil {
-		t.Fatal(err)
-	}
-	g.Go("manager", mgr)
-	if !mgr.GetCache().WaitForCacheSync(ctx) {
-		t.Fatal("cache did not sync")
-	}
 	var conn remote.Connection
 	if err := poll.Until(ctx, poll.Timeout(), func(ctx context.Context) error {
 		var err error
@@ -450,6 +392,7 @@ func TestAServerThatNeverAnswersDoesNotHoldTheCaller(t *testing.T) {
 	}
 
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}
+	ns := key.Namespace
 	patch := client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"unschedulable":true}}`))
 	for name, call := range map[string]func(context.Context) error{
 		"cordon (a write)": func(ctx context.Context) error { return conn.Client.Patch(ctx, node, patch) },
@@ -467,4 +410,41 @@ func TestAServerThatNeverAnswersDoesNotHoldTheCaller(t *testing.T) {
 			t.Errorf("%s against a server that never answers: %v (caller's context: %v); want it to fail on the client's own timeout", name, err, callErr)
 		}
 	}
+}
+
+// cacheOfOneSecret runs a Cache with opts in a manager of mgmt, with one
+// Cluster's kubeconfig Secret naming the API server at url; it returns the
+// context of the test's goroutines and the Cluster's key.
+func cacheOfOneSecret(t *testing.T, mgmt *localcp.ControlPlane, url string, opts remote.Options) (context.Context, *remote.Cache, client.ObjectKey) {
+	t.Helper()
+	ns := localcp.UniqueName("remote")
+	ctx := context.Background()
+	if err := mgmt.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig, err := remote.Kubeconfig(&rest.Config{Host: url}, "workload")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKey{Namespace: ns, Name: "c1"}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: remote.SecretName(key.Name)},
+		Data: map[string][]byte{remote.SecretKey: kubeconfig}}
+	if err := mgmt.Client.Create(ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+	g := leakcheck.NewGroup(t)
+	ctx = g.Context()
+	mgr, err := ctrl.NewManager(mgmt.Config, ctrl.Options{Scheme: mgmt.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clusters := remote.New(mgr.GetClient(), mgr.GetAPIReader(), opts)
+	if err := mgr.Add(clusters); err != nil {
+		t.Fatal(err)
+	}
+	g.Go("manager", mgr)
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		t.Fatal("cache did not sync")
+	}
+	return ctx, clusters, key
 }

@@ -23,52 +23,43 @@ func withTimeout(c client.Client, d time.Duration) client.Client {
 	return &timeoutClient{Client: c, timeout: d}
 }
 
-func (c *timeoutClient) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+// within makes call with a context that ends after d at the latest.
+func within(ctx context.Context, d time.Duration, call func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
-	return c.Client.Get(ctx, key, obj, opts...)
+	return call(ctx)
+}
+
+func (c *timeoutClient) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	return within(ctx, c.timeout, func(ctx context.Context) error { return c.Client.Get(ctx, key, obj, opts...) })
 }
 
 func (c *timeoutClient) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	return c.Client.List(ctx, list, opts...)
+	return within(ctx, c.timeout, func(ctx context.Context) error { return c.Client.List(ctx, list, opts...) })
 }
 
 func (c *timeoutClient) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	return c.Client.Apply(ctx, obj, opts...)
+	return within(ctx, c.timeout, func(ctx context.Context) error { return c.Client.Apply(ctx, obj, opts...) })
 }
 
 func (c *timeoutClient) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	return c.Client.Create(ctx, obj, opts...)
+	return within(ctx, c.timeout, func(ctx context.Context) error { return c.Client.Create(ctx, obj, opts...) })
 }
 
 func (c *timeoutClient) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	return c.Client.Delete(ctx, obj, opts...)
+	return within(ctx, c.timeout, func(ctx context.Context) error { return c.Client.Delete(ctx, obj, opts...) })
 }
 
 func (c *timeoutClient) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	return c.Client.Update(ctx, obj, opts...)
+	return within(ctx, c.timeout, func(ctx context.Context) error { return c.Client.Update(ctx, obj, opts...) })
 }
 
 func (c *timeoutClient) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	return c.Client.Patch(ctx, obj, patch, opts...)
+	return within(ctx, c.timeout, func(ctx context.Context) error { return c.Client.Patch(ctx, obj, patch, opts...) })
 }
 
 func (c *timeoutClient) DeleteAllOf(ctx context.Context, obj client.Object, opts ...client.DeleteAllOfOption) error {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	return c.Client.DeleteAllOf(ctx, obj, opts...)
+	return within(ctx, c.timeout, func(ctx context.Context) error { return c.Client.DeleteAllOf(ctx, obj, opts...) })
 }
 
 func (c *timeoutClient) Status() client.SubResourceWriter { return c.SubResource("status") }
@@ -83,31 +74,21 @@ type timeoutSubResource struct {
 }
 
 func (c *timeoutSubResource) Get(ctx context.Context, obj, sub client.Object, opts ...client.SubResourceGetOption) error {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	return c.SubResourceClient.Get(ctx, obj, sub, opts...)
+	return within(ctx, c.timeout, func(ctx context.Context) error { return c.SubResourceClient.Get(ctx, obj, sub, opts...) })
 }
 
 func (c *timeoutSubResource) Create(ctx context.Context, obj, sub client.Object, opts ...client.SubResourceCreateOption) error {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	return c.SubResourceClient.Create(ctx, obj, sub, opts...)
+	return within(ctx, c.timeout, func(ctx context.Context) error { return c.SubResourceClient.Create(ctx, obj, sub, opts...) })
 }
 
 func (c *timeoutSubResource) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	return c.SubResourceClient.Update(ctx, obj, opts...)
+	return within(ctx, c.timeout, func(ctx context.Context) error { return c.SubResourceClient.Update(ctx, obj, opts...) })
 }
 
 func (c *timeoutSubResource) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	return c.SubResourceClient.Patch(ctx, obj, patch, opts...)
+	return within(ctx, c.timeout, func(ctx context.Context) error { return c.SubResourceClient.Patch(ctx, obj, patch, opts...) })
 }
 
 func (c *timeoutSubResource) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	return c.SubResourceClient.Apply(ctx, obj, opts...)
+	return within(ctx, c.timeout, func(ctx context.Context) error { return c.SubResourceClient.Apply(ctx, obj, opts...) })
 }
