@@ -119,3 +119,26 @@ Feature: A Machine walks from Pending to Running
     When the Machine "m1" has annotation "machine.cluster.krtt.dev/certificates-expiry" set to "2027-02-28T00:00:00Z"
     Then the Machine "m1" reports certificates expiring at "2027-02-28T00:00:00Z"
     And the Machine "m1" has no condition "CertificatesExpiryKnown"
+
+  @row:machine-normal:N40
+  Scenario: readiness gates hold Ready until the controllers that own their conditions report them, as Cluster API's setReadyCondition
+    Given a running Machine "m1"
+    And the Machine "m1" has condition "Ready" with status "True" and reason "Ready"
+    When the Machine "m1" gets the positive readiness gate "example.com/SoftwareInstalled"
+    Then the Machine "m1" has condition "Ready" with reason "ReadyUnknown" and message containing "* example.com/SoftwareInstalled: Condition not yet reported"
+    And the Machine "m1" has condition "Available" with status "False" and reason "NotReady"
+    When another controller sets the condition "example.com/SoftwareInstalled" of the Machine "m1" to "False" with reason "Installing" and message "2 of 3 packages installed"
+    Then the Machine "m1" has condition "Ready" with reason "NotReady" and message containing "* example.com/SoftwareInstalled: 2 of 3 packages installed"
+    When another controller sets the condition "example.com/SoftwareInstalled" of the Machine "m1" to "True" with reason "Installed" and message ""
+    Then the Machine "m1" has condition "Ready" with status "True" and reason "Ready"
+    And the Machine "m1" has condition "Available" with status "True" and reason "Available"
+    And the Machine "m1" has condition "example.com/SoftwareInstalled" with status "True" and reason "Installed"
+
+  @row:machine-normal:N40
+  Scenario: a negative readiness gate is fine while its condition is False
+    Given a running Machine "m1"
+    When the Machine "m1" gets the negative readiness gate "example.com/DiskDegraded"
+    And another controller sets the condition "example.com/DiskDegraded" of the Machine "m1" to "True" with reason "SlowDisk" and message "disk latency above 2s"
+    Then the Machine "m1" has condition "Ready" with reason "NotReady" and message containing "* example.com/DiskDegraded: disk latency above 2s"
+    When another controller sets the condition "example.com/DiskDegraded" of the Machine "m1" to "False" with reason "Fine" and message ""
+    Then the Machine "m1" has condition "Ready" with status "True" and reason "Ready"

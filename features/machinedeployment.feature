@@ -240,6 +240,19 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And the MachineDeployment "md" has 1 MachineSet
     And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
 
+  # Cluster API v1.14 MachineTemplateDeepCopyRolloutFields: readinessGates change in place.
+  @row:machinedeployment-normal:N07
+  Scenario: a readiness gate added to the template reaches the Machines in place and counts in their availability
+    Given a MachineDeployment "md" of 2 Machines
+    And the providers bring every Machine of the deployment "md" to Running as it comes
+    And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
+    When the template of the MachineDeployment "md" gets the readiness gate "example.com/SoftwareInstalled"
+    Then every Machine of the deployment "md" has the readiness gate "example.com/SoftwareInstalled"
+    And the MachineDeployment "md" has 1 MachineSet
+    And the MachineDeployment "md" reports 2 replicas, 2 updated and 0 available
+    When another controller sets the condition "example.com/SoftwareInstalled" of every Machine of the deployment "md" to "True" with reason "Installed"
+    Then the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
+
   @serial @row:machinedeployment-rollout:O05 @row:machinedeployment-rollout:O06
   Scenario: a rollout without progress for progressDeadlineSeconds is reported and goes on
     Given a MachineDeployment "md" of 1 Machine with progressDeadlineSeconds 60

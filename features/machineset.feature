@@ -263,6 +263,16 @@ Feature: A MachineSet keeps N Machines
     Then Machine "a" of the set has no label "tier" and the label "owner" = "me"
     And Machine "b" of the set still exists
 
+  @row:machineset-normal:S12
+  Scenario: a readiness gate added to the template reaches the existing Machines in place, as Cluster API's syncMachines
+    Given a MachineSet "ms" of 2 Machines
+    And the Machines of "ms" are called "a" and "b"
+    When the template of the MachineSet "ms" gets the readiness gate "example.com/SoftwareInstalled"
+    Then Machine "a" of the set has the readiness gate "example.com/SoftwareInstalled"
+    And Machine "b" of the set has the readiness gate "example.com/SoftwareInstalled"
+    And Machine "a" of the set still exists
+    And the MachineSet "ms" has 2 Machines
+
   @row:machineset-replicas:R05
   Scenario: a set whose name is 70 characters creates its Machines, labelled with a hash of the name
     Given a MachineSet "workers-of-the-very-long-named-pool-in-the-eu-central-zone-1a-abcdefgh" of 2 Machines selecting "pool" = "long"

@@ -152,6 +152,7 @@ func registerSteps(sc *godog.ScenarioContext, h *harness.Harness, cov *coverage)
 	registerForceSteps(sc, w)
 	registerTeardownSteps(sc, w)
 	registerMistakeSteps(sc, w)
+	registerReadinessSteps(sc, w)
 
 	// --- Given: the world ---
 	sc.Step(`^a Cluster "([^"]*)"$`, w.aCluster)

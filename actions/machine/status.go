@@ -2,6 +2,7 @@ package machine
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -32,7 +33,7 @@ func registerStatus(r *engine.Registry[*Scope]) {
 	r.Mirror("certificatesExpiry", "status.certificatesExpiryDate from the certificates-expiry annotation of the Machine or its bootstrap object (control-plane Machines only); CertificatesExpiryKnown=False names an annotation that is not an RFC 3339 date.", mirrorCertificatesExpiry)
 	r.Mirror("nodeInfo", "status.nodeInfo is the Node's status.nodeInfo whenever the Node is seen (Cluster API reconcileNode).", mirrorNodeInfo)
 	r.Mirror("deletionStep", "status.deletion.step is the Machine's state while it is being deleted and empty otherwise (the DELETING column of kubectl get).", mirrorDeletionStep)
-	r.Summary(clusterv1.ReadyCondition, "True (Ready) when the Machine is not being deleted and BootstrapConfigReady, InfrastructureReady, NodeHealthy and (when set) HealthCheckSucceeded are True; otherwise NotReady (ReadyUnknown when none is False) naming each that is not, or the deletion step; Failed for a failed Machine.", summarizeReady)
+	r.Summary(clusterv1.ReadyCondition, "True (Ready) when the Machine is not being deleted and BootstrapConfigReady, InfrastructureReady, NodeHealthy, (when set) HealthCheckSucceeded and the conditions of spec.readinessGates are fine (True; False for a Negative gate); otherwise NotReady (ReadyUnknown when none is False) naming each that is not, or the deletion step; Failed for a failed Machine.", summarizeReady)
 	r.Summary(clusterv1.AvailableCondition, "True (Available) while Ready is True, False (NotReady) otherwise; krtt's Machine has no minReadySeconds (a MachineSet's counts it).", summarizeAvailable)
 }
 
@@ -154,9 +155,10 @@ func nodeCondition(n *corev1.Node, t corev1.NodeConditionType) *corev1.NodeCondi
 
 // summarizeReady words Ready as Cluster API's setReadyCondition: NotReady
 // (or ReadyUnknown when nothing is False) with a "* <Type>: <message>" line
-// for each of BootstrapConfigReady, InfrastructureReady, NodeHealthy and,
-// when a health checker set it, HealthCheckSucceeded that is not True (one
-// not yet reported is Unknown, as in Cluster API's summaries); a
+// for each of BootstrapConfigReady, InfrastructureReady, NodeHealthy,
+// HealthCheckSucceeded when a health checker set it, and the conditions of
+// spec.readinessGates that are not fine (one not yet reported is Unknown, as
+// in Cluster API's summaries); a
 // Machine being deleted says which step it is in. A failed Machine, which
 // Cluster API has no phase for, says its failure (reason Failed).
 func summarizeReady(s *Scope) {
@@ -177,11 +179,19 @@ func summarizeReady(s *Scope) {
 		setCondition(m, clusterv1.ReadyCondition, metav1.ConditionFalse, "NotReady", "* Deleting: Machine deletion in progress, stage: "+stage)
 		return
 	}
-	status, msg := reconciler.Summarize(m.Status.Conditions,
+	gates := make([]reconciler.Gate, 0, 4+len(m.Spec.ReadinessGates))
+	gates = append(gates,
 		reconciler.Gate{Type: clusterv1.BootstrapConfigReadyCondition},
 		reconciler.Gate{Type: clusterv1.InfrastructureReadyCondition},
 		reconciler.Gate{Type: clusterv1.NodeHealthyCondition},
 		reconciler.Gate{Type: clusterv1.HealthCheckSucceededCondition, Optional: true})
+	for _, g := range m.Spec.ReadinessGates {
+		// A gate naming a condition Ready already reads adds nothing.
+		if !slices.ContainsFunc(gates, func(have reconciler.Gate) bool { return have.Type == g.ConditionType }) {
+			gates = append(gates, reconciler.Gate{Type: g.ConditionType, Negative: g.Polarity == clusterv1.NegativePolarity})
+		}
+	}
+	status, msg := reconciler.Summarize(m.Status.Conditions, gates...)
 	switch status {
 	case metav1.ConditionTrue:
 		setCondition(m, clusterv1.ReadyCondition, metav1.ConditionTrue, "Ready", "")

@@ -111,26 +111,38 @@ func TestSummarizeReady(t *testing.T) {
 		}
 		return out
 	}
+	installed := []clusterv1.MachineReadinessGate{{ConditionType: "example.com/Installed"}}
+	degraded := []clusterv1.MachineReadinessGate{{ConditionType: "example.com/Degraded", Polarity: clusterv1.NegativePolarity}}
 	now := metav1.Now()
 	for _, tc := range []struct {
 		name     string
 		conds    []metav1.Condition
 		deleting bool
 		want     string
+		gates    []clusterv1.MachineReadinessGate
 	}{
-		{"all True", ready, false, "True Ready: "},
+		{"all True", ready, false, "True Ready: ", nil},
 		{"one False, one Unknown", with(cond(clusterv1.BootstrapConfigReadyCondition, metav1.ConditionFalse, "WaitingForDataSecret", "Waiting for the bootstrap provider"),
 			cond(clusterv1.NodeHealthyCondition, metav1.ConditionUnknown, "NodeDoesNotExist", "")), false,
-			"False NotReady: * BootstrapConfigReady: Waiting for the bootstrap provider\n* NodeHealthy: NodeDoesNotExist"},
+			"False NotReady: * BootstrapConfigReady: Waiting for the bootstrap provider\n* NodeHealthy: NodeDoesNotExist", nil},
 		{"only Unknown", with(cond(clusterv1.NodeHealthyCondition, metav1.ConditionUnknown, "NodeConditionsUnknown", "The Node's conditions are unknown")), false,
-			"Unknown ReadyUnknown: * NodeHealthy: The Node's conditions are unknown"},
-		{"missing", slices.Clip(ready[:2]), false, "Unknown ReadyUnknown: * NodeHealthy: Condition not yet reported"},
+			"Unknown ReadyUnknown: * NodeHealthy: The Node's conditions are unknown", nil},
+		{"missing", slices.Clip(ready[:2]), false, "Unknown ReadyUnknown: * NodeHealthy: Condition not yet reported", nil},
 		{"health check failed", with(cond(clusterv1.HealthCheckSucceededCondition, metav1.ConditionFalse, "UnhealthyNode", "Node unhealthy for 5m")), false,
-			"False NotReady: * HealthCheckSucceeded: Node unhealthy for 5m"},
+			"False NotReady: * HealthCheckSucceeded: Node unhealthy for 5m", nil},
 		{"being deleted", with(cond(clusterv1.DeletingCondition, metav1.ConditionTrue, "DrainingNode", "")), true,
-			"False NotReady: * Deleting: Machine deletion in progress, stage: DrainingNode"},
+			"False NotReady: * Deleting: Machine deletion in progress, stage: DrainingNode", nil},
+		{"readiness gate not reported", ready, false, "Unknown ReadyUnknown: * example.com/Installed: Condition not yet reported", installed},
+		{"readiness gate True", with(cond("example.com/Installed", metav1.ConditionTrue, "Installed", "")), false, "True Ready: ", installed},
+		{"readiness gate False", with(cond("example.com/Installed", metav1.ConditionFalse, "Installing", "2 of 3 packages")), false,
+			"False NotReady: * example.com/Installed: 2 of 3 packages", installed},
+		{"negative readiness gate True", with(cond("example.com/Degraded", metav1.ConditionTrue, "DiskSlow", "disk latency 2s")), false,
+			"False NotReady: * example.com/Degraded: disk latency 2s", degraded},
+		{"negative readiness gate False", with(cond("example.com/Degraded", metav1.ConditionFalse, "Fine", "")), false, "True Ready: ", degraded},
+		{"readiness gate naming a condition Ready reads anyway", slices.Clip(ready[:2]), false,
+			"Unknown ReadyUnknown: * NodeHealthy: Condition not yet reported", []clusterv1.MachineReadinessGate{{ConditionType: clusterv1.NodeHealthyCondition}}},
 	} {
-		m := &clusterv1.Machine{Status: clusterv1.MachineStatus{Conditions: tc.conds}}
+		m := &clusterv1.Machine{Spec: clusterv1.MachineSpec{ReadinessGates: tc.gates}, Status: clusterv1.MachineStatus{Conditions: tc.conds}}
 		if tc.deleting {
 			m.DeletionTimestamp = &now
 		}

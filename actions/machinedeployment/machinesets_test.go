@@ -184,6 +184,7 @@ func TestTemplateHash(t *testing.T) {
 	md.Spec.Template.Spec.Deletion.NodeDrainTimeoutSeconds = ptr.To(int32(60))
 	md.Spec.Replicas = ptr.To(int32(5))
 	md.Spec.MinReadySeconds = 30
+	md.Spec.Template.Spec.ReadinessGates = []clusterv1.MachineReadinessGate{{ConditionType: "example.com/Installed"}}
 	if got := TemplateHash(md, now); got != h {
 		t.Fatalf("hash changed to %s on fields that do not roll (was %s)", got, h)
 	}
@@ -252,5 +253,34 @@ func TestOldExcessOnDelete(t *testing.T) {
 	md.Spec.Strategy.Type = clusterv1.RollingUpdateStrategy
 	if got := oldExcess(s); len(got) != 0 {
 		t.Fatalf("got %v under RollingUpdate, want nothing", got)
+	}
+}
+
+// TestInPlaceFieldsReachEverySet: readiness gates, like the deletion and
+// health settings, reach old MachineSets as well as the current one, without
+// a new revision (Cluster API syncs spec.readinessGates in place).
+func TestInPlaceFieldsReachEverySet(t *testing.T) {
+	md := deployment(3, "1", "0")
+	old, cur := set("old", 1, 1, 1, 4), set("new", 2, 2, 2, 4)
+	s := scope(md, []*Set{old}, cur)
+	for _, st := range s.Sets {
+		st.MS = desiredSet(s, st)
+	}
+	if got := outOfSync(s); len(got) != 0 {
+		t.Fatalf("sets out of sync before any change: %d", len(got))
+	}
+	md.Spec.Template.Spec.ReadinessGates = []clusterv1.MachineReadinessGate{{ConditionType: "example.com/Installed", Polarity: clusterv1.PositivePolarity}}
+	md.Spec.Template.Spec.Deletion.NodeDrainTimeoutSeconds = ptr.To(int32(60))
+	if got := outOfSync(s); len(got) != 2 {
+		t.Fatalf("%d sets out of sync after a gate was added, want both", len(got))
+	}
+	for _, st := range []*Set{old, cur} {
+		want := desiredSet(s, st)
+		if g := want.Spec.Template.Spec.ReadinessGates; len(g) != 1 || g[0].ConditionType != "example.com/Installed" {
+			t.Errorf("%s: readinessGates %+v", st.MS.Name, g)
+		}
+		if ptr.Deref(want.Spec.Template.Spec.Deletion.NodeDrainTimeoutSeconds, 0) != 60 {
+			t.Errorf("%s: deletion %+v", st.MS.Name, want.Spec.Template.Spec.Deletion)
+		}
 	}
 }

@@ -156,10 +156,11 @@ func Revision(ms *clusterv1.MachineSet) int64 {
 // TemplateHash hashes what rolls out of the template: the Kubernetes
 // version, the bootstrap and infrastructure references and the failure
 // domain (Cluster API's MachineTemplateDeepCopyRolloutFields leaves the same
-// out: metadata, the deletion and health settings). Once spec.rollout.after
-// has passed, it is part of the hash, so a new revision replaces every
-// Machine. Fields left empty are left out of what is hashed, so a template
-// without a version keeps the hash it had before the version was hashed.
+// out: metadata, the readiness gates, the deletion and health settings).
+// Once spec.rollout.after has passed, it is part of the hash, so a new
+// revision replaces every Machine. Fields left empty are left out of what is
+// hashed, so a template without a version keeps the hash it had before the
+// version was hashed.
 func TemplateHash(md *clusterv1.MachineDeployment, now time.Time) string {
 	spec := md.Spec.Template.Spec
 	in := struct {

@@ -27,7 +27,7 @@ func registerActions(r *engine.Registry[*Scope]) {
 	r.Action("ReleaseMachines", "Remove the set's controller reference and set-name label from the Machines that no longer match.", releaseMachines)
 	r.Action("DeleteFailedMachines", "Delete failed Machines, at most maxInFlight being deleted at once; wait until the cache shows it.", deleteFailedMachines)
 	r.Action("DescribeFailedMachines", "Report the failed Machines against maxUnhealthy and maxInFlight (no change).", describeFailedMachines, engine.Pure())
-	r.Action("SyncMachines", "Update the set's Machines in place from the template: its labels and annotations (the keys the set manages), spec.deletion and spec.health; nothing else changes and no Machine is replaced.", syncMachines)
+	r.Action("SyncMachines", "Update the set's Machines in place from the template: its labels and annotations (the keys the set manages), spec.deletion, spec.readinessGates and spec.health; nothing else changes and no Machine is replaced.", syncMachines)
 	r.Action("DescribeMissingTemplates", "Report the templates that do not exist (no change).", describeMissingTemplates, engine.Pure())
 	r.Action("CreateMachines", "Clone the templates and create the missing Machines in slow-start batches, at most 100 per reconcile; wait until the cache shows them.", createMachines, engine.MayWait())
 	r.Action("DeleteSurplusMachines", "Delete the surplus Machines (Machines being deleted count), at most 100 per reconcile: Machines being deleted already first, then the delete-machine annotation, then failed or unhealthy, then spec.deletion.order.", deleteSurplusMachines, engine.MayWait())

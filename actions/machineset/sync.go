@@ -43,6 +43,7 @@ func LabelValue(s string) string {
 //   - spec.deletion (the node drain, volume detach and node deletion
 //     timeouts, onDrainTimeout, maxEvictRetries), also on Machines being
 //     deleted, since they rule the teardown;
+//   - spec.readinessGates, also on Machines being deleted (as Cluster API);
 //   - spec.health (Node conditions, health and creation timeouts).
 //
 // bootstrap.configRef and infrastructureRef, failureDomain and providerID
@@ -113,6 +114,7 @@ func desiredMachine(ms *clusterv1.MachineSet, m *clusterv1.Machine) (out *cluste
 	out = m.DeepCopy()
 	tpl := ms.Spec.Template
 	out.Spec.Deletion = *tpl.Spec.Deletion.DeepCopy()
+	out.Spec.ReadinessGates = slices.Clone(tpl.Spec.ReadinessGates)
 	if m.DeletionTimestamp.IsZero() {
 		labels := followTemplate(m.Labels, managedKeys(m, clusterv1.ManagedLabelsAnnotation), tpl.ObjectMeta.Labels)
 		maps.Copy(labels, setLabels(ms))
@@ -161,5 +163,5 @@ func syncMachines(ctx context.Context, s *Scope) engine.Outcome {
 			return engine.Fail(fmt.Errorf("update Machine %s in place: %w", m.Name, err))
 		}
 	}
-	return engine.OKf("Updated %s in place from the template (labels, annotations, deletion and health settings)", names(s.OutOfSync))
+	return engine.OKf("Updated %s in place from the template (labels, annotations, readiness gates, deletion and health settings)", names(s.OutOfSync))
 }

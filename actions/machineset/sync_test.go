@@ -37,8 +37,8 @@ func TestLabelValue(t *testing.T) {
 	}
 }
 
-// TestDesiredMachine: the template's labels, annotations, deletion and
-// health settings reach an existing Machine; keys someone else added stay;
+// TestDesiredMachine: the template's labels, annotations, readiness gates,
+// deletion and health settings reach an existing Machine; keys someone else added stay;
 // keys the set managed and the template dropped go; the Machine's own
 // references do not change.
 func TestDesiredMachine(t *testing.T) {
@@ -64,6 +64,7 @@ func TestDesiredMachine(t *testing.T) {
 	ms.Spec.Template.ObjectMeta.Annotations = map[string]string{"team": "b"}
 	ms.Spec.Template.Spec.Deletion.NodeDrainTimeoutSeconds = ptr.To[int32](300)
 	ms.Spec.Template.Spec.Health.HealthTimeoutSeconds = ptr.To[int32](60)
+	ms.Spec.Template.Spec.ReadinessGates = []clusterv1.MachineReadinessGate{{ConditionType: "example.com/Installed"}}
 	want, changed := desiredMachine(ms, m)
 	if !changed {
 		t.Fatal("a changed template leaves the Machine in sync")
@@ -77,6 +78,9 @@ func TestDesiredMachine(t *testing.T) {
 	if ptr.Deref(want.Spec.Deletion.NodeDrainTimeoutSeconds, 0) != 300 || ptr.Deref(want.Spec.Health.HealthTimeoutSeconds, 0) != 60 {
 		t.Errorf("deletion %+v health %+v", want.Spec.Deletion, want.Spec.Health)
 	}
+	if len(want.Spec.ReadinessGates) != 1 || want.Spec.ReadinessGates[0].ConditionType != "example.com/Installed" {
+		t.Errorf("readinessGates %+v", want.Spec.ReadinessGates)
+	}
 	if want.Spec.InfrastructureRef.Name != "m" {
 		t.Errorf("infrastructureRef %+v: a Machine keeps its own", want.Spec.InfrastructureRef)
 	}
@@ -84,10 +88,12 @@ func TestDesiredMachine(t *testing.T) {
 		t.Error("desiredMachine changed its input")
 	}
 
-	// A Machine being deleted gets only the deletion settings.
+	// A Machine being deleted gets only the deletion settings and the
+	// readiness gates (Cluster API syncMachines).
 	deleting(m)
 	want, _ = desiredMachine(ms, m)
-	if want.Labels["zone"] != "" || ptr.Deref(want.Spec.Deletion.NodeDrainTimeoutSeconds, 0) != 300 || want.Spec.Health.HealthTimeoutSeconds != nil {
-		t.Errorf("being deleted: labels %v deletion %+v health %+v", want.Labels, want.Spec.Deletion, want.Spec.Health)
+	if want.Labels["zone"] != "" || ptr.Deref(want.Spec.Deletion.NodeDrainTimeoutSeconds, 0) != 300 || want.Spec.Health.HealthTimeoutSeconds != nil ||
+		len(want.Spec.ReadinessGates) != 1 {
+		t.Errorf("being deleted: labels %v deletion %+v health %+v readinessGates %+v", want.Labels, want.Spec.Deletion, want.Spec.Health, want.Spec.ReadinessGates)
 	}
 }

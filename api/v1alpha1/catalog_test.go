@@ -170,6 +170,14 @@ var catalog = []badInput{
 		want: `Machine.cluster.krtt.dev "{name}" is invalid: [spec.health.nodeConditions[0]: Invalid value: "": spec.health.nodeConditions[0] in body should be at least 1 chars long, spec.health.nodeConditions[0]: Invalid value: "": nodeConditions entries must be Node condition types such as DiskPressure or example.com/GPUFailed]`},
 	{name: "repeated health node condition", kind: "Machine", mutate: set("spec.health.nodeConditions", []any{"DiskPressure", "DiskPressure"}),
 		want: `Machine.cluster.krtt.dev "{name}" is invalid: spec.health.nodeConditions[1]: Duplicate value: "DiskPressure"`},
+	{name: "Ready as a readiness gate", kind: "Machine", mutate: set("spec.readinessGates", []any{obj{"conditionType": "Ready"}}),
+		want: `Machine.cluster.krtt.dev "{name}" is invalid: spec.readinessGates: Invalid value: readinessGates cannot name Ready or Available: Ready is what the gates feed, and Available follows Ready`},
+	{name: "readiness gate with a space", kind: "Machine", mutate: set("spec.readinessGates", []any{obj{"conditionType": "Software Installed"}}),
+		want: `Machine.cluster.krtt.dev "{name}" is invalid: spec.readinessGates[0].conditionType: Invalid value: "Software Installed": conditionType must be a condition type such as APIServerPodHealthy or example.com/SoftwareInstalled`},
+	{name: "readiness gate with an unknown polarity", kind: "Machine", mutate: set("spec.readinessGates", []any{obj{"conditionType": "example.com/Installed", "polarity": "Inverted"}}),
+		want: `Machine.cluster.krtt.dev "{name}" is invalid: [spec.readinessGates[0].polarity: Unsupported value: "Inverted": supported values: "Positive", "Negative", <nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation]`},
+	{name: "repeated readiness gate", kind: "Machine", mutate: set("spec.readinessGates", []any{obj{"conditionType": "example.com/Installed"}, obj{"conditionType": "example.com/Installed", "polarity": "Negative"}}),
+		want: `Machine.cluster.krtt.dev "{name}" is invalid: spec.readinessGates[1]: Duplicate value: {"conditionType":"example.com/Installed"}`},
 
 	// References to core kinds and built-in groups.
 	{name: "infrastructureRef to a core Secret", kind: "Machine",

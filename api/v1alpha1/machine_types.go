@@ -186,6 +186,18 @@ type MachineSpec struct {
 	// +kubebuilder:default={}
 	Health MachineHealthSpec `json:"health,omitempty,omitzero"`
 
+	// readinessGates are conditions of this Machine, set by other
+	// controllers (a control plane's component health, software installed on
+	// the Node), that its Ready condition also waits for, as Cluster API's
+	// spec.readinessGates. One not reported yet counts as Unknown.
+	// +optional
+	// +listType=map
+	// +listMapKey=conditionType
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:XValidation:rule="!self.exists(g, g.conditionType in ['Ready', 'Available'])",message="readinessGates cannot name Ready or Available: Ready is what the gates feed, and Available follows Ready"
+	ReadinessGates []MachineReadinessGate `json:"readinessGates,omitempty"`
+
 	// version is the Kubernetes version the Machine's Node runs (for example
 	// v1.37.0), as Cluster API's spec.version: the infrastructure and
 	// bootstrap providers read it; krtt only shows it.
@@ -194,6 +206,36 @@ type MachineSpec struct {
 	// +kubebuilder:validation:MaxLength=256
 	// +kubebuilder:validation:XValidation:rule="self.matches('^v?[0-9]+[.][0-9]+[.][0-9]+([-+][0-9A-Za-z.+-]*)?$')",message="version must be a semantic version such as v1.37.0"
 	Version string `json:"version,omitempty"`
+}
+
+// ConditionPolarity says which status of a condition is the healthy one.
+//
+// +kubebuilder:validation:Enum=Positive;Negative
+type ConditionPolarity string
+
+// Condition polarities.
+const (
+	// PositivePolarity: True is fine (Ready, NodeHealthy).
+	PositivePolarity ConditionPolarity = "Positive"
+	// NegativePolarity: False is fine (Deleting, an error-reporting condition).
+	NegativePolarity ConditionPolarity = "Negative"
+)
+
+// MachineReadinessGate names one condition the Machine's Ready condition
+// waits for.
+type MachineReadinessGate struct {
+	// conditionType is the type of a condition in the Machine's
+	// status.conditions, such as example.com/SoftwareInstalled.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=316
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$')",message="conditionType must be a condition type such as APIServerPodHealthy or example.com/SoftwareInstalled"
+	ConditionType string `json:"conditionType"`
+
+	// polarity says which status of the condition is fine: Positive (the
+	// default) when True is, Negative when False is.
+	// +optional
+	Polarity ConditionPolarity `json:"polarity,omitempty"`
 }
 
 // MachinePhase is the user-facing summary of where a Machine is in its

@@ -161,7 +161,8 @@ type MachineSetStatus struct {
 
 	// upToDateReplicas counts the owned Machines not being deleted that
 	// carry what the template gives a Machine in place (its labels,
-	// annotations, deletion and health settings). A MachineSet never
+	// annotations, readiness gates, deletion and health settings). A
+	// MachineSet never
 	// replaces a Machine to bring it up to date.
 	// +optional
 	UpToDateReplicas int32 `json:"upToDateReplicas,omitempty"`
