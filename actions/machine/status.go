@@ -158,9 +158,9 @@ func nodeCondition(n *corev1.Node, t corev1.NodeConditionType) *corev1.NodeCondi
 // for each of BootstrapConfigReady, InfrastructureReady, NodeHealthy,
 // HealthCheckSucceeded when a health checker set it, and the conditions of
 // spec.readinessGates that are not fine (one not yet reported is Unknown, as
-// in Cluster API's summaries); a
-// Machine being deleted says which step it is in. A failed Machine, which
-// Cluster API has no phase for, says its failure (reason Failed).
+// in Cluster API's summaries); a Machine being deleted says which step it is
+// in. A failed Machine, which Cluster API has no phase for, says its failure
+// (reason Failed).
 func summarizeReady(s *Scope) {
 	m := s.Machine
 	if m.Status.FailureReason != nil {
