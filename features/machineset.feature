@@ -12,6 +12,7 @@ Feature: A MachineSet keeps N Machines
   Scenario: a MachineSet creates its Machines from its templates and counts them Ready
     Given a MachineSet "ms" of 3 Machines
     Then the MachineSet "ms" has 3 Machines
+    And the Machines of "ms" were created with the Machine finalizer
     And the templates of the MachineSet "ms" are owned by the Cluster "c1"
     And the MachineSet "ms" reaches phase "Stable"
     And the MachineSet "ms" has condition "MachinesReady" with status "False" and reason "NotReady"

@@ -47,6 +47,7 @@ func registerMachineSetSteps(sc *godog.ScenarioContext, w *world) {
 
 	sc.Step(`^the infrastructure template "([^"]*)" is created$`, w.createInfraTemplate)
 	sc.Step(`^the Machines of "([^"]*)" are called (.+)$`, w.callMachines)
+	sc.Step(`^the Machines of "([^"]*)" were created with the Machine finalizer$`, w.machinesCreatedWithFinalizer)
 	sc.Step(`^the providers bring every Machine of "([^"]*)" to Running$`, w.provideAll)
 	sc.Step(`^the providers bring Machine "([^"]*)" of the set to Running$`, w.provideOne)
 	sc.Step(`^Machine "([^"]*)" of the set fails$`, w.setMachineFails)
@@ -183,6 +184,40 @@ func (w *world) anOrphanFor(ctx context.Context, name, set string) error {
 
 func (w *world) createInfraTemplate(ctx context.Context, name string) error {
 	return w.h.Client.Create(ctx, &simv1.SimMachineTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name}})
+}
+
+// machinesCreatedWithFinalizer: every Machine of the set carries the
+// Machine finalizer, and the Machine controller, which has decided on each
+// at least once, never had to add it (row N02).
+func (w *world) machinesCreatedWithFinalizer(ctx context.Context, set string) error {
+	var machines []clusterv1.Machine
+	err := w.eventually(ctx, "Machines of "+set+" decided on, with the finalizer", func(ctx context.Context) error {
+		var err error
+		if machines, err = w.liveMachines(ctx, set); err != nil {
+			return err
+		}
+		if len(machines) == 0 {
+			return errors.New("no Machine")
+		}
+		for _, m := range machines {
+			if !slices.Contains(m.Finalizers, clusterv1.MachineFinalizer) {
+				return fmt.Errorf("Machine %s finalizers %v", m.Name, m.Finalizers)
+			}
+			if len(w.h.Traces(w.key(m.Name))) == 0 {
+				return fmt.Errorf("Machine %s not decided on yet", m.Name)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, m := range machines {
+		if err := w.rowNeverFired(ctx, "N02", m.Name); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // liveMachines lists the Machines the set controls that are not being

@@ -217,9 +217,13 @@ func createMachine(ctx context.Context, s *Scope) (*clusterv1.Machine, error) {
 	if err := clone(s.InfrastructureTemplate, &spec.InfrastructureRef); err != nil {
 		return nil, cleanup(err)
 	}
+	// Created with the Machine controller's finalizer, as Cluster API's
+	// computeDesiredMachine does: the Machine is protected from its first
+	// moment, and its controller has no finalizer to add.
 	m := &clusterv1.Machine{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ms.Namespace, Name: name, Labels: labels,
-			Annotations: annotations, OwnerReferences: []metav1.OwnerReference{owner}},
+			Annotations: annotations, OwnerReferences: []metav1.OwnerReference{owner},
+			Finalizers: []string{clusterv1.MachineFinalizer}},
 		Spec: spec,
 	}
 	if err := s.Client.Create(ctx, m); err != nil {
