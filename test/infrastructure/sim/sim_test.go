@@ -280,9 +280,8 @@ func TestCloudProvisionsAndRegistersNode(t *testing.T) {
 				n.Labels[corev1.LabelHostname] != n.Name || n.Labels[sim.NodeLabel] != "true" {
 				t.Errorf("node %s providerID %q labels %v", n.Name, n.Spec.ProviderID, n.Labels)
 			}
-			if v := n.Status.NodeInfo.KubeletVersion; v != sim.DefaultKubeletVersion {
-				t.Errorf("a SimMachine without a Machine: kubelet version %q, want %q", v, sim.DefaultKubeletVersion)
-			}
+			// A SimMachine without a Machine.
+			awaitKubeletVersion(t, ns, tc.name, sim.DefaultKubeletVersion)
 		})
 	}
 }
@@ -304,16 +303,22 @@ func TestKubeletReportsTheMachineVersion(t *testing.T) {
 		sm.OwnerReferences = []metav1.OwnerReference{{APIVersion: clusterv1.GroupVersion.String(), Kind: "Machine", Name: m.Name, UID: m.UID}}
 	})
 	readyNode(t, ns, "versioned", corev1.ConditionTrue)
-	// The kubelet's own heartbeat may report Ready before the cloud's
-	// registration has written the Node's info: wait for the version,
-	// which is written once and never changed.
-	harness.Await(t, wait, "kubelet version v1.36.2", func(ctx context.Context) error {
+	awaitKubeletVersion(t, ns, "versioned", "v1.36.2")
+}
+
+// awaitKubeletVersion waits until the Node of the SimMachine reports the
+// kubelet version. The kubelet's own heartbeat may report Ready before the
+// cloud's registration has written the Node's info, so Ready alone does not
+// mean the version is there; once written it never changes.
+func awaitKubeletVersion(t *testing.T, ns, name, want string) {
+	t.Helper()
+	harness.Await(t, wait, "kubelet version "+want, func(ctx context.Context) error {
 		n := &corev1.Node{}
-		if err := c.Get(ctx, client.ObjectKey{Name: sim.NodeName(ns, "versioned")}, n); err != nil {
+		if err := c.Get(ctx, client.ObjectKey{Name: sim.NodeName(ns, name)}, n); err != nil {
 			return err
 		}
-		if v := n.Status.NodeInfo.KubeletVersion; v != "v1.36.2" {
-			return fmt.Errorf("kubelet version %q, want the Machine's v1.36.2", v)
+		if v := n.Status.NodeInfo.KubeletVersion; v != want {
+			return fmt.Errorf("kubelet version %q, want %q", v, want)
 		}
 		return nil
 	})
