@@ -179,8 +179,10 @@ func summarizeReady(s *Scope) {
 		setCondition(m, clusterv1.ReadyCondition, metav1.ConditionFalse, "NotReady", "* Deleting: Machine deletion in progress, stage: "+stage)
 		return
 	}
-	gates := make([]reconciler.Gate, 0, 4+len(m.Spec.ReadinessGates))
-	gates = append(gates,
+	// Every Machine reconcile summarizes: a buffer on the stack holds the
+	// four gates and a few readiness gates without an allocation.
+	var buf [8]reconciler.Gate
+	gates := append(buf[:0],
 		reconciler.Gate{Type: clusterv1.BootstrapConfigReadyCondition},
 		reconciler.Gate{Type: clusterv1.InfrastructureReadyCondition},
 		reconciler.Gate{Type: clusterv1.NodeHealthyCondition},
