@@ -134,6 +134,16 @@ Feature: A Machine walks from Pending to Running
     And the Machine "m1" has condition "Available" with status "True" and reason "Available"
     And the Machine "m1" has condition "example.com/SoftwareInstalled" with status "True" and reason "Installed"
 
+  @serial @row:machine-normal:N44 @row:machine-normal:N40
+  Scenario: a Machine is Available once Ready for spec.minReadySeconds, and wakes itself to say so, as Cluster API's setAvailableCondition
+    Given a running Machine "m1" with minReadySeconds 300
+    Then the Machine "m1" has condition "Ready" with status "True" and reason "Ready"
+    And the Machine "m1" has condition "Available" with status "False" and reason "WaitingForMinReadySeconds"
+    And the last row of "m1" is "N44"
+    When 6 minutes pass on the operator's clock
+    Then the Machine "m1" has condition "Available" with status "True" and reason "Available"
+    And the last row of "m1" is "N40"
+
   @row:machine-normal:N40
   Scenario: a negative readiness gate is fine while its condition is False
     Given a running Machine "m1"

@@ -213,14 +213,16 @@ Feature: A MachineSet keeps N Machines
     And the MachineSet "ms" is no longer paused
     Then the MachineSet "ms" is gone
 
-  @serial @row:machineset-replicas:R09 @row:machineset-replicas:R10
-  Scenario: a Machine counts as available once Ready for minReadySeconds
+  @serial @row:machine-normal:N44 @row:machineset-replicas:R10
+  Scenario: a Machine counts as available once it is Available, Ready for the template's minReadySeconds
     Given a MachineSet "ms" of 1 Machine with minReadySeconds 600
     And the Machines of "ms" are called "a"
     When the providers bring Machine "a" of the set to Running
     Then the MachineSet "ms" reports 1 replica, 1 ready and 0 available
+    And Machine "a" of the set has condition "Available" with status "False" and reason "WaitingForMinReadySeconds"
     When 11 minutes pass on the operator's clock
-    Then the MachineSet "ms" reports 1 replica, 1 ready and 1 available
+    Then Machine "a" of the set has condition "Available" with status "True" and reason "Available"
+    And the MachineSet "ms" reports 1 replica, 1 ready and 1 available
 
   @row:machineset-replicas:R05 @row:machineset-replicas:R10
   Scenario: a Machine deleted by hand and held by a hook is replaced only once it is gone

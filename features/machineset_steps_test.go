@@ -119,7 +119,7 @@ func (w *world) aMachineSetWith(ctx context.Context, name string, replicas int, 
 			ms.Spec.Remediation.MaxInFlight = ptr.To(int32(n))
 		case "minReadySeconds":
 			n, _ := strconv.Atoi(value)
-			ms.Spec.MinReadySeconds = int32(n)
+			ms.Spec.Template.Spec.MinReadySeconds = int32(n)
 		}
 	})
 }

@@ -23,6 +23,16 @@ func registerReadinessSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^the template of the MachineDeployment "([^"]*)" gets the readiness gate "([^"]*)"$`, w.deploymentTemplateGetsGate)
 	sc.Step(`^every Machine of the deployment "([^"]*)" has the readiness gate "([^"]*)"$`, w.deploymentMachinesHaveGate)
 	sc.Step(`^another controller sets the condition "([^"]*)" of every Machine of the deployment "([^"]*)" to "(True|False|Unknown)" with reason "([^"]*)"$`, w.otherControllerSetsDeploymentCondition)
+	sc.Step(`^a running Machine "([^"]*)" with minReadySeconds (\d+)$`, w.aRunningMachineWithMinReadySeconds)
+	sc.Step(`^Machine "([^"]*)" of the set has condition "([^"]*)" with status "([^"]*)" and reason "([^"]*)"$`, w.setMachineHasCondition)
+}
+
+func (w *world) aRunningMachineWithMinReadySeconds(ctx context.Context, name string, seconds int) error {
+	return w.runningMachine(ctx, name, func(m *clusterv1.Machine) { m.Spec.MinReadySeconds = int32(seconds) })
+}
+
+func (w *world) setMachineHasCondition(ctx context.Context, name, ctype, status, reason string) error {
+	return w.condition(ctx, w.alias(name), ctype, status, reason, "")
 }
 
 func hasGate(m *clusterv1.Machine, conditionType string) bool {

@@ -49,7 +49,6 @@ func TestObjectFieldsReadsTypedObjectsAsTheirJSON(t *testing.T) {
 	full.Spec.Deletion.NodeDeletionTimeoutSeconds = ptr.To[int32](30)
 	full.Spec.Health.CreationTimeoutSeconds = ptr.To[int32](1200)
 	md0 := &clusterv1.MachineSet{}
-	md0.Spec.MinReadySeconds = 0
 	full.Status.Deletion = clusterv1.MachineDeletionStatus{NodeDrainStartTime: &at}
 	full.Status.Health = clusterv1.MachineHealthStatus{UnhealthySince: &at}
 	full.Status.ObservedGeneration = 3

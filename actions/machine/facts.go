@@ -90,6 +90,7 @@ func registerFacts(r *engine.Registry[*Scope]) {
 		return s.Machine != nil && s.Machine.Status.Initialization.InfrastructureProvisioned != nil && *s.Machine.Status.Initialization.InfrastructureProvisioned
 	})
 	r.Bool("hasProviderID", hasProviderID)
+	r.Bool("availabilityPending", availabilityPending)
 	r.Bool("hasNodeRef", func(s *Scope) bool { return hasNodeRef(s) })
 	r.Enum("node", func(s *Scope) string {
 		switch {

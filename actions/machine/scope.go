@@ -82,6 +82,11 @@ type Scope struct {
 	// Err is the first API error met while observing; facts read as if the
 	// object were absent, and the error row decides.
 	Err error
+
+	// readySince is when Ready turned True as summarizeReady left it
+	// (this reconcile's clock when it turns True now); zero when it is not
+	// True.
+	readySince time.Time
 }
 
 // Node returns the Machine's Node when exactly one was found.

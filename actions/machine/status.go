@@ -34,7 +34,7 @@ func registerStatus(r *engine.Registry[*Scope]) {
 	r.Mirror("nodeInfo", "status.nodeInfo is the Node's status.nodeInfo whenever the Node is seen (Cluster API reconcileNode).", mirrorNodeInfo)
 	r.Mirror("deletionStep", "status.deletion.step is the Machine's state while it is being deleted and empty otherwise (the DELETING column of kubectl get).", mirrorDeletionStep)
 	r.Summary(clusterv1.ReadyCondition, "True (Ready) when the Machine is not being deleted and BootstrapConfigReady, InfrastructureReady, NodeHealthy, (when set) HealthCheckSucceeded and the conditions of spec.readinessGates are fine (True; False for a Negative gate); otherwise NotReady (ReadyUnknown when none is False) naming each that is not, or the deletion step; Failed for a failed Machine.", summarizeReady)
-	r.Summary(clusterv1.AvailableCondition, "True (Available) while Ready is True, False (NotReady) otherwise; krtt's Machine has no minReadySeconds (a MachineSet's counts it).", summarizeAvailable)
+	r.Summary(clusterv1.AvailableCondition, "True (Available) once Ready has been True for spec.minReadySeconds; False (WaitingForMinReadySeconds) before, False (NotReady) while Ready is not True.", summarizeAvailable)
 }
 
 func setCondition(m *clusterv1.Machine, t string, status metav1.ConditionStatus, reason, message string) {
@@ -196,6 +196,12 @@ func summarizeReady(s *Scope) {
 	status, msg := reconciler.Summarize(m.Status.Conditions, gates...)
 	switch status {
 	case metav1.ConditionTrue:
+		// The kit stamps a condition that changes with the reconcile's
+		// clock, which is the scope's; summarizeAvailable counts from it.
+		s.readySince = s.Now
+		if c := meta.FindStatusCondition(m.Status.Conditions, clusterv1.ReadyCondition); c != nil && c.Status == metav1.ConditionTrue {
+			s.readySince = c.LastTransitionTime.Time
+		}
 		setCondition(m, clusterv1.ReadyCondition, metav1.ConditionTrue, "Ready", "")
 	case metav1.ConditionUnknown:
 		setCondition(m, clusterv1.ReadyCondition, metav1.ConditionUnknown, "ReadyUnknown", msg)
@@ -204,15 +210,40 @@ func summarizeReady(s *Scope) {
 	}
 }
 
-// summarizeAvailable is Cluster API's setAvailableCondition for a Machine
-// whose minReadySeconds is 0: available as soon as it is Ready.
+// summarizeAvailable is Cluster API's setAvailableCondition: available once
+// Ready for spec.minReadySeconds. Waking the Machine when that time comes is
+// a row's business (availabilityPending).
 func summarizeAvailable(s *Scope) {
 	m := s.Machine
-	if meta.IsStatusConditionTrue(m.Status.Conditions, clusterv1.ReadyCondition) {
-		setCondition(m, clusterv1.AvailableCondition, metav1.ConditionTrue, "Available", "")
+	c := meta.FindStatusCondition(m.Status.Conditions, clusterv1.ReadyCondition)
+	if c == nil || c.Status != metav1.ConditionTrue {
+		setCondition(m, clusterv1.AvailableCondition, metav1.ConditionFalse, "NotReady", "")
 		return
 	}
-	setCondition(m, clusterv1.AvailableCondition, metav1.ConditionFalse, "NotReady", "")
+	since := s.readySince
+	if since.IsZero() {
+		since = c.LastTransitionTime.Time
+	}
+	if s.Now.Before(availableAt(m, since)) {
+		setCondition(m, clusterv1.AvailableCondition, metav1.ConditionFalse, "WaitingForMinReadySeconds", "")
+		return
+	}
+	setCondition(m, clusterv1.AvailableCondition, metav1.ConditionTrue, "Available", "")
+}
+
+// availableAt is when a Machine Ready since readySince becomes Available.
+func availableAt(m *clusterv1.Machine, readySince time.Time) time.Time {
+	return readySince.Add(time.Duration(m.Spec.MinReadySeconds) * time.Second)
+}
+
+// availabilityPending: the Machine's stored Ready condition is True, but not
+// yet for spec.minReadySeconds.
+func availabilityPending(s *Scope) bool {
+	if s.Machine == nil || s.Machine.Spec.MinReadySeconds == 0 {
+		return false
+	}
+	c := meta.FindStatusCondition(s.Machine.Status.Conditions, clusterv1.ReadyCondition)
+	return c != nil && c.Status == metav1.ConditionTrue && s.Now.Before(availableAt(s.Machine, c.LastTransitionTime.Time))
 }
 
 // mirrorCertificatesExpiry: only control-plane Machines carry certificates

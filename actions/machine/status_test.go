@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -165,6 +166,79 @@ func TestSummarizeAvailable(t *testing.T) {
 		}
 		if got := string(c.Status) + " " + c.Reason; got != want {
 			t.Errorf("Ready %s: Available %s, want %s", ready, got, want)
+		}
+	}
+}
+
+// With spec.minReadySeconds, Available waits for Ready to have been True that
+// long (Cluster API setAvailableCondition), counting from the reconcile that
+// turns Ready True when it does, and availabilityPending says a Machine
+// must look again.
+func TestMinReadySeconds(t *testing.T) {
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	ready := func(since time.Time) metav1.Condition {
+		return metav1.Condition{Type: clusterv1.ReadyCondition, Status: metav1.ConditionTrue, Reason: "Ready", LastTransitionTime: metav1.NewTime(since)}
+	}
+	for _, tc := range []struct {
+		name        string
+		minReady    int32
+		conds       []metav1.Condition
+		readySince  time.Time
+		wantPending bool
+		want        string
+	}{
+		{"Ready 10s of 30s", 30, []metav1.Condition{ready(now.Add(-10 * time.Second))}, time.Time{}, true, "False WaitingForMinReadySeconds"},
+		{"Ready 30s of 30s", 30, []metav1.Condition{ready(now.Add(-30 * time.Second))}, time.Time{}, false, "True Available"},
+		{"Ready an hour, minReadySeconds 0", 0, []metav1.Condition{ready(now.Add(-time.Hour))}, time.Time{}, false, "True Available"},
+		{"Ready just now, minReadySeconds 0", 0, []metav1.Condition{ready(now)}, now, false, "True Available"},
+		// summarizeReady turned Ready True in this reconcile: its stamp is
+		// the reconcile's clock, whatever time the condition carries now.
+		{"Ready turns True now", 30, []metav1.Condition{ready(now.Add(-time.Hour))}, now, false, "False WaitingForMinReadySeconds"},
+		{"not Ready", 30, []metav1.Condition{{Type: clusterv1.ReadyCondition, Status: metav1.ConditionFalse, Reason: "NotReady"}}, time.Time{}, false, "False NotReady"},
+		{"no Ready yet", 30, nil, time.Time{}, false, "False NotReady"},
+	} {
+		m := &clusterv1.Machine{Spec: clusterv1.MachineSpec{MinReadySeconds: tc.minReady}, Status: clusterv1.MachineStatus{Conditions: tc.conds}}
+		s := &Scope{Machine: m, Now: now}
+		// The fact reads the stored status, before the summaries run.
+		if got := availabilityPending(s); got != tc.wantPending {
+			t.Errorf("%s: availabilityPending %v, want %v", tc.name, got, tc.wantPending)
+		}
+		s.readySince = tc.readySince
+		summarizeAvailable(s)
+		c := meta.FindStatusCondition(m.Status.Conditions, clusterv1.AvailableCondition)
+		if got := string(c.Status) + " " + c.Reason; got != tc.want {
+			t.Errorf("%s: Available %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}
+
+// summarizeReady records when Ready turned True: the stored time when it was
+// True already, the reconcile's clock when it turns True now.
+func TestSummarizeReadyRecordsSince(t *testing.T) {
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	earlier := now.Add(-time.Minute)
+	fine := []metav1.Condition{
+		{Type: clusterv1.BootstrapConfigReadyCondition, Status: metav1.ConditionTrue, Reason: "DataSecretCreated"},
+		{Type: clusterv1.InfrastructureReadyCondition, Status: metav1.ConditionTrue, Reason: "Provisioned"},
+		{Type: clusterv1.NodeHealthyCondition, Status: metav1.ConditionTrue, Reason: "NodeHealthy"},
+	}
+	for _, tc := range []struct {
+		name   string
+		stored *metav1.Condition
+		want   time.Time
+	}{
+		{"True already", &metav1.Condition{Type: clusterv1.ReadyCondition, Status: metav1.ConditionTrue, Reason: "Ready", LastTransitionTime: metav1.NewTime(earlier)}, earlier},
+		{"was not Ready", &metav1.Condition{Type: clusterv1.ReadyCondition, Status: metav1.ConditionFalse, Reason: "NotReady", LastTransitionTime: metav1.NewTime(earlier)}, now},
+		{"never summarized", nil, now},
+	} {
+		conds := slices.Clone(fine)
+		if tc.stored != nil {
+			conds = append(conds, *tc.stored)
+		}
+		s := &Scope{Machine: &clusterv1.Machine{Status: clusterv1.MachineStatus{Conditions: conds}}, Now: now}
+		summarizeReady(s)
+		if !s.readySince.Equal(tc.want) {
+			t.Errorf("%s: readySince %v, want %v", tc.name, s.readySince, tc.want)
 		}
 	}
 }

@@ -19,13 +19,12 @@ import (
 
 // desiredSet is set.MS with what the deployment gives it in place: every
 // set, old ones included (Cluster API's computeDesiredMS serves both), its
-// minReadySeconds, deletion order and remediation, the template's metadata
-// (with the set's own hash label), readiness gates, deletion and health
+// deletion order and remediation, the template's metadata (with the set's
+// own hash label), readiness gates, minReadySeconds, deletion and health
 // settings; the current one also the highest revision. Replicas are the
 // rows' business, never changed here.
 func desiredSet(s *Scope, set *Set) *clusterv1.MachineSet {
 	md, ms := s.MD, set.MS.DeepCopy()
-	ms.Spec.MinReadySeconds = md.Spec.MinReadySeconds
 	ms.Spec.Deletion = *md.Spec.Strategy.RollingUpdate.Deletion.DeepCopy()
 	ms.Spec.Remediation = *md.Spec.Remediation.DeepCopy()
 	hash := s.Hash
@@ -38,6 +37,7 @@ func desiredSet(s *Scope, set *Set) *clusterv1.MachineSet {
 	ms.Spec.Template.Spec.Deletion = *md.Spec.Template.Spec.Deletion.DeepCopy()
 	ms.Spec.Template.Spec.Health = *md.Spec.Template.Spec.Health.DeepCopy()
 	ms.Spec.Template.Spec.ReadinessGates = slices.Clone(md.Spec.Template.Spec.ReadinessGates)
+	ms.Spec.Template.Spec.MinReadySeconds = md.Spec.Template.Spec.MinReadySeconds
 	ms.Annotations = maps.Clone(ms.Annotations)
 	if ms.Annotations == nil {
 		ms.Annotations = map[string]string{}

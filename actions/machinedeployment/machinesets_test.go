@@ -183,7 +183,7 @@ func TestTemplateHash(t *testing.T) {
 	md.Spec.Template.ObjectMeta.Labels = map[string]string{"tier": "web"}
 	md.Spec.Template.Spec.Deletion.NodeDrainTimeoutSeconds = ptr.To(int32(60))
 	md.Spec.Replicas = ptr.To(int32(5))
-	md.Spec.MinReadySeconds = 30
+	md.Spec.Template.Spec.MinReadySeconds = 30
 	md.Spec.Template.Spec.ReadinessGates = []clusterv1.MachineReadinessGate{{ConditionType: "example.com/Installed"}}
 	if got := TemplateHash(md, now); got != h {
 		t.Fatalf("hash changed to %s on fields that do not roll (was %s)", got, h)
@@ -256,9 +256,10 @@ func TestOldExcessOnDelete(t *testing.T) {
 	}
 }
 
-// TestInPlaceFieldsReachEverySet: readiness gates, like the deletion and
-// health settings, reach old MachineSets as well as the current one, without
-// a new revision (Cluster API syncs spec.readinessGates in place).
+// TestInPlaceFieldsReachEverySet: readiness gates and minReadySeconds, like
+// the deletion and health settings, reach old MachineSets as well as the
+// current one, without a new revision (Cluster API syncs
+// spec.readinessGates and spec.minReadySeconds in place).
 func TestInPlaceFieldsReachEverySet(t *testing.T) {
 	md := deployment(3, "1", "0")
 	old, cur := set("old", 1, 1, 1, 4), set("new", 2, 2, 2, 4)
@@ -271,6 +272,7 @@ func TestInPlaceFieldsReachEverySet(t *testing.T) {
 	}
 	md.Spec.Template.Spec.ReadinessGates = []clusterv1.MachineReadinessGate{{ConditionType: "example.com/Installed", Polarity: clusterv1.PositivePolarity}}
 	md.Spec.Template.Spec.Deletion.NodeDrainTimeoutSeconds = ptr.To(int32(60))
+	md.Spec.Template.Spec.MinReadySeconds = 30
 	if got := outOfSync(s); len(got) != 2 {
 		t.Fatalf("%d sets out of sync after a gate was added, want both", len(got))
 	}
@@ -278,6 +280,9 @@ func TestInPlaceFieldsReachEverySet(t *testing.T) {
 		want := desiredSet(s, st)
 		if g := want.Spec.Template.Spec.ReadinessGates; len(g) != 1 || g[0].ConditionType != "example.com/Installed" {
 			t.Errorf("%s: readinessGates %+v", st.MS.Name, g)
+		}
+		if want.Spec.Template.Spec.MinReadySeconds != 30 {
+			t.Errorf("%s: minReadySeconds %d", st.MS.Name, want.Spec.Template.Spec.MinReadySeconds)
 		}
 		if ptr.Deref(want.Spec.Template.Spec.Deletion.NodeDrainTimeoutSeconds, 0) != 60 {
 			t.Errorf("%s: deletion %+v", st.MS.Name, want.Spec.Template.Spec.Deletion)

@@ -101,7 +101,6 @@ func (o *Observer) readSets(ctx context.Context, s *Scope) {
 			byOwner[string(ref.UID)] = append(byOwner[string(ref.UID)], &machines.Items[i])
 		}
 	}
-	minReady := time.Duration(md.Spec.MinReadySeconds) * time.Second
 	for i := range list.Items {
 		ms := &list.Items[i]
 		if ref := metav1.GetControllerOf(ms); ref == nil || ref.UID != md.UID {
@@ -114,11 +113,14 @@ func (o *Observer) readSets(ctx context.Context, s *Scope) {
 				continue
 			}
 			set.Live++
-			if since := readySince(m); since != nil && !machineset.Failed(m) {
+			if machineset.Failed(m) {
+				continue
+			}
+			if meta.IsStatusConditionTrue(m.Status.Conditions, clusterv1.ReadyCondition) {
 				set.Ready++
-				if !s.Now.Before(since.Add(minReady)) {
-					set.Available++
-				}
+			}
+			if meta.IsStatusConditionTrue(m.Status.Conditions, clusterv1.AvailableCondition) {
+				set.Available++
 			}
 		}
 		s.Sets = append(s.Sets, set)
@@ -137,14 +139,6 @@ func (o *Observer) readSets(ctx context.Context, s *Scope) {
 			s.Old = append(s.Old, set)
 		}
 	}
-}
-
-func readySince(m *clusterv1.Machine) *time.Time {
-	c := meta.FindStatusCondition(m.Status.Conditions, clusterv1.ReadyCondition)
-	if c == nil || c.Status != metav1.ConditionTrue {
-		return nil
-	}
-	return &c.LastTransitionTime.Time
 }
 
 // Revision is a MachineSet's revision annotation (0 when missing).

@@ -69,9 +69,6 @@ func registerFacts(r *engine.Registry[*Scope]) {
 		}
 		return "Found"
 	})
-	r.Bool("availabilityPending", func(s *Scope) bool {
-		return s.Counts.AwaitingAvailability > 0
-	})
 	r.Bool("machinesLeft", func(s *Scope) bool { return len(s.Owned)+len(s.Strays) > 0 })
 }
 

@@ -69,7 +69,7 @@ func (o *Observer) Observe(ctx context.Context, key client.ObjectKey, now time.T
 		s.Overlaps = overlaps
 	}
 	o.claim(ctx, s)
-	s.Counts = count(s.Owned, ms, now)
+	s.Counts = count(s.Owned, ms)
 	s.OutOfSync = outOfSync(ms, s.Owned)
 	s.Counts.UpToDate = s.Counts.Live
 	for _, m := range s.OutOfSync {
@@ -202,20 +202,9 @@ func Unhealthy(m *clusterv1.Machine) bool {
 	return false
 }
 
-// readySince is when the Machine's Ready condition turned True; nil when it
-// is not True.
-func readySince(m *clusterv1.Machine) *time.Time {
-	c := meta.FindStatusCondition(m.Status.Conditions, clusterv1.ReadyCondition)
-	if c == nil || c.Status != metav1.ConditionTrue {
-		return nil
-	}
-	return &c.LastTransitionTime.Time
-}
-
 // count classifies the set's Machines for the facts and messages.
-func count(owned []*clusterv1.Machine, ms *clusterv1.MachineSet, now time.Time) Counts {
+func count(owned []*clusterv1.Machine, ms *clusterv1.MachineSet) Counts {
 	var c Counts
-	minReady := time.Duration(ms.Spec.MinReadySeconds) * time.Second
 	c.Total = len(owned)
 	for _, m := range owned {
 		if !m.DeletionTimestamp.IsZero() {
@@ -234,13 +223,11 @@ func count(owned []*clusterv1.Machine, ms *clusterv1.MachineSet, now time.Time) 
 		if fullyLabeled(ms, m) {
 			c.FullyLabeled++
 		}
-		if since := readySince(m); since != nil {
+		if meta.IsStatusConditionTrue(m.Status.Conditions, clusterv1.ReadyCondition) {
 			c.Ready++
-			if !now.Before(since.Add(minReady)) {
-				c.Available++
-			} else {
-				c.AwaitingAvailability++
-			}
+		}
+		if meta.IsStatusConditionTrue(m.Status.Conditions, clusterv1.AvailableCondition) {
+			c.Available++
 		}
 	}
 	return c

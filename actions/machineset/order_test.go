@@ -29,6 +29,11 @@ func ready(since time.Time) opt {
 		m.Status.Conditions = append(m.Status.Conditions, metav1.Condition{Type: clusterv1.ReadyCondition, Status: metav1.ConditionTrue, LastTransitionTime: metav1.NewTime(since)})
 	}
 }
+
+// available: the Machine controller found it Ready for its minReadySeconds.
+func available(m *clusterv1.Machine) {
+	m.Status.Conditions = append(m.Status.Conditions, metav1.Condition{Type: clusterv1.AvailableCondition, Status: metav1.ConditionTrue})
+}
 func failed(m *clusterv1.Machine) { m.Status.FailureReason = ptr.To("VMNotFound") }
 func marked(m *clusterv1.Machine) {
 	m.Annotations = map[string]string{clusterv1.DeleteMachineAnnotation: ""}
@@ -118,7 +123,7 @@ func TestSlowStart(t *testing.T) {
 }
 
 func set(replicas int32, maxUnhealthy string) *clusterv1.MachineSet {
-	ms := &clusterv1.MachineSet{Spec: clusterv1.MachineSetSpec{ClusterName: "c1", Replicas: ptr.To(replicas), MinReadySeconds: 60,
+	ms := &clusterv1.MachineSet{Spec: clusterv1.MachineSetSpec{ClusterName: "c1", Replicas: ptr.To(replicas),
 		Selector: clusterv1.MachineSetSelector{MatchLabels: map[string]string{"pool": "a"}}}}
 	ms.Spec.Template.ObjectMeta.Labels = map[string]string{"pool": "a", "tier": "web"}
 	if maxUnhealthy != "" {
@@ -149,7 +154,7 @@ func facts(t *testing.T, s *Scope) map[string]string {
 func TestCountsAndFacts(t *testing.T) {
 	now := t0.Add(time.Hour)
 	owned := []*clusterv1.Machine{
-		machine("a", 1, ready(now.Add(-time.Hour))),   // available
+		machine("a", 1, ready(now.Add(-time.Hour)), available),
 		machine("b", 2, ready(now.Add(-time.Second))), // Ready, not yet available
 		machine("c", 3), // provisioning
 		machine("d", 4, failed),
@@ -160,14 +165,14 @@ func TestCountsAndFacts(t *testing.T) {
 	// Every Machine counts against spec.replicas, those being deleted and
 	// the failed one included (Cluster API syncReplicas).
 	ms := set(6, "")
-	s := &Scope{Found: true, Set: ms, Owned: owned, Counts: count(owned, ms, now), Cluster: &clusterv1.Cluster{}}
-	want := Counts{Total: 6, Live: 4, Active: 3, Failed: 1, Deleting: 2, InFlight: 1, Ready: 2, Available: 1, FullyLabeled: 1, AwaitingAvailability: 1}
+	s := &Scope{Found: true, Set: ms, Owned: owned, Counts: count(owned, ms), Cluster: &clusterv1.Cluster{}}
+	want := Counts{Total: 6, Live: 4, Active: 3, Failed: 1, Deleting: 2, InFlight: 1, Ready: 2, Available: 1, FullyLabeled: 1}
 	if s.Counts != want {
 		t.Fatalf("counts %+v, want %+v", s.Counts, want)
 	}
 	f := facts(t, s)
 	for k, v := range map[string]string{"replicasDiff": "Equal", "failedMachines": "Throttled", "machinesOutOfSync": "false",
-		"availabilityPending": "true", "machinesLeft": "true", "cluster": "Found", "templates": "Found"} {
+		"machinesLeft": "true", "cluster": "Found", "templates": "Found"} {
 		if f[k] != v {
 			t.Errorf("%s = %s, want %s", k, f[k], v)
 		}
@@ -196,7 +201,7 @@ func TestCountsAndFacts(t *testing.T) {
 	// no replacement is missing yet.
 	held := []*clusterv1.Machine{machine("a", 1, ready(t0)), machine("b", 2, ready(t0), deleting)}
 	s = &Scope{Found: true, Set: set(2, ""), Owned: held}
-	s.Counts = count(held, s.Set, now)
+	s.Counts = count(held, s.Set)
 	if f := facts(t, s); f["replicasDiff"] != "Equal" || s.Counts.Total != 2 {
 		t.Errorf("2 wanted, 1 live and 1 held in deletion: replicasDiff %s, total %d", f["replicasDiff"], s.Counts.Total)
 	}

@@ -78,11 +78,10 @@ type Counts struct {
 	// Deleting: being deleted; InFlight: of those, the failed ones (their
 	// replacement is in flight).
 	Deleting, InFlight int
-	// Ready: live with Ready True; Available: Ready for minReadySeconds;
-	// UpToDate: live and in sync with the template.
+	// Ready and Available: live with that condition True (a Machine is
+	// Available once Ready for its spec.minReadySeconds); UpToDate: live
+	// and in sync with the template.
 	Ready, Available, UpToDate, FullyLabeled int
-	// AwaitingAvailability: Ready, not yet for minReadySeconds.
-	AwaitingAvailability int
 }
 
 func (s *Scope) keep(err error) {

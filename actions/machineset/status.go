@@ -76,7 +76,7 @@ func summarizeMachinesReady(s *Scope) {
 	}
 	var notReady []*clusterv1.Machine
 	for _, m := range s.Owned {
-		if m.DeletionTimestamp.IsZero() && readySince(m) == nil {
+		if m.DeletionTimestamp.IsZero() && !meta.IsStatusConditionTrue(m.Status.Conditions, clusterv1.ReadyCondition) {
 			notReady = append(notReady, m)
 		}
 	}

@@ -115,6 +115,7 @@ func desiredMachine(ms *clusterv1.MachineSet, m *clusterv1.Machine) (out *cluste
 	tpl := ms.Spec.Template
 	out.Spec.Deletion = *tpl.Spec.Deletion.DeepCopy()
 	out.Spec.ReadinessGates = slices.Clone(tpl.Spec.ReadinessGates)
+	out.Spec.MinReadySeconds = tpl.Spec.MinReadySeconds
 	if m.DeletionTimestamp.IsZero() {
 		labels := followTemplate(m.Labels, managedKeys(m, clusterv1.ManagedLabelsAnnotation), tpl.ObjectMeta.Labels)
 		maps.Copy(labels, setLabels(ms))

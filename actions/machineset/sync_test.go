@@ -38,7 +38,7 @@ func TestLabelValue(t *testing.T) {
 }
 
 // TestDesiredMachine: the template's labels, annotations, readiness gates,
-// deletion and health settings reach an existing Machine; keys someone else added stay;
+// minReadySeconds, deletion and health settings reach an existing Machine; keys someone else added stay;
 // keys the set managed and the template dropped go; the Machine's own
 // references do not change.
 func TestDesiredMachine(t *testing.T) {
@@ -65,6 +65,7 @@ func TestDesiredMachine(t *testing.T) {
 	ms.Spec.Template.Spec.Deletion.NodeDrainTimeoutSeconds = ptr.To[int32](300)
 	ms.Spec.Template.Spec.Health.HealthTimeoutSeconds = ptr.To[int32](60)
 	ms.Spec.Template.Spec.ReadinessGates = []clusterv1.MachineReadinessGate{{ConditionType: "example.com/Installed"}}
+	ms.Spec.Template.Spec.MinReadySeconds = 30
 	want, changed := desiredMachine(ms, m)
 	if !changed {
 		t.Fatal("a changed template leaves the Machine in sync")
@@ -81,6 +82,9 @@ func TestDesiredMachine(t *testing.T) {
 	if len(want.Spec.ReadinessGates) != 1 || want.Spec.ReadinessGates[0].ConditionType != "example.com/Installed" {
 		t.Errorf("readinessGates %+v", want.Spec.ReadinessGates)
 	}
+	if want.Spec.MinReadySeconds != 30 {
+		t.Errorf("minReadySeconds %d", want.Spec.MinReadySeconds)
+	}
 	if want.Spec.InfrastructureRef.Name != "m" {
 		t.Errorf("infrastructureRef %+v: a Machine keeps its own", want.Spec.InfrastructureRef)
 	}
@@ -88,12 +92,12 @@ func TestDesiredMachine(t *testing.T) {
 		t.Error("desiredMachine changed its input")
 	}
 
-	// A Machine being deleted gets only the deletion settings and the
-	// readiness gates (Cluster API syncMachines).
+	// A Machine being deleted gets only the deletion settings, the
+	// readiness gates and minReadySeconds (Cluster API syncMachines).
 	deleting(m)
 	want, _ = desiredMachine(ms, m)
 	if want.Labels["zone"] != "" || ptr.Deref(want.Spec.Deletion.NodeDrainTimeoutSeconds, 0) != 300 || want.Spec.Health.HealthTimeoutSeconds != nil ||
-		len(want.Spec.ReadinessGates) != 1 {
-		t.Errorf("being deleted: labels %v deletion %+v health %+v readinessGates %+v", want.Labels, want.Spec.Deletion, want.Spec.Health, want.Spec.ReadinessGates)
+		len(want.Spec.ReadinessGates) != 1 || want.Spec.MinReadySeconds != 30 {
+		t.Errorf("being deleted: labels %v deletion %+v health %+v readinessGates %+v minReadySeconds %d", want.Labels, want.Spec.Deletion, want.Spec.Health, want.Spec.ReadinessGates, want.Spec.MinReadySeconds)
 	}
 }

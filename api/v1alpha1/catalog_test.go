@@ -178,6 +178,10 @@ var catalog = []badInput{
 		want: `Machine.cluster.krtt.dev "{name}" is invalid: [spec.readinessGates[0].polarity: Unsupported value: "Inverted": supported values: "Positive", "Negative", <nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation]`},
 	{name: "repeated readiness gate", kind: "Machine", mutate: set("spec.readinessGates", []any{obj{"conditionType": "example.com/Installed"}, obj{"conditionType": "example.com/Installed", "polarity": "Negative"}}),
 		want: `Machine.cluster.krtt.dev "{name}" is invalid: spec.readinessGates[1]: Duplicate value: {"conditionType":"example.com/Installed"}`},
+	{name: "negative minReadySeconds", kind: "Machine", mutate: set("spec.minReadySeconds", int64(-1)),
+		want: `Machine.cluster.krtt.dev "{name}" is invalid: spec.minReadySeconds: Invalid value: -1: spec.minReadySeconds in body should be greater than or equal to 0`},
+	{name: "minReadySeconds over a day", kind: "Machine", mutate: set("spec.minReadySeconds", int64(86401)),
+		want: `Machine.cluster.krtt.dev "{name}" is invalid: spec.minReadySeconds: Invalid value: 86401: spec.minReadySeconds in body should be less than or equal to 86400`},
 
 	// References to core kinds and built-in groups.
 	{name: "infrastructureRef to a core Secret", kind: "Machine",

@@ -198,6 +198,15 @@ type MachineSpec struct {
 	// +kubebuilder:validation:XValidation:rule="!self.exists(g, g.conditionType in ['Ready', 'Available'])",message="readinessGates cannot name Ready or Available: Ready is what the gates feed, and Available follows Ready"
 	ReadinessGates []MachineReadinessGate `json:"readinessGates,omitempty"`
 
+	// minReadySeconds is how long the Machine must have been Ready before
+	// it is Available (Cluster API's spec.minReadySeconds); 0, the default,
+	// makes it Available as soon as it is Ready. MachineSets and
+	// MachineDeployments count their available Machines by that condition.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=86400
+	MinReadySeconds int32 `json:"minReadySeconds,omitempty"`
+
 	// version is the Kubernetes version the Machine's Node runs (for example
 	// v1.37.0), as Cluster API's spec.version: the infrastructure and
 	// bootstrap providers read it; krtt only shows it.

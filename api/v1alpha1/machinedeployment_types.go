@@ -115,13 +115,6 @@ type MachineDeploymentSpec struct {
 	// +kubebuilder:default={}
 	Strategy MachineDeploymentStrategy `json:"strategy,omitempty,omitzero"`
 
-	// minReadySeconds is how long a Machine must have been Ready to count
-	// as available. It does not roll.
-	// +optional
-	// +kubebuilder:validation:Minimum=0
-	// +kubebuilder:validation:Maximum=86400
-	MinReadySeconds int32 `json:"minReadySeconds,omitempty"`
-
 	// revisionHistoryLimit is how many old MachineSets, scaled to 0 and
 	// without Machines, are kept for a rollback once a rollout is done.
 	// Defaults to 0: as in Cluster API, a finished rollout leaves only the
@@ -194,7 +187,8 @@ type MachineDeploymentStatus struct {
 	// +optional
 	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
 
-	// availableReplicas counts the Machines Ready for minReadySeconds.
+	// availableReplicas counts the Machines whose Available condition is
+	// True (Ready for their spec.minReadySeconds).
 	// +optional
 	AvailableReplicas int32 `json:"availableReplicas,omitempty"`
 

@@ -100,13 +100,6 @@ type MachineSetSpec struct {
 	// +kubebuilder:validation:Maximum=10000
 	Replicas *int32 `json:"replicas,omitempty"`
 
-	// minReadySeconds is how long a Machine must have been Ready to count
-	// as available.
-	// +optional
-	// +kubebuilder:validation:Minimum=0
-	// +kubebuilder:validation:Maximum=86400
-	MinReadySeconds int32 `json:"minReadySeconds,omitempty"`
-
 	// selector picks the Machines of the set; it must match the template's
 	// labels.
 	// +required
@@ -154,8 +147,8 @@ type MachineSetStatus struct {
 	// +optional
 	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
 
-	// availableReplicas counts the Ready Machines that have been Ready for
-	// at least minReadySeconds.
+	// availableReplicas counts the owned Machines not being deleted whose
+	// Available condition is True (Ready for their spec.minReadySeconds).
 	// +optional
 	AvailableReplicas int32 `json:"availableReplicas,omitempty"`
 

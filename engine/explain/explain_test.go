@@ -163,7 +163,7 @@ const drainingNode = `machineFound=true apiError=false hasFinalizer=true deletin
 cluster=Found ownerAndLabelsSet=true dataSecretNameSet=true bootstrapConfig=Ready infrastructure=Provisioned
 wasProvisioned=true hasProviderID=true hasNodeRef=true node=Found controlPlane=ExternallyManaged controlPlaneMachine=false otherControlPlaneMachines=false bootstrapControlledByOther=false infrastructureControlledByOther=false infrastructureAdoptable=false providerIDMismatch=false infrastructureDeleting=false nodeUnreachable=false providerFailure=false
 preDrainHooks=false excludeDrain=false drainTimedOut=false excludeVolumeWait=false volumeWaitTimedOut=false
-preTerminateHooks=false nodeDeletionTimedOut=false nodeHealth=Healthy healthTimedOut=false nodeConditionsGraceTimedOut=false creationTimedOut=false forceDeletion=No onDrainTimeout=Skip workloadCluster=SelfHosted`
+preTerminateHooks=false nodeDeletionTimedOut=false nodeHealth=Healthy healthTimedOut=false nodeConditionsGraceTimedOut=false creationTimedOut=false forceDeletion=No onDrainTimeout=Skip workloadCluster=SelfHosted availabilityPending=false`
 
 func TestOtherRowsShipped(t *testing.T) {
 	lib, fs := engine.LoadPaths("../../transitions")

@@ -29,7 +29,7 @@ func drainingFacts(t *testing.T, set *engine.TableSet) engine.Facts {
 		"infrastructure": "Provisioned", "wasProvisioned": "true", "hasProviderID": "true", "hasNodeRef": "true",
 		"node": "Found", "controlPlane": "ExternallyManaged", "controlPlaneMachine": "false", "otherControlPlaneMachines": "false", "bootstrapControlledByOther": "false", "infrastructureControlledByOther": "false", "infrastructureAdoptable": "false", "providerIDMismatch": "false", "infrastructureDeleting": "false", "nodeUnreachable": "false", "providerFailure": "false", "preDrainHooks": "false", "excludeDrain": "false",
 		"drainTimedOut": "false", "excludeVolumeWait": "false", "volumeWaitTimedOut": "false",
-		"preTerminateHooks": "false", "nodeDeletionTimedOut": "false", "nodeHealth": "Healthy", "healthTimedOut": "false", "nodeConditionsGraceTimedOut": "false", "creationTimedOut": "false", "forceDeletion": "No", "onDrainTimeout": "Skip", "workloadCluster": "SelfHosted",
+		"preTerminateHooks": "false", "nodeDeletionTimedOut": "false", "nodeHealth": "Healthy", "healthTimedOut": "false", "nodeConditionsGraceTimedOut": "false", "creationTimedOut": "false", "forceDeletion": "No", "onDrainTimeout": "Skip", "workloadCluster": "SelfHosted", "availabilityPending": "false",
 	} {
 		if err := f.Set(k, v); err != nil {
 			t.Fatal(err)

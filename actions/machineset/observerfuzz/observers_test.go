@@ -27,16 +27,16 @@ func FuzzMachineSetObservers(f *testing.F) {
 
 	// found, flags (bit per: deleting, finalizer, paused annotation, replicas set, maxInFlight set, maxUnhealthy set,
 	// apiError), cluster (0 none, 1 found, 2 paused), replicas, maxUnhealthy, maxInFlight,
-	// counts live, active, failed, deleting, inFlight, awaiting, lists (owned, orphans, strays, missing templates; 2 bits each).
-	f.Add(true, uint8(0x0a), uint8(1), int32(3), "", int32(0), int32(3), int32(3), int32(0), int32(0), int32(0), int32(0), uint8(0))
-	f.Add(true, uint8(0x3f), uint8(2), int32(0), "50%", int32(2), int32(20), int32(1), int32(19), int32(4), int32(3), int32(1), uint8(0xff))
-	f.Add(true, uint8(0x38), uint8(0), int32(-1), "abc%", int32(-5), int32(-1), int32(-7), int32(1<<30), int32(-1), int32(-2147483648), int32(2147483647), uint8(0x55))
-	f.Add(true, uint8(0x28), uint8(1), int32(2147483647), "99999999999999999999%", int32(2147483647), int32(2147483647), int32(0), int32(2147483647), int32(0), int32(2147483647), int32(0), uint8(0x0f))
-	f.Add(false, uint8(0x40), uint8(3), int32(1), "\u00e9", int32(1), int32(0), int32(0), int32(0), int32(0), int32(0), int32(0), uint8(0xf0))
-	f.Add(true, uint8(0x28), uint8(1), int32(10), "7", int32(1), int32(10), int32(2), int32(8), int32(0), int32(1), int32(0), uint8(0))
+	// counts live, active, failed, deleting, inFlight, lists (owned, orphans, strays, missing templates; 2 bits each).
+	f.Add(true, uint8(0x0a), uint8(1), int32(3), "", int32(0), int32(3), int32(3), int32(0), int32(0), int32(0), uint8(0))
+	f.Add(true, uint8(0x3f), uint8(2), int32(0), "50%", int32(2), int32(20), int32(1), int32(19), int32(4), int32(3), uint8(0xff))
+	f.Add(true, uint8(0x38), uint8(0), int32(-1), "abc%", int32(-5), int32(-1), int32(-7), int32(1<<30), int32(-1), int32(-2147483648), uint8(0x55))
+	f.Add(true, uint8(0x28), uint8(1), int32(2147483647), "99999999999999999999%", int32(2147483647), int32(2147483647), int32(0), int32(2147483647), int32(0), int32(2147483647), uint8(0x0f))
+	f.Add(false, uint8(0x40), uint8(3), int32(1), "\u00e9", int32(1), int32(0), int32(0), int32(0), int32(0), int32(0), uint8(0xf0))
+	f.Add(true, uint8(0x28), uint8(1), int32(10), "7", int32(1), int32(10), int32(2), int32(8), int32(0), int32(1), uint8(0))
 
 	f.Fuzz(func(t *testing.T, found bool, flags, cluster uint8, replicas int32, maxUnhealthy string, maxInFlight int32,
-		live, active, failed, deleting, inFlight, awaiting int32, lists uint8) {
+		live, active, failed, deleting, inFlight int32, lists uint8) {
 		now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 		bit := func(i int) bool { return flags&(1<<i) != 0 }
 		s := &machinesetactions.Scope{Now: now, Found: found}
@@ -72,7 +72,7 @@ func FuzzMachineSetObservers(f *testing.F) {
 			s.Cluster = &clusterv1.Cluster{Spec: clusterv1.ClusterSpec{Paused: true}}
 		}
 		s.Counts = machinesetactions.Counts{Live: int(live), Active: int(active), Failed: int(failed),
-			Deleting: int(deleting), InFlight: int(inFlight), AwaitingAvailability: int(awaiting)}
+			Deleting: int(deleting), InFlight: int(inFlight)}
 		machines := func(shift uint) []*clusterv1.Machine {
 			out := make([]*clusterv1.Machine, int(lists>>shift)&3)
 			for i := range out {

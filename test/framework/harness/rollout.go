@@ -194,14 +194,10 @@ func SetReplicas(sets []clusterv1.MachineSet) string {
 	return strings.Join(parts, ", ")
 }
 
-// MachineAvailable is what a MachineSet counts as available with
-// minReadySeconds 0: Ready and not being deleted.
+// MachineAvailable is what a MachineSet counts as available: not being
+// deleted, and Available (Ready for its minReadySeconds).
 func MachineAvailable(m *clusterv1.Machine) bool {
-	if !m.DeletionTimestamp.IsZero() {
-		return false
-	}
-	c := meta.FindStatusCondition(m.Status.Conditions, clusterv1.ReadyCondition)
-	return c != nil && c.Status == metav1.ConditionTrue
+	return m.DeletionTimestamp.IsZero() && meta.IsStatusConditionTrue(m.Status.Conditions, clusterv1.AvailableCondition)
 }
 
 // RolloutTracker holds the Machines of a deployment as a list and the watch

@@ -17,7 +17,8 @@ func rolloutMachine(name, set string, ready, deleting bool) *clusterv1.Machine {
 	m := &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Name: name,
 		OwnerReferences: []metav1.OwnerReference{{Kind: "MachineSet", Name: set, Controller: ptr.To(true)}}}}
 	if ready {
-		m.Status.Conditions = []metav1.Condition{{Type: clusterv1.ReadyCondition, Status: metav1.ConditionTrue}}
+		m.Status.Conditions = []metav1.Condition{{Type: clusterv1.ReadyCondition, Status: metav1.ConditionTrue},
+			{Type: clusterv1.AvailableCondition, Status: metav1.ConditionTrue}}
 	}
 	if deleting {
 		m.DeletionTimestamp = &metav1.Time{Time: time.Unix(1000, 0)}
@@ -87,7 +88,8 @@ func setMachine(name string, ms clusterv1.MachineSet, ready, deleting bool) clus
 	m := clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Name: name,
 		OwnerReferences: []metav1.OwnerReference{{Kind: "MachineSet", Name: ms.Name, UID: ms.UID, Controller: ptr.To(true)}}}}
 	if ready {
-		m.Status.Conditions = []metav1.Condition{{Type: clusterv1.ReadyCondition, Status: metav1.ConditionTrue}}
+		m.Status.Conditions = []metav1.Condition{{Type: clusterv1.ReadyCondition, Status: metav1.ConditionTrue},
+			{Type: clusterv1.AvailableCondition, Status: metav1.ConditionTrue}}
 	}
 	if deleting {
 		m.DeletionTimestamp = &metav1.Time{Time: time.Unix(1000, 0)}
