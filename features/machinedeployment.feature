@@ -104,14 +104,18 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And the MachineSet called "v1" is gone
     And the deployment "md" never had more than 2 Machines nor fewer than 0 available at any watch event
 
+  # Cluster API v1.14 setUpToDateCondition (machine_controller_status.go): a Machine is up to date when its
+  # MachineSet's template has the deployment's rollout fields, worded as mdutil.MachineTemplateUpToDate.
   @row:machinedeployment-rollout:O04 @row:machinedeployment-rollout:O11 @row:machinedeployment-rollout:O08
   Scenario: OnDelete creates a new Machine only when a user deletes an old one
     Given a MachineDeployment "md" of 2 Machines with strategy OnDelete
     And the providers bring every Machine of the deployment "md" to Running as it comes
     And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
     And the current MachineSet of "md" is called "v1"
+    And every Machine of the deployment "md" is up to date
     When the template of the MachineDeployment "md" is pointed at new templates "v2"
     Then the MachineDeployment "md" has condition "Progressing" with status "True" and reason "WaitingForDeletion"
+    And every Machine of the MachineSet called "v1" is not up to date, saying "* SimBootstrapConfig is not up-to-date; * SimMachine is not up-to-date"
     And the current MachineSet of "md" is called "v2"
     And the MachineSet called "v2" asks for 0 replicas
     And the MachineSet called "v1" asks for 2 replicas
@@ -127,6 +131,7 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     Then every Machine of the deployment "md" is of the current MachineSet
     And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
     And the MachineDeployment "md" reaches phase "Running"
+    And every Machine of the deployment "md" is up to date
 
   # Cluster API v1.14 reconcileOldMachineSetsOnDelete: an old MachineSet gives up spec.replicas - status.replicas,
   # and status.replicas counts a Machine being deleted, so the replacement waits until the deleted Machine is gone.
@@ -205,7 +210,8 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
     And the MachineDeployment "md" has 2 MachineSets
 
-  # Cluster API v1.14 mdutil.MachineTemplateUpToDate compares the version first.
+  # Cluster API v1.14 mdutil.MachineTemplateUpToDate compares the version first; setUpToDateCondition then the
+  # version the Node's kubelet reports.
   Scenario: a Kubernetes version upgrade replaces every Machine
     Given a MachineDeployment "md" of 2 Machines
     And the providers bring every Machine of the deployment "md" to Running as it comes
@@ -214,6 +220,7 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     When the template of the MachineDeployment "md" is upgraded to version "v1.37.1"
     Then every Machine of the deployment "md" is of the current MachineSet
     And every Machine of the deployment "md" has version "v1.37.1"
+    And every Machine of the deployment "md" is updating while its Node's kubelet reports "v1.37.0"
     And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
     And the MachineSet called "v1" is gone
     And the MachineDeployment "md" has 1 MachineSet

@@ -153,6 +153,7 @@ func registerSteps(sc *godog.ScenarioContext, h *harness.Harness, cov *coverage)
 	registerTeardownSteps(sc, w)
 	registerMistakeSteps(sc, w)
 	registerReadinessSteps(sc, w)
+	registerUpToDateSteps(sc, w)
 
 	// --- Given: the world ---
 	sc.Step(`^a Cluster "([^"]*)"$`, w.aCluster)

@@ -11,6 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/krtt-dev/krtt/actions/machineset"
+	"github.com/krtt-dev/krtt/actions/uptodate"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 )
 
@@ -232,6 +234,45 @@ func deletionRequested() predicate.Predicate {
 	return predicate.Funcs{
 		UpdateFunc: func(e event.UpdateEvent) bool {
 			return e.ObjectOld.GetDeletionTimestamp() == nil && e.ObjectNew.GetDeletionTimestamp() != nil
+		},
+	}
+}
+
+// deploymentToMachines wakes the Machines of a MachineDeployment (by the
+// deployment-name label its MachineSets give them) for their UpToDate
+// condition.
+func (r mapper) deploymentToMachines(ctx context.Context, obj client.Object) []reconcile.Request {
+	list := &clusterv1.MachineList{}
+	if err := r.client.List(ctx, list, client.InNamespace(obj.GetNamespace()),
+		client.MatchingLabels{clusterv1.DeploymentNameLabel: machineset.LabelValue(obj.GetName())}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for _, m := range list.Items {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&m)})
+	}
+	return out
+}
+
+// rolloutChanged passes the updates of a MachineDeployment that can change
+// whether its Machines are up to date: the template's rollout fields,
+// spec.rollout.after, and the revision annotation (a new revision is how
+// an expired rollout.after shows). Scaling and status updates, which a
+// rollout makes many of, wake no Machine.
+func rolloutChanged() predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			old, ok1 := e.ObjectOld.(*clusterv1.MachineDeployment)
+			cur, ok2 := e.ObjectNew.(*clusterv1.MachineDeployment)
+			if !ok1 || !ok2 {
+				return false
+			}
+			return len(uptodate.Differences(uptodate.Of(&old.Spec.Template.Spec), uptodate.Of(&cur.Spec.Template.Spec))) > 0 ||
+				!old.Spec.Rollout.After.Equal(cur.Spec.Rollout.After) ||
+				old.Annotations[clusterv1.RevisionAnnotation] != cur.Annotations[clusterv1.RevisionAnnotation]
 		},
 	}
 }

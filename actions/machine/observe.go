@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -58,6 +59,7 @@ func (o *Observer) Observe(ctx context.Context, key client.ObjectKey, now time.T
 	s.Machine = m
 
 	s.Cluster = o.getCluster(ctx, s)
+	o.getOwners(ctx, s)
 	if s.Cluster != nil && s.Cluster.Spec.ControlPlaneRef != nil {
 		s.ControlPlane = o.getExternal(ctx, s, *s.Cluster.Spec.ControlPlaneRef, m.Namespace, "control plane")
 	}
@@ -127,6 +129,40 @@ func (o *Observer) getCluster(ctx context.Context, s *Scope) *clusterv1.Cluster 
 		s.keep(fmt.Errorf("get Cluster %s: %w", s.Machine.Spec.ClusterName, err))
 	}
 	return nil
+}
+
+// getOwners reads the MachineSet that controls the Machine and the
+// MachineDeployment that controls the set. One that is gone, or that
+// controls nothing by that UID, is no owner.
+func (o *Observer) getOwners(ctx context.Context, s *Scope) {
+	ref := metav1.GetControllerOf(s.Machine)
+	if ref == nil || ref.Kind != "MachineSet" || ref.APIVersion != clusterv1.GroupVersion.String() {
+		return
+	}
+	ms := &clusterv1.MachineSet{}
+	if !o.getOwner(ctx, s, ref, ms) {
+		return
+	}
+	s.Set = ms
+	ref = metav1.GetControllerOf(ms)
+	if ref == nil || ref.Kind != "MachineDeployment" || ref.APIVersion != clusterv1.GroupVersion.String() {
+		return
+	}
+	md := &clusterv1.MachineDeployment{}
+	if o.getOwner(ctx, s, ref, md) {
+		s.Deployment = md
+	}
+}
+
+func (o *Observer) getOwner(ctx context.Context, s *Scope, ref *metav1.OwnerReference, obj client.Object) bool {
+	err := o.Client.Get(ctx, client.ObjectKey{Namespace: s.Machine.Namespace, Name: ref.Name}, obj)
+	if err != nil {
+		if !apierrors.IsNotFound(err) {
+			s.keep(fmt.Errorf("get %s %s: %w", ref.Kind, ref.Name, err))
+		}
+		return false
+	}
+	return obj.GetUID() == ref.UID
 }
 
 // getExternal reads a contract object as unstructured; API errors are kept

@@ -34,5 +34,6 @@ package machine
 // +kubebuilder:rbac:groups=bootstrap.cluster.x-k8s.io;infrastructure.cluster.x-k8s.io;sim.krtt.dev,resources=*,verbs=list;watch;patch;delete
 // +kubebuilder:rbac:groups=controlplane.cluster.x-k8s.io,resources=*,verbs=list;watch
 // +kubebuilder:rbac:groups=cluster.krtt.dev,resources=machinedrainrules,verbs=list;watch
+// +kubebuilder:rbac:groups=cluster.krtt.dev,resources=machinesets;machinedeployments,verbs=list;watch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch

@@ -60,6 +60,11 @@ type Scope struct {
 	Machine      *clusterv1.Machine
 
 	Cluster *clusterv1.Cluster
+	// Set is the MachineSet controlling the Machine, and Deployment the
+	// MachineDeployment controlling that set; nil when there is none.
+	// They are read for the UpToDate condition only.
+	Set        *clusterv1.MachineSet
+	Deployment *clusterv1.MachineDeployment
 	// ControlPlane is the Cluster's control plane object, when it has one.
 	ControlPlane *unstructured.Unstructured
 	// ControlPlaneMachines counts the Cluster's control-plane Machines that

@@ -121,7 +121,10 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error
 				predicate.AnnotationChangedPredicate{}, deletionRequested()))).
 		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(m.secretToMachines), builder.WithPredicates(remote.KubeconfigSecrets())).
 		// A drain rule that changes changes Pod verdicts: look again at once.
-		Watches(&clusterv1.MachineDrainRule{}, handler.EnqueueRequestsFromMapFunc(m.drainingMachines))
+		Watches(&clusterv1.MachineDrainRule{}, handler.EnqueueRequestsFromMapFunc(m.drainingMachines)).
+		// A deployment's new template or revision changes whether its
+		// Machines are up to date.
+		Watches(&clusterv1.MachineDeployment{}, handler.EnqueueRequestsFromMapFunc(m.deploymentToMachines), builder.WithPredicates(rolloutChanged()))
 	// The management cluster is the Node side of self-hosted Clusters.
 	if opts.LocalNodeSide() {
 		for _, src := range m.nodeSideSources(mgr.GetCache()) {

@@ -3,6 +3,7 @@ package machine
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -10,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/krtt-dev/krtt/actions/uptodate"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/reconciler"
@@ -32,6 +34,7 @@ func registerStatus(r *engine.Registry[*Scope]) {
 	r.Mirror("providerConditions", "BootstrapConfigReady, InfrastructureReady, NodeReady and NodeHealthy mirror the bootstrap object and the infrastructure object (False when it does not exist, naming the bootstrap object) and the Node (NodeHealthy: Ready, and none of spec.health.nodeConditions True); Paused and Deleting are False unless a row says otherwise.", mirrorConditions)
 	r.Mirror("certificatesExpiry", "status.certificatesExpiryDate from the certificates-expiry annotation of the Machine or its bootstrap object (control-plane Machines only); CertificatesExpiryKnown=False names an annotation that is not an RFC 3339 date.", mirrorCertificatesExpiry)
 	r.Mirror("nodeInfo", "status.nodeInfo is the Node's status.nodeInfo whenever the Node is seen (Cluster API reconcileNode).", mirrorNodeInfo)
+	r.Mirror("upToDate", "UpToDate, for a Machine whose MachineSet belongs to a MachineDeployment, as Cluster API's setUpToDateCondition: False (NotUpToDate) naming each rollout field (version, bootstrap, infrastructure, failure domain) in which the set's template differs from the deployment's, or an expired spec.rollout.after; False (Updating) while the Node's kubelet runs another version than spec.version; True (UpToDate) otherwise. Left alone for other Machines.", mirrorUpToDate)
 	r.Mirror("deletionStep", "status.deletion.step is the Machine's state while it is being deleted and empty otherwise (the DELETING column of kubectl get).", mirrorDeletionStep)
 	r.Summary(clusterv1.ReadyCondition, "True (Ready) when the Machine is not being deleted and BootstrapConfigReady, InfrastructureReady, NodeHealthy, (when set) HealthCheckSucceeded and the conditions of spec.readinessGates are fine (True; False for a Negative gate); otherwise NotReady (ReadyUnknown when none is False) naming each that is not, or the deletion step; Failed for a failed Machine.", summarizeReady)
 	r.Summary(clusterv1.AvailableCondition, "True (Available) once Ready has been True for spec.minReadySeconds; False (WaitingForMinReadySeconds) before, False (NotReady) while Ready is not True.", summarizeAvailable)
@@ -208,6 +211,32 @@ func summarizeReady(s *Scope) {
 	default:
 		setCondition(m, clusterv1.ReadyCondition, metav1.ConditionFalse, "NotReady", msg)
 	}
+}
+
+// mirrorUpToDate is Cluster API's setUpToDateCondition. It compares the
+// set's template, not the Machine, with the deployment's, as the deployment
+// does when it decides on a rollout, so the two never disagree. A Machine
+// without a version says nothing about its kubelet's (Cluster API's
+// compares even an empty spec.version).
+func mirrorUpToDate(s *Scope) {
+	m, ms, md := s.Machine, s.Set, s.Deployment
+	if ms == nil || md == nil {
+		return
+	}
+	diffs := uptodate.Differences(uptodate.Of(&ms.Spec.Template.Spec), uptodate.Of(&md.Spec.Template.Spec))
+	if after := md.Spec.Rollout.After; after != nil && !s.Now.Before(after.Time) && ms.CreationTimestamp.Before(after) {
+		diffs = append(diffs, "MachineDeployment spec.rolloutAfter expired")
+	}
+	if len(diffs) > 0 {
+		setCondition(m, clusterv1.UpToDateCondition, metav1.ConditionFalse, "NotUpToDate", "* "+strings.Join(diffs, "\n* "))
+		return
+	}
+	if info := m.Status.NodeInfo; info != nil && info.KubeletVersion != "" && m.Spec.Version != "" && info.KubeletVersion != m.Spec.Version {
+		setCondition(m, clusterv1.UpToDateCondition, metav1.ConditionFalse, "Updating",
+			fmt.Sprintf("* Node.status.nodeInfo.kubeletVersion %s, %s required", info.KubeletVersion, m.Spec.Version))
+		return
+	}
+	setCondition(m, clusterv1.UpToDateCondition, metav1.ConditionTrue, "UpToDate", "")
 }
 
 // summarizeAvailable is Cluster API's setAvailableCondition: available once

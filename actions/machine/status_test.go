@@ -242,3 +242,66 @@ func TestSummarizeReadyRecordsSince(t *testing.T) {
 		}
 	}
 }
+
+// UpToDate is Cluster API's setUpToDateCondition: only for a Machine of a
+// MachineDeployment's MachineSet, comparing the set's template with the
+// deployment's, then rollout.after, then the kubelet's version.
+func TestMirrorUpToDate(t *testing.T) {
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	spec := clusterv1.MachineSpec{Version: "v1.37.0",
+		InfrastructureRef: clusterv1.ObjectReference{APIGroup: "sim.krtt.dev", Kind: "SimMachineTemplate", Name: "v1"}}
+	set := func() *clusterv1.MachineSet {
+		ms := &clusterv1.MachineSet{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.NewTime(now.Add(-time.Hour))}}
+		ms.Spec.Template.Spec = *spec.DeepCopy()
+		return ms
+	}
+	deployment := func() *clusterv1.MachineDeployment {
+		md := &clusterv1.MachineDeployment{}
+		md.Spec.Template.Spec = *spec.DeepCopy()
+		return md
+	}
+	for _, tc := range []struct {
+		name   string
+		ms     *clusterv1.MachineSet
+		md     *clusterv1.MachineDeployment
+		change func(*clusterv1.Machine, *clusterv1.MachineSet, *clusterv1.MachineDeployment)
+		want   string
+	}{
+		{"a Machine of no deployment", set(), nil, nil, "none"},
+		{"a Machine of no set", nil, nil, nil, "none"},
+		{"same template", set(), deployment(), nil, "True UpToDate "},
+		{"the deployment's infrastructure template changed", set(), deployment(), func(_ *clusterv1.Machine, _ *clusterv1.MachineSet, md *clusterv1.MachineDeployment) {
+			md.Spec.Template.Spec.InfrastructureRef.Name = "v2"
+			md.Spec.Template.Spec.Version = "v1.37.1"
+		}, "False NotUpToDate * Version v1.37.0, v1.37.1 required\n* SimMachine is not up-to-date"},
+		{"rollout.after expired", set(), deployment(), func(_ *clusterv1.Machine, _ *clusterv1.MachineSet, md *clusterv1.MachineDeployment) {
+			md.Spec.Rollout.After = &metav1.Time{Time: now.Add(-time.Minute)}
+		}, "False NotUpToDate * MachineDeployment spec.rolloutAfter expired"},
+		{"rollout.after still ahead", set(), deployment(), func(_ *clusterv1.Machine, _ *clusterv1.MachineSet, md *clusterv1.MachineDeployment) {
+			md.Spec.Rollout.After = &metav1.Time{Time: now.Add(time.Minute)}
+		}, "True UpToDate "},
+		{"a set made after rollout.after", set(), deployment(), func(_ *clusterv1.Machine, ms *clusterv1.MachineSet, md *clusterv1.MachineDeployment) {
+			md.Spec.Rollout.After = &metav1.Time{Time: now.Add(-2 * time.Hour)}
+		}, "True UpToDate "},
+		{"the kubelet runs another version", set(), deployment(), func(m *clusterv1.Machine, _ *clusterv1.MachineSet, _ *clusterv1.MachineDeployment) {
+			m.Status.NodeInfo = &corev1.NodeSystemInfo{KubeletVersion: "v1.36.4"}
+		}, "False Updating * Node.status.nodeInfo.kubeletVersion v1.36.4, v1.37.0 required"},
+		{"a Machine without a version", set(), deployment(), func(m *clusterv1.Machine, _ *clusterv1.MachineSet, _ *clusterv1.MachineDeployment) {
+			m.Spec.Version = ""
+			m.Status.NodeInfo = &corev1.NodeSystemInfo{KubeletVersion: "v1.36.4"}
+		}, "True UpToDate "},
+	} {
+		m := &clusterv1.Machine{Spec: *spec.DeepCopy()}
+		if tc.change != nil {
+			tc.change(m, tc.ms, tc.md)
+		}
+		mirrorUpToDate(&Scope{Machine: m, Set: tc.ms, Deployment: tc.md, Now: now})
+		got := "none"
+		if c := meta.FindStatusCondition(m.Status.Conditions, clusterv1.UpToDateCondition); c != nil {
+			got = string(c.Status) + " " + c.Reason + " " + c.Message
+		}
+		if got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

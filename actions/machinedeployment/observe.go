@@ -17,6 +17,7 @@ import (
 
 	"github.com/krtt-dev/krtt/actions/contract"
 	"github.com/krtt-dev/krtt/actions/machineset"
+	"github.com/krtt-dev/krtt/actions/uptodate"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 )
 
@@ -147,23 +148,21 @@ func Revision(ms *clusterv1.MachineSet) int64 {
 	return n
 }
 
-// TemplateHash hashes what rolls out of the template: the Kubernetes
-// version, the bootstrap and infrastructure references and the failure
-// domain (Cluster API's MachineTemplateDeepCopyRolloutFields leaves the same
-// out: metadata, the readiness gates, the deletion and health settings).
+// TemplateHash hashes what rolls out of the template (uptodate.Rollout).
 // Once spec.rollout.after has passed, it is part of the hash, so a new
 // revision replaces every Machine. Fields left empty are left out of what is
 // hashed, so a template without a version keeps the hash it had before the
-// version was hashed.
+// version was hashed; the JSON names and their order are what existing
+// MachineSets' hash labels were made from.
 func TemplateHash(md *clusterv1.MachineDeployment, now time.Time) string {
-	spec := md.Spec.Template.Spec
+	r := uptodate.Of(&md.Spec.Template.Spec)
 	in := struct {
 		Bootstrap     clusterv1.MachineBootstrap `json:"b"`
 		Infra         clusterv1.ObjectReference  `json:"i"`
 		FailureDomain string                     `json:"f,omitempty"`
 		After         *metav1.Time               `json:"a,omitempty"`
 		Version       string                     `json:"v,omitempty"`
-	}{spec.Bootstrap, spec.InfrastructureRef, spec.FailureDomain, nil, spec.Version}
+	}{r.Bootstrap, r.Infra, r.FailureDomain, nil, r.Version}
 	if a := md.Spec.Rollout.After; a != nil && !now.Before(a.Time) {
 		in.After = a
 	}

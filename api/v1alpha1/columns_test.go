@@ -14,7 +14,8 @@ import (
 )
 
 // kubectl get kma prints what the API server's Table for Machines holds:
-// VERSION from spec.version, PAUSED from the Paused condition, DELETING
+// VERSION from spec.version, AVAILABLE, UP-TO-DATE and PAUSED from those
+// conditions (a Machine of no MachineDeployment has no UpToDate), DELETING
 // only for a Machine being deleted, and the row only with -o wide.
 func TestMachineColumns(t *testing.T) {
 	freshNamespace(t)
@@ -28,7 +29,11 @@ func TestMachineColumns(t *testing.T) {
 		if step == "" {
 			m.Status.NodeInfo = &corev1.NodeSystemInfo{OSImage: "Debian GNU/Linux 13 (trixie)"}
 		}
-		m.Status.Conditions = []metav1.Condition{{Type: clusterv1.PausedCondition, Status: paused, Reason: "R", LastTransitionTime: metav1.Now()}}
+		m.Status.Conditions = []metav1.Condition{{Type: clusterv1.PausedCondition, Status: paused, Reason: "R", LastTransitionTime: metav1.Now()},
+			{Type: clusterv1.AvailableCondition, Status: paused, Reason: "R", LastTransitionTime: metav1.Now()}}
+		if step == "" {
+			m.Status.Conditions = append(m.Status.Conditions, metav1.Condition{Type: clusterv1.UpToDateCondition, Status: metav1.ConditionFalse, Reason: "NotUpToDate", LastTransitionTime: metav1.Now()})
+		}
 		if err := env.Client.Status().Update(ctx, m); err != nil {
 			t.Fatal(err)
 		}
@@ -57,7 +62,7 @@ func TestMachineColumns(t *testing.T) {
 			wide = append(wide, c.Name)
 		}
 	}
-	if want := []string{"Name", "Cluster", "Node", "Phase", "Ready", "Paused", "Deleting", "Version", "Age"}; !slices.Equal(names, want) {
+	if want := []string{"Name", "Cluster", "Node", "Phase", "Ready", "Available", "Up-to-date", "Paused", "Deleting", "Version", "Age"}; !slices.Equal(names, want) {
 		t.Errorf("columns %v, want %v", names, want)
 	}
 	if want := []string{"ProviderID", "OS-Image", "Row"}; !slices.Equal(wide, want) {
@@ -68,8 +73,8 @@ func TestMachineColumns(t *testing.T) {
 		return row.Cells[i]
 	}
 	want := map[string]map[string]any{
-		running.Name:  {"Version": "v1.37.0", "Paused": "True", "Deleting": nil, "OS-Image": "Debian GNU/Linux 13 (trixie)"},
-		deleting.Name: {"Version": nil, "Paused": "False", "Deleting": "DrainingNode", "OS-Image": nil},
+		running.Name:  {"Version": "v1.37.0", "Available": "True", "Up-to-date": "False", "Paused": "True", "Deleting": nil, "OS-Image": "Debian GNU/Linux 13 (trixie)"},
+		deleting.Name: {"Version": nil, "Available": "False", "Up-to-date": nil, "Paused": "False", "Deleting": "DrainingNode", "OS-Image": nil},
 	}
 	if len(table.Rows) != 2 {
 		t.Fatalf("%d rows, want 2", len(table.Rows))

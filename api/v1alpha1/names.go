@@ -24,6 +24,9 @@ const (
 	PausedCondition = "Paused"
 	// ReadyCondition summarises the other conditions.
 	ReadyCondition = "Ready"
+	// UpToDateCondition says whether a Machine of a MachineDeployment
+	// carries its deployment's current template.
+	UpToDateCondition = "UpToDate"
 	// CertificatesExpiryKnownCondition appears, False, only while a
 	// control-plane Machine's certificates-expiry annotation is not an RFC
 	// 3339 date, so the bad value is visible rather than silently dropped.

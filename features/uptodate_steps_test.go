@@ -1,0 +1,99 @@
+package features
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/cucumber/godog"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+)
+
+// registerUpToDateSteps: the UpToDate condition of the Machines of a
+// MachineDeployment.
+func registerUpToDateSteps(sc *godog.ScenarioContext, w *world) {
+	sc.Step(`^every Machine of the deployment "([^"]*)" is up to date$`, w.deploymentMachinesUpToDate)
+	sc.Step(`^every Machine of the MachineSet called "([^"]*)" is not up to date, saying "([^"]*)"$`, w.calledSetMachinesNotUpToDate)
+	sc.Step(`^every Machine of the deployment "([^"]*)" is updating while its Node's kubelet reports "([^"]*)"$`, w.deploymentMachinesUpdating)
+}
+
+// deploymentMachinesUpdating: the simulated kubelets report the version they
+// were built with, whatever spec.version asks for.
+func (w *world) deploymentMachinesUpdating(ctx context.Context, name, kubelet string) error {
+	return w.eventually(ctx, "every Machine of "+name+" updating", func(ctx context.Context) error {
+		machines, err := w.deploymentMachines(ctx, name)
+		if err != nil {
+			return err
+		}
+		if len(machines) == 0 {
+			return fmt.Errorf("no Machine")
+		}
+		for i := range machines {
+			m := &machines[i]
+			want := fmt.Sprintf("* Node.status.nodeInfo.kubeletVersion %s, %s required", kubelet, m.Spec.Version)
+			if c := upToDate(m); c == nil || c.Status != metav1.ConditionFalse || c.Reason != "Updating" || c.Message != want {
+				return fmt.Errorf("Machine %s UpToDate %+v, want Updating %q", m.Name, c, want)
+			}
+		}
+		return nil
+	})
+}
+
+func upToDate(m *clusterv1.Machine) *metav1.Condition {
+	return meta.FindStatusCondition(m.Status.Conditions, clusterv1.UpToDateCondition)
+}
+
+func (w *world) deploymentMachinesUpToDate(ctx context.Context, name string) error {
+	return w.eventually(ctx, "every Machine of "+name+" up to date", func(ctx context.Context) error {
+		machines, err := w.deploymentMachines(ctx, name)
+		if err != nil {
+			return err
+		}
+		if len(machines) == 0 {
+			return fmt.Errorf("no Machine")
+		}
+		for i := range machines {
+			if c := upToDate(&machines[i]); c == nil || c.Status != metav1.ConditionTrue || c.Reason != "UpToDate" {
+				return fmt.Errorf("Machine %s UpToDate %+v", machines[i].Name, c)
+			}
+		}
+		return nil
+	})
+}
+
+// calledSetMachinesNotUpToDate: each message line is said, "; " between
+// them in the step.
+func (w *world) calledSetMachinesNotUpToDate(ctx context.Context, alias, says string) error {
+	set := w.setAlias(alias)
+	return w.eventually(ctx, "every Machine of "+set+" not up to date", func(ctx context.Context) error {
+		list := &clusterv1.MachineList{}
+		if err := w.h.Client.List(ctx, list, client.InNamespace(w.ns)); err != nil {
+			return err
+		}
+		n := 0
+		for i := range list.Items {
+			m := &list.Items[i]
+			if ref := metav1.GetControllerOf(m); ref == nil || ref.Kind != "MachineSet" || ref.Name != set {
+				continue
+			}
+			n++
+			c := upToDate(m)
+			if c == nil || c.Status != metav1.ConditionFalse || c.Reason != "NotUpToDate" {
+				return fmt.Errorf("Machine %s UpToDate %+v", m.Name, c)
+			}
+			for _, line := range strings.Split(says, "; ") {
+				if !strings.Contains(c.Message, line) {
+					return fmt.Errorf("Machine %s UpToDate message %q does not say %q", m.Name, c.Message, line)
+				}
+			}
+		}
+		if n == 0 {
+			return fmt.Errorf("the MachineSet %s has no Machine", set)
+		}
+		return nil
+	})
+}
