@@ -113,9 +113,12 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
     And the current MachineSet of "md" is called "v1"
     And every Machine of the deployment "md" is up to date
+    And the MachineDeployment "md" reports 2 up-to-date replicas
     When the template of the MachineDeployment "md" is pointed at new templates "v2"
     Then the MachineDeployment "md" has condition "Progressing" with status "True" and reason "WaitingForDeletion"
     And every Machine of the MachineSet called "v1" is not up to date, saying "* SimBootstrapConfig is not up-to-date; * SimMachine is not up-to-date"
+    And the MachineSet called "v1" reports 0 up-to-date replicas
+    And the MachineDeployment "md" reports 0 up-to-date replicas
     And the current MachineSet of "md" is called "v2"
     And the MachineSet called "v2" asks for 0 replicas
     And the MachineSet called "v1" asks for 2 replicas
@@ -132,6 +135,8 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
     And the MachineDeployment "md" reaches phase "Running"
     And every Machine of the deployment "md" is up to date
+    And the MachineSet called "v2" reports 2 up-to-date replicas
+    And the MachineDeployment "md" reports 2 up-to-date replicas
 
   # Cluster API v1.14 reconcileOldMachineSetsOnDelete: an old MachineSet gives up spec.replicas - status.replicas,
   # and status.replicas counts a Machine being deleted, so the replacement waits until the deleted Machine is gone.
@@ -356,13 +361,19 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And the MachineDeployment "md" reports 1 replica, 1 updated and 1 available
 
   # Cluster API v1.14 setWorkersAvailableCondition and setAvailableCondition (cluster_controller_status.go).
+  # Cluster API v1.14 setWorkersReplicas (cluster_controller_status.go): status.workers.
   Scenario: A Cluster's WorkersAvailable and Available follow the Available condition of its MachineDeployments
     Given the Cluster "c1" has condition "WorkersAvailable" with status "True" and reason "NoWorkers"
     And the Cluster "c1" has condition "Available" with status "True" and reason "Available"
+    And the Cluster "c1" reports no workers
     When a MachineDeployment "md1" of 2 Machines
     Then the Cluster "c1" has condition "WorkersAvailable" with status "False" and reason "NotAvailable" and message containing "* MachineDeployment md1: "
     And the Cluster "c1" has condition "Available" with status "False" and reason "NotAvailable" and message containing "* WorkersAvailable: "
+    And the Cluster "c1" reports 2 desired, 2 current, 0 ready, 0 available and 2 up-to-date workers
     When the providers bring every Machine of the deployment "md1" to Running as it comes
     Then the MachineDeployment "md1" reports 2 replicas, 2 updated and 2 available
     And the Cluster "c1" has condition "WorkersAvailable" with status "True" and reason "Available"
     And the Cluster "c1" has condition "Available" with status "True" and reason "Available"
+    And the Cluster "c1" reports 2 desired, 2 current, 2 ready, 2 available and 2 up-to-date workers
+    When the MachineDeployment "md1" is scaled to 3
+    Then the Cluster "c1" reports 3 desired, 3 current, 3 ready, 3 available and 3 up-to-date workers

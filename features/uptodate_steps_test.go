@@ -19,6 +19,74 @@ func registerUpToDateSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^every Machine of the deployment "([^"]*)" is up to date$`, w.deploymentMachinesUpToDate)
 	sc.Step(`^every Machine of the MachineSet called "([^"]*)" is not up to date, saying "([^"]*)"$`, w.calledSetMachinesNotUpToDate)
 	sc.Step(`^every Machine of the deployment "([^"]*)" is updating while its Node's kubelet reports "([^"]*)"$`, w.deploymentMachinesUpdating)
+	sc.Step(`^the MachineDeployment "([^"]*)" reports (\d+) up-to-date replicas?$`, w.deploymentUpToDateReplicas)
+	sc.Step(`^the MachineSet called "([^"]*)" reports (\d+) up-to-date replicas?$`, w.calledSetUpToDateReplicas)
+	sc.Step(`^the Cluster "([^"]*)" reports (\d+) desired, (\d+) current, (\d+) ready, (\d+) available and (\d+) up-to-date workers$`, w.clusterWorkers)
+	sc.Step(`^the Cluster "([^"]*)" reports no workers$`, w.clusterNoWorkers)
+}
+
+func describeWorkers(wk clusterv1.ClusterWorkers) string {
+	n := func(p *int32) string {
+		if p == nil {
+			return "unset"
+		}
+		return fmt.Sprint(*p)
+	}
+	return fmt.Sprintf("%s desired, %s current, %s ready, %s available and %s up-to-date", n(wk.DesiredReplicas), n(wk.Replicas),
+		n(wk.ReadyReplicas), n(wk.AvailableReplicas), n(wk.UpToDateReplicas))
+}
+
+func (w *world) clusterWorkers(ctx context.Context, name string, desired, current, ready, available, upToDate int) error {
+	want := fmt.Sprintf("%d desired, %d current, %d ready, %d available and %d up-to-date", desired, current, ready, available, upToDate)
+	return w.eventually(ctx, "Cluster workers "+want, func(ctx context.Context) error {
+		c := &clusterv1.Cluster{}
+		if err := w.h.Client.Get(ctx, w.key(name), c); err != nil {
+			return err
+		}
+		if got := describeWorkers(c.Status.Workers); got != want {
+			return fmt.Errorf("status.workers %s", got)
+		}
+		return nil
+	})
+}
+
+func (w *world) clusterNoWorkers(ctx context.Context, name string) error {
+	return w.eventually(ctx, "Cluster without workers", func(ctx context.Context) error {
+		c := &clusterv1.Cluster{}
+		if err := w.h.Client.Get(ctx, w.key(name), c); err != nil {
+			return err
+		}
+		if c.Status.Workers != (clusterv1.ClusterWorkers{}) {
+			return fmt.Errorf("status.workers %s", describeWorkers(c.Status.Workers))
+		}
+		return nil
+	})
+}
+
+func (w *world) deploymentUpToDateReplicas(ctx context.Context, name string, n int) error {
+	return w.eventually(ctx, fmt.Sprintf("%s reports %d up-to-date", name, n), func(ctx context.Context) error {
+		md, err := w.deployment(ctx, name)
+		if err != nil {
+			return err
+		}
+		if int(md.Status.UpToDateReplicas) != n {
+			return fmt.Errorf("upToDateReplicas %d", md.Status.UpToDateReplicas)
+		}
+		return nil
+	})
+}
+
+func (w *world) calledSetUpToDateReplicas(ctx context.Context, alias string, n int) error {
+	return w.eventually(ctx, fmt.Sprintf("MachineSet %s reports %d up-to-date", alias, n), func(ctx context.Context) error {
+		ms, err := w.h.MachineSet(ctx, w.ns, w.setAlias(alias))
+		if err != nil {
+			return err
+		}
+		if int(ms.Status.UpToDateReplicas) != n {
+			return fmt.Errorf("upToDateReplicas %d", ms.Status.UpToDateReplicas)
+		}
+		return nil
+	})
 }
 
 // deploymentMachinesUpdating: the simulated kubelets report the version they

@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -60,11 +61,13 @@ type Scope struct {
 	// read only, they may be the cache's own objects.
 	Machines []*clusterv1.Machine
 	// MachineDeployments are the Cluster's (spec.clusterName), unread when
-	// MachineDeploymentsErr says why; MachineSets too, read only while the
-	// Cluster is being deleted.
+	// MachineDeploymentsErr says why; MachineSets too, kept only while the
+	// Cluster is being deleted; StandaloneSets are its MachineSets no
+	// deployment controls, for status.workers.
 	MachineDeployments    []clusterv1.MachineDeployment
 	MachineDeploymentsErr error
 	MachineSets           []clusterv1.MachineSet
+	StandaloneSets        []clusterv1.MachineSet
 	// Client deletes the Cluster's MachineDeployments, MachineSets and
 	// Machines on teardown.
 	Client client.Client
@@ -193,17 +196,22 @@ func (o *Observer) Observe(ctx context.Context, key client.ObjectKey) *Scope {
 			s.MachineDeployments = append(s.MachineDeployments, mds.Items[i])
 		}
 	}
-	if !c.DeletionTimestamp.IsZero() {
-		sets := &clusterv1.MachineSetList{}
-		if err := o.Client.List(ctx, sets, client.InNamespace(key.Namespace)); err != nil {
-			if s.Err == nil {
-				s.Err = fmt.Errorf("list MachineSets: %w", err)
-			}
+	sets := &clusterv1.MachineSetList{}
+	if err := o.Client.List(ctx, sets, client.InNamespace(key.Namespace)); err != nil {
+		if s.Err == nil {
+			s.Err = fmt.Errorf("list MachineSets: %w", err)
 		}
-		for i := range sets.Items {
-			if sets.Items[i].Spec.ClusterName == key.Name {
-				s.MachineSets = append(s.MachineSets, sets.Items[i])
-			}
+	}
+	for i := range sets.Items {
+		ms := &sets.Items[i]
+		if ms.Spec.ClusterName != key.Name {
+			continue
+		}
+		if !c.DeletionTimestamp.IsZero() {
+			s.MachineSets = append(s.MachineSets, *ms)
+		}
+		if ownedByCluster(ms, c) {
+			s.StandaloneSets = append(s.StandaloneSets, *ms)
 		}
 	}
 	return s
@@ -245,6 +253,7 @@ func register(reg *engine.Registry[*Scope]) {
 	reg.Action("DescribeWorkloadCluster", "Say how the Node side is reached: which Secret and API server, since when, and the error.", describe, engine.Pure())
 	reg.Mirror("workers", "WorkersAvailable aggregates the Available condition of the Cluster's MachineDeployments: True (NoWorkers) with none, True (Available) when every one is, otherwise NotAvailable or AvailableUnknown naming those that are not.", mirrorWorkers)
 	reg.Summary(AvailableCondition, "True (Available) when the Cluster is not being deleted and RemoteConnectionProbe, WorkersAvailable and (when set) ControlPlaneAvailable are True; otherwise NotAvailable (AvailableUnknown when none is False) naming each that is not.", summarizeAvailable)
+	reg.Mirror("workerCounts", "status.workers, as Cluster API's setWorkersReplicas: desiredReplicas sums spec.replicas of the MachineDeployments and stand-alone MachineSets, plus one per stand-alone worker Machine; replicas, readyReplicas, availableReplicas and upToDateReplicas count the worker Machines of MachineSets and the stand-alone ones, by their Ready, Available and UpToDate conditions.", mirrorWorkerCounts)
 	reg.Mirror("machines", "status.machines counts the Cluster's Machines (total, Ready, being deleted); MachinesReady is True when every one is Ready; Deleting is False (NotDeleting) until the Cluster is deleted; Paused is False unless a row says otherwise.", mirrorMachines)
 }
 
@@ -345,6 +354,50 @@ func firstNames(names []string, name string, n int) []string {
 		names = names[:n]
 	}
 	return names
+}
+
+// mirrorWorkerCounts is Cluster API's setWorkersReplicas, which sums the
+// counters of the MachineDeployments and stand-alone MachineSets: those
+// count their Machines by the same conditions, so counting the Machines
+// themselves gives the same figures without waiting for the sets' status.
+func mirrorWorkerCounts(s *Scope) {
+	var desired, replicas, ready, available, upToDate int32
+	counted := len(s.MachineDeployments) > 0 || len(s.StandaloneSets) > 0
+	for _, md := range s.MachineDeployments {
+		desired += ptr.Deref(md.Spec.Replicas, 1)
+	}
+	for _, ms := range s.StandaloneSets {
+		desired += ptr.Deref(ms.Spec.Replicas, 1)
+	}
+	for _, m := range s.Machines {
+		if isControlPlane(m) {
+			continue
+		}
+		if ref := metav1.GetControllerOf(m); ref == nil || ref.Kind != "MachineSet" {
+			if !ownedByCluster(m, s.Cluster) {
+				continue
+			}
+			// A stand-alone Machine stands for a wish of one replica.
+			desired++
+		}
+		counted = true
+		replicas++
+		if meta.IsStatusConditionTrue(m.Status.Conditions, clusterv1.ReadyCondition) {
+			ready++
+		}
+		if meta.IsStatusConditionTrue(m.Status.Conditions, clusterv1.AvailableCondition) {
+			available++
+		}
+		if meta.IsStatusConditionTrue(m.Status.Conditions, clusterv1.UpToDateCondition) {
+			upToDate++
+		}
+	}
+	if !counted {
+		s.Cluster.Status.Workers = clusterv1.ClusterWorkers{}
+		return
+	}
+	s.Cluster.Status.Workers = clusterv1.ClusterWorkers{DesiredReplicas: &desired, Replicas: &replicas,
+		ReadyReplicas: &ready, AvailableReplicas: &available, UpToDateReplicas: &upToDate}
 }
 
 // mirrorMachines counts the Machines and summarises their Ready condition,

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
@@ -96,5 +97,60 @@ func TestMachinesReadyNamesTheFirstThreeNotReady(t *testing.T) {
 	}
 	if got := s.Cluster.Status.Machines; got.Total != 6 || got.Ready != 1 {
 		t.Errorf("counts %+v", got)
+	}
+}
+
+// status.workers sums what Cluster API's setWorkersReplicas sums: the
+// deployments' and stand-alone sets' spec.replicas, one per stand-alone
+// worker Machine; the worker Machines of sets and the stand-alone ones by
+// their conditions; control-plane Machines and Machines controlled by
+// something else are not counted.
+func TestWorkerCounts(t *testing.T) {
+	c := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "c1", UID: "c1-uid"}}
+	clusterOwned := []metav1.OwnerReference{{APIVersion: clusterv1.GroupVersion.String(), Kind: "Cluster", Name: "c1", UID: "c1-uid"}}
+	s := &Scope{Cluster: c}
+	mirrorWorkerCounts(s)
+	if w := c.Status.Workers; w != (clusterv1.ClusterWorkers{}) {
+		t.Fatalf("no workers: %+v, want every counter unset", w)
+	}
+	conds := func(types ...string) []metav1.Condition {
+		var out []metav1.Condition
+		for _, t := range types {
+			out = append(out, metav1.Condition{Type: t, Status: metav1.ConditionTrue})
+		}
+		return out
+	}
+	machine := func(name, controllerKind string, cp bool, ready ...string) *clusterv1.Machine {
+		m := &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{}}}
+		m.Status.Conditions = conds(ready...)
+		if controllerKind != "" {
+			m.OwnerReferences = []metav1.OwnerReference{{APIVersion: clusterv1.GroupVersion.String(), Kind: controllerKind, Name: "x", UID: "x", Controller: ptr.To(true)}}
+		} else {
+			m.OwnerReferences = clusterOwned
+		}
+		if cp {
+			m.Labels[clusterv1.ControlPlaneLabel] = ""
+		}
+		return m
+	}
+	md := clusterv1.MachineDeployment{}
+	md.Spec.Replicas = ptr.To[int32](3)
+	ms := clusterv1.MachineSet{}
+	ms.Spec.Replicas = ptr.To[int32](2)
+	s.MachineDeployments, s.StandaloneSets = []clusterv1.MachineDeployment{md}, []clusterv1.MachineSet{ms}
+	s.Machines = []*clusterv1.Machine{
+		machine("d1", "MachineSet", false, clusterv1.ReadyCondition, clusterv1.AvailableCondition, clusterv1.UpToDateCondition),
+		machine("d2", "MachineSet", false, clusterv1.ReadyCondition),
+		machine("s1", "MachineSet", false),
+		machine("alone", "", false, clusterv1.ReadyCondition, clusterv1.AvailableCondition),
+		machine("cp", "", true, clusterv1.ReadyCondition),
+		machine("pool", "MachinePool", false, clusterv1.ReadyCondition),
+	}
+	mirrorWorkerCounts(s)
+	got := c.Status.Workers
+	want := "desired 6 replicas 4 ready 3 available 2 upToDate 1"
+	if g := fmt.Sprintf("desired %d replicas %d ready %d available %d upToDate %d", *got.DesiredReplicas, *got.Replicas,
+		*got.ReadyReplicas, *got.AvailableReplicas, *got.UpToDateReplicas); g != want {
+		t.Errorf("%s, want %s", g, want)
 	}
 }

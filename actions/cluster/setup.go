@@ -18,7 +18,9 @@ import (
 	"github.com/krtt-dev/krtt/reconciler"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -119,11 +121,13 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error
 		Watches(&clusterv1.Machine{}, reconciler.EnqueueCoalesced(machineCountDelay, held(machineToCluster))).
 		// A Cluster being deleted waits for its MachineDeployments and
 		// MachineSets to go; WorkersAvailable follows a deployment's
-		// arrival and its Available condition. Their other changes
+		// arrival and its Available condition, status.workers its
+		// spec.replicas and a stand-alone set's. Their other changes
 		// (status on every Machine change in a rollout) tell the Cluster
 		// nothing its Machine counts do not.
-		Watches(&clusterv1.MachineDeployment{}, handler.EnqueueRequestsFromMapFunc(held(machineDeploymentToCluster)), builder.WithPredicates(availabilityChanged())).
-		Watches(&clusterv1.MachineSet{}, handler.EnqueueRequestsFromMapFunc(held(machineSetToCluster)), builder.WithPredicates(gone())).
+		Watches(&clusterv1.MachineDeployment{}, handler.EnqueueRequestsFromMapFunc(held(machineDeploymentToCluster)),
+			builder.WithPredicates(predicate.Or(availabilityChanged(), replicasChanged(false)))).
+		Watches(&clusterv1.MachineSet{}, handler.EnqueueRequestsFromMapFunc(held(machineSetToCluster)), builder.WithPredicates(predicate.Or(gone(), replicasChanged(true)))).
 		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(held(secretToCluster)), builder.WithPredicates(remote.KubeconfigSecrets())).
 		WatchesRawSource(source.Channel(opts.Clusters.Subscribe(), &handler.EnqueueRequestForObject{}))
 	return r.Setup(mgr, b, workers, w)
@@ -147,6 +151,32 @@ func availabilityChanged() predicate.Predicate {
 			return a.Status != b.Status || a.Reason != b.Reason || a.Message != b.Message
 		},
 		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
+}
+
+// replicasChanged passes the updates that change spec.replicas; with
+// standaloneOnly, only of objects no controller owns (a MachineSet of a
+// MachineDeployment counts through its deployment).
+func replicasChanged(standaloneOnly bool) predicate.Predicate {
+	replicas := func(obj client.Object) *int32 {
+		switch o := obj.(type) {
+		case *clusterv1.MachineDeployment:
+			return o.Spec.Replicas
+		case *clusterv1.MachineSet:
+			return o.Spec.Replicas
+		}
+		return nil
+	}
+	return predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			if standaloneOnly && metav1.GetControllerOf(e.ObjectNew) != nil {
+				return false
+			}
+			return !ptr.Equal(replicas(e.ObjectOld), replicas(e.ObjectNew))
+		},
 	}
 }
 

@@ -110,6 +110,9 @@ func (o *Observer) readSets(ctx context.Context, s *Scope) {
 		set := &Set{MS: ms, Revision: Revision(ms)}
 		for _, m := range byOwner[string(ms.UID)] {
 			set.Total++
+			if meta.IsStatusConditionTrue(m.Status.Conditions, clusterv1.UpToDateCondition) {
+				set.UpToDate++
+			}
 			if !m.DeletionTimestamp.IsZero() {
 				continue
 			}

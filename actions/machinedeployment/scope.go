@@ -55,10 +55,11 @@ type Scope struct {
 type Set struct {
 	MS *clusterv1.MachineSet
 	// Total: every Machine of the set, being deleted included. Live: not
-	// being deleted. Ready: live and Ready. Available: Ready for the
-	// deployment's minReadySeconds.
-	Total, Live, Ready, Available int
-	Revision                      int64
+	// being deleted. Ready: live and Ready. Available: live and Available.
+	// UpToDate: with the UpToDate condition True, being deleted or not (as
+	// Cluster API's MachineSet counts it).
+	Total, Live, Ready, Available, UpToDate int
+	Revision                                int64
 }
 
 // Spec is the set's spec.replicas.
@@ -125,7 +126,7 @@ func (s *Scope) Strategy() clusterv1.MachineDeploymentStrategyType {
 }
 
 // Totals sums the sets' counts.
-type Totals struct{ Size, Total, Live, Ready, Available, OldSpec, OldTotal int }
+type Totals struct{ Size, Total, Live, Ready, Available, UpToDate, OldSpec, OldTotal int }
 
 // Totals sums every set's counts, and the old sets' replicas and Machines.
 func (s *Scope) Totals() Totals {
@@ -136,6 +137,7 @@ func (s *Scope) Totals() Totals {
 		t.Live += set.Live
 		t.Ready += set.Ready
 		t.Available += set.Available
+		t.UpToDate += set.UpToDate
 	}
 	for _, set := range s.Old {
 		t.OldSpec += set.Spec()

@@ -71,12 +71,7 @@ func (o *Observer) Observe(ctx context.Context, key client.ObjectKey, now time.T
 	o.claim(ctx, s)
 	s.Counts = count(s.Owned, ms)
 	s.OutOfSync = outOfSync(ms, s.Owned)
-	s.Counts.UpToDate = s.Counts.Live
-	for _, m := range s.OutOfSync {
-		if m.DeletionTimestamp.IsZero() {
-			s.Counts.UpToDate--
-		}
-	}
+	s.Counts.UpToDate = upToDate(ms, s.Owned, s.OutOfSync)
 	return s
 }
 
@@ -231,6 +226,34 @@ func count(owned []*clusterv1.Machine, ms *clusterv1.MachineSet) Counts {
 		}
 	}
 	return c
+}
+
+// upToDate counts a deployment's set's Machines whose UpToDate condition is
+// True, being deleted or not, as Cluster API does. A stand-alone set's
+// Machines have no such condition (Cluster API's set counts none): it counts
+// its live Machines in sync with its template in place.
+func upToDate(ms *clusterv1.MachineSet, owned, outOfSync []*clusterv1.Machine) int {
+	if ref := metav1.GetControllerOf(ms); ref != nil && ref.Kind == "MachineDeployment" {
+		n := 0
+		for _, m := range owned {
+			if meta.IsStatusConditionTrue(m.Status.Conditions, clusterv1.UpToDateCondition) {
+				n++
+			}
+		}
+		return n
+	}
+	n := 0
+	for _, m := range owned {
+		if m.DeletionTimestamp.IsZero() {
+			n++
+		}
+	}
+	for _, m := range outOfSync {
+		if m.DeletionTimestamp.IsZero() {
+			n--
+		}
+	}
+	return n
 }
 
 func fullyLabeled(ms *clusterv1.MachineSet, m *clusterv1.Machine) bool {

@@ -223,3 +223,27 @@ func TestMatches(t *testing.T) {
 		t.Error("a Machine with another label value does not match")
 	}
 }
+
+// A deployment's set counts its Machines' UpToDate condition (those being
+// deleted too), as Cluster API's; a stand-alone set, whose Machines have
+// none, counts its live Machines in sync with its template.
+func TestUpToDateCount(t *testing.T) {
+	cond := func(status metav1.ConditionStatus) opt {
+		return func(m *clusterv1.Machine) {
+			m.Status.Conditions = append(m.Status.Conditions, metav1.Condition{Type: clusterv1.UpToDateCondition, Status: status})
+		}
+	}
+	owned := []*clusterv1.Machine{machine("a", 1, cond(metav1.ConditionTrue)), machine("b", 2, cond(metav1.ConditionFalse)),
+		machine("c", 3, cond(metav1.ConditionTrue), deleting), machine("d", 4)}
+	ms := set(4, "")
+	if got := upToDate(ms, owned, owned[3:]); got != 2 {
+		t.Errorf("stand-alone set, d out of sync: %d up to date, want 2 (a and b; c is being deleted)", got)
+	}
+	ms.OwnerReferences = []metav1.OwnerReference{{APIVersion: clusterv1.GroupVersion.String(), Kind: "MachineDeployment", Name: "md", UID: "md-uid", Controller: ptr.To(true)}}
+	if got := upToDate(ms, owned, owned[3:]); got != 2 {
+		t.Errorf("a deployment's set: %d up to date, want 2 (a, and c being deleted)", got)
+	}
+	if got := upToDate(ms, owned[1:2], nil); got != 0 {
+		t.Errorf("a deployment's old set: %d up to date, want 0", got)
+	}
+}

@@ -90,6 +90,12 @@ type ClusterStatus struct {
 	// +optional
 	Machines ClusterMachines `json:"machines,omitempty,omitzero"`
 
+	// workers counts the Cluster's worker Machines as Cluster API's
+	// status.workers does: those of its MachineDeployments and stand-alone
+	// MachineSets, and its stand-alone worker Machines.
+	// +optional
+	Workers ClusterWorkers `json:"workers,omitempty,omitzero"`
+
 	// conditions describe the current state of the Cluster:
 	// WorkloadClusterReachable (how the Node side is reached: Connected,
 	// SelfHosted, Unreachable, NoAccess) and MachinesReady.
@@ -112,6 +118,30 @@ type ClusterMachines struct {
 	// deleting is the number of those being deleted.
 	// +optional
 	Deleting int32 `json:"deleting"`
+}
+
+// ClusterWorkers counts a Cluster's worker Machines; every counter is unset
+// while the Cluster has no MachineDeployment, stand-alone MachineSet or
+// stand-alone worker Machine.
+type ClusterWorkers struct {
+	// desiredReplicas is the sum of spec.replicas of the MachineDeployments
+	// and stand-alone MachineSets, plus one for each stand-alone worker
+	// Machine.
+	// +optional
+	DesiredReplicas *int32 `json:"desiredReplicas,omitempty"`
+	// replicas counts the worker Machines, being deleted included.
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+	// readyReplicas counts those whose Ready condition is True.
+	// +optional
+	ReadyReplicas *int32 `json:"readyReplicas,omitempty"`
+	// availableReplicas counts those whose Available condition is True.
+	// +optional
+	AvailableReplicas *int32 `json:"availableReplicas,omitempty"`
+	// upToDateReplicas counts those whose UpToDate condition is True (only
+	// Machines of a MachineDeployment have it).
+	// +optional
+	UpToDateReplicas *int32 `json:"upToDateReplicas,omitempty"`
 }
 
 // Cluster groups Machines; pausing it pauses all of them.

@@ -192,6 +192,12 @@ type MachineDeploymentStatus struct {
 	// +optional
 	AvailableReplicas int32 `json:"availableReplicas,omitempty"`
 
+	// upToDateReplicas counts the Machines whose UpToDate condition is True
+	// (their MachineSet's template is the deployment's), those being
+	// deleted included, as Cluster API's does.
+	// +optional
+	UpToDateReplicas int32 `json:"upToDateReplicas,omitempty"`
+
 	// unavailableReplicas is spec.replicas minus availableReplicas (0 at
 	// least).
 	// +optional

@@ -152,11 +152,13 @@ type MachineSetStatus struct {
 	// +optional
 	AvailableReplicas int32 `json:"availableReplicas,omitempty"`
 
-	// upToDateReplicas counts the owned Machines not being deleted that
-	// carry what the template gives a Machine in place (its labels,
-	// annotations, readiness gates, deletion and health settings). A
-	// MachineSet never
-	// replaces a Machine to bring it up to date.
+	// upToDateReplicas counts, for a set of a MachineDeployment, its
+	// Machines whose UpToDate condition is True (being deleted included), as
+	// Cluster API's; for a stand-alone set, whose Machines have no such
+	// condition, the owned Machines not being deleted that carry what the
+	// template gives a Machine in place (its labels, annotations, readiness
+	// gates, minReadySeconds, deletion and health settings). A MachineSet
+	// never replaces a Machine to bring it up to date.
 	// +optional
 	UpToDateReplicas int32 `json:"upToDateReplicas,omitempty"`
 
