@@ -361,19 +361,25 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And the MachineDeployment "md" reports 1 replica, 1 updated and 1 available
 
   # Cluster API v1.14 setWorkersAvailableCondition and setAvailableCondition (cluster_controller_status.go).
-  # Cluster API v1.14 setWorkersReplicas (cluster_controller_status.go): status.workers.
+  # Cluster API v1.14 setWorkersReplicas, setWorkerMachinesReadyCondition and setWorkerMachinesUpToDateCondition
+  # (cluster_controller_status.go): status.workers and the aggregates of the worker Machines.
   Scenario: A Cluster's WorkersAvailable and Available follow the Available condition of its MachineDeployments
     Given the Cluster "c1" has condition "WorkersAvailable" with status "True" and reason "NoWorkers"
     And the Cluster "c1" has condition "Available" with status "True" and reason "Available"
     And the Cluster "c1" reports no workers
+    And the Cluster "c1" has condition "WorkerMachinesReady" with status "True" and reason "NoReplicas"
+    And the Cluster "c1" has condition "ControlPlaneMachinesReady" with status "True" and reason "NoReplicas"
     When a MachineDeployment "md1" of 2 Machines
     Then the Cluster "c1" has condition "WorkersAvailable" with status "False" and reason "NotAvailable" and message containing "* MachineDeployment md1: "
     And the Cluster "c1" has condition "Available" with status "False" and reason "NotAvailable" and message containing "* WorkersAvailable: "
     And the Cluster "c1" reports 2 desired, 2 current, 0 ready, 0 available and 2 up-to-date workers
+    And the Cluster "c1" has condition "WorkerMachinesReady" with status "False" and reason "NotReady" and message containing "* Machines md1-"
+    And the Cluster "c1" has condition "WorkerMachinesUpToDate" with status "True" and reason "UpToDate"
     When the providers bring every Machine of the deployment "md1" to Running as it comes
     Then the MachineDeployment "md1" reports 2 replicas, 2 updated and 2 available
     And the Cluster "c1" has condition "WorkersAvailable" with status "True" and reason "Available"
     And the Cluster "c1" has condition "Available" with status "True" and reason "Available"
     And the Cluster "c1" reports 2 desired, 2 current, 2 ready, 2 available and 2 up-to-date workers
+    And the Cluster "c1" has condition "WorkerMachinesReady" with status "True" and reason "Ready"
     When the MachineDeployment "md1" is scaled to 3
     Then the Cluster "c1" reports 3 desired, 3 current, 3 ready, 3 available and 3 up-to-date workers

@@ -55,6 +55,8 @@ type Scope struct {
 	Key         client.ObjectKey
 	Found       bool
 	Cluster     *clusterv1.Cluster
+	// Now is the reconcile's clock reading.
+	Now time.Time
 	// Workload is how the Node side was reached.
 	Workload remote.Connection
 	// Machines are the Cluster's Machines (by the cluster-name label):
@@ -253,6 +255,7 @@ func register(reg *engine.Registry[*Scope]) {
 	reg.Action("DescribeWorkloadCluster", "Say how the Node side is reached: which Secret and API server, since when, and the error.", describe, engine.Pure())
 	reg.Mirror("workers", "WorkersAvailable aggregates the Available condition of the Cluster's MachineDeployments: True (NoWorkers) with none, True (Available) when every one is, otherwise NotAvailable or AvailableUnknown naming those that are not.", mirrorWorkers)
 	reg.Summary(AvailableCondition, "True (Available) when the Cluster is not being deleted and RemoteConnectionProbe, WorkersAvailable and (when set) ControlPlaneAvailable are True; otherwise NotAvailable (AvailableUnknown when none is False) naming each that is not.", summarizeAvailable)
+	reg.Mirror("machineAggregates", "ControlPlaneMachinesReady, WorkerMachinesReady, ControlPlaneMachinesUpToDate and WorkerMachinesUpToDate aggregate the Ready and UpToDate conditions of the control-plane and worker Machines as Cluster API's: True (NoReplicas) with none; False (NotReady, NotUpToDate) when one is False, Unknown (ReadyUnknown, UpToDateUnknown) when one is Unknown or has not reported it, with a \"* Machine(s) <names>: <message>\" line per message; a Machine younger than 10s without UpToDate is left out of the UpToDate ones.", mirrorMachineAggregates)
 	reg.Mirror("workerCounts", "status.workers, as Cluster API's setWorkersReplicas: desiredReplicas sums spec.replicas of the MachineDeployments and stand-alone MachineSets, plus one per stand-alone worker Machine; replicas, readyReplicas, availableReplicas and upToDateReplicas count the worker Machines of MachineSets and the stand-alone ones, by their Ready, Available and UpToDate conditions.", mirrorWorkerCounts)
 	reg.Mirror("machines", "status.machines counts the Cluster's Machines (total, Ready, being deleted); MachinesReady is True when every one is Ready; Deleting is False (NotDeleting) until the Cluster is deleted; Paused is False unless a row says otherwise.", mirrorMachines)
 }

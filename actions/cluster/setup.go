@@ -51,8 +51,9 @@ func Spec(set *engine.TableSet, c client.Client, conns Connections, w *reconcile
 		Finalizer:        clusterv1.ClusterFinalizer,
 		LegacyFinalizers: []string{clusterv1.LegacyClusterFinalizer},
 		ObserveTimeout:   observeTimeout,
-		Observe: func(ctx context.Context, key client.ObjectKey, _ time.Time) reconciler.Observation[*clusterv1.Cluster, *Scope] {
+		Observe: func(ctx context.Context, key client.ObjectKey, now time.Time) reconciler.Observation[*clusterv1.Cluster, *Scope] {
 			s := obs.Observe(ctx, key)
+			s.Now = now
 			return reconciler.Observation[*clusterv1.Cluster, *Scope]{Env: s, Object: s.Cluster, Found: s.Found, Err: s.Err}
 		},
 	}
