@@ -118,6 +118,7 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     Then the MachineDeployment "md" has condition "Progressing" with status "True" and reason "WaitingForDeletion"
     And every Machine of the MachineSet called "v1" is not up to date, saying "* SimBootstrapConfig is not up-to-date; * SimMachine is not up-to-date"
     And the MachineSet called "v1" reports 0 up-to-date replicas
+    And the MachineSet called "v1" has condition "MachinesUpToDate" with status "False" and reason "NotUpToDate" and message containing "* SimMachine is not up-to-date"
     And the MachineDeployment "md" reports 0 up-to-date replicas
     And the current MachineSet of "md" is called "v2"
     And the MachineSet called "v2" asks for 0 replicas
@@ -136,6 +137,7 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And the MachineDeployment "md" reaches phase "Running"
     And every Machine of the deployment "md" is up to date
     And the MachineSet called "v2" reports 2 up-to-date replicas
+    And the MachineSet called "v2" has condition "MachinesUpToDate" with status "True" and reason "UpToDate" and message containing ""
     And the MachineDeployment "md" reports 2 up-to-date replicas
 
   # Cluster API v1.14 reconcileOldMachineSetsOnDelete: an old MachineSet gives up spec.replicas - status.replicas,

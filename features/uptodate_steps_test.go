@@ -23,6 +23,11 @@ func registerUpToDateSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^the MachineSet called "([^"]*)" reports (\d+) up-to-date replicas?$`, w.calledSetUpToDateReplicas)
 	sc.Step(`^the Cluster "([^"]*)" reports (\d+) desired, (\d+) current, (\d+) ready, (\d+) available and (\d+) up-to-date workers$`, w.clusterWorkers)
 	sc.Step(`^the Cluster "([^"]*)" reports no workers$`, w.clusterNoWorkers)
+	sc.Step(`^the MachineSet called "([^"]*)" has condition "([^"]*)" with status "([^"]*)" and reason "([^"]*)" and message containing "([^"]*)"$`, w.calledSetCondition)
+}
+
+func (w *world) calledSetCondition(ctx context.Context, alias, ctype, status, reason, msg string) error {
+	return w.setCondition(ctx, w.setAlias(alias), ctype, status, reason, msg)
 }
 
 func describeWorkers(wk clusterv1.ClusterWorkers) string {

@@ -154,38 +154,3 @@ func TestWorkerCounts(t *testing.T) {
 		t.Errorf("%s, want %s", g, want)
 	}
 }
-
-// The Machine aggregates follow Cluster API's merge: False beats Unknown
-// beats True, a missing condition is Unknown, and the message groups the
-// Machines by message, issues first, three names and three messages at most.
-func TestAggregate(t *testing.T) {
-	m := func(name string, conds ...metav1.Condition) *clusterv1.Machine {
-		return &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: clusterv1.MachineStatus{Conditions: conds}}
-	}
-	ready := func(s metav1.ConditionStatus, msg string) metav1.Condition {
-		return metav1.Condition{Type: clusterv1.ReadyCondition, Status: s, Message: msg}
-	}
-	for _, tc := range []struct {
-		name     string
-		machines []*clusterv1.Machine
-		want     string
-	}{
-		{"none", nil, "True NoReplicas "},
-		{"all Ready", []*clusterv1.Machine{m("a", ready("True", "")), m("b", ready("True", ""))}, "True Ready "},
-		{"one not reported", []*clusterv1.Machine{m("a", ready("True", "")), m("b")}, "Unknown ReadyUnknown * Machine b: Condition Ready not yet reported"},
-		{"issues first, grouped by message", []*clusterv1.Machine{
-			m("u", ready("Unknown", "* NodeHealthy: Node unreachable")),
-			m("b", ready("False", "* NodeHealthy: Node not ready")), m("a", ready("False", "* NodeHealthy: Node not ready")),
-			m("c", ready("False", "* InfrastructureReady: gone\n* NodeHealthy: gone")),
-		}, "False NotReady * Machines a, b: * NodeHealthy: Node not ready\n* Machine c:\n  * InfrastructureReady: gone\n  * NodeHealthy: gone\n* Machine u: * NodeHealthy: Node unreachable"},
-		{"many", []*clusterv1.Machine{
-			m("m1", ready("False", "x")), m("m2", ready("False", "x")), m("m3", ready("False", "x")), m("m4", ready("False", "x")),
-			m("n1", ready("False", "y")), m("n2", ready("False", "z")), m("n3", ready("False", "w")), m("n4", ready("Unknown", "v")),
-		}, "False NotReady * Machines m1, m2, m3, ... (1 more): x\n* Machine n1: y\n* Machine n2: z\nAnd 2 more Machines"},
-	} {
-		c := aggregate(tc.machines, clusterv1.ReadyCondition, WorkerMachinesReadyCondition, readyReasons, 1)
-		if got := string(c.Status) + " " + c.Reason + " " + c.Message; got != tc.want {
-			t.Errorf("%s:\n%q\nwant\n%q", tc.name, got, tc.want)
-		}
-	}
-}

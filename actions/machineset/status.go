@@ -21,6 +21,25 @@ func registerStatus(r *engine.Registry[*Scope]) {
 	r.Mirror("replicaCounts", "status.replicas (every Machine of the set, being deleted included), readyReplicas, availableReplicas, upToDateReplicas, fullyLabeledReplicas, failedReplicas and selector from the set's Machines.", mirrorCounts)
 	r.Mirror("replicaConditions", "ScalingUp, ScalingDown, Deleting and Remediating say what the counts show; Paused is False unless a row says otherwise.", mirrorConditions)
 	r.Summary(clusterv1.MachinesReadyCondition, "True when every Machine of the set that is not being deleted is Ready; otherwise names those that are not.", summarizeMachinesReady)
+	r.Summary(clusterv1.MachinesUpToDateCondition, "For a set of a MachineDeployment, the aggregate of its Machines' UpToDate condition as Cluster API's setMachinesUpToDateCondition (NoReplicas, UpToDate, NotUpToDate, UpToDateUnknown; a Machine younger than 10s without the condition left out); absent on a stand-alone set, whose Machines have none.", summarizeMachinesUpToDate)
+}
+
+// summarizeMachinesUpToDate: Cluster API's stand-alone set would report its
+// Machines' missing conditions as Unknown for good; krtt leaves the
+// condition out there (upToDateReplicas says how many follow the template).
+func summarizeMachinesUpToDate(s *Scope) {
+	if ref := metav1.GetControllerOf(s.Set); ref == nil || ref.Kind != "MachineDeployment" {
+		meta.RemoveStatusCondition(&s.Set.Status.Conditions, clusterv1.MachinesUpToDateCondition)
+		return
+	}
+	var counted []*clusterv1.Machine
+	for _, m := range s.Owned {
+		if reconciler.CountsForUpToDate(m, s.Now) {
+			counted = append(counted, m)
+		}
+	}
+	meta.SetStatusCondition(&s.Set.Status.Conditions,
+		reconciler.AggregateMachines(counted, clusterv1.UpToDateCondition, clusterv1.MachinesUpToDateCondition, reconciler.UpToDateReasons, s.Set.Generation))
 }
 
 func mirrorCounts(s *Scope) {

@@ -207,7 +207,8 @@ const (
 )
 
 // Condition types set on MachineDeployments (Paused, Deleting, ScalingUp,
-// ScalingDown and MachinesReady too).
+// ScalingDown and MachinesReady too); MachineSets of a MachineDeployment
+// have MachinesUpToDate too.
 const (
 	AvailableCondition        = "Available"
 	ProgressingCondition      = "Progressing"
