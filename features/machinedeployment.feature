@@ -127,7 +127,7 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And the MachineSet called "v1" has the annotation "machineset.cluster.krtt.dev/disable-machine-create" = "true"
     And the MachineSet called "v2" has the annotation "machineset.cluster.krtt.dev/disable-machine-create" = "false"
     And the MachineDeployment "md" reaches phase "Running"
-    And the MachineDeployment "md" has condition "MachinesUpToDate" with status "False" and reason "NotUpToDate" and message containing "2 of 2 Machines are not of the current template"
+    And the MachineDeployment "md" has condition "MachinesUpToDate" with status "False" and reason "NotUpToDate" and message containing "* SimMachine is not up-to-date"
     When a user deletes an old Machine of the deployment "md"
     Then the MachineSet called "v1" asks for 1 replica
     And the MachineSet called "v2" asks for 1 replica

@@ -109,6 +109,7 @@ func (o *Observer) readSets(ctx context.Context, s *Scope) {
 		}
 		set := &Set{MS: ms, Revision: Revision(ms)}
 		for _, m := range byOwner[string(ms.UID)] {
+			s.Machines = append(s.Machines, m)
 			set.Total++
 			if meta.IsStatusConditionTrue(m.Status.Conditions, clusterv1.UpToDateCondition) {
 				set.UpToDate++

@@ -38,6 +38,8 @@ type Scope struct {
 	Sets []*Set
 	New  *Set
 	Old  []*Set
+	// Machines are the Machines of those sets, being deleted included.
+	Machines []*clusterv1.Machine
 
 	// Progressed: the counts or the generation changed since the status
 	// was last written.

@@ -19,7 +19,7 @@ func registerStatus(r *engine.Registry[*Scope]) {
 	r.Mirror("phase", "status.phase compares the Machines (being deleted included) with spec.replicas: Running when equal, ScalingUp when fewer, ScalingDown when more or while the deployment is deleted, Unknown when they could not be read.", mirrorPhase)
 	r.Mirror("replicaCounts", "status.replicas (every Machine, being deleted included), updatedReplicas (the current MachineSet's Machines not being deleted), readyReplicas, availableReplicas, upToDateReplicas (Machines whose UpToDate condition is True), unavailableReplicas, selector, and progressTime when the counts or the generation changed.", mirrorCounts)
 	r.Mirror("availability", "Available is True when at least spec.replicas - maxUnavailable Machines are available (spec.replicas for Recreate and OnDelete); Deleting says how many Machines (or MachineSets) a deployment being deleted waits for; Paused is False unless a row says otherwise.", mirrorConditions)
-	r.Mirror("machineConditions", "ScalingUp and ScalingDown compare the Machines with spec.replicas (0 while deleting; a missing template blocks the scale-up); RollingOut and MachinesUpToDate count the Machines not of the current MachineSet; MachinesReady the Machines not Ready.", mirrorMachineConditions)
+	r.Mirror("machineConditions", "ScalingUp and ScalingDown compare the Machines with spec.replicas (0 while deleting; a missing template blocks the scale-up); RollingOut counts the Machines not of the current MachineSet; MachinesUpToDate aggregates the Machines' UpToDate condition as Cluster API's (a Machine younger than 10s without it left out); MachinesReady counts the Machines not Ready.", mirrorMachineConditions)
 }
 
 // mirrorPhase is Cluster API's setPhase: a count, not a state, so a surge
@@ -97,9 +97,10 @@ func mirrorConditions(s *Scope) {
 // mirrorMachineConditions words the conditions Cluster API's updateStatus
 // computes from the MachineSets and Machines (setScalingUpCondition,
 // setScalingDownCondition, setRollingOutCondition, setMachinesReadyCondition,
-// setMachinesUpToDateCondition). A Machine is up to date when it belongs to
-// the current template's MachineSet; one being deleted still counts, as it
-// is still there (and not Ready).
+// setMachinesUpToDateCondition). RollingOut counts the Machines not of the
+// current template's MachineSet, one being deleted included, as it is still
+// there (and not Ready); MachinesUpToDate aggregates the Machines' own
+// UpToDate condition, which says the same per Machine.
 func mirrorMachineConditions(s *Scope) {
 	t := s.Totals()
 	up, down := reconciler.ScalingConditions(s.MD, t.Total, s.Replicas(), t.Total-t.Live, blockedBy(s.MissingTemplates))
@@ -111,16 +112,17 @@ func mirrorMachineConditions(s *Scope) {
 	}
 	if old := t.Total - current; old > 0 {
 		setCondition(s, clusterv1.RollingOutCondition, metav1.ConditionTrue, "RollingOut", fmt.Sprintf("Rolling out %d not up-to-date replicas", old))
-		setCondition(s, clusterv1.MachinesUpToDateCondition, metav1.ConditionFalse, "NotUpToDate",
-			fmt.Sprintf("%d of %d Machines are not of the current template", old, t.Total))
 	} else {
 		setCondition(s, clusterv1.RollingOutCondition, metav1.ConditionFalse, "NotRollingOut", "")
-		if t.Total == 0 {
-			setCondition(s, clusterv1.MachinesUpToDateCondition, metav1.ConditionTrue, "NoReplicas", "")
-		} else {
-			setCondition(s, clusterv1.MachinesUpToDateCondition, metav1.ConditionTrue, "UpToDate", "")
+	}
+	var counted []*clusterv1.Machine
+	for _, m := range s.Machines {
+		if reconciler.CountsForUpToDate(m, s.Now) {
+			counted = append(counted, m)
 		}
 	}
+	meta.SetStatusCondition(&s.MD.Status.Conditions,
+		reconciler.AggregateMachines(counted, clusterv1.UpToDateCondition, clusterv1.MachinesUpToDateCondition, reconciler.UpToDateReasons, s.MD.Generation))
 	meta.SetStatusCondition(&s.MD.Status.Conditions, reconciler.MachinesReadyCondition(s.MD, t.Ready, t.Total, ""))
 }
 
