@@ -40,24 +40,3 @@ func ScalingConditions(obj metav1.Object, current, desired, deleting int, blocke
 	}
 	return up, down
 }
-
-// MachinesReadyCondition is the MachinesReady condition of a MachineSet or a
-// MachineDeployment as Cluster API's setMachinesReadyCondition reasons it:
-// True NoReplicas with no Machine counted, True Ready when each counted is
-// Ready, False NotReady otherwise. The message counts them; notReady, when
-// not empty, names those that are not.
-func MachinesReadyCondition(obj metav1.Object, ready, counted int, notReady string) metav1.Condition {
-	c := metav1.Condition{Type: clusterv1.MachinesReadyCondition, Status: metav1.ConditionTrue, Reason: "Ready", ObservedGeneration: obj.GetGeneration()}
-	switch {
-	case counted == 0:
-		c.Reason = "NoReplicas"
-		return c
-	case ready < counted:
-		c.Status, c.Reason = metav1.ConditionFalse, "NotReady"
-	}
-	c.Message = fmt.Sprintf("%d of %d Machines Ready", ready, counted)
-	if notReady != "" && ready < counted {
-		c.Message += "; not Ready: " + notReady
-	}
-	return c
-}

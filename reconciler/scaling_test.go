@@ -40,22 +40,3 @@ func TestScalingConditions(t *testing.T) {
 		}
 	}
 }
-
-func TestMachinesReadyCondition(t *testing.T) {
-	set := &clusterv1.MachineSet{ObjectMeta: metav1.ObjectMeta{Generation: 4}}
-	for _, tc := range []struct {
-		ready, counted int
-		notReady       string
-		want           string
-	}{
-		{0, 0, "", "True NoReplicas "},
-		{2, 2, "", "True Ready 2 of 2 Machines Ready"},
-		{1, 3, "b, c", "False NotReady 1 of 3 Machines Ready; not Ready: b, c"},
-		{1, 3, "", "False NotReady 1 of 3 Machines Ready"},
-	} {
-		c := MachinesReadyCondition(set, tc.ready, tc.counted, tc.notReady)
-		if got := string(c.Status) + " " + c.Reason + " " + c.Message; got != tc.want || c.ObservedGeneration != 4 || c.Type != clusterv1.MachinesReadyCondition {
-			t.Errorf("MachinesReadyCondition(%d, %d, %q) = %q (generation %d), want %q", tc.ready, tc.counted, tc.notReady, got, c.ObservedGeneration, tc.want)
-		}
-	}
-}

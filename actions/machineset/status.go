@@ -20,7 +20,7 @@ import (
 func registerStatus(r *engine.Registry[*Scope]) {
 	r.Mirror("replicaCounts", "status.replicas (every Machine of the set, being deleted included), readyReplicas, availableReplicas, upToDateReplicas, fullyLabeledReplicas, failedReplicas and selector from the set's Machines.", mirrorCounts)
 	r.Mirror("replicaConditions", "ScalingUp, ScalingDown, Deleting and Remediating say what the counts show; Paused is False unless a row says otherwise.", mirrorConditions)
-	r.Summary(clusterv1.MachinesReadyCondition, "True when every Machine of the set that is not being deleted is Ready; otherwise names those that are not.", summarizeMachinesReady)
+	r.Summary(clusterv1.MachinesReadyCondition, "The aggregate of the Machines' Ready condition, those being deleted included, as Cluster API's setMachinesReadyCondition (NoReplicas, Ready, NotReady, ReadyUnknown, with a line per message naming the Machines); Unknown (ClusterNotFound) for a set without Machines whose Cluster does not exist.", summarizeMachinesReady)
 	r.Summary(clusterv1.MachinesUpToDateCondition, "For a set of a MachineDeployment, the aggregate of its Machines' UpToDate condition as Cluster API's setMachinesUpToDateCondition (NoReplicas, UpToDate, NotUpToDate, UpToDateUnknown; a Machine younger than 10s without the condition left out); absent on a stand-alone set, whose Machines have none.", summarizeMachinesUpToDate)
 }
 
@@ -93,11 +93,6 @@ func summarizeMachinesReady(s *Scope) {
 			fmt.Sprintf("The set has no Machine: the Cluster %s named in spec.clusterName does not exist", s.Set.Spec.ClusterName))
 		return
 	}
-	var notReady []*clusterv1.Machine
-	for _, m := range s.Owned {
-		if m.DeletionTimestamp.IsZero() && !meta.IsStatusConditionTrue(m.Status.Conditions, clusterv1.ReadyCondition) {
-			notReady = append(notReady, m)
-		}
-	}
-	meta.SetStatusCondition(&s.Set.Status.Conditions, reconciler.MachinesReadyCondition(s.Set, s.Counts.Ready, s.Counts.Live, names(notReady)))
+	meta.SetStatusCondition(&s.Set.Status.Conditions,
+		reconciler.AggregateMachines(s.Owned, clusterv1.ReadyCondition, clusterv1.MachinesReadyCondition, reconciler.ReadyReasons, s.Set.Generation))
 }
