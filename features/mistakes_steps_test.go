@@ -9,6 +9,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
@@ -26,6 +27,7 @@ func registerMistakeSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^a Cluster "([^"]*)" whose controlPlaneRef names the SimControlPlane "([^"]*)" that does not exist$`, w.aClusterWithMissingControlPlane)
 	sc.Step(`^the SimControlPlane "([^"]*)" is created$`, w.createSimControlPlane)
 	sc.Step(`^the controlPlaneRef of the Cluster "([^"]*)" is removed$`, w.removeControlPlaneRef)
+	sc.Step(`^the control plane provider reports the SimControlPlane "([^"]*)" initialized$`, w.controlPlaneInitialized)
 	sc.Step(`^a Warning Event of the (MachineSet|Cluster) "([^"]*)" with reason "([^"]*)" says "([^"]*)"$`, w.warningOf)
 	sc.Step(`^the providers bring the Machines of "([^"]*)" that are not Running to Running$`, w.provideNew)
 	sc.Step(`^no Warning Event was recorded in the scenario$`, w.noWarningEvent)
@@ -62,6 +64,19 @@ func (w *world) aClusterWithMissingControlPlane(ctx context.Context, name, cp st
 
 func (w *world) createSimControlPlane(ctx context.Context, name string) error {
 	return w.h.Client.Create(ctx, harness.Label(&simv1.SimControlPlane{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name}}))
+}
+
+// controlPlaneInitialized plays the control plane provider, which reports
+// by the contract that the control plane came up.
+func (w *world) controlPlaneInitialized(ctx context.Context, name string) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cp := &simv1.SimControlPlane{}
+		if err := w.h.Client.Get(ctx, client.ObjectKey{Namespace: w.ns, Name: name}, cp); err != nil {
+			return err
+		}
+		cp.Status.Initialization.ControlPlaneInitialized = ptr.To(true)
+		return w.h.Client.Status().Update(ctx, cp)
+	})
 }
 
 func (w *world) removeControlPlaneRef(ctx context.Context, name string) error {

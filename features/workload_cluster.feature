@@ -102,16 +102,22 @@ Feature: Workload clusters
     And the Machine "m1" references its Node
     And the Cluster "c1" has condition "WorkloadClusterReachable" with status "True" and reason "Connected" and message containing "through Secret"
 
+  # Cluster API v1.14 setControlPlaneInitializedCondition: the object's status.initialization, kept once True.
   @row:cluster-status:K13 @row:cluster-status:K14 @row:cluster-status:K15
   Scenario: A Cluster naming a control plane object that does not exist says so until it exists
     Given a Cluster "c1" whose controlPlaneRef names the SimControlPlane "cp" that does not exist
     Then the Cluster "c1" has condition "ControlPlaneAvailable" with status "False" and reason "ControlPlaneNotFound" and message containing "SimControlPlane/cp does not exist"
     And a Warning Event of the Cluster "c1" with reason "ControlPlaneNotFound" says "SimControlPlane/cp does not exist"
     And the Cluster "c1" has condition "WorkloadClusterReachable" with status "True" and reason "SelfHosted" and message containing "the management cluster"
+    And the Cluster "c1" has condition "ControlPlaneInitialized" with status "Unknown" and reason "ControlPlaneDoesNotExist" and message containing "SimControlPlane does not exist"
     When the SimControlPlane "cp" is created
     Then the Cluster "c1" has condition "ControlPlaneAvailable" with status "True" and reason "ControlPlaneFound" and message containing "SimControlPlane/cp exists"
+    And the Cluster "c1" has condition "ControlPlaneInitialized" with status "False" and reason "NotInitialized" and message containing "Control plane not yet initialized"
+    When the control plane provider reports the SimControlPlane "cp" initialized
+    Then the Cluster "c1" has condition "ControlPlaneInitialized" with status "True" and reason "Initialized"
     When the controlPlaneRef of the Cluster "c1" is removed
     Then the Cluster "c1" has condition "ControlPlaneAvailable" with status "True" and reason "NoControlPlaneRef" and message containing "names no control plane object"
+    And the Cluster "c1" has condition "ControlPlaneInitialized" with status "True" and reason "Initialized"
     And the operator logged no error about the scenario's objects
 
   @serial @row:machine-workload-cluster:W02 @row:cluster-status:K05 @row:cluster-status:K06

@@ -162,3 +162,44 @@ func clustersNaming(c client.Reader) func(context.Context, *unstructured.Unstruc
 		return out
 	}
 }
+
+// ControlPlaneInitializedCondition says the control plane came up once.
+const ControlPlaneInitializedCondition = "ControlPlaneInitialized"
+
+// mirrorControlPlaneInitialized is Cluster API's
+// setControlPlaneInitializedCondition: once True it stays. With a control
+// plane object it reads the contract's
+// status.initialization.controlPlaneInitialized; without one, the control
+// plane is up once one of its Machines has a Node.
+func mirrorControlPlaneInitialized(s *Scope) {
+	c := s.Cluster
+	if meta.IsStatusConditionTrue(c.Status.Conditions, ControlPlaneInitializedCondition) {
+		return
+	}
+	set := func(status metav1.ConditionStatus, reason, message string) {
+		meta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{Type: ControlPlaneInitializedCondition,
+			Status: status, Reason: reason, Message: message, ObservedGeneration: c.Generation})
+	}
+	if ref := c.Spec.ControlPlaneRef; ref != nil {
+		switch {
+		case s.ControlPlaneUnread:
+			set(metav1.ConditionUnknown, "InternalError", fmt.Sprintf("%s %s could not be read: %v", ref.Kind, ref.Name, s.ControlPlaneErr))
+		case s.ControlPlane == nil:
+			set(metav1.ConditionUnknown, "ControlPlaneDoesNotExist", fmt.Sprintf("%s does not exist", ref.Kind))
+		default:
+			if ok, _, _ := unstructured.NestedBool(s.ControlPlane.Object, "status", "initialization", "controlPlaneInitialized"); ok {
+				set(metav1.ConditionTrue, "Initialized", "")
+				return
+			}
+			set(metav1.ConditionFalse, "NotInitialized", "Control plane not yet initialized")
+		}
+		return
+	}
+	for _, m := range s.Machines {
+		if isControlPlane(m) && m.Status.NodeRef != nil {
+			set(metav1.ConditionTrue, "Initialized", "")
+			return
+		}
+	}
+	set(metav1.ConditionFalse, "NotInitialized", "Waiting for the first control plane machine to have status.nodeRef set")
+}

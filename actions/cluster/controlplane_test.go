@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -173,5 +174,59 @@ func TestRemainingNamesEveryWorkerKindAtOnce(t *testing.T) {
 		"lone (deletion requested), md1-abc-1 (left to its owner), workers-1 (left to its owner); then 1 control-plane Machine"
 	if got := s.Remaining(); got != want {
 		t.Errorf("Remaining without the deployment =\n %s\nwant\n %s", got, want)
+	}
+}
+
+// ControlPlaneInitialized is Cluster API's setControlPlaneInitializedCondition:
+// the control plane object's status.initialization, or without one a
+// control-plane Machine with a Node; once True it stays.
+func TestControlPlaneInitialized(t *testing.T) {
+	ref := &clusterv1.ObjectReference{APIGroup: "sim.krtt.dev", Kind: "SimControlPlane", Name: "cp"}
+	cpObject := func(initialized *bool) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{}}
+		if initialized != nil {
+			_ = unstructured.SetNestedField(u.Object, *initialized, "status", "initialization", "controlPlaneInitialized")
+		}
+		return u
+	}
+	cpMachine := func(node bool) *clusterv1.Machine {
+		m := &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Name: "cp-0", Labels: map[string]string{clusterv1.ControlPlaneLabel: ""}}}
+		if node {
+			m.Status.NodeRef = &clusterv1.MachineNodeReference{Name: "n"}
+		}
+		return m
+	}
+	yes, no := true, false
+	for _, tc := range []struct {
+		name  string
+		named bool
+		scope *Scope
+		want  string
+	}{
+		{"object missing", true, &Scope{ControlPlaneMissing: "SimControlPlane/cp does not exist"}, "Unknown ControlPlaneDoesNotExist SimControlPlane does not exist"},
+		{"object without initialization", true, &Scope{ControlPlane: cpObject(nil)}, "False NotInitialized Control plane not yet initialized"},
+		{"object not initialized", true, &Scope{ControlPlane: cpObject(&no)}, "False NotInitialized Control plane not yet initialized"},
+		{"object initialized", true, &Scope{ControlPlane: cpObject(&yes)}, "True Initialized "},
+		{"no object, a control-plane Machine without a Node", false, &Scope{Machines: []*clusterv1.Machine{cpMachine(false)}}, "False NotInitialized Waiting for the first control plane machine to have status.nodeRef set"},
+		{"no object, a control-plane Machine with a Node", false, &Scope{Machines: []*clusterv1.Machine{cpMachine(true)}}, "True Initialized "},
+	} {
+		s := tc.scope
+		s.Cluster = &clusterv1.Cluster{}
+		if tc.named {
+			s.Cluster.Spec.ControlPlaneRef = ref
+		}
+		mirrorControlPlaneInitialized(s)
+		c := meta.FindStatusCondition(s.Cluster.Status.Conditions, ControlPlaneInitializedCondition)
+		if got := string(c.Status) + " " + c.Reason + " " + c.Message; got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	// Once True it stays, whatever comes after.
+	s := &Scope{Cluster: &clusterv1.Cluster{}, Machines: []*clusterv1.Machine{cpMachine(true)}}
+	mirrorControlPlaneInitialized(s)
+	s.Machines = nil
+	mirrorControlPlaneInitialized(s)
+	if !meta.IsStatusConditionTrue(s.Cluster.Status.Conditions, ControlPlaneInitializedCondition) {
+		t.Error("ControlPlaneInitialized went back to not True")
 	}
 }

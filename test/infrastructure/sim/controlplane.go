@@ -44,6 +44,9 @@ func (r *controlPlaneReconciler) reconcile(ctx context.Context, req reconcile.Re
 	before := cp.DeepCopy()
 	external := ptr.Deref(cp.Spec.ExternallyManaged, true)
 	cp.Status.ExternalManagedControlPlane = ptr.To(external)
+	if external {
+		cp.Status.Initialization.ControlPlaneInitialized = ptr.To(true)
+	}
 	msg := "the control plane is made of the Cluster's control-plane Machines"
 	if external {
 		msg = "the control plane is managed outside the Cluster's Machines"

@@ -240,6 +240,36 @@ func TestBootstrapWritesSecretAndStatus(t *testing.T) {
 	}
 }
 
+// The simulated control plane reports by the contract whether it is managed
+// outside the Cluster's Machines, and an externally managed one reports
+// itself initialized at once; one made of Machines leaves that to the test.
+func TestControlPlaneReportsItsKindAndInitialization(t *testing.T) {
+	ns := namespace(t, "sim-control-plane")
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name     string
+		external bool
+	}{{"external", true}, {"machines", false}} {
+		cp := harness.Label(&simv1.SimControlPlane{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: tc.name},
+			Spec: simv1.SimControlPlaneSpec{ExternallyManaged: ptr.To(tc.external)}})
+		harness.Must(t, c.Create(ctx, cp))
+		harness.Await(t, wait, "control plane status "+tc.name, func(ctx context.Context) error {
+			got := &simv1.SimControlPlane{}
+			if err := c.Get(ctx, client.ObjectKeyFromObject(cp), got); err != nil {
+				return err
+			}
+			st := got.Status
+			if st.ExternalManagedControlPlane == nil || *st.ExternalManagedControlPlane != tc.external || !meta.IsStatusConditionTrue(st.Conditions, "Ready") {
+				return fmt.Errorf("status %+v", st)
+			}
+			if initialized := ptr.Deref(st.Initialization.ControlPlaneInitialized, false); initialized != tc.external {
+				return fmt.Errorf("controlPlaneInitialized %v, want %v", initialized, tc.external)
+			}
+			return nil
+		})
+	}
+}
+
 func TestCloudProvisionsAndRegistersNode(t *testing.T) {
 	ns := namespace(t, "sim-cloud")
 	for _, tc := range []struct {

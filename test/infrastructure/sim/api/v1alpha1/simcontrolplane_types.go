@@ -25,12 +25,26 @@ type SimControlPlaneStatus struct {
 	// +optional
 	ExternalManagedControlPlane *bool `json:"externalManagedControlPlane,omitempty"`
 
+	// initialization reports, by the contract, whether the control plane
+	// came up: the sim says so at once for an externally managed one; one
+	// made of control-plane Machines is left for the test to report.
+	// +optional
+	Initialization SimControlPlaneInitialization `json:"initialization,omitempty,omitzero"`
+
 	// conditions describe the current state of the SimControlPlane.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	// +kubebuilder:validation:MaxItems=32
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// SimControlPlaneInitialization is the contract's status.initialization of
+// a control plane.
+type SimControlPlaneInitialization struct {
+	// controlPlaneInitialized is true once the control plane can be used.
+	// +optional
+	ControlPlaneInitialized *bool `json:"controlPlaneInitialized,omitempty"`
 }
 
 // SimControlPlane is a simulated control plane provider object: a Cluster's
