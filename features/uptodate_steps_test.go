@@ -23,6 +23,7 @@ func registerUpToDateSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^the MachineSet called "([^"]*)" reports (\d+) up-to-date replicas?$`, w.calledSetUpToDateReplicas)
 	sc.Step(`^the Cluster "([^"]*)" reports (\d+) desired, (\d+) current, (\d+) ready, (\d+) available and (\d+) up-to-date workers$`, w.clusterWorkers)
 	sc.Step(`^the Cluster "([^"]*)" reports no workers$`, w.clusterNoWorkers)
+	sc.Step(`^the Cluster "([^"]*)" reports its control plane as "([^"]*)"$`, w.clusterControlPlaneCounts)
 	sc.Step(`^the MachineSet called "([^"]*)" has condition "([^"]*)" with status "([^"]*)" and reason "([^"]*)" and message containing "([^"]*)"$`, w.calledSetCondition)
 }
 
@@ -50,6 +51,22 @@ func (w *world) clusterWorkers(ctx context.Context, name string, desired, curren
 		}
 		if got := describeWorkers(c.Status.Workers); got != want {
 			return fmt.Errorf("status.workers %s", got)
+		}
+		return nil
+	})
+}
+
+// clusterControlPlaneCounts: want reads as describeWorkers writes, "unset"
+// for a counter not reported.
+func (w *world) clusterControlPlaneCounts(ctx context.Context, name, want string) error {
+	return w.eventually(ctx, "Cluster control plane "+want, func(ctx context.Context) error {
+		c := &clusterv1.Cluster{}
+		if err := w.h.Client.Get(ctx, w.key(name), c); err != nil {
+			return err
+		}
+		cp := c.Status.ControlPlane
+		if got := describeWorkers(clusterv1.ClusterWorkers(cp)); got != want {
+			return fmt.Errorf("status.controlPlane %s", got)
 		}
 		return nil
 	})

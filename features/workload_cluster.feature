@@ -102,7 +102,8 @@ Feature: Workload clusters
     And the Machine "m1" references its Node
     And the Cluster "c1" has condition "WorkloadClusterReachable" with status "True" and reason "Connected" and message containing "through Secret"
 
-  # Cluster API v1.14 setControlPlaneInitializedCondition: the object's status.initialization, kept once True.
+  # Cluster API v1.14 setControlPlaneInitializedCondition: the object's status.initialization, kept once True;
+  # setControlPlaneReplicas: the object's counters, or without one the control-plane Machines.
   @row:cluster-status:K13 @row:cluster-status:K14 @row:cluster-status:K15
   Scenario: A Cluster naming a control plane object that does not exist says so until it exists
     Given a Cluster "c1" whose controlPlaneRef names the SimControlPlane "cp" that does not exist
@@ -115,9 +116,12 @@ Feature: Workload clusters
     And the Cluster "c1" has condition "ControlPlaneInitialized" with status "False" and reason "NotInitialized" and message containing "Control plane not yet initialized"
     When the control plane provider reports the SimControlPlane "cp" initialized
     Then the Cluster "c1" has condition "ControlPlaneInitialized" with status "True" and reason "Initialized"
+    And the Cluster "c1" reports its control plane as "unset desired, unset current, unset ready, unset available and unset up-to-date"
     When the controlPlaneRef of the Cluster "c1" is removed
     Then the Cluster "c1" has condition "ControlPlaneAvailable" with status "True" and reason "NoControlPlaneRef" and message containing "names no control plane object"
     And the Cluster "c1" has condition "ControlPlaneInitialized" with status "True" and reason "Initialized"
+    When a running control-plane Machine "cp-0"
+    Then the Cluster "c1" reports its control plane as "unset desired, 1 current, 1 ready, 1 available and unset up-to-date"
     And the operator logged no error about the scenario's objects
 
   @serial @row:machine-workload-cluster:W02 @row:cluster-status:K05 @row:cluster-status:K06

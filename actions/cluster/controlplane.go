@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -202,4 +203,45 @@ func mirrorControlPlaneInitialized(s *Scope) {
 		}
 	}
 	set(metav1.ConditionFalse, "NotInitialized", "Waiting for the first control plane machine to have status.nodeRef set")
+}
+
+// mirrorControlPlaneCounts is Cluster API's setControlPlaneReplicas: the
+// counters the control plane object reports by the contract (none while it
+// does not exist or cannot be read), or without one its Machines counted by
+// their conditions; a counter nothing adds to stays unset.
+func mirrorControlPlaneCounts(s *Scope) {
+	c := s.Cluster
+	var out clusterv1.ClusterControlPlane
+	if c.Spec.ControlPlaneRef != nil {
+		if s.ControlPlane != nil {
+			field := func(path ...string) *int32 {
+				if v, found, err := unstructured.NestedInt64(s.ControlPlane.Object, path...); found && err == nil {
+					return ptr.To(int32(v))
+				}
+				return nil
+			}
+			out = clusterv1.ClusterControlPlane{DesiredReplicas: field("spec", "replicas"), Replicas: field("status", "replicas"),
+				ReadyReplicas: field("status", "readyReplicas"), AvailableReplicas: field("status", "availableReplicas"),
+				UpToDateReplicas: field("status", "upToDateReplicas")}
+		}
+		c.Status.ControlPlane = out
+		return
+	}
+	inc := func(p **int32) { *p = ptr.To(ptr.Deref(*p, 0) + 1) }
+	for _, m := range s.Machines {
+		if !isControlPlane(m) {
+			continue
+		}
+		inc(&out.Replicas)
+		if meta.IsStatusConditionTrue(m.Status.Conditions, clusterv1.ReadyCondition) {
+			inc(&out.ReadyReplicas)
+		}
+		if meta.IsStatusConditionTrue(m.Status.Conditions, clusterv1.AvailableCondition) {
+			inc(&out.AvailableReplicas)
+		}
+		if meta.IsStatusConditionTrue(m.Status.Conditions, clusterv1.UpToDateCondition) {
+			inc(&out.UpToDateReplicas)
+		}
+	}
+	c.Status.ControlPlane = out
 }

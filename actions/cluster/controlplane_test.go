@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -228,5 +229,53 @@ func TestControlPlaneInitialized(t *testing.T) {
 	mirrorControlPlaneInitialized(s)
 	if !meta.IsStatusConditionTrue(s.Cluster.Status.Conditions, ControlPlaneInitializedCondition) {
 		t.Error("ControlPlaneInitialized went back to not True")
+	}
+}
+
+// status.controlPlane is Cluster API's setControlPlaneReplicas: the
+// object's contract counters, or the control-plane Machines by their
+// conditions.
+func TestControlPlaneCounts(t *testing.T) {
+	show := func(cp clusterv1.ClusterControlPlane) string {
+		n := func(p *int32) string {
+			if p == nil {
+				return "-"
+			}
+			return fmt.Sprint(*p)
+		}
+		return strings.Join([]string{n(cp.DesiredReplicas), n(cp.Replicas), n(cp.ReadyReplicas), n(cp.AvailableReplicas), n(cp.UpToDateReplicas)}, " ")
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"spec":   map[string]any{"replicas": int64(3)},
+		"status": map[string]any{"replicas": int64(3), "readyReplicas": int64(2), "availableReplicas": int64(1)},
+	}}
+	ref := &clusterv1.ObjectReference{APIGroup: "sim.krtt.dev", Kind: "SimControlPlane", Name: "cp"}
+	cpMachine := func(conds ...string) *clusterv1.Machine {
+		m := &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{clusterv1.ControlPlaneLabel: ""}}}
+		for _, c := range conds {
+			m.Status.Conditions = append(m.Status.Conditions, metav1.Condition{Type: c, Status: metav1.ConditionTrue})
+		}
+		return m
+	}
+	worker := &clusterv1.Machine{}
+	worker.Status.Conditions = []metav1.Condition{{Type: clusterv1.ReadyCondition, Status: metav1.ConditionTrue}}
+	for _, tc := range []struct {
+		name  string
+		ref   *clusterv1.ObjectReference
+		scope Scope
+		want  string
+	}{
+		{"the object's counters, upToDateReplicas not reported", ref, Scope{ControlPlane: obj}, "3 3 2 1 -"},
+		{"the object does not exist", ref, Scope{ControlPlaneMissing: "SimControlPlane/cp does not exist"}, "- - - - -"},
+		{"no object: the control-plane Machines", nil, Scope{Machines: []*clusterv1.Machine{
+			cpMachine(clusterv1.ReadyCondition, clusterv1.AvailableCondition), cpMachine(), worker}}, "- 2 1 1 -"},
+		{"no object, no control-plane Machine", nil, Scope{Machines: []*clusterv1.Machine{worker}}, "- - - - -"},
+	} {
+		s := tc.scope
+		s.Cluster = &clusterv1.Cluster{Spec: clusterv1.ClusterSpec{ControlPlaneRef: tc.ref}}
+		mirrorControlPlaneCounts(&s)
+		if got := show(s.Cluster.Status.ControlPlane); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
 	}
 }

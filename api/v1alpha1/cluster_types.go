@@ -90,6 +90,12 @@ type ClusterStatus struct {
 	// +optional
 	Machines ClusterMachines `json:"machines,omitempty,omitzero"`
 
+	// controlPlane counts the Cluster's control plane as Cluster API's
+	// status.controlPlane does: what the object spec.controlPlaneRef names
+	// reports by the contract, or, without one, its control-plane Machines.
+	// +optional
+	ControlPlane ClusterControlPlane `json:"controlPlane,omitempty,omitzero"`
+
 	// workers counts the Cluster's worker Machines as Cluster API's
 	// status.workers does: those of its MachineDeployments and stand-alone
 	// MachineSets, and its stand-alone worker Machines.
@@ -118,6 +124,31 @@ type ClusterMachines struct {
 	// deleting is the number of those being deleted.
 	// +optional
 	Deleting int32 `json:"deleting"`
+}
+
+// ClusterControlPlane counts a Cluster's control plane; a counter the
+// control plane object does not report, or no control-plane Machine counts
+// towards, is unset.
+type ClusterControlPlane struct {
+	// desiredReplicas is the control plane object's spec.replicas.
+	// +optional
+	DesiredReplicas *int32 `json:"desiredReplicas,omitempty"`
+	// replicas is the object's status.replicas, or the number of
+	// control-plane Machines.
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+	// readyReplicas is the object's status.readyReplicas, or the number of
+	// control-plane Machines whose Ready condition is True.
+	// +optional
+	ReadyReplicas *int32 `json:"readyReplicas,omitempty"`
+	// availableReplicas is the object's status.availableReplicas, or the
+	// number of control-plane Machines whose Available condition is True.
+	// +optional
+	AvailableReplicas *int32 `json:"availableReplicas,omitempty"`
+	// upToDateReplicas is the object's status.upToDateReplicas, or the
+	// number of control-plane Machines whose UpToDate condition is True.
+	// +optional
+	UpToDateReplicas *int32 `json:"upToDateReplicas,omitempty"`
 }
 
 // ClusterWorkers counts a Cluster's worker Machines; every counter is unset
