@@ -96,7 +96,18 @@ func (w *world) deploymentTemplateGetsGate(ctx context.Context, name, conditionT
 }
 
 func (w *world) deploymentMachinesHaveGate(ctx context.Context, name, conditionType string) error {
-	return w.eventually(ctx, "every Machine of "+name+" with readiness gate "+conditionType, func(ctx context.Context) error {
+	return w.everyDeploymentMachine(ctx, name, "with readiness gate "+conditionType, func(m *clusterv1.Machine) error {
+		if !hasGate(m, conditionType) {
+			return fmt.Errorf("readinessGates %+v", m.Spec.ReadinessGates)
+		}
+		return nil
+	})
+}
+
+// everyDeploymentMachine waits until the deployment has Machines and check
+// passes for each.
+func (w *world) everyDeploymentMachine(ctx context.Context, name, what string, check func(*clusterv1.Machine) error) error {
+	return w.eventually(ctx, "every Machine of "+name+" "+what, func(ctx context.Context) error {
 		machines, err := w.deploymentMachines(ctx, name)
 		if err != nil {
 			return err
@@ -105,8 +116,8 @@ func (w *world) deploymentMachinesHaveGate(ctx context.Context, name, conditionT
 			return fmt.Errorf("no Machine")
 		}
 		for i := range machines {
-			if m := &machines[i]; !hasGate(m, conditionType) {
-				return fmt.Errorf("Machine %s readinessGates %+v", m.Name, m.Spec.ReadinessGates)
+			if err := check(&machines[i]); err != nil {
+				return fmt.Errorf("Machine %s: %w", machines[i].Name, err)
 			}
 		}
 		return nil

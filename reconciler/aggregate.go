@@ -116,9 +116,14 @@ func AggregateMachines(machines []*clusterv1.Machine, cond, target string, r Agg
 	return out
 }
 
-// CountsForUpToDate: a Machine counts in an UpToDate aggregate once it has
-// the condition or is older than UpToDateGrace.
-func CountsForUpToDate(m *clusterv1.Machine, now time.Time) bool {
-	return meta.FindStatusCondition(m.Status.Conditions, clusterv1.UpToDateCondition) != nil ||
-		now.Sub(m.CreationTimestamp.Time) > UpToDateGrace
+// AggregateUpToDate aggregates the Machines' UpToDate condition into
+// target, leaving out a Machine younger than UpToDateGrace without it.
+func AggregateUpToDate(machines []*clusterv1.Machine, target string, now time.Time, gen int64) metav1.Condition {
+	var counted []*clusterv1.Machine
+	for _, m := range machines {
+		if meta.FindStatusCondition(m.Status.Conditions, clusterv1.UpToDateCondition) != nil || now.Sub(m.CreationTimestamp.Time) > UpToDateGrace {
+			counted = append(counted, m)
+		}
+	}
+	return AggregateMachines(counted, clusterv1.UpToDateCondition, target, UpToDateReasons, gen)
 }

@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -39,6 +40,30 @@ func TestAggregate(t *testing.T) {
 		c := AggregateMachines(tc.machines, clusterv1.ReadyCondition, "WorkerMachinesReady", ReadyReasons, 1)
 		if got := string(c.Status) + " " + c.Reason + " " + c.Message; got != tc.want {
 			t.Errorf("%s:\n%q\nwant\n%q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// A Machine younger than UpToDateGrace without UpToDate is left out of the
+// aggregate; an older one counts as not reported.
+func TestAggregateUpToDateGrace(t *testing.T) {
+	now := metav1.Now()
+	young := &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Name: "young", CreationTimestamp: now}}
+	old := &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Name: "old", CreationTimestamp: metav1.NewTime(now.Add(-time.Minute))}}
+	done := &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Name: "done", CreationTimestamp: now},
+		Status: clusterv1.MachineStatus{Conditions: []metav1.Condition{{Type: clusterv1.UpToDateCondition, Status: metav1.ConditionTrue}}}}
+	for _, tc := range []struct {
+		name     string
+		machines []*clusterv1.Machine
+		want     string
+	}{
+		{"only a young one", []*clusterv1.Machine{young}, "True NoReplicas "},
+		{"a young one and one that reported", []*clusterv1.Machine{young, done}, "True UpToDate "},
+		{"an old one that never reported", []*clusterv1.Machine{old, done}, "Unknown UpToDateUnknown * Machine old: Condition UpToDate not yet reported"},
+	} {
+		c := AggregateUpToDate(tc.machines, "MachinesUpToDate", now.Time, 1)
+		if got := string(c.Status) + " " + c.Reason + " " + c.Message; got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
 	}
 }

@@ -23,26 +23,19 @@ const (
 // Machines: Ready and UpToDate, of the control plane and of the workers.
 func mirrorMachineAggregates(s *Scope) {
 	c := s.Cluster
-	var cp, workers, cpCounted, workersCounted []*clusterv1.Machine
+	var cp, workers []*clusterv1.Machine
 	for _, m := range s.Machines {
-		counted := reconciler.CountsForUpToDate(m, s.Now)
 		if isControlPlane(m) {
 			cp = append(cp, m)
-			if counted {
-				cpCounted = append(cpCounted, m)
-			}
-			continue
-		}
-		workers = append(workers, m)
-		if counted {
-			workersCounted = append(workersCounted, m)
+		} else {
+			workers = append(workers, m)
 		}
 	}
 	for _, a := range []metav1.Condition{
 		reconciler.AggregateMachines(cp, clusterv1.ReadyCondition, ControlPlaneMachinesReadyCondition, reconciler.ReadyReasons, c.Generation),
 		reconciler.AggregateMachines(workers, clusterv1.ReadyCondition, WorkerMachinesReadyCondition, reconciler.ReadyReasons, c.Generation),
-		reconciler.AggregateMachines(cpCounted, clusterv1.UpToDateCondition, ControlPlaneMachinesUpToDateCondition, reconciler.UpToDateReasons, c.Generation),
-		reconciler.AggregateMachines(workersCounted, clusterv1.UpToDateCondition, WorkerMachinesUpToDateCondition, reconciler.UpToDateReasons, c.Generation),
+		reconciler.AggregateUpToDate(cp, ControlPlaneMachinesUpToDateCondition, s.Now, c.Generation),
+		reconciler.AggregateUpToDate(workers, WorkerMachinesUpToDateCondition, s.Now, c.Generation),
 	} {
 		meta.SetStatusCondition(&c.Status.Conditions, a)
 	}

@@ -398,10 +398,10 @@ func mirrorWorkerCounts(s *Scope) {
 		}
 	}
 	if !counted {
-		s.Cluster.Status.Workers = clusterv1.ClusterWorkers{}
+		s.Cluster.Status.Workers = clusterv1.ClusterReplicas{}
 		return
 	}
-	s.Cluster.Status.Workers = clusterv1.ClusterWorkers{DesiredReplicas: &desired, Replicas: &replicas,
+	s.Cluster.Status.Workers = clusterv1.ClusterReplicas{DesiredReplicas: &desired, Replicas: &replicas,
 		ReadyReplicas: &ready, AvailableReplicas: &available, UpToDateReplicas: &upToDate}
 }
 

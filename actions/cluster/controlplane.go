@@ -211,7 +211,7 @@ func mirrorControlPlaneInitialized(s *Scope) {
 // their conditions; a counter nothing adds to stays unset.
 func mirrorControlPlaneCounts(s *Scope) {
 	c := s.Cluster
-	var out clusterv1.ClusterControlPlane
+	var out clusterv1.ClusterReplicas
 	if c.Spec.ControlPlaneRef != nil {
 		if s.ControlPlane != nil {
 			field := func(path ...string) *int32 {
@@ -220,7 +220,7 @@ func mirrorControlPlaneCounts(s *Scope) {
 				}
 				return nil
 			}
-			out = clusterv1.ClusterControlPlane{DesiredReplicas: field("spec", "replicas"), Replicas: field("status", "replicas"),
+			out = clusterv1.ClusterReplicas{DesiredReplicas: field("spec", "replicas"), Replicas: field("status", "replicas"),
 				ReadyReplicas: field("status", "readyReplicas"), AvailableReplicas: field("status", "availableReplicas"),
 				UpToDateReplicas: field("status", "upToDateReplicas")}
 		}

@@ -236,7 +236,7 @@ func TestControlPlaneInitialized(t *testing.T) {
 // object's contract counters, or the control-plane Machines by their
 // conditions.
 func TestControlPlaneCounts(t *testing.T) {
-	show := func(cp clusterv1.ClusterControlPlane) string {
+	show := func(cp clusterv1.ClusterReplicas) string {
 		n := func(p *int32) string {
 			if p == nil {
 				return "-"

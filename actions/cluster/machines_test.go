@@ -110,7 +110,7 @@ func TestWorkerCounts(t *testing.T) {
 	clusterOwned := []metav1.OwnerReference{{APIVersion: clusterv1.GroupVersion.String(), Kind: "Cluster", Name: "c1", UID: "c1-uid"}}
 	s := &Scope{Cluster: c}
 	mirrorWorkerCounts(s)
-	if w := c.Status.Workers; w != (clusterv1.ClusterWorkers{}) {
+	if w := c.Status.Workers; w != (clusterv1.ClusterReplicas{}) {
 		t.Fatalf("no workers: %+v, want every counter unset", w)
 	}
 	conds := func(types ...string) []metav1.Condition {

@@ -92,9 +92,12 @@ func (r mapper) clusterToMachines(ctx context.Context, obj client.Object) []reco
 }
 
 func (r mapper) machinesOfCluster(ctx context.Context, namespace, cluster string) []reconcile.Request {
+	return r.machinesLabelled(ctx, namespace, client.MatchingLabels{clusterv1.ClusterNameLabel: cluster})
+}
+
+func (r mapper) machinesLabelled(ctx context.Context, namespace string, labels client.MatchingLabels) []reconcile.Request {
 	list := &clusterv1.MachineList{}
-	if err := r.client.List(ctx, list, client.InNamespace(namespace),
-		client.MatchingLabels{clusterv1.ClusterNameLabel: cluster}, client.UnsafeDisableDeepCopy); err != nil {
+	if err := r.client.List(ctx, list, client.InNamespace(namespace), labels, client.UnsafeDisableDeepCopy); err != nil {
 		return nil
 	}
 	out := make([]reconcile.Request, 0, len(list.Items))
@@ -242,16 +245,7 @@ func deletionRequested() predicate.Predicate {
 // deployment-name label its MachineSets give them) for their UpToDate
 // condition.
 func (r mapper) deploymentToMachines(ctx context.Context, obj client.Object) []reconcile.Request {
-	list := &clusterv1.MachineList{}
-	if err := r.client.List(ctx, list, client.InNamespace(obj.GetNamespace()),
-		client.MatchingLabels{clusterv1.DeploymentNameLabel: machineset.LabelValue(obj.GetName())}, client.UnsafeDisableDeepCopy); err != nil {
-		return nil
-	}
-	out := make([]reconcile.Request, 0, len(list.Items))
-	for _, m := range list.Items {
-		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&m)})
-	}
-	return out
+	return r.machinesLabelled(ctx, obj.GetNamespace(), client.MatchingLabels{clusterv1.DeploymentNameLabel: machineset.LabelValue(obj.GetName())})
 }
 
 // rolloutChanged passes the updates of a MachineDeployment that can change

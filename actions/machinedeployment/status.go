@@ -115,14 +115,8 @@ func mirrorMachineConditions(s *Scope) {
 	} else {
 		setCondition(s, clusterv1.RollingOutCondition, metav1.ConditionFalse, "NotRollingOut", "")
 	}
-	var counted []*clusterv1.Machine
-	for _, m := range s.Machines {
-		if reconciler.CountsForUpToDate(m, s.Now) {
-			counted = append(counted, m)
-		}
-	}
 	meta.SetStatusCondition(&s.MD.Status.Conditions,
-		reconciler.AggregateMachines(counted, clusterv1.UpToDateCondition, clusterv1.MachinesUpToDateCondition, reconciler.UpToDateReasons, s.MD.Generation))
+		reconciler.AggregateUpToDate(s.Machines, clusterv1.MachinesUpToDateCondition, s.Now, s.MD.Generation))
 	meta.SetStatusCondition(&s.MD.Status.Conditions,
 		reconciler.AggregateMachines(s.Machines, clusterv1.ReadyCondition, clusterv1.MachinesReadyCondition, reconciler.ReadyReasons, s.MD.Generation))
 }

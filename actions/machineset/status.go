@@ -32,14 +32,8 @@ func summarizeMachinesUpToDate(s *Scope) {
 		meta.RemoveStatusCondition(&s.Set.Status.Conditions, clusterv1.MachinesUpToDateCondition)
 		return
 	}
-	var counted []*clusterv1.Machine
-	for _, m := range s.Owned {
-		if reconciler.CountsForUpToDate(m, s.Now) {
-			counted = append(counted, m)
-		}
-	}
 	meta.SetStatusCondition(&s.Set.Status.Conditions,
-		reconciler.AggregateMachines(counted, clusterv1.UpToDateCondition, clusterv1.MachinesUpToDateCondition, reconciler.UpToDateReasons, s.Set.Generation))
+		reconciler.AggregateUpToDate(s.Owned, clusterv1.MachinesUpToDateCondition, s.Now, s.Set.Generation))
 }
 
 func mirrorCounts(s *Scope) {

@@ -92,15 +92,20 @@ type ClusterStatus struct {
 
 	// controlPlane counts the Cluster's control plane as Cluster API's
 	// status.controlPlane does: what the object spec.controlPlaneRef names
-	// reports by the contract, or, without one, its control-plane Machines.
+	// reports by the contract (spec.replicas as desiredReplicas, and its
+	// status counters), or, without one, its control-plane Machines by their
+	// Ready, Available and UpToDate conditions (no desiredReplicas).
 	// +optional
-	ControlPlane ClusterControlPlane `json:"controlPlane,omitempty,omitzero"`
+	ControlPlane ClusterReplicas `json:"controlPlane,omitempty,omitzero"`
 
 	// workers counts the Cluster's worker Machines as Cluster API's
-	// status.workers does: those of its MachineDeployments and stand-alone
-	// MachineSets, and its stand-alone worker Machines.
+	// status.workers does: those of its MachineSets and its stand-alone
+	// worker Machines, by their Ready, Available and UpToDate conditions;
+	// desiredReplicas sums spec.replicas of the MachineDeployments and
+	// stand-alone MachineSets, plus one per stand-alone worker Machine.
+	// Unset without any of them.
 	// +optional
-	Workers ClusterWorkers `json:"workers,omitempty,omitzero"`
+	Workers ClusterReplicas `json:"workers,omitempty,omitzero"`
 
 	// conditions describe the current state of the Cluster:
 	// WorkloadClusterReachable (how the Node side is reached: Connected,
@@ -126,51 +131,23 @@ type ClusterMachines struct {
 	Deleting int32 `json:"deleting"`
 }
 
-// ClusterControlPlane counts a Cluster's control plane; a counter the
-// control plane object does not report, or no control-plane Machine counts
-// towards, is unset.
-type ClusterControlPlane struct {
-	// desiredReplicas is the control plane object's spec.replicas.
+// ClusterReplicas counts the replicas of a Cluster's control plane or of its
+// workers (status.controlPlane and status.workers say from what); a counter
+// nothing reports or adds to is unset.
+type ClusterReplicas struct {
+	// desiredReplicas is how many are wanted.
 	// +optional
 	DesiredReplicas *int32 `json:"desiredReplicas,omitempty"`
-	// replicas is the object's status.replicas, or the number of
-	// control-plane Machines.
+	// replicas is how many there are, Machines being deleted included.
 	// +optional
 	Replicas *int32 `json:"replicas,omitempty"`
-	// readyReplicas is the object's status.readyReplicas, or the number of
-	// control-plane Machines whose Ready condition is True.
+	// readyReplicas is how many of them are Ready.
 	// +optional
 	ReadyReplicas *int32 `json:"readyReplicas,omitempty"`
-	// availableReplicas is the object's status.availableReplicas, or the
-	// number of control-plane Machines whose Available condition is True.
+	// availableReplicas is how many of them are Available.
 	// +optional
 	AvailableReplicas *int32 `json:"availableReplicas,omitempty"`
-	// upToDateReplicas is the object's status.upToDateReplicas, or the
-	// number of control-plane Machines whose UpToDate condition is True.
-	// +optional
-	UpToDateReplicas *int32 `json:"upToDateReplicas,omitempty"`
-}
-
-// ClusterWorkers counts a Cluster's worker Machines; every counter is unset
-// while the Cluster has no MachineDeployment, stand-alone MachineSet or
-// stand-alone worker Machine.
-type ClusterWorkers struct {
-	// desiredReplicas is the sum of spec.replicas of the MachineDeployments
-	// and stand-alone MachineSets, plus one for each stand-alone worker
-	// Machine.
-	// +optional
-	DesiredReplicas *int32 `json:"desiredReplicas,omitempty"`
-	// replicas counts the worker Machines, being deleted included.
-	// +optional
-	Replicas *int32 `json:"replicas,omitempty"`
-	// readyReplicas counts those whose Ready condition is True.
-	// +optional
-	ReadyReplicas *int32 `json:"readyReplicas,omitempty"`
-	// availableReplicas counts those whose Available condition is True.
-	// +optional
-	AvailableReplicas *int32 `json:"availableReplicas,omitempty"`
-	// upToDateReplicas counts those whose UpToDate condition is True (only
-	// Machines of a MachineDeployment have it).
+	// upToDateReplicas is how many of them are up to date.
 	// +optional
 	UpToDateReplicas *int32 `json:"upToDateReplicas,omitempty"`
 }
