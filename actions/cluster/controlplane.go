@@ -188,7 +188,7 @@ func mirrorControlPlaneInitialized(s *Scope) {
 		case s.ControlPlane == nil:
 			set(metav1.ConditionUnknown, "ControlPlaneDoesNotExist", fmt.Sprintf("%s does not exist", ref.Kind))
 		default:
-			if ok, _, _ := unstructured.NestedBool(s.ControlPlane.Object, "status", "initialization", "controlPlaneInitialized"); ok {
+			if initialized, _, _ := unstructured.NestedBool(s.ControlPlane.Object, "status", "initialization", "controlPlaneInitialized"); initialized {
 				set(metav1.ConditionTrue, "Initialized", "")
 				return
 			}
