@@ -42,24 +42,26 @@ func (w *world) aMachineWithForeignObject(ctx context.Context, name, which strin
 	if err := w.h.Client.Create(ctx, owner); err != nil {
 		return err
 	}
-	if _, err := w.h.MachineObjects(ctx, w.ns, w.cluster, name); err != nil {
-		return err
-	}
+	return w.machineWithControlledObject(ctx, name, which, metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap",
+		Name: owner.Name, UID: owner.UID, Controller: ptr.To(true)})
+}
+
+// machineWithControlledObject creates the Machine's objects, gives the
+// bootstrap or infrastructure one its other controller, then the Machine:
+// the operator never sees that object without its controller, as when
+// another controller created it.
+func (w *world) machineWithControlledObject(ctx context.Context, name, which string, owner metav1.OwnerReference) error {
 	var obj client.Object = &simv1.SimBootstrapConfig{}
 	if which == "infrastructure" {
 		obj = &simv1.SimMachine{}
 	}
-	// The operator may have adopted the object before the other owner took
-	// it over; the update's old object still names the Machine as its
-	// controller, so the Machine is woken to decide on what it owns now.
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if err := w.h.Client.Get(ctx, client.ObjectKey{Namespace: w.ns, Name: name}, obj); err != nil {
-			return err
-		}
-		obj.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name,
-			UID: owner.UID, Controller: ptr.To(true)}})
-		return w.h.Client.Update(ctx, obj)
-	})
+	var controlled error
+	if _, err := w.h.MachineObjects(ctx, w.ns, w.cluster, name, func(*clusterv1.Machine) {
+		controlled = w.setController(ctx, obj, name, owner)
+	}); err != nil {
+		return err
+	}
+	return controlled
 }
 
 func (w *world) infraReportsProviderID(ctx context.Context, name, id string) error {
@@ -162,14 +164,7 @@ func (w *world) aMachineFromMachineSet(ctx context.Context, name string) error {
 // aMachineWithObjectOfAnotherSet: a Machine written by hand that names a
 // provider object another MachineSet created for one of its own Machines.
 func (w *world) aMachineWithObjectOfAnotherSet(ctx context.Context, name, which, set string) error {
-	if _, err := w.h.MachineObjects(ctx, w.ns, w.cluster, name); err != nil {
-		return err
-	}
-	var obj client.Object = &simv1.SimBootstrapConfig{}
-	if which == "infrastructure" {
-		obj = &simv1.SimMachine{}
-	}
-	return w.setController(ctx, obj, name, metav1.OwnerReference{APIVersion: clusterv1.GroupVersion.String(), Kind: "MachineSet",
+	return w.machineWithControlledObject(ctx, name, which, metav1.OwnerReference{APIVersion: clusterv1.GroupVersion.String(), Kind: "MachineSet",
 		Name: set, UID: types.UID(w.ns + "-" + set), Controller: ptr.To(true)})
 }
 
