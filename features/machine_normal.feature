@@ -49,6 +49,21 @@ Feature: A Machine walks from Pending to Running
     And the Node of "m1" has the annotation "cluster.krtt.dev/labels-from-machine" = "dc1.node-restriction.kubernetes.io/rack,node-role.kubernetes.io/worker"
     And the Node of "m1" has no taint "node.cluster.krtt.dev/uninitialized"
 
+  # Cluster API v1.14 reconcileNode (machine_controller_noderef.go): an infrastructure machine that reports
+  # status.interruptible true (a spot instance) gets the interruptible label on its Node; it goes when it stops.
+  @row:machine-normal:N40
+  Scenario: the Node of an interruptible instance is labelled so, as Cluster API's reconcileNode
+    Given a Machine "m1" with its bootstrap and infrastructure objects
+    And the bootstrap provider reports the data secret of "m1"
+    And the infrastructure of "m1" is provisioned
+    And the infrastructure of "m1" reports an interruptible instance
+    When a Node joins for "m1"
+    Then the Machine "m1" reaches phase "Running"
+    And the Node of "m1" has the label "cluster.krtt.dev/interruptible" = ""
+    And the Node of "m1" has the annotation "cluster.krtt.dev/labels-from-machine" = "cluster.krtt.dev/interruptible"
+    When the infrastructure of "m1" reports no interruptible instance
+    Then the Node of "m1" has no label "cluster.krtt.dev/interruptible"
+
   @row:machine-normal:N10
   Scenario: a Machine given its data secret directly skips the bootstrap provider
     Given a Machine "m1" given the bootstrap data secret "m1-data" directly

@@ -140,6 +140,27 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And the MachineSet called "v2" has condition "MachinesUpToDate" with status "True" and reason "UpToDate" and message containing ""
     And the MachineDeployment "md" reports 2 up-to-date replicas
 
+  # Cluster API v1.14 patchNode, shouldNodeHaveOutdatedTaint (machine_controller_noderef.go): the Node of a Machine
+  # whose MachineSet is of an older revision than its MachineDeployment gets the PreferNoSchedule outdated-revision
+  # taint, so the Pods a rollout evicts keep off the Nodes it replaces next; the taint goes when the set is current again.
+  @row:machine-normal:N40
+  Scenario: the Nodes a rollout will replace are tainted outdated-revision until a rollback makes their MachineSet current again
+    Given a MachineDeployment "md" of 2 Machines with strategy OnDelete
+    And the providers bring every Machine of the deployment "md" to Running as it comes
+    And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
+    And the current MachineSet of "md" is called "v1"
+    And the Node of every Machine of the MachineSet called "v1" does not have the taint "node.cluster.krtt.dev/outdated-revision:PreferNoSchedule"
+    When the template of the MachineDeployment "md" is pointed at new templates "v2"
+    Then the current MachineSet of "md" is called "v2"
+    And the Node of every Machine of the MachineSet called "v1" has the taint "node.cluster.krtt.dev/outdated-revision:PreferNoSchedule"
+    When a user deletes an old Machine of the deployment "md"
+    Then the MachineSet called "v2" asks for 1 replica
+    And the Node of every Machine of the MachineSet called "v2" does not have the taint "node.cluster.krtt.dev/outdated-revision:PreferNoSchedule"
+    When the template of the MachineDeployment "md" is pointed back at the templates "md"
+    Then the current MachineSet of "md" is "v1" with revision 3
+    And the Node of every Machine of the MachineSet called "v1" does not have the taint "node.cluster.krtt.dev/outdated-revision:PreferNoSchedule"
+    And the Node of every Machine of the MachineSet called "v2" has the taint "node.cluster.krtt.dev/outdated-revision:PreferNoSchedule"
+
   # Cluster API v1.14 reconcileOldMachineSetsOnDelete: an old MachineSet gives up spec.replicas - status.replicas,
   # and status.replicas counts a Machine being deleted, so the replacement waits until the deleted Machine is gone.
   @row:machinedeployment-rollout:O11

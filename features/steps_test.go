@@ -154,6 +154,7 @@ func registerSteps(sc *godog.ScenarioContext, h *harness.Harness, cov *coverage)
 	registerMistakeSteps(sc, w)
 	registerReadinessSteps(sc, w)
 	registerUpToDateSteps(sc, w)
+	registerNodeSyncSteps(sc, w)
 
 	// --- Given: the world ---
 	sc.Step(`^a Cluster "([^"]*)"$`, w.aCluster)

@@ -19,6 +19,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -684,4 +685,73 @@ func TestSyncNode(t *testing.T) {
 	if got := getNode(t, node.Name).ResourceVersion; got != rv {
 		t.Error("in-sync Node was written")
 	}
+}
+
+// The Node of a Machine whose MachineSet is of an older revision than its
+// MachineDeployment gets the outdated-revision taint, and loses it when the
+// set is the newest again (Cluster API shouldNodeHaveOutdatedTaint); an
+// interruptible instance's Node gets the interruptible label, which goes
+// with the instance's status.interruptible (Cluster API reconcileNode).
+func TestSyncNodeRevisionTaintAndInterruptible(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: uniq("node")}, Spec: corev1.NodeSpec{Taints: []corev1.Taint{
+		{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule},
+	}}}
+	poll.Must(t, env.Client.Create(ctx, node))
+	m := testMachine(ns, map[string]string{clusterv1.ClusterNameLabel: "c1"})
+	revision := func(n string) map[string]string { return map[string]string{clusterv1.RevisionAnnotation: n} }
+	set := &clusterv1.MachineSet{ObjectMeta: metav1.ObjectMeta{Name: "ms1", Annotations: revision("1")}}
+	deployment := &clusterv1.MachineDeployment{ObjectMeta: metav1.ObjectMeta{Name: "md", Annotations: revision("2")}}
+	infra := &unstructured.Unstructured{Object: map[string]any{"kind": "SimMachine", "metadata": map[string]any{"name": "sm1"},
+		"status": map[string]any{"interruptible": true}}}
+	scope := func() *Scope {
+		s := scopeFor(t, m, node.Name)
+		s.Set, s.Deployment, s.Infrastructure = set, deployment, infra
+		return s
+	}
+	taints := func() []string {
+		var out []string
+		for _, tn := range getNode(t, node.Name).Spec.Taints {
+			out = append(out, tn.Key+":"+string(tn.Effect))
+		}
+		return out
+	}
+	outdated := clusterv1.NodeOutdatedRevisionTaint + ":PreferNoSchedule"
+
+	wantStatus(t, syncNode(ctx, scope()), engine.Done, "labels "+clusterv1.InterruptibleLabel, "taint "+clusterv1.NodeOutdatedRevisionTaint)
+	// The API server's not-ready taint may be there too; it stays.
+	if got := taints(); !slices.Contains(got, "dedicated:NoSchedule") || !slices.Contains(got, outdated) {
+		t.Errorf("taints of an older revision's Node: %v", got)
+	}
+	n := getNode(t, node.Name)
+	if v, ok := n.Labels[clusterv1.InterruptibleLabel]; !ok || v != "" {
+		t.Errorf("interruptible label = %q (present %v), want empty and present", v, ok)
+	}
+	if got := n.Annotations[LabelsFromMachineAnnotation]; got != clusterv1.InterruptibleLabel {
+		t.Errorf("%s = %q: the interruptible label must be tracked so it can go", LabelsFromMachineAnnotation, got)
+	}
+	wantStatus(t, syncNode(ctx, scope()), engine.Done, "in sync")
+
+	// A rollback makes the set the newest revision; the instance stops
+	// being interruptible.
+	set.Annotations = revision("3")
+	deployment.Annotations = revision("3")
+	infra.Object["status"] = map[string]any{"interruptible": false}
+	wantStatus(t, syncNode(ctx, scope()), engine.Done, "removed labels "+clusterv1.InterruptibleLabel, "removed taint "+clusterv1.NodeOutdatedRevisionTaint)
+	if got := taints(); !slices.Contains(got, "dedicated:NoSchedule") || slices.Contains(got, outdated) {
+		t.Errorf("taints of the newest revision's Node: %v", got)
+	}
+	if _, ok := getNode(t, node.Name).Labels[clusterv1.InterruptibleLabel]; ok {
+		t.Error("interruptible label kept after the instance stopped reporting it")
+	}
+
+	// A stand-alone MachineSet has no revision to be behind.
+	set.Annotations, deployment = revision("1"), nil
+	wantStatus(t, syncNode(ctx, scope()), engine.Done, "in sync")
+
+	// status.interruptible that is not a bool is the provider's mistake,
+	// named.
+	infra.Object["status"] = map[string]any{"interruptible": "yes"}
+	wantStatus(t, syncNode(ctx, scope()), engine.Failed, "read status.interruptible of SimMachine sm1")
 }

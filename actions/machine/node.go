@@ -10,7 +10,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/krtt-dev/krtt/actions/uptodate"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/reconciler"
@@ -81,10 +83,58 @@ func fromMachine(v string) []string {
 	return strings.Split(v, ",")
 }
 
+// interruptible reads status.interruptible of the infrastructure object
+// (false when it does not say).
+func (s *Scope) interruptible() (bool, error) {
+	if s.Infrastructure == nil {
+		return false, nil
+	}
+	v, _, err := unstructured.NestedBool(s.Infrastructure.Object, "status", "interruptible")
+	if err != nil {
+		return false, fmt.Errorf("read status.interruptible of %s %s: %w", s.Infrastructure.GetKind(), s.Infrastructure.GetName(), err)
+	}
+	return v, nil
+}
+
+// outdatedRevision: the Machine's MachineSet is of an older revision than
+// its MachineDeployment (Cluster API shouldNodeHaveOutdatedTaint).
+func (s *Scope) outdatedRevision() bool {
+	return s.Set != nil && s.Deployment != nil && uptodate.Revision(s.Set) < uptodate.Revision(s.Deployment)
+}
+
+// nodeTaints is the Node's taints without the uninitialized one, with the
+// outdated-revision taint when outdated and without it otherwise; changes
+// says what differs from the Node's.
+func nodeTaints(current []corev1.Taint, outdated bool) (taints []corev1.Taint, changes []string) {
+	outdatedTaint := corev1.Taint{Key: clusterv1.NodeOutdatedRevisionTaint, Effect: corev1.TaintEffectPreferNoSchedule}
+	has := false
+	for _, t := range current {
+		switch {
+		case t.Key == clusterv1.NodeUninitializedTaint && t.Effect == corev1.TaintEffectNoSchedule:
+			changes = append(changes, "removed taint "+clusterv1.NodeUninitializedTaint)
+			continue
+		case t.MatchTaint(&outdatedTaint):
+			if !outdated {
+				changes = append(changes, "removed taint "+clusterv1.NodeOutdatedRevisionTaint)
+				continue
+			}
+			has = true
+		}
+		taints = append(taints, t)
+	}
+	if outdated && !has {
+		taints = append(taints, outdatedTaint)
+		changes = append(changes, "taint "+clusterv1.NodeOutdatedRevisionTaint)
+	}
+	return taints, changes
+}
+
 // syncNode sets the managed Machine labels and annotations on the Node,
-// removes those the Machine no longer has, and removes the uninitialized
-// taint (Cluster API patchNode). It patches the Node only when something
-// differs.
+// removes those the Machine no longer has, labels the Node of an
+// interruptible instance, removes the uninitialized taint and keeps the
+// outdated-revision taint on the Node of a Machine a rollout will replace
+// (Cluster API reconcileNode, patchNode). It patches the Node only when
+// something differs.
 func syncNode(ctx context.Context, s *Scope) engine.Outcome {
 	node := s.Node()
 	if node == nil {
@@ -93,6 +143,13 @@ func syncNode(ctx context.Context, s *Scope) engine.Outcome {
 	m := s.Machine
 
 	desired := syncedLabels(m.Labels)
+	interruptible, err := s.interruptible()
+	if err != nil {
+		return engine.Fail(err)
+	}
+	if interruptible {
+		desired[clusterv1.InterruptibleLabel] = ""
+	}
 	keys := slices.Sorted(maps.Keys(desired))
 
 	// The patch names only what changes (nil removes); other writers'
@@ -143,17 +200,9 @@ func syncNode(ctx context.Context, s *Scope) engine.Outcome {
 	setAnnotation(LabelsFromMachineAnnotation, strings.Join(keys, ","))
 	setAnnotation(AnnotationsFromMachineAnnotation, strings.Join(copied, ","))
 
-	var taints []corev1.Taint
-	untainted := false
-	for _, t := range node.Spec.Taints {
-		if t.Key == clusterv1.NodeUninitializedTaint && t.Effect == corev1.TaintEffectNoSchedule {
-			untainted = true
-			continue
-		}
-		taints = append(taints, t)
-	}
+	taints, tainted := nodeTaints(node.Spec.Taints, s.outdatedRevision())
 
-	if len(set) == 0 && len(removed) == 0 && len(annotated) == 0 && !untainted {
+	if len(set) == 0 && len(removed) == 0 && len(annotated) == 0 && len(tainted) == 0 {
 		return engine.OKf("Node %s in sync", node.Name)
 	}
 	md := map[string]any{}
@@ -164,7 +213,7 @@ func syncNode(ctx context.Context, s *Scope) engine.Outcome {
 		md["annotations"] = annotations
 	}
 	patch := map[string]any{"metadata": md}
-	if untainted {
+	if len(tainted) > 0 {
 		// A merge patch replaces the whole list: the observed
 		// resourceVersion makes a taint added meanwhile conflict instead
 		// of being lost.
@@ -186,8 +235,6 @@ func syncNode(ctx context.Context, s *Scope) engine.Outcome {
 	if len(annotated) > 0 {
 		parts = append(parts, "annotations "+strings.Join(annotated, ","))
 	}
-	if untainted {
-		parts = append(parts, "removed taint "+clusterv1.NodeUninitializedTaint)
-	}
+	parts = append(parts, tainted...)
 	return engine.OKf("updated Node %s: %s", node.Name, strings.Join(parts, "; "))
 }

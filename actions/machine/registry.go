@@ -45,7 +45,7 @@ func registerActions(r *engine.Registry[*Scope]) {
 	r.Action("CopyInfrastructureFields", "Copy providerID, addresses and failure domain from the infrastructure object.", copyInfrastructureFields, engine.WritesThrough())
 	r.Action("CopyProviderFailure", "Copy status.failureReason and failureMessage of the failed provider object to the Machine.", copyProviderFailure, engine.Pure())
 	r.Action("SetNodeRef", "Point status.nodeRef at the Node found by providerID.", setNodeRef, engine.Pure())
-	r.Action("SyncNode", "Sync the managed labels and the krtt annotations onto the Node (writes only on change).", syncNode, engine.WritesThrough())
+	r.Action("SyncNode", "Sync the managed labels, the krtt annotations, the interruptible label and the taints krtt owns onto the Node (writes only on change).", syncNode, engine.WritesThrough())
 	r.Action("RecordPreDrainHookWait", "Record when the wait for pre-drain hooks started and list the hooks.", recordPreDrainHookWait, engine.Pure())
 	r.Action("RecordPreTerminateHookWait", "Record when the wait for pre-terminate hooks started and list the hooks.", recordPreTerminateHookWait, engine.Pure())
 	r.Action("MarkDrainStart", "Set status.deletion.nodeDrainStartTime if unset.", markDrainStart, engine.Pure())

@@ -107,7 +107,7 @@ func (o *Observer) readSets(ctx context.Context, s *Scope) {
 		if ref := metav1.GetControllerOf(ms); ref == nil || ref.UID != md.UID {
 			continue
 		}
-		set := &Set{MS: ms, Revision: Revision(ms)}
+		set := &Set{MS: ms, Revision: uptodate.Revision(ms)}
 		for _, m := range byOwner[string(ms.UID)] {
 			s.Machines = append(s.Machines, m)
 			set.Total++
@@ -144,12 +144,6 @@ func (o *Observer) readSets(ctx context.Context, s *Scope) {
 			s.Old = append(s.Old, set)
 		}
 	}
-}
-
-// Revision is a MachineSet's revision annotation (0 when missing).
-func Revision(ms *clusterv1.MachineSet) int64 {
-	n, _ := strconv.ParseInt(ms.Annotations[clusterv1.RevisionAnnotation], 10, 64)
-	return n
 }
 
 // TemplateHash hashes what rolls out of the template (uptodate.Rollout).

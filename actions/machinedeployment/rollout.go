@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/krtt-dev/krtt/actions/uptodate"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 )
 
@@ -61,7 +62,7 @@ func Revisions(ctx context.Context, c client.Client, key client.ObjectKey) (*clu
 			out = append(out, &list.Items[i])
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return Revision(out[i]) < Revision(out[j]) })
+	sort.Slice(out, func(i, j int) bool { return uptodate.Revision(out[i]) < uptodate.Revision(out[j]) })
 	return md, out, nil
 }
 
@@ -79,7 +80,7 @@ func History(ctx context.Context, c client.Client, key client.ObjectKey) (string
 			boot = r.Kind + "/" + r.Name
 		}
 		infra := ms.Spec.Template.Spec.InfrastructureRef
-		fmt.Fprintf(&b, "%d\t%s\t%d\t%s/%s\t%s\n", Revision(ms), ms.Name, ptr.Deref(ms.Spec.Replicas, 1), infra.Kind, infra.Name, boot)
+		fmt.Fprintf(&b, "%d\t%s\t%d\t%s/%s\t%s\n", uptodate.Revision(ms), ms.Name, ptr.Deref(ms.Spec.Replicas, 1), infra.Kind, infra.Name, boot)
 	}
 	return b.String(), nil
 }
@@ -102,7 +103,7 @@ func Undo(ctx context.Context, c client.Client, key client.ObjectKey, to int64) 
 		target = sets[len(sets)-2]
 	} else {
 		for _, ms := range sets {
-			if Revision(ms) == to {
+			if uptodate.Revision(ms) == to {
 				target = ms
 			}
 		}
@@ -114,7 +115,7 @@ func Undo(ctx context.Context, c client.Client, key client.ObjectKey, to int64) 
 	md.Spec.Template.Spec = *target.Spec.Template.Spec.DeepCopy()
 	md.Spec.Template.ObjectMeta = *target.Spec.Template.ObjectMeta.DeepCopy()
 	delete(md.Spec.Template.ObjectMeta.Labels, clusterv1.MachineTemplateHashLabel)
-	return Revision(target), c.Patch(ctx, md, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
+	return uptodate.Revision(target), c.Patch(ctx, md, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
 }
 
 // Restart asks for every Machine to be replaced from now on

@@ -9,7 +9,10 @@ package uptodate
 import (
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"k8s.io/utils/ptr"
 
@@ -56,4 +59,12 @@ func Differences(current, desired Rollout) []string {
 		out = append(out, fmt.Sprintf("Failure domain %s, %s required", current.FailureDomain, desired.FailureDomain))
 	}
 	return out
+}
+
+// Revision is the revision annotation of a MachineSet (the template
+// revision it was made for) or of a MachineDeployment (its current one); 0
+// when missing or not a number.
+func Revision(obj metav1.Object) int64 {
+	n, _ := strconv.ParseInt(obj.GetAnnotations()[clusterv1.RevisionAnnotation], 10, 64)
+	return n
 }

@@ -133,6 +133,18 @@ const (
 // labels are on it; the controller removes it when it syncs the Node.
 const NodeUninitializedTaint = ManagedNodeDomain + "/uninitialized"
 
+// NodeOutdatedRevisionTaint (PreferNoSchedule) is on the Node of a Machine
+// whose MachineSet is of an older revision than its MachineDeployment's, so
+// Pods evicted from the first Nodes a rollout replaces are not scheduled
+// onto Nodes that will go next (Cluster API's NodeOutdatedRevisionTaint).
+// The controller adds and removes it when it syncs the Node.
+const NodeOutdatedRevisionTaint = ManagedNodeDomain + "/outdated-revision"
+
+// InterruptibleLabel is on the Node of a Machine whose infrastructure object
+// reports status.interruptible true (a spot or preemptible instance), so
+// workloads can keep off or tolerate it (Cluster API's InterruptibleLabel).
+const InterruptibleLabel = "cluster.krtt.dev/interruptible"
+
 // Prefixes of Machine label keys in those domains.
 const (
 	NodeRoleLabelPrefix        = NodeRoleLabelDomain + "/"

@@ -128,10 +128,17 @@ func (r *cloudReconciler) reconcile(ctx context.Context, req reconcile.Request) 
 				{Type: clusterv1.MachineHostName, Address: sm.Name},
 			}
 			st.FailureDomain = fd
+			st.Interruptible = sm.Spec.Sim.Interruptible
 			st.Initialization.Provisioned = ptr.To(true)
 			meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue,
 				Reason: "Provisioned", Message: "the simulated VM is running", ObservedGeneration: sm.Generation})
 		}); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+
+	if sm.Status.Interruptible != sm.Spec.Sim.Interruptible {
+		if err := r.patchStatus(ctx, sm, func(st *simv1.SimMachineStatus) { st.Interruptible = sm.Spec.Sim.Interruptible }); err != nil {
 			return reconcile.Result{}, err
 		}
 	}

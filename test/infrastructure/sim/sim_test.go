@@ -784,3 +784,25 @@ func TestCloudVMGone(t *testing.T) {
 	harness.Must(t, c.Delete(ctx, sm))
 	gone(t, "SimMachine g1 (deleteDelaySeconds 3600, but no VM left)", sm)
 }
+
+// spec.sim.interruptible makes a spot instance: status.interruptible once
+// provisioned, following the knob after.
+func TestCloudInterruptibleKnob(t *testing.T) {
+	ns := namespace(t, "sim-spot")
+	simMachine(t, ns, "s1", func(sm *simv1.SimMachine) { sm.Spec.Sim.Interruptible = true })
+	if sm := provisioned(t, ns, "s1"); !sm.Status.Interruptible {
+		// Provisioning reports it in the same write.
+		t.Errorf("status.interruptible = false once provisioned, want true")
+	}
+	setSim(t, ns, "s1", func(b *simv1.SimBehavior) { b.Interruptible = false })
+	harness.Await(t, wait, "status.interruptible false", func(ctx context.Context) error {
+		got, err := getSM(ctx, ns, "s1")
+		if err != nil {
+			return err
+		}
+		if got.Status.Interruptible {
+			return fmt.Errorf("status.interruptible still true")
+		}
+		return nil
+	})
+}

@@ -57,6 +57,12 @@ type SimBehavior struct {
 	// A vanished VM does not come back when this is cleared.
 	// +optional
 	VMGone bool `json:"vmGone,omitempty"`
+
+	// interruptible makes the VM a spot (preemptible) instance: the sim
+	// cloud reports status.interruptible true once it is provisioned, and
+	// follows the knob after.
+	// +optional
+	Interruptible bool `json:"interruptible,omitempty"`
 }
 
 // SimMachineSpec is the desired state of a SimMachine.
@@ -101,6 +107,11 @@ type SimMachineStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=256
 	FailureDomain string `json:"failureDomain,omitempty"`
+
+	// interruptible is true when the simulated VM is a spot (preemptible)
+	// instance (the infrastructure machine contract's status.interruptible).
+	// +optional
+	Interruptible bool `json:"interruptible,omitempty"`
 
 	// failureReason is a terminal problem of the simulated VM, machine
 	// readable (the v1beta1 provider contract), e.g. VMNotFound.

@@ -1,0 +1,77 @@
+package features
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/cucumber/godog"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	simv1 "github.com/krtt-dev/krtt/test/infrastructure/sim/api/v1alpha1"
+)
+
+// registerNodeSyncSteps: what the Machine controller keeps on a Node beyond
+// the Machine's labels: the interruptible label and the outdated-revision
+// taint.
+func registerNodeSyncSteps(sc *godog.ScenarioContext, w *world) {
+	sc.Step(`^the infrastructure of "([^"]*)" reports (an|no) interruptible instance$`, w.infraInterruptible)
+	sc.Step(`^the Node of "([^"]*)" has no label "([^"]*)"$`, w.nodeHasNoLabel)
+	sc.Step(`^the Node of every Machine of the MachineSet called "([^"]*)" (has|does not have) the taint "([^"]*)"$`, w.calledSetNodesTainted)
+}
+
+// infraInterruptible plays the infrastructure provider reporting
+// status.interruptible.
+func (w *world) infraInterruptible(ctx context.Context, name, an string) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		sm := &simv1.SimMachine{}
+		if err := w.h.Client.Get(ctx, w.key(name), sm); err != nil {
+			return err
+		}
+		sm.Status.Interruptible = an == "an"
+		return w.h.Client.Status().Update(ctx, sm)
+	})
+}
+
+func (w *world) nodeHasNoLabel(ctx context.Context, name, key string) error {
+	return w.eventually(ctx, "Node without label "+key, func(ctx context.Context) error {
+		n := &corev1.Node{}
+		if err := w.nodes.Get(ctx, client.ObjectKey{Name: w.nodeName(name)}, n); err != nil {
+			return err
+		}
+		if v, ok := n.Labels[key]; ok {
+			return fmt.Errorf("label %s = %q", key, v)
+		}
+		return nil
+	})
+}
+
+// calledSetNodesTainted checks the Node of every Machine of a MachineSet
+// for a taint written KEY:EFFECT; every Machine must have its Node.
+func (w *world) calledSetNodesTainted(ctx context.Context, alias, has, taint string) error {
+	key, effect, ok := strings.Cut(taint, ":")
+	if !ok {
+		return fmt.Errorf("taint %q is not KEY:EFFECT", taint)
+	}
+	want := corev1.Taint{Key: key, Effect: corev1.TaintEffect(effect)}
+	return w.eachMachine(ctx, w.setAlias(alias), has+" the taint "+taint, func(m *clusterv1.Machine) error {
+		if m.Status.NodeRef == nil {
+			return fmt.Errorf("Machine %s has no Node yet", m.Name)
+		}
+		n := &corev1.Node{}
+		if err := w.nodes.Get(ctx, client.ObjectKey{Name: m.Status.NodeRef.Name}, n); err != nil {
+			return err
+		}
+		found := false
+		for i := range n.Spec.Taints {
+			found = found || n.Spec.Taints[i].MatchTaint(&want)
+		}
+		if found != (has == "has") {
+			return fmt.Errorf("Node %s of Machine %s: taints %+v", n.Name, m.Name, n.Spec.Taints)
+		}
+		return nil
+	})
+}
