@@ -64,6 +64,24 @@ Feature: A Machine walks from Pending to Running
     When the infrastructure of "m1" reports no interruptible instance
     Then the Node of "m1" has no label "cluster.krtt.dev/interruptible"
 
+  # Cluster API v1.14 --additional-sync-machine-labels and --additional-sync-machine-annotations (core/main.go;
+  # GetManagedLabels, GetManagedAnnotations): keys matching an expression reach the Node too.
+  @serial @row:machine-normal:N31
+  Scenario: labels and annotations the operator's additional-sync flags select reach the Node
+    Given the operator restarts syncing Machine labels matching "^tier$" and annotations matching "^example\.com/" to Nodes
+    And a Machine "m1" with its bootstrap and infrastructure objects
+    And the Machine "m1" has the label "tier" = "gold"
+    And the Machine "m1" has the label "team" = "blue"
+    And the Machine "m1" has annotation "example.com/owner" set to "ops"
+    And the bootstrap provider reports the data secret of "m1"
+    And the infrastructure of "m1" is provisioned
+    When a Node joins for "m1"
+    Then the Machine "m1" reaches phase "Running"
+    And the Node of "m1" has the label "tier" = "gold"
+    And the Node of "m1" has the annotation "example.com/owner" = "ops"
+    And the Node of "m1" has the annotation "cluster.krtt.dev/labels-from-machine" = "tier"
+    And the Node of "m1" has no label "team"
+
   @row:machine-normal:N10
   Scenario: a Machine given its data secret directly skips the bootstrap provider
     Given a Machine "m1" given the bootstrap data secret "m1-data" directly

@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/krtt-dev/krtt/actions/controller"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	simv1 "github.com/krtt-dev/krtt/test/infrastructure/sim/api/v1alpha1"
 )
@@ -20,6 +21,7 @@ import (
 func registerNodeSyncSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^the infrastructure of "([^"]*)" reports (an|no) interruptible instance$`, w.infraInterruptible)
 	sc.Step(`^the Node of "([^"]*)" has no label "([^"]*)"$`, w.nodeHasNoLabel)
+	sc.Step(`^the operator restarts syncing Machine labels matching "([^"]*)" and annotations matching "([^"]*)" to Nodes$`, w.restartSyncing)
 	sc.Step(`^the Node of every Machine of the MachineSet called "([^"]*)" (has|does not have) the taint "([^"]*)"$`, w.calledSetNodesTainted)
 }
 
@@ -74,4 +76,20 @@ func (w *world) calledSetNodesTainted(ctx context.Context, alias, has, taint str
 		}
 		return nil
 	})
+}
+
+// restartSyncing restarts the operator as if started with
+// --additional-sync-machine-labels and --additional-sync-machine-annotations
+// until the scenario ends (a @serial scenario: every Machine is synced so).
+func (w *world) restartSyncing(_ context.Context, labels, annotations string) error {
+	sync, err := controller.CompileNodeSync([]string{labels}, []string{annotations})
+	if err != nil {
+		return err
+	}
+	w.h.NodeSync = sync
+	w.undo = append(w.undo, func(context.Context) error {
+		w.h.NodeSync = controller.NodeSync{}
+		return w.h.RestartOperator()
+	})
+	return w.h.RestartOperator()
 }

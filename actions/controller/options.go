@@ -46,6 +46,9 @@ type Options struct {
 	// operator reads nothing of the Node side in the management cluster and
 	// such a Cluster is NoAccess (remote.Options.SelfHosted).
 	SelfHostedClusters bool
+	// NodeSync: the Machine labels and annotations, beyond the domains
+	// always copied, that the Machine controller copies onto Nodes.
+	NodeSync NodeSync
 	// Events writes the controllers' Events, one sink per manager (set by
 	// the operator's Setup); nil uses the manager's recorder.
 	Events *reconciler.EventSink

@@ -24,6 +24,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/krtt-dev/krtt/actions/controller"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/test/framework/localcp"
@@ -754,4 +755,48 @@ func TestSyncNodeRevisionTaintAndInterruptible(t *testing.T) {
 	// named.
 	infra.Object["status"] = map[string]any{"interruptible": "yes"}
 	wantStatus(t, syncNode(ctx, scope()), engine.Failed, "read status.interruptible of SimMachine sm1")
+}
+
+// --additional-sync-machine-labels and -annotations add keys to those
+// synced; they are tracked like the others, so one the Machine loses goes.
+func TestSyncNodeAdditionalKeys(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: uniq("node")}}
+	poll.Must(t, env.Client.Create(ctx, node))
+	m := testMachine(ns, map[string]string{"tier": "gold", "team": "blue", clusterv1.ClusterNameLabel: "c1"})
+	m.Annotations = map[string]string{"example.com/owner": "ops", "other": "x"}
+	sync, err := controller.CompileNodeSync([]string{"^tier$"}, []string{"^example\\.com/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scope := func() *Scope {
+		s := scopeFor(t, m, node.Name)
+		s.NodeSync = sync
+		return s
+	}
+	wantStatus(t, syncNode(ctx, scope()), engine.Done, "labels tier")
+	n := getNode(t, node.Name)
+	if n.Labels["tier"] != "gold" || n.Annotations["example.com/owner"] != "ops" {
+		t.Errorf("Node labels %v annotations %v: the selected keys are missing", n.Labels, n.Annotations)
+	}
+	if _, ok := n.Labels["team"]; ok {
+		t.Error("a label no expression selects was synced")
+	}
+	if _, ok := n.Annotations["other"]; ok {
+		t.Error("an annotation no expression selects was synced")
+	}
+	if n.Annotations[LabelsFromMachineAnnotation] != "tier" || n.Annotations[AnnotationsFromMachineAnnotation] != "example.com/owner" {
+		t.Errorf("bookkeeping %q, %q", n.Annotations[LabelsFromMachineAnnotation], n.Annotations[AnnotationsFromMachineAnnotation])
+	}
+	delete(m.Labels, "tier")
+	delete(m.Annotations, "example.com/owner")
+	wantStatus(t, syncNode(ctx, scope()), engine.Done, "removed labels tier")
+	n = getNode(t, node.Name)
+	if _, ok := n.Labels["tier"]; ok {
+		t.Error("label tier kept after the Machine lost it")
+	}
+	if _, ok := n.Annotations["example.com/owner"]; ok {
+		t.Error("annotation example.com/owner kept after the Machine lost it")
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/krtt-dev/krtt/actions/controller"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/engine/explain"
@@ -36,7 +37,7 @@ func Explain(ctx context.Context, c client.Client, set *engine.TableSet, key cli
 	// Never started, the cache would keep the connections the observation
 	// opened running after the explanation.
 	defer clusters.Close()
-	r, err := reconciler.New(Spec(set, c, clusters, nil), reconciler.Options{Client: c, Now: func() time.Time { return now }})
+	r, err := reconciler.New(Spec(set, c, clusters, nil, controller.NodeSync{}), reconciler.Options{Client: c, Now: func() time.Time { return now }})
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/krtt-dev/krtt/actions/controller"
 	"github.com/krtt-dev/krtt/actions/uptodate"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
@@ -35,13 +37,14 @@ func inDomain(key, domain string) bool {
 }
 
 // syncedLabels returns the Machine labels that belong on the Node (Cluster
-// API GetManagedLabels): node-role.kubernetes.io, and the node-restriction
-// and krtt node domains with their subdomains.
-func syncedLabels(labels map[string]string) map[string]string {
+// API GetManagedLabels): node-role.kubernetes.io, the node-restriction and
+// krtt node domains with their subdomains, and those extra selects.
+func syncedLabels(labels map[string]string, extra []*regexp.Regexp) map[string]string {
 	out := map[string]string{}
 	for k, v := range labels {
 		d, _, _ := strings.Cut(k, "/")
-		if d == clusterv1.NodeRoleLabelDomain || inDomain(k, clusterv1.NodeRestrictionLabelDomain) || inDomain(k, clusterv1.ManagedNodeDomain) {
+		if d == clusterv1.NodeRoleLabelDomain || inDomain(k, clusterv1.NodeRestrictionLabelDomain) || inDomain(k, clusterv1.ManagedNodeDomain) ||
+			controller.Matches(extra, k) {
 			out[k] = v
 		}
 	}
@@ -56,8 +59,8 @@ var commonNodeAnnotations = []string{clusterv1.MachineAnnotation, clusterv1.Clus
 // syncedAnnotations returns the annotations that belong on the Node
 // (Cluster API GetManagedAnnotations): krtt's own, naming the Machine, its
 // Cluster and its controller, and the Machine's annotations in the krtt
-// node domain.
-func syncedAnnotations(m *clusterv1.Machine) map[string]string {
+// node domain or that extra selects.
+func syncedAnnotations(m *clusterv1.Machine, extra []*regexp.Regexp) map[string]string {
 	out := map[string]string{
 		clusterv1.MachineAnnotation:          m.Name,
 		clusterv1.ClusterNameAnnotation:      m.Spec.ClusterName,
@@ -68,7 +71,7 @@ func syncedAnnotations(m *clusterv1.Machine) map[string]string {
 		out[clusterv1.OwnerNameAnnotation] = owner.Name
 	}
 	for k, v := range m.Annotations {
-		if inDomain(k, clusterv1.ManagedNodeDomain) {
+		if inDomain(k, clusterv1.ManagedNodeDomain) || controller.Matches(extra, k) {
 			out[k] = v
 		}
 	}
@@ -142,7 +145,7 @@ func syncNode(ctx context.Context, s *Scope) engine.Outcome {
 	}
 	m := s.Machine
 
-	desired := syncedLabels(m.Labels)
+	desired := syncedLabels(m.Labels, s.NodeSync.Labels)
 	interruptible, err := s.interruptible()
 	if err != nil {
 		return engine.Fail(err)
@@ -180,7 +183,7 @@ func syncNode(ctx context.Context, s *Scope) engine.Outcome {
 			annotated = append(annotated, k)
 		}
 	}
-	wanted := syncedAnnotations(m)
+	wanted := syncedAnnotations(m, s.NodeSync.Annotations)
 	var copied []string
 	for _, k := range slices.Sorted(maps.Keys(wanted)) {
 		setAnnotation(k, wanted[k])

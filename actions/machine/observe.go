@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/krtt-dev/krtt/actions/contract"
+	"github.com/krtt-dev/krtt/actions/controller"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/internal/remote"
@@ -38,6 +39,9 @@ type Observer struct {
 	Watcher  Watcher
 	// PodVerdicts is handed to every Scope: the drain asks it about Pods.
 	PodVerdicts *engine.Decider[*PodItem]
+	// NodeSync is handed to every Scope: the Node sync copies what it
+	// selects.
+	NodeSync controller.NodeSync
 	// Indexed: Client reads the manager's cache, which holds the Machine
 	// indexes Setup registers. A one-shot reader (krtt explain) has none.
 	Indexed bool
@@ -47,7 +51,7 @@ type Observer struct {
 // API errors do not abort it: the first one is kept in Scope.Err and the
 // apiError fact lets a row decide.
 func (o *Observer) Observe(ctx context.Context, key client.ObjectKey, now time.Time) *Scope {
-	s := &Scope{Client: o.Client, Watcher: o.Watcher, Now: now, Key: key, PodVerdicts: o.PodVerdicts}
+	s := &Scope{Client: o.Client, Watcher: o.Watcher, Now: now, Key: key, PodVerdicts: o.PodVerdicts, NodeSync: o.NodeSync}
 	m := &clusterv1.Machine{}
 	if err := o.Client.Get(ctx, key, m); err != nil {
 		if !apierrors.IsNotFound(err) {

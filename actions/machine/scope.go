@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/krtt-dev/krtt/actions/controller"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/internal/remote"
@@ -83,6 +84,9 @@ type Scope struct {
 
 	// PodVerdicts is the Pod verdict table the drain asks about each Pod.
 	PodVerdicts *engine.Decider[*PodItem]
+	// NodeSync selects the Machine labels and annotations the Node sync
+	// copies beyond the domains it always copies.
+	NodeSync controller.NodeSync
 
 	// Err is the first API error met while observing; facts read as if the
 	// object were absent, and the error row decides.

@@ -35,12 +35,14 @@ func Catalogs() []*engine.Catalog {
 
 // Spec is the Machine controller for the kit: its tables, registry and
 // observer. c reads the management cluster; clusters reaches the Node side
-// (nil: the management cluster); w may be nil (explain).
-func Spec(set *engine.TableSet, c client.Client, clusters ClusterClients, w *reconciler.KindWatcher) reconciler.Spec[*clusterv1.Machine, *Scope] {
+// (nil: the management cluster); w may be nil (explain); sync is what,
+// beyond the domains always copied, goes from a Machine to its Node.
+func Spec(set *engine.TableSet, c client.Client, clusters ClusterClients, w *reconciler.KindWatcher, sync controller.NodeSync) reconciler.Spec[*clusterv1.Machine, *Scope] {
 	if clusters == nil {
 		clusters = LocalClusterClients{Client: c}
 	}
 	obs := newObserver(set, c, clusters, w)
+	obs.NodeSync = sync
 	return reconciler.Spec[*clusterv1.Machine, *Scope]{
 		Name:             Name,
 		Set:              set,
@@ -92,7 +94,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error
 		clusters = opts.Clusters
 		opts.Clusters.AddIndexes(Indexes()...)
 	}
-	r, err := reconciler.New(Spec(set, mgr.GetClient(), clusters, w), opts.Kit(mgr, Name))
+	r, err := reconciler.New(Spec(set, mgr.GetClient(), clusters, w, opts.NodeSync), opts.Kit(mgr, Name))
 	if err != nil {
 		return err
 	}

@@ -148,3 +148,42 @@ func TestLoadSetsReadsEveryControllerFromDir(t *testing.T) {
 		}
 	}
 }
+
+// A --additional-sync-machine-labels or -annotations expression that is not
+// a regular expression stops the operator before it looks for a cluster,
+// naming the flag and each bad expression.
+func TestOperatorRefusesBadSyncExpression(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "--additional-sync-machine-labels", "^tier$,a[", "--additional-sync-machine-annotations", "(b",
+		"--metrics-bind-address=0", "--health-probe-bind-address=0")
+	cmd.Env = append(os.Environ(), runMainEnv+"=1", "KUBECONFIG="+filepath.Join(t.TempDir(), "none"))
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 2 {
+		t.Fatalf("want exit status 2, got %v\n%s", err, out)
+	}
+	for _, want := range []string{`--additional-sync-machine-labels "a[" is not a regular expression`, `--additional-sync-machine-annotations "(b" is not a regular expression`} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("output does not say %s:\n%s", want, out)
+		}
+	}
+	if strings.Contains(string(out), `"^tier$"`) {
+		t.Errorf("a good expression was named as bad:\n%s", out)
+	}
+}
+
+// The list flags take a comma-separated list, repeated flags, and a quoted
+// expression with a comma in it.
+func TestListFlag(t *testing.T) {
+	var l listFlag
+	for _, v := range []string{"a,b", "", `"x{1,3}"`} {
+		if err := l.Set(v); err != nil {
+			t.Fatalf("Set(%q): %v", v, err)
+		}
+	}
+	if want := []string{"a", "b", "x{1,3}"}; !slices.Equal(l, want) {
+		t.Errorf("list %q, want %q", l, want)
+	}
+	if err := l.Set(`"open`); err == nil {
+		t.Error("an unclosed quote was taken")
+	}
+}

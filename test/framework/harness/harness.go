@@ -47,6 +47,8 @@ type Harness struct {
 	// scenarios' Clusters have no Secret, their Nodes in Env, so it is on
 	// unless a scenario turns it off.
 	NoSelfHosted bool
+	// NodeSync is controller.Options.NodeSync at the operator's next start.
+	NodeSync controller.NodeSync
 
 	mu       sync.Mutex
 	cancel   context.CancelFunc
@@ -116,7 +118,7 @@ func (h *Harness) StartOperator() error {
 	workload := workloadOptions
 	workload.Now = h.Clock.Now
 	err = actions.Setup(ctx, mgr, h.Sets, controller.Options{Concurrency: 4, Workload: workload, Traces: h.record, Now: h.Clock.Now, ClockJumps: h.Clock.OnJump,
-		SelfHostedClusters: !h.NoSelfHosted})
+		SelfHostedClusters: !h.NoSelfHosted, NodeSync: h.NodeSync})
 	if err != nil {
 		cancel()
 		return err
