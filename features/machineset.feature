@@ -252,18 +252,23 @@ Feature: A MachineSet keeps N Machines
     And Machine "b" of the set has provider objects cloned from the templates "v2"
     And Machine "a" of the set still exists
 
+  # Cluster API v1.14 syncMachines (machineset_controller.go): the template's labels reach the Machines and,
+  # through updateLabelsAndAnnotations, their bootstrap and infrastructure objects.
   @row:machineset-normal:S12
-  Scenario: a template label and a drain timeout reach the existing Machines in place
+  Scenario: a template label and a drain timeout reach the existing Machines and their provider objects in place
     Given a MachineSet "ms" of 2 Machines
     And the Machines of "ms" are called "a" and "b"
     And Machine "a" of the set gets the label "owner" = "me"
     When the template of the MachineSet "ms" gets the label "tier" = "web" and nodeDrainTimeoutSeconds 300
     Then Machine "a" of the set has the label "tier" = "web" and nodeDrainTimeoutSeconds 300
     And Machine "b" of the set has the label "tier" = "web" and nodeDrainTimeoutSeconds 300
+    And the provider objects of Machine "a" of the set have the label "tier" = "web"
+    And the provider objects of Machine "b" of the set have the label "tier" = "web"
     And Machine "a" of the set still exists
     And the MachineSet "ms" has 2 Machines
     When the template of the MachineSet "ms" loses the label "tier"
     Then Machine "a" of the set has no label "tier" and the label "owner" = "me"
+    And the provider objects of Machine "a" of the set have no label "tier"
     And Machine "b" of the set still exists
 
   @row:machineset-normal:S12

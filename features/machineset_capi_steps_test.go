@@ -36,6 +36,8 @@ func registerMachineSetCAPISteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^the new Machine of "([^"]*)" is called "([^"]*)"$`, w.callNewMachine)
 	sc.Step(`^the MachineSet "([^"]*)" is pointed at new templates "([^"]*)"$`, w.repointTemplates)
 	sc.Step(`^Machine "([^"]*)" of the set has provider objects cloned from the templates "([^"]*)"$`, w.clonedFrom)
+	sc.Step(`^the provider objects of Machine "([^"]*)" of the set have the label "([^"]*)" = "([^"]*)"$`, w.providerObjectsLabelled)
+	sc.Step(`^the provider objects of Machine "([^"]*)" of the set have no label "([^"]*)"$`, w.providerObjectsNotLabelled)
 	sc.Step(`^the template of the MachineSet "([^"]*)" gets the label "([^"]*)" = "([^"]*)" and nodeDrainTimeoutSeconds (\d+)$`, w.templateGetsLabelAndDrainTimeout)
 	sc.Step(`^the template of the MachineSet "([^"]*)" loses the label "([^"]*)"$`, w.templateLosesLabel)
 	sc.Step(`^Machine "([^"]*)" of the set gets the label "([^"]*)" = "([^"]*)"$`, w.setMachineLabelled)
@@ -238,6 +240,31 @@ func (w *world) clonedFrom(ctx context.Context, name, tpl string) error {
 		}
 		return nil
 	})
+}
+
+// providerObjectsLabel waits until the label key of the bootstrap and
+// infrastructure objects of a Machine of the set reads as want says.
+func (w *world) providerObjectsLabel(ctx context.Context, name, key string, want func(v string, ok bool) bool) error {
+	name = w.alias(name)
+	return w.eventually(ctx, "provider objects of "+name+" label "+key, func(ctx context.Context) error {
+		for _, obj := range []client.Object{&simv1.SimMachine{}, &simv1.SimBootstrapConfig{}} {
+			if err := w.h.Client.Get(ctx, client.ObjectKey{Namespace: w.ns, Name: name}, obj); err != nil {
+				return fmt.Errorf("%T of %s: %w", obj, name, err)
+			}
+			if v, ok := obj.GetLabels()[key]; !want(v, ok) {
+				return fmt.Errorf("%T %s labels %v", obj, name, obj.GetLabels())
+			}
+		}
+		return nil
+	})
+}
+
+func (w *world) providerObjectsLabelled(ctx context.Context, name, key, value string) error {
+	return w.providerObjectsLabel(ctx, name, key, func(v string, ok bool) bool { return ok && v == value })
+}
+
+func (w *world) providerObjectsNotLabelled(ctx context.Context, name, key string) error {
+	return w.providerObjectsLabel(ctx, name, key, func(_ string, ok bool) bool { return !ok })
 }
 
 func (w *world) templateGetsLabelAndDrainTimeout(ctx context.Context, set, key, value string, seconds int) error {

@@ -18,9 +18,11 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/krtt-dev/krtt/actions/contract"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/test/framework/localcp"
+	"github.com/krtt-dev/krtt/test/framework/poll"
 	simv1 "github.com/krtt-dev/krtt/test/infrastructure/sim/api/v1alpha1"
 )
 
@@ -216,4 +218,73 @@ func (c refuseMachines) Create(ctx context.Context, obj client.Object, opts ...c
 		return c.err
 	}
 	return c.Client.Create(ctx, obj, opts...)
+}
+
+// TestSyncMachinesReachesProviderObjects: a template label and annotation
+// added reach the Machine's bootstrap and infrastructure objects, and go
+// from them when the template drops them, keys others set staying (Cluster
+// API syncMachines, updateLabelsAndAnnotations).
+func TestSyncMachinesReachesProviderObjects(t *testing.T) {
+	ctx := context.Background()
+	s, ns := observed(t)
+	s.Set.Spec.Template.ObjectMeta.Annotations = map[string]string{"note": "v1"}
+	m, err := createMachine(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	providers := []client.Object{&simv1.SimMachine{}, &simv1.SimBootstrapConfig{}}
+	read := func() (labels, annotations []map[string]string) {
+		for _, obj := range providers {
+			if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: m.Name}, obj); err != nil {
+				t.Fatal(err)
+			}
+			labels, annotations = append(labels, obj.GetLabels()), append(annotations, obj.GetAnnotations())
+		}
+		return labels, annotations
+	}
+	// Someone else's label on the infrastructure object stays.
+	sm := &simv1.SimMachine{}
+	poll.Must(t, env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: m.Name}, sm))
+	sm.Labels["owner"] = "me"
+	poll.Must(t, env.Client.Update(ctx, sm))
+
+	sync := func(tpl clusterv1.TemplateMetadata) {
+		t.Helper()
+		s.Set.Spec.Template.ObjectMeta = tpl
+		s.OutOfSync = outOfSync(s.Set, []*clusterv1.Machine{m})
+		if len(s.OutOfSync) != 1 {
+			t.Fatal("the Machine is in sync with a changed template")
+		}
+		if o := syncMachines(ctx, s); o.Status != engine.Done {
+			t.Fatalf("sync: %s %v", o.Message, o.Err)
+		}
+		poll.Must(t, env.Client.Get(ctx, client.ObjectKeyFromObject(m), m))
+	}
+	sync(clusterv1.TemplateMetadata{Labels: map[string]string{"pool": "a", "tier": "web"}, Annotations: map[string]string{"note": "v2"}})
+	labels, annotations := read()
+	for i := range providers {
+		if labels[i]["tier"] != "web" || labels[i]["pool"] != "a" || labels[i][clusterv1.SetNameLabel] != "ms" || annotations[i]["note"] != "v2" {
+			t.Errorf("provider object %d: labels %v annotations %v, want the template's", i, labels[i], annotations[i])
+		}
+	}
+	if labels[0]["owner"] != "me" {
+		t.Errorf("a label someone else set went: %v", labels[0])
+	}
+
+	sync(clusterv1.TemplateMetadata{Labels: map[string]string{"pool": "a"}})
+	labels, annotations = read()
+	for i := range providers {
+		if _, ok := labels[i]["tier"]; ok {
+			t.Errorf("provider object %d keeps the label the template dropped: %v", i, labels[i])
+		}
+		if _, ok := annotations[i]["note"]; ok {
+			t.Errorf("provider object %d keeps the annotation the template dropped: %v", i, annotations[i])
+		}
+		if annotations[i][contract.ClonedFromNameAnnotation] != "t" {
+			t.Errorf("provider object %d lost its cloned-from annotation: %v", i, annotations[i])
+		}
+	}
+	if labels[0]["owner"] != "me" {
+		t.Errorf("a label someone else set went: %v", labels[0])
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/krtt-dev/krtt/actions/contract"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
 )
@@ -37,9 +38,9 @@ func LabelValue(s string) string {
 // place (Cluster API syncMachines / computeDesiredMachine):
 //   - metadata.labels and metadata.annotations of the template: the keys the
 //     set manages (listed on the Machine in ManagedLabelsAnnotation and
-//     ManagedAnnotationsAnnotation) follow the template, added or removed;
-//     keys someone else put on the Machine stay; the set-name and
-//     cluster-name labels are always set;
+//     ManagedAnnotationsAnnotation) follow the template, added or removed,
+//     on the Machine and on its provider objects; keys someone else put
+//     there stay; the set-name and cluster-name labels are always set;
 //   - spec.deletion (the node drain, volume detach and node deletion
 //     timeouts, onDrainTimeout, maxEvictRetries), also on Machines being
 //     deleted, since they rule the teardown;
@@ -153,16 +154,58 @@ func outOfSync(ms *clusterv1.MachineSet, owned []*clusterv1.Machine) []*clusterv
 }
 
 // syncMachines patches the Machines that are out of sync with the template
-// (merge patches: only the keys and fields that change are sent).
+// (merge patches: only the keys and fields that change are sent), and the
+// provider objects of those not being deleted.
 func syncMachines(ctx context.Context, s *Scope) engine.Outcome {
 	for _, m := range s.OutOfSync {
 		want, changed := desiredMachine(s.Set, m)
 		if !changed {
 			continue
 		}
+		if m.DeletionTimestamp.IsZero() {
+			if err := syncProviderMetadata(ctx, s, m); err != nil {
+				return engine.Fail(err)
+			}
+		}
 		if err := s.Client.Patch(ctx, want, client.MergeFrom(m)); err != nil && !apierrors.IsNotFound(err) {
 			return engine.Fail(fmt.Errorf("update Machine %s in place: %w", m.Name, err))
 		}
 	}
-	return engine.OKf("Updated %s in place from the template (labels, annotations, readiness gates, deletion and health settings)", names(s.OutOfSync))
+	return engine.OKf("Updated %s and their provider objects in place from the template (labels, annotations, readiness gates, deletion and health settings)", names(s.OutOfSync))
+}
+
+// syncProviderMetadata gives the bootstrap and infrastructure objects of m
+// the template's labels and annotations, as Cluster API's syncMachines
+// (updateLabelsAndAnnotations) does: the keys the set managed on m before
+// (its record, written with the same template) and no longer wants go, keys
+// others set stay. It runs before m is patched: a failure leaves m out of
+// sync, so the next reconcile does both again.
+func syncProviderMetadata(ctx context.Context, s *Scope, m *clusterv1.Machine) error {
+	tpl := s.Set.Spec.Template.ObjectMeta
+	refs := []clusterv1.ObjectReference{m.Spec.InfrastructureRef}
+	if m.Spec.Bootstrap.ConfigRef != nil {
+		refs = append(refs, *m.Spec.Bootstrap.ConfigRef)
+	}
+	for _, ref := range refs {
+		u, err := contract.Get(ctx, s.Client, ref, m.Namespace, "provider object of Machine "+m.Name)
+		if err != nil {
+			return err
+		}
+		if u == nil {
+			continue
+		}
+		labels := followTemplate(u.GetLabels(), managedKeys(m, clusterv1.ManagedLabelsAnnotation), tpl.Labels)
+		maps.Copy(labels, setLabels(s.Set))
+		annotations := followTemplate(u.GetAnnotations(), managedKeys(m, clusterv1.ManagedAnnotationsAnnotation), tpl.Annotations)
+		if maps.Equal(labels, u.GetLabels()) && maps.Equal(annotations, u.GetAnnotations()) {
+			continue
+		}
+		before := u.DeepCopy()
+		u.SetLabels(labels)
+		u.SetAnnotations(annotations)
+		if err := s.Client.Patch(ctx, u, client.MergeFrom(before)); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("update %s %s of Machine %s in place: %w", ref.Kind, ref.Name, m.Name, err)
+		}
+	}
+	return nil
 }
