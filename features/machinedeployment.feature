@@ -161,6 +161,13 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And the Node of every Machine of the MachineSet called "v1" does not have the taint "node.cluster.krtt.dev/outdated-revision:PreferNoSchedule"
     And the Node of every Machine of the MachineSet called "v2" has the taint "node.cluster.krtt.dev/outdated-revision:PreferNoSchedule"
 
+  # Cluster API v1.14 rollout planner computeDesiredMS (machinedeployment_rollout_planner.go): machineNaming passes
+  # to every MachineSet of the deployment, which names its Machines by it.
+  Scenario: spec.machineNaming of a MachineDeployment names the Machines of its MachineSets
+    Given a MachineDeployment "md" of 2 Machines named by the template "{{ .cluster.name }}-md-{{ .random }}"
+    And the current MachineSet of "md" is called "v1"
+    Then every Machine of the MachineSet called "v1" and its provider objects are named "c1-md-" and five random characters
+
   # Cluster API v1.14 reconcileOldMachineSetsOnDelete: an old MachineSet gives up spec.replicas - status.replicas,
   # and status.replicas counts a Machine being deleted, so the replacement waits until the deleted Machine is gone.
   @row:machinedeployment-rollout:O11

@@ -37,6 +37,7 @@ func registerMachineDeploymentSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^a MachineDeployment "([^"]*)" of (\d+) Machines?$`, w.aDeployment)
 	sc.Step(`^a MachineDeployment "([^"]*)" of (\d+) Machines? with (strategy|maxSurge|maxUnavailable|revisionHistoryLimit|progressDeadlineSeconds) (\S+)$`, w.aDeploymentWith)
 	sc.Step(`^a MachineDeployment "([^"]*)" of (\d+) Machines? whose infrastructure template kind is not served$`, w.aDeploymentUnserved)
+	sc.Step(`^a MachineDeployment "([^"]*)" of (\d+) Machines? named by the template "([^"]*)"$`, w.aDeploymentNamedBy)
 	sc.Step(`^the infrastructure template of the MachineDeployment "([^"]*)" is pointed at a kind the API server does not serve$`, w.deploymentTemplateUnserved)
 	sc.Step(`^a MachineDeployment "([^"]*)" of (\d+) Machines? whose infrastructure template does not exist$`, w.aDeploymentMissingTemplate)
 	sc.Step(`^a MachineDeployment "([^"]*)" of (\d+) Machines? of the missing Cluster "([^"]*)"$`, w.aDeploymentOfMissingCluster)
@@ -97,6 +98,10 @@ func (w *world) createTemplates(ctx context.Context, name string) error {
 
 // newDeployment creates templates named name and a MachineDeployment of
 // replicas Machines cloned from them, selecting pool=<name>.
+func (w *world) aDeploymentNamedBy(ctx context.Context, name string, replicas int, template string) error {
+	return w.newDeployment(ctx, name, replicas, func(md *clusterv1.MachineDeployment) { md.Spec.MachineNaming.Template = template })
+}
+
 func (w *world) newDeployment(ctx context.Context, name string, replicas int, mutate ...func(*clusterv1.MachineDeployment)) error {
 	if err := w.createTemplates(ctx, name); err != nil {
 		return err

@@ -252,6 +252,13 @@ Feature: A MachineSet keeps N Machines
     And Machine "b" of the set has provider objects cloned from the templates "v2"
     And Machine "a" of the set still exists
 
+  # Cluster API v1.14 computeDesiredMachine (machineset_controller.go) and MachineSetMachineNameGenerator
+  # (internal/topology/names): spec.machineNaming.template names new Machines; their provider objects share the name.
+  @row:machineset-replicas:R05
+  Scenario: spec.machineNaming.template names the Machines a set creates and their provider objects
+    Given a MachineSet "ms" of 2 Machines named by the template "{{ .cluster.name }}-pool-{{ .random }}"
+    Then every Machine of the MachineSet "ms" and its provider objects are named "c1-pool-" and five random characters
+
   # Cluster API v1.14 syncMachines (machineset_controller.go): the template's labels reach the Machines and,
   # through updateLabelsAndAnnotations, their bootstrap and infrastructure objects.
   @row:machineset-normal:S12
@@ -281,11 +288,14 @@ Feature: A MachineSet keeps N Machines
     And Machine "a" of the set still exists
     And the MachineSet "ms" has 2 Machines
 
+  # Cluster API v1.14 MachineSetMachineNameGenerator (internal/topology/names): a name over 63 characters keeps its
+  # first 58 and gets five random ones, the default {{ .machineSet.name }}-{{ .random }} too.
   @row:machineset-replicas:R05
   Scenario: a set whose name is 70 characters creates its Machines, labelled with a hash of the name
     Given a MachineSet "workers-of-the-very-long-named-pool-in-the-eu-central-zone-1a-abcdefgh" of 2 Machines selecting "pool" = "long"
     Then the MachineSet "workers-of-the-very-long-named-pool-in-the-eu-central-zone-1a-abcdefgh" has 2 Machines
     And the Machines of "workers-of-the-very-long-named-pool-in-the-eu-central-zone-1a-abcdefgh" carry the set-name label "hash_9AWoWw_z"
+    And every Machine of the MachineSet "workers-of-the-very-long-named-pool-in-the-eu-central-zone-1a-abcdefgh" and its provider objects are named "workers-of-the-very-long-named-pool-in-the-eu-central-zone" and five random characters
     And no reconcile of the "machineset" controller has panicked
 
   @row:machineset-replicas:R05

@@ -36,6 +36,8 @@ func registerMachineSetSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^a MachineSet "([^"]*)" of (\d+) Machines?$`, w.aMachineSet)
 	sc.Step(`^a MachineSet "([^"]*)" of (\d+) Machines? with (maxUnhealthy|maxInFlight|minReadySeconds) (\S+)$`, w.aMachineSetWith)
 	sc.Step(`^a MachineSet "([^"]*)" of (\d+) Machines? with the finalizer "([^"]*)"$`, w.aMachineSetWithFinalizer)
+	sc.Step(`^a MachineSet "([^"]*)" of (\d+) Machines? named by the template "([^"]*)"$`, w.aMachineSetNamedBy)
+	sc.Step(`^every Machine of the MachineSet (?:called )?"([^"]*)" and its provider objects are named "([^"]*)" and five random characters$`, w.setMachinesNamed)
 	sc.Step(`^a paused MachineSet "([^"]*)" of (\d+) Machines?$`, w.aPausedMachineSet)
 	sc.Step(`^a MachineSet "([^"]*)" of (\d+) Machines? with Machine creation disabled$`, w.aMachineSetCreationDisabled)
 	sc.Step(`^the annotation "([^"]*)" is removed from the MachineSet "([^"]*)"$`, w.removeMachineSetAnnotation)
@@ -126,6 +128,41 @@ func (w *world) aMachineSetWith(ctx context.Context, name string, replicas int, 
 
 func (w *world) aMachineSetWithFinalizer(ctx context.Context, name string, replicas int, finalizer string) error {
 	return w.newMachineSet(ctx, name, replicas, func(ms *clusterv1.MachineSet) { ms.Finalizers = []string{finalizer} })
+}
+
+func (w *world) aMachineSetNamedBy(ctx context.Context, name string, replicas int, template string) error {
+	return w.newMachineSet(ctx, name, replicas, func(ms *clusterv1.MachineSet) { ms.Spec.MachineNaming.Template = template })
+}
+
+// setMachinesNamed waits for the set's live Machines to be there and checks
+// each is named prefix + five random characters (Kubernetes' random
+// alphabet), as are its bootstrap and infrastructure objects.
+func (w *world) setMachinesNamed(ctx context.Context, set, prefix string) error {
+	set = w.setAlias(set)
+	name := regexp.MustCompile(`^` + regexp.QuoteMeta(prefix) + `[bcdfghjklmnpqrstvwxz2456789]{5}$`)
+	return w.eventually(ctx, "Machines of "+set+" named "+prefix+"*", func(ctx context.Context) error {
+		ms, err := w.h.MachineSet(ctx, w.ns, set)
+		if err != nil {
+			return err
+		}
+		machines, err := w.liveMachines(ctx, set)
+		if err != nil {
+			return err
+		}
+		if len(machines) != int(ptr.Deref(ms.Spec.Replicas, 1)) {
+			return fmt.Errorf("%d Machines", len(machines))
+		}
+		for _, m := range machines {
+			refs := []string{m.Spec.InfrastructureRef.Name}
+			if m.Spec.Bootstrap.ConfigRef != nil {
+				refs = append(refs, m.Spec.Bootstrap.ConfigRef.Name)
+			}
+			if !name.MatchString(m.Name) || slices.ContainsFunc(refs, func(r string) bool { return r != m.Name }) {
+				return fmt.Errorf("Machine %s, provider objects %v", m.Name, refs)
+			}
+		}
+		return nil
+	})
 }
 
 // aMachineSetCreationDisabled: a set as an OnDelete MachineDeployment leaves

@@ -19,7 +19,7 @@ import (
 
 // desiredSet is set.MS with what the deployment gives it in place: every
 // set, old ones included (Cluster API's computeDesiredMS serves both), its
-// deletion order and remediation, the template's metadata (with the set's
+// deletion order, remediation and machine naming, the template's metadata (with the set's
 // own hash label), readiness gates, minReadySeconds, deletion and health
 // settings; the current one also the highest revision. Replicas are the
 // rows' business, never changed here.
@@ -27,6 +27,7 @@ func desiredSet(s *Scope, set *Set) *clusterv1.MachineSet {
 	md, ms := s.MD, set.MS.DeepCopy()
 	ms.Spec.Deletion = *md.Spec.Strategy.RollingUpdate.Deletion.DeepCopy()
 	ms.Spec.Remediation = *md.Spec.Remediation.DeepCopy()
+	ms.Spec.MachineNaming = md.Spec.MachineNaming
 	hash := s.Hash
 	if set != s.New {
 		hash = set.MS.Spec.Selector.MatchLabels[clusterv1.MachineTemplateHashLabel]

@@ -273,6 +273,7 @@ func TestInPlaceFieldsReachEverySet(t *testing.T) {
 	md.Spec.Template.Spec.ReadinessGates = []clusterv1.MachineReadinessGate{{ConditionType: "example.com/Installed", Polarity: clusterv1.PositivePolarity}}
 	md.Spec.Template.Spec.Deletion.NodeDrainTimeoutSeconds = ptr.To(int32(60))
 	md.Spec.Template.Spec.MinReadySeconds = 30
+	md.Spec.MachineNaming.Template = "{{ .cluster.name }}-{{ .random }}"
 	if got := outOfSync(s); len(got) != 2 {
 		t.Fatalf("%d sets out of sync after a gate was added, want both", len(got))
 	}
@@ -286,6 +287,9 @@ func TestInPlaceFieldsReachEverySet(t *testing.T) {
 		}
 		if ptr.Deref(want.Spec.Template.Spec.Deletion.NodeDrainTimeoutSeconds, 0) != 60 {
 			t.Errorf("%s: deletion %+v", st.MS.Name, want.Spec.Template.Spec.Deletion)
+		}
+		if want.Spec.MachineNaming.Template != md.Spec.MachineNaming.Template {
+			t.Errorf("%s: machineNaming %+v", st.MS.Name, want.Spec.MachineNaming)
 		}
 	}
 }

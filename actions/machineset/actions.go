@@ -8,7 +8,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -172,7 +171,10 @@ func createdObjects(ms []*clusterv1.Machine) []client.Object {
 // half-way. It returns the Machine when it was created.
 func createMachine(ctx context.Context, s *Scope) (*clusterv1.Machine, error) {
 	ms := s.Set
-	name := ms.Name + "-" + utilrand.String(5)
+	name, err := machineName(ms)
+	if err != nil {
+		return nil, err
+	}
 	owner := s.ownerRef()
 	labels, annotations := machineMetadata(ms)
 	spec := *ms.Spec.Template.Spec.DeepCopy()

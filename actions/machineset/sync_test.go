@@ -1,9 +1,11 @@
 package machineset
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 
@@ -99,5 +101,39 @@ func TestDesiredMachine(t *testing.T) {
 	if want.Labels["zone"] != "" || ptr.Deref(want.Spec.Deletion.NodeDrainTimeoutSeconds, 0) != 300 || want.Spec.Health.HealthTimeoutSeconds != nil ||
 		len(want.Spec.ReadinessGates) != 1 || want.Spec.MinReadySeconds != 30 {
 		t.Errorf("being deleted: labels %v deletion %+v health %+v readinessGates %+v minReadySeconds %d", want.Labels, want.Spec.Deletion, want.Spec.Health, want.Spec.ReadinessGates, want.Spec.MinReadySeconds)
+	}
+}
+
+func TestMachineName(t *testing.T) {
+	ms := &clusterv1.MachineSet{ObjectMeta: metav1.ObjectMeta{Name: "workers"}, Spec: clusterv1.MachineSetSpec{ClusterName: "c1"}}
+	random := `[bcdfghjklmnpqrstvwxz2456789]{5}`
+	for _, tc := range []struct {
+		name, template, setName, want string
+	}{
+		{"default", "", "workers", `^workers-` + random + `$`},
+		{"cluster and set", "{{ .cluster.name }}.{{ .machineSet.name }}-{{ .random }}", "workers", `^c1\.workers-` + random + `$`},
+		{"random first", "{{ .random }}-node", "workers", `^` + random + `-node$`},
+		// Over 63 characters: the first 58 and five random ones (the
+		// default template too).
+		{"long", "", strings.Repeat("a", 70), `^a{58}` + random + `$`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ms.Name, ms.Spec.MachineNaming.Template = tc.setName, tc.template
+			got, err := machineName(ms)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !regexp.MustCompile(tc.want).MatchString(got) {
+				t.Errorf("name %q, want %s", got, tc.want)
+			}
+		})
+	}
+	// Templates the API server refuses still fail here with the template
+	// named, never with a wrong name.
+	for _, bad := range []string{"{{ .machineDeployment.name }}-{{ .random }}", "{{ .random", "-{{ .random }}"} {
+		ms.Name, ms.Spec.MachineNaming.Template = "workers", bad
+		if got, err := machineName(ms); err == nil || !strings.Contains(err.Error(), bad) {
+			t.Errorf("template %q: name %q, error %v", bad, got, err)
+		}
 	}
 }

@@ -146,6 +146,11 @@ type MachineDeploymentSpec struct {
 	// +optional
 	// +kubebuilder:default={}
 	Remediation MachineSetRemediationSpec `json:"remediation,omitempty,omitzero"`
+
+	// machineNaming is passed to every MachineSet of the deployment, old
+	// ones included: how the Machines they create are named.
+	// +optional
+	MachineNaming MachineNamingSpec `json:"machineNaming,omitempty,omitzero"`
 }
 
 // MachineDeploymentStatus is the observed state of a MachineDeployment.

@@ -42,6 +42,8 @@ var machineDeploymentCatalog = []struct {
 		want: `selector is immutable`},
 	{name: "negative progressDeadlineSeconds", mutate: set("spec.progressDeadlineSeconds", int64(0)),
 		want: `spec.progressDeadlineSeconds in body should be greater than or equal to 1`},
+	{name: "machine name template without random", mutate: set("spec.machineNaming.template", "{{ .cluster.name }}-worker"),
+		want: `machineNaming.template must contain {{ .random }}`},
 }
 
 func TestMachineDeploymentBadInputCatalog(t *testing.T) {

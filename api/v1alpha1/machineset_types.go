@@ -118,6 +118,33 @@ type MachineSetSpec struct {
 	// +optional
 	// +kubebuilder:default={}
 	Remediation MachineSetRemediationSpec `json:"remediation,omitempty,omitzero"`
+
+	// machineNaming is how the Machines the set creates are named; their
+	// bootstrap and infrastructure objects get the same name.
+	// +optional
+	MachineNaming MachineNamingSpec `json:"machineNaming,omitempty,omitzero"`
+}
+
+// DefaultMachineNameTemplate names a Machine when machineNaming.template is
+// not set.
+const DefaultMachineNameTemplate = "{{ .machineSet.name }}-{{ .random }}"
+
+// MachineNamingSpec says how new Machines are named.
+type MachineNamingSpec struct {
+	// template makes the name of a new Machine from the variables
+	// {{ .cluster.name }}, {{ .machineSet.name }} and {{ .random }} (five
+	// random lowercase letters and digits, required so names do not
+	// collide), lowercase letters, digits, '-' and '.'. A name longer than
+	// 63 characters keeps its first 58 and gets five random ones. Defaults
+	// to {{ .machineSet.name }}-{{ .random }}. Changing it names only the
+	// Machines created after.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:XValidation:rule="self.contains('{{ .random }}')",message="machineNaming.template must contain {{ .random }}, so the Machines it names do not collide"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([a-z0-9.-]|[{][{] [.](cluster[.]name|machineSet[.]name|random) [}][}])+$')",message="machineNaming.template may hold only lowercase letters, digits, '-', '.' and the variables {{ .cluster.name }}, {{ .machineSet.name }} and {{ .random }} (spelled so, with one space inside each brace pair)"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^[-.]') && !self.matches('[-.]$')",message="machineNaming.template must not start or end with '-' or '.': the names it makes must be valid object names"
+	Template string `json:"template,omitempty"`
 }
 
 // MachineSetStatus is the observed state of a MachineSet.

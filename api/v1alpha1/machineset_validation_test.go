@@ -86,6 +86,18 @@ var machineSetCatalog = []struct {
 		want: `spec.clusterName: Invalid value: "c2": clusterName is immutable`},
 	{name: "unknown field", mutate: set("spec.machines", int64(3)),
 		want: `strict decoding error: unknown field "spec.machines"`},
+	{name: "machine name template without random", mutate: set("spec.machineNaming.template", "{{ .machineSet.name }}-worker"),
+		want: `machineNaming.template must contain {{ .random }}, so the Machines it names do not collide`},
+	{name: "machine name template with an unknown variable", mutate: set("spec.machineNaming.template", "{{ .machineDeployment.name }}-{{ .random }}"),
+		want: `machineNaming.template may hold only lowercase letters, digits, '-', '.' and the variables {{ .cluster.name }}, {{ .machineSet.name }} and {{ .random }}`},
+	{name: "machine name template with capitals", mutate: set("spec.machineNaming.template", "Worker-{{ .random }}"),
+		want: `machineNaming.template may hold only lowercase letters, digits`},
+	{name: "machine name template with a Go template action", mutate: set("spec.machineNaming.template", `{{ printf "x" }}{{ .random }}`),
+		want: `machineNaming.template may hold only lowercase letters, digits`},
+	{name: "machine name template ending in a dash", mutate: set("spec.machineNaming.template", "{{ .random }}-"),
+		want: `machineNaming.template must not start or end with '-' or '.'`},
+	{name: "empty machine name template", mutate: set("spec.machineNaming.template", ""),
+		want: `spec.machineNaming.template in body should be at least 1 chars long`},
 }
 
 func TestMachineSetBadInputCatalog(t *testing.T) {
