@@ -390,6 +390,19 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And the MachineDeployment "md" has 1 MachineSet
     And the MachineDeployment "md" reports 1 replica, 1 updated and 1 available
 
+  # Cluster API v1.14 setAvailableCondition (cluster_controller_status.go): spec.availabilityGates join the conditions
+  # Available summarizes; a gate not reported yet is Unknown, a negative one is fine while False.
+  Scenario: A Cluster's Available waits for its availability gates, which other controllers report
+    Given the Cluster "c1" has condition "Available" with status "True" and reason "Available"
+    When the Cluster "c1" gets the positive availability gate "example.com/AddonsInstalled"
+    And the Cluster "c1" gets the negative availability gate "example.com/Quarantined"
+    Then the Cluster "c1" has condition "Available" with status "Unknown" and reason "AvailableUnknown" and message containing "* example.com/AddonsInstalled: Condition not yet reported"
+    When another controller sets the condition "example.com/AddonsInstalled" of the Cluster "c1" to "True" with reason "Installed" and message ""
+    And another controller sets the condition "example.com/Quarantined" of the Cluster "c1" to "True" with reason "CVE" and message "a node image is vulnerable"
+    Then the Cluster "c1" has condition "Available" with status "False" and reason "NotAvailable" and message containing "* example.com/Quarantined: a node image is vulnerable"
+    When another controller sets the condition "example.com/Quarantined" of the Cluster "c1" to "False" with reason "Clean" and message ""
+    Then the Cluster "c1" has condition "Available" with status "True" and reason "Available"
+
   # Cluster API v1.14 setWorkersAvailableCondition and setAvailableCondition (cluster_controller_status.go).
   # Cluster API v1.14 setWorkersReplicas, setWorkerMachinesReadyCondition and setWorkerMachinesUpToDateCondition
   # (cluster_controller_status.go): status.workers and the aggregates of the worker Machines.

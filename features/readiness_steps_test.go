@@ -24,7 +24,33 @@ func registerReadinessSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^every Machine of the deployment "([^"]*)" has the readiness gate "([^"]*)"$`, w.deploymentMachinesHaveGate)
 	sc.Step(`^another controller sets the condition "([^"]*)" of every Machine of the deployment "([^"]*)" to "(True|False|Unknown)" with reason "([^"]*)"$`, w.otherControllerSetsDeploymentCondition)
 	sc.Step(`^a running Machine "([^"]*)" with minReadySeconds (\d+)$`, w.aRunningMachineWithMinReadySeconds)
+	sc.Step(`^the Cluster "([^"]*)" gets the (positive|negative) availability gate "([^"]*)"$`, w.clusterGetsGate)
+	sc.Step(`^another controller sets the condition "([^"]*)" of the Cluster "([^"]*)" to "(True|False|Unknown)" with reason "([^"]*)" and message "([^"]*)"$`, w.otherControllerSetsClusterCondition)
 	sc.Step(`^Machine "([^"]*)" of the set has condition "([^"]*)" with status "([^"]*)" and reason "([^"]*)"$`, w.setMachineHasCondition)
+}
+
+func (w *world) clusterGetsGate(ctx context.Context, name, polarity, conditionType string) error {
+	g := gate(conditionType, polarity)
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		c := &clusterv1.Cluster{}
+		if err := w.h.Client.Get(ctx, w.key(name), c); err != nil {
+			return err
+		}
+		c.Spec.AvailabilityGates = append(c.Spec.AvailabilityGates, clusterv1.ClusterAvailabilityGate{ConditionType: g.ConditionType, Polarity: g.Polarity})
+		return w.h.Client.Update(ctx, c)
+	})
+}
+
+func (w *world) otherControllerSetsClusterCondition(ctx context.Context, conditionType, name, status, reason, message string) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		c := &clusterv1.Cluster{}
+		if err := w.h.Client.Get(ctx, w.key(name), c); err != nil {
+			return err
+		}
+		meta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{Type: conditionType,
+			Status: metav1.ConditionStatus(status), Reason: reason, Message: message, ObservedGeneration: c.Generation})
+		return w.h.Client.Status().Update(ctx, c)
+	})
 }
 
 func (w *world) aRunningMachineWithMinReadySeconds(ctx context.Context, name string, seconds int) error {

@@ -56,3 +56,15 @@ func Summarize(conds []metav1.Condition, gates ...Gate) (metav1.ConditionStatus,
 	}
 	return status, strings.Join(append(issues, unknowns...), "\n")
 }
+
+// AddGate appends g to gates unless one of them reads its condition type
+// already: a gate a user names twice, or one the summary always reads,
+// counts once.
+func AddGate(gates []Gate, g Gate) []Gate {
+	for _, have := range gates {
+		if have.Type == g.Type {
+			return gates
+		}
+	}
+	return append(gates, g)
+}

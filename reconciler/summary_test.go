@@ -36,3 +36,14 @@ func TestSummarize(t *testing.T) {
 		}
 	}
 }
+
+// A gate whose condition type is read already is not added again.
+func TestAddGate(t *testing.T) {
+	gates := []Gate{{Type: "Deleting", Negative: true}, {Type: "A"}}
+	gates = AddGate(gates, Gate{Type: "A", Negative: true})
+	gates = AddGate(gates, Gate{Type: "example.com/X", Negative: true})
+	gates = AddGate(gates, Gate{Type: "example.com/X"})
+	if len(gates) != 3 || gates[1].Negative || gates[2].Type != "example.com/X" || !gates[2].Negative {
+		t.Errorf("gates %+v", gates)
+	}
+}

@@ -254,7 +254,7 @@ func register(reg *engine.Registry[*Scope]) {
 	reg.Action("DescribeControlPlane", "Name the object spec.controlPlaneRef names and say whether it exists (no change).", describeControlPlane, engine.Pure())
 	reg.Action("DescribeWorkloadCluster", "Say how the Node side is reached: which Secret and API server, since when, and the error.", describe, engine.Pure())
 	reg.Mirror("workers", "WorkersAvailable aggregates the Available condition of the Cluster's MachineDeployments: True (NoWorkers) with none, True (Available) when every one is, otherwise NotAvailable or AvailableUnknown naming those that are not.", mirrorWorkers)
-	reg.Summary(AvailableCondition, "True (Available) when the Cluster is not being deleted and RemoteConnectionProbe, WorkersAvailable and (when set) ControlPlaneAvailable are True; otherwise NotAvailable (AvailableUnknown when none is False) naming each that is not.", summarizeAvailable)
+	reg.Summary(AvailableCondition, "True (Available) when the Cluster is not being deleted and RemoteConnectionProbe, WorkersAvailable, (when set) ControlPlaneAvailable and the conditions of spec.availabilityGates are fine (True, or False for a Negative gate); otherwise NotAvailable (AvailableUnknown when none is False) naming each that is not, a gate not reported yet as Unknown.", summarizeAvailable)
 	reg.Mirror("controlPlaneInitialized", "ControlPlaneInitialized, as Cluster API's setControlPlaneInitializedCondition, stays True once True: with spec.controlPlaneRef, True (Initialized) once the object reports status.initialization.controlPlaneInitialized, False (NotInitialized) before, Unknown (ControlPlaneDoesNotExist, InternalError) when it does not exist or cannot be read; without one, True once a control-plane Machine has a Node, False (NotInitialized) before.", mirrorControlPlaneInitialized)
 	reg.Mirror("controlPlaneCounts", "status.controlPlane, as Cluster API's setControlPlaneReplicas: with spec.controlPlaneRef, the object's spec.replicas (desiredReplicas) and status replicas, readyReplicas, availableReplicas and upToDateReplicas, each unset when not reported; without one, the control-plane Machines counted by their Ready, Available and UpToDate conditions.", mirrorControlPlaneCounts)
 	reg.Mirror("machineAggregates", "ControlPlaneMachinesReady, WorkerMachinesReady, ControlPlaneMachinesUpToDate and WorkerMachinesUpToDate aggregate the Ready and UpToDate conditions of the control-plane and worker Machines as Cluster API's: True (NoReplicas) with none; False (NotReady, NotUpToDate) when one is False, Unknown (ReadyUnknown, UpToDateUnknown) when one is Unknown or has not reported it, with a \"* Machine(s) <names>: <message>\" line per message; a Machine younger than 10s without UpToDate is left out of the UpToDate ones.", mirrorMachineAggregates)
@@ -331,16 +331,21 @@ func mirrorWorkers(s *Scope) {
 }
 
 // summarizeAvailable is Cluster API's setAvailableCondition over the
-// conditions krtt's Cluster has: it has no infrastructure object and no
+// conditions krtt's Cluster has (it has no infrastructure object and no
 // topology, and ControlPlaneAvailable is there only once a control plane
-// object was named.
+// object was named) and the Cluster's spec.availabilityGates.
 func summarizeAvailable(s *Scope) {
 	c := s.Cluster
-	status, msg := reconciler.Summarize(c.Status.Conditions,
-		reconciler.Gate{Type: clusterv1.DeletingCondition, Negative: true},
-		reconciler.Gate{Type: RemoteConnectionProbeCondition},
-		reconciler.Gate{Type: ControlPlaneAvailableCondition, Optional: true},
-		reconciler.Gate{Type: WorkersAvailableCondition})
+	gates := []reconciler.Gate{
+		{Type: clusterv1.DeletingCondition, Negative: true},
+		{Type: RemoteConnectionProbeCondition},
+		{Type: ControlPlaneAvailableCondition, Optional: true},
+		{Type: WorkersAvailableCondition},
+	}
+	for _, g := range c.Spec.AvailabilityGates {
+		gates = reconciler.AddGate(gates, reconciler.Gate{Type: g.ConditionType, Negative: g.Polarity == clusterv1.NegativePolarity})
+	}
+	status, msg := reconciler.Summarize(c.Status.Conditions, gates...)
 	reason := map[metav1.ConditionStatus]string{metav1.ConditionTrue: "Available", metav1.ConditionFalse: "NotAvailable", metav1.ConditionUnknown: "AvailableUnknown"}[status]
 	meta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{Type: AvailableCondition, Status: status, Reason: reason, Message: msg, ObservedGeneration: c.Generation})
 }

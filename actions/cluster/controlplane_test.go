@@ -279,3 +279,39 @@ func TestControlPlaneCounts(t *testing.T) {
 		}
 	}
 }
+
+// spec.availabilityGates join the conditions Available summarizes (Cluster
+// API setAvailableCondition): a gate not reported is Unknown, a Negative
+// one is fine while False.
+func TestAvailabilityGates(t *testing.T) {
+	fine := []metav1.Condition{
+		{Type: clusterv1.DeletingCondition, Status: metav1.ConditionFalse, Reason: "NotDeleting"},
+		{Type: RemoteConnectionProbeCondition, Status: metav1.ConditionTrue, Reason: "ProbeSucceeded"},
+		{Type: WorkersAvailableCondition, Status: metav1.ConditionTrue, Reason: "Available"},
+	}
+	gates := []clusterv1.ClusterAvailabilityGate{{ConditionType: "example.com/AddonsInstalled"}, {ConditionType: "example.com/Quarantined", Polarity: clusterv1.NegativePolarity}}
+	for _, tc := range []struct {
+		name  string
+		extra []metav1.Condition
+		want  string
+	}{
+		{"gates not reported", nil, "Unknown AvailableUnknown * example.com/AddonsInstalled: Condition not yet reported\n* example.com/Quarantined: Condition not yet reported"},
+		{"positive gate False", []metav1.Condition{
+			{Type: "example.com/AddonsInstalled", Status: metav1.ConditionFalse, Reason: "Installing", Message: "2 of 5 add-ons"},
+			{Type: "example.com/Quarantined", Status: metav1.ConditionFalse, Reason: "Clean"}}, "False NotAvailable * example.com/AddonsInstalled: 2 of 5 add-ons"},
+		{"negative gate True", []metav1.Condition{
+			{Type: "example.com/AddonsInstalled", Status: metav1.ConditionTrue, Reason: "Installed"},
+			{Type: "example.com/Quarantined", Status: metav1.ConditionTrue, Reason: "CVE", Message: "a node image is vulnerable"}}, "False NotAvailable * example.com/Quarantined: a node image is vulnerable"},
+		{"both fine", []metav1.Condition{
+			{Type: "example.com/AddonsInstalled", Status: metav1.ConditionTrue, Reason: "Installed"},
+			{Type: "example.com/Quarantined", Status: metav1.ConditionFalse, Reason: "Clean"}}, "True Available "},
+	} {
+		c := &clusterv1.Cluster{Spec: clusterv1.ClusterSpec{AvailabilityGates: gates}}
+		c.Status.Conditions = append(append([]metav1.Condition{}, fine...), tc.extra...)
+		summarizeAvailable(&Scope{Cluster: c})
+		a := meta.FindStatusCondition(c.Status.Conditions, AvailableCondition)
+		if got := string(a.Status) + " " + a.Reason + " " + a.Message; got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -2,7 +2,6 @@ package machine
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -191,10 +190,7 @@ func summarizeReady(s *Scope) {
 		reconciler.Gate{Type: clusterv1.NodeHealthyCondition},
 		reconciler.Gate{Type: clusterv1.HealthCheckSucceededCondition, Optional: true})
 	for _, g := range m.Spec.ReadinessGates {
-		// A gate naming a condition Ready already reads adds nothing.
-		if !slices.ContainsFunc(gates, func(have reconciler.Gate) bool { return have.Type == g.ConditionType }) {
-			gates = append(gates, reconciler.Gate{Type: g.ConditionType, Negative: g.Polarity == clusterv1.NegativePolarity})
-		}
+		gates = reconciler.AddGate(gates, reconciler.Gate{Type: g.ConditionType, Negative: g.Polarity == clusterv1.NegativePolarity})
 	}
 	status, msg := reconciler.Summarize(m.Status.Conditions, gates...)
 	switch status {

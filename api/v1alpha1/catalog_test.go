@@ -281,6 +281,12 @@ var catalog = []badInput{
 		want:   `Cluster.cluster.krtt.dev "{name}" is invalid: spec.controlPlaneRef: Invalid value: apiGroup must be the API group of a provider's custom resource (a domain such as infrastructure.cluster.x-k8s.io), not a built-in Kubernetes group`},
 	{name: "Cluster paused as a string", kind: "Cluster", mutate: set("spec.paused", "yes"),
 		want: `Cluster.cluster.krtt.dev "{name}" is invalid: [spec.paused: Invalid value: "string": spec.paused in body must be of type boolean: "string", <nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation]`},
+	{name: "Available as an availability gate", kind: "Cluster", mutate: set("spec.availabilityGates", []any{obj{"conditionType": "Available"}}),
+		want: `Cluster.cluster.krtt.dev "{name}" is invalid: spec.availabilityGates: Invalid value: availabilityGates cannot name Available: Available is what the gates feed`},
+	{name: "availability gate with a space", kind: "Cluster", mutate: set("spec.availabilityGates", []any{obj{"conditionType": "Addons Installed"}}),
+		want: `Cluster.cluster.krtt.dev "{name}" is invalid: spec.availabilityGates[0].conditionType: Invalid value: "Addons Installed": conditionType must be a condition type such as ControlPlaneAvailable or example.com/AddonsInstalled`},
+	{name: "availability gate with an unknown polarity", kind: "Cluster", mutate: set("spec.availabilityGates", []any{obj{"conditionType": "example.com/AddonsInstalled", "polarity": "Inverted"}}),
+		want: `Cluster.cluster.krtt.dev "{name}" is invalid: [spec.availabilityGates[0].polarity: Unsupported value: "Inverted": supported values: "Positive", "Negative", <nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation]`},
 	{name: "Cluster unknown field", kind: "Cluster", mutate: set("spec.machines", int64(3)),
 		want: `Cluster in version "v1alpha1" cannot be handled as a Cluster: strict decoding error: unknown field "spec.machines"`},
 }

@@ -50,6 +50,35 @@ type ClusterSpec struct {
 	// this Cluster, if any.
 	// +optional
 	ControlPlaneRef *ObjectReference `json:"controlPlaneRef,omitempty"`
+
+	// availabilityGates are conditions of the Cluster, set by other
+	// controllers (an add-on installer, a policy check), that its Available
+	// condition also waits for, as Cluster API's spec.availabilityGates. One
+	// not reported yet counts as Unknown.
+	// +optional
+	// +listType=map
+	// +listMapKey=conditionType
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:XValidation:rule="!self.exists(g, g.conditionType == 'Available')",message="availabilityGates cannot name Available: Available is what the gates feed"
+	AvailabilityGates []ClusterAvailabilityGate `json:"availabilityGates,omitempty"`
+}
+
+// ClusterAvailabilityGate names one condition the Cluster's Available
+// condition waits for.
+type ClusterAvailabilityGate struct {
+	// conditionType is the type of a condition in the Cluster's
+	// status.conditions, such as example.com/AddonsInstalled.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=316
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$')",message="conditionType must be a condition type such as ControlPlaneAvailable or example.com/AddonsInstalled"
+	ConditionType string `json:"conditionType"`
+
+	// polarity says which status of the condition is fine: Positive (the
+	// default) when True is, Negative when False is.
+	// +optional
+	Polarity ConditionPolarity `json:"polarity,omitempty"`
 }
 
 // ClusterStatus is the observed state of a Cluster.
