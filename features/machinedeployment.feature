@@ -256,6 +256,7 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     Then every Machine of the deployment "md" is of the current MachineSet
     And every Machine of the deployment "md" has version "v1.37.1"
     And every Machine of the deployment "md" is updating while its Node's kubelet reports "v1.37.0"
+    And the MachineDeployment "md" reports the versions "v1.37.0: 2"
     And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
     And the MachineSet called "v1" is gone
     And the MachineDeployment "md" has 1 MachineSet

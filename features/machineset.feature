@@ -252,6 +252,18 @@ Feature: A MachineSet keeps N Machines
     And Machine "b" of the set has provider objects cloned from the templates "v2"
     And Machine "a" of the set still exists
 
+  # Cluster API v1.14 setReplicas (machineset_controller_status.go) and VersionsFromMachines: status.versions counts
+  # the Machines by the version their Node's kubelet reports, spec.version before they have a Node; the Cluster's
+  # status.workers.versions adds its workers up (setWorkersReplicas).
+  Scenario: status.versions counts a set's Machines by the Kubernetes version they run
+    Given a MachineSet "ms" of 2 Machines with version v1.38.0
+    Then the MachineSet "ms" has 2 Machines
+    And the MachineSet "ms" reports the versions "v1.38.0: 2"
+    And the Cluster "c1" reports the worker versions "v1.38.0: 2"
+    When the providers bring every Machine of "ms" to Running
+    Then the MachineSet "ms" reports the versions "v1.37.0: 2"
+    And the Cluster "c1" reports the worker versions "v1.37.0: 2"
+
   # Cluster API v1.14 computeDesiredMachine (machineset_controller.go) and MachineSetMachineNameGenerator
   # (internal/topology/names): spec.machineNaming.template names new Machines; their provider objects share the name.
   @row:machineset-replicas:R05

@@ -34,7 +34,9 @@ import (
 // ("the Machines of "ms" are called "a" and "b"").
 func registerMachineSetSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^a MachineSet "([^"]*)" of (\d+) Machines?$`, w.aMachineSet)
-	sc.Step(`^a MachineSet "([^"]*)" of (\d+) Machines? with (maxUnhealthy|maxInFlight|minReadySeconds) (\S+)$`, w.aMachineSetWith)
+	sc.Step(`^a MachineSet "([^"]*)" of (\d+) Machines? with (maxUnhealthy|maxInFlight|minReadySeconds|version) (\S+)$`, w.aMachineSetWith)
+	sc.Step(`^the (MachineSet|MachineDeployment) "([^"]*)" reports the versions "([^"]*)"$`, w.reportsVersions)
+	sc.Step(`^the Cluster "([^"]*)" reports the (worker|control plane) versions "([^"]*)"$`, w.clusterReportsVersions)
 	sc.Step(`^a MachineSet "([^"]*)" of (\d+) Machines? with the finalizer "([^"]*)"$`, w.aMachineSetWithFinalizer)
 	sc.Step(`^a MachineSet "([^"]*)" of (\d+) Machines? named by the template "([^"]*)"$`, w.aMachineSetNamedBy)
 	sc.Step(`^every Machine of the MachineSet (?:called )?"([^"]*)" and its provider objects are named "([^"]*)" and five random characters$`, w.setMachinesNamed)
@@ -122,12 +124,67 @@ func (w *world) aMachineSetWith(ctx context.Context, name string, replicas int, 
 		case "minReadySeconds":
 			n, _ := strconv.Atoi(value)
 			ms.Spec.Template.Spec.MinReadySeconds = int32(n)
+		case "version":
+			ms.Spec.Template.Spec.Version = value
 		}
 	})
 }
 
 func (w *world) aMachineSetWithFinalizer(ctx context.Context, name string, replicas int, finalizer string) error {
 	return w.newMachineSet(ctx, name, replicas, func(ms *clusterv1.MachineSet) { ms.Finalizers = []string{finalizer} })
+}
+
+// describeVersions words status.versions as the steps do: "v1.37.0: 2,
+// v1.37.1: 1", "none" for none.
+func describeVersions(vs []clusterv1.StatusVersion) string {
+	if len(vs) == 0 {
+		return "none"
+	}
+	parts := make([]string, 0, len(vs))
+	for _, v := range vs {
+		parts = append(parts, fmt.Sprintf("%s: %d", v.Version, v.Replicas))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (w *world) reportsVersions(ctx context.Context, kind, name, want string) error {
+	return w.eventually(ctx, kind+" "+name+" versions "+want, func(ctx context.Context) error {
+		var got []clusterv1.StatusVersion
+		if kind == "MachineSet" {
+			ms, err := w.h.MachineSet(ctx, w.ns, w.setAlias(name))
+			if err != nil {
+				return err
+			}
+			got = ms.Status.Versions
+		} else {
+			md, err := w.deployment(ctx, name)
+			if err != nil {
+				return err
+			}
+			got = md.Status.Versions
+		}
+		if d := describeVersions(got); d != want {
+			return fmt.Errorf("status.versions %s", d)
+		}
+		return nil
+	})
+}
+
+func (w *world) clusterReportsVersions(ctx context.Context, name, which, want string) error {
+	return w.eventually(ctx, "Cluster "+name+" "+which+" versions "+want, func(ctx context.Context) error {
+		c := &clusterv1.Cluster{}
+		if err := w.h.Client.Get(ctx, w.key(name), c); err != nil {
+			return err
+		}
+		got := c.Status.Workers.Versions
+		if which == "control plane" {
+			got = c.Status.ControlPlane.Versions
+		}
+		if d := describeVersions(got); d != want {
+			return fmt.Errorf("%s versions %s", which, d)
+		}
+		return nil
+	})
 }
 
 func (w *world) aMachineSetNamedBy(ctx context.Context, name string, replicas int, template string) error {

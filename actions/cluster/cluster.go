@@ -372,6 +372,7 @@ func firstNames(names []string, name string, n int) []string {
 // themselves gives the same figures without waiting for the sets' status.
 func mirrorWorkerCounts(s *Scope) {
 	var desired, replicas, ready, available, upToDate int32
+	var workers []*clusterv1.Machine
 	counted := len(s.MachineDeployments) > 0 || len(s.StandaloneSets) > 0
 	for _, md := range s.MachineDeployments {
 		desired += ptr.Deref(md.Spec.Replicas, 1)
@@ -392,6 +393,7 @@ func mirrorWorkerCounts(s *Scope) {
 		}
 		counted = true
 		replicas++
+		workers = append(workers, m)
 		if meta.IsStatusConditionTrue(m.Status.Conditions, clusterv1.ReadyCondition) {
 			ready++
 		}
@@ -407,7 +409,7 @@ func mirrorWorkerCounts(s *Scope) {
 		return
 	}
 	s.Cluster.Status.Workers = clusterv1.ClusterReplicas{DesiredReplicas: &desired, Replicas: &replicas,
-		ReadyReplicas: &ready, AvailableReplicas: &available, UpToDateReplicas: &upToDate}
+		ReadyReplicas: &ready, AvailableReplicas: &available, UpToDateReplicas: &upToDate, Versions: reconciler.MachineVersions(workers)}
 }
 
 // mirrorMachines counts the Machines and summarises their Ready condition,

@@ -14,6 +14,7 @@ import (
 	"github.com/krtt-dev/krtt/actions/contract"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/reconciler"
 )
 
 // ControlPlaneAvailableCondition says whether the object spec.controlPlaneRef
@@ -222,16 +223,18 @@ func mirrorControlPlaneCounts(s *Scope) {
 			}
 			out = clusterv1.ClusterReplicas{DesiredReplicas: field("spec", "replicas"), Replicas: field("status", "replicas"),
 				ReadyReplicas: field("status", "readyReplicas"), AvailableReplicas: field("status", "availableReplicas"),
-				UpToDateReplicas: field("status", "upToDateReplicas")}
+				UpToDateReplicas: field("status", "upToDateReplicas"), Versions: contractVersions(s.ControlPlane)}
 		}
 		c.Status.ControlPlane = out
 		return
 	}
 	inc := func(p **int32) { *p = ptr.To(ptr.Deref(*p, 0) + 1) }
+	var machines []*clusterv1.Machine
 	for _, m := range s.Machines {
 		if !isControlPlane(m) {
 			continue
 		}
+		machines = append(machines, m)
 		inc(&out.Replicas)
 		if meta.IsStatusConditionTrue(m.Status.Conditions, clusterv1.ReadyCondition) {
 			inc(&out.ReadyReplicas)
@@ -243,5 +246,29 @@ func mirrorControlPlaneCounts(s *Scope) {
 			inc(&out.UpToDateReplicas)
 		}
 	}
+	out.Versions = reconciler.MachineVersions(machines)
 	c.Status.ControlPlane = out
+}
+
+// contractVersions reads the control plane object's status.versions
+// (version and replicas of each entry, the contract's); entries that do not
+// read so are left out.
+func contractVersions(cp *unstructured.Unstructured) []clusterv1.StatusVersion {
+	list, _, err := unstructured.NestedSlice(cp.Object, "status", "versions")
+	if err != nil {
+		return nil
+	}
+	var out []clusterv1.StatusVersion
+	for _, item := range list {
+		entry, ok := item.(map[string]any)
+		if !ok {
+			continue
+		}
+		v, _, _ := unstructured.NestedString(entry, "version")
+		n, _, _ := unstructured.NestedInt64(entry, "replicas")
+		if v != "" && n > 0 {
+			out = append(out, clusterv1.StatusVersion{Version: v, Replicas: int32(n)})
+		}
+	}
+	return reconciler.SumVersions(out)
 }

@@ -243,15 +243,17 @@ func TestControlPlaneCounts(t *testing.T) {
 			}
 			return fmt.Sprint(*p)
 		}
-		return strings.Join([]string{n(cp.DesiredReplicas), n(cp.Replicas), n(cp.ReadyReplicas), n(cp.AvailableReplicas), n(cp.UpToDateReplicas)}, " ")
+		return strings.Join([]string{n(cp.DesiredReplicas), n(cp.Replicas), n(cp.ReadyReplicas), n(cp.AvailableReplicas), n(cp.UpToDateReplicas), fmt.Sprint(cp.Versions)}, " ")
 	}
+	// status.versions by the contract; an entry without a version is left out.
 	obj := &unstructured.Unstructured{Object: map[string]any{
-		"spec":   map[string]any{"replicas": int64(3)},
-		"status": map[string]any{"replicas": int64(3), "readyReplicas": int64(2), "availableReplicas": int64(1)},
+		"spec": map[string]any{"replicas": int64(3)},
+		"status": map[string]any{"replicas": int64(3), "readyReplicas": int64(2), "availableReplicas": int64(1),
+			"versions": []any{map[string]any{"version": "v1.37.1", "replicas": int64(1)}, map[string]any{"version": "v1.37.0", "replicas": int64(2)}, map[string]any{"replicas": int64(4)}}},
 	}}
 	ref := &clusterv1.ObjectReference{APIGroup: "sim.krtt.dev", Kind: "SimControlPlane", Name: "cp"}
 	cpMachine := func(conds ...string) *clusterv1.Machine {
-		m := &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{clusterv1.ControlPlaneLabel: ""}}}
+		m := &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{clusterv1.ControlPlaneLabel: ""}}, Spec: clusterv1.MachineSpec{Version: "v1.37.0"}}
 		for _, c := range conds {
 			m.Status.Conditions = append(m.Status.Conditions, metav1.Condition{Type: c, Status: metav1.ConditionTrue})
 		}
@@ -265,11 +267,11 @@ func TestControlPlaneCounts(t *testing.T) {
 		scope Scope
 		want  string
 	}{
-		{"the object's counters, upToDateReplicas not reported", ref, Scope{ControlPlane: obj}, "3 3 2 1 -"},
-		{"the object does not exist", ref, Scope{ControlPlaneMissing: "SimControlPlane/cp does not exist"}, "- - - - -"},
+		{"the object's counters, upToDateReplicas not reported", ref, Scope{ControlPlane: obj}, "3 3 2 1 - [{v1.37.0 2} {v1.37.1 1}]"},
+		{"the object does not exist", ref, Scope{ControlPlaneMissing: "SimControlPlane/cp does not exist"}, "- - - - - []"},
 		{"no object: the control-plane Machines", nil, Scope{Machines: []*clusterv1.Machine{
-			cpMachine(clusterv1.ReadyCondition, clusterv1.AvailableCondition), cpMachine(), worker}}, "- 2 1 1 -"},
-		{"no object, no control-plane Machine", nil, Scope{Machines: []*clusterv1.Machine{worker}}, "- - - - -"},
+			cpMachine(clusterv1.ReadyCondition, clusterv1.AvailableCondition), cpMachine(), worker}}, "- 2 1 1 - [{v1.37.0 2}]"},
+		{"no object, no control-plane Machine", nil, Scope{Machines: []*clusterv1.Machine{worker}}, "- - - - - []"},
 	} {
 		s := tc.scope
 		s.Cluster = &clusterv1.Cluster{Spec: clusterv1.ClusterSpec{ControlPlaneRef: tc.ref}}

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"runtime"
 	"testing"
 	"unsafe"
@@ -110,7 +111,7 @@ func TestWorkerCounts(t *testing.T) {
 	clusterOwned := []metav1.OwnerReference{{APIVersion: clusterv1.GroupVersion.String(), Kind: "Cluster", Name: "c1", UID: "c1-uid"}}
 	s := &Scope{Cluster: c}
 	mirrorWorkerCounts(s)
-	if w := c.Status.Workers; w != (clusterv1.ClusterReplicas{}) {
+	if w := c.Status.Workers; !reflect.DeepEqual(w, clusterv1.ClusterReplicas{}) {
 		t.Fatalf("no workers: %+v, want every counter unset", w)
 	}
 	conds := func(types ...string) []metav1.Condition {
@@ -146,8 +147,16 @@ func TestWorkerCounts(t *testing.T) {
 		machine("cp", "", true, clusterv1.ReadyCondition),
 		machine("pool", "MachinePool", false, clusterv1.ReadyCondition),
 	}
+	for _, m := range s.Machines {
+		m.Spec.Version = "v1.37.0"
+	}
+	s.Machines[0].Spec.Version = "v1.37.1"
 	mirrorWorkerCounts(s)
 	got := c.Status.Workers
+	// The control-plane Machine and the pool's are not workers here.
+	if v := fmt.Sprint(got.Versions); v != "[{v1.37.0 3} {v1.37.1 1}]" {
+		t.Errorf("worker versions %s", v)
+	}
 	want := "desired 6 replicas 4 ready 3 available 2 upToDate 1"
 	if g := fmt.Sprintf("desired %d replicas %d ready %d available %d upToDate %d", *got.DesiredReplicas, *got.Replicas,
 		*got.ReadyReplicas, *got.AvailableReplicas, *got.UpToDateReplicas); g != want {

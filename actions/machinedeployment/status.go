@@ -17,7 +17,7 @@ import (
 // MachineSets and Machines.
 func registerStatus(r *engine.Registry[*Scope]) {
 	r.Mirror("phase", "status.phase compares the Machines (being deleted included) with spec.replicas: Running when equal, ScalingUp when fewer, ScalingDown when more or while the deployment is deleted, Unknown when they could not be read.", mirrorPhase)
-	r.Mirror("replicaCounts", "status.replicas (every Machine, being deleted included), updatedReplicas (the current MachineSet's Machines not being deleted), readyReplicas, availableReplicas, upToDateReplicas (Machines whose UpToDate condition is True), unavailableReplicas, selector, and progressTime when the counts or the generation changed.", mirrorCounts)
+	r.Mirror("replicaCounts", "status.replicas (every Machine, being deleted included), updatedReplicas (the current MachineSet's Machines not being deleted), readyReplicas, availableReplicas, upToDateReplicas (Machines whose UpToDate condition is True), unavailableReplicas, versions (the Machines by the Kubernetes version they run), selector, and progressTime when the counts or the generation changed.", mirrorCounts)
 	r.Mirror("availability", "Available is True when at least spec.replicas - maxUnavailable Machines are available (spec.replicas for Recreate and OnDelete); Deleting says how many Machines (or MachineSets) a deployment being deleted waits for; Paused is False unless a row says otherwise.", mirrorConditions)
 	r.Mirror("machineConditions", "ScalingUp and ScalingDown compare the Machines with spec.replicas (0 while deleting; a missing template blocks the scale-up); RollingOut counts the Machines not of the current MachineSet; MachinesUpToDate aggregates the Machines' UpToDate condition as Cluster API's (a Machine younger than 10s without it left out); MachinesReady aggregates the Machines' Ready condition, those being deleted included, as Cluster API's.", mirrorMachineConditions)
 }
@@ -54,6 +54,7 @@ func mirrorCounts(s *Scope) {
 	st.AvailableReplicas = int32(t.Available)
 	st.UpToDateReplicas = int32(t.UpToDate)
 	st.UnavailableReplicas = int32(max(0, s.Replicas()-t.Available))
+	st.Versions = reconciler.MachineVersions(s.Machines)
 	st.Selector = labels.SelectorFromSet(s.MD.Spec.Selector.MatchLabels).String()
 }
 

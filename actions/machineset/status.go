@@ -18,7 +18,7 @@ import (
 // conditions' default (rows that fire write theirs over them) and the
 // MachinesReady summary.
 func registerStatus(r *engine.Registry[*Scope]) {
-	r.Mirror("replicaCounts", "status.replicas (every Machine of the set, being deleted included), readyReplicas, availableReplicas, upToDateReplicas, fullyLabeledReplicas, failedReplicas and selector from the set's Machines.", mirrorCounts)
+	r.Mirror("replicaCounts", "status.replicas (every Machine of the set, being deleted included), readyReplicas, availableReplicas, upToDateReplicas, fullyLabeledReplicas, failedReplicas, versions (the Machines by the Kubernetes version they run) and selector from the set's Machines.", mirrorCounts)
 	r.Mirror("replicaConditions", "ScalingUp, ScalingDown, Deleting and Remediating say what the counts show; Paused is False unless a row says otherwise.", mirrorConditions)
 	r.Summary(clusterv1.MachinesReadyCondition, "The aggregate of the Machines' Ready condition, those being deleted included, as Cluster API's setMachinesReadyCondition (NoReplicas, Ready, NotReady, ReadyUnknown, with a line per message naming the Machines); Unknown (ClusterNotFound) for a set without Machines whose Cluster does not exist.", summarizeMachinesReady)
 	r.Summary(clusterv1.MachinesUpToDateCondition, "For a set of a MachineDeployment, the aggregate of its Machines' UpToDate condition as Cluster API's setMachinesUpToDateCondition (NoReplicas, UpToDate, NotUpToDate, UpToDateUnknown; a Machine younger than 10s without the condition left out); absent on a stand-alone set, whose Machines have none.", summarizeMachinesUpToDate)
@@ -44,6 +44,7 @@ func mirrorCounts(s *Scope) {
 	st.UpToDateReplicas = int32(c.UpToDate)
 	st.FullyLabeledReplicas = int32(c.FullyLabeled)
 	st.FailedReplicas = int32(c.Failed)
+	st.Versions = reconciler.MachineVersions(s.Owned)
 	st.Selector = labels.SelectorFromSet(s.Set.Spec.Selector.MatchLabels).String()
 }
 

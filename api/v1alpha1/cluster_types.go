@@ -179,6 +179,27 @@ type ClusterReplicas struct {
 	// upToDateReplicas is how many of them are up to date.
 	// +optional
 	UpToDateReplicas *int32 `json:"upToDateReplicas,omitempty"`
+	// versions counts them by the Kubernetes version they run.
+	// +optional
+	// +listType=map
+	// +listMapKey=version
+	// +kubebuilder:validation:MaxItems=100
+	Versions []StatusVersion `json:"versions,omitempty"`
+}
+
+// StatusVersion counts the replicas that run one Kubernetes version: the
+// kubelet's version their Node reports, or spec.version before there is one
+// (Cluster API's status.versions).
+type StatusVersion struct {
+	// version is the Kubernetes version.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	Version string `json:"version"`
+	// replicas is how many run it.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	Replicas int32 `json:"replicas"`
 }
 
 // Cluster groups Machines; pausing it pauses all of them.

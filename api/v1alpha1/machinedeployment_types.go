@@ -203,6 +203,14 @@ type MachineDeploymentStatus struct {
 	// +optional
 	UpToDateReplicas int32 `json:"upToDateReplicas,omitempty"`
 
+	// versions counts the Machines (being deleted included) by the
+	// Kubernetes version they run, lowest first, as Cluster API's.
+	// +optional
+	// +listType=map
+	// +listMapKey=version
+	// +kubebuilder:validation:MaxItems=100
+	Versions []StatusVersion `json:"versions,omitempty"`
+
 	// unavailableReplicas is spec.replicas minus availableReplicas (0 at
 	// least).
 	// +optional

@@ -189,6 +189,14 @@ type MachineSetStatus struct {
 	// +optional
 	UpToDateReplicas int32 `json:"upToDateReplicas,omitempty"`
 
+	// versions counts the Machines (being deleted included) by the
+	// Kubernetes version they run, lowest first, as Cluster API's.
+	// +optional
+	// +listType=map
+	// +listMapKey=version
+	// +kubebuilder:validation:MaxItems=100
+	Versions []StatusVersion `json:"versions,omitempty"`
+
 	// fullyLabeledReplicas counts the owned Machines that carry every label
 	// of the template.
 	// +optional
