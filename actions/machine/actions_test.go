@@ -733,6 +733,10 @@ func TestSyncNodeRevisionTaintAndInterruptible(t *testing.T) {
 		t.Errorf("%s = %q: the interruptible label must be tracked so it can go", LabelsFromMachineAnnotation, got)
 	}
 	wantStatus(t, syncNode(ctx, scope()), engine.Done, "in sync")
+	// Owners that could not be read leave the taint as it is.
+	unread := scope()
+	unread.Set, unread.Deployment, unread.OwnersErr = nil, nil, errors.New("cache not synced")
+	wantStatus(t, syncNode(ctx, unread), engine.Done, "in sync")
 
 	// A rollback makes the set the newest revision; the instance stops
 	// being interruptible.

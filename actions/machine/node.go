@@ -100,15 +100,20 @@ func (s *Scope) interruptible() (bool, error) {
 }
 
 // outdatedRevision: the Machine's MachineSet is of an older revision than
-// its MachineDeployment (Cluster API shouldNodeHaveOutdatedTaint).
-func (s *Scope) outdatedRevision() bool {
-	return s.Set != nil && s.Deployment != nil && uptodate.Revision(s.Set) < uptodate.Revision(s.Deployment)
+// its MachineDeployment (Cluster API shouldNodeHaveOutdatedTaint); nil when
+// the owners could not be read.
+func (s *Scope) outdatedRevision() *bool {
+	if s.OwnersErr != nil {
+		return nil
+	}
+	outdated := s.Set != nil && s.Deployment != nil && uptodate.Revision(s.Set) < uptodate.Revision(s.Deployment)
+	return &outdated
 }
 
 // nodeTaints is the Node's taints without the uninitialized one, with the
-// outdated-revision taint when outdated and without it otherwise; changes
-// says what differs from the Node's.
-func nodeTaints(current []corev1.Taint, outdated bool) (taints []corev1.Taint, changes []string) {
+// outdated-revision taint when outdated and without it when not (as it is
+// when outdated is nil); changes says what differs from the Node's.
+func nodeTaints(current []corev1.Taint, outdated *bool) (taints []corev1.Taint, changes []string) {
 	outdatedTaint := corev1.Taint{Key: clusterv1.NodeOutdatedRevisionTaint, Effect: corev1.TaintEffectPreferNoSchedule}
 	has := false
 	for _, t := range current {
@@ -117,7 +122,7 @@ func nodeTaints(current []corev1.Taint, outdated bool) (taints []corev1.Taint, c
 			changes = append(changes, "removed taint "+clusterv1.NodeUninitializedTaint)
 			continue
 		case t.MatchTaint(&outdatedTaint):
-			if !outdated {
+			if outdated != nil && !*outdated {
 				changes = append(changes, "removed taint "+clusterv1.NodeOutdatedRevisionTaint)
 				continue
 			}
@@ -125,7 +130,7 @@ func nodeTaints(current []corev1.Taint, outdated bool) (taints []corev1.Taint, c
 		}
 		taints = append(taints, t)
 	}
-	if outdated && !has {
+	if outdated != nil && *outdated && !has {
 		taints = append(taints, outdatedTaint)
 		changes = append(changes, "taint "+clusterv1.NodeOutdatedRevisionTaint)
 	}

@@ -137,7 +137,10 @@ func (o *Observer) getCluster(ctx context.Context, s *Scope) *clusterv1.Cluster 
 
 // getOwners reads the MachineSet that controls the Machine and the
 // MachineDeployment that controls the set. One that is gone, or that
-// controls nothing by that UID, is no owner.
+// controls nothing by that UID, is no owner. They are read only for what
+// the Machine says of its rollout (UpToDate, the outdated-revision taint),
+// so an error reading them leaves that as it is (OwnersErr) and holds
+// nothing else.
 func (o *Observer) getOwners(ctx context.Context, s *Scope) {
 	ref := metav1.GetControllerOf(s.Machine)
 	if ref == nil || ref.Kind != "MachineSet" || ref.APIVersion != clusterv1.GroupVersion.String() {
@@ -162,7 +165,7 @@ func (o *Observer) getOwner(ctx context.Context, s *Scope, ref *metav1.OwnerRefe
 	err := o.Client.Get(ctx, client.ObjectKey{Namespace: s.Machine.Namespace, Name: ref.Name}, obj)
 	if err != nil {
 		if !apierrors.IsNotFound(err) {
-			s.keep(fmt.Errorf("get %s %s: %w", ref.Kind, ref.Name, err))
+			s.OwnersErr = fmt.Errorf("get %s %s: %w", ref.Kind, ref.Name, err)
 		}
 		return false
 	}

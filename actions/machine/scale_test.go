@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	goruntime "runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -135,4 +137,31 @@ func (l readFrom) Get(ctx context.Context, key client.ObjectKey, obj client.Obje
 
 func (l readFrom) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
 	return l.r.List(ctx, list, opts...)
+}
+
+// failingSetReads fails every MachineSet read as a cache that cannot answer
+// would.
+type failingSetReads struct{ client.Client }
+
+func (f failingSetReads) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if _, ok := obj.(*clusterv1.MachineSet); ok {
+		return errors.New("the cache did not answer")
+	}
+	return f.Client.Get(ctx, key, obj, opts...)
+}
+
+// The owners are read for the rollout's conditions only: an error reading
+// them is kept apart (OwnersErr) and is no API error of the Machine, which
+// would hold its lifecycle (row E02).
+func TestOwnersReadErrorHoldsNothing(t *testing.T) {
+	m := testMachine("default", nil)
+	m.OwnerReferences = []metav1.OwnerReference{{APIVersion: clusterv1.GroupVersion.String(), Kind: "MachineSet", Name: "ms", UID: "ms-uid", Controller: ptr.To(true)}}
+	s := &Scope{Machine: m}
+	(&Observer{Client: failingSetReads{}}).getOwners(context.Background(), s)
+	if s.Err != nil || s.OwnersErr == nil || !strings.Contains(s.OwnersErr.Error(), "get MachineSet ms") {
+		t.Errorf("Err %v, OwnersErr %v; want only OwnersErr, naming the MachineSet", s.Err, s.OwnersErr)
+	}
+	if s.Set != nil {
+		t.Error("a set that could not be read is the Machine's set")
+	}
 }

@@ -66,6 +66,9 @@ type Scope struct {
 	// They are read for the UpToDate condition only.
 	Set        *clusterv1.MachineSet
 	Deployment *clusterv1.MachineDeployment
+	// OwnersErr: reading them failed, so what depends on them alone is
+	// left as it is.
+	OwnersErr error
 	// ControlPlane is the Cluster's control plane object, when it has one.
 	ControlPlane *unstructured.Unstructured
 	// ControlPlaneMachines counts the Cluster's control-plane Machines that

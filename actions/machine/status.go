@@ -217,6 +217,8 @@ func summarizeReady(s *Scope) {
 func mirrorUpToDate(s *Scope) {
 	m, ms, md := s.Machine, s.Set, s.Deployment
 	if ms == nil || md == nil {
+		// Not a deployment's Machine, or its owners could not be read
+		// (OwnersErr): the condition stays as it is.
 		return
 	}
 	diffs := uptodate.Differences(uptodate.Of(&ms.Spec.Template.Spec), uptodate.Of(&md.Spec.Template.Spec))
