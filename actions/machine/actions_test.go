@@ -720,7 +720,7 @@ func TestSyncNodeRevisionTaintAndInterruptible(t *testing.T) {
 	}
 	outdated := clusterv1.NodeOutdatedRevisionTaint + ":PreferNoSchedule"
 
-	wantStatus(t, syncNode(ctx, scope()), engine.Done, "labels "+clusterv1.InterruptibleLabel, "taint "+clusterv1.NodeOutdatedRevisionTaint)
+	wantStatus(t, syncNode(ctx, scope()), engine.Done, "labels "+clusterv1.InterruptibleLabel)
 	// The API server's not-ready taint may be there too; it stays.
 	if got := taints(); !slices.Contains(got, "dedicated:NoSchedule") || !slices.Contains(got, outdated) {
 		t.Errorf("taints of an older revision's Node: %v", got)
@@ -743,12 +743,25 @@ func TestSyncNodeRevisionTaintAndInterruptible(t *testing.T) {
 	set.Annotations = revision("3")
 	deployment.Annotations = revision("3")
 	infra.Object["status"] = map[string]any{"interruptible": false}
-	wantStatus(t, syncNode(ctx, scope()), engine.Done, "removed labels "+clusterv1.InterruptibleLabel, "removed taint "+clusterv1.NodeOutdatedRevisionTaint)
+	wantStatus(t, syncNode(ctx, scope()), engine.Done, "removed labels "+clusterv1.InterruptibleLabel)
 	if got := taints(); !slices.Contains(got, "dedicated:NoSchedule") || slices.Contains(got, outdated) {
 		t.Errorf("taints of the newest revision's Node: %v", got)
 	}
 	if _, ok := getNode(t, node.Name).Labels[clusterv1.InterruptibleLabel]; ok {
 		t.Error("interruptible label kept after the instance stopped reporting it")
+	}
+
+	// A write of the taint alone reads "in sync": the Machine's
+	// lastTransition does not follow the deployment's revision.
+	deployment.Annotations = revision("4")
+	wantStatus(t, syncNode(ctx, scope()), engine.Done, "Node "+node.Name+" in sync")
+	if got := taints(); !slices.Contains(got, outdated) {
+		t.Errorf("taints after a new revision: %v", got)
+	}
+	deployment.Annotations = revision("3")
+	wantStatus(t, syncNode(ctx, scope()), engine.Done, "Node "+node.Name+" in sync")
+	if got := taints(); slices.Contains(got, outdated) {
+		t.Errorf("taints once the set is current again: %v", got)
 	}
 
 	// A stand-alone MachineSet has no revision to be behind.

@@ -243,6 +243,17 @@ func syncNode(ctx context.Context, s *Scope) engine.Outcome {
 	if len(annotated) > 0 {
 		parts = append(parts, "annotations "+strings.Join(annotated, ","))
 	}
-	parts = append(parts, tainted...)
+	for _, t := range tainted {
+		// The outdated-revision taint follows the MachineDeployment, not
+		// the Machine: the row's message (the Machine's lastTransition)
+		// does not name it, so a rollout's step writes no Machine status
+		// on the way there and back. The Node shows it.
+		if !strings.HasSuffix(t, clusterv1.NodeOutdatedRevisionTaint) {
+			parts = append(parts, t)
+		}
+	}
+	if len(parts) == 0 {
+		return engine.OKf("Node %s in sync", node.Name)
+	}
 	return engine.OKf("updated Node %s: %s", node.Name, strings.Join(parts, "; "))
 }
