@@ -254,16 +254,8 @@ func mirrorControlPlaneCounts(s *Scope) {
 // (version and replicas of each entry, the contract's); entries that do not
 // read so are left out.
 func contractVersions(cp *unstructured.Unstructured) []clusterv1.StatusVersion {
-	list, _, err := unstructured.NestedSlice(cp.Object, "status", "versions")
-	if err != nil {
-		return nil
-	}
 	var out []clusterv1.StatusVersion
-	for _, item := range list {
-		entry, ok := item.(map[string]any)
-		if !ok {
-			continue
-		}
+	for _, entry := range contract.Entries(cp, "status", "versions") {
 		v, _, _ := unstructured.NestedString(entry, "version")
 		n, _, _ := unstructured.NestedInt64(entry, "replicas")
 		if v != "" && n > 0 {

@@ -64,3 +64,23 @@ func Get(ctx context.Context, c client.Client, ref clusterv1.ObjectReference, na
 	}
 	return nil, fmt.Errorf("get %s %s %s: %w", what, ref.Kind, ref.Name, err)
 }
+
+// Entries are the objects of the list at path in u, as providers report
+// lists of entries (addresses, versions); an entry that is not an object is
+// left out, and a path that is missing or not a list gives none.
+func Entries(u *unstructured.Unstructured, path ...string) []map[string]any {
+	if u == nil {
+		return nil
+	}
+	raw, found, err := unstructured.NestedSlice(u.Object, path...)
+	if !found || err != nil {
+		return nil
+	}
+	out := make([]map[string]any, 0, len(raw))
+	for _, item := range raw {
+		if m, ok := item.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}

@@ -118,3 +118,16 @@ func TestMissingKinds(t *testing.T) {
 		}
 	}
 }
+
+func TestEntries(t *testing.T) {
+	u := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{
+		"versions": []any{map[string]any{"version": "v1.37.0"}, "not an object", map[string]any{"version": "v1.37.1"}},
+		"phase":    "Running",
+	}}}
+	if got := Entries(u, "status", "versions"); len(got) != 2 || got[1]["version"] != "v1.37.1" {
+		t.Errorf("entries %v", got)
+	}
+	if Entries(u, "status", "phase") != nil || Entries(u, "status", "missing") != nil || Entries(nil, "status") != nil {
+		t.Error("a field that is no list, or none, gave entries")
+	}
+}

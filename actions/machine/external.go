@@ -3,6 +3,7 @@ package machine
 import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/krtt-dev/krtt/actions/contract"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 )
 
@@ -68,19 +69,8 @@ func InfrastructureFailureDomain(u *unstructured.Unstructured) string {
 
 // InfrastructureAddresses returns status.addresses.
 func InfrastructureAddresses(u *unstructured.Unstructured) []clusterv1.MachineAddress {
-	if u == nil {
-		return nil
-	}
-	raw, found, err := unstructured.NestedSlice(u.Object, "status", "addresses")
-	if !found || err != nil {
-		return nil
-	}
 	var out []clusterv1.MachineAddress
-	for _, item := range raw {
-		m, ok := item.(map[string]any)
-		if !ok {
-			continue
-		}
+	for _, m := range contract.Entries(u, "status", "addresses") {
 		t, _ := m["type"].(string)
 		a, _ := m["address"].(string)
 		if t != "" && a != "" {
