@@ -112,18 +112,19 @@ func (s *Scope) outdatedRevision() *bool {
 
 // nodeTaints is the Node's taints without the uninitialized one, with the
 // outdated-revision taint when outdated and without it when not (as it is
-// when outdated is nil); changes says what differs from the Node's.
-func nodeTaints(current []corev1.Taint, outdated *bool) (taints []corev1.Taint, changes []string) {
+// when outdated is nil). untainted says the uninitialized taint goes;
+// revision that the outdated-revision taint comes or goes.
+func nodeTaints(current []corev1.Taint, outdated *bool) (taints []corev1.Taint, untainted, revision bool) {
 	outdatedTaint := corev1.Taint{Key: clusterv1.NodeOutdatedRevisionTaint, Effect: corev1.TaintEffectPreferNoSchedule}
 	has := false
 	for _, t := range current {
 		switch {
 		case t.Key == clusterv1.NodeUninitializedTaint && t.Effect == corev1.TaintEffectNoSchedule:
-			changes = append(changes, "removed taint "+clusterv1.NodeUninitializedTaint)
+			untainted = true
 			continue
 		case t.MatchTaint(&outdatedTaint):
 			if outdated != nil && !*outdated {
-				changes = append(changes, "removed taint "+clusterv1.NodeOutdatedRevisionTaint)
+				revision = true
 				continue
 			}
 			has = true
@@ -132,9 +133,9 @@ func nodeTaints(current []corev1.Taint, outdated *bool) (taints []corev1.Taint, 
 	}
 	if outdated != nil && *outdated && !has {
 		taints = append(taints, outdatedTaint)
-		changes = append(changes, "taint "+clusterv1.NodeOutdatedRevisionTaint)
+		revision = true
 	}
-	return taints, changes
+	return taints, untainted, revision
 }
 
 // syncNode sets the managed Machine labels and annotations on the Node,
@@ -208,9 +209,9 @@ func syncNode(ctx context.Context, s *Scope) engine.Outcome {
 	setAnnotation(LabelsFromMachineAnnotation, strings.Join(keys, ","))
 	setAnnotation(AnnotationsFromMachineAnnotation, strings.Join(copied, ","))
 
-	taints, tainted := nodeTaints(node.Spec.Taints, s.outdatedRevision())
+	taints, untainted, revision := nodeTaints(node.Spec.Taints, s.outdatedRevision())
 
-	if len(set) == 0 && len(removed) == 0 && len(annotated) == 0 && len(tainted) == 0 {
+	if len(set) == 0 && len(removed) == 0 && len(annotated) == 0 && !untainted && !revision {
 		return engine.OKf("Node %s in sync", node.Name)
 	}
 	md := map[string]any{}
@@ -221,7 +222,7 @@ func syncNode(ctx context.Context, s *Scope) engine.Outcome {
 		md["annotations"] = annotations
 	}
 	patch := map[string]any{"metadata": md}
-	if len(tainted) > 0 {
+	if untainted || revision {
 		// A merge patch replaces the whole list: the observed
 		// resourceVersion makes a taint added meanwhile conflict instead
 		// of being lost.
@@ -243,15 +244,13 @@ func syncNode(ctx context.Context, s *Scope) engine.Outcome {
 	if len(annotated) > 0 {
 		parts = append(parts, "annotations "+strings.Join(annotated, ","))
 	}
-	for _, t := range tainted {
-		// The outdated-revision taint follows the MachineDeployment, not
-		// the Machine: the row's message (the Machine's lastTransition)
-		// does not name it, so a rollout's step writes no Machine status
-		// on the way there and back. The Node shows it.
-		if !strings.HasSuffix(t, clusterv1.NodeOutdatedRevisionTaint) {
-			parts = append(parts, t)
-		}
+	if untainted {
+		parts = append(parts, "removed taint "+clusterv1.NodeUninitializedTaint)
 	}
+	// The outdated-revision taint follows the MachineDeployment, not the
+	// Machine: the row's message (the Machine's lastTransition) does not
+	// name it, so a rollout's step writes no Machine status on the way
+	// there and back. The Node shows it.
 	if len(parts) == 0 {
 		return engine.OKf("Node %s in sync", node.Name)
 	}
