@@ -1,9 +1,12 @@
 package controller
 
 import (
+	"encoding/csv"
 	"errors"
+	"flag"
 	"fmt"
 	"regexp"
+	"strings"
 )
 
 // NodeSync selects Machine labels and annotations the Machine controller
@@ -48,4 +51,34 @@ func Matches(exprs []*regexp.Regexp, key string) bool {
 		}
 	}
 	return false
+}
+
+// BindNodeSyncFlags defines the two flags on fs, with the words both
+// binaries show; the function it returns compiles what they were given.
+func BindNodeSyncFlags(fs *flag.FlagSet) func() (NodeSync, error) {
+	var labels, annotations listFlag
+	fs.Var(&labels, SyncLabelsFlag,
+		"Regular expressions (comma-separated, or the flag repeated) selecting Machine labels to copy to the Machine's Node besides node-role.kubernetes.io, node-restriction.kubernetes.io and node.cluster.krtt.dev: a label key that matches any of them is synced.")
+	fs.Var(&annotations, SyncAnnotationsFlag,
+		"Regular expressions (comma-separated, or the flag repeated) selecting Machine annotations to copy to the Machine's Node besides node.cluster.krtt.dev: an annotation key that matches any of them is synced.")
+	return func() (NodeSync, error) { return CompileNodeSync(labels, annotations) }
+}
+
+// listFlag is a flag given as a comma-separated list, or repeated, as the
+// string-slice flags of Cluster API's manager are: a value with a comma in it
+// is quoted ("a{1,3}").
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+
+func (l *listFlag) Set(v string) error {
+	if v == "" {
+		return nil
+	}
+	items, err := csv.NewReader(strings.NewReader(v)).Read()
+	if err != nil {
+		return err
+	}
+	*l = append(*l, items...)
+	return nil
 }

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -30,5 +31,22 @@ func TestCompileNodeSync(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %s", err, want)
 		}
+	}
+}
+
+// The list flags take a comma-separated list, repeated flags, and a quoted
+// expression with a comma in it.
+func TestListFlag(t *testing.T) {
+	var l listFlag
+	for _, v := range []string{"a,b", "", `"x{1,3}"`} {
+		if err := l.Set(v); err != nil {
+			t.Fatalf("Set(%q): %v", v, err)
+		}
+	}
+	if want := []string{"a", "b", "x{1,3}"}; !slices.Equal(l, want) {
+		t.Errorf("list %q, want %q", l, want)
+	}
+	if err := l.Set(`"open`); err == nil {
+		t.Error("an unclosed quote was taken")
 	}
 }

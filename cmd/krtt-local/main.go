@@ -46,6 +46,7 @@ type flags struct {
 	metricsAddr, probeAddr string
 	concurrency, port      int
 	heartbeat              time.Duration
+	nodeSync               controller.NodeSync
 }
 
 func main() {
@@ -66,6 +67,7 @@ func main() {
 	// with its user's rights, not config/rbac.
 	flag.BoolVar(&f.selfHosted, selfhosted.Flag, true, "Serve Clusters without a kubeconfig Secret, whose Nodes are in the management cluster (krtt-operator --"+selfhosted.Flag+").")
 	flag.StringVar(&f.tablesDir, "tables", "", "Load the Machine, MachineSet and Cluster tables from this directory instead of the embedded ones; the operator refuses to start on any lint finding.")
+	compileNodeSync := controller.BindNodeSyncFlags(flag.CommandLine)
 	debug := flag.Bool("debug", false, "Log at debug level too (every row fired, every requeue); --zap-log-level sets any level.")
 	// Development: readable console lines; at info level, for the debug
 	// level of Development mode prints a line per reconcile.
@@ -77,6 +79,11 @@ func main() {
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zopts)))
 
+	var err error
+	if f.nodeSync, err = compileNodeSync(); err != nil {
+		fmt.Fprintln(os.Stderr, "krtt-local:", err)
+		os.Exit(2)
+	}
 	if err := run(f); err != nil {
 		fmt.Fprintln(os.Stderr, "krtt-local:", err)
 		os.Exit(1)
@@ -132,7 +139,7 @@ func runOperator(ctx context.Context, cfg *rest.Config, f flags, leaderElect boo
 	if err != nil {
 		return err
 	}
-	if err := actions.Setup(ctx, mgr, f.sets, controller.Options{Concurrency: f.concurrency, SelfHostedClusters: f.selfHosted}); err != nil {
+	if err := actions.Setup(ctx, mgr, f.sets, controller.Options{Concurrency: f.concurrency, SelfHostedClusters: f.selfHosted, NodeSync: f.nodeSync}); err != nil {
 		return fmt.Errorf("set up the controllers: %w", err)
 	}
 	return mgr.Start(ctx)
@@ -175,7 +182,7 @@ func runLocal(ctx context.Context, f flags) error {
 	if err != nil {
 		return errors.Join(err, stopCP())
 	}
-	if err := actions.Setup(mctx, opMgr, f.sets, controller.Options{Concurrency: f.concurrency, SelfHostedClusters: f.selfHosted}); err != nil {
+	if err := actions.Setup(mctx, opMgr, f.sets, controller.Options{Concurrency: f.concurrency, SelfHostedClusters: f.selfHosted, NodeSync: f.nodeSync}); err != nil {
 		return errors.Join(fmt.Errorf("set up the controllers: %w", err), stopCP())
 	}
 	simMgr, err := sim.NewManager(mctx, cp.Config, ctrl.Options{

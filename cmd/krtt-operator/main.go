@@ -32,7 +32,6 @@ func main() {
 		selfHostedClusters                bool
 		workloadQPS                       float64
 		workloadBurst                     int
-		syncLabels, syncAnnotations       listFlag
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", actions.DefaultMetricsAddress, "Address of the Prometheus metrics endpoint (0 disables it).")
 	flag.BoolVar(&metricsSecure, "metrics-secure", true,
@@ -57,10 +56,7 @@ func main() {
 		"Requests per second of the client of each workload cluster (Cluster API's --clustercache-client-qps); negative: no client-side limit, the workload API server's priority and fairness alone.")
 	flag.IntVar(&workloadBurst, "workload-client-burst", remote.DefaultClientBurst,
 		"Burst of the client of each workload cluster above --workload-client-qps (Cluster API's --clustercache-client-burst).")
-	flag.Var(&syncLabels, controller.SyncLabelsFlag,
-		"Regular expressions (comma-separated, or the flag repeated) selecting Machine labels to copy to the Machine's Node besides node-role.kubernetes.io, node-restriction.kubernetes.io and node.cluster.krtt.dev: a label key that matches any of them is synced.")
-	flag.Var(&syncAnnotations, controller.SyncAnnotationsFlag,
-		"Regular expressions (comma-separated, or the flag repeated) selecting Machine annotations to copy to the Machine's Node besides node.cluster.krtt.dev: an annotation key that matches any of them is synced.")
+	compileNodeSync := controller.BindNodeSyncFlags(flag.CommandLine)
 	flag.StringVar(&tablesDir, "tables", "", "Load the Machine, MachineSet and Cluster tables from this directory instead of the embedded ones; the operator refuses to start on any lint finding.")
 	opts := zap.Options{Development: false}
 	opts.BindFlags(flag.CommandLine)
@@ -68,7 +64,7 @@ func main() {
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
 	log := ctrl.Log.WithName("setup")
 
-	nodeSync, err := controller.CompileNodeSync(syncLabels, syncAnnotations)
+	nodeSync, err := compileNodeSync()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
@@ -113,8 +109,8 @@ func main() {
 		os.Exit(1)
 	}
 	log.Info("starting", "tables", orEmbedded(tablesDir), "machineConcurrency", concurrency, "watchFilter", watchFilter, "selfHostedClusters", selfHostedClusters,
-		"workloadClientQPS", workloadQPS, "workloadClientBurst", workloadBurst, "additionalSyncMachineLabels", syncLabels.String(),
-		"additionalSyncMachineAnnotations", syncAnnotations.String())
+		"workloadClientQPS", workloadQPS, "workloadClientBurst", workloadBurst, "additionalSyncMachineLabels", len(nodeSync.Labels),
+		"additionalSyncMachineAnnotations", len(nodeSync.Annotations))
 	if err := mgr.Start(ctx); err != nil {
 		log.Error(err, "manager stopped")
 		os.Exit(1)
