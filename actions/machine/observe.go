@@ -139,8 +139,8 @@ func (o *Observer) getCluster(ctx context.Context, s *Scope) *clusterv1.Cluster 
 // MachineDeployment that controls the set. One that is gone, or that
 // controls nothing by that UID, is no owner. They are read only for what
 // the Machine says of its rollout (UpToDate, the outdated-revision taint),
-// so an error reading them leaves that as it is (OwnersErr) and holds
-// nothing else.
+// so an error reading them (OwnersErr) makes UpToDate Unknown, leaves the
+// taint as it is and holds nothing else.
 func (o *Observer) getOwners(ctx context.Context, s *Scope) {
 	ref := metav1.GetControllerOf(s.Machine)
 	if ref == nil || ref.Kind != "MachineSet" || ref.APIVersion != clusterv1.GroupVersion.String() {

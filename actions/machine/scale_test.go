@@ -164,4 +164,10 @@ func TestOwnersReadErrorHoldsNothing(t *testing.T) {
 	if s.Set != nil {
 		t.Error("a set that could not be read is the Machine's set")
 	}
+	// UpToDate says so, Unknown, as Cluster API's InternalError.
+	mirrorUpToDate(s)
+	c := meta.FindStatusCondition(m.Status.Conditions, clusterv1.UpToDateCondition)
+	if c == nil || c.Status != metav1.ConditionUnknown || c.Reason != "InternalError" || !strings.Contains(c.Message, "get MachineSet ms") {
+		t.Errorf("UpToDate %+v, want Unknown InternalError naming the MachineSet", c)
+	}
 }

@@ -66,8 +66,8 @@ type Scope struct {
 	// They are read for the UpToDate condition only.
 	Set        *clusterv1.MachineSet
 	Deployment *clusterv1.MachineDeployment
-	// OwnersErr: reading them failed, so what depends on them alone is
-	// left as it is.
+	// OwnersErr: reading them failed; UpToDate says so and the
+	// outdated-revision taint is left as it is.
 	OwnersErr error
 	// ControlPlane is the Cluster's control plane object, when it has one.
 	ControlPlane *unstructured.Unstructured

@@ -33,7 +33,7 @@ func registerStatus(r *engine.Registry[*Scope]) {
 	r.Mirror("providerConditions", "BootstrapConfigReady, InfrastructureReady, NodeReady and NodeHealthy mirror the bootstrap object and the infrastructure object (False when it does not exist, naming the bootstrap object) and the Node (NodeHealthy: Ready, and none of spec.health.nodeConditions True); Paused and Deleting are False unless a row says otherwise.", mirrorConditions)
 	r.Mirror("certificatesExpiry", "status.certificatesExpiryDate from the certificates-expiry annotation of the Machine or its bootstrap object (control-plane Machines only); CertificatesExpiryKnown=False names an annotation that is not an RFC 3339 date.", mirrorCertificatesExpiry)
 	r.Mirror("nodeInfo", "status.nodeInfo is the Node's status.nodeInfo whenever the Node is seen (Cluster API reconcileNode).", mirrorNodeInfo)
-	r.Mirror("upToDate", "UpToDate, for a Machine whose MachineSet belongs to a MachineDeployment, as Cluster API's setUpToDateCondition: False (NotUpToDate) naming each rollout field (version, bootstrap, infrastructure, failure domain) in which the set's template differs from the deployment's, or an expired spec.rollout.after; False (Updating) while the Node's kubelet runs another version than spec.version; True (UpToDate) otherwise. Left alone for other Machines.", mirrorUpToDate)
+	r.Mirror("upToDate", "UpToDate, for a Machine whose MachineSet belongs to a MachineDeployment, as Cluster API's setUpToDateCondition: False (NotUpToDate) naming each rollout field (version, bootstrap, infrastructure, failure domain) in which the set's template differs from the deployment's, or an expired spec.rollout.after; False (Updating) while the Node's kubelet runs another version than spec.version; True (UpToDate) otherwise; Unknown (InternalError) while its MachineSet or MachineDeployment cannot be read. Left alone for other Machines.", mirrorUpToDate)
 	r.Mirror("deletionStep", "status.deletion.step is the Machine's state while it is being deleted and empty otherwise (the DELETING column of kubectl get).", mirrorDeletionStep)
 	r.Summary(clusterv1.ReadyCondition, "True (Ready) when the Machine is not being deleted and BootstrapConfigReady, InfrastructureReady, NodeHealthy, (when set) HealthCheckSucceeded and the conditions of spec.readinessGates are fine (True; False for a Negative gate); otherwise NotReady (ReadyUnknown when none is False) naming each that is not, or the deletion step; Failed for a failed Machine.", summarizeReady)
 	r.Summary(clusterv1.AvailableCondition, "True (Available) once Ready has been True for spec.minReadySeconds; False (WaitingForMinReadySeconds) before, False (NotReady) while Ready is not True.", summarizeAvailable)
@@ -216,9 +216,12 @@ func summarizeReady(s *Scope) {
 // compares even an empty spec.version).
 func mirrorUpToDate(s *Scope) {
 	m, ms, md := s.Machine, s.Set, s.Deployment
+	if s.OwnersErr != nil {
+		// Said where a user looks; the lifecycle goes on.
+		setCondition(m, clusterv1.UpToDateCondition, metav1.ConditionUnknown, "InternalError", "Cannot read the Machine's owners: "+s.OwnersErr.Error())
+		return
+	}
 	if ms == nil || md == nil {
-		// Not a deployment's Machine, or its owners could not be read
-		// (OwnersErr): the condition stays as it is.
 		return
 	}
 	diffs := uptodate.Differences(uptodate.Of(&ms.Spec.Template.Spec), uptodate.Of(&md.Spec.Template.Spec))
