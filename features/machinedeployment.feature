@@ -97,8 +97,12 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And the providers bring every Machine of the deployment "md" to Running as it comes
     And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
     And the current MachineSet of "md" is called "v1"
+    And every Machine of the deployment "md" gets the pre-terminate hook "hold"
     When every Machine event of the deployment "md" is watched
     And the template of the MachineDeployment "md" is pointed at new templates "v2"
+    # The hook keeps the old Machines being deleted, so the deployment is seen waiting for them (O12).
+    Then the MachineDeployment "md" reports 2 replicas, 0 updated and 0 available
+    When every Machine of the deployment "md" loses the pre-terminate hook "hold"
     Then every Machine of the deployment "md" is of the current MachineSet
     And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
     And the MachineSet called "v1" is gone
