@@ -69,14 +69,8 @@ func (w *world) createSimControlPlane(ctx context.Context, name string) error {
 // controlPlaneInitialized plays the control plane provider, which reports
 // by the contract that the control plane came up.
 func (w *world) controlPlaneInitialized(ctx context.Context, name string) error {
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		cp := &simv1.SimControlPlane{}
-		if err := w.h.Client.Get(ctx, client.ObjectKey{Namespace: w.ns, Name: name}, cp); err != nil {
-			return err
-		}
-		cp.Status.Initialization.ControlPlaneInitialized = ptr.To(true)
-		return w.h.Client.Status().Update(ctx, cp)
-	})
+	cp := &simv1.SimControlPlane{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	return w.updateStatus(ctx, cp, func() { cp.Status.Initialization.ControlPlaneInitialized = ptr.To(true) })
 }
 
 func (w *world) removeControlPlaneRef(ctx context.Context, name string) error {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/cucumber/godog"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/util/retry"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/krtt-dev/krtt/actions/controller"
@@ -28,14 +28,8 @@ func registerNodeSyncSteps(sc *godog.ScenarioContext, w *world) {
 // infraInterruptible plays the infrastructure provider reporting
 // status.interruptible.
 func (w *world) infraInterruptible(ctx context.Context, name, an string) error {
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		sm := &simv1.SimMachine{}
-		if err := w.h.Client.Get(ctx, w.key(name), sm); err != nil {
-			return err
-		}
-		sm.Status.Interruptible = an == "an"
-		return w.h.Client.Status().Update(ctx, sm)
-	})
+	sm := &simv1.SimMachine{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	return w.updateStatus(ctx, sm, func() { sm.Status.Interruptible = an == "an" })
 }
 
 func (w *world) nodeHasNoLabel(ctx context.Context, name, key string) error {

@@ -42,14 +42,10 @@ func (w *world) clusterGetsGate(ctx context.Context, name, polarity, conditionTy
 }
 
 func (w *world) otherControllerSetsClusterCondition(ctx context.Context, conditionType, name, status, reason, message string) error {
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		c := &clusterv1.Cluster{}
-		if err := w.h.Client.Get(ctx, w.key(name), c); err != nil {
-			return err
-		}
+	c := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	return w.updateStatus(ctx, c, func() {
 		meta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{Type: conditionType,
 			Status: metav1.ConditionStatus(status), Reason: reason, Message: message, ObservedGeneration: c.Generation})
-		return w.h.Client.Status().Update(ctx, c)
 	})
 }
 

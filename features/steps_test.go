@@ -392,15 +392,25 @@ func (w *world) infraProvisioned(ctx context.Context, name string) error {
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error { return w.h.InfrastructureProvisioned(ctx, w.ns, name) })
 }
 
-func (w *world) infraProvisionedWithoutProviderID(ctx context.Context, name string) error {
+// updateStatus plays a controller that writes obj's status: it reads obj
+// (by its name, in the scenario's namespace), mutates it and updates its
+// status, reading again on a conflict.
+func (w *world) updateStatus(ctx context.Context, obj client.Object, mutate func()) error {
+	key := client.ObjectKey{Namespace: w.ns, Name: obj.GetName()}
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		sm := &simv1.SimMachine{}
-		if err := w.h.Client.Get(ctx, client.ObjectKey{Namespace: w.ns, Name: name}, sm); err != nil {
+		if err := w.h.Client.Get(ctx, key, obj); err != nil {
 			return err
 		}
+		mutate()
+		return w.h.Client.Status().Update(ctx, obj)
+	})
+}
+
+func (w *world) infraProvisionedWithoutProviderID(ctx context.Context, name string) error {
+	sm := &simv1.SimMachine{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	return w.updateStatus(ctx, sm, func() {
 		sm.Status.Initialization.Provisioned = ptr.To(true)
 		sm.Status.Conditions = []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Provisioned", LastTransitionTime: metav1.Now()}}
-		return w.h.Client.Status().Update(ctx, sm)
 	})
 }
 
