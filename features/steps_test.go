@@ -155,6 +155,7 @@ func registerSteps(sc *godog.ScenarioContext, h *harness.Harness, cov *coverage)
 	registerReadinessSteps(sc, w)
 	registerUpToDateSteps(sc, w)
 	registerNodeSyncSteps(sc, w)
+	registerInfrastructureSteps(sc, w)
 
 	// --- Given: the world ---
 	sc.Step(`^a Cluster "([^"]*)"$`, w.aCluster)

@@ -81,6 +81,12 @@ type Scope struct {
 	ControlPlaneMissing string
 	ControlPlaneUnread  bool
 	ControlPlaneErr     error
+	// Infrastructure is the object spec.infrastructureRef names, read as
+	// ControlPlane is.
+	Infrastructure        *unstructured.Unstructured
+	InfrastructureMissing string
+	InfrastructureUnread  bool
+	InfrastructureErr     error
 	// Err is an API error met while observing, for the log.
 	Err error
 }
@@ -178,6 +184,10 @@ func (o *Observer) Observe(ctx context.Context, key client.ObjectKey) *Scope {
 	if ref := c.Spec.ControlPlaneRef; ref != nil {
 		o.readControlPlane(ctx, s, *ref)
 	}
+	if ref := c.Spec.InfrastructureRef; ref != nil {
+		r := o.readReferenced(ctx, s, *ref, "infrastructure")
+		s.Infrastructure, s.InfrastructureMissing, s.InfrastructureUnread, s.InfrastructureErr = r.obj, r.missing, r.unread, r.err
+	}
 	machines := o.Machines
 	if machines == nil {
 		machines = listMachines(o.Client)
@@ -244,6 +254,7 @@ func register(reg *engine.Registry[*Scope]) {
 	reg.Enum("descendants", descendants)
 	reg.Enum("controlPlane", controlPlane)
 	reg.Bool("controlPlaneConditionCurrent", controlPlaneConditionCurrent)
+	registerInfrastructure(reg)
 	reg.Action("AddFinalizer", "Add the cluster.krtt.dev/cluster finalizer to the Cluster.", reconciler.AddFinalizer(clusterv1.ClusterFinalizer, clusterOf), engine.Pure())
 	reg.Action("RemoveFinalizer", "Remove the cluster.krtt.dev/cluster finalizer so Kubernetes can delete the Cluster.", reconciler.RemoveFinalizer(clusterv1.ClusterFinalizer, clusterOf))
 	reg.Action("DeleteWorkers", "Delete, in one pass, the Cluster's MachineDeployments, the MachineSets and worker Machines it owns that are not being deleted yet; wait until every one is gone.", deleteWorkers, engine.MayWait())
@@ -254,8 +265,8 @@ func register(reg *engine.Registry[*Scope]) {
 	reg.Action("DescribeControlPlane", "Name the object spec.controlPlaneRef names and say whether it exists (no change).", describeControlPlane, engine.Pure())
 	reg.Action("DescribeWorkloadCluster", "Say how the Node side is reached: which Secret and API server, since when, and the error.", describe, engine.Pure())
 	reg.Mirror("workers", "WorkersAvailable aggregates the Available condition of the Cluster's MachineDeployments: True (NoWorkers) with none, True (Available) when every one is, otherwise NotAvailable or AvailableUnknown naming those that are not.", mirrorWorkers)
-	reg.Summary(AvailableCondition, "True (Available) when the Cluster is not being deleted and RemoteConnectionProbe, WorkersAvailable, (when set) ControlPlaneAvailable and the conditions of spec.availabilityGates are fine (True, or False for a Negative gate); otherwise NotAvailable (AvailableUnknown when none is False) naming each that is not, a gate not reported yet as Unknown.", summarizeAvailable)
-	reg.Mirror("controlPlaneInitialized", "ControlPlaneInitialized, as Cluster API's setControlPlaneInitializedCondition, stays True once True: with spec.controlPlaneRef, True (Initialized) once the object reports status.initialization.controlPlaneInitialized, False (NotInitialized) before, Unknown (ControlPlaneDoesNotExist, InternalError) when it does not exist or cannot be read; without one, True once a control-plane Machine has a Node, False (NotInitialized) before.", mirrorControlPlaneInitialized)
+	reg.Summary(AvailableCondition, "True (Available) when the Cluster is not being deleted and RemoteConnectionProbe, WorkersAvailable, (when set) InfrastructureReady and ControlPlaneAvailable and the conditions of spec.availabilityGates are fine (True, or False for a Negative gate); otherwise NotAvailable (AvailableUnknown when none is False) naming each that is not, a gate not reported yet as Unknown.", summarizeAvailable)
+	reg.Mirror("controlPlaneInitialized", "ControlPlaneInitialized, as Cluster API's setControlPlaneInitializedCondition, stays True once True: with spec.controlPlaneRef, True (Initialized) once the object reports status.initialization.controlPlaneInitialized, False (NotInitialized) before, Unknown (ControlPlaneDoesNotExist, InternalError) when it does not exist or cannot be read; without one, True once a control-plane Machine has a Node, False (NotInitialized) before. status.initialization.controlPlaneInitialized turns true with it.", mirrorControlPlaneInitialized)
 	reg.Mirror("controlPlaneCounts", "status.controlPlane, as Cluster API's setControlPlaneReplicas: with spec.controlPlaneRef, the object's spec.replicas (desiredReplicas) and status replicas, readyReplicas, availableReplicas and upToDateReplicas, each unset when not reported; without one, the control-plane Machines counted by their Ready, Available and UpToDate conditions.", mirrorControlPlaneCounts)
 	reg.Mirror("machineAggregates", "ControlPlaneMachinesReady, WorkerMachinesReady, ControlPlaneMachinesUpToDate and WorkerMachinesUpToDate aggregate the Ready and UpToDate conditions of the control-plane and worker Machines as Cluster API's: True (NoReplicas) with none; False (NotReady, NotUpToDate) when one is False, Unknown (ReadyUnknown, UpToDateUnknown) when one is Unknown or has not reported it, with a \"* Machine(s) <names>: <message>\" line per message; a Machine younger than 10s without UpToDate is left out of the UpToDate ones.", mirrorMachineAggregates)
 	reg.Mirror("workerCounts", "status.workers, as Cluster API's setWorkersReplicas: desiredReplicas sums spec.replicas of the MachineDeployments and stand-alone MachineSets, plus one per stand-alone worker Machine; replicas, readyReplicas, availableReplicas and upToDateReplicas count the worker Machines of MachineSets and the stand-alone ones, by their Ready, Available and UpToDate conditions.", mirrorWorkerCounts)
@@ -331,14 +342,15 @@ func mirrorWorkers(s *Scope) {
 }
 
 // summarizeAvailable is Cluster API's setAvailableCondition over the
-// conditions krtt's Cluster has (it has no infrastructure object and no
-// topology, and ControlPlaneAvailable is there only once a control plane
-// object was named) and the Cluster's spec.availabilityGates.
+// conditions krtt's Cluster has (it has no topology; InfrastructureReady is
+// there only with an infrastructure object, ControlPlaneAvailable only once a
+// control plane object was named) and the Cluster's spec.availabilityGates.
 func summarizeAvailable(s *Scope) {
 	c := s.Cluster
 	gates := []reconciler.Gate{
 		{Type: clusterv1.DeletingCondition, Negative: true},
 		{Type: RemoteConnectionProbeCondition},
+		{Type: InfrastructureReadyCondition, Optional: true},
 		{Type: ControlPlaneAvailableCondition, Optional: true},
 		{Type: WorkersAvailableCondition},
 	}

@@ -21,26 +21,42 @@ import (
 // names exists (rows K13, K14, K15).
 const ControlPlaneAvailableCondition = "ControlPlaneAvailable"
 
-// ControlPlaneRefIndex indexes Clusters by the object their controlPlaneRef
-// names, so an object that appears wakes the Clusters waiting for it.
-const ControlPlaneRefIndex = "cluster.controlPlaneRef"
+// ReferencedObjectIndex indexes Clusters by the objects their
+// controlPlaneRef and infrastructureRef name, so an object that appears or
+// changes wakes the Clusters that name it.
+const ReferencedObjectIndex = "cluster.referencedObjects"
 
-func controlPlaneKey(group, kind, name string) string { return group + "/" + kind + "/" + name }
+func referencedKey(group, kind, name string) string { return group + "/" + kind + "/" + name }
 
-// ControlPlaneRefIndexer extracts the ControlPlaneRefIndex key.
-func ControlPlaneRefIndexer(obj client.Object) []string {
+// ReferencedObjectIndexer extracts the ReferencedObjectIndex keys.
+func ReferencedObjectIndexer(obj client.Object) []string {
 	c, ok := obj.(*clusterv1.Cluster)
-	if !ok || c.Spec.ControlPlaneRef == nil {
+	if !ok {
 		return nil
 	}
-	ref := c.Spec.ControlPlaneRef
-	return []string{controlPlaneKey(ref.APIGroup, ref.Kind, ref.Name)}
+	var out []string
+	for _, ref := range []*clusterv1.ObjectReference{c.Spec.ControlPlaneRef, c.Spec.InfrastructureRef} {
+		if ref != nil {
+			out = append(out, referencedKey(ref.APIGroup, ref.Kind, ref.Name))
+		}
+	}
+	return out
 }
 
-// readControlPlane reads the object and makes sure its kind is watched: a
-// Cluster waiting for an object that does not exist yet is woken by its
-// creation, not by a timer.
-func (o *Observer) readControlPlane(ctx context.Context, s *Scope, ref clusterv1.ObjectReference) {
+// referenced is an object a Cluster's reference names, as read: obj is nil
+// when it does not exist (missing says why: not found, or its kind not
+// served) or an API error (err) left it unread.
+type referenced struct {
+	obj     *unstructured.Unstructured
+	missing string
+	unread  bool
+	err     error
+}
+
+// readReferenced reads the object ref names and makes sure its kind is
+// watched: a Cluster waiting for an object that does not exist yet is
+// woken by its creation, and by its status changing, not by a timer.
+func (o *Observer) readReferenced(ctx context.Context, s *Scope, ref clusterv1.ObjectReference, what string) referenced {
 	mapping, err := o.Client.RESTMapper().RESTMapping(contract.GroupKindFor(ref))
 	if err == nil && o.Watcher != nil {
 		probe := &unstructured.Unstructured{}
@@ -49,20 +65,24 @@ func (o *Observer) readControlPlane(ctx context.Context, s *Scope, ref clusterv1
 			s.Err = werr
 		}
 	}
-	u, err := contract.Get(ctx, o.Client, ref, s.Key.Namespace, "control plane")
+	u, err := contract.Get(ctx, o.Client, ref, s.Key.Namespace, what)
 	switch {
 	case contract.IsNoMatch(err):
-		s.ControlPlaneMissing = fmt.Sprintf("%s/%s does not exist: the API server does not serve the kind %s.%s", ref.Kind, ref.Name, ref.Kind, ref.APIGroup)
+		return referenced{missing: fmt.Sprintf("%s/%s does not exist: the API server does not serve the kind %s.%s", ref.Kind, ref.Name, ref.Kind, ref.APIGroup)}
 	case err != nil:
-		s.ControlPlaneUnread, s.ControlPlaneErr = true, err
 		if s.Err == nil {
 			s.Err = err
 		}
+		return referenced{unread: true, err: err}
 	case u == nil:
-		s.ControlPlaneMissing = fmt.Sprintf("%s/%s does not exist", ref.Kind, ref.Name)
-	default:
-		s.ControlPlane = u
+		return referenced{missing: fmt.Sprintf("%s/%s does not exist", ref.Kind, ref.Name)}
 	}
+	return referenced{obj: u}
+}
+
+func (o *Observer) readControlPlane(ctx context.Context, s *Scope, ref clusterv1.ObjectReference) {
+	r := o.readReferenced(ctx, s, ref, "control plane")
+	s.ControlPlane, s.ControlPlaneMissing, s.ControlPlaneUnread, s.ControlPlaneErr = r.obj, r.missing, r.unread, r.err
 }
 
 func controlPlane(s *Scope) string {
@@ -149,12 +169,13 @@ func (s *Scope) controlPlaneLeft() string {
 	return ""
 }
 
-// clustersNaming wakes the Clusters whose controlPlaneRef names o.
+// clustersNaming wakes the Clusters whose controlPlaneRef or
+// infrastructureRef names o.
 func clustersNaming(c client.Reader) func(context.Context, *unstructured.Unstructured) []reconcile.Request {
 	return func(ctx context.Context, o *unstructured.Unstructured) []reconcile.Request {
 		list := &clusterv1.ClusterList{}
-		key := controlPlaneKey(o.GroupVersionKind().Group, o.GetKind(), o.GetName())
-		if err := c.List(ctx, list, client.InNamespace(o.GetNamespace()), client.MatchingFields{ControlPlaneRefIndex: key}); err != nil {
+		key := referencedKey(o.GroupVersionKind().Group, o.GetKind(), o.GetName())
+		if err := c.List(ctx, list, client.InNamespace(o.GetNamespace()), client.MatchingFields{ReferencedObjectIndex: key}); err != nil {
 			return nil
 		}
 		out := make([]reconcile.Request, 0, len(list.Items))
@@ -169,12 +190,18 @@ func clustersNaming(c client.Reader) func(context.Context, *unstructured.Unstruc
 const ControlPlaneInitializedCondition = "ControlPlaneInitialized"
 
 // mirrorControlPlaneInitialized is Cluster API's
-// setControlPlaneInitializedCondition: once True it stays. With a control
+// setControlPlaneInitializedCondition: once True it stays, and so does
+// status.initialization.controlPlaneInitialized. With a control
 // plane object it reads the contract's
 // status.initialization.controlPlaneInitialized; without one, the control
 // plane is up once one of its Machines has a Node.
 func mirrorControlPlaneInitialized(s *Scope) {
 	c := s.Cluster
+	defer func() {
+		if meta.IsStatusConditionTrue(c.Status.Conditions, ControlPlaneInitializedCondition) {
+			c.Status.Initialization.ControlPlaneInitialized = ptr.To(true)
+		}
+	}()
 	if meta.IsStatusConditionTrue(c.Status.Conditions, ControlPlaneInitializedCondition) {
 		return
 	}

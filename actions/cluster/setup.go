@@ -107,8 +107,8 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error
 	if err != nil {
 		return err
 	}
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &clusterv1.Cluster{}, ControlPlaneRefIndex, ControlPlaneRefIndexer); err != nil {
-		return fmt.Errorf("index Clusters by control plane: %w", err)
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &clusterv1.Cluster{}, ReferencedObjectIndex, ReferencedObjectIndexer); err != nil {
+		return fmt.Errorf("index Clusters by the objects they name: %w", err)
 	}
 	// Only Clusters this operator's cache holds are woken: under a watch
 	// filter another instance's Cluster is not this one's to count.
@@ -230,4 +230,5 @@ func secretToCluster(_ context.Context, o client.Object) []reconcile.Request {
 // +kubebuilder:rbac:groups=cluster.krtt.dev,resources=machinedeployments,verbs=list;watch;delete
 // +kubebuilder:rbac:groups=cluster.krtt.dev,resources=machinesets,verbs=list;watch;delete
 // +kubebuilder:rbac:groups=cluster.krtt.dev,resources=machines,verbs=list;watch;delete
-// +kubebuilder:rbac:groups=controlplane.cluster.x-k8s.io;sim.krtt.dev,resources=*,verbs=delete
+// The control plane and infrastructure objects a Cluster names: adopted, and deleted last.
+// +kubebuilder:rbac:groups=controlplane.cluster.x-k8s.io;infrastructure.cluster.x-k8s.io;sim.krtt.dev,resources=*,verbs=patch;delete

@@ -165,7 +165,13 @@ func deleteControlPlaneMachines(ctx context.Context, s *Scope) engine.Outcome {
 // prints it too).
 func (s *Scope) Remaining() string {
 	msg := s.machinesRemaining()
-	cp := s.controlPlaneLeft()
+	var objects []string
+	for _, o := range []string{s.controlPlaneLeft(), s.infrastructureLeft()} {
+		if o != "" {
+			objects = append(objects, o)
+		}
+	}
+	cp := strings.Join(objects, ", then ")
 	switch {
 	case cp == "" && msg == "":
 		return "nothing is left"

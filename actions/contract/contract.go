@@ -84,3 +84,17 @@ func Entries(u *unstructured.Unstructured, path ...string) []map[string]any {
 	}
 	return out
 }
+
+// Provisioned reports whether an infrastructure object (a machine's or a
+// cluster's) says it is provisioned: status.initialization.provisioned
+// (v1beta2) or status.ready (v1beta1).
+func Provisioned(u *unstructured.Unstructured) bool {
+	if u == nil {
+		return false
+	}
+	if v, found, err := unstructured.NestedBool(u.Object, "status", "initialization", "provisioned"); found && err == nil {
+		return v
+	}
+	v, _, _ := unstructured.NestedBool(u.Object, "status", "ready")
+	return v
+}

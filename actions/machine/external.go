@@ -44,16 +44,6 @@ func BootstrapDataSecretName(u *unstructured.Unstructured) string {
 	return nestedString(u, "status", "dataSecretName")
 }
 
-// InfrastructureProvisioned reports status.initialization.provisioned
-// (v1beta2) or status.ready (v1beta1).
-func InfrastructureProvisioned(u *unstructured.Unstructured) bool {
-	if v, ok := nestedBool(u, "status", "initialization", "provisioned"); ok {
-		return v
-	}
-	v, _ := nestedBool(u, "status", "ready")
-	return v
-}
-
 // InfrastructureProviderID returns spec.providerID.
 func InfrastructureProviderID(u *unstructured.Unstructured) string {
 	return nestedString(u, "spec", "providerID")

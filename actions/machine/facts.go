@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/krtt-dev/krtt/actions/clusterowner"
+	"github.com/krtt-dev/krtt/actions/contract"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/internal/remote"
@@ -220,7 +221,7 @@ func infrastructureState(u *unstructured.Unstructured) string {
 	switch {
 	case u == nil:
 		return "Missing"
-	case !InfrastructureProvisioned(u):
+	case !contract.Provisioned(u):
 		return "NotProvisioned"
 	case InfrastructureProviderID(u) == "":
 		return "NoProviderID"

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/krtt-dev/krtt/actions/contract"
 	"github.com/krtt-dev/krtt/actions/uptodate"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
@@ -76,7 +77,7 @@ func mirrorConditions(s *Scope) {
 	case s.Infrastructure != nil:
 		if st, reason, msg, ok := ReadyCondition(s.Infrastructure); ok {
 			setCondition(m, clusterv1.InfrastructureReadyCondition, metav1.ConditionStatus(st), orDefault(reason, "InfrastructureReady"), msg)
-		} else if InfrastructureProvisioned(s.Infrastructure) {
+		} else if contract.Provisioned(s.Infrastructure) {
 			setCondition(m, clusterv1.InfrastructureReadyCondition, metav1.ConditionTrue, "Provisioned", "")
 		} else {
 			setCondition(m, clusterv1.InfrastructureReadyCondition, metav1.ConditionFalse, "WaitingForProvisioning", "Waiting for the infrastructure provider")

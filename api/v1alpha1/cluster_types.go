@@ -40,6 +40,8 @@ type ObjectReference struct {
 }
 
 // ClusterSpec is the desired state of a Cluster.
+//
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.infrastructureRef) || has(self.infrastructureRef)",message="spec.infrastructureRef cannot be removed once set"
 type ClusterSpec struct {
 	// paused stops every controller from reconciling the Cluster and the
 	// Machines that belong to it.
@@ -50,6 +52,21 @@ type ClusterSpec struct {
 	// this Cluster, if any.
 	// +optional
 	ControlPlaneRef *ObjectReference `json:"controlPlaneRef,omitempty"`
+
+	// infrastructureRef points at the provider's object for the Cluster's
+	// infrastructure (network, load balancer), if any. The Cluster is
+	// Provisioning until that object reports
+	// status.initialization.provisioned and a control plane endpoint is
+	// known, and deletes it last on teardown. It cannot be removed once set.
+	// +optional
+	InfrastructureRef *ObjectReference `json:"infrastructureRef,omitempty"`
+
+	// controlPlaneEndpoint is where the Cluster's API server serves. Left
+	// empty, it is copied from the infrastructure object once that is
+	// provisioned, or from the control plane object once that is
+	// initialized, as Cluster API does.
+	// +optional
+	ControlPlaneEndpoint APIEndpoint `json:"controlPlaneEndpoint,omitempty,omitzero"`
 
 	// availabilityGates are conditions of the Cluster, set by other
 	// controllers (an add-on installer, a policy check), that its Available
@@ -63,6 +80,24 @@ type ClusterSpec struct {
 	// +kubebuilder:validation:XValidation:rule="!self.exists(g, g.conditionType == 'Available')",message="availabilityGates cannot name Available: Available is what the gates feed"
 	AvailabilityGates []ClusterAvailabilityGate `json:"availabilityGates,omitempty"`
 }
+
+// APIEndpoint is where an API server serves.
+type APIEndpoint struct {
+	// host is the host name or IP address on which the API server serves.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	Host string `json:"host,omitempty"`
+
+	// port is the port on which the API server serves.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	Port int32 `json:"port,omitempty"`
+}
+
+// IsValid: both the host and the port are set.
+func (e APIEndpoint) IsValid() bool { return e.Host != "" && e.Port != 0 }
 
 // ClusterAvailabilityGate names one condition the Cluster's Available
 // condition waits for.
@@ -115,6 +150,12 @@ type ClusterStatus struct {
 	// +optional
 	WorkloadClusterReconnectTime *metav1.Time `json:"workloadClusterReconnectTime,omitempty"`
 
+	// initialization says which of the Cluster's provisioning steps were
+	// done once (each stays true afterwards), as Cluster API's
+	// status.initialization.
+	// +optional
+	Initialization ClusterInitialization `json:"initialization,omitempty,omitzero"`
+
 	// machines counts the Cluster's Machines.
 	// +optional
 	Machines ClusterMachines `json:"machines,omitempty,omitzero"`
@@ -144,6 +185,20 @@ type ClusterStatus struct {
 	// +listMapKey=type
 	// +kubebuilder:validation:MaxItems=32
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// ClusterInitialization records the Cluster's provisioning steps done once.
+type ClusterInitialization struct {
+	// infrastructureProvisioned is true once the object spec.infrastructureRef
+	// names reported status.initialization.provisioned (at once for a
+	// Cluster without one).
+	// +optional
+	InfrastructureProvisioned *bool `json:"infrastructureProvisioned,omitempty"`
+
+	// controlPlaneInitialized is true once the ControlPlaneInitialized
+	// condition was True.
+	// +optional
+	ControlPlaneInitialized *bool `json:"controlPlaneInitialized,omitempty"`
 }
 
 // ClusterMachines counts the Machines of a Cluster.

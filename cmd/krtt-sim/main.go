@@ -30,7 +30,7 @@ func main() {
 	flag.DurationVar(&opts.DisruptedPodTimeout, "disrupted-pod-timeout", sim.DefaultDisruptedPodTimeout,
 		"How long a Pod the Eviction API recorded in a PodDisruptionBudget's disruptedPods holds the budget while it is not deleted.")
 	flag.StringVar(&opts.WatchFilter, "watch-filter", "",
-		"Act only on the SimMachines, SimBootstrapConfigs, SimControlPlanes and PodDisruptionBudgets labelled cluster.krtt.dev/watch-filter=VALUE, and label the Nodes registered alike, so a sim runs beside each krtt-operator --watch-filter VALUE; empty acts on all.")
+		"Act only on the SimMachines, SimBootstrapConfigs, SimControlPlanes, SimClusters and PodDisruptionBudgets labelled cluster.krtt.dev/watch-filter=VALUE, and label the Nodes registered alike, so a sim runs beside each krtt-operator --watch-filter VALUE; empty acts on all.")
 	flag.BoolVar(&opts.WorkloadClusters, "workload-clusters", false,
 		"Register the Node of a Machine whose Cluster has a <cluster>-kubeconfig Secret in that workload cluster, and run the kubelet, CSI and disruption controllers there, as krtt-operator reaches it; off, every Node is in the cluster the sim runs against.")
 	zopts := zap.Options{Development: false}

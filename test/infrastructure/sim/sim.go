@@ -1,7 +1,7 @@
 // Package sim is a simulated provider for krtt: controllers that play the
 // bootstrap provider (SimBootstrapConfig), a control plane provider
 // (SimControlPlane), the infrastructure provider
-// (SimMachine, which also registers a Node), the kubelet (Node heartbeats,
+// (SimCluster; SimMachine, which also registers a Node), the kubelet (Node heartbeats,
 // Pods Running, terminating Pods finished), a CSI driver (PersistentVolumes,
 // VolumeAttachments, node.status.volumesAttached) and the disruption
 // controller (PodDisruptionBudget status), so the Machine controller can be
@@ -115,12 +115,12 @@ func (o Options) withDefaults() Options {
 
 // WatchFilter makes a sim manager's cache hold only the objects labelled
 // cluster.krtt.dev/watch-filter=value (nothing changes when value is
-// empty): its SimMachines, SimBootstrapConfigs and SimControlPlanes, the
+// empty): its SimMachines, SimBootstrapConfigs, SimControlPlanes and SimClusters, the
 // Nodes it registered (Options.WatchFilter labels them) and the
 // PodDisruptionBudgets it keeps current. Pods, volumes and
 // VolumeAttachments are acted on through those Nodes only.
 func WatchFilter(o *ctrl.Options, value string) error {
-	return watchfilter.Apply(o, value, &simv1.SimMachine{}, &simv1.SimBootstrapConfig{}, &simv1.SimControlPlane{},
+	return watchfilter.Apply(o, value, &simv1.SimMachine{}, &simv1.SimBootstrapConfig{}, &simv1.SimControlPlane{}, &simv1.SimCluster{},
 		&corev1.Node{}, &policyv1.PodDisruptionBudget{})
 }
 
@@ -176,7 +176,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	if err := setupNodeSide(ctx, mgr, mgr.GetClient(), simMachineEvents{cache: mgr.GetCache()}, opts); err != nil {
 		return err
 	}
-	for _, setup := range []func(ctrl.Manager, Options) error{setupBootstrap, setupControlPlane, setupCloud} {
+	for _, setup := range []func(ctrl.Manager, Options) error{setupBootstrap, setupControlPlane, setupInfraCluster, setupCloud} {
 		if err := setup(mgr, opts); err != nil {
 			return err
 		}

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -267,6 +268,55 @@ func TestControlPlaneReportsItsKindAndInitialization(t *testing.T) {
 			}
 			return nil
 		})
+	}
+}
+
+// TestInfraClusterProvisions: the sim gives a SimCluster an endpoint and
+// reports it provisioned by the contract; holdProvisioning keeps it
+// unprovisioned until released, noEndpoint provisions it without one.
+func TestInfraClusterProvisions(t *testing.T) {
+	ns := namespace(t, "sim-infra-cluster")
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name          string
+		knobs         simv1.SimClusterKnobs
+		wantEndpoint  simv1.SimAPIEndpoint
+		wantProvision bool
+	}{
+		{"plain", simv1.SimClusterKnobs{}, simv1.SimAPIEndpoint{Host: "plain." + ns + ".sim.krtt.dev", Port: sim.SimEndpointPort}, true},
+		{"no-endpoint", simv1.SimClusterKnobs{NoEndpoint: true}, simv1.SimAPIEndpoint{}, true},
+		{"held", simv1.SimClusterKnobs{HoldProvisioning: true}, simv1.SimAPIEndpoint{}, false},
+	} {
+		sc := harness.Label(&simv1.SimCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: tc.name}, Spec: simv1.SimClusterSpec{Sim: tc.knobs}})
+		harness.Must(t, c.Create(ctx, sc))
+		expect := func(what string, endpoint simv1.SimAPIEndpoint, provisioned bool) {
+			harness.Await(t, wait, "SimCluster "+tc.name+" "+what, func(ctx context.Context) error {
+				got := &simv1.SimCluster{}
+				if err := c.Get(ctx, client.ObjectKeyFromObject(sc), got); err != nil {
+					return err
+				}
+				p := got.Status.Initialization.Provisioned
+				if p == nil || *p != provisioned || meta.IsStatusConditionTrue(got.Status.Conditions, "Ready") != provisioned {
+					return fmt.Errorf("status %+v, want provisioned %v", got.Status, provisioned)
+				}
+				if got.Spec.ControlPlaneEndpoint != endpoint {
+					return fmt.Errorf("endpoint %+v, want %+v", got.Spec.ControlPlaneEndpoint, endpoint)
+				}
+				return nil
+			})
+		}
+		expect("first", tc.wantEndpoint, tc.wantProvision)
+		if tc.knobs.HoldProvisioning {
+			harness.Must(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				got := &simv1.SimCluster{}
+				if err := c.Get(ctx, client.ObjectKeyFromObject(sc), got); err != nil {
+					return err
+				}
+				got.Spec.Sim.HoldProvisioning = false
+				return c.Update(ctx, got)
+			}))
+			expect("released", simv1.SimAPIEndpoint{Host: "held." + ns + ".sim.krtt.dev", Port: sim.SimEndpointPort}, true)
+		}
 	}
 }
 

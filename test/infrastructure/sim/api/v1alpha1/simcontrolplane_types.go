@@ -15,6 +15,12 @@ type SimControlPlaneSpec struct {
 	// +optional
 	// +kubebuilder:default=true
 	ExternallyManaged *bool `json:"externallyManaged,omitempty"`
+
+	// controlPlaneEndpoint is where the control plane serves, by the
+	// contract; a Cluster whose infrastructure object gives none copies it
+	// once the control plane is initialized.
+	// +optional
+	ControlPlaneEndpoint SimAPIEndpoint `json:"controlPlaneEndpoint,omitempty,omitzero"`
 }
 
 // SimControlPlaneStatus is the observed state of a SimControlPlane, by the

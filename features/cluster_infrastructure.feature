@@ -1,0 +1,63 @@
+@infrastructure
+Feature: Cluster infrastructure
+  A Cluster may name its infrastructure object (spec.infrastructureRef: the provider's network and load
+  balancer for it). As in Cluster API, the Cluster gives that object, and its control plane object, an owner
+  reference and its cluster-name label; it is Provisioning until the object reports
+  status.initialization.provisioned and a control plane endpoint is known, which it copies from the
+  infrastructure object, else from the initialized control plane object; its InfrastructureReady condition
+  mirrors the object's Ready condition. Deleted, it deletes the infrastructure object last, after its
+  Machines and its control plane object, and goes once that is gone.
+
+  # Cluster API v1.14 reconcileInfrastructure, ensureOwnerRefAndLabel, setInfrastructureReadyCondition, setPhase.
+  @row:cluster-status:K19 @row:cluster-status:K20 @row:cluster-status:K21
+  Scenario: A Cluster is Provisioning until its infrastructure object is provisioned, then takes the endpoint it gives
+    Given a Cluster "c1" whose infrastructureRef names the SimCluster "infra"
+    Then the Cluster "c1" is in phase "Provisioning"
+    And the Cluster "c1" has condition "InfrastructureReady" with status "False" and reason "InfrastructureDoesNotExist" and message containing "SimCluster does not exist"
+    When the SimCluster "infra" is created
+    Then the SimCluster "infra" is owned by the Cluster "c1" and carries its cluster-name label
+    And the Cluster "c1" has condition "InfrastructureReady" with status "False" and reason "InfrastructureNotReady" and message containing "SimCluster status.initialization.provisioned is false"
+    And the Cluster "c1" is in phase "Provisioning"
+    And the Cluster "c1" has condition "Available" with status "False" and reason "NotAvailable" and message containing "InfrastructureReady"
+    When the infrastructure provider provisions the SimCluster "infra" at "c1.example.com:6443"
+    Then the Cluster "c1" has the control plane endpoint "c1.example.com:6443"
+    And the Cluster "c1" is in phase "Provisioned"
+    And the Cluster "c1" has condition "InfrastructureReady" with status "True" and reason "Provisioned"
+    And the Cluster "c1" records its infrastructure as provisioned
+    And the Cluster "c1" has condition "WorkloadClusterReachable" with status "True" and reason "SelfHosted" and message containing "the management cluster"
+    And the operator logged no error about the scenario's objects
+
+  @row:cluster-status:K22 @row:cluster-status:K21
+  Scenario: Without an endpoint from its infrastructure, a Cluster waits for the one its initialized control plane gives
+    Given the SimCluster "infra" is created
+    And the SimControlPlane "cp" that is not initialized yet is created
+    And a Cluster "c1" whose infrastructureRef names the SimCluster "infra" and whose controlPlaneRef names the SimControlPlane "cp"
+    When the infrastructure provider provisions the SimCluster "infra" without a control plane endpoint
+    Then the Cluster "c1" has condition "InfrastructureReady" with status "True" and reason "Provisioned"
+    And the Cluster "c1" is in phase "Provisioning"
+    And the Cluster "c1" has no control plane endpoint
+    And the SimControlPlane "cp" is owned by the Cluster "c1" and carries its cluster-name label
+    When the control plane provider reports the SimControlPlane "cp" initialized at "cp.example.com:443"
+    Then the Cluster "c1" has the control plane endpoint "cp.example.com:443"
+    And the Cluster "c1" is in phase "Provisioned"
+    And the Cluster "c1" has condition "ControlPlaneInitialized" with status "True" and reason "Initialized"
+
+  # Cluster API v1.14 reconcileDelete: the control plane object, then the infrastructure object, then the finalizer.
+  @row:cluster-deletion:K17 @row:cluster-deletion:K18 @row:cluster-deletion:K11
+  Scenario: A deleted Cluster deletes its control plane object, then its infrastructure object, and goes once both are gone
+    Given the SimCluster "infra" is created
+    And the SimControlPlane "cp" that is not initialized yet is created
+    And a Cluster "c1" whose infrastructureRef names the SimCluster "infra" and whose controlPlaneRef names the SimControlPlane "cp"
+    And the infrastructure provider provisions the SimCluster "infra" at "c1.example.com:6443"
+    And the Cluster "c1" is in phase "Provisioned"
+    And the Cluster "c1" has the krtt finalizer
+    And the control plane provider holds the deletion of the SimControlPlane "cp"
+    And the infrastructure provider holds the deletion of the SimCluster "infra"
+    When I delete the Cluster "c1"
+    Then the Cluster "c1" has condition "Deleting" with status "True" and reason "WaitingForControlPlaneDeletion" and message containing "waiting for SimControlPlane cp, then SimCluster infra to be deleted"
+    And the SimCluster "infra" is not being deleted
+    When the control plane provider finishes the deletion of the SimControlPlane "cp"
+    Then the Cluster "c1" has condition "Deleting" with status "True" and reason "WaitingForInfrastructureDeletion" and message containing "waiting for SimCluster infra to be deleted"
+    And the SimCluster "infra" is being deleted
+    When the infrastructure provider finishes the deletion of the SimCluster "infra"
+    Then the Cluster "c1" is gone
