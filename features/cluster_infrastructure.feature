@@ -5,7 +5,7 @@ Feature: Cluster infrastructure
   reference and its cluster-name label; it is Provisioning until the object reports
   status.initialization.provisioned and a control plane endpoint is known, which it copies from the
   infrastructure object, else from the initialized control plane object; its InfrastructureReady condition
-  mirrors the object's Ready condition. Deleted, it deletes the infrastructure object last, after its
+  mirrors the object's Ready condition, and status.failureDomains the provisioned object's. Deleted, it deletes the infrastructure object last, after its
   Machines and its control plane object, and goes once that is gone.
 
   # Cluster API v1.14 reconcileInfrastructure, ensureOwnerRefAndLabel, setInfrastructureReadyCondition, setPhase.
@@ -19,8 +19,9 @@ Feature: Cluster infrastructure
     And the Cluster "c1" has condition "InfrastructureReady" with status "False" and reason "InfrastructureNotReady" and message containing "SimCluster status.initialization.provisioned is false"
     And the Cluster "c1" is in phase "Provisioning"
     And the Cluster "c1" has condition "Available" with status "False" and reason "NotAvailable" and message containing "InfrastructureReady"
-    When the infrastructure provider provisions the SimCluster "infra" at "c1.example.com:6443"
+    When the infrastructure provider provisions the SimCluster "infra" at "c1.example.com:6443" in the failure domains "zone-b, zone-a*"
     Then the Cluster "c1" has the control plane endpoint "c1.example.com:6443"
+    And the Cluster "c1" reports the failure domains "zone-a*, zone-b"
     And the Cluster "c1" is in phase "Provisioned"
     And the Cluster "c1" has condition "InfrastructureReady" with status "True" and reason "Provisioned"
     And the Cluster "c1" records its infrastructure as provisioned

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 
 	"github.com/cucumber/godog"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,10 +29,14 @@ func registerInfrastructureSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^a Cluster "([^"]*)" whose infrastructureRef names the SimCluster "([^"]*)" and whose controlPlaneRef names the SimControlPlane "([^"]*)"$`, w.clusterWithInfrastructure)
 	sc.Step(`^the SimCluster "([^"]*)" is created$`, w.createSimCluster)
 	sc.Step(`^the SimControlPlane "([^"]*)" that is not initialized yet is created$`, w.createUninitializedSimControlPlane)
-	sc.Step(`^the infrastructure provider provisions the SimCluster "([^"]*)" at "([^"]*)"$`, w.provisionSimCluster)
-	sc.Step(`^the infrastructure provider provisions the SimCluster "([^"]*)" without a control plane endpoint$`, func(ctx context.Context, name string) error {
-		return w.provisionSimCluster(ctx, name, "")
+	sc.Step(`^the infrastructure provider provisions the SimCluster "([^"]*)" at "([^"]*)"$`, func(ctx context.Context, name, endpoint string) error {
+		return w.provisionSimCluster(ctx, name, endpoint, "")
 	})
+	sc.Step(`^the infrastructure provider provisions the SimCluster "([^"]*)" at "([^"]*)" in the failure domains "([^"]*)"$`, w.provisionSimCluster)
+	sc.Step(`^the infrastructure provider provisions the SimCluster "([^"]*)" without a control plane endpoint$`, func(ctx context.Context, name string) error {
+		return w.provisionSimCluster(ctx, name, "", "")
+	})
+	sc.Step(`^the Cluster "([^"]*)" reports the failure domains "([^"]*)"$`, w.clusterFailureDomains)
 	sc.Step(`^the control plane provider reports the SimControlPlane "([^"]*)" initialized at "([^"]*)"$`, w.controlPlaneInitializedAt)
 	sc.Step(`^the Cluster "([^"]*)" is in phase "([^"]*)"$`, w.clusterPhase)
 	sc.Step(`^the Cluster "([^"]*)" has the control plane endpoint "([^"]*)"$`, w.clusterEndpoint)
@@ -99,8 +104,16 @@ func (w *world) updateSpec(ctx context.Context, obj client.Object, mutate func()
 }
 
 // provisionSimCluster plays the infrastructure provider: the endpoint (if
-// any) in the spec, then provisioned and Ready by the contract.
-func (w *world) provisionSimCluster(ctx context.Context, name, endpoint string) error {
+// any) in the spec, then provisioned, Ready and the failure domains (a
+// comma-separated list of names; those ending in "*" fit the control
+// plane) by the contract.
+func (w *world) provisionSimCluster(ctx context.Context, name, endpoint, domains string) error {
+	var fds []simv1.SimFailureDomain
+	for d := range strings.SplitSeq(domains, ",") {
+		if d = strings.TrimSpace(d); d != "" {
+			fds = append(fds, simv1.SimFailureDomain{Name: strings.TrimSuffix(d, "*"), ControlPlane: ptr.To(strings.HasSuffix(d, "*"))})
+		}
+	}
 	ep, err := parseEndpoint(endpoint)
 	if err != nil {
 		return err
@@ -111,6 +124,7 @@ func (w *world) provisionSimCluster(ctx context.Context, name, endpoint string) 
 	}
 	return w.updateStatus(ctx, sc, func() {
 		sc.Status.Initialization.Provisioned = ptr.To(true)
+		sc.Status.FailureDomains = fds
 		sc.Status.Conditions = []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Provisioned", LastTransitionTime: metav1.Now()}}
 	})
 }
@@ -152,6 +166,29 @@ func (w *world) clusterEndpoint(ctx context.Context, name, endpoint string) erro
 		}
 		if got != endpoint {
 			return fmt.Errorf("Cluster %s has the control plane endpoint %q", name, got)
+		}
+		return nil
+	})
+}
+
+// clusterFailureDomains: status.failureDomains names the domains, in
+// order, each written as in the provider step.
+func (w *world) clusterFailureDomains(ctx context.Context, name, want string) error {
+	return w.eventually(ctx, "Cluster "+name+" failure domains", func(ctx context.Context) error {
+		c, err := w.cluster1(ctx, name)
+		if err != nil {
+			return err
+		}
+		var got []string
+		for _, fd := range c.Status.FailureDomains {
+			n := fd.Name
+			if ptr.Deref(fd.ControlPlane, false) {
+				n += "*"
+			}
+			got = append(got, n)
+		}
+		if strings.Join(got, ", ") != want {
+			return fmt.Errorf("Cluster %s reports the failure domains %q", name, strings.Join(got, ", "))
 		}
 		return nil
 	})

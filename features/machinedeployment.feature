@@ -102,10 +102,13 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And the template of the MachineDeployment "md" is pointed at new templates "v2"
     # The hook keeps the old Machines being deleted, so the deployment is seen waiting for them (O12).
     Then the MachineDeployment "md" reports 2 replicas, 0 updated and 0 available
+    # Cluster API v1.14 setRollingOutCondition (cluster_controller_status.go): the deployments' RollingOut.
+    And the Cluster "c1" has condition "RollingOut" with status "True" and reason "RollingOut" and message containing "* MachineDeployment md: Rolling out"
     When every Machine of the deployment "md" loses the pre-terminate hook "hold"
     Then every Machine of the deployment "md" is of the current MachineSet
     And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
     And the MachineSet called "v1" is gone
+    And the Cluster "c1" has condition "RollingOut" with status "False" and reason "NotRollingOut"
     And the deployment "md" never had more than 2 Machines nor fewer than 0 available at any watch event
 
   # Cluster API v1.14 setUpToDateCondition (machine_controller_status.go): a Machine is up to date when its
@@ -380,6 +383,9 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     Then the MachineDeployment "md" reaches phase "ScalingUp"
     And the MachineDeployment "md" has condition "Progressing" with status "True" and reason "RolloutComplete"
     And the MachineDeployment "md" has 1 MachineSet
+    # Cluster API v1.14 setScalingUpCondition (cluster_controller_status.go): the deployments' ScalingUp.
+    And the Cluster "c1" has condition "ScalingUp" with status "True" and reason "ScalingUp" and message containing "* MachineDeployment md: "
+    And the Cluster "c1" has condition "ScalingDown" with status "False" and reason "NotScalingDown"
 
   @serial @row:machinedeployment-rollout:O16
   Scenario: spec.rollout.after replaces every Machine once the time has passed

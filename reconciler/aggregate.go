@@ -38,34 +38,61 @@ const shownGroups, shownPerGroup = 3, 3
 // it, True (reason fine) otherwise, and True (NoReplicas) without Machines.
 // The message has a "* Machine(s) <names>: <message>" line per message.
 func AggregateMachines(machines []*clusterv1.Machine, cond, target string, r AggregateReasons, gen int64) metav1.Condition {
-	out := metav1.Condition{Type: target, Status: metav1.ConditionTrue, Reason: r.Fine, ObservedGeneration: gen}
 	if len(machines) == 0 {
-		out.Reason = "NoReplicas"
-		return out
+		return metav1.Condition{Type: target, Status: metav1.ConditionTrue, Reason: "NoReplicas", ObservedGeneration: gen}
 	}
+	items := make([]AggregateItem, len(machines))
+	for i, m := range machines {
+		items[i] = AggregateItem{Kind: "Machine", Name: m.Name, Conditions: m.Status.Conditions}
+	}
+	return Aggregate(items, cond, target, r, false, gen)
+}
+
+// AggregateItem is one object an aggregate condition reads.
+type AggregateItem struct {
+	Kind, Name string
+	Conditions []metav1.Condition
+}
+
+// Aggregate is Cluster API's NewAggregateCondition over the items'
+// condition cond for the target type. With a positive condition an item's
+// False is an issue; with a negative one (negative: RollingOut, ScalingUp,
+// ScalingDown) its True is. The target is then, with the same polarity,
+// the issue status (reason issue) when one item has an issue, Unknown
+// (reason unknown) when one is Unknown or has not reported it, and fine
+// otherwise, also without items. The message has a "* <Kind(s)> <names>:
+// <message>" line per kind and message (kinds in name order, issues first,
+// then the most objects), three at most.
+func Aggregate(items []AggregateItem, cond, target string, r AggregateReasons, negative bool, gen int64) metav1.Condition {
+	issueStatus, fineStatus := metav1.ConditionFalse, metav1.ConditionTrue
+	if negative {
+		issueStatus, fineStatus = metav1.ConditionTrue, metav1.ConditionFalse
+	}
+	out := metav1.Condition{Type: target, Status: fineStatus, Reason: r.Fine, ObservedGeneration: gen}
 	type group struct {
+		kind  string
 		issue bool
 		msg   string
 		names []string
 	}
 	var groups []*group
-	add := func(issue bool, msg, name string) {
-		i := slices.IndexFunc(groups, func(g *group) bool { return g.issue == issue && g.msg == msg })
+	add := func(kind string, issue bool, msg, name string) {
+		i := slices.IndexFunc(groups, func(g *group) bool { return g.kind == kind && g.issue == issue && g.msg == msg })
 		if i < 0 {
-			groups = append(groups, &group{issue: issue, msg: msg})
+			groups = append(groups, &group{kind: kind, issue: issue, msg: msg})
 			i = len(groups) - 1
 		}
 		groups[i].names = append(groups[i].names, name)
 	}
-	for _, m := range machines {
-		c := meta.FindStatusCondition(m.Status.Conditions, cond)
+	for _, it := range items {
+		c := meta.FindStatusCondition(it.Conditions, cond)
 		switch {
 		case c == nil:
-			add(false, fmt.Sprintf("Condition %s not yet reported", cond), m.Name)
-		case c.Status == metav1.ConditionFalse:
-			add(true, c.Message, m.Name)
+			add(it.Kind, false, fmt.Sprintf("Condition %s not yet reported", cond), it.Name)
+		case c.Status == issueStatus:
+			add(it.Kind, true, c.Message, it.Name)
 		case c.Status == metav1.ConditionUnknown:
-			add(false, c.Message, m.Name)
+			add(it.Kind, false, c.Message, it.Name)
 		}
 	}
 	if len(groups) == 0 {
@@ -73,10 +100,12 @@ func AggregateMachines(machines []*clusterv1.Machine, cond, target string, r Agg
 	}
 	out.Status, out.Reason = metav1.ConditionUnknown, r.Unknown
 	if slices.ContainsFunc(groups, func(g *group) bool { return g.issue }) {
-		out.Status, out.Reason = metav1.ConditionFalse, r.Issue
+		out.Status, out.Reason = issueStatus, r.Issue
 	}
 	slices.SortStableFunc(groups, func(a, b *group) int {
 		switch {
+		case a.kind != b.kind:
+			return strings.Compare(a.kind, b.kind)
 		case a.issue != b.issue && a.issue:
 			return -1
 		case a.issue != b.issue:
@@ -85,21 +114,25 @@ func AggregateMachines(machines []*clusterv1.Machine, cond, target string, r Agg
 		return len(b.names) - len(a.names)
 	})
 	var lines []string
-	others := 0
+	others := map[string]int{}
+	var otherKinds []string
 	for i, g := range groups {
 		if i >= shownGroups {
-			others += len(g.names)
+			if others[g.kind] == 0 {
+				otherKinds = append(otherKinds, g.kind)
+			}
+			others[g.kind] += len(g.names)
 			continue
 		}
 		slices.Sort(g.names)
 		var who string
 		switch n := len(g.names); {
 		case n == 1:
-			who = "Machine " + g.names[0]
+			who = g.kind + " " + g.names[0]
 		case n <= shownPerGroup:
-			who = "Machines " + strings.Join(g.names, ", ")
+			who = g.kind + "s " + strings.Join(g.names, ", ")
 		default:
-			who = fmt.Sprintf("Machines %s, ... (%d more)", strings.Join(g.names[:shownPerGroup], ", "), n-shownPerGroup)
+			who = fmt.Sprintf("%ss %s, ... (%d more)", g.kind, strings.Join(g.names[:shownPerGroup], ", "), n-shownPerGroup)
 		}
 		line := "* " + who + ":"
 		if strings.Contains(g.msg, "\n") {
@@ -109,8 +142,8 @@ func AggregateMachines(machines []*clusterv1.Machine, cond, target string, r Agg
 		}
 		lines = append(lines, line)
 	}
-	if others > 0 {
-		lines = append(lines, fmt.Sprintf("And %d more Machines", others))
+	for _, k := range otherKinds {
+		lines = append(lines, fmt.Sprintf("And %d more %ss", others[k], k))
 	}
 	out.Message = strings.Join(lines, "\n")
 	return out

@@ -67,3 +67,32 @@ func TestAggregateUpToDateGrace(t *testing.T) {
 		}
 	}
 }
+
+// A negative condition (RollingOut) is an issue while True; kinds are
+// listed in name order, each with its own lines.
+func TestAggregateNegativeKinds(t *testing.T) {
+	rolling := func(s metav1.ConditionStatus, msg string) []metav1.Condition {
+		return []metav1.Condition{{Type: "RollingOut", Status: s, Message: msg}}
+	}
+	r := AggregateReasons{Fine: "NotRollingOut", Issue: "RollingOut", Unknown: "RollingOutUnknown"}
+	for _, tc := range []struct {
+		name  string
+		items []AggregateItem
+		want  string
+	}{
+		{"none", nil, "False NotRollingOut "},
+		{"all still", []AggregateItem{{Kind: "MachineDeployment", Name: "a", Conditions: rolling("False", "")}}, "False NotRollingOut "},
+		{"not reported", []AggregateItem{{Kind: "MachineDeployment", Name: "a"}}, "Unknown RollingOutUnknown * MachineDeployment a: Condition RollingOut not yet reported"},
+		{"kinds in order, issues first", []AggregateItem{
+			{Kind: "MachineDeployment", Name: "b", Conditions: rolling("True", "Rolling out 2 not up-to-date replicas")},
+			{Kind: "MachineDeployment", Name: "c", Conditions: rolling("Unknown", "not known")},
+			{Kind: "KubeadmControlPlane", Name: "cp", Conditions: rolling("True", "Rolling out 1 not up-to-date replicas")},
+			{Kind: "MachineDeployment", Name: "a", Conditions: rolling("True", "Rolling out 2 not up-to-date replicas")},
+		}, "True RollingOut * KubeadmControlPlane cp: Rolling out 1 not up-to-date replicas\n* MachineDeployments a, b: Rolling out 2 not up-to-date replicas\n* MachineDeployment c: not known"},
+	} {
+		c := Aggregate(tc.items, "RollingOut", "RollingOut", r, true, 1)
+		if got := string(c.Status) + " " + c.Reason + " " + c.Message; got != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

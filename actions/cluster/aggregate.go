@@ -1,9 +1,13 @@
 package cluster
 
 import (
+	"fmt"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/krtt-dev/krtt/actions/contract"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/reconciler"
 )
@@ -39,4 +43,90 @@ func mirrorMachineAggregates(s *Scope) {
 	} {
 		meta.SetStatusCondition(&c.Status.Conditions, a)
 	}
+}
+
+// Conditions Cluster API's Cluster aggregates from its control plane
+// object, MachineDeployments and stand-alone MachineSets
+// (setRollingOutCondition, setScalingUpCondition, setScalingDownCondition).
+const (
+	RollingOutCondition  = "RollingOut"
+	ScalingUpCondition   = "ScalingUp"
+	ScalingDownCondition = "ScalingDown"
+)
+
+// rolloutAggregates are those three, each with its reasons and whether the
+// Cluster's stand-alone MachineSets count.
+var rolloutAggregates = []struct {
+	cond    string
+	reasons reconciler.AggregateReasons
+	sets    bool
+}{
+	{RollingOutCondition, reconciler.AggregateReasons{Fine: "NotRollingOut", Issue: "RollingOut", Unknown: "RollingOutUnknown"}, false},
+	{ScalingUpCondition, reconciler.AggregateReasons{Fine: "NotScalingUp", Issue: "ScalingUp", Unknown: "ScalingUpUnknown"}, true},
+	{ScalingDownCondition, reconciler.AggregateReasons{Fine: "NotScalingDown", Issue: "ScalingDown", Unknown: "ScalingDownUnknown"}, true},
+}
+
+// mirrorRolloutAggregates sets RollingOut, ScalingUp and ScalingDown: True
+// when the control plane object (only if it reports the condition), a
+// MachineDeployment or (scaling) a MachineSet the Cluster owns reports it
+// True, Unknown when one reports it Unknown or has not reported it, False
+// otherwise (also with none of them); Unknown (InternalError) while the
+// control plane object or the MachineDeployments cannot be read.
+func mirrorRolloutAggregates(s *Scope) {
+	c := s.Cluster
+	var cpConds []metav1.Condition
+	if s.ControlPlane != nil {
+		cpConds = unstructuredConditions(s.ControlPlane)
+	}
+	for _, a := range rolloutAggregates {
+		var unread error
+		switch {
+		case c.Spec.ControlPlaneRef != nil && s.ControlPlaneUnread:
+			unread = fmt.Errorf("%s %s could not be read: %w", c.Spec.ControlPlaneRef.Kind, c.Spec.ControlPlaneRef.Name, s.ControlPlaneErr)
+		case s.MachineDeploymentsErr != nil:
+			unread = s.MachineDeploymentsErr
+		}
+		if unread != nil {
+			meta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{Type: a.cond, Status: metav1.ConditionUnknown,
+				Reason: "InternalError", Message: unread.Error(), ObservedGeneration: c.Generation})
+			continue
+		}
+		var items []reconciler.AggregateItem
+		if meta.FindStatusCondition(cpConds, a.cond) != nil {
+			items = append(items, reconciler.AggregateItem{Kind: s.ControlPlane.GetKind(), Name: s.ControlPlane.GetName(), Conditions: cpConds})
+		}
+		for i := range s.MachineDeployments {
+			md := &s.MachineDeployments[i]
+			items = append(items, reconciler.AggregateItem{Kind: "MachineDeployment", Name: md.Name, Conditions: md.Status.Conditions})
+		}
+		if a.sets {
+			for i := range s.StandaloneSets {
+				ms := &s.StandaloneSets[i]
+				items = append(items, reconciler.AggregateItem{Kind: "MachineSet", Name: ms.Name, Conditions: ms.Status.Conditions})
+			}
+		}
+		meta.SetStatusCondition(&c.Status.Conditions, reconciler.Aggregate(items, a.cond, a.cond, a.reasons, true, c.Generation))
+	}
+}
+
+// unstructuredConditions reads a provider object's status.conditions; an
+// entry without a type or a valid status is left out.
+func unstructuredConditions(u *unstructured.Unstructured) []metav1.Condition {
+	var out []metav1.Condition
+	for _, entry := range contract.Entries(u, "status", "conditions") {
+		t, _, _ := unstructured.NestedString(entry, "type")
+		st, _, _ := unstructured.NestedString(entry, "status")
+		switch metav1.ConditionStatus(st) {
+		case metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionUnknown:
+		default:
+			continue
+		}
+		if t == "" {
+			continue
+		}
+		reason, _, _ := unstructured.NestedString(entry, "reason")
+		message, _, _ := unstructured.NestedString(entry, "message")
+		out = append(out, metav1.Condition{Type: t, Status: metav1.ConditionStatus(st), Reason: reason, Message: message})
+	}
+	return out
 }

@@ -135,23 +135,29 @@ func describeControlPlane(_ context.Context, s *Scope) engine.Outcome {
 	return engine.OKf("%s", message)
 }
 
-// deleteControlPlane deletes the object spec.controlPlaneRef names, by its
-// UID, unless it is being deleted already, and waits for it (its kind is
-// watched: its going wakes the Cluster). One an API error left unread is
-// neither deleted nor taken for gone.
+// deleteControlPlane deletes the object spec.controlPlaneRef names (see
+// deleteReferenced).
 func deleteControlPlane(ctx context.Context, s *Scope) engine.Outcome {
 	ref := s.Cluster.Spec.ControlPlaneRef
-	name := fmt.Sprintf("%s %s", ref.Kind, ref.Name)
-	cp := s.ControlPlane
+	return s.deleteReferenced(ctx, s.ControlPlane, s.ControlPlaneUnread, s.ControlPlaneErr,
+		fmt.Sprintf("every Machine the Cluster waits for is gone, but %s %s", ref.Kind, ref.Name))
+}
+
+// deleteReferenced deletes obj, an object the Cluster names, by its UID,
+// unless it is being deleted already, and waits for it (its kind is
+// watched: its going wakes the Cluster). One an API error left unread
+// (unread, err) is neither deleted nor taken for gone: the failure says
+// what could not be read.
+func (s *Scope) deleteReferenced(ctx context.Context, obj *unstructured.Unstructured, unread bool, err error, what string) engine.Outcome {
 	switch {
-	case s.ControlPlaneUnread || cp == nil:
-		return engine.Failf("every Machine the Cluster waits for is gone, but %s could not be read: %v", name, s.ControlPlaneErr)
-	case cp.GetDeletionTimestamp() == nil:
-		obj := &unstructured.Unstructured{}
-		obj.SetGroupVersionKind(cp.GroupVersionKind())
-		obj.SetNamespace(cp.GetNamespace())
-		obj.SetName(cp.GetName())
-		if err := s.deleteObject(ctx, obj, cp.GetUID()); err != nil {
+	case unread || obj == nil:
+		return engine.Failf("%s could not be read: %v", what, err)
+	case obj.GetDeletionTimestamp() == nil:
+		target := &unstructured.Unstructured{}
+		target.SetGroupVersionKind(obj.GroupVersionKind())
+		target.SetNamespace(obj.GetNamespace())
+		target.SetName(obj.GetName())
+		if err := s.deleteObject(ctx, target, obj.GetUID()); err != nil {
 			return engine.Failf("%v", err)
 		}
 	}

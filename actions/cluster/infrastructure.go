@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,7 +30,7 @@ func registerInfrastructure(reg *engine.Registry[*Scope]) {
 	reg.Action("CopyControlPlaneEndpoint", "Copy spec.controlPlaneEndpoint from the provisioned infrastructure object, else from the initialized control plane object, into the Cluster's spec.", copyControlPlaneEndpoint)
 	reg.Action("AdoptReferences", "Give the infrastructure and control plane objects the Cluster names an owner reference (not a controller reference) to the Cluster and the cluster.krtt.dev/cluster-name label.", adoptReferences)
 	reg.Action("DeleteInfrastructure", "Delete the object spec.infrastructureRef names unless it is being deleted; wait until it is gone (fail when it could not be read).", deleteInfrastructure, engine.MayWait())
-	reg.Mirror("infrastructure", "InfrastructureReady, with spec.infrastructureRef, as Cluster API's setInfrastructureReadyCondition: the infrastructure object's Ready condition (reason InfrastructureReady when it gives none), else True (InfrastructureReady) or False (InfrastructureNotReady, \"<Kind> status.initialization.provisioned is false\") by the contract; False (InfrastructureDoesNotExist) while it does not exist, (InfrastructureDeleted) once it is gone after it was provisioned; Unknown (InternalError) while it cannot be read. status.initialization.infrastructureProvisioned turns true once it is provisioned (at once without one) and stays.", mirrorInfrastructure)
+	reg.Mirror("infrastructure", "InfrastructureReady, with spec.infrastructureRef, as Cluster API's setInfrastructureReadyCondition: the infrastructure object's Ready condition (reason InfrastructureReady when it gives none), else True (InfrastructureReady) or False (InfrastructureNotReady, \"<Kind> status.initialization.provisioned is false\") by the contract; False (InfrastructureDoesNotExist) while it does not exist, (InfrastructureDeleted) once it is gone after it was provisioned; Unknown (InternalError) while it cannot be read. status.initialization.infrastructureProvisioned turns true once it is provisioned (at once without one) and stays; status.failureDomains is the provisioned object's status.failureDomains (a list, or a v1beta1 map), sorted by name.", mirrorInfrastructure)
 }
 
 func infrastructure(s *Scope) string {
@@ -177,26 +178,12 @@ func adoptReferences(ctx context.Context, s *Scope) engine.Outcome {
 	return engine.OKf("owner reference and cluster-name label on %s", names(done))
 }
 
-// deleteInfrastructure deletes the object spec.infrastructureRef names, by
-// its UID, unless it is being deleted already, and waits for it (its kind
-// is watched: its going wakes the Cluster). One an API error left unread is
-// neither deleted nor taken for gone.
+// deleteInfrastructure deletes the object spec.infrastructureRef names (see
+// deleteReferenced).
 func deleteInfrastructure(ctx context.Context, s *Scope) engine.Outcome {
 	ref := s.Cluster.Spec.InfrastructureRef
-	infra := s.Infrastructure
-	switch {
-	case s.InfrastructureUnread || infra == nil:
-		return engine.Failf("everything else of the Cluster is gone, but %s %s could not be read: %v", ref.Kind, ref.Name, s.InfrastructureErr)
-	case infra.GetDeletionTimestamp() == nil:
-		obj := &unstructured.Unstructured{}
-		obj.SetGroupVersionKind(infra.GroupVersionKind())
-		obj.SetNamespace(infra.GetNamespace())
-		obj.SetName(infra.GetName())
-		if err := s.deleteObject(ctx, obj, infra.GetUID()); err != nil {
-			return engine.Failf("%v", err)
-		}
-	}
-	return engine.Wait("%s", s.Remaining())
+	return s.deleteReferenced(ctx, s.Infrastructure, s.InfrastructureUnread, s.InfrastructureErr,
+		fmt.Sprintf("everything else of the Cluster is gone, but %s %s", ref.Kind, ref.Name))
 }
 
 // infrastructureLeft names the infrastructure object the teardown deletes
@@ -210,8 +197,10 @@ func (s *Scope) infrastructureLeft() string {
 	return ""
 }
 
-// mirrorInfrastructure is Cluster API's setInfrastructureReadyCondition
-// and the status.initialization flag of reconcileInfrastructure.
+// mirrorInfrastructure is Cluster API's setInfrastructureReadyCondition,
+// and the status.initialization flag and status.failureDomains of
+// reconcileInfrastructure (copied once the object is provisioned, unless it
+// is being deleted).
 func mirrorInfrastructure(s *Scope) {
 	c := s.Cluster
 	ref := c.Spec.InfrastructureRef
@@ -224,6 +213,9 @@ func mirrorInfrastructure(s *Scope) {
 	wasProvisioned := ptr.Deref(c.Status.Initialization.InfrastructureProvisioned, false)
 	if s.Infrastructure != nil && contract.Provisioned(s.Infrastructure) && s.Infrastructure.GetDeletionTimestamp() == nil {
 		c.Status.Initialization.InfrastructureProvisioned = ptr.To(true)
+	}
+	if s.Infrastructure != nil && s.Infrastructure.GetDeletionTimestamp() == nil && ptr.Deref(c.Status.Initialization.InfrastructureProvisioned, false) {
+		c.Status.FailureDomains = failureDomainsOf(s.Infrastructure)
 	}
 	set := func(status metav1.ConditionStatus, reason, message string) {
 		meta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{Type: InfrastructureReadyCondition,
@@ -261,21 +253,7 @@ func mirrorInfrastructure(s *Scope) {
 // readyCondition is u's Ready condition, if it reports one with a valid
 // status.
 func readyCondition(u *unstructured.Unstructured) *metav1.Condition {
-	for _, entry := range contract.Entries(u, "status", "conditions") {
-		if t, _, _ := unstructured.NestedString(entry, "type"); t != "Ready" {
-			continue
-		}
-		st, _, _ := unstructured.NestedString(entry, "status")
-		switch metav1.ConditionStatus(st) {
-		case metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionUnknown:
-		default:
-			return nil
-		}
-		reason, _, _ := unstructured.NestedString(entry, "reason")
-		message, _, _ := unstructured.NestedString(entry, "message")
-		return &metav1.Condition{Status: metav1.ConditionStatus(st), Reason: reason, Message: message}
-	}
-	return nil
+	return meta.FindStatusCondition(unstructuredConditions(u), "Ready")
 }
 
 func orDefault(s, def string) string {
@@ -283,4 +261,32 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// failureDomainsOf reads the contract's status.failureDomains: a list of
+// {name, controlPlane, attributes} (v1beta2) or a map from name to
+// {controlPlane, attributes} (v1beta1); sorted by name, controlPlane false
+// when not given, entries without a name left out.
+func failureDomainsOf(u *unstructured.Unstructured) []clusterv1.FailureDomain {
+	entry := func(name string, m map[string]any) clusterv1.FailureDomain {
+		cp, _, _ := unstructured.NestedBool(m, "controlPlane")
+		attrs, _, _ := unstructured.NestedStringMap(m, "attributes")
+		return clusterv1.FailureDomain{Name: name, ControlPlane: ptr.To(cp), Attributes: attrs}
+	}
+	var out []clusterv1.FailureDomain
+	if byName, found, err := unstructured.NestedMap(u.Object, "status", "failureDomains"); found && err == nil {
+		for name, v := range byName {
+			if m, ok := v.(map[string]any); ok && name != "" {
+				out = append(out, entry(name, m))
+			}
+		}
+	} else {
+		for _, m := range contract.Entries(u, "status", "failureDomains") {
+			if name, _, _ := unstructured.NestedString(m, "name"); name != "" {
+				out = append(out, entry(name, m))
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b clusterv1.FailureDomain) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }

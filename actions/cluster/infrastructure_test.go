@@ -247,3 +247,81 @@ func TestWaitDetail(t *testing.T) {
 		t.Errorf("teardown: %q, want %q", got, want)
 	}
 }
+
+// TestFailureDomainsOf reads both contract shapes, as Cluster API's
+// contract.InfrastructureCluster().FailureDomains.
+func TestFailureDomainsOf(t *testing.T) {
+	list := simObject("SimCluster", "", 0, map[string]any{"failureDomains": []any{
+		map[string]any{"name": "zone-b", "attributes": map[string]any{"rack": "7"}},
+		map[string]any{"name": "zone-a", "controlPlane": true},
+		map[string]any{"controlPlane": true},
+	}})
+	byName := simObject("SimCluster", "", 0, map[string]any{"failureDomains": map[string]any{
+		"zone-b": map[string]any{"controlPlane": false},
+		"zone-a": map[string]any{"controlPlane": true, "attributes": map[string]any{"rack": "1"}},
+	}})
+	for _, tc := range []struct {
+		name string
+		u    *unstructured.Unstructured
+		want string
+	}{
+		{"v1beta2 list", list, "zone-a true map[]; zone-b false map[rack:7]"},
+		{"v1beta1 map", byName, "zone-a true map[rack:1]; zone-b false map[]"},
+		{"none", simObject("SimCluster", "", 0, nil), ""},
+	} {
+		got := ""
+		for i, fd := range failureDomainsOf(tc.u) {
+			if i > 0 {
+				got += "; "
+			}
+			got += fmt.Sprintf("%s %v %v", fd.Name, *fd.ControlPlane, fd.Attributes)
+		}
+		if got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestMirrorRolloutAggregates: the control plane object counts only when it
+// reports the condition; the scaling ones count the Cluster's stand-alone
+// MachineSets; an unreadable control plane object makes them Unknown.
+func TestMirrorRolloutAggregates(t *testing.T) {
+	cpRef := &clusterv1.ObjectReference{APIGroup: "sim.krtt.dev", Kind: "SimControlPlane", Name: "cp"}
+	cond := func(t, s, msg string) metav1.Condition {
+		return metav1.Condition{Type: t, Status: metav1.ConditionStatus(s), Message: msg}
+	}
+	md := clusterv1.MachineDeployment{ObjectMeta: metav1.ObjectMeta{Name: "md1"}, Status: clusterv1.MachineDeploymentStatus{Conditions: []metav1.Condition{
+		cond(RollingOutCondition, "True", "Rolling out 2 not up-to-date replicas"), cond(ScalingUpCondition, "False", ""), cond(ScalingDownCondition, "False", ""),
+	}}}
+	ms := clusterv1.MachineSet{ObjectMeta: metav1.ObjectMeta{Name: "lone"}, Status: clusterv1.MachineSetStatus{Conditions: []metav1.Condition{
+		cond(ScalingUpCondition, "True", "Scaling up from 1 to 3 replicas"), cond(ScalingDownCondition, "False", ""),
+	}}}
+	cp := simObject("SimControlPlane", "", 0, map[string]any{"conditions": []any{map[string]any{"type": "ScalingDown", "status": "True", "message": "Scaling down from 3 to 1 replicas"}}})
+	cp.SetName("cp")
+	get := func(c *clusterv1.Cluster, t string) string {
+		x := meta.FindStatusCondition(c.Status.Conditions, t)
+		return fmt.Sprintf("%s %s %s", x.Status, x.Reason, x.Message)
+	}
+	c := &clusterv1.Cluster{Spec: clusterv1.ClusterSpec{ControlPlaneRef: cpRef}}
+	s := &Scope{Found: true, Cluster: c, ControlPlane: cp, MachineDeployments: []clusterv1.MachineDeployment{md}, StandaloneSets: []clusterv1.MachineSet{ms}}
+	mirrorRolloutAggregates(s)
+	for typ, want := range map[string]string{
+		RollingOutCondition:  "True RollingOut * MachineDeployment md1: Rolling out 2 not up-to-date replicas",
+		ScalingUpCondition:   "True ScalingUp * MachineSet lone: Scaling up from 1 to 3 replicas",
+		ScalingDownCondition: "True ScalingDown * SimControlPlane cp: Scaling down from 3 to 1 replicas",
+	} {
+		if got := get(c, typ); got != want {
+			t.Errorf("%s: %q, want %q", typ, got, want)
+		}
+	}
+	none := &clusterv1.Cluster{}
+	mirrorRolloutAggregates(&Scope{Found: true, Cluster: none})
+	if got := get(none, ScalingUpCondition); got != "False NotScalingUp " {
+		t.Errorf("without objects: %q", got)
+	}
+	unread := &clusterv1.Cluster{Spec: clusterv1.ClusterSpec{ControlPlaneRef: cpRef}}
+	mirrorRolloutAggregates(&Scope{Found: true, Cluster: unread, ControlPlaneUnread: true, ControlPlaneErr: errors.New("etcdserver: request timed out")})
+	if got := get(unread, RollingOutCondition); got != "Unknown InternalError SimControlPlane cp could not be read: etcdserver: request timed out" {
+		t.Errorf("unread: %q", got)
+	}
+}

@@ -121,35 +121,57 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error
 	b := r.Builder(mgr, reconciler.StatusUpdatesAfter(machineCountDelay)).
 		Watches(&clusterv1.Machine{}, reconciler.EnqueueCoalesced(machineCountDelay, held(machineToCluster))).
 		// A Cluster being deleted waits for its MachineDeployments and
-		// MachineSets to go; WorkersAvailable follows a deployment's
-		// arrival and its Available condition, status.workers its
+		// MachineSets to go; WorkersAvailable, RollingOut, ScalingUp and
+		// ScalingDown follow a deployment's arrival and those conditions
+		// (a stand-alone set's scaling ones), status.workers its
 		// spec.replicas and a stand-alone set's. Their other changes
 		// (status on every Machine change in a rollout) tell the Cluster
 		// nothing its Machine counts do not.
 		Watches(&clusterv1.MachineDeployment{}, handler.EnqueueRequestsFromMapFunc(held(machineDeploymentToCluster)),
-			builder.WithPredicates(predicate.Or(availabilityChanged(), replicasChanged(false)))).
-		Watches(&clusterv1.MachineSet{}, handler.EnqueueRequestsFromMapFunc(held(machineSetToCluster)), builder.WithPredicates(predicate.Or(gone(), replicasChanged(true)))).
+			builder.WithPredicates(predicate.Or(conditionsChanged(false, clusterv1.AvailableCondition, RollingOutCondition, ScalingUpCondition, ScalingDownCondition), replicasChanged(false)))).
+		Watches(&clusterv1.MachineSet{}, handler.EnqueueRequestsFromMapFunc(held(machineSetToCluster)),
+			builder.WithPredicates(predicate.Or(gone(), replicasChanged(true), conditionsChanged(true, ScalingUpCondition, ScalingDownCondition)))).
 		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(held(secretToCluster)), builder.WithPredicates(remote.KubeconfigSecrets())).
 		WatchesRawSource(source.Channel(opts.Clusters.Subscribe(), &handler.EnqueueRequestForObject{}))
 	return r.Setup(mgr, b, workers, w)
 }
 
-// availabilityChanged passes a MachineDeployment's creation, deletion and
-// any change of its Available condition (WorkersAvailable).
-func availabilityChanged() predicate.Predicate {
+// conditionsChanged passes the updates that change one of the conditions
+// the Cluster aggregates (WorkersAvailable, RollingOut, ScalingUp,
+// ScalingDown); with standaloneOnly, only of objects no controller owns (a
+// MachineSet of a MachineDeployment counts through its deployment). The
+// creation of a MachineDeployment passes too (a deletion always does).
+func conditionsChanged(standaloneOnly bool, types ...string) predicate.Predicate {
+	conds := func(obj client.Object) ([]metav1.Condition, bool) {
+		switch o := obj.(type) {
+		case *clusterv1.MachineDeployment:
+			return o.Status.Conditions, true
+		case *clusterv1.MachineSet:
+			return o.Status.Conditions, true
+		}
+		return nil, false
+	}
 	return predicate.Funcs{
+		CreateFunc: func(e event.CreateEvent) bool { return !standaloneOnly },
 		UpdateFunc: func(e event.UpdateEvent) bool {
-			before, ok1 := e.ObjectOld.(*clusterv1.MachineDeployment)
-			after, ok2 := e.ObjectNew.(*clusterv1.MachineDeployment)
-			if !ok1 || !ok2 {
+			before, ok1 := conds(e.ObjectOld)
+			after, ok2 := conds(e.ObjectNew)
+			if !ok1 || !ok2 || (standaloneOnly && metav1.GetControllerOf(e.ObjectNew) != nil) {
 				return false
 			}
-			a := meta.FindStatusCondition(before.Status.Conditions, clusterv1.AvailableCondition)
-			b := meta.FindStatusCondition(after.Status.Conditions, clusterv1.AvailableCondition)
-			if a == nil || b == nil {
-				return (a == nil) != (b == nil)
+			for _, t := range types {
+				a, b := meta.FindStatusCondition(before, t), meta.FindStatusCondition(after, t)
+				if a == nil || b == nil {
+					if (a == nil) != (b == nil) {
+						return true
+					}
+					continue
+				}
+				if a.Status != b.Status || a.Reason != b.Reason || a.Message != b.Message {
+					return true
+				}
 			}
-			return a.Status != b.Status || a.Reason != b.Reason || a.Message != b.Message
+			return false
 		},
 		GenericFunc: func(event.GenericEvent) bool { return false },
 	}

@@ -156,6 +156,16 @@ type ClusterStatus struct {
 	// +optional
 	Initialization ClusterInitialization `json:"initialization,omitempty,omitzero"`
 
+	// failureDomains are the failure domains the infrastructure object
+	// reports once it is provisioned (its status.failureDomains, a list or,
+	// from a v1beta1 provider, a map), sorted by name, as Cluster API's
+	// status.failureDomains.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=100
+	FailureDomains []FailureDomain `json:"failureDomains,omitempty"`
+
 	// machines counts the Cluster's Machines.
 	// +optional
 	Machines ClusterMachines `json:"machines,omitempty,omitzero"`
@@ -185,6 +195,23 @@ type ClusterStatus struct {
 	// +listMapKey=type
 	// +kubebuilder:validation:MaxItems=32
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// FailureDomain is one failure domain of a Cluster's infrastructure.
+type FailureDomain struct {
+	// name of the failure domain.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	Name string `json:"name"`
+
+	// controlPlane says whether control-plane Machines may run in it.
+	// +optional
+	ControlPlane *bool `json:"controlPlane,omitempty"`
+
+	// attributes the infrastructure provider gives it.
+	// +optional
+	Attributes map[string]string `json:"attributes,omitempty"`
 }
 
 // ClusterInitialization records the Cluster's provisioning steps done once.

@@ -22,7 +22,8 @@ const SimEndpointPort = 6443
 
 // infraClusterReconciler plays an infrastructure provider's cluster
 // controller: it gives the SimCluster a control plane endpoint (unless told
-// not to) and reports it provisioned by the contract, unless a test holds it.
+// not to) and reports it provisioned, with three failure domains, by the
+// contract, unless a test holds it.
 type infraClusterReconciler struct {
 	client client.Client
 }
@@ -56,6 +57,12 @@ func (r *infraClusterReconciler) reconcile(ctx context.Context, req reconcile.Re
 		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, "Provisioning", "the infrastructure is being provisioned (spec.sim.holdProvisioning)"
 	}
 	sc.Status.Initialization.Provisioned = ptr.To(!knobs.HoldProvisioning)
+	sc.Status.FailureDomains = nil
+	if !knobs.HoldProvisioning {
+		for _, zone := range []string{DefaultFailureDomain, "sim-zone-b", "sim-zone-c"} {
+			sc.Status.FailureDomains = append(sc.Status.FailureDomains, simv1.SimFailureDomain{Name: zone, ControlPlane: ptr.To(true)})
+		}
+	}
 	meta.SetStatusCondition(&sc.Status.Conditions, ready)
 	if statusEqual(before.Status, sc.Status) {
 		return reconcile.Result{}, nil

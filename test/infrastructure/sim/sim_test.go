@@ -302,6 +302,9 @@ func TestInfraClusterProvisions(t *testing.T) {
 				if got.Spec.ControlPlaneEndpoint != endpoint {
 					return fmt.Errorf("endpoint %+v, want %+v", got.Spec.ControlPlaneEndpoint, endpoint)
 				}
+				if n := len(got.Status.FailureDomains); (n == 3) != provisioned {
+					return fmt.Errorf("%d failure domains, provisioned %v", n, provisioned)
+				}
 				return nil
 			})
 		}

@@ -50,12 +50,35 @@ type SimClusterStatus struct {
 	// +optional
 	Initialization SimClusterInitialization `json:"initialization,omitempty,omitzero"`
 
+	// failureDomains are the simulated cloud's zones, by the contract
+	// (sim-zone-a, sim-zone-b and sim-zone-c, each fit for the control
+	// plane), reported once provisioned.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	FailureDomains []SimFailureDomain `json:"failureDomains,omitempty"`
+
 	// conditions describe the current state of the SimCluster: Ready.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	// +kubebuilder:validation:MaxItems=32
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// SimFailureDomain is the contract's status.failureDomains entry.
+type SimFailureDomain struct {
+	// name of the zone.
+	// +required
+	// +kubebuilder:validation:MaxLength=256
+	Name string `json:"name"`
+	// controlPlane: control-plane Machines may run in it.
+	// +optional
+	ControlPlane *bool `json:"controlPlane,omitempty"`
+	// attributes of the zone.
+	// +optional
+	Attributes map[string]string `json:"attributes,omitempty"`
 }
 
 // SimClusterInitialization is the contract's status.initialization of an
