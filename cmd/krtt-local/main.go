@@ -47,6 +47,7 @@ type flags struct {
 	concurrency, port      int
 	heartbeat              time.Duration
 	nodeSync               controller.NodeSync
+	workload               remote.Options
 }
 
 func main() {
@@ -68,6 +69,7 @@ func main() {
 	flag.BoolVar(&f.selfHosted, selfhosted.Flag, true, "Serve Clusters without a kubeconfig Secret, whose Nodes are in the management cluster (krtt-operator --"+selfhosted.Flag+").")
 	flag.StringVar(&f.tablesDir, "tables", "", "Load the Machine, MachineSet and Cluster tables from this directory instead of the embedded ones; the operator refuses to start on any lint finding.")
 	compileNodeSync := controller.BindNodeSyncFlags(flag.CommandLine)
+	workloadOptions := controller.BindWorkloadClientFlags(flag.CommandLine)
 	debug := flag.Bool("debug", false, "Log at debug level too (every row fired, every requeue); --zap-log-level sets any level.")
 	// Development: readable console lines; at info level, for the debug
 	// level of Development mode prints a line per reconcile.
@@ -79,6 +81,7 @@ func main() {
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zopts)))
 
+	f.workload = workloadOptions()
 	var err error
 	if f.nodeSync, err = compileNodeSync(); err != nil {
 		fmt.Fprintln(os.Stderr, "krtt-local:", err)
@@ -139,7 +142,7 @@ func runOperator(ctx context.Context, cfg *rest.Config, f flags, leaderElect boo
 	if err != nil {
 		return err
 	}
-	if err := actions.Setup(ctx, mgr, f.sets, controller.Options{Concurrency: f.concurrency, SelfHostedClusters: f.selfHosted, NodeSync: f.nodeSync}); err != nil {
+	if err := actions.Setup(ctx, mgr, f.sets, controller.Options{Concurrency: f.concurrency, SelfHostedClusters: f.selfHosted, NodeSync: f.nodeSync, Workload: f.workload}); err != nil {
 		return fmt.Errorf("set up the controllers: %w", err)
 	}
 	return mgr.Start(ctx)
@@ -182,7 +185,7 @@ func runLocal(ctx context.Context, f flags) error {
 	if err != nil {
 		return errors.Join(err, stopCP())
 	}
-	if err := actions.Setup(mctx, opMgr, f.sets, controller.Options{Concurrency: f.concurrency, SelfHostedClusters: f.selfHosted, NodeSync: f.nodeSync}); err != nil {
+	if err := actions.Setup(mctx, opMgr, f.sets, controller.Options{Concurrency: f.concurrency, SelfHostedClusters: f.selfHosted, NodeSync: f.nodeSync, Workload: f.workload}); err != nil {
 		return errors.Join(fmt.Errorf("set up the controllers: %w", err), stopCP())
 	}
 	simMgr, err := sim.NewManager(mctx, cp.Config, ctrl.Options{

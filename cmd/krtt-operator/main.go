@@ -13,7 +13,6 @@ import (
 
 	"github.com/krtt-dev/krtt/actions"
 	"github.com/krtt-dev/krtt/actions/controller"
-	"github.com/krtt-dev/krtt/internal/remote"
 	"github.com/krtt-dev/krtt/internal/selfhosted"
 )
 
@@ -30,8 +29,6 @@ func main() {
 		concurrency                       int
 		watchFilter                       string
 		selfHostedClusters                bool
-		workloadQPS                       float64
-		workloadBurst                     int
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", actions.DefaultMetricsAddress, "Address of the Prometheus metrics endpoint (0 disables it).")
 	flag.BoolVar(&metricsSecure, "metrics-secure", true,
@@ -52,10 +49,7 @@ func main() {
 	flag.BoolVar(&selfHostedClusters, selfhosted.Flag, false,
 		"Serve Clusters without a <cluster>-kubeconfig Secret, whose Nodes are in the management cluster: watches its Nodes, Pods and PodDisruptionBudgets "+
 			"and needs the ClusterRole of "+selfhosted.RBACDir+". Off, such a Cluster is WorkloadClusterReachable=False (NoAccess) and the operator needs only config/rbac.")
-	flag.Float64Var(&workloadQPS, "workload-client-qps", remote.DefaultClientQPS,
-		"Requests per second of the client of each workload cluster (Cluster API's --clustercache-client-qps); negative: no client-side limit, the workload API server's priority and fairness alone.")
-	flag.IntVar(&workloadBurst, "workload-client-burst", remote.DefaultClientBurst,
-		"Burst of the client of each workload cluster above --workload-client-qps (Cluster API's --clustercache-client-burst).")
+	workloadOptions := controller.BindWorkloadClientFlags(flag.CommandLine)
 	compileNodeSync := controller.BindNodeSyncFlags(flag.CommandLine)
 	flag.StringVar(&tablesDir, "tables", "", "Load the Machine, MachineSet and Cluster tables from this directory instead of the embedded ones; the operator refuses to start on any lint finding.")
 	opts := zap.Options{Development: false}
@@ -99,8 +93,9 @@ func main() {
 		os.Exit(1)
 	}
 	ctx := ctrl.SetupSignalHandler()
+	workload := workloadOptions()
 	if err := actions.Setup(ctx, mgr, sets, controller.Options{Concurrency: concurrency, SelfHostedClusters: selfHostedClusters,
-		Workload: remote.Options{ClientQPS: float32(workloadQPS), ClientBurst: workloadBurst}, NodeSync: nodeSync}); err != nil {
+		Workload: workload, NodeSync: nodeSync}); err != nil {
 		log.Error(err, "unable to set up the controllers")
 		os.Exit(1)
 	}
@@ -109,7 +104,7 @@ func main() {
 		os.Exit(1)
 	}
 	log.Info("starting", "tables", orEmbedded(tablesDir), "machineConcurrency", concurrency, "watchFilter", watchFilter, "selfHostedClusters", selfHostedClusters,
-		"workloadClientQPS", workloadQPS, "workloadClientBurst", workloadBurst, "additionalSyncMachineLabels", len(nodeSync.Labels),
+		"workloadClientQPS", workload.ClientQPS, "workloadClientBurst", workload.ClientBurst, "additionalSyncMachineLabels", len(nodeSync.Labels),
 		"additionalSyncMachineAnnotations", len(nodeSync.Annotations))
 	if err := mgr.Start(ctx); err != nil {
 		log.Error(err, "manager stopped")
