@@ -88,3 +88,13 @@ Feature: Machines whose Node goes bad, and Machines that never come up
     And the Machine "m3" reaches phase "Failed"
     And the Machine "m3" has failure message containing "waiting for its Node to join"
     And the Machine "m3" has condition "Ready" with status "False" and reason "Failed"
+
+  # Cluster API v1.14 setRemediatingCondition (cluster_controller_status.go): the Machines a health checker found
+  # unhealthy, and those waiting for their owner's remediation (OwnerRemediated False).
+  Scenario: A Cluster's Remediating condition names its unhealthy Machines and those waiting for remediation
+    Given a running Machine "m1"
+    Then the Cluster "c1" has condition "Remediating" with status "False" and reason "NotRemediating"
+    When another controller sets the condition "HealthCheckSucceeded" of the Machine "m1" to "False" with reason "UnhealthyNode" and message "Node m1 is unhealthy"
+    Then the Cluster "c1" has condition "Remediating" with status "False" and reason "NotRemediating" and message containing "Machine m1 is not healthy (not to be remediated)"
+    When another controller sets the condition "OwnerRemediated" of the Machine "m1" to "False" with reason "WaitingForRemediation" and message "Waiting for remediation"
+    Then the Cluster "c1" has condition "Remediating" with status "True" and reason "Remediating" and message containing "* Machine m1: Waiting for remediation"

@@ -325,3 +325,31 @@ func TestMirrorRolloutAggregates(t *testing.T) {
 		t.Errorf("unread: %q", got)
 	}
 }
+
+// TestMirrorRemediating: unhealthy Machines are named while none waits for
+// its owner's remediation; then the waiting ones' OwnerRemediated messages.
+func TestMirrorRemediating(t *testing.T) {
+	m := func(name string, conds ...metav1.Condition) *clusterv1.Machine {
+		return &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: clusterv1.MachineStatus{Conditions: conds}}
+	}
+	unhealthy := metav1.Condition{Type: clusterv1.HealthCheckSucceededCondition, Status: metav1.ConditionFalse, Reason: "UnhealthyNode"}
+	waiting := metav1.Condition{Type: clusterv1.OwnerRemediatedCondition, Status: metav1.ConditionFalse, Reason: "WaitingForRemediation", Message: "Waiting for remediation"}
+	for _, tc := range []struct {
+		name     string
+		machines []*clusterv1.Machine
+		want     string
+	}{
+		{"healthy", []*clusterv1.Machine{m("a")}, "False NotRemediating "},
+		{"one unhealthy", []*clusterv1.Machine{m("a"), m("b", unhealthy)}, "False NotRemediating Machine b is not healthy (not to be remediated)"},
+		{"many unhealthy", []*clusterv1.Machine{m("e", unhealthy), m("d", unhealthy), m("c", unhealthy), m("b", unhealthy), m("a", unhealthy)},
+			"False NotRemediating Machines a, b, c, ... (2 more) are not healthy (not to be remediated)"},
+		{"owner remediates", []*clusterv1.Machine{m("a", unhealthy), m("b", unhealthy, waiting), m("c", waiting)}, "True Remediating * Machine b: Waiting for remediation"},
+	} {
+		c := &clusterv1.Cluster{}
+		mirrorRemediating(&Scope{Found: true, Cluster: c, Machines: tc.machines})
+		x := meta.FindStatusCondition(c.Status.Conditions, clusterv1.RemediatingCondition)
+		if got := fmt.Sprintf("%s %s %s", x.Status, x.Reason, x.Message); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -17,6 +17,10 @@ const (
 	// (as Cluster API's MachineHealthCheck); krtt only reads it: False puts
 	// the Machine first in a MachineSet's scale-down.
 	HealthCheckSucceededCondition = "HealthCheckSucceeded"
+	// OwnerRemediatedCondition is set by a health checker outside krtt too:
+	// False while the Machine waits for its owner to remediate it. The
+	// Cluster's Remediating condition reads it.
+	OwnerRemediatedCondition = "OwnerRemediated"
 	// DeletingCondition reports deletion progress; its reason is one of the
 	// Deleting reasons below.
 	DeletingCondition = "Deleting"
