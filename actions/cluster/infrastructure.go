@@ -58,7 +58,9 @@ func infrastructureProvisioned(s *Scope) bool {
 	return ptr.Deref(s.Cluster.Status.Initialization.InfrastructureProvisioned, false) || contract.Provisioned(s.Infrastructure)
 }
 
-// endpointOf reads the contract's spec.controlPlaneEndpoint of u.
+// endpointOf reads the contract's spec.controlPlaneEndpoint of u. A host or
+// port the Cluster's schema would refuse reads as unset: copied, it would
+// make every write of the Cluster fail.
 func endpointOf(u *unstructured.Unstructured) clusterv1.APIEndpoint {
 	if u == nil {
 		return clusterv1.APIEndpoint{}
@@ -67,6 +69,9 @@ func endpointOf(u *unstructured.Unstructured) clusterv1.APIEndpoint {
 	port, _, _ := unstructured.NestedInt64(u.Object, "spec", "controlPlaneEndpoint", "port")
 	if port < 1 || port > 65535 {
 		port = 0
+	}
+	if len(host) > 512 {
+		host = ""
 	}
 	return clusterv1.APIEndpoint{Host: host, Port: int32(port)}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -56,6 +57,7 @@ func TestInfrastructureFacts(t *testing.T) {
 		{name: "not provisioned, endpoint not copied yet", ref: infraRef, infra: simObject("SimCluster", "lb.example.com", 6443, provisioned(false)), wantInfra: "Found", wantEndpoint: "Unset"},
 		{name: "provisioned, gives the endpoint", ref: infraRef, infra: simObject("SimCluster", "lb.example.com", 6443, provisioned(true)), wantInfra: "Found", wantEndpoint: "FromInfrastructure", wantProvisioned: true},
 		{name: "v1beta1 status.ready", ref: infraRef, infra: simObject("SimCluster", "lb.example.com", 6443, map[string]any{"ready": true}), wantInfra: "Found", wantEndpoint: "FromInfrastructure", wantProvisioned: true},
+		{name: "provisioned, a host too long for the Cluster is no endpoint", ref: infraRef, infra: simObject("SimCluster", strings.Repeat("h", 513), 6443, provisioned(true)), wantInfra: "Found", wantEndpoint: "Unset", wantProvisioned: true},
 		{name: "provisioned, a port out of range is no endpoint", ref: infraRef, infra: simObject("SimCluster", "lb.example.com", 70000, provisioned(true)), wantInfra: "Found", wantEndpoint: "Unset", wantProvisioned: true},
 		{name: "provisioned without one, the control plane is not initialized", ref: infraRef, infra: simObject("SimCluster", "", 0, provisioned(true)), cp: simObject("SimControlPlane", "cp.example.com", 443, nil), wantInfra: "Found", wantEndpoint: "Unset", wantProvisioned: true},
 		{name: "provisioned without one, the initialized control plane gives it", ref: infraRef, infra: simObject("SimCluster", "", 0, provisioned(true)), cp: simObject("SimControlPlane", "cp.example.com", 443, initialized), wantInfra: "Found", wantEndpoint: "FromControlPlane", wantProvisioned: true},
