@@ -140,3 +140,25 @@ func TestLatencyDelaysAndForwards(t *testing.T) {
 		t.Errorf("code %d, upstream hits %d, delayed %d", code, hits.Load(), p.N.Delayed.Load())
 	}
 }
+
+// TestDefaultFaultsShare: over many requests (a fixed seed), DefaultFaults
+// hit a read about 13% of the time and a write about 19%, so a chaos run's
+// share of faulted requests says the retries were exercised.
+func TestDefaultFaultsShare(t *testing.T) {
+	f := DefaultFaults
+	f.MaxLatency = time.Millisecond
+	p, _ := start(t, f)
+	const n = 1500
+	for i := range n {
+		method := http.MethodGet
+		if i%2 == 1 {
+			method = http.MethodPatch
+		}
+		do(t, method, p.URL+"/api")
+	}
+	share := float64(p.Injected()) / float64(p.N.Requests.Load())
+	t.Logf("DefaultFaults hit %.1f%% of %d requests", 100*share, p.N.Requests.Load())
+	if share < 0.12 || share > 0.20 {
+		t.Errorf("DefaultFaults hit %.1f%% of %d requests, want 12%% to 20%% (13%% of reads, 19%% of writes)", 100*share, p.N.Requests.Load())
+	}
+}
