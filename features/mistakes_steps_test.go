@@ -8,7 +8,6 @@ import (
 	"github.com/cucumber/godog"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -74,14 +73,8 @@ func (w *world) controlPlaneInitialized(ctx context.Context, name string) error 
 }
 
 func (w *world) removeControlPlaneRef(ctx context.Context, name string) error {
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		c := &clusterv1.Cluster{}
-		if err := w.h.Client.Get(ctx, w.key(name), c); err != nil {
-			return err
-		}
-		c.Spec.ControlPlaneRef = nil
-		return w.h.Client.Update(ctx, c)
-	})
+	c := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	return w.updateSpec(ctx, c, func() { c.Spec.ControlPlaneRef = nil })
 }
 
 // warningOf: the object has a Warning Event with the reason whose note

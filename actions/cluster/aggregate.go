@@ -7,7 +7,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/krtt-dev/krtt/actions/contract"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
@@ -78,7 +77,7 @@ func mirrorRolloutAggregates(s *Scope) {
 	c := s.Cluster
 	var cpConds []metav1.Condition
 	if s.ControlPlane != nil {
-		cpConds = unstructuredConditions(s.ControlPlane)
+		cpConds = contract.Conditions(s.ControlPlane)
 	}
 	for _, a := range rolloutAggregates {
 		var unread error
@@ -109,28 +108,6 @@ func mirrorRolloutAggregates(s *Scope) {
 		}
 		meta.SetStatusCondition(&c.Status.Conditions, reconciler.Aggregate(items, a.cond, a.cond, a.reasons, true, c.Generation))
 	}
-}
-
-// unstructuredConditions reads a provider object's status.conditions; an
-// entry without a type or a valid status is left out.
-func unstructuredConditions(u *unstructured.Unstructured) []metav1.Condition {
-	var out []metav1.Condition
-	for _, entry := range contract.Entries(u, "status", "conditions") {
-		t, _, _ := unstructured.NestedString(entry, "type")
-		st, _, _ := unstructured.NestedString(entry, "status")
-		switch metav1.ConditionStatus(st) {
-		case metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionUnknown:
-		default:
-			continue
-		}
-		if t == "" {
-			continue
-		}
-		reason, _, _ := unstructured.NestedString(entry, "reason")
-		message, _, _ := unstructured.NestedString(entry, "message")
-		out = append(out, metav1.Condition{Type: t, Status: metav1.ConditionStatus(st), Reason: reason, Message: message})
-	}
-	return out
 }
 
 // remediatingReasons are the Remediating aggregate's reasons.

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -240,11 +241,11 @@ func mirrorInfrastructure(s *Scope) {
 		}
 	default:
 		provisioned := ptr.Deref(c.Status.Initialization.InfrastructureProvisioned, false)
-		if ready := readyCondition(s.Infrastructure); ready != nil {
+		if ready := contract.ReadyCondition(s.Infrastructure); ready != nil {
 			if ready.Reason == "" && ready.Status == metav1.ConditionTrue {
 				ready.Reason = "InfrastructureReady"
 			}
-			set(ready.Status, orDefault(ready.Reason, "NoReasonReported"), ready.Message)
+			set(ready.Status, cmp.Or(ready.Reason, "NoReasonReported"), ready.Message)
 			return
 		}
 		if provisioned {
@@ -253,19 +254,6 @@ func mirrorInfrastructure(s *Scope) {
 		}
 		set(metav1.ConditionFalse, "InfrastructureNotReady", fmt.Sprintf("%s status.initialization.provisioned is false", ref.Kind))
 	}
-}
-
-// readyCondition is u's Ready condition, if it reports one with a valid
-// status.
-func readyCondition(u *unstructured.Unstructured) *metav1.Condition {
-	return meta.FindStatusCondition(unstructuredConditions(u), "Ready")
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // failureDomainsOf reads the contract's status.failureDomains: a list of

@@ -11,6 +11,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -97,4 +98,33 @@ func Provisioned(u *unstructured.Unstructured) bool {
 	}
 	v, _, _ := unstructured.NestedBool(u.Object, "status", "ready")
 	return v
+}
+
+// Conditions reads a provider object's status.conditions; an entry without
+// a type or with a status other than True, False or Unknown is left out, so
+// it is never copied into a condition the API server would refuse.
+func Conditions(u *unstructured.Unstructured) []metav1.Condition {
+	var out []metav1.Condition
+	for _, entry := range Entries(u, "status", "conditions") {
+		t, _, _ := unstructured.NestedString(entry, "type")
+		st, _, _ := unstructured.NestedString(entry, "status")
+		switch metav1.ConditionStatus(st) {
+		case metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionUnknown:
+		default:
+			continue
+		}
+		if t == "" {
+			continue
+		}
+		reason, _, _ := unstructured.NestedString(entry, "reason")
+		message, _, _ := unstructured.NestedString(entry, "message")
+		out = append(out, metav1.Condition{Type: t, Status: metav1.ConditionStatus(st), Reason: reason, Message: message})
+	}
+	return out
+}
+
+// ReadyCondition is a provider object's Ready condition, nil when it
+// reports none (or none with a valid status).
+func ReadyCondition(u *unstructured.Unstructured) *metav1.Condition {
+	return meta.FindStatusCondition(Conditions(u), "Ready")
 }

@@ -70,29 +70,6 @@ func InfrastructureAddresses(u *unstructured.Unstructured) []clusterv1.MachineAd
 	return out
 }
 
-// ReadyCondition returns the status, reason and message of
-// status.conditions[type=Ready]; found is false when there is none.
-func ReadyCondition(u *unstructured.Unstructured) (status, reason, message string, found bool) {
-	if u == nil {
-		return "", "", "", false
-	}
-	conds, ok, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	if !ok {
-		return "", "", "", false
-	}
-	for _, c := range conds {
-		m, ok := c.(map[string]any)
-		if !ok || m["type"] != "Ready" {
-			continue
-		}
-		status, _ = m["status"].(string)
-		reason, _ = m["reason"].(string)
-		message, _ = m["message"].(string)
-		return status, reason, message, true
-	}
-	return "", "", "", false
-}
-
 // ProviderFailure returns what a provider object reports in the v1beta1
 // contract's status.failureReason and status.failureMessage: empty when
 // neither is set.

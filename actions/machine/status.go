@@ -1,6 +1,7 @@
 package machine
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -65,8 +66,8 @@ func mirrorConditions(s *Scope) {
 				fmt.Sprintf("%s %s named in spec.bootstrap.configRef does not exist", ref.Kind, ref.Name))
 		}
 	case s.Bootstrap != nil:
-		if st, reason, msg, ok := ReadyCondition(s.Bootstrap); ok {
-			setCondition(m, clusterv1.BootstrapConfigReadyCondition, metav1.ConditionStatus(st), orDefault(reason, "BootstrapConfigReady"), msg)
+		if c := contract.ReadyCondition(s.Bootstrap); c != nil {
+			setCondition(m, clusterv1.BootstrapConfigReadyCondition, c.Status, cmp.Or(c.Reason, "BootstrapConfigReady"), c.Message)
 		} else if BootstrapDataSecretCreated(s.Bootstrap) {
 			setCondition(m, clusterv1.BootstrapConfigReadyCondition, metav1.ConditionTrue, "DataSecretCreated", "")
 		} else {
@@ -75,8 +76,8 @@ func mirrorConditions(s *Scope) {
 	}
 	switch {
 	case s.Infrastructure != nil:
-		if st, reason, msg, ok := ReadyCondition(s.Infrastructure); ok {
-			setCondition(m, clusterv1.InfrastructureReadyCondition, metav1.ConditionStatus(st), orDefault(reason, "InfrastructureReady"), msg)
+		if c := contract.ReadyCondition(s.Infrastructure); c != nil {
+			setCondition(m, clusterv1.InfrastructureReadyCondition, c.Status, cmp.Or(c.Reason, "InfrastructureReady"), c.Message)
 		} else if contract.Provisioned(s.Infrastructure) {
 			setCondition(m, clusterv1.InfrastructureReadyCondition, metav1.ConditionTrue, "Provisioned", "")
 		} else {
@@ -305,11 +306,4 @@ func mirrorCertificatesExpiry(s *Scope) {
 		return
 	}
 	m.Status.CertificatesExpiryDate = &metav1.Time{Time: t}
-}
-
-func orDefault(s, d string) string {
-	if s == "" {
-		return d
-	}
-	return s
 }
