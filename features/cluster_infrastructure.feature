@@ -31,6 +31,7 @@ Feature: Cluster infrastructure
   @row:cluster-status:K22 @row:cluster-status:K21
   Scenario: Without an endpoint from its infrastructure, a Cluster waits for the one its initialized control plane gives
     Given the SimCluster "infra" is created
+    And the Secret "c1-ca" holding the certificate authority of the Cluster "c1" is created
     And the SimControlPlane "cp" that is not initialized yet is created
     And a Cluster "c1" whose infrastructureRef names the SimCluster "infra" and whose controlPlaneRef names the SimControlPlane "cp"
     When the infrastructure provider provisions the SimCluster "infra" without a control plane endpoint
@@ -42,6 +43,22 @@ Feature: Cluster infrastructure
     Then the Cluster "c1" has the control plane endpoint "cp.example.com:443"
     And the Cluster "c1" is in phase "Provisioned"
     And the Cluster "c1" has condition "ControlPlaneInitialized" with status "True" and reason "Initialized"
+    # Its control plane provider writes the kubeconfig, not the Cluster.
+    And the Cluster "c1" has no kubeconfig Secret
+
+  # Cluster API v1.14 reconcileKubeconfig; util/kubeconfig CreateSecret.
+  @row:cluster-status:K23
+  Scenario: A Cluster no control plane provider serves gets a kubeconfig Secret its certificate authority signs
+    Given a Cluster "c1" whose infrastructureRef names the SimCluster "infra"
+    And the SimCluster "infra" is created
+    And the infrastructure provider provisions the SimCluster "infra" at "127.0.0.1:1"
+    And the Cluster "c1" is in phase "Provisioned"
+    And the Cluster "c1" has condition "WorkloadClusterReachable" with status "True" and reason "SelfHosted"
+    # Without a certificate authority there is nothing to sign one with.
+    And the Cluster "c1" has no kubeconfig Secret
+    When the Secret "c1-ca" holding the certificate authority of the Cluster "c1" is created
+    Then the Cluster "c1" gets a kubeconfig Secret for "https://127.0.0.1:1" signed by its certificate authority
+    And the Cluster "c1" has condition "WorkloadClusterReachable" with status "False" and reason "Unreachable" and message containing "127.0.0.1:1"
 
   # Cluster API v1.14 reconcileDelete: the control plane object, then the infrastructure object, then the finalizer.
   @row:cluster-deletion:K17 @row:cluster-deletion:K18 @row:cluster-deletion:K11

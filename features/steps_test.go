@@ -2,6 +2,7 @@ package features
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"os"
@@ -47,6 +48,9 @@ type world struct {
 	// kubelets: Nodes on which a "kubelet" finishes terminating Pods while
 	// assertions poll (envtest runs no kubelet).
 	kubelets map[string]bool
+	// clusterCA is the certificate of the CA Secret a scenario created
+	// (kubeconfig_steps_test.go).
+	clusterCA *x509.Certificate
 	// pausedKubelets are kubelets held while the workload API server is down.
 	pausedKubelets map[string]bool
 	workloadDown   bool
@@ -156,6 +160,7 @@ func registerSteps(sc *godog.ScenarioContext, h *harness.Harness, cov *coverage)
 	registerUpToDateSteps(sc, w)
 	registerNodeSyncSteps(sc, w)
 	registerInfrastructureSteps(sc, w)
+	registerKubeconfigSteps(sc, w)
 
 	// --- Given: the world ---
 	sc.Step(`^a Cluster "([^"]*)"$`, w.aCluster)

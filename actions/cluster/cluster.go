@@ -87,6 +87,12 @@ type Scope struct {
 	InfrastructureMissing string
 	InfrastructureUnread  bool
 	InfrastructureErr     error
+	// KubeconfigSecret: the <cluster>-kubeconfig Secret exists (or could
+	// not be read); ClusterCASecret: the <cluster>-ca Secret does. Secrets
+	// reads the CA's data, uncached.
+	KubeconfigSecret bool
+	ClusterCASecret  bool
+	Secrets          client.Reader
 	// Err is an API error met while observing, for the log.
 	Err error
 }
@@ -101,6 +107,9 @@ type Observer struct {
 	// Machines reads a Cluster's Machines; nil lists them through Client
 	// by their label (a one-shot reader without the manager's cache).
 	Machines MachinesOfCluster
+	// Secrets reads a Secret's data without caching every Secret (the
+	// Client holds their metadata only); nil reads through Client.
+	Secrets client.Reader
 }
 
 // MachinesOfCluster returns the Machines of the Cluster key names, read
@@ -166,7 +175,7 @@ func listMachines(c client.Client) MachinesOfCluster {
 // that could not even be looked up reads as Unreachable, with the error:
 // nothing is known about the workload cluster then.
 func (o *Observer) Observe(ctx context.Context, key client.ObjectKey) *Scope {
-	s := &Scope{Connections: o.Connections, Client: o.Client, Key: key, Workload: remote.Connection{State: remote.SelfHosted}}
+	s := &Scope{Connections: o.Connections, Client: o.Client, Secrets: cmp.Or[client.Reader](o.Secrets, o.Client), Key: key, Workload: remote.Connection{State: remote.SelfHosted}}
 	c := &clusterv1.Cluster{}
 	if err := o.Client.Get(ctx, key, c); err != nil {
 		if !apierrors.IsNotFound(err) {
@@ -188,6 +197,7 @@ func (o *Observer) Observe(ctx context.Context, key client.ObjectKey) *Scope {
 		r := o.readReferenced(ctx, s, *ref, "infrastructure")
 		s.Infrastructure, s.InfrastructureMissing, s.InfrastructureUnread, s.InfrastructureErr = r.obj, r.missing, r.unread, r.err
 	}
+	o.readSecrets(ctx, s)
 	machines := o.Machines
 	if machines == nil {
 		machines = listMachines(o.Client)
@@ -255,6 +265,7 @@ func register(reg *engine.Registry[*Scope]) {
 	reg.Enum("controlPlane", controlPlane)
 	reg.Bool("controlPlaneConditionCurrent", controlPlaneConditionCurrent)
 	registerInfrastructure(reg)
+	registerKubeconfig(reg)
 	reg.Action("AddFinalizer", "Add the cluster.krtt.dev/cluster finalizer to the Cluster.", reconciler.AddFinalizer(clusterv1.ClusterFinalizer, clusterOf), engine.Pure())
 	reg.Action("RemoveFinalizer", "Remove the cluster.krtt.dev/cluster finalizer so Kubernetes can delete the Cluster.", reconciler.RemoveFinalizer(clusterv1.ClusterFinalizer, clusterOf))
 	reg.Action("DeleteWorkers", "Delete, in one pass, the Cluster's MachineDeployments, the MachineSets and worker Machines it owns that are not being deleted yet; wait until every one is gone.", deleteWorkers, engine.MayWait())

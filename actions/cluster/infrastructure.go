@@ -154,7 +154,7 @@ func adopted(u *unstructured.Unstructured, c *clusterv1.Cluster) bool {
 }
 
 func referencesAdopted(s *Scope) bool {
-	if s.Cluster == nil || !s.Cluster.DeletionTimestamp.IsZero() {
+	if s.Cluster == nil {
 		return true
 	}
 	for _, u := range adoptable(s) {

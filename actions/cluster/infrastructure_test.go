@@ -177,8 +177,8 @@ func TestDeleteInfrastructureUnread(t *testing.T) {
 }
 
 // TestReferencesAdopted: each object that exists and is not being deleted
-// needs the Cluster's owner reference and its label; nothing is adopted
-// while the Cluster is being deleted.
+// needs the Cluster's owner reference and its label, whether the Cluster is
+// being deleted or not (row K19 adopts only while it is not).
 func TestReferencesAdopted(t *testing.T) {
 	c := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "c1", UID: "uid-1"}}
 	owned := func() *unstructured.Unstructured {
@@ -205,7 +205,7 @@ func TestReferencesAdopted(t *testing.T) {
 		{name: "label missing", infra: unlabelled, cp: owned()},
 		{name: "owner reference missing", infra: owned(), cp: unowned},
 		{name: "an object being deleted is left alone", infra: goingAway, want: true},
-		{name: "a Cluster being deleted adopts nothing", infra: unowned, deleting: true, want: true},
+		{name: "a Cluster being deleted reads what is there", infra: unowned, deleting: true},
 	} {
 		cl := c.DeepCopy()
 		if tc.deleting {

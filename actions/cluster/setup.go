@@ -39,9 +39,10 @@ const Name = "cluster"
 const observeTimeout = 10 * time.Second
 
 // Spec is the Cluster controller for the kit.
-// machines reads a Cluster's Machines (nil: listed through c).
-func Spec(set *engine.TableSet, c client.Client, conns Connections, w *reconciler.KindWatcher, machines MachinesOfCluster) reconciler.Spec[*clusterv1.Cluster, *Scope] {
-	obs := &Observer{Client: c, Connections: conns, Watcher: w, Machines: machines}
+// machines reads a Cluster's Machines (nil: listed through c), secrets a
+// Secret's data (nil: through c).
+func Spec(set *engine.TableSet, c client.Client, conns Connections, w *reconciler.KindWatcher, machines MachinesOfCluster, secrets client.Reader) reconciler.Spec[*clusterv1.Cluster, *Scope] {
+	obs := &Observer{Client: c, Connections: conns, Watcher: w, Machines: machines, Secrets: secrets}
 	return reconciler.Spec[*clusterv1.Cluster, *Scope]{
 		Name:             Name,
 		Set:              set,
@@ -103,7 +104,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error
 	if err != nil {
 		return err
 	}
-	r, err := reconciler.New(Spec(opts.Set, mgr.GetClient(), opts.Clusters, w, machines), opts.Kit(mgr, Name))
+	r, err := reconciler.New(Spec(opts.Set, mgr.GetClient(), opts.Clusters, w, machines, mgr.GetAPIReader()), opts.Kit(mgr, Name))
 	if err != nil {
 		return err
 	}
@@ -136,7 +137,9 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error
 				conditionsChanged(false, false, RollingOutCondition, ScalingUpCondition, ScalingDownCondition), replicasChanged(false)))).
 		Watches(&clusterv1.MachineSet{}, handler.EnqueueRequestsFromMapFunc(held(machineSetToCluster)),
 			builder.WithPredicates(predicate.Or(gone(), replicasChanged(true), conditionsChanged(true, false, ScalingUpCondition, ScalingDownCondition)))).
-		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(held(secretToCluster)), builder.WithPredicates(remote.KubeconfigSecrets())).
+		// Its kubeconfig Secret, and the CA Secret one is generated from.
+		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(held(secretToCluster)),
+			builder.WithPredicates(predicate.Or(remote.KubeconfigSecrets(), caSecrets()))).
 		WatchesRawSource(source.Channel(opts.Clusters.Subscribe(), &handler.EnqueueRequestForObject{}))
 	return r.Setup(mgr, b, workers, w)
 }
@@ -242,12 +245,28 @@ func machineDeploymentToCluster(_ context.Context, o client.Object) []reconcile.
 	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: md.Namespace, Name: md.Spec.ClusterName}}}
 }
 
+// secretToCluster maps a kubeconfig or CA Secret to its Cluster.
 func secretToCluster(_ context.Context, o client.Object) []reconcile.Request {
 	name, ok := remote.ClusterOfSecret(o.GetName())
+	if !ok {
+		name, ok = remote.ClusterOfCASecret(o.GetName())
+	}
 	if !ok {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: name}}}
+}
+
+// caSecrets passes the creations and deletions of Secrets named <cluster>-ca:
+// a Cluster without a kubeconfig Secret waits for one to sign it with.
+func caSecrets() predicate.Predicate {
+	named := func(o client.Object) bool { _, ok := remote.ClusterOfCASecret(o.GetName()); return ok }
+	return predicate.Funcs{
+		CreateFunc:  func(e event.CreateEvent) bool { return named(e.Object) },
+		DeleteFunc:  func(e event.DeleteEvent) bool { return named(e.Object) },
+		UpdateFunc:  func(event.UpdateEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
 }
 
 // The Cluster controller's permissions (config/rbac/role.yaml, make manifests).
@@ -259,3 +278,5 @@ func secretToCluster(_ context.Context, o client.Object) []reconcile.Request {
 // +kubebuilder:rbac:groups=cluster.krtt.dev,resources=machines,verbs=list;watch;delete
 // The control plane and infrastructure objects a Cluster names: adopted, and deleted last.
 // +kubebuilder:rbac:groups=controlplane.cluster.x-k8s.io;infrastructure.cluster.x-k8s.io;sim.krtt.dev,resources=*,verbs=patch;delete
+// The kubeconfig of a Cluster no control plane provider serves (reconcileKubeconfig).
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=create

@@ -1,5 +1,7 @@
 package v1alpha1
 
+import corev1 "k8s.io/api/core/v1"
+
 // Condition types set on Machines (Paused and Ready are also used on
 // Clusters).
 const (
@@ -231,3 +233,7 @@ const (
 	RollingOutCondition       = "RollingOut"
 	MachinesUpToDateCondition = "MachinesUpToDate"
 )
+
+// ClusterSecretType is the type of the Secrets krtt writes for a Cluster
+// (its generated <cluster>-kubeconfig), as Cluster API types its own.
+const ClusterSecretType corev1.SecretType = "cluster.krtt.dev/secret"

@@ -325,6 +325,8 @@ var unusedOK = map[string]string{
 		"lifecycle creates no MachineDeployment",
 	"ClusterRole: cluster.krtt.dev machinedeployments/finalizers update": "OwnerReferencesPermissionEnforcement lets only who may " +
 		"update the owner's finalizers set blockOwnerDeletion: the MachineDeployment as controller of its MachineSets; no request goes there",
+	"ClusterRole: core secrets create": "the Cluster controller writes the <cluster>-kubeconfig Secret of a Cluster with a " +
+		"control plane endpoint, no control plane object and a <cluster>-ca Secret; this lifecycle's Cluster has a control plane object",
 	"Role: core events patch": "the leader-election event recorder patches an event it repeats (a re-election soon after " +
 		"the last); this lifecycle elects once",
 	"ClusterRole: cluster.krtt.dev machinedrainrules/status patch": "the MachineDrainRule controller writes a rule's " +
