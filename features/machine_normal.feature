@@ -64,6 +64,27 @@ Feature: A Machine walks from Pending to Running
     When the infrastructure of "m1" reports no interruptible instance
     Then the Node of "m1" has no label "cluster.krtt.dev/interruptible"
 
+  # Cluster API v1.14 propagateMachineTaintsToNode (machine_controller_noderef.go; behind the MachineTaintPropagation
+  # feature gate there, always on in krtt): an Always taint is kept on the Node, an OnInitialization one set once.
+  @row:machine-normal:N31 @row:machine-normal:N40
+  Scenario: a Machine's taints reach its Node: Always ones are kept there, OnInitialization ones are set once
+    Given a Machine "m1" with its bootstrap and infrastructure objects
+    And the Machine "m1" has the Always taint "example.com/dedicated=gpu:NoSchedule"
+    And the Machine "m1" has the OnInitialization taint "example.com/warming:NoExecute"
+    And the bootstrap provider reports the data secret of "m1"
+    And the infrastructure of "m1" is provisioned
+    When a Node joins for "m1"
+    Then the Machine "m1" reaches phase "Running"
+    And the Node of "m1" has the taint "example.com/dedicated=gpu:NoSchedule"
+    And the Node of "m1" has the taint "example.com/warming:NoExecute"
+    And the Node of "m1" has the annotation "cluster.krtt.dev/taints-from-machine" = "example.com/dedicated:NoSchedule"
+    When someone removes the taints "example.com/dedicated:NoSchedule, example.com/warming:NoExecute" from the Node of "m1"
+    Then the Node of "m1" has the taint "example.com/dedicated=gpu:NoSchedule"
+    And the Node of "m1" has no taint "example.com/warming"
+    When the Machine "m1" no longer has the taint "example.com/dedicated:NoSchedule"
+    Then the Node of "m1" has no taint "example.com/dedicated"
+    And the Node of "m1" has the annotation "cluster.krtt.dev/taints-from-machine" = ""
+
   # Cluster API v1.14 --additional-sync-machine-labels and --additional-sync-machine-annotations (core/main.go;
   # GetManagedLabels, GetManagedAnnotations): keys matching an expression reach the Node too.
   @serial @row:machine-normal:N31

@@ -168,6 +168,21 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And the Node of every Machine of the MachineSet called "v1" does not have the taint "node.cluster.krtt.dev/outdated-revision:PreferNoSchedule"
     And the Node of every Machine of the MachineSet called "v2" has the taint "node.cluster.krtt.dev/outdated-revision:PreferNoSchedule"
 
+  # Cluster API v1.14 computeDesiredMS (machinedeployment_rollout_planner.go) and syncMachines (machineset_controller.go):
+  # a template's taints reach the MachineSets and their Machines in place; they do not roll out
+  # (MachineTemplateDeepCopyRolloutFields leaves them out), and the Machines keep them on their Nodes.
+  @row:machinedeployment-normal:N07 @row:machineset-normal:S12 @row:machine-normal:N40
+  Scenario: a taint added to a MachineDeployment's template reaches its Machines and their Nodes in place, without a rollout
+    Given a MachineDeployment "md" of 2 Machines
+    And the providers bring every Machine of the deployment "md" to Running as it comes
+    And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
+    And the current MachineSet of "md" is called "v1"
+    When the template of the MachineDeployment "md" gets the Always taint "example.com/dedicated=gpu:NoSchedule"
+    Then every Machine of the MachineSet called "v1" has the taint "example.com/dedicated=gpu:NoSchedule" in its spec
+    And the Node of every Machine of the MachineSet called "v1" has the taint "example.com/dedicated:NoSchedule"
+    And the MachineDeployment "md" has 1 MachineSet
+    And every Machine of the deployment "md" is up to date
+
   # Cluster API v1.14 rollout planner computeDesiredMS (machinedeployment_rollout_planner.go): machineNaming passes
   # to every MachineSet of the deployment, which names its Machines by it.
   Scenario: spec.machineNaming of a MachineDeployment names the Machines of its MachineSets

@@ -161,6 +161,7 @@ func registerSteps(sc *godog.ScenarioContext, h *harness.Harness, cov *coverage)
 	registerNodeSyncSteps(sc, w)
 	registerInfrastructureSteps(sc, w)
 	registerKubeconfigSteps(sc, w)
+	registerTaintSteps(sc, w)
 
 	// --- Given: the world ---
 	sc.Step(`^a Cluster "([^"]*)"$`, w.aCluster)

@@ -30,6 +30,14 @@ const (
 	AnnotationsFromMachineAnnotation = "cluster.krtt.dev/annotations-from-machine"
 )
 
+// TaintsFromMachineAnnotation on a Node lists, comma-separated and sorted,
+// the Always taints of the Machine krtt keeps there (key:effect), so one
+// that leaves the Machine's spec.taints is removed from the Node. Once
+// set, even empty, it also says the Node was initialized: OnInitialization
+// taints go on only while it is absent (Cluster API's
+// cluster.x-k8s.io/taints-from-machine).
+const TaintsFromMachineAnnotation = "cluster.krtt.dev/taints-from-machine"
+
 // inDomain: the part of key before "/" is domain or a subdomain of it.
 func inDomain(key, domain string) bool {
 	d, _, _ := strings.Cut(key, "/")
@@ -138,11 +146,55 @@ func nodeTaints(current []corev1.Taint, outdated *bool) (taints []corev1.Taint, 
 	return taints, untainted, revision
 }
 
+// machineTaints applies the Machine's taints to the Node's (Cluster API
+// propagateMachineTaintsToNode): each Always taint is set with its value,
+// each OnInitialization one too while the Node is not initialized yet, and
+// the Always taints tracked before that the Machine no longer has (in
+// either list) are removed. owned is the new tracking annotation; current
+// is not changed.
+func machineTaints(current []corev1.Taint, want []clusterv1.MachineTaint, tracked string, initialized bool) (taints []corev1.Taint, changed bool, owned string) {
+	taints = slices.Clone(current)
+	var always, listed []string
+	for _, mt := range want {
+		id := mt.Key + ":" + string(mt.Effect)
+		listed = append(listed, id)
+		if mt.Propagation == clusterv1.TaintPropagationAlways {
+			always = append(always, id)
+		} else if initialized {
+			continue
+		}
+		t := corev1.Taint{Key: mt.Key, Value: mt.Value, Effect: mt.Effect}
+		switch i := slices.IndexFunc(taints, func(c corev1.Taint) bool { return c.MatchTaint(&t) }); {
+		case i < 0:
+			taints = append(taints, t)
+			changed = true
+		case taints[i].Value != t.Value:
+			taints[i] = t
+			changed = true
+		}
+	}
+	for _, id := range fromMachine(tracked) {
+		if slices.Contains(listed, id) {
+			continue
+		}
+		i := strings.LastIndex(id, ":")
+		if i < 0 {
+			continue
+		}
+		gone := corev1.Taint{Key: id[:i], Effect: corev1.TaintEffect(id[i+1:])}
+		n := len(taints)
+		taints = slices.DeleteFunc(taints, func(c corev1.Taint) bool { return c.MatchTaint(&gone) })
+		changed = changed || len(taints) != n
+	}
+	slices.Sort(always)
+	return taints, changed, strings.Join(always, ",")
+}
+
 // syncNode sets the managed Machine labels and annotations on the Node,
 // removes those the Machine no longer has, labels the Node of an
-// interruptible instance, removes the uninitialized taint and keeps the
+// interruptible instance, removes the uninitialized taint, keeps the
 // outdated-revision taint on the Node of a Machine a rollout will replace
-// (Cluster API reconcileNode, patchNode). It patches the Node only when
+// and the Machine's own taints (Cluster API reconcileNode, patchNode). It patches the Node only when
 // something differs.
 func syncNode(ctx context.Context, s *Scope) engine.Outcome {
 	node := s.Node()
@@ -210,8 +262,11 @@ func syncNode(ctx context.Context, s *Scope) engine.Outcome {
 	setAnnotation(AnnotationsFromMachineAnnotation, strings.Join(copied, ","))
 
 	taints, untainted, revision := nodeTaints(node.Spec.Taints, s.outdatedRevision())
+	tracked, initialized := node.Annotations[TaintsFromMachineAnnotation]
+	taints, propagated, owned := machineTaints(taints, m.Spec.Taints, tracked, initialized)
+	setAnnotation(TaintsFromMachineAnnotation, owned)
 
-	if len(set) == 0 && len(removed) == 0 && len(annotated) == 0 && !untainted && !revision {
+	if len(set) == 0 && len(removed) == 0 && len(annotated) == 0 && !untainted && !revision && !propagated {
 		return engine.OKf("Node %s in sync", node.Name)
 	}
 	md := map[string]any{}
@@ -222,7 +277,7 @@ func syncNode(ctx context.Context, s *Scope) engine.Outcome {
 		md["annotations"] = annotations
 	}
 	patch := map[string]any{"metadata": md}
-	if untainted || revision {
+	if untainted || revision || propagated {
 		// A merge patch replaces the whole list: the observed
 		// resourceVersion makes a taint added meanwhile conflict instead
 		// of being lost.
@@ -246,6 +301,9 @@ func syncNode(ctx context.Context, s *Scope) engine.Outcome {
 	}
 	if untainted {
 		parts = append(parts, "removed taint "+clusterv1.NodeUninitializedTaint)
+	}
+	if propagated {
+		parts = append(parts, "taints from the Machine")
 	}
 	// The outdated-revision taint follows the MachineDeployment, not the
 	// Machine: the row's message (the Machine's lastTransition) does not

@@ -20,8 +20,8 @@ import (
 // desiredSet is set.MS with what the deployment gives it in place: every
 // set, old ones included (Cluster API's computeDesiredMS serves both), its
 // deletion order, remediation and machine naming, the template's metadata (with the set's
-// own hash label), readiness gates, minReadySeconds, deletion and health
-// settings; the current one also the highest revision. Replicas are the
+// own hash label), readiness gates, minReadySeconds, taints, deletion and
+// health settings; the current one also the highest revision. Replicas are the
 // rows' business, never changed here.
 func desiredSet(s *Scope, set *Set) *clusterv1.MachineSet {
 	md, ms := s.MD, set.MS.DeepCopy()
@@ -39,6 +39,7 @@ func desiredSet(s *Scope, set *Set) *clusterv1.MachineSet {
 	ms.Spec.Template.Spec.Health = *md.Spec.Template.Spec.Health.DeepCopy()
 	ms.Spec.Template.Spec.ReadinessGates = slices.Clone(md.Spec.Template.Spec.ReadinessGates)
 	ms.Spec.Template.Spec.MinReadySeconds = md.Spec.Template.Spec.MinReadySeconds
+	ms.Spec.Template.Spec.Taints = slices.Clone(md.Spec.Template.Spec.Taints)
 	ms.Annotations = maps.Clone(ms.Annotations)
 	if ms.Annotations == nil {
 		ms.Annotations = map[string]string{}

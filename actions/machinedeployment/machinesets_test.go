@@ -1,6 +1,7 @@
 package machinedeployment
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	"strconv"
 	"testing"
 	"time"
@@ -273,6 +274,7 @@ func TestInPlaceFieldsReachEverySet(t *testing.T) {
 	md.Spec.Template.Spec.ReadinessGates = []clusterv1.MachineReadinessGate{{ConditionType: "example.com/Installed", Polarity: clusterv1.PositivePolarity}}
 	md.Spec.Template.Spec.Deletion.NodeDrainTimeoutSeconds = ptr.To(int32(60))
 	md.Spec.Template.Spec.MinReadySeconds = 30
+	md.Spec.Template.Spec.Taints = []clusterv1.MachineTaint{{Key: "example.com/dedicated", Effect: corev1.TaintEffectNoSchedule, Propagation: clusterv1.TaintPropagationAlways}}
 	md.Spec.MachineNaming.Template = "{{ .cluster.name }}-{{ .random }}"
 	if got := outOfSync(s); len(got) != 2 {
 		t.Fatalf("%d sets out of sync after a gate was added, want both", len(got))
@@ -284,6 +286,9 @@ func TestInPlaceFieldsReachEverySet(t *testing.T) {
 		}
 		if want.Spec.Template.Spec.MinReadySeconds != 30 {
 			t.Errorf("%s: minReadySeconds %d", st.MS.Name, want.Spec.Template.Spec.MinReadySeconds)
+		}
+		if ts := want.Spec.Template.Spec.Taints; len(ts) != 1 || ts[0].Key != "example.com/dedicated" {
+			t.Errorf("%s: taints %+v", st.MS.Name, ts)
 		}
 		if ptr.Deref(want.Spec.Template.Spec.Deletion.NodeDrainTimeoutSeconds, 0) != 60 {
 			t.Errorf("%s: deletion %+v", st.MS.Name, want.Spec.Template.Spec.Deletion)

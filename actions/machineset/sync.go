@@ -117,6 +117,7 @@ func desiredMachine(ms *clusterv1.MachineSet, m *clusterv1.Machine) (out *cluste
 	out.Spec.Deletion = *tpl.Spec.Deletion.DeepCopy()
 	out.Spec.ReadinessGates = slices.Clone(tpl.Spec.ReadinessGates)
 	out.Spec.MinReadySeconds = tpl.Spec.MinReadySeconds
+	out.Spec.Taints = slices.Clone(tpl.Spec.Taints)
 	if m.DeletionTimestamp.IsZero() {
 		labels := followTemplate(m.Labels, managedKeys(m, clusterv1.ManagedLabelsAnnotation), tpl.ObjectMeta.Labels)
 		maps.Copy(labels, setLabels(ms))

@@ -1,6 +1,7 @@
 package machineset
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	"regexp"
 	"strings"
 	"testing"
@@ -68,6 +69,7 @@ func TestDesiredMachine(t *testing.T) {
 	ms.Spec.Template.Spec.Health.HealthTimeoutSeconds = ptr.To[int32](60)
 	ms.Spec.Template.Spec.ReadinessGates = []clusterv1.MachineReadinessGate{{ConditionType: "example.com/Installed"}}
 	ms.Spec.Template.Spec.MinReadySeconds = 30
+	ms.Spec.Template.Spec.Taints = []clusterv1.MachineTaint{{Key: "example.com/dedicated", Effect: corev1.TaintEffectNoSchedule, Propagation: clusterv1.TaintPropagationAlways}}
 	want, changed := desiredMachine(ms, m)
 	if !changed {
 		t.Fatal("a changed template leaves the Machine in sync")
@@ -87,6 +89,9 @@ func TestDesiredMachine(t *testing.T) {
 	if want.Spec.MinReadySeconds != 30 {
 		t.Errorf("minReadySeconds %d", want.Spec.MinReadySeconds)
 	}
+	if len(want.Spec.Taints) != 1 || want.Spec.Taints[0].Key != "example.com/dedicated" {
+		t.Errorf("taints %+v", want.Spec.Taints)
+	}
 	if want.Spec.InfrastructureRef.Name != "m" {
 		t.Errorf("infrastructureRef %+v: a Machine keeps its own", want.Spec.InfrastructureRef)
 	}
@@ -95,11 +100,12 @@ func TestDesiredMachine(t *testing.T) {
 	}
 
 	// A Machine being deleted gets only the deletion settings, the
-	// readiness gates and minReadySeconds (Cluster API syncMachines).
+	// readiness gates, minReadySeconds and taints (Cluster API
+	// syncMachines).
 	deleting(m)
 	want, _ = desiredMachine(ms, m)
 	if want.Labels["zone"] != "" || ptr.Deref(want.Spec.Deletion.NodeDrainTimeoutSeconds, 0) != 300 || want.Spec.Health.HealthTimeoutSeconds != nil ||
-		len(want.Spec.ReadinessGates) != 1 || want.Spec.MinReadySeconds != 30 {
+		len(want.Spec.ReadinessGates) != 1 || want.Spec.MinReadySeconds != 30 || len(want.Spec.Taints) != 1 {
 		t.Errorf("being deleted: labels %v deletion %+v health %+v readinessGates %+v minReadySeconds %d", want.Labels, want.Spec.Deletion, want.Spec.Health, want.Spec.ReadinessGates, want.Spec.MinReadySeconds)
 	}
 }

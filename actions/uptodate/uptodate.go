@@ -22,7 +22,8 @@ import (
 // Rollout is what rolls out of a Machine spec: the Kubernetes version, the
 // bootstrap and infrastructure references and the failure domain. Cluster
 // API's MachineTemplateDeepCopyRolloutFields leaves out the same: metadata,
-// readiness gates, minReadySeconds, the deletion and health settings.
+// readiness gates, minReadySeconds, taints, the deletion and health
+// settings.
 type Rollout struct {
 	Version       string
 	Bootstrap     clusterv1.MachineBootstrap

@@ -215,7 +215,74 @@ type MachineSpec struct {
 	// +kubebuilder:validation:MaxLength=256
 	// +kubebuilder:validation:XValidation:rule="self.matches('^v?[0-9]+[.][0-9]+[.][0-9]+([-+][0-9A-Za-z.+-]*)?$')",message="version must be a semantic version such as v1.37.0"
 	Version string `json:"version,omitempty"`
+
+	// taints are taints krtt keeps on the Machine's Node (Cluster API's
+	// spec.taints). An Always taint is added, kept (re-added when someone
+	// removes it, its value set back) and removed from the Node when it
+	// leaves this list; an OnInitialization taint is added once, when krtt
+	// first syncs the Node, and left alone afterwards. Taints others set on
+	// the Node are never touched. A MachineSet or MachineDeployment changes
+	// them on its Machines in place: a change replaces no Machine.
+	// +optional
+	// +listType=map
+	// +listMapKey=key
+	// +listMapKey=effect
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=64
+	Taints []MachineTaint `json:"taints,omitempty"`
 }
+
+// MachineTaint is a taint a Machine gives its Node.
+type MachineTaint struct {
+	// key of the taint, a label key: a name of at most 63 characters, with
+	// an optional DNS subdomain prefix and '/'. krtt's own Node taints
+	// (node.cluster.krtt.dev/uninitialized, /outdated-revision), the
+	// node.kubernetes.io/ ones (but node.kubernetes.io/out-of-service),
+	// the node.cloudprovider.kubernetes.io/ ones and the deprecated
+	// node-role.kubernetes.io/master are refused: others own them.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=317
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$') && (self.contains('/') ? self.split('/')[0].size() <= 253 && self.split('/')[1].size() <= 63 : self.size() <= 63)",message="key must be a label key such as example.com/dedicated: a name of at most 63 characters (letters, digits, '-', '_', '.'), with an optional DNS subdomain prefix of at most 253 and a '/'"
+	// +kubebuilder:validation:XValidation:rule="!(self in ['node.cluster.krtt.dev/uninitialized', 'node.cluster.krtt.dev/outdated-revision'])",message="key is one of krtt's own Node taints, which krtt sets and removes itself"
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('node.kubernetes.io/') || self == 'node.kubernetes.io/out-of-service'",message="key must not have the prefix node.kubernetes.io/ (the kubelet and the node lifecycle controller own those), except node.kubernetes.io/out-of-service"
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('node.cloudprovider.kubernetes.io/')",message="key must not have the prefix node.cloudprovider.kubernetes.io/ (the cloud controller manager owns those)"
+	// +kubebuilder:validation:XValidation:rule="self != 'node-role.kubernetes.io/master'",message="node-role.kubernetes.io/master is deprecated since Kubernetes 1.24: use node-role.kubernetes.io/control-plane"
+	Key string `json:"key"`
+
+	// value of the taint, a label value (at most 63 characters).
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$')",message="value must be a label value: letters, digits, '-', '_' and '.', starting and ending with a letter or digit"
+	Value string `json:"value,omitempty"`
+
+	// effect of the taint on Pods that do not tolerate it.
+	// +required
+	// +kubebuilder:validation:Enum=NoSchedule;PreferNoSchedule;NoExecute
+	Effect corev1.TaintEffect `json:"effect"`
+
+	// propagation says when krtt puts the taint on the Node: Always (kept
+	// there) or OnInitialization (once, when the Node is first synced).
+	// +required
+	Propagation MachineTaintPropagation `json:"propagation"`
+}
+
+// MachineTaintPropagation says when a Machine's taint goes onto its Node.
+//
+// +kubebuilder:validation:Enum=Always;OnInitialization
+type MachineTaintPropagation string
+
+// Taint propagations.
+const (
+	// TaintPropagationAlways: the taint is kept on the Node while the
+	// Machine has it, and removed when it goes.
+	TaintPropagationAlways MachineTaintPropagation = "Always"
+	// TaintPropagationOnInitialization: the taint is added once, when krtt
+	// first syncs the Node; removing it from the Node or the Machine
+	// changes nothing afterwards.
+	TaintPropagationOnInitialization MachineTaintPropagation = "OnInitialization"
+)
 
 // ConditionPolarity says which status of a condition is the healthy one.
 //

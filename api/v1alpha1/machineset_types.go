@@ -7,6 +7,8 @@ import (
 )
 
 // MachineTemplateSpec is what every Machine of a MachineSet is created from.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.taints) || !self.spec.taints.exists(t, t.key == 'node-role.kubernetes.io/control-plane')",message="spec.taints cannot hold node-role.kubernetes.io/control-plane: the Machines of a MachineSet or MachineDeployment are workers"
 type MachineTemplateSpec struct {
 	// metadata: labels and annotations of every Machine. The labels must
 	// match the MachineSet's selector.

@@ -68,6 +68,8 @@ var machineSetCatalog = []struct {
 		want: `spec.template.spec.infrastructureRef: Required value`},
 	{name: "template of another Cluster", mutate: set("spec.template.spec.clusterName", "c2"),
 		want: `template.spec.clusterName must equal clusterName`},
+	{name: "control-plane taint on workers", mutate: set("spec.template.spec.taints", []any{obj{"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule", "propagation": "Always"}}),
+		want: `spec.template: Invalid value: spec.taints cannot hold node-role.kubernetes.io/control-plane: the Machines of a MachineSet or MachineDeployment are workers`},
 	{name: "template with a providerID", mutate: set("spec.template.spec.providerID", "sim://x"),
 		want: `template.spec.providerID must not be set: every Machine gets its own from its infrastructure`},
 	{name: "built-in template group", mutate: set("spec.template.spec.infrastructureRef.apiGroup", "apps"),
