@@ -119,6 +119,9 @@ func TestMachineName(t *testing.T) {
 		{"default", "", "workers", `^workers-` + random + `$`},
 		{"cluster and set", "{{ .cluster.name }}.{{ .machineSet.name }}-{{ .random }}", "workers", `^c1\.workers-` + random + `$`},
 		{"random first", "{{ .random }}-node", "workers", `^` + random + `-node$`},
+		// Spaces inside the braces are Go template's business, as in
+		// Cluster API.
+		{"no spaces", "{{.cluster.name}}-{{  .machineSet.name}}-{{ .random }}", "workers", `^c1-workers-` + random + `$`},
 		// Over 63 characters: the first 58 and five random ones (the
 		// default template too).
 		{"long", "", strings.Repeat("a", 70), `^a{58}` + random + `$`},

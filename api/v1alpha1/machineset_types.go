@@ -144,7 +144,7 @@ type MachineNamingSpec struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=256
 	// +kubebuilder:validation:XValidation:rule="self.contains('{{ .random }}')",message="machineNaming.template must contain {{ .random }}, so the Machines it names do not collide"
-	// +kubebuilder:validation:XValidation:rule="self.matches('^([a-z0-9.-]|[{][{] [.](cluster[.]name|machineSet[.]name|random) [}][}])+$')",message="machineNaming.template may hold only lowercase letters, digits, '-', '.' and the variables {{ .cluster.name }}, {{ .machineSet.name }} and {{ .random }} (spelled so, with one space inside each brace pair)"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([a-z0-9.-]|[{][{] *[.](cluster[.]name|machineSet[.]name|random) *[}][}])+$')",message="machineNaming.template may hold only lowercase letters, digits, '-', '.' and the variables {{ .cluster.name }}, {{ .machineSet.name }} and {{ .random }}"
 	// +kubebuilder:validation:XValidation:rule="!self.matches('^[-.]') && !self.matches('[-.]$')",message="machineNaming.template must not start or end with '-' or '.': the names it makes must be valid object names"
 	Template string `json:"template,omitempty"`
 }

@@ -102,6 +102,18 @@ var machineSetCatalog = []struct {
 		want: `spec.machineNaming.template in body should be at least 1 chars long`},
 }
 
+// TestMachineNamingSpaces: the variables may be written with any spaces
+// inside the braces, as Go templates (and Cluster API) allow; {{ .random }}
+// is required as Cluster API spells it.
+func TestMachineNamingSpaces(t *testing.T) {
+	freshNamespace(t)
+	u := &unstructured.Unstructured{Object: baseMachineSet("naming-spaces")}
+	set("spec.machineNaming.template", "{{.cluster.name}}-{{  .machineSet.name}}-{{ .random }}")(u.Object)
+	if err := env.Client.Create(context.Background(), u, client.FieldValidation("Strict")); err != nil {
+		t.Fatalf("refused: %v", err)
+	}
+}
+
 func TestMachineSetBadInputCatalog(t *testing.T) {
 	freshNamespace(t)
 	ctx := context.Background()
