@@ -164,12 +164,13 @@ func (s *Scope) deleteReferenced(ctx context.Context, obj *unstructured.Unstruct
 	return engine.Wait("%s", s.Remaining())
 }
 
-// controlPlaneLeft names the control plane object the teardown deletes
-// last, or is empty when there is none (not named, or gone).
-func (s *Scope) controlPlaneLeft() string {
-	switch controlPlane(s) {
+// referenceLeft names the object ref names while the teardown still waits
+// for it: state (the controlPlane or infrastructure fact) says it exists,
+// is being deleted or could not be read. Empty otherwise (not named, or
+// gone).
+func referenceLeft(state string, ref *clusterv1.ObjectReference) string {
+	switch state {
 	case "Found", "Deleting", "Unread":
-		ref := s.Cluster.Spec.ControlPlaneRef
 		return ref.Kind + " " + ref.Name
 	}
 	return ""

@@ -44,17 +44,18 @@ func Explain(ctx context.Context, c client.Client, set *engine.TableSet, key cli
 		}
 		if st := plan.State; st.Wait != nil {
 			rep.WaitingOn = explain.WaitFromTiming(st.Wait, st.Wait.Timing(reconciler.ObjectFields(cl, now), nil), now)
-			rep.WaitingOn.On += ": " + waitDetail(ctx, st.Wait.Step, s)
+			rep.WaitingOn.On += ": " + waitDetail(ctx, st.DeletionStep, s)
 		}
 	}
 	return rep, nil
 }
 
 // waitDetail says what the Cluster's wait is on now: what of the teardown
-// is left, or what provisioning waits for.
-func waitDetail(ctx context.Context, step string, s *Scope) string {
-	if step == "Infrastructure" {
-		return describeInfrastructure(ctx, s).Message
+// is left (a deletion step's wait), or what provisioning waits for (the
+// only other state that declares one).
+func waitDetail(ctx context.Context, deleting bool, s *Scope) string {
+	if deleting {
+		return s.Remaining()
 	}
-	return s.Remaining()
+	return describeInfrastructure(ctx, s).Message
 }

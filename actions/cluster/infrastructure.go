@@ -192,17 +192,6 @@ func deleteInfrastructure(ctx context.Context, s *Scope) engine.Outcome {
 		fmt.Sprintf("everything else of the Cluster is gone, but %s %s", ref.Kind, ref.Name))
 }
 
-// infrastructureLeft names the infrastructure object the teardown deletes
-// after the control plane object, or is empty when there is none.
-func (s *Scope) infrastructureLeft() string {
-	switch infrastructure(s) {
-	case "Found", "Deleting", "Unread":
-		ref := s.Cluster.Spec.InfrastructureRef
-		return ref.Kind + " " + ref.Name
-	}
-	return ""
-}
-
 // mirrorInfrastructure is Cluster API's setInfrastructureReadyCondition,
 // and the status.initialization flag and status.failureDomains of
 // reconcileInfrastructure (copied once the object is provisioned, unless it

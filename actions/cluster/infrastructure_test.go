@@ -238,14 +238,14 @@ func TestRemainingNamesInfrastructureLast(t *testing.T) {
 func TestWaitDetail(t *testing.T) {
 	c := &clusterv1.Cluster{Spec: clusterv1.ClusterSpec{InfrastructureRef: infraRef}}
 	s := &Scope{Found: true, Cluster: c, Infrastructure: simObject("SimCluster", "", 0, provisioned(false))}
-	if got, want := waitDetail(context.Background(), "Infrastructure", s), "waiting for SimCluster infra to report status.initialization.provisioned"; got != want {
+	if got, want := waitDetail(context.Background(), false, s), "waiting for SimCluster infra to report status.initialization.provisioned"; got != want {
 		t.Errorf("provisioning: %q, want %q", got, want)
 	}
 	s.Infrastructure = simObject("SimCluster", "", 0, provisioned(true))
-	if got, want := waitDetail(context.Background(), "Infrastructure", s), "SimCluster infra is provisioned; waiting for a control plane endpoint: neither spec.controlPlaneEndpoint nor the infrastructure or initialized control plane object gives one"; got != want {
+	if got, want := waitDetail(context.Background(), false, s), "SimCluster infra is provisioned; waiting for a control plane endpoint: neither spec.controlPlaneEndpoint nor the infrastructure or initialized control plane object gives one"; got != want {
 		t.Errorf("endpoint: %q, want %q", got, want)
 	}
-	if got, want := waitDetail(context.Background(), "Teardown", s), "every MachineDeployment, MachineSet and Machine the Cluster waits for is gone; waiting for SimCluster infra to be deleted"; got != want {
+	if got, want := waitDetail(context.Background(), true, s), "every MachineDeployment, MachineSet and Machine the Cluster waits for is gone; waiting for SimCluster infra to be deleted"; got != want {
 		t.Errorf("teardown: %q, want %q", got, want)
 	}
 }

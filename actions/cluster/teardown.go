@@ -166,7 +166,8 @@ func deleteControlPlaneMachines(ctx context.Context, s *Scope) engine.Outcome {
 func (s *Scope) Remaining() string {
 	msg := s.machinesRemaining()
 	var objects []string
-	for _, o := range []string{s.controlPlaneLeft(), s.infrastructureLeft()} {
+	// The control plane object goes first, the infrastructure object last.
+	for _, o := range []string{referenceLeft(controlPlane(s), s.Cluster.Spec.ControlPlaneRef), referenceLeft(infrastructure(s), s.Cluster.Spec.InfrastructureRef)} {
 		if o != "" {
 			objects = append(objects, o)
 		}
