@@ -508,8 +508,10 @@ type registryUse struct {
 	actions map[string]bool
 	guards  map[string]bool
 	status  map[string]bool
-	// countFrom: the hooks states' waits name.
+	// countFrom: the hooks states' waits name; requeueAt those rows'
+	// results name.
 	countFrom map[string]bool
+	requeueAt map[string]bool
 }
 
 // checkRegistries compares what the tables use with what the registries
@@ -532,7 +534,7 @@ func checkRegistries(lib *Library, catalogs map[string]*Catalog, out *Findings) 
 		}
 		u := uses[s.Registry]
 		if u == nil {
-			u = &registryUse{first: s, facts: map[string]bool{}, actions: map[string]bool{}, guards: map[string]bool{}, status: map[string]bool{}, countFrom: map[string]bool{}}
+			u = &registryUse{first: s, facts: map[string]bool{}, actions: map[string]bool{}, guards: map[string]bool{}, status: map[string]bool{}, countFrom: map[string]bool{}, requeueAt: map[string]bool{}}
 			uses[s.Registry] = u
 			order = append(order, s.Registry)
 		}
@@ -589,6 +591,17 @@ func checkRegistries(lib *Library, catalogs map[string]*Catalog, out *Findings) 
 		}
 		for _, t := range s.Tables {
 			for _, r := range t.Rows {
+				for _, res := range []*Result{&r.Then, r.InProgress, r.OnFailure} {
+					if res == nil || res.RequeueAt == "" {
+						continue
+					}
+					u.requeueAt[res.RequeueAt] = true
+					if _, ok := cat.Lookup(EntryRequeueAt, res.RequeueAt); !ok {
+						add(Finding{Pos: res.Pos, Severity: SevError, Check: "registry", Table: t.Name, Row: r.ID,
+							Message: fmt.Sprintf("requeueAt hook %s is not registered in registry %s", res.RequeueAt, cat.Name),
+							Hint:    "register it in Go with Registry.RequeueAt, or use requeueAfter"})
+					}
+				}
 				for _, g := range r.Guards {
 					u.guards[g] = true
 					if _, ok := cat.Lookup(EntryGuard, g); !ok {
@@ -641,6 +654,8 @@ func checkRegistries(lib *Library, catalogs map[string]*Catalog, out *Findings) 
 				used = u.status[e.Name]
 			case EntryCountFrom:
 				used = u.countFrom[e.Name]
+			case EntryRequeueAt:
+				used = u.requeueAt[e.Name]
 			default:
 				used = true
 			}

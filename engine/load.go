@@ -573,6 +573,7 @@ func (r *reader) result(n *yaml.Node, what string) Result {
 	r.fields(n, what, map[string]func(*yaml.Node){
 		"state":        func(v *yaml.Node) { res.State = r.str(v, what+".state") },
 		"requeueAfter": func(v *yaml.Node) { res.RequeueAfter = r.duration(v, what+".requeueAfter") },
+		"requeueAt":    func(v *yaml.Node) { res.RequeueAt = r.str(v, what+".requeueAt") },
 		"retry":        func(v *yaml.Node) { res.Retry = r.boolean(v, what+".retry") },
 		"statusUnchanged": func(v *yaml.Node) {
 			res.StatusUnchanged = r.boolean(v, what+".statusUnchanged")

@@ -216,6 +216,11 @@ type Result struct {
 	State        string
 	Conditions   []Condition
 	RequeueAfter time.Duration
+	// RequeueAt names a hook registered in Go (Registry.RequeueAt) that
+	// says, from the observation, when to look again (a time the facts
+	// know, such as the end of minReadySeconds); with RequeueAfter too,
+	// the sooner wins.
+	RequeueAt string
 	// Retry asks the controller to return an error so the work queue backs
 	// off; used for failures.
 	Retry bool

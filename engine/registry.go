@@ -71,6 +71,9 @@ const (
 	// EntryCountFrom moves the start a wait's timeout counts from (a
 	// state's wait names it in countFrom).
 	EntryCountFrom EntryKind = "countFrom"
+	// EntryRequeueAt says when to look at an object again (a row's result
+	// names it in requeueAt).
+	EntryRequeueAt EntryKind = "requeueAt"
 )
 
 // Entry describes one registered observer, action or guard for lint and docs.
@@ -157,6 +160,13 @@ type Registry[E any] struct {
 	// hooks they name.
 	waitFields func(E) WaitFields
 	countFrom  map[string]countFromHook[E]
+	// requeueAt holds the hooks rows' results name.
+	requeueAt map[string]requeueAtHook[E]
+}
+
+type requeueAtHook[E any] struct {
+	entry Entry
+	fn    func(E) time.Time
 }
 
 type countFromHook[E any] struct {
@@ -190,7 +200,7 @@ func LazyRegistry[E any](name string, fill ...func(*Registry[E])) func() *Regist
 // NewRegistry returns an empty registry; tables name it in spec.registry.
 func NewRegistry[E any](name string) *Registry[E] {
 	return &Registry[E]{name: name, observers: map[string]observer[E]{}, actions: map[string]action[E]{},
-		status: map[string]statusSetter[E]{}, countFrom: map[string]countFromHook[E]{}}
+		status: map[string]statusSetter[E]{}, countFrom: map[string]countFromHook[E]{}, requeueAt: map[string]requeueAtHook[E]{}}
 }
 
 // StatusField registers the setter of a status field that rows name in
@@ -229,6 +239,17 @@ func (r *Registry[E]) CountFrom(name, description string, fn func(env E, start t
 		panic(fmt.Sprintf("registry %s: countFrom hook %q registered twice", r.name, name))
 	}
 	r.countFrom[name] = countFromHook[E]{entry: Entry{Kind: EntryCountFrom, Name: name, Description: description}, fn: fn}
+}
+
+// RequeueAt registers a hook a row's result names in requeueAt: from the
+// observation it returns when to look at the object again (zero: no
+// particular time), so a row waiting for a moment the facts know wakes
+// then instead of polling.
+func (r *Registry[E]) RequeueAt(name, description string, fn func(env E) time.Time) {
+	if _, dup := r.requeueAt[name]; dup {
+		panic(fmt.Sprintf("registry %s: requeueAt hook %q registered twice", r.name, name))
+	}
+	r.requeueAt[name] = requeueAtHook[E]{entry: Entry{Kind: EntryRequeueAt, Name: name, Description: description}, fn: fn}
 }
 
 // Name is the registry's name.
@@ -326,6 +347,9 @@ func (r *Registry[E]) Catalog() *Catalog {
 		c.Entries = append(c.Entries, p.entry)
 	}
 	for _, h := range r.countFrom {
+		c.Entries = append(c.Entries, h.entry)
+	}
+	for _, h := range r.requeueAt {
 		c.Entries = append(c.Entries, h.entry)
 	}
 	sort.Slice(c.Entries, func(i, j int) bool {

@@ -84,7 +84,12 @@ type Effect struct {
 	To           *State
 	Conditions   []Condition
 	RequeueAfter time.Duration
-	Retry        bool
+	// RequeueAt names the row's requeue hook; Act asks it for WakeAt, when
+	// the controller should look again by its own clock (zero: no
+	// particular time).
+	RequeueAt string
+	WakeAt    time.Time
+	Retry     bool
 	// StatusUnchanged: write only the conditions (see Result).
 	StatusUnchanged bool
 	// Warning: the result needs a person (see Result).
@@ -134,6 +139,7 @@ func (d *Decision) Apply(o Outcome) Effect {
 		out.To = d.Table.set.State(res.State)
 	}
 	out.RequeueAfter = res.RequeueAfter
+	out.RequeueAt = res.RequeueAt
 	out.Retry = res.Retry
 	out.StatusUnchanged = res.StatusUnchanged
 	out.Warning = res.Warning
@@ -248,6 +254,18 @@ func NewRunner[E any](set *TableSet, reg *Registry[E]) (*Runner[E], error) {
 					ra.ran = append(ra.ran, ra.ran[len(ra.ran)-1]+","+name)
 				}
 				r.actions[row] = ra
+			}
+		}
+	}
+	for _, t := range set.Tables {
+		for _, row := range t.Rows {
+			for _, res := range []*Result{&row.Then, row.InProgress, row.OnFailure} {
+				if res == nil || res.RequeueAt == "" {
+					continue
+				}
+				if _, ok := reg.requeueAt[res.RequeueAt]; !ok {
+					missing = append(missing, fmt.Sprintf("requeueAt hook %s (table %s row %s)", res.RequeueAt, t.Name, row.ID))
+				}
 			}
 		}
 	}
@@ -385,6 +403,7 @@ func (r *Runner[E]) Act(ctx context.Context, object string, d *Decision, env E) 
 		}
 	}
 	res := d.Apply(o)
+	r.requeueAt(&res, env)
 	tr := Trace{
 		Set: r.set.Name, Table: d.Table.Name, Row: d.Row.ID, Object: object,
 		From: d.From.Name, To: res.To.Name, Action: ran,
@@ -396,6 +415,34 @@ func (r *Runner[E]) Act(ctx context.Context, object string, d *Decision, env E) 
 		tr.Note = res.Conditions[0].Message
 	}
 	return &Step{Decision: d, Result: res, Trace: tr, Decisions: log.take(), KeptObservation: kept}
+}
+
+// MinWakeDelay is the soonest a requeue hook wakes an object: a time that
+// has come (the facts said otherwise a moment ago) is looked at again
+// shortly, never in a busy loop.
+const MinWakeDelay = 100 * time.Millisecond
+
+// requeueAt asks the result's requeue hook when to look again (WakeAt), no
+// sooner than MinWakeDelay by the runner's clock. It is a time, not a
+// delay: the controller keeps it as a deadline by its own clock, as it
+// keeps a wait's timeout, so a clock that jumps (tests) wakes the object
+// as production's does when the time comes.
+func (r *Runner[E]) requeueAt(res *Effect, env E) {
+	if res.RequeueAt == "" {
+		return
+	}
+	at := r.reg.requeueAt[res.RequeueAt].fn(env)
+	if at.IsZero() {
+		return
+	}
+	res.WakeAt = maxTime(at, r.now().Add(MinWakeDelay))
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // Publish delivers a trace to every subscriber.

@@ -337,7 +337,7 @@ func (r *Reconciler[O, E]) Reconcile(ctx context.Context, req reconcile.Request)
 		reconcileErrorsTotal.WithLabelValues(r.spec.Name, step.Trace.Table, step.Trace.Row).Inc()
 		return reconcile.Result{}, fmt.Errorf("row %s: %w", step.Trace.Row, err)
 	}
-	r.deadlines.set(req.NamespacedName, r.deadline(step.Result.To, p.Obs.Env))
+	r.deadlines.set(req.NamespacedName, soonest(r.deadline(step.Result.To, p.Obs.Env), wakeAt(steps)))
 	r.publishSteps(steps, before, after)
 	log.V(1).Info("row fired", "action", step.Trace.Action, "outcome", step.Trace.Outcome, "message", step.Trace.Message, "rows", len(steps))
 	res, err := resultOfSteps(steps, p.Obs.Err)
@@ -348,6 +348,24 @@ func (r *Reconciler[O, E]) Reconcile(ctx context.Context, req reconcile.Request)
 		reconcileErrorsTotal.WithLabelValues(r.spec.Name, step.Trace.Table, step.Trace.Row).Inc()
 	}
 	return res, err
+}
+
+// wakeAt is the soonest time a row of the path asked to be woken at
+// (requeueAt); an earlier row's must not be lost because the path went on.
+func wakeAt(steps []*engine.Step) time.Time {
+	var at time.Time
+	for _, s := range steps {
+		at = soonest(at, s.Result.WakeAt)
+	}
+	return at
+}
+
+// soonest is the earlier of two times, a zero one counting as none.
+func soonest(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
+	}
+	return a
 }
 
 // deadline is when the timeout of the state's wait ends for the object as

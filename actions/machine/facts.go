@@ -92,6 +92,7 @@ func registerFacts(r *engine.Registry[*Scope]) {
 	})
 	r.Bool("hasProviderID", hasProviderID)
 	r.Bool("availabilityPending", availabilityPending)
+	r.RequeueAt("availableAt", "When the Machine becomes Available: its Ready condition's lastTransitionTime plus spec.minReadySeconds, while it waits for that (none otherwise).", availableAtOf)
 	r.Bool("hasNodeRef", func(s *Scope) bool { return hasNodeRef(s) })
 	r.Enum("node", func(s *Scope) string {
 		switch {

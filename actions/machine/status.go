@@ -271,11 +271,24 @@ func availableAt(m *clusterv1.Machine, readySince time.Time) time.Time {
 // availabilityPending: the Machine's stored Ready condition is True, but not
 // yet for spec.minReadySeconds.
 func availabilityPending(s *Scope) bool {
+	return !availableAtOf(s).IsZero()
+}
+
+// availableAtOf is when a Machine waiting for spec.minReadySeconds becomes
+// Available (its stored Ready condition's transition plus the seconds);
+// zero when it does not wait for that.
+func availableAtOf(s *Scope) time.Time {
 	if s.Machine == nil || s.Machine.Spec.MinReadySeconds == 0 {
-		return false
+		return time.Time{}
 	}
 	c := meta.FindStatusCondition(s.Machine.Status.Conditions, clusterv1.ReadyCondition)
-	return c != nil && c.Status == metav1.ConditionTrue && s.Now.Before(availableAt(s.Machine, c.LastTransitionTime.Time))
+	if c == nil || c.Status != metav1.ConditionTrue {
+		return time.Time{}
+	}
+	if at := availableAt(s.Machine, c.LastTransitionTime.Time); s.Now.Before(at) {
+		return at
+	}
+	return time.Time{}
 }
 
 // mirrorCertificatesExpiry: only control-plane Machines carry certificates

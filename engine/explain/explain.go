@@ -219,7 +219,9 @@ type ResultSummary struct {
 	// From is the state the row fires in, To the state after the result.
 	From, To     string
 	RequeueAfter time.Duration
-	Retry        bool
+	// RequeueAt names the requeue hook (when the observation says).
+	RequeueAt string
+	Retry     bool
 	// StatusUnchanged: only the conditions are written.
 	StatusUnchanged bool
 	// Conditions keep the {detail} placeholder of their messages.
@@ -240,7 +242,7 @@ func Results(d *engine.Decision) []ResultSummary {
 		res := d.Apply(engine.Outcome{Status: o.status, Message: "{detail}"})
 		s := ResultSummary{
 			Branch: res.Branch, Given: o.given, Arises: o.status == engine.Done || len(r.Do) > 0,
-			From: d.From.Name, To: res.To.Name, RequeueAfter: res.RequeueAfter, Retry: res.Retry, StatusUnchanged: res.StatusUnchanged,
+			From: d.From.Name, To: res.To.Name, RequeueAfter: res.RequeueAfter, RequeueAt: res.RequeueAt, Retry: res.Retry, StatusUnchanged: res.StatusUnchanged,
 			Conditions: res.Conditions,
 		}
 		for _, k := range res.StatusOrder {
@@ -276,6 +278,9 @@ func (s ResultSummary) Line() string {
 		parts = append(parts, s.From+" -> "+s.To)
 	} else {
 		parts = append(parts, "stays "+s.To)
+	}
+	if s.RequeueAt != "" {
+		parts = append(parts, "requeue at "+s.RequeueAt)
 	}
 	if s.RequeueAfter > 0 {
 		parts = append(parts, "requeue after "+engine.ShortDuration(s.RequeueAfter))

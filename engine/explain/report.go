@@ -112,6 +112,7 @@ type Outcome struct {
 	To           string `json:"to"`
 	Changed      bool   `json:"changed"`
 	RequeueAfter string `json:"requeueAfter,omitempty"`
+	RequeueAt    string `json:"requeueAt,omitempty"`
 	Retry        bool   `json:"retry"`
 	// StatusUnchanged: the row writes nothing to status but its conditions.
 	StatusUnchanged bool          `json:"statusUnchanged,omitempty"`
@@ -291,7 +292,7 @@ func Fired(d *engine.Decision) *FiredRow {
 	}
 	for _, res := range Results(d) {
 		oc := Outcome{Branch: res.Branch, Given: res.Given, Arises: res.Arises,
-			To: res.To, Changed: res.Changed(), Retry: res.Retry, StatusUnchanged: res.StatusUnchanged}
+			To: res.To, Changed: res.Changed(), RequeueAt: res.RequeueAt, Retry: res.Retry, StatusUnchanged: res.StatusUnchanged}
 		if res.RequeueAfter > 0 {
 			oc.RequeueAfter = shortDuration(res.RequeueAfter)
 		}
@@ -309,7 +310,7 @@ func Fired(d *engine.Decision) *FiredRow {
 // Summary turns the outcome back into the engine's summary, for its text;
 // from is the state the row fires in.
 func (o Outcome) Summary(from string) ResultSummary {
-	s := ResultSummary{Branch: o.Branch, Given: o.Given, Arises: o.Arises, From: from, To: o.To, Retry: o.Retry,
+	s := ResultSummary{Branch: o.Branch, Given: o.Given, Arises: o.Arises, From: from, To: o.To, RequeueAt: o.RequeueAt, Retry: o.Retry,
 		StatusUnchanged: o.StatusUnchanged}
 	if o.RequeueAfter != "" {
 		// RequeueAfter was printed by shortDuration and parses back.

@@ -605,6 +605,9 @@ func mdResultSummary(res *engine.Result) string {
 	} else {
 		parts = append(parts, "stay in the current state")
 	}
+	if res.RequeueAt != "" {
+		parts = append(parts, "requeue at "+res.RequeueAt)
+	}
 	if res.RequeueAfter > 0 {
 		parts = append(parts, "requeue after "+engine.ShortDuration(res.RequeueAfter))
 	}
