@@ -67,6 +67,14 @@ func newNode(t *testing.T) *corev1.Node {
 	return n
 }
 
+// createNode creates a Node with a unique name and the given taints.
+func createNode(t *testing.T, taints ...corev1.Taint) *corev1.Node {
+	t.Helper()
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: uniq("node")}, Spec: corev1.NodeSpec{Taints: taints}}
+	poll.Must(t, env.Client.Create(context.Background(), node))
+	return node
+}
+
 func getNode(t *testing.T, name string) *corev1.Node {
 	t.Helper()
 	n := &corev1.Node{}
@@ -696,10 +704,7 @@ func TestSyncNode(t *testing.T) {
 func TestSyncNodeRevisionTaintAndInterruptible(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: uniq("node")}, Spec: corev1.NodeSpec{Taints: []corev1.Taint{
-		{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule},
-	}}}
-	poll.Must(t, env.Client.Create(ctx, node))
+	node := createNode(t, corev1.Taint{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule})
 	m := testMachine(ns, map[string]string{clusterv1.ClusterNameLabel: "c1"})
 	revision := func(n string) map[string]string { return map[string]string{clusterv1.RevisionAnnotation: n} }
 	set := &clusterv1.MachineSet{ObjectMeta: metav1.ObjectMeta{Name: "ms1", Annotations: revision("1")}}
@@ -779,8 +784,7 @@ func TestSyncNodeRevisionTaintAndInterruptible(t *testing.T) {
 func TestSyncNodeAdditionalKeys(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: uniq("node")}}
-	poll.Must(t, env.Client.Create(ctx, node))
+	node := createNode(t)
 	m := testMachine(ns, map[string]string{"tier": "gold", "team": "blue", clusterv1.ClusterNameLabel: "c1"})
 	m.Annotations = map[string]string{"example.com/owner": "ops", "other": "x"}
 	sync, err := controller.CompileNodeSync([]string{"^tier$"}, []string{"^example\\.com/"})

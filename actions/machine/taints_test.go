@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
@@ -85,10 +84,7 @@ func TestMachineTaints(t *testing.T) {
 func TestSyncNodeMachineTaints(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: uniq("node")}, Spec: corev1.NodeSpec{Taints: []corev1.Taint{
-		{Key: "other", Value: "x", Effect: corev1.TaintEffectNoSchedule},
-	}}}
-	poll.Must(t, env.Client.Create(ctx, node))
+	node := createNode(t, corev1.Taint{Key: "other", Value: "x", Effect: corev1.TaintEffectNoSchedule})
 	m := testMachine(ns, map[string]string{clusterv1.ClusterNameLabel: "c1"})
 	m.Spec.Taints = []clusterv1.MachineTaint{
 		{Key: "example.com/dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule, Propagation: clusterv1.TaintPropagationAlways},
