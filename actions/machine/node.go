@@ -194,8 +194,8 @@ func machineTaints(current []corev1.Taint, want []clusterv1.MachineTaint, tracke
 // removes those the Machine no longer has, labels the Node of an
 // interruptible instance, removes the uninitialized taint, keeps the
 // outdated-revision taint on the Node of a Machine a rollout will replace
-// and the Machine's own taints (Cluster API reconcileNode, patchNode). It patches the Node only when
-// something differs.
+// and the Machine's own taints (Cluster API reconcileNode, patchNode). It
+// patches the Node only when something differs.
 func syncNode(ctx context.Context, s *Scope) engine.Outcome {
 	node := s.Node()
 	if node == nil {

@@ -89,7 +89,7 @@ func NewKubeconfig(cluster, host string, port int32, caCertPEM, caKeyPEM []byte,
 		return nil, fmt.Errorf("sign the client certificate with the CA: %w", err)
 	}
 	user := cluster + "-admin"
-	context := user + "@" + cluster
+	contextName := user + "@" + cluster
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters[cluster] = &clientcmdapi.Cluster{
 		Server:                   ServerURL(host, port),
@@ -99,8 +99,8 @@ func NewKubeconfig(cluster, host string, port int32, caCertPEM, caKeyPEM []byte,
 		ClientCertificateData: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
 		ClientKeyData:         pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}),
 	}
-	cfg.Contexts[context] = &clientcmdapi.Context{Cluster: cluster, AuthInfo: user}
-	cfg.CurrentContext = context
+	cfg.Contexts[contextName] = &clientcmdapi.Context{Cluster: cluster, AuthInfo: user}
+	cfg.CurrentContext = contextName
 	return clientcmd.Write(*cfg)
 }
 
