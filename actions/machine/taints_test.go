@@ -52,7 +52,7 @@ func TestMachineTaints(t *testing.T) {
 	}{
 		{name: "first sync adds both kinds", current: node("other=x:NoSchedule"), want: []clusterv1.MachineTaint{always("a", "1"), once("b", "")},
 			taints: "other=x:NoSchedule a=1:NoSchedule b=:NoExecute", changed: true, owned: "a:NoSchedule"},
-		{name: "first sync without taints only marks the Node", current: node("other=x:NoSchedule"),
+		{name: "first sync without taints changes no taint (syncNode still sets the empty annotation)", current: node("other=x:NoSchedule"),
 			taints: "other=x:NoSchedule"},
 		{name: "in sync", current: node("a=1:NoSchedule"), want: []clusterv1.MachineTaint{always("a", "1"), once("b", "")}, tracked: "a:NoSchedule", initialized: true,
 			taints: "a=1:NoSchedule", owned: "a:NoSchedule"},
