@@ -130,6 +130,48 @@ Feature: A MachineSet keeps N Machines
     When the infrastructure template "ghost" is created
     Then the MachineSet "ms" has 1 Machine
 
+  # Cluster API v1.14 machineset_preflight.go: ControlPlaneIsStable. The set looks again every 15s; nothing watches the control plane.
+  @row:machineset-replicas:R12
+  Scenario: a MachineSet creates no Machine while its control plane upgrades, and creates them once the upgrade is done
+    Given the control plane of the Cluster "c1" asks for version "v1.31.0" and reports version "v1.30.2"
+    And a MachineSet "ms" of 2 Machines
+    Then the MachineSet "ms" has condition "ScalingUp" with reason "ScalingUp" and message containing "Scaling up from 0 to 2 replicas is blocked because:"
+    And the MachineSet "ms" has condition "ScalingUp" with reason "ScalingUp" and message containing "* SimControlPlane"
+    And the MachineSet "ms" has condition "ScalingUp" with reason "ScalingUp" and message containing "is upgrading: it runs 1.30.2, its spec asks for 1.31.0"
+    And the MachineSet "ms" has 0 Machines
+    When the control plane of the Cluster "c1" reports version "v1.31.0"
+    Then the MachineSet "ms" has 2 Machines
+    And the MachineSet "ms" has condition "ScalingUp" with status "False" and reason "NotScalingUp"
+
+  # Cluster API v1.14 machineset_preflight.go: KubernetesVersionSkew, and the skip-preflight-checks annotation.
+  @row:machineset-replicas:R12
+  Scenario: a MachineSet newer than its control plane creates no Machine until the check is skipped
+    Given the control plane of the Cluster "c1" asks for version "v1.30.0" and reports version "v1.30.0"
+    And a MachineSet "ms" of 1 Machine with version v1.31.0
+    Then the MachineSet "ms" has condition "ScalingUp" with reason "ScalingUp" and message containing "the MachineSet's version 1.31.0 is newer than the version 1.30.0 of its control plane"
+    And the MachineSet "ms" has 0 Machines
+    When the annotation "machineset.cluster.krtt.dev/skip-preflight-checks" is set to "KubernetesVersionSkew" on the MachineSet "ms"
+    Then the MachineSet "ms" has 1 Machine
+
+  # Cluster API v1.14 reconcileUnhealthyMachines runs the preflight checks before it deletes an unhealthy Machine.
+  @row:machineset-replicas:R13 @row:machineset-replicas:R14 @row:machineset-replicas:R01
+  Scenario: a failed Machine is not replaced while the control plane upgrades, nor is a scale-up made
+    Given a MachineSet "ms" of 2 Machines
+    And the Machines of "ms" are called "a" and "b"
+    And the control plane of the Cluster "c1" asks for version "v1.31.0" and reports version "v1.30.2"
+    When Machine "a" of the set fails
+    Then the MachineSet "ms" has condition "Remediating" with reason "RemediationDeferred" and message containing "The replacement of failed Machine(s) "
+    And the MachineSet "ms" has condition "Remediating" with reason "RemediationDeferred" and message containing "is upgrading"
+    And Machine "a" of the set still exists
+    When the MachineSet "ms" is scaled to 3
+    Then the MachineSet "ms" has condition "ScalingUp" with reason "ScalingUp" and message containing "Scaling up from 2 to 3 replicas is blocked because:"
+    And the MachineSet "ms" has condition "Remediating" with reason "RemediationDeferred" and message containing "waits for the preflight checks"
+    And the MachineSet "ms" has 2 Machines
+    And Machine "a" of the set still exists
+    When the control plane of the Cluster "c1" reports version "v1.31.0"
+    Then Machine "a" of the set is gone
+    And the MachineSet "ms" has 3 Machines
+
   @row:machineset-normal:S02
   Scenario: a template kind the API server does not serve is reported, not guessed
     Given a MachineSet "ms" of 1 Machine whose infrastructure template kind is not served

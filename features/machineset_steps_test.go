@@ -77,6 +77,7 @@ func registerMachineSetSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^Machine "([^"]*)" of the set (is gone|is being deleted|still exists|belongs to the set|belongs to no set)$`, w.setMachineState)
 	sc.Step(`^the MachineSet "([^"]*)" is gone$`, w.machineSetGone)
 	registerMachineSetCAPISteps(sc, w)
+	registerPreflightSteps(sc, w)
 }
 
 // aliases maps, per scenario namespace, the names a scenario gives Machines

@@ -45,6 +45,11 @@ func desiredSet(s *Scope, set *Set) *clusterv1.MachineSet {
 		ms.Annotations = map[string]string{}
 	}
 	ms.Annotations[clusterv1.DisableMachineCreateAnnotation] = disableMachineCreate(s, set)
+	if v, ok := md.Annotations[clusterv1.SkipPreflightChecksAnnotation]; ok {
+		// The deployment's value wins (Cluster API propagates its
+		// annotations); without one, a value set on the set stays.
+		ms.Annotations[clusterv1.SkipPreflightChecksAnnotation] = v
+	}
 	if set == s.New {
 		if top := maxRevision(s.Old); set.Revision <= top && top > 0 {
 			// A rollback: the template's old MachineSet becomes the

@@ -298,3 +298,27 @@ func TestInPlaceFieldsReachEverySet(t *testing.T) {
 		}
 	}
 }
+
+// TestSkipPreflightChecksReachEverySet: the deployment's value wins on every
+// set; without one, a set keeps the value it was given.
+func TestSkipPreflightChecksReachEverySet(t *testing.T) {
+	md := deployment(3, "1", "0")
+	old, cur := set("old", 1, 1, 1, 4), set("new", 2, 2, 2, 4)
+	cur.MS.Annotations[clusterv1.SkipPreflightChecksAnnotation] = "ControlPlaneIsStable"
+	s := scope(md, []*Set{old}, cur)
+	if got := desiredSet(s, old).Annotations[clusterv1.SkipPreflightChecksAnnotation]; got != "" {
+		t.Errorf("old set without the annotation anywhere: got %q", got)
+	}
+	if got := desiredSet(s, cur).Annotations[clusterv1.SkipPreflightChecksAnnotation]; got != "ControlPlaneIsStable" {
+		t.Errorf("a set's own value without one on the deployment: got %q, want it kept", got)
+	}
+	md.Annotations = map[string]string{clusterv1.SkipPreflightChecksAnnotation: "All"}
+	if got := outOfSync(s); len(got) != 2 {
+		t.Fatalf("%d sets out of sync after the deployment got the annotation, want both", len(got))
+	}
+	for _, st := range []*Set{old, cur} {
+		if got := desiredSet(s, st).Annotations[clusterv1.SkipPreflightChecksAnnotation]; got != "All" {
+			t.Errorf("%s: got %q, want the deployment's All", st.MS.Name, got)
+		}
+	}
+}

@@ -129,6 +129,27 @@ func describeMissingTemplates(_ context.Context, s *Scope) engine.Outcome {
 		s.Counts.Total, s.Replicas(), contract.MissingKinds(s.MissingKinds), strings.Join(s.MissingTemplates, ", "))
 }
 
+// describeBlockedScaleUp words a scale-up the preflight checks hold as
+// Cluster API's setScalingUpCondition does: a line per failed check.
+func describeBlockedScaleUp(_ context.Context, s *Scope) engine.Outcome {
+	return engine.OKf("Scaling up from %d to %d replicas is blocked because:\n%s", s.Counts.Total, s.Replicas(), bullets(s.Preflight))
+}
+
+// describeDeferredRemediation names the failed Machines that wait for the
+// preflight checks (Cluster API reconcileUnhealthyMachines defers their
+// remediation with the same checks).
+func describeDeferredRemediation(_ context.Context, s *Scope) engine.Outcome {
+	return engine.OKf("The replacement of failed Machine(s) %s waits because:\n%s", names(s.liveMachines(true)), bullets(s.Preflight))
+}
+
+func bullets(lines []string) string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = "* " + l
+	}
+	return strings.Join(out, "\n")
+}
+
 // createMachines creates replicas - Total Machines: Machines being deleted
 // count until they are gone (Cluster API syncReplicas), so the set never
 // has more than spec.replicas Machines.

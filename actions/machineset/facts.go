@@ -69,6 +69,12 @@ func registerFacts(r *engine.Registry[*Scope]) {
 		}
 		return "Found"
 	})
+	r.Enum("preflightChecks", func(s *Scope) string {
+		if len(s.Preflight) > 0 {
+			return "Blocked"
+		}
+		return "Passed"
+	})
 	r.Bool("machinesLeft", func(s *Scope) bool { return len(s.Owned)+len(s.Strays) > 0 })
 }
 

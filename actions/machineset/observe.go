@@ -62,6 +62,7 @@ func (o *Observer) Observe(ctx context.Context, key client.ObjectKey, now time.T
 		// reconcileDelete reads none), so one that cannot be read, or a kind
 		// no longer served, does not hold the deletion.
 		o.readTemplates(ctx, s)
+		s.Preflight = o.preflight(ctx, s)
 	}
 	if overlaps, err := overlapping(ctx, o.Client, ms); err != nil {
 		s.keep(err)

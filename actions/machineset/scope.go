@@ -42,6 +42,12 @@ type Scope struct {
 	MissingTemplates []string
 	MissingKinds     []string
 
+	// Preflight are the reasons Cluster API's preflight checks give for
+	// holding the set's Machine creations and replacements (preflight.go);
+	// none when they pass. Only observed for a live set whose Cluster
+	// exists.
+	Preflight []string
+
 	// Owned are the Machines the set controls (being deleted or not).
 	Owned []*clusterv1.Machine
 	// Orphans match the selector, belong to the set's Cluster and have no

@@ -192,6 +192,31 @@ const (
 	// creating Machines: an OnDelete MachineDeployment sets it on its old
 	// MachineSets, so only the current one replaces a deleted Machine.
 	DisableMachineCreateAnnotation = "machineset.cluster.krtt.dev/disable-machine-create"
+	// SkipPreflightChecksAnnotation on a MachineSet (or, when the set has
+	// none, on its bootstrap template) lists, comma separated, the
+	// preflight checks the set skips before it creates or replaces
+	// Machines: PreflightCheckAll or the names below. A MachineDeployment
+	// that carries it passes it on to its MachineSets.
+	SkipPreflightChecksAnnotation = "machineset.cluster.krtt.dev/skip-preflight-checks"
+)
+
+// The preflight checks a MachineSet runs before it creates or replaces
+// Machines, by Cluster API's names (MachineSetPreflightCheck).
+const (
+	PreflightCheckAll = "All"
+	// PreflightCheckControlPlaneIsStable: the control plane is neither
+	// provisioning nor upgrading.
+	PreflightCheckControlPlaneIsStable = "ControlPlaneIsStable"
+	// PreflightCheckKubernetesVersionSkew: the set's version is not newer
+	// than the control plane's, nor more than 3 minor versions older.
+	PreflightCheckKubernetesVersionSkew = "KubernetesVersionSkew"
+	// PreflightCheckKubeadmVersionSkew: with a kubeadm bootstrap template,
+	// the set's minor version is the control plane's.
+	PreflightCheckKubeadmVersionSkew = "KubeadmVersionSkew"
+	// PreflightCheckControlPlaneVersionSkew is accepted in the annotation
+	// for Cluster API's sake; it only applies to managed topologies, which
+	// krtt has not.
+	PreflightCheckControlPlaneVersionSkew = "ControlPlaneVersionSkew"
 )
 
 // Condition types set on MachineSets (Paused too).

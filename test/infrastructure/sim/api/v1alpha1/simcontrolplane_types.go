@@ -21,6 +21,13 @@ type SimControlPlaneSpec struct {
 	// once the control plane is initialized.
 	// +optional
 	ControlPlaneEndpoint SimAPIEndpoint `json:"controlPlaneEndpoint,omitempty,omitzero"`
+
+	// version is the Kubernetes version the control plane is asked to run,
+	// by the contract (MachineSets compare theirs with it before they
+	// create Machines). The sim never reports it: a test plays the
+	// provider and writes status.version or status.versions.
+	// +optional
+	Version string `json:"version,omitempty"`
 }
 
 // SimControlPlaneStatus is the observed state of a SimControlPlane, by the
@@ -37,12 +44,34 @@ type SimControlPlaneStatus struct {
 	// +optional
 	Initialization SimControlPlaneInitialization `json:"initialization,omitempty,omitzero"`
 
+	// version is the Kubernetes version the control plane runs, by the
+	// contract (its oldest, while an upgrade is under way).
+	// +optional
+	Version string `json:"version,omitempty"`
+
+	// versions are the Kubernetes versions the control plane runs, oldest
+	// first, by the v1beta2 contract; when set they count instead of
+	// version.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=8
+	Versions []SimStatusVersion `json:"versions,omitempty"`
+
 	// conditions describe the current state of the SimControlPlane.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	// +kubebuilder:validation:MaxItems=32
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// SimStatusVersion is one entry of a control plane's status.versions.
+type SimStatusVersion struct {
+	// version is a Kubernetes version.
+	Version string `json:"version"`
+	// replicas is how many of the control plane's Machines run it.
+	// +optional
+	Replicas int32 `json:"replicas,omitempty"`
 }
 
 // SimControlPlaneInitialization is the contract's status.initialization of
