@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/cucumber/godog"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
@@ -50,6 +51,31 @@ func registerInfrastructureSteps(sc *godog.ScenarioContext, w *world) {
 		return w.providerHold(ctx, kind, name, false)
 	})
 	sc.Step(`^the SimCluster "([^"]*)" is (being|not being) deleted$`, w.simClusterDeleting)
+	sc.Step(`^the control plane provider reports the SimControlPlane "([^"]*)" "([^"]*)" with status "([^"]*)", reason "([^"]*)" and message "([^"]*)"$`, w.controlPlaneCondition)
+	sc.Step(`^the Cluster "([^"]*)" has no condition "([^"]*)"$`, w.clusterHasNoCondition)
+}
+
+// controlPlaneCondition plays the control plane provider setting one of its
+// object's conditions.
+func (w *world) controlPlaneCondition(ctx context.Context, name, ctype, status, reason, message string) error {
+	cp := &simv1.SimControlPlane{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	return w.updateStatus(ctx, cp, func() {
+		meta.SetStatusCondition(&cp.Status.Conditions, metav1.Condition{Type: ctype, Status: metav1.ConditionStatus(status),
+			Reason: reason, Message: message, ObservedGeneration: cp.Generation})
+	})
+}
+
+func (w *world) clusterHasNoCondition(ctx context.Context, name, ctype string) error {
+	return w.eventually(ctx, fmt.Sprintf("Cluster %s without condition %s", name, ctype), func(ctx context.Context) error {
+		c, err := w.cluster1(ctx, name)
+		if err != nil {
+			return err
+		}
+		if cond := meta.FindStatusCondition(c.Status.Conditions, ctype); cond != nil {
+			return fmt.Errorf("%s = %+v", ctype, cond)
+		}
+		return nil
+	})
 }
 
 // providerHold stands for a provider's own finalizer, which it removes

@@ -263,7 +263,7 @@ func register(reg *engine.Registry[*Scope]) {
 	})
 	reg.Enum("descendants", descendants)
 	reg.Enum("controlPlane", controlPlane)
-	reg.Bool("controlPlaneConditionCurrent", controlPlaneConditionCurrent)
+	reg.Bool("controlPlaneMissingTold", controlPlaneMissingTold)
 	registerInfrastructure(reg)
 	registerKubeconfig(reg)
 	reg.Action("AddFinalizer", "Add the cluster.krtt.dev/cluster finalizer to the Cluster.", reconciler.AddFinalizer(clusterv1.ClusterFinalizer, clusterOf), engine.Pure())
@@ -273,11 +273,12 @@ func register(reg *engine.Registry[*Scope]) {
 	reg.Action("RecordReconnection", "Record in status.workloadClusterReconnectTime when the workload cluster became usable again.", recordReconnection)
 	reg.Action("DisconnectWorkloadCluster", "Close the Cluster's workload cluster connection, if one is open.", disconnect)
 	reg.Action("DeleteControlPlane", "Delete the object spec.controlPlaneRef names unless it is being deleted; wait until it is gone (fail when it could not be read).", deleteControlPlane, engine.MayWait())
-	reg.Action("DescribeControlPlane", "Name the object spec.controlPlaneRef names and say whether it exists (no change).", describeControlPlane, engine.Pure())
+	reg.Action("DescribeControlPlane", "Say that the object spec.controlPlaneRef names does not exist, or was deleted after the control plane came up (no change).", describeControlPlane, engine.Pure())
 	reg.Action("DescribeWorkloadCluster", "Say how the Node side is reached: which Secret and API server, since when, and the error.", describe, engine.Pure())
 	reg.Mirror("workers", "WorkersAvailable aggregates the Available condition of the Cluster's MachineDeployments: True (NoWorkers) with none, True (Available) when every one is, otherwise NotAvailable or AvailableUnknown naming those that are not.", mirrorWorkers)
-	reg.Summary(AvailableCondition, "True (Available) when the Cluster is not being deleted and RemoteConnectionProbe, WorkersAvailable, (when set) InfrastructureReady and ControlPlaneAvailable and the conditions of spec.availabilityGates are fine (True, or False for a Negative gate); otherwise NotAvailable (AvailableUnknown when none is False) naming each that is not, a gate not reported yet as Unknown.", summarizeAvailable)
+	reg.Summary(AvailableCondition, "True (Available) when the Cluster is not being deleted and RemoteConnectionProbe, WorkersAvailable, (with their objects) InfrastructureReady and ControlPlaneAvailable and the conditions of spec.availabilityGates are fine (True, or False for a Negative gate); otherwise NotAvailable (AvailableUnknown when none is False) naming each that is not, a gate not reported yet as Unknown.", summarizeAvailable)
 	reg.Mirror("controlPlaneInitialized", "ControlPlaneInitialized, as Cluster API's setControlPlaneInitializedCondition, stays True once True: with spec.controlPlaneRef, True (Initialized) once the object reports status.initialization.controlPlaneInitialized, False (NotInitialized) before, Unknown (ControlPlaneDoesNotExist, InternalError) when it does not exist or cannot be read; without one, True once a control-plane Machine has a Node, False (NotInitialized) before. status.initialization.controlPlaneInitialized turns true with it.", mirrorControlPlaneInitialized)
+	reg.Mirror("controlPlaneAvailable", "ControlPlaneAvailable, with spec.controlPlaneRef, as Cluster API's setControlPlaneAvailableCondition: the control plane object's Available condition (reason ControlPlaneAvailable when a True one gives none), else True (ControlPlaneAvailable) once the control plane is initialized and False (ControlPlaneNotAvailable, \"<Kind> status.initialization.controlPlaneInitialized is false\") before; False (ControlPlaneNotFound) while the object does not exist (\"<Kind>/<name> does not exist\", or \"has been deleted while the cluster still exists\" once the control plane had come up); Unknown (InternalError) while it cannot be read. Absent without spec.controlPlaneRef.", mirrorControlPlaneAvailable)
 	reg.Mirror("controlPlaneCounts", "status.controlPlane, as Cluster API's setControlPlaneReplicas: with spec.controlPlaneRef, the object's spec.replicas (desiredReplicas) and status replicas, readyReplicas, availableReplicas and upToDateReplicas, each unset when not reported; without one, the control-plane Machines counted by their Ready, Available and UpToDate conditions.", mirrorControlPlaneCounts)
 	reg.Mirror("machineAggregates", "ControlPlaneMachinesReady, WorkerMachinesReady, ControlPlaneMachinesUpToDate and WorkerMachinesUpToDate aggregate the Ready and UpToDate conditions of the control-plane and worker Machines as Cluster API's: True (NoReplicas) with none; False (NotReady, NotUpToDate) when one is False, Unknown (ReadyUnknown, UpToDateUnknown) when one is Unknown or has not reported it, with a \"* Machine(s) <names>: <message>\" line per message; a Machine younger than 10s without UpToDate is left out of the UpToDate ones.", mirrorMachineAggregates)
 	reg.Mirror("workerCounts", "status.workers, as Cluster API's setWorkersReplicas: desiredReplicas sums spec.replicas of the MachineDeployments and stand-alone MachineSets, plus one per stand-alone worker Machine; replicas, readyReplicas, availableReplicas and upToDateReplicas count the worker Machines of MachineSets and the stand-alone ones, by their Ready, Available and UpToDate conditions.", mirrorWorkerCounts)
@@ -356,8 +357,8 @@ func mirrorWorkers(s *Scope) {
 
 // summarizeAvailable is Cluster API's setAvailableCondition over the
 // conditions krtt's Cluster has (it has no topology; InfrastructureReady is
-// there only with an infrastructure object, ControlPlaneAvailable only once a
-// control plane object was named) and the Cluster's spec.availabilityGates.
+// there only with an infrastructure object, ControlPlaneAvailable only with a
+// control plane object) and the Cluster's spec.availabilityGates.
 func summarizeAvailable(s *Scope) {
 	c := s.Cluster
 	gates := []reconciler.Gate{

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -17,8 +18,10 @@ import (
 	"github.com/krtt-dev/krtt/reconciler"
 )
 
-// ControlPlaneAvailableCondition says whether the object spec.controlPlaneRef
-// names exists (rows K13, K14, K15).
+// ControlPlaneAvailableCondition mirrors the Available condition of the
+// object spec.controlPlaneRef names (Cluster API
+// setControlPlaneAvailableCondition); row K13 tells a missing one with a
+// Warning Event.
 const ControlPlaneAvailableCondition = "ControlPlaneAvailable"
 
 // ReferencedObjectIndex indexes Clusters by the objects their
@@ -99,40 +102,92 @@ func controlPlane(s *Scope) string {
 	return "Found"
 }
 
-// controlPlaneWords is what ControlPlaneAvailable says for what is
-// observed, with its reason.
-func controlPlaneWords(s *Scope) (reason, message string) {
-	switch controlPlane(s) {
-	case "NotNamed":
-		return "NoControlPlaneRef", "spec.controlPlaneRef names no control plane object"
-	case "Missing":
-		return "ControlPlaneNotFound", s.ControlPlaneMissing
+// controlPlaneAvailable is the ControlPlaneAvailable condition for what is
+// observed, as Cluster API's setControlPlaneAvailableCondition: the control
+// plane object's Available condition (reason ControlPlaneAvailable when a
+// True one gives none), or without one True (ControlPlaneAvailable) once the
+// control plane is initialized and False (ControlPlaneNotAvailable) before;
+// False (ControlPlaneNotFound) while the object does not exist, saying so
+// or that it was deleted after the control plane came up; Unknown
+// (InternalError) while it cannot be read. ok is false without
+// spec.controlPlaneRef: the Cluster then has no such condition.
+func controlPlaneAvailable(s *Scope) (cond metav1.Condition, ok bool) {
+	c := s.Cluster
+	ref := c.Spec.ControlPlaneRef
+	if ref == nil {
+		return metav1.Condition{}, false
 	}
-	ref := s.Cluster.Spec.ControlPlaneRef
-	return "ControlPlaneFound", fmt.Sprintf("%s/%s exists", ref.Kind, ref.Name)
+	cond = metav1.Condition{Type: ControlPlaneAvailableCondition, ObservedGeneration: c.Generation}
+	switch controlPlane(s) {
+	case "Unread":
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionUnknown, "InternalError", fmt.Sprintf("%s %s could not be read: %v", ref.Kind, ref.Name, s.ControlPlaneErr)
+	case "Missing":
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, "ControlPlaneNotFound", controlPlaneMissing(s)
+	default:
+		if available := meta.FindStatusCondition(contract.Conditions(s.ControlPlane), "Available"); available != nil {
+			reason := available.Reason
+			if reason == "" && available.Status == metav1.ConditionTrue {
+				reason = "ControlPlaneAvailable"
+			}
+			cond.Status, cond.Reason, cond.Message = available.Status, cmp.Or(reason, "NoReasonReported"), available.Message
+			break
+		}
+		if controlPlaneInitialized(s) {
+			cond.Status, cond.Reason = metav1.ConditionTrue, "ControlPlaneAvailable"
+			break
+		}
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, "ControlPlaneNotAvailable", fmt.Sprintf("%s status.initialization.controlPlaneInitialized is false", ref.Kind)
+	}
+	return cond, true
 }
 
-// controlPlaneConditionCurrent: ControlPlaneAvailable already says what is
-// observed. An object an API error left unread changes nothing.
-func controlPlaneConditionCurrent(s *Scope) bool {
-	if s.Cluster == nil || s.ControlPlaneUnread {
+// controlPlaneMissing words a control plane object that does not exist:
+// deleted, once the control plane had come up, or not there yet.
+func controlPlaneMissing(s *Scope) string {
+	c := s.Cluster
+	ref := c.Spec.ControlPlaneRef
+	switch {
+	case !ptr.Deref(c.Status.Initialization.ControlPlaneInitialized, false):
+		return s.ControlPlaneMissing
+	case c.DeletionTimestamp.IsZero():
+		return fmt.Sprintf("%s/%s has been deleted while the cluster still exists", ref.Kind, ref.Name)
+	}
+	return fmt.Sprintf("%s/%s has been deleted", ref.Kind, ref.Name)
+}
+
+// controlPlaneInitialized: the Cluster says its control plane came up, or
+// the object says so now.
+func controlPlaneInitialized(s *Scope) bool {
+	if ptr.Deref(s.Cluster.Status.Initialization.ControlPlaneInitialized, false) {
+		return true
+	}
+	initialized, _, _ := unstructured.NestedBool(s.ControlPlane.Object, "status", "initialization", "controlPlaneInitialized")
+	return initialized
+}
+
+// mirrorControlPlaneAvailable writes controlPlaneAvailable.
+func mirrorControlPlaneAvailable(s *Scope) {
+	cond, ok := controlPlaneAvailable(s)
+	if !ok {
+		meta.RemoveStatusCondition(&s.Cluster.Status.Conditions, ControlPlaneAvailableCondition)
+		return
+	}
+	meta.SetStatusCondition(&s.Cluster.Status.Conditions, cond)
+}
+
+// controlPlaneMissingTold: unless the object spec.controlPlaneRef names is
+// missing, there is nothing for row K13 to tell; when it is, whether
+// ControlPlaneAvailable says so already, in the same words.
+func controlPlaneMissingTold(s *Scope) bool {
+	if s.Cluster == nil || controlPlane(s) != "Missing" {
 		return true
 	}
 	c := meta.FindStatusCondition(s.Cluster.Status.Conditions, ControlPlaneAvailableCondition)
-	reason, message := controlPlaneWords(s)
-	if c == nil {
-		// Only a missing object is worth a condition the Cluster did
-		// not carry: every Cluster would otherwise spend a reconcile
-		// saying that its control plane exists.
-		return reason != "ControlPlaneNotFound"
-	}
-	return c.Reason == reason && c.Message == message &&
-		(c.Status == metav1.ConditionFalse) == (reason == "ControlPlaneNotFound")
+	return c != nil && c.Status == metav1.ConditionFalse && c.Reason == "ControlPlaneNotFound" && c.Message == controlPlaneMissing(s)
 }
 
 func describeControlPlane(_ context.Context, s *Scope) engine.Outcome {
-	_, message := controlPlaneWords(s)
-	return engine.OKf("%s", message)
+	return engine.OKf("%s", controlPlaneMissing(s))
 }
 
 // deleteControlPlane deletes the object spec.controlPlaneRef names (see

@@ -17,67 +17,107 @@ import (
 	"github.com/krtt-dev/krtt/engine"
 )
 
-// TestControlPlaneFacts: the condition is current when it says what is
-// observed; a Cluster whose object was never missing needs none, and an
-// object an API error left unread changes nothing.
-func TestControlPlaneFacts(t *testing.T) {
+// TestControlPlaneAvailable follows Cluster API's
+// TestSetControlPlaneAvailableCondition case by case (krtt's reasons), and
+// row K13's fact: only a missing object is told, once.
+func TestControlPlaneAvailable(t *testing.T) {
 	ref := &clusterv1.ObjectReference{APIGroup: "sim.krtt.dev", Kind: "SimControlPlane", Name: "cp"}
-	cond := func(status metav1.ConditionStatus, reason, msg string) []metav1.Condition {
-		return []metav1.Condition{{Type: ControlPlaneAvailableCondition, Status: status, Reason: reason, Message: msg}}
+	object := func(initialized bool, conds ...map[string]any) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{}}
+		_ = unstructured.SetNestedField(u.Object, initialized, "status", "initialization", "controlPlaneInitialized")
+		if len(conds) > 0 {
+			list := make([]any, len(conds))
+			for i, c := range conds {
+				list[i] = c
+			}
+			_ = unstructured.SetNestedSlice(u.Object, list, "status", "conditions")
+		}
+		return u
 	}
 	missing := "SimControlPlane/cp does not exist"
 	for _, tc := range []struct {
-		name     string
-		ref      *clusterv1.ObjectReference
-		found    bool
-		unread   bool
-		conds    []metav1.Condition
-		observed string
-		current  bool
+		name              string
+		ref               *clusterv1.ObjectReference
+		object            *unstructured.Unstructured
+		unread            bool
+		clusterInitalized bool
+		deleting          bool
+		want              *metav1.Condition // nil: no condition
+		told              bool              // controlPlaneMissingTold before the condition is written
 	}{
-		{"no reference, no condition", nil, false, false, nil, "NotNamed", true},
-		{"missing, not told yet", ref, false, false, nil, "Missing", false},
-		{"missing, told", ref, false, false, cond(metav1.ConditionFalse, "ControlPlaneNotFound", missing), "Missing", true},
-		{"missing, told of another object", ref, false, false, cond(metav1.ConditionFalse, "ControlPlaneNotFound", "SimControlPlane/old does not exist"), "Missing", false},
-		{"found, never missing", ref, true, false, nil, "Found", true},
-		{"found after it was missing", ref, true, false, cond(metav1.ConditionFalse, "ControlPlaneNotFound", missing), "Found", false},
-		{"found, told", ref, true, false, cond(metav1.ConditionTrue, "ControlPlaneFound", "SimControlPlane/cp exists"), "Found", true},
-		{"reference removed after it was missing", nil, false, false, cond(metav1.ConditionFalse, "ControlPlaneNotFound", missing), "NotNamed", false},
-		{"reference removed, told", nil, false, false, cond(metav1.ConditionTrue, "NoControlPlaneRef", "spec.controlPlaneRef names no control plane object"), "NotNamed", true},
-		{"unread", ref, false, true, nil, "Unread", true},
-		{"unread after it was missing", ref, false, true, cond(metav1.ConditionFalse, "ControlPlaneNotFound", missing), "Unread", true},
+		{name: "no reference", want: nil, told: true},
+		{name: "the object's Available condition", ref: ref,
+			object: object(true, map[string]any{"type": "Available", "status": "False", "reason": "EtcdUnhealthy", "message": "1 of 3 members unhealthy"}),
+			want:   &metav1.Condition{Status: metav1.ConditionFalse, Reason: "EtcdUnhealthy", Message: "1 of 3 members unhealthy"}, told: true},
+		{name: "a True Available condition without a reason", ref: ref,
+			object: object(false, map[string]any{"type": "Available", "status": "True", "message": "all good"}),
+			want:   &metav1.Condition{Status: metav1.ConditionTrue, Reason: "ControlPlaneAvailable", Message: "all good"}, told: true},
+		{name: "a False Available condition without a reason", ref: ref,
+			object: object(true, map[string]any{"type": "Available", "status": "False"}),
+			want:   &metav1.Condition{Status: metav1.ConditionFalse, Reason: "NoReasonReported"}, told: true},
+		{name: "no condition, not initialized", ref: ref, object: object(false),
+			want: &metav1.Condition{Status: metav1.ConditionFalse, Reason: "ControlPlaneNotAvailable", Message: "SimControlPlane status.initialization.controlPlaneInitialized is false"}, told: true},
+		{name: "no condition, initialized", ref: ref, object: object(true),
+			want: &metav1.Condition{Status: metav1.ConditionTrue, Reason: "ControlPlaneAvailable"}, told: true},
+		{name: "no condition, the Cluster says it was initialized", ref: ref, object: object(false), clusterInitalized: true,
+			want: &metav1.Condition{Status: metav1.ConditionTrue, Reason: "ControlPlaneAvailable"}, told: true},
+		{name: "unread", ref: ref, unread: true,
+			want: &metav1.Condition{Status: metav1.ConditionUnknown, Reason: "InternalError", Message: "SimControlPlane cp could not be read: etcdserver: request timed out"}, told: true},
+		{name: "missing", ref: ref,
+			want: &metav1.Condition{Status: metav1.ConditionFalse, Reason: "ControlPlaneNotFound", Message: missing}},
+		{name: "deleted after the control plane came up", ref: ref, clusterInitalized: true,
+			want: &metav1.Condition{Status: metav1.ConditionFalse, Reason: "ControlPlaneNotFound", Message: "SimControlPlane/cp has been deleted while the cluster still exists"}},
+		{name: "deleted with the Cluster", ref: ref, clusterInitalized: true, deleting: true,
+			want: &metav1.Condition{Status: metav1.ConditionFalse, Reason: "ControlPlaneNotFound", Message: "SimControlPlane/cp has been deleted"}},
 	} {
 		c := &clusterv1.Cluster{Spec: clusterv1.ClusterSpec{ControlPlaneRef: tc.ref}}
-		c.Status.Conditions = tc.conds
-		s := &Scope{Found: true, Cluster: c, ControlPlaneUnread: tc.unread}
-		if tc.ref != nil && !tc.found && !tc.unread {
+		c.Status.Initialization.ControlPlaneInitialized = ptr.To(tc.clusterInitalized)
+		if tc.deleting {
+			now := metav1.Now()
+			c.DeletionTimestamp = &now
+		}
+		s := &Scope{Found: true, Cluster: c, ControlPlane: tc.object, ControlPlaneUnread: tc.unread}
+		if tc.unread {
+			s.ControlPlaneErr = errors.New("etcdserver: request timed out")
+		}
+		if tc.ref != nil && tc.object == nil && !tc.unread {
 			s.ControlPlaneMissing = missing
 		}
-		if tc.found {
-			s.ControlPlane = &unstructured.Unstructured{}
+		if got := controlPlaneMissingTold(s); got != tc.told {
+			t.Errorf("%s: controlPlaneMissingTold before = %v, want %v", tc.name, got, tc.told)
 		}
-		if got := controlPlane(s); got != tc.observed {
-			t.Errorf("%s: controlPlane = %s, want %s", tc.name, got, tc.observed)
+		mirrorControlPlaneAvailable(s)
+		got := meta.FindStatusCondition(c.Status.Conditions, ControlPlaneAvailableCondition)
+		switch {
+		case tc.want == nil && got != nil:
+			t.Errorf("%s: got %+v, want no condition", tc.name, got)
+		case tc.want != nil && (got == nil || got.Status != tc.want.Status || got.Reason != tc.want.Reason || got.Message != tc.want.Message):
+			t.Errorf("%s: got %+v, want %+v", tc.name, got, tc.want)
 		}
-		if got := controlPlaneConditionCurrent(s); got != tc.current {
-			t.Errorf("%s: controlPlaneConditionCurrent = %v, want %v", tc.name, got, tc.current)
+		if !controlPlaneMissingTold(s) {
+			t.Errorf("%s: controlPlaneMissingTold is false once the condition is written: row K13 would fire again", tc.name)
+		}
+		if tc.ref != nil && tc.object == nil && !tc.unread {
+			if out := describeControlPlane(context.Background(), s); out.Message != tc.want.Message {
+				t.Errorf("%s: K13 says %q, the mirror %q: they would undo each other", tc.name, out.Message, tc.want.Message)
+			}
 		}
 	}
 }
 
-// An object being deleted still exists: the condition says found, and the
+// An object being deleted still exists: its condition is mirrored, and the
 // teardown waits for it instead of deleting it again.
 func TestControlPlaneBeingDeleted(t *testing.T) {
 	ref := &clusterv1.ObjectReference{APIGroup: "sim.krtt.dev", Kind: "SimControlPlane", Name: "cp"}
-	cp := &unstructured.Unstructured{}
+	cp := &unstructured.Unstructured{Object: map[string]any{}}
 	now := metav1.Now()
 	cp.SetDeletionTimestamp(&now)
 	s := &Scope{Found: true, Cluster: &clusterv1.Cluster{Spec: clusterv1.ClusterSpec{ControlPlaneRef: ref}}, ControlPlane: cp}
 	if got := controlPlane(s); got != "Deleting" {
 		t.Errorf("controlPlane = %s, want Deleting", got)
 	}
-	if !controlPlaneConditionCurrent(s) {
-		t.Error("a Cluster whose object was never missing needs no condition while the object is being deleted")
+	if !controlPlaneMissingTold(s) {
+		t.Error("an object being deleted is not missing: row K13 has nothing to tell")
 	}
 	out := deleteControlPlane(context.Background(), s)
 	if out.Status != engine.InProgress || !strings.Contains(out.Message, "waiting for SimControlPlane cp to be deleted") {

@@ -37,7 +37,8 @@ func (h *Harness) Cluster(ctx context.Context, ns, name string) (*clusterv1.Clus
 
 // ClusterObjects creates through c a SimControlPlane and a Cluster named name
 // whose spec.controlPlaneRef names it, and plays the control plane provider:
-// status.externalManagedControlPlane is set to externallyManaged (the sim
+// status.externalManagedControlPlane is set to externallyManaged, and an
+// externally managed control plane reports itself initialized (the sim
 // writes the same when it runs). Cluster API's Machine controller touches a
 // Node only while the Cluster has a control-plane Machine or an externally
 // managed control plane, so a fixture of worker Machines needs the latter.
@@ -51,6 +52,9 @@ func ClusterObjects(ctx context.Context, c client.Client, ns, name string, exter
 	// have written the same status already.
 	before := cp.DeepCopy()
 	cp.Status.ExternalManagedControlPlane = ptr.To(externallyManaged)
+	if externallyManaged {
+		cp.Status.Initialization.ControlPlaneInitialized = ptr.To(true)
+	}
 	if err := c.Status().Patch(ctx, cp, client.MergeFrom(before)); err != nil {
 		return nil, fmt.Errorf("report SimControlPlane %s/%s: %w", ns, name, err)
 	}
