@@ -121,6 +121,24 @@ Feature: A MachineSet keeps N Machines
     Then Machine "loner" of the set is gone
     And the MachineSet "ms" has 1 Machine
 
+  # Cluster API v1.14 reconcileUnhealthyMachines: the set deletes a Machine a MachineHealthCheck marked
+  # (HealthCheckSucceeded and OwnerRemediated False), telling it with OwnerRemediated reason MachineDeleting.
+  @row:machineset-replicas:R01
+  Scenario: a Machine a health checker marks for remediation is deleted by its set and replaced
+    Given a MachineSet "ms" of 2 Machines
+    And the Machines of "ms" are called "a" and "b"
+    And Machine "a" of the set has annotation "pre-terminate.delete.hook.machine.cluster.krtt.dev/hold"
+    When another controller sets the condition "HealthCheckSucceeded" of the Machine "a" to "False" with reason "UnhealthyNode" and message "Node a is unhealthy"
+    And another controller sets the condition "OwnerRemediated" of the Machine "a" to "False" with reason "WaitingForRemediation" and message "Waiting for remediation"
+    Then Machine "a" of the set is being deleted
+    And Machine "a" of the set has condition "OwnerRemediated" with status "False" and reason "MachineDeleting"
+    And the MachineSet "ms" reports 2 replicas of which 1 is being deleted
+    And Machine "b" of the set still exists
+    When the annotation "pre-terminate.delete.hook.machine.cluster.krtt.dev/hold" is removed from Machine "a" of the set
+    Then Machine "a" of the set is gone
+    And the MachineSet "ms" has 2 Machines
+    And the MachineSet "ms" has condition "Remediating" with status "False" and reason "NotRemediating"
+
   @row:machineset-replicas:R04
   Scenario: a missing template holds the creation until it exists
     Given a MachineSet "ms" of 1 Machine whose infrastructure template "ghost" does not exist

@@ -80,6 +80,7 @@ func (w *world) machineGetsGate(ctx context.Context, name, polarity, conditionTy
 // components, an installer its software): read, set, update, again on a
 // conflict with krtt's own status writes.
 func (w *world) otherControllerSetsCondition(ctx context.Context, conditionType, name, status, reason, message string) error {
+	name = w.alias(name)
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		m, err := w.machine(ctx, name)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
@@ -98,7 +99,7 @@ func deleteMachines(ctx context.Context, s *Scope, ms []*clusterv1.Machine) erro
 func (s *Scope) liveMachines(failed bool) []*clusterv1.Machine {
 	var out []*clusterv1.Machine
 	for _, m := range s.Owned {
-		if m.DeletionTimestamp.IsZero() && Failed(m) == failed {
+		if m.DeletionTimestamp.IsZero() && NeedsReplacement(m) == failed {
 			out = append(out, m)
 		}
 	}
@@ -109,16 +110,61 @@ func deleteFailedMachines(ctx context.Context, s *Scope) engine.Outcome {
 	n := s.MaxInFlight() - s.Counts.InFlight
 	victims := DeletionOrder(s.liveMachines(true), s.Set.Spec.Deletion.Order)
 	victims = victims[:min(n, len(victims))]
+	for _, m := range victims {
+		if err := markRemediationStarted(ctx, s, m); err != nil {
+			return engine.Fail(err)
+		}
+	}
 	if err := deleteMachines(ctx, s, victims); err != nil {
 		return engine.Fail(err)
 	}
-	return engine.OKf("Replacing failed Machine(s) %s: %d of %d failed; maxInFlight %d", names(victims), s.Counts.Failed, s.Counts.Live, s.MaxInFlight())
+	return engine.OKf("Replacing %s Machine(s) %s: %s; maxInFlight %d", replaceWhat(s.Counts), names(victims), replaceCount(s.Counts), s.MaxInFlight())
+}
+
+// markRemediationStarted tells the health checker that asked for a
+// Machine's remediation that its owner deletes it (Cluster API
+// reconcileUnhealthyMachines: OwnerRemediated False, reason MachineDeleting),
+// before the deletion, so a retry after a failed deletion marks it again.
+func markRemediationStarted(ctx context.Context, s *Scope, m *clusterv1.Machine) error {
+	if !RemediationRequested(m) {
+		return nil
+	}
+	if c := meta.FindStatusCondition(m.Status.Conditions, clusterv1.OwnerRemediatedCondition); c.Reason == clusterv1.RemediationMachineDeletingReason {
+		return nil
+	}
+	base := m.DeepCopy()
+	meta.SetStatusCondition(&m.Status.Conditions, metav1.Condition{Type: clusterv1.OwnerRemediatedCondition, Status: metav1.ConditionFalse,
+		Reason: clusterv1.RemediationMachineDeletingReason, Message: "Machine is deleting", ObservedGeneration: m.Generation})
+	if err := s.Client.Status().Patch(ctx, m, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("mark Machine %s as being remediated: %w", m.Name, err)
+	}
+	return nil
+}
+
+// replaceWhat words the Machines the set replaces: failed ones, ones a
+// health checker marked for remediation, or both.
+func replaceWhat(c Counts) string {
+	switch {
+	case c.Marked == 0:
+		return "failed"
+	case c.Marked == c.Replace:
+		return "unhealthy"
+	}
+	return "failed or unhealthy"
+}
+
+func replaceCount(c Counts) string {
+	out := fmt.Sprintf("%d of %d failed", c.Failed, c.Live)
+	if c.Marked > 0 {
+		out += fmt.Sprintf(", %d marked for remediation by a health check", c.Marked)
+	}
+	return out
 }
 
 func describeFailedMachines(_ context.Context, s *Scope) engine.Outcome {
 	c := s.Counts
 	return engine.OKf("%d of %d Machines failed (%s); maxUnhealthy %d, maxInFlight %d, %d being replaced",
-		c.Failed, c.Live, names(s.liveMachines(true)), s.MaxUnhealthy(), s.MaxInFlight(), c.InFlight)
+		c.Replace, c.Live, names(s.liveMachines(true)), s.MaxUnhealthy(), s.MaxInFlight(), c.InFlight)
 }
 
 // describeMissingTemplates words a blocked scale-up as Cluster API's

@@ -53,9 +53,9 @@ func registerFacts(r *engine.Registry[*Scope]) {
 	r.Enum("failedMachines", func(s *Scope) string {
 		c := s.Counts
 		switch {
-		case s.Set == nil || c.Failed == 0:
+		case s.Set == nil || c.Replace == 0:
 			return "None"
-		case c.Failed > s.MaxUnhealthy():
+		case c.Replace > s.MaxUnhealthy():
 			return "OverLimit"
 		case c.InFlight >= s.MaxInFlight():
 			return "Throttled"

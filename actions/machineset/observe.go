@@ -181,6 +181,19 @@ func Failed(m *clusterv1.Machine) bool {
 	return m.Status.FailureReason != nil || m.Status.Phase == clusterv1.MachinePhaseFailed
 }
 
+// RemediationRequested reports whether a health checker outside krtt (as
+// Cluster API's MachineHealthCheck) asks the Machine's owner to remediate
+// it: HealthCheckSucceeded and OwnerRemediated both False
+// (collections.IsUnhealthyAndOwnerRemediated).
+func RemediationRequested(m *clusterv1.Machine) bool {
+	return meta.IsStatusConditionFalse(m.Status.Conditions, clusterv1.HealthCheckSucceededCondition) &&
+		meta.IsStatusConditionFalse(m.Status.Conditions, clusterv1.OwnerRemediatedCondition)
+}
+
+// NeedsReplacement reports whether the set deletes the Machine to replace
+// it: it failed, or a health checker asks for its remediation.
+func NeedsReplacement(m *clusterv1.Machine) bool { return Failed(m) || RemediationRequested(m) }
+
 // Unhealthy reports whether a scale-down should take the Machine before the
 // healthy ones. As Cluster API's isMachineHealthy: it has no Node yet, or
 // NodeHealthy or HealthCheckSucceeded is False (Unknown, as while its
@@ -205,7 +218,7 @@ func count(owned []*clusterv1.Machine, ms *clusterv1.MachineSet) Counts {
 	for _, m := range owned {
 		if !m.DeletionTimestamp.IsZero() {
 			c.Deleting++
-			if Failed(m) {
+			if NeedsReplacement(m) {
 				c.InFlight++
 			}
 			continue
@@ -213,7 +226,14 @@ func count(owned []*clusterv1.Machine, ms *clusterv1.MachineSet) Counts {
 		c.Live++
 		if Failed(m) {
 			c.Failed++
-		} else {
+		}
+		switch {
+		case NeedsReplacement(m):
+			c.Replace++
+			if !Failed(m) {
+				c.Marked++
+			}
+		default:
 			c.Active++
 		}
 		if fullyLabeled(ms, m) {

@@ -166,7 +166,7 @@ func TestCountsAndFacts(t *testing.T) {
 	// the failed one included (Cluster API syncReplicas).
 	ms := set(6, "")
 	s := &Scope{Found: true, Set: ms, Owned: owned, Counts: count(owned, ms), Cluster: &clusterv1.Cluster{}}
-	want := Counts{Total: 6, Live: 4, Active: 3, Failed: 1, Deleting: 2, InFlight: 1, Ready: 2, Available: 1, FullyLabeled: 1}
+	want := Counts{Total: 6, Live: 4, Active: 3, Failed: 1, Replace: 1, Deleting: 2, InFlight: 1, Ready: 2, Available: 1, FullyLabeled: 1}
 	if s.Counts != want {
 		t.Fatalf("counts %+v, want %+v", s.Counts, want)
 	}
@@ -245,5 +245,44 @@ func TestUpToDateCount(t *testing.T) {
 	}
 	if got := upToDate(ms, owned[1:2], nil); got != 0 {
 		t.Errorf("a deployment's old set: %d up to date, want 0", got)
+	}
+}
+
+// remediationRequested marks a Machine as a MachineHealthCheck does.
+func remediationRequested(m *clusterv1.Machine) {
+	m.Status.Conditions = append(m.Status.Conditions,
+		metav1.Condition{Type: clusterv1.HealthCheckSucceededCondition, Status: metav1.ConditionFalse, Reason: "UnhealthyNode"},
+		metav1.Condition{Type: clusterv1.OwnerRemediatedCondition, Status: metav1.ConditionFalse, Reason: "WaitingForRemediation"})
+}
+
+// TestMachinesMarkedForRemediationAreReplaced: a Machine a health checker
+// marked counts as one to replace (not as failed), in flight once it is
+// being deleted; an unhealthy one nobody asked to remediate does not.
+func TestMachinesMarkedForRemediationAreReplaced(t *testing.T) {
+	unhealthyOnly := func(m *clusterv1.Machine) {
+		m.Status.Conditions = append(m.Status.Conditions,
+			metav1.Condition{Type: clusterv1.HealthCheckSucceededCondition, Status: metav1.ConditionFalse, Reason: "UnhealthyNode"})
+	}
+	owned := []*clusterv1.Machine{
+		machine("a", 1, remediationRequested),
+		machine("b", 2, unhealthyOnly),
+		machine("c", 3, remediationRequested, deleting),
+		machine("d", 4, failed),
+	}
+	ms := set(4, "")
+	s := &Scope{Found: true, Set: ms, Owned: owned, Counts: count(owned, ms), Cluster: &clusterv1.Cluster{}}
+	want := Counts{Total: 4, Live: 3, Active: 1, Failed: 1, Replace: 2, Marked: 1, Deleting: 1, InFlight: 1}
+	if s.Counts != want {
+		t.Fatalf("counts %+v, want %+v", s.Counts, want)
+	}
+	if got := names(s.liveMachines(true)); got != "a, d" {
+		t.Errorf("Machines to replace: %s, want a, d", got)
+	}
+	if got, want := replaceCount(s.Counts), "1 of 3 failed, 1 marked for remediation by a health check"; got != want {
+		t.Errorf("replaceCount = %q, want %q", got, want)
+	}
+	s.Set.Spec.Remediation.MaxInFlight = ptr.To[int32](2)
+	if f := facts(t, s); f["failedMachines"] != "Replaceable" {
+		t.Errorf("failedMachines = %s, want Replaceable", f["failedMachines"])
 	}
 }

@@ -6,7 +6,9 @@ package machineset
 // manager's cache (list, watch); get on machinesets is for the kit's
 // uncached re-read after a status patch conflict. It creates Machines and
 // the provider objects cloned from templates, patches Machines to adopt or
-// release them and deletes them on scale-down and set deletion; setting
+// release them and deletes them on scale-down and set deletion, and patches
+// the OwnerRemediated condition of a Machine a health checker marked before
+// it deletes it (machines/status); setting
 // blockOwnerDeletion on what it creates needs update on machinesets/finalizers
 // under OwnerReferencesPermissionEnforcement.
 
@@ -14,4 +16,5 @@ package machineset
 // +kubebuilder:rbac:groups=cluster.krtt.dev,resources=machinesets/status,verbs=patch
 // +kubebuilder:rbac:groups=cluster.krtt.dev,resources=machinesets/finalizers,verbs=update
 // +kubebuilder:rbac:groups=cluster.krtt.dev,resources=machines,verbs=list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=cluster.krtt.dev,resources=machines/status,verbs=patch
 // +kubebuilder:rbac:groups=bootstrap.cluster.x-k8s.io;infrastructure.cluster.x-k8s.io;sim.krtt.dev,resources=*,verbs=list;watch;create;patch;delete

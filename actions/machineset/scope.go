@@ -79,10 +79,12 @@ type Counts struct {
 	// Total: every Machine of the set, being deleted or not (what
 	// spec.replicas is compared with, as Cluster API's syncReplicas does).
 	Total int
-	// Live: not being deleted. Active: live and not failed.
-	Live, Active, Failed int
-	// Deleting: being deleted; InFlight: of those, the failed ones (their
-	// replacement is in flight).
+	// Live: not being deleted. Active: live and not to be replaced.
+	// Failed: live and failed; Replace: live and failed or marked for
+	// remediation by a health checker, Marked the latter only.
+	Live, Active, Failed, Replace, Marked int
+	// Deleting: being deleted; InFlight: of those, the ones being replaced
+	// (failed or marked for remediation).
 	Deleting, InFlight int
 	// Ready and Available: live with that condition True (a Machine is
 	// Available once Ready for its spec.minReadySeconds); UpToDate: live

@@ -64,11 +64,11 @@ func mirrorConditions(s *Scope) {
 	meta.SetStatusCondition(&s.Set.Status.Conditions, up)
 	meta.SetStatusCondition(&s.Set.Status.Conditions, down)
 	meta.SetStatusCondition(&s.Set.Status.Conditions, reconciler.DeletingCondition(s.Set, c.Total, 0))
-	if c.Failed == 0 && c.InFlight == 0 {
+	if c.Replace == 0 && c.InFlight == 0 {
 		setCondition(s, clusterv1.RemediatingCondition, metav1.ConditionFalse, "NotRemediating", "")
 	} else {
 		setCondition(s, clusterv1.RemediatingCondition, metav1.ConditionTrue, "Remediating",
-			fmt.Sprintf("%d failed Machine(s) wait, %d being replaced", c.Failed, c.InFlight))
+			fmt.Sprintf("%d failed Machine(s) wait, %d being replaced", c.Replace, c.InFlight))
 	}
 	setCondition(s, clusterv1.PausedCondition, metav1.ConditionFalse, "NotPaused", "")
 }

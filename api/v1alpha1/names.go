@@ -23,6 +23,10 @@ const (
 	// False while the Machine waits for its owner to remediate it. The
 	// Cluster's Remediating condition reads it.
 	OwnerRemediatedCondition = "OwnerRemediated"
+	// RemediationMachineDeletingReason is the OwnerRemediated reason a
+	// MachineSet sets on a Machine a health checker marked, as it deletes it
+	// (Cluster API's MachineSetMachineRemediationMachineDeletingReason).
+	RemediationMachineDeletingReason = "MachineDeleting"
 	// DeletingCondition reports deletion progress; its reason is one of the
 	// Deleting reasons below.
 	DeletingCondition = "Deleting"
