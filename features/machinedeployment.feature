@@ -64,6 +64,27 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And the MachineDeployment "md" has 1 MachineSet
     And the deployment "md" never had more than 4 Machines nor fewer than 3 available at any watch event
 
+  # Cluster API v1.14 reconcileUnhealthyMachines: only the MachineSet of the current revision remediates; the
+  # rollout replaces the old sets' Machines, unhealthy ones first.
+  @row:machineset-replicas:R15
+  Scenario: an old MachineSet of a rollout leaves its failed Machine to the rollout
+    Given a MachineDeployment "md" of 2 Machines
+    And the providers bring every Machine of the deployment "md" to Running as it comes
+    And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
+    And the current MachineSet of "md" is called "v1"
+    When the providers stop bringing Machines of the deployment "md" to Running
+    And the template of the MachineDeployment "md" is pointed at new templates "v2"
+    And the current MachineSet of "md" is called "v2"
+    And the MachineSet called "v2" asks for 1 replica
+    And the Machines of "v1" are called "a" and "b"
+    And Machine "a" of the set fails
+    Then the MachineSet called "v1" has condition "Remediating" with status "True" and reason "WaitingForRollout" and message containing "are not replaced: the set is an old revision (1) of MachineDeployment md (revision 2)"
+    And Machine "a" of the set still exists
+    When the providers bring every Machine of the deployment "md" to Running as it comes
+    Then every Machine of the deployment "md" is of the current MachineSet
+    And Machine "a" of the set is gone
+    And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
+
   # Cluster API v1.14 spreads a scale by size only while paused (sync, scale); otherwise its rollout
   # planner grows only the current MachineSet (reconcileNewMachineSet) and shrinks the old ones.
   @row:machinedeployment-rollout:O18 @row:machinedeployment-rollout:O17 @row:machinedeployment-rollout:O14

@@ -120,8 +120,7 @@ func (w *world) aMachineSetWith(ctx context.Context, name string, replicas int, 
 		case "maxUnhealthy":
 			ms.Spec.Remediation.MaxUnhealthy = ptr.To(intstr.Parse(value))
 		case "maxInFlight":
-			n, _ := strconv.Atoi(value)
-			ms.Spec.Remediation.MaxInFlight = ptr.To(int32(n))
+			ms.Spec.Remediation.MaxInFlight = ptr.To(intstr.Parse(value))
 		case "minReadySeconds":
 			n, _ := strconv.Atoi(value)
 			ms.Spec.Template.Spec.MinReadySeconds = int32(n)
@@ -345,7 +344,7 @@ func (w *world) callMachines(ctx context.Context, set, list string) error {
 		names = append(names, m[1])
 	}
 	return w.eventually(ctx, "name the Machines", func(ctx context.Context) error {
-		ms, err := w.liveMachines(ctx, set)
+		ms, err := w.liveMachines(ctx, w.setAlias(set))
 		if err != nil {
 			return err
 		}

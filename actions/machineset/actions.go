@@ -1,6 +1,7 @@
 package machineset
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -186,6 +187,13 @@ func describeBlockedScaleUp(_ context.Context, s *Scope) engine.Outcome {
 // remediation with the same checks).
 func describeDeferredRemediation(_ context.Context, s *Scope) engine.Outcome {
 	return engine.OKf("The replacement of failed Machine(s) %s waits because:\n%s", names(s.liveMachines(true)), bullets(s.Preflight))
+}
+
+// describeLeftToRollout names the Machines an old revision's set does not
+// replace: the rollout replaces every Machine of the set.
+func describeLeftToRollout(_ context.Context, s *Scope) engine.Outcome {
+	return engine.OKf("Machine(s) %s are not replaced: the set is an old revision (%s) of %s, whose rollout replaces its Machines",
+		names(s.liveMachines(true)), cmp.Or(s.Set.Annotations[clusterv1.RevisionAnnotation], "none"), s.Deployment)
 }
 
 func bullets(lines []string) string {

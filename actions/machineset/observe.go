@@ -63,6 +63,7 @@ func (o *Observer) Observe(ctx context.Context, key client.ObjectKey, now time.T
 		// no longer served, does not hold the deletion.
 		o.readTemplates(ctx, s)
 		s.Preflight = o.preflight(ctx, s)
+		o.readDeployment(ctx, s)
 	}
 	if overlaps, err := overlapping(ctx, o.Client, ms); err != nil {
 		s.keep(err)
@@ -74,6 +75,31 @@ func (o *Observer) Observe(ctx context.Context, key client.ObjectKey, now time.T
 	s.OutOfSync = outOfSync(ms, s.Owned)
 	s.Counts.UpToDate = upToDate(ms, s.Owned, s.OutOfSync)
 	return s
+}
+
+// readDeployment compares the set's revision with its MachineDeployment's
+// current one (Cluster API reconcileUnhealthyMachines remediates only in
+// the current revision's set). A deployment that is gone leaves the set
+// current: nothing else replaces its Machines.
+func (o *Observer) readDeployment(ctx context.Context, s *Scope) {
+	ref := metav1.GetControllerOf(s.Set)
+	if ref == nil || ref.Kind != "MachineDeployment" {
+		return
+	}
+	md := &clusterv1.MachineDeployment{}
+	switch err := o.Client.Get(ctx, client.ObjectKey{Namespace: s.Set.Namespace, Name: ref.Name}, md); {
+	case apierrors.IsNotFound(err):
+		return
+	case err != nil:
+		s.keep(fmt.Errorf("get MachineDeployment %s: %w", ref.Name, err))
+		return
+	}
+	if md.UID != ref.UID {
+		return
+	}
+	current := md.Annotations[clusterv1.RevisionAnnotation]
+	s.Deployment = fmt.Sprintf("MachineDeployment %s (revision %s)", md.Name, current)
+	s.StaleRevision = current != "" && current != s.Set.Annotations[clusterv1.RevisionAnnotation]
 }
 
 func (o *Observer) readTemplates(ctx context.Context, s *Scope) {
@@ -301,10 +327,17 @@ func (s *Scope) MaxUnhealthy() int {
 	return n
 }
 
-// MaxInFlight is spec.remediation.maxInFlight (1 when unset).
+// MaxInFlight is spec.remediation.maxInFlight: a number, or a percentage of
+// spec.replicas rounded up (Cluster API reconcileUnhealthyMachines); 1 when
+// unset, and at least 1 (a percentage of a set of no replicas).
 func (s *Scope) MaxInFlight() int {
-	if p := s.Set.Spec.Remediation.MaxInFlight; p != nil && *p > 0 {
-		return int(*p)
+	p := s.Set.Spec.Remediation.MaxInFlight
+	if p == nil {
+		return 1
 	}
-	return 1
+	n, err := intstr.GetScaledValueFromIntOrPercent(p, s.Replicas(), true)
+	if err != nil || n < 1 {
+		return 1
+	}
+	return n
 }

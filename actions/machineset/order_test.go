@@ -193,7 +193,7 @@ func TestCountsAndFacts(t *testing.T) {
 	}
 	// maxInFlight 2: the in-flight replacement leaves room for one more.
 	s.Set = set(8, "50%")
-	s.Set.Spec.Remediation.MaxInFlight = ptr.To[int32](2)
+	s.Set.Spec.Remediation.MaxInFlight = ptr.To(intstr.FromInt32(2))
 	if f := facts(t, s); f["failedMachines"] != "Replaceable" || f["replicasDiff"] != "Missing" {
 		t.Errorf("maxInFlight 2, replicas 8: failedMachines %s replicasDiff %s", f["failedMachines"], f["replicasDiff"])
 	}
@@ -281,8 +281,31 @@ func TestMachinesMarkedForRemediationAreReplaced(t *testing.T) {
 	if got, want := replaceCount(s.Counts), "1 of 3 failed, 1 marked for remediation by a health check"; got != want {
 		t.Errorf("replaceCount = %q, want %q", got, want)
 	}
-	s.Set.Spec.Remediation.MaxInFlight = ptr.To[int32](2)
+	s.Set.Spec.Remediation.MaxInFlight = ptr.To(intstr.FromInt32(2))
 	if f := facts(t, s); f["failedMachines"] != "Replaceable" {
 		t.Errorf("failedMachines = %s, want Replaceable", f["failedMachines"])
+	}
+}
+
+// TestMaxInFlightTakesAPercentage: a percentage of spec.replicas, rounded
+// up as Cluster API does, and never below one.
+func TestMaxInFlightTakesAPercentage(t *testing.T) {
+	for _, tc := range []struct {
+		replicas int32
+		value    *intstr.IntOrString
+		want     int
+	}{
+		{5, nil, 1},
+		{5, ptr.To(intstr.FromInt32(3)), 3},
+		{5, ptr.To(intstr.FromString("40%")), 2},
+		{5, ptr.To(intstr.FromString("30%")), 2},
+		{10, ptr.To(intstr.FromString("1%")), 1},
+		{0, ptr.To(intstr.FromString("50%")), 1},
+	} {
+		s := &Scope{Set: set(tc.replicas, "")}
+		s.Set.Spec.Remediation.MaxInFlight = tc.value
+		if got := s.MaxInFlight(); got != tc.want {
+			t.Errorf("replicas %d, maxInFlight %v: got %d, want %d", tc.replicas, tc.value, got, tc.want)
+		}
 	}
 }

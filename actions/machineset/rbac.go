@@ -9,7 +9,8 @@ package machineset
 // release them and deletes them on scale-down and set deletion, and patches
 // the OwnerRemediated condition of a Machine a health checker marked before
 // it deletes it (machines/status); it reads the Cluster's control plane
-// object for the preflight checks (its version); setting
+// object for the preflight checks (its version) and its MachineDeployment's
+// revision; setting
 // blockOwnerDeletion on what it creates needs update on machinesets/finalizers
 // under OwnerReferencesPermissionEnforcement.
 
@@ -19,4 +20,5 @@ package machineset
 // +kubebuilder:rbac:groups=cluster.krtt.dev,resources=machines,verbs=list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=cluster.krtt.dev,resources=machines/status,verbs=patch
 // +kubebuilder:rbac:groups=controlplane.cluster.x-k8s.io,resources=*,verbs=list;watch
+// +kubebuilder:rbac:groups=cluster.krtt.dev,resources=machinedeployments,verbs=list;watch
 // +kubebuilder:rbac:groups=bootstrap.cluster.x-k8s.io;infrastructure.cluster.x-k8s.io;sim.krtt.dev,resources=*,verbs=list;watch;create;patch;delete

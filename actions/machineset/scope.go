@@ -42,6 +42,12 @@ type Scope struct {
 	MissingTemplates []string
 	MissingKinds     []string
 
+	// StaleRevision: the set belongs to a MachineDeployment whose current
+	// revision is another set's (a rollout replaces its Machines);
+	// Deployment names that MachineDeployment and its revision.
+	StaleRevision bool
+	Deployment    string
+
 	// Preflight are the reasons Cluster API's preflight checks give for
 	// holding the set's Machine creations and replacements (preflight.go);
 	// none when they pass. Only observed for a live set whose Cluster

@@ -94,7 +94,7 @@ func TestMachineDeploymentDefaults(t *testing.T) {
 	if md.Spec.RevisionHistoryLimit == nil || *md.Spec.RevisionHistoryLimit != 0 || md.Spec.ProgressDeadlineSeconds == nil || *md.Spec.ProgressDeadlineSeconds != 600 {
 		t.Errorf("revisionHistoryLimit %v, progressDeadlineSeconds %v, want 0 and 600", ptr.Deref(md.Spec.RevisionHistoryLimit, -1), ptr.Deref(md.Spec.ProgressDeadlineSeconds, -1))
 	}
-	if r := md.Spec.Remediation; r.MaxInFlight == nil || *r.MaxInFlight != 1 {
+	if r := md.Spec.Remediation; r.MaxInFlight == nil || r.MaxInFlight.IntValue() != 1 {
 		t.Errorf("remediation %+v, want maxInFlight 1", r)
 	}
 }

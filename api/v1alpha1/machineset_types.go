@@ -49,12 +49,14 @@ type MachineSetDeletionSpec struct {
 // MachineSetRemediationSpec bounds the replacement of failed Machines.
 type MachineSetRemediationSpec struct {
 	// maxInFlight is how many failed Machines may be being replaced (deleted)
-	// at once. Defaults to 1.
+	// at once: a number, or a percentage of spec.replicas rounded up (as
+	// Cluster API's MachineDeployment remediation.maxInFlight). Defaults
+	// to 1.
 	// +optional
 	// +kubebuilder:default=1
-	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=1000
-	MaxInFlight *int32 `json:"maxInFlight,omitempty"`
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 1 && self <= 1000 : self.matches('^(100|[1-9][0-9]?)%$')",message="maxInFlight must be a number of Machines from 1 to 1000 or a percentage from 1% to 100%"
+	MaxInFlight *intstr.IntOrString `json:"maxInFlight,omitempty"`
 
 	// maxUnhealthy: when more Machines than this (a number, or a percentage
 	// of spec.replicas) are failed, none is replaced, since the cause is

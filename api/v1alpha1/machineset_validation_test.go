@@ -77,7 +77,11 @@ var machineSetCatalog = []struct {
 	{name: "unknown deletion order", mutate: set("spec.deletion.order", "Largest"),
 		want: `spec.deletion.order: Unsupported value: "Largest": supported values: "Random", "Newest", "Oldest"`},
 	{name: "maxInFlight 0", mutate: set("spec.remediation.maxInFlight", int64(0)),
-		want: `spec.remediation.maxInFlight in body should be greater than or equal to 1`},
+		want: `maxInFlight must be a number of Machines from 1 to 1000 or a percentage from 1% to 100%`},
+	{name: "maxInFlight 0%", mutate: set("spec.remediation.maxInFlight", "0%"),
+		want: `maxInFlight must be a number of Machines from 1 to 1000 or a percentage from 1% to 100%`},
+	{name: "maxInFlight not a percentage", mutate: set("spec.remediation.maxInFlight", "half"),
+		want: `maxInFlight must be a number of Machines from 1 to 1000 or a percentage from 1% to 100%`},
 	{name: "maxUnhealthy over 100%", mutate: set("spec.remediation.maxUnhealthy", "150%"),
 		want: `maxUnhealthy must be a number of Machines (0 or more) or a percentage from 0% to 100%`},
 	{name: "negative maxUnhealthy", mutate: set("spec.remediation.maxUnhealthy", int64(-2)),
@@ -163,7 +167,7 @@ func TestMachineSetDefaultsAndScale(t *testing.T) {
 	if ms.Spec.Deletion.Order != clusterv1.DeletionOrderRandom {
 		t.Errorf("deletion.order %q, want Random", ms.Spec.Deletion.Order)
 	}
-	if r := ms.Spec.Remediation; r.MaxInFlight == nil || *r.MaxInFlight != 1 || r.MaxUnhealthy == nil || r.MaxUnhealthy.IntValue() != 2 {
+	if r := ms.Spec.Remediation; r.MaxInFlight == nil || r.MaxInFlight.IntValue() != 1 || r.MaxUnhealthy == nil || r.MaxUnhealthy.IntValue() != 2 {
 		t.Errorf("remediation %+v, want maxInFlight 1 and the given maxUnhealthy 2", r)
 	}
 

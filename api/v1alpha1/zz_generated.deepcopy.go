@@ -1112,7 +1112,7 @@ func (in *MachineSetRemediationSpec) DeepCopyInto(out *MachineSetRemediationSpec
 	*out = *in
 	if in.MaxInFlight != nil {
 		in, out := &in.MaxInFlight, &out.MaxInFlight
-		*out = new(int32)
+		*out = new(intstr.IntOrString)
 		**out = **in
 	}
 	if in.MaxUnhealthy != nil {

@@ -58,7 +58,7 @@ func FuzzMachineSetObservers(f *testing.F) {
 				ms.Spec.Replicas = ptr.To(replicas)
 			}
 			if bit(4) {
-				ms.Spec.Remediation.MaxInFlight = ptr.To(maxInFlight)
+				ms.Spec.Remediation.MaxInFlight = ptr.To(intstr.FromInt32(maxInFlight))
 			}
 			if bit(5) {
 				ms.Spec.Remediation.MaxUnhealthy = ptr.To(intstr.Parse(maxUnhealthy))
