@@ -71,6 +71,7 @@ func (w *world) noCertificatesExpiry(ctx context.Context, name string) error {
 }
 
 func (w *world) noCondition(ctx context.Context, name, typ string) error {
+	name = w.alias(name)
 	return w.eventually(ctx, name+" without condition "+typ, func(ctx context.Context) error {
 		m, err := w.machine(ctx, name)
 		if err != nil {

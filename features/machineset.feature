@@ -139,6 +139,19 @@ Feature: A MachineSet keeps N Machines
     And the MachineSet "ms" has 2 Machines
     And the MachineSet "ms" has condition "Remediating" with status "False" and reason "NotRemediating"
 
+  # Cluster API v1.14 reconcileUnhealthyMachines removes OwnerRemediated from a Machine whose health check passes again.
+  @row:machineset-normal:S17 @row:machineset-replicas:R07
+  Scenario: a Machine a health checker finds healthy again loses its remediation mark
+    Given a MachineSet "ms" of 2 Machines with maxUnhealthy 0
+    And the Machines of "ms" are called "a" and "b"
+    When another controller sets the condition "HealthCheckSucceeded" of the Machine "a" to "False" with reason "UnhealthyNode" and message "Node a is unhealthy"
+    And another controller sets the condition "OwnerRemediated" of the Machine "a" to "False" with reason "WaitingForRemediation" and message "Waiting for remediation"
+    Then the MachineSet "ms" has condition "Remediating" with reason "TooManyFailedMachines" and message containing "1 of 2 Machines failed"
+    When another controller sets the condition "HealthCheckSucceeded" of the Machine "a" to "True" with reason "Healthy" and message ""
+    Then the Machine "a" has no condition "OwnerRemediated"
+    And Machine "a" of the set still exists
+    And the MachineSet "ms" has condition "Remediating" with status "False" and reason "NotRemediating"
+
   @row:machineset-replicas:R04
   Scenario: a missing template holds the creation until it exists
     Given a MachineSet "ms" of 1 Machine whose infrastructure template "ghost" does not exist

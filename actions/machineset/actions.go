@@ -142,6 +142,20 @@ func markRemediationStarted(ctx context.Context, s *Scope, m *clusterv1.Machine)
 	return nil
 }
 
+// clearRemediationMarks removes the OwnerRemediated condition of the
+// Machines whose health check passes again, so the mark cannot outlive the
+// failure it was for (Cluster API reconcileUnhealthyMachines).
+func clearRemediationMarks(ctx context.Context, s *Scope) engine.Outcome {
+	for _, m := range s.Recovered {
+		base := m.DeepCopy()
+		meta.RemoveStatusCondition(&m.Status.Conditions, clusterv1.OwnerRemediatedCondition)
+		if err := s.Client.Status().Patch(ctx, m, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil && !apierrors.IsNotFound(err) {
+			return engine.Fail(fmt.Errorf("remove the remediation mark of Machine %s: %w", m.Name, err))
+		}
+	}
+	return engine.OKf("Machine(s) %s are healthy again: their OwnerRemediated condition is removed", names(s.Recovered))
+}
+
 // replaceWhat words the Machines the set replaces: failed ones, ones a
 // health checker marked for remediation, or both.
 func replaceWhat(c Counts) string {

@@ -69,6 +69,7 @@ func registerFacts(r *engine.Registry[*Scope]) {
 		}
 		return "Found"
 	})
+	r.Bool("remediationMarksLeft", func(s *Scope) bool { return len(s.Recovered) > 0 })
 	r.Bool("staleRevision", func(s *Scope) bool { return s.StaleRevision })
 	r.Enum("preflightChecks", func(s *Scope) string {
 		if len(s.Preflight) > 0 {

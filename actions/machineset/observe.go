@@ -73,6 +73,7 @@ func (o *Observer) Observe(ctx context.Context, key client.ObjectKey, now time.T
 	o.claim(ctx, s)
 	s.Counts = count(s.Owned, ms)
 	s.OutOfSync = outOfSync(ms, s.Owned)
+	s.Recovered = recovered(s.Owned)
 	s.Counts.UpToDate = upToDate(ms, s.Owned, s.OutOfSync)
 	return s
 }
@@ -214,6 +215,20 @@ func Failed(m *clusterv1.Machine) bool {
 func RemediationRequested(m *clusterv1.Machine) bool {
 	return meta.IsStatusConditionFalse(m.Status.Conditions, clusterv1.HealthCheckSucceededCondition) &&
 		meta.IsStatusConditionFalse(m.Status.Conditions, clusterv1.OwnerRemediatedCondition)
+}
+
+// recovered are the live Machines whose remediation mark outlived their
+// health check failure (Cluster API reconcileUnhealthyMachines removes it).
+func recovered(owned []*clusterv1.Machine) []*clusterv1.Machine {
+	var out []*clusterv1.Machine
+	for _, m := range owned {
+		if m.DeletionTimestamp.IsZero() &&
+			meta.IsStatusConditionTrue(m.Status.Conditions, clusterv1.HealthCheckSucceededCondition) &&
+			meta.IsStatusConditionFalse(m.Status.Conditions, clusterv1.OwnerRemediatedCondition) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // NeedsReplacement reports whether the set deletes the Machine to replace

@@ -309,3 +309,22 @@ func TestMaxInFlightTakesAPercentage(t *testing.T) {
 		}
 	}
 }
+
+// TestRecoveredMachinesLoseTheirMark: only a live Machine whose health check
+// passes again while it is still marked is cleaned.
+func TestRecoveredMachinesLoseTheirMark(t *testing.T) {
+	healthyAgain := func(m *clusterv1.Machine) {
+		m.Status.Conditions = append(m.Status.Conditions,
+			metav1.Condition{Type: clusterv1.HealthCheckSucceededCondition, Status: metav1.ConditionTrue, Reason: "Healthy"},
+			metav1.Condition{Type: clusterv1.OwnerRemediatedCondition, Status: metav1.ConditionFalse, Reason: "WaitingForRemediation"})
+	}
+	owned := []*clusterv1.Machine{
+		machine("a", 1, healthyAgain),
+		machine("b", 2, remediationRequested),
+		machine("c", 3, healthyAgain, deleting),
+		machine("d", 4),
+	}
+	if got := names(recovered(owned)); got != "a" {
+		t.Errorf("recovered = %s, want a", got)
+	}
+}

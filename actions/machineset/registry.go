@@ -30,6 +30,7 @@ func registerActions(r *engine.Registry[*Scope]) {
 	r.Action("SyncMachines", "Update the set's Machines in place from the template: its labels and annotations (the keys the set manages), spec.deletion, spec.readinessGates and spec.health; nothing else changes and no Machine is replaced.", syncMachines)
 	r.Action("DescribeMissingTemplates", "Report the templates that do not exist (no change).", describeMissingTemplates, engine.Pure())
 	r.Action("DescribeBlockedScaleUp", "Report the preflight checks that hold the scale-up (no change).", describeBlockedScaleUp, engine.Pure())
+	r.Action("ClearRemediationMarks", "Remove the OwnerRemediated condition of the Machines a health checker finds healthy again.", clearRemediationMarks)
 	r.Action("DescribeLeftToRollout", "Report the failed Machines an old MachineSet leaves to its MachineDeployment's rollout (no change).", describeLeftToRollout, engine.Pure())
 	r.Action("DescribeDeferredRemediation", "Report the failed Machines whose replacement the preflight checks hold (no change).", describeDeferredRemediation, engine.Pure())
 	r.Action("CreateMachines", "Clone the templates and create the missing Machines in slow-start batches, at most 100 per reconcile; wait until the cache shows them.", createMachines, engine.MayWait())

@@ -75,6 +75,11 @@ type Scope struct {
 	// gives in place (sync.go).
 	OutOfSync []*clusterv1.Machine
 
+	// Recovered are the live Machines of Owned a health checker had marked
+	// for remediation (OwnerRemediated False) and now finds healthy
+	// (HealthCheckSucceeded True).
+	Recovered []*clusterv1.Machine
+
 	// Err is the first API error met while observing.
 	Err error
 }
