@@ -834,23 +834,34 @@ func (w *world) attacher(ctx context.Context, ns string, nodes client.Client, be
 
 // soloGroup is a workload of one Pod, on the first Machine's Node, behind
 // a budget of minAvailable 1: its eviction is refused (429) until a
-// replacement runs, which replicaKeeper starts only once the Machine has
-// been draining for soloHold. Every run so meets a refusal.
+// replacement runs, which replicaKeeper starts only once the Machine says
+// the API server refused it (its Deleting condition quotes the refusal). A
+// time would not do: when the proxy faults the first eviction, the next one
+// may come after the replacement, and the run would meet no refusal.
+// soloFallback lets a run whose every attempt the proxy faulted go on.
 const (
-	soloGroup = "solo"
-	soloHold  = time.Second
+	soloGroup    = "solo"
+	soloFallback = time.Minute
 )
+
+// soloRefused: the first Machine's Deleting condition quotes the API
+// server's refusal of the solo Pod's eviction (a 429 the proxy injects says
+// otherwise, and is not in the audit log).
+func soloRefused(m *clusterv1.Machine) bool {
+	c := meta.FindStatusCondition(m.Status.Conditions, clusterv1.DeletingCondition)
+	return c != nil && strings.Contains(c.Message, soloGroup+"-"+m.Name) && strings.Contains(c.Message, "violate the pod's disruption budget")
+}
 
 // replicaKeeper plays a ReplicaSet for the PodDisruptionBudget pairs: a
 // group with fewer than two Pods not being deleted gets a new one on the
 // spare Node, so a blocked eviction is unblocked the way a real workload
 // unblocks it. The solo workload gets its second Pod once the first
-// Machine has been draining for soloHold.
+// Machine's drain was refused (soloRefused).
 func (w *world) replicaKeeper(ctx context.Context, ns string) {
 	spare := sim.NodeName(ns, "spare")
 	n := 0
 	var drainingSince time.Time
-	soloDone := false
+	soloDone, refused := false, false
 	for {
 		select {
 		case <-ctx.Done():
@@ -859,10 +870,13 @@ func (w *world) replicaKeeper(ctx context.Context, ns string) {
 		}
 		if !soloDone {
 			m := &clusterv1.Machine{}
-			if err := w.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "m-000"}, m); err == nil && m.Status.State == "DrainingNode" && drainingSince.IsZero() {
-				drainingSince = time.Now()
+			if err := w.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "m-000"}, m); err == nil {
+				if m.Status.State == "DrainingNode" && drainingSince.IsZero() {
+					drainingSince = time.Now()
+				}
+				refused = refused || soloRefused(m)
 			}
-			if !drainingSince.IsZero() && time.Since(drainingSince) > soloHold {
+			if refused || (!drainingSince.IsZero() && time.Since(drainingSince) > soloFallback) {
 				err := w.c.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: soloGroup + "-r", Labels: map[string]string{"app": soloGroup}},
 					Spec: corev1.PodSpec{NodeName: spare, TerminationGracePeriodSeconds: ptr.To[int64](1),
 						Containers: []corev1.Container{{Name: "main", Image: "registry.k8s.io/pause:3.10"}}}})
