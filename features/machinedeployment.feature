@@ -108,6 +108,7 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     When every Machine of the deployment "md" gets the pre-terminate hook "hold"
     And the MachineDeployment "md" is scaled to 1
     Then the MachineDeployment "md" reaches phase "ScalingDown"
+    And the MachineDeployment "md" reaches the state "ScalingDown"
     When every Machine of the deployment "md" loses the pre-terminate hook "hold"
     Then the MachineDeployment "md" reports 1 replica, 1 updated and 1 available
     And the MachineDeployment "md" reaches phase "Running"
