@@ -835,12 +835,15 @@ func (w *world) attacher(ctx context.Context, ns string, nodes client.Client, be
 // soloGroup is a workload of one Pod, on the first Machine's Node, behind
 // a budget of minAvailable 1: its eviction is refused (429) until a
 // replacement runs, which replicaKeeper starts only once the Machine says
-// the API server refused it (its Deleting condition quotes the refusal). A
-// time would not do: when the proxy faults the first eviction, the next one
-// may come after the replacement, and the run would meet no refusal.
+// the API server refused it (its Deleting condition quotes the refusal) and
+// has been draining for soloHold. A time alone would not do: when the proxy
+// faults the first eviction, the next one may come after the replacement,
+// and the run would meet no refusal. soloHold keeps the Machine draining
+// long enough for the failover run to see it and kill the leader then;
 // soloFallback lets a run whose every attempt the proxy faulted go on.
 const (
 	soloGroup    = "solo"
+	soloHold     = time.Second
 	soloFallback = time.Minute
 )
 
@@ -856,7 +859,7 @@ func soloRefused(m *clusterv1.Machine) bool {
 // group with fewer than two Pods not being deleted gets a new one on the
 // spare Node, so a blocked eviction is unblocked the way a real workload
 // unblocks it. The solo workload gets its second Pod once the first
-// Machine's drain was refused (soloRefused).
+// Machine's drain was refused (soloRefused) and soloHold has passed.
 func (w *world) replicaKeeper(ctx context.Context, ns string) {
 	spare := sim.NodeName(ns, "spare")
 	n := 0
@@ -876,7 +879,7 @@ func (w *world) replicaKeeper(ctx context.Context, ns string) {
 				}
 				refused = refused || soloRefused(m)
 			}
-			if refused || (!drainingSince.IsZero() && time.Since(drainingSince) > soloFallback) {
+			if draining := time.Since(drainingSince); !drainingSince.IsZero() && (refused && draining > soloHold || draining > soloFallback) {
 				err := w.c.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: soloGroup + "-r", Labels: map[string]string{"app": soloGroup}},
 					Spec: corev1.PodSpec{NodeName: spare, TerminationGracePeriodSeconds: ptr.To[int64](1),
 						Containers: []corev1.Container{{Name: "main", Image: "registry.k8s.io/pause:3.10"}}}})
