@@ -65,9 +65,9 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And the deployment "md" never had more than 4 Machines nor fewer than 3 available at any watch event
 
   # Cluster API v1.14 reconcileUnhealthyMachines: only the MachineSet of the current revision remediates; the
-  # rollout replaces the old sets' Machines, unhealthy ones first.
+  # rollout replaces the old sets' Machines, unhealthy ones first, and tells a marked one (CannotBeRemediated).
   @row:machineset-replicas:R15
-  Scenario: an old MachineSet of a rollout leaves its failed Machine to the rollout
+  Scenario: an old MachineSet of a rollout leaves its failed and unhealthy Machines to the rollout
     Given a MachineDeployment "md" of 2 Machines
     And the providers bring every Machine of the deployment "md" to Running as it comes
     And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
@@ -80,6 +80,10 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And Machine "a" of the set fails
     Then the MachineSet called "v1" has condition "Remediating" with status "True" and reason "WaitingForRollout" and message containing "are not replaced: the set is an old revision (1) of MachineDeployment md (revision 2)"
     And Machine "a" of the set still exists
+    When another controller sets the condition "HealthCheckSucceeded" of the Machine "b" to "False" with reason "UnhealthyNode" and message "Node b is unhealthy"
+    And another controller sets the condition "OwnerRemediated" of the Machine "b" to "False" with reason "WaitingForRemediation" and message "Waiting for remediation"
+    Then Machine "b" of the set has condition "OwnerRemediated" with status "False" and reason "CannotBeRemediated" and message containing "the rollout of its MachineDeployment removes it"
+    And Machine "b" of the set still exists
     When the providers bring every Machine of the deployment "md" to Running as it comes
     Then every Machine of the deployment "md" is of the current MachineSet
     And Machine "a" of the set is gone

@@ -139,6 +139,25 @@ Feature: A MachineSet keeps N Machines
     And the MachineSet "ms" has 2 Machines
     And the MachineSet "ms" has condition "Remediating" with status "False" and reason "NotRemediating"
 
+  # Cluster API v1.14 reconcileUnhealthyMachines: a marked Machine beyond maxInFlight is told why it waits
+  # (OwnerRemediated reason RemediationDeferred) and deleted once a token is free.
+  @row:machineset-replicas:R08 @row:machineset-replicas:R01
+  Scenario: a Machine a health checker marks while maxInFlight are being replaced is told it waits
+    Given a MachineSet "ms" of 2 Machines with maxInFlight 1
+    And the Machines of "ms" are called "a" and "b"
+    And Machine "a" of the set has annotation "pre-terminate.delete.hook.machine.cluster.krtt.dev/hold"
+    When another controller sets the condition "HealthCheckSucceeded" of the Machine "a" to "False" with reason "UnhealthyNode" and message "Node a is unhealthy"
+    And another controller sets the condition "OwnerRemediated" of the Machine "a" to "False" with reason "WaitingForRemediation" and message "Waiting for remediation"
+    Then Machine "a" of the set is being deleted
+    When another controller sets the condition "HealthCheckSucceeded" of the Machine "b" to "False" with reason "UnhealthyNode" and message "Node b is unhealthy"
+    And another controller sets the condition "OwnerRemediated" of the Machine "b" to "False" with reason "WaitingForRemediation" and message "Waiting for remediation"
+    Then Machine "b" of the set has condition "OwnerRemediated" with status "False" and reason "RemediationDeferred" and message containing "(spec.remediation.maxInFlight is 1)"
+    And the MachineSet "ms" has condition "Remediating" with reason "WaitingForInFlight" and message containing "1 being replaced"
+    And Machine "b" of the set still exists
+    When the annotation "pre-terminate.delete.hook.machine.cluster.krtt.dev/hold" is removed from Machine "a" of the set
+    Then Machine "b" of the set is gone
+    And the MachineSet "ms" has 2 Machines
+
   # Cluster API v1.14 reconcileUnhealthyMachines removes OwnerRemediated from a Machine whose health check passes again.
   @row:machineset-normal:S17 @row:machineset-replicas:R07
   Scenario: a Machine a health checker finds healthy again loses its remediation mark
@@ -194,6 +213,10 @@ Feature: A MachineSet keeps N Machines
     Then the MachineSet "ms" has condition "Remediating" with reason "RemediationDeferred" and message containing "The replacement of failed Machine(s) "
     And the MachineSet "ms" has condition "Remediating" with reason "RemediationDeferred" and message containing "is upgrading"
     And Machine "a" of the set still exists
+    When another controller sets the condition "HealthCheckSucceeded" of the Machine "b" to "False" with reason "UnhealthyNode" and message "Node b is unhealthy"
+    And another controller sets the condition "OwnerRemediated" of the Machine "b" to "False" with reason "WaitingForRemediation" and message "Waiting for remediation"
+    Then Machine "b" of the set has condition "OwnerRemediated" with status "False" and reason "RemediationDeferred" and message containing "is upgrading"
+    And Machine "b" of the set still exists
     When the MachineSet "ms" is scaled to 3
     Then the MachineSet "ms" has condition "ScalingUp" with reason "ScalingUp" and message containing "Scaling up from 2 to 3 replicas is blocked because:"
     And the MachineSet "ms" has condition "Remediating" with reason "RemediationDeferred" and message containing "waits for the preflight checks"
@@ -201,6 +224,7 @@ Feature: A MachineSet keeps N Machines
     And Machine "a" of the set still exists
     When the control plane of the Cluster "c1" reports version "v1.31.0"
     Then Machine "a" of the set is gone
+    And Machine "b" of the set is gone
     And the MachineSet "ms" has 3 Machines
 
   @row:machineset-normal:S02

@@ -27,6 +27,7 @@ func registerReadinessSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^the Cluster "([^"]*)" gets the (positive|negative) availability gate "([^"]*)"$`, w.clusterGetsGate)
 	sc.Step(`^another controller sets the condition "([^"]*)" of the Cluster "([^"]*)" to "(True|False|Unknown)" with reason "([^"]*)" and message "([^"]*)"$`, w.otherControllerSetsClusterCondition)
 	sc.Step(`^Machine "([^"]*)" of the set has condition "([^"]*)" with status "([^"]*)" and reason "([^"]*)"$`, w.setMachineHasCondition)
+	sc.Step(`^Machine "([^"]*)" of the set has condition "([^"]*)" with status "([^"]*)" and reason "([^"]*)" and message containing "([^"]*)"$`, w.setMachineHasConditionWithMessage)
 }
 
 func (w *world) clusterGetsGate(ctx context.Context, name, polarity, conditionType string) error {
@@ -55,6 +56,10 @@ func (w *world) aRunningMachineWithMinReadySeconds(ctx context.Context, name str
 
 func (w *world) setMachineHasCondition(ctx context.Context, name, ctype, status, reason string) error {
 	return w.condition(ctx, w.alias(name), ctype, status, reason, "")
+}
+
+func (w *world) setMachineHasConditionWithMessage(ctx context.Context, name, ctype, status, reason, msg string) error {
+	return w.condition(ctx, w.alias(name), ctype, status, reason, msg)
 }
 
 func hasGate(m *clusterv1.Machine, conditionType string) bool {

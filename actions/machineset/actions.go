@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -110,11 +111,13 @@ func (s *Scope) liveMachines(failed bool) []*clusterv1.Machine {
 func deleteFailedMachines(ctx context.Context, s *Scope) engine.Outcome {
 	n := s.MaxInFlight() - s.Counts.InFlight
 	victims := DeletionOrder(s.liveMachines(true), s.Set.Spec.Deletion.Order)
+	deferred := victims[min(n, len(victims)):]
 	victims = victims[:min(n, len(victims))]
-	for _, m := range victims {
-		if err := markRemediationStarted(ctx, s, m); err != nil {
-			return engine.Fail(err)
-		}
+	if _, err := markOwnerRemediated(ctx, s, victims, clusterv1.RemediationMachineDeletingReason, "Machine is deleting"); err != nil {
+		return engine.Fail(err)
+	}
+	if _, err := markOwnerRemediated(ctx, s, deferred, clusterv1.RemediationDeferredReason, s.inFlightMessage()); err != nil {
+		return engine.Fail(err)
 	}
 	if err := deleteMachines(ctx, s, victims); err != nil {
 		return engine.Fail(err)
@@ -122,24 +125,76 @@ func deleteFailedMachines(ctx context.Context, s *Scope) engine.Outcome {
 	return engine.OKf("Replacing %s Machine(s) %s: %s; maxInFlight %d", replaceWhat(s.Counts), names(victims), replaceCount(s.Counts), s.MaxInFlight())
 }
 
-// markRemediationStarted tells the health checker that asked for a
-// Machine's remediation that its owner deletes it (Cluster API
-// reconcileUnhealthyMachines: OwnerRemediated False, reason MachineDeleting),
-// before the deletion, so a retry after a failed deletion marks it again.
-func markRemediationStarted(ctx context.Context, s *Scope, m *clusterv1.Machine) error {
-	if !RemediationRequested(m) {
-		return nil
+// inFlightMessage is the OwnerRemediated message of a marked Machine that
+// waits because maxInFlight Machines are already being replaced.
+func (s *Scope) inFlightMessage() string {
+	limit := ptr.Deref(s.Set.Spec.Remediation.MaxInFlight, intstr.FromInt32(1))
+	return fmt.Sprintf("Waiting: as many remediations as allowed are in progress already (spec.remediation.maxInFlight is %s)", limit.String())
+}
+
+// deferRemediationToInFlight tells the health checker of every marked
+// Machine that its deletion waits for those being replaced (Cluster API
+// reconcileUnhealthyMachines: RemediationDeferred once maxInFlight is reached).
+func deferRemediationToInFlight(ctx context.Context, s *Scope) engine.Outcome {
+	return markLiveMarked(ctx, s, clusterv1.RemediationDeferredReason, s.inFlightMessage())
+}
+
+// deferRemediationToPreflight tells the health checker of every marked
+// Machine that its deletion waits for the failed preflight checks, a line
+// per check (Cluster API reconcileUnhealthyMachines: RemediationDeferred).
+func deferRemediationToPreflight(ctx context.Context, s *Scope) engine.Outcome {
+	return markLiveMarked(ctx, s, clusterv1.RemediationDeferredReason, bullets(s.Preflight))
+}
+
+// leaveRemediationToRollout tells the health checker of every marked Machine
+// of an old revision's set that the set does not delete it: the rollout
+// removes it (Cluster API reconcileUnhealthyMachines: CannotBeRemediated).
+func leaveRemediationToRollout(ctx context.Context, s *Scope) engine.Outcome {
+	return markLiveMarked(ctx, s, clusterv1.CannotBeRemediatedReason, "Machine is not remediated: the rollout of its MachineDeployment removes it")
+}
+
+// markLiveMarked sets the OwnerRemediated condition of the live Machines a
+// health checker marked; it reports having written nothing when each says so already.
+func markLiveMarked(ctx context.Context, s *Scope, reason, message string) engine.Outcome {
+	var marked []*clusterv1.Machine
+	for _, m := range s.liveMachines(true) {
+		if RemediationRequested(m) {
+			marked = append(marked, m)
+		}
 	}
-	if c := meta.FindStatusCondition(m.Status.Conditions, clusterv1.OwnerRemediatedCondition); c.Reason == clusterv1.RemediationMachineDeletingReason {
-		return nil
+	wrote, err := markOwnerRemediated(ctx, s, marked, reason, message)
+	switch {
+	case err != nil:
+		return engine.Fail(err)
+	case !wrote:
+		return engine.OK().Untouched()
 	}
-	base := m.DeepCopy()
-	meta.SetStatusCondition(&m.Status.Conditions, metav1.Condition{Type: clusterv1.OwnerRemediatedCondition, Status: metav1.ConditionFalse,
-		Reason: clusterv1.RemediationMachineDeletingReason, Message: "Machine is deleting", ObservedGeneration: m.Generation})
-	if err := s.Client.Status().Patch(ctx, m, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("mark Machine %s as being remediated: %w", m.Name, err)
+	return engine.OK()
+}
+
+// markOwnerRemediated tells the health checker that marked a Machine what
+// its owner does about it: OwnerRemediated stays False with the reason and
+// message given. Machines no health checker marked, and those that say so
+// already, are not written. The mark comes before a deletion, so a retry
+// after a failed deletion marks it again (Cluster API
+// reconcileUnhealthyMachines).
+func markOwnerRemediated(ctx context.Context, s *Scope, machines []*clusterv1.Machine, reason, message string) (wrote bool, err error) {
+	for _, m := range machines {
+		if !RemediationRequested(m) {
+			continue
+		}
+		if c := meta.FindStatusCondition(m.Status.Conditions, clusterv1.OwnerRemediatedCondition); c.Reason == reason && c.Message == message {
+			continue
+		}
+		if err := patchMachineStatus(ctx, s, m, func(m *clusterv1.Machine) {
+			meta.SetStatusCondition(&m.Status.Conditions, metav1.Condition{Type: clusterv1.OwnerRemediatedCondition, Status: metav1.ConditionFalse,
+				Reason: reason, Message: message, ObservedGeneration: m.Generation})
+		}); err != nil {
+			return wrote, fmt.Errorf("set the OwnerRemediated condition of Machine %s to %s: %w", m.Name, reason, err)
+		}
+		wrote = true
 	}
-	return nil
+	return wrote, nil
 }
 
 // clearRemediationMarks removes the OwnerRemediated condition of the
@@ -147,13 +202,25 @@ func markRemediationStarted(ctx context.Context, s *Scope, m *clusterv1.Machine)
 // failure it was for (Cluster API reconcileUnhealthyMachines).
 func clearRemediationMarks(ctx context.Context, s *Scope) engine.Outcome {
 	for _, m := range s.Recovered {
-		base := m.DeepCopy()
-		meta.RemoveStatusCondition(&m.Status.Conditions, clusterv1.OwnerRemediatedCondition)
-		if err := s.Client.Status().Patch(ctx, m, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil && !apierrors.IsNotFound(err) {
+		if err := patchMachineStatus(ctx, s, m, func(m *clusterv1.Machine) {
+			meta.RemoveStatusCondition(&m.Status.Conditions, clusterv1.OwnerRemediatedCondition)
+		}); err != nil {
 			return engine.Fail(fmt.Errorf("remove the remediation mark of Machine %s: %w", m.Name, err))
 		}
 	}
 	return engine.OKf("Machine(s) %s are healthy again: their OwnerRemediated condition is removed", names(s.Recovered))
+}
+
+// patchMachineStatus writes what change does to a Machine's status, failing
+// on a conflict so a health checker's newer word is never overwritten; a
+// Machine already gone is not an error.
+func patchMachineStatus(ctx context.Context, s *Scope, m *clusterv1.Machine, change func(*clusterv1.Machine)) error {
+	base := m.DeepCopy()
+	change(m)
+	if err := s.Client.Status().Patch(ctx, m, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	return nil
 }
 
 // replaceWhat words the Machines the set replaces: failed ones, ones a

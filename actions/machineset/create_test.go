@@ -288,3 +288,61 @@ func TestSyncMachinesReachesProviderObjects(t *testing.T) {
 		t.Errorf("a label someone else set went: %v", labels[0])
 	}
 }
+
+// TestMarkedMachinesBeyondMaxInFlightAreToldTheyWait: with maxInFlight 1
+// and two Machines a health checker marked, one is deleted and the other
+// gets OwnerRemediated reason RemediationDeferred; saying it again writes
+// nothing.
+func TestMarkedMachinesBeyondMaxInFlightAreToldTheyWait(t *testing.T) {
+	ctx := context.Background()
+	s, ns := observed(t)
+	s.Set.Spec.Replicas = ptr.To[int32](2)
+	for range 2 {
+		m, err := createMachine(ctx, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		remediationRequested(m)
+		for i := range m.Status.Conditions {
+			m.Status.Conditions[i].LastTransitionTime = metav1.Now()
+		}
+		if err := env.Client.Status().Update(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+		s.Owned = append(s.Owned, m)
+	}
+	s.Counts = count(s.Owned, s.Set)
+	if out := deleteFailedMachines(ctx, s); out.Status != engine.Done {
+		t.Fatalf("deleteFailedMachines: %+v", out)
+	}
+	list := &clusterv1.MachineList{}
+	if err := env.Client.List(ctx, list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	var live []*clusterv1.Machine
+	for i := range list.Items {
+		if list.Items[i].DeletionTimestamp.IsZero() {
+			live = append(live, &list.Items[i])
+		}
+	}
+	if len(live) != 1 {
+		t.Fatalf("%d Machines not being deleted, want 1 (maxInFlight 1)", len(live))
+	}
+	left := live[0]
+	c := meta.FindStatusCondition(left.Status.Conditions, clusterv1.OwnerRemediatedCondition)
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != clusterv1.RemediationDeferredReason ||
+		!strings.Contains(c.Message, "(spec.remediation.maxInFlight is 1)") {
+		t.Fatalf("OwnerRemediated of the Machine left = %+v, want False RemediationDeferred naming maxInFlight", c)
+	}
+	s.Owned = []*clusterv1.Machine{left}
+	if out := deferRemediationToInFlight(ctx, s); out.Status != engine.Done || !out.WroteNothing {
+		t.Errorf("deferring again: %+v, want done having written nothing", out)
+	}
+	again := &clusterv1.Machine{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(left), again); err != nil {
+		t.Fatal(err)
+	}
+	if again.ResourceVersion != left.ResourceVersion {
+		t.Errorf("resourceVersion %s -> %s: the Machine was written again", left.ResourceVersion, again.ResourceVersion)
+	}
+}

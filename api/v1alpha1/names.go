@@ -27,6 +27,14 @@ const (
 	// MachineSet sets on a Machine a health checker marked, as it deletes it
 	// (Cluster API's MachineSetMachineRemediationMachineDeletingReason).
 	RemediationMachineDeletingReason = "MachineDeleting"
+	// RemediationDeferredReason is the OwnerRemediated reason of a marked
+	// Machine whose deletion waits for maxInFlight or the preflight checks
+	// (Cluster API's MachineSetMachineRemediationDeferredReason).
+	RemediationDeferredReason = "RemediationDeferred"
+	// CannotBeRemediatedReason is the OwnerRemediated reason of a marked
+	// Machine of an old revision's MachineSet: the rollout removes it
+	// (Cluster API's MachineSetMachineCannotBeRemediatedReason).
+	CannotBeRemediatedReason = "CannotBeRemediated"
 	// DeletingCondition reports deletion progress; its reason is one of the
 	// Deleting reasons below.
 	DeletingCondition = "Deleting"
