@@ -331,6 +331,22 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And the MachineDeployment "md" has 1 MachineSet
     And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
 
+  # Cluster API v1.14 computeDesiredMS (MachineSetAnnotationsFromMachineDeployment): every MachineSet carries the
+  # deployment's annotations and its template's labels, in place; what the deployment drops leaves the sets.
+  @row:machinedeployment-normal:N07
+  Scenario: a MachineDeployment's annotations and template labels reach its MachineSet and leave it with them
+    Given a MachineDeployment "md" of 1 Machine
+    And the current MachineSet of "md" is called "v1"
+    When the annotation "example.com/owner" is set to "team-a" on the MachineDeployment "md"
+    And the template of the MachineDeployment "md" gets the label "tier" = "web"
+    Then the MachineSet called "v1" has the annotation "example.com/owner" = "team-a"
+    And the MachineSet called "v1" has the label "tier" = "web"
+    When the annotation "example.com/owner" is removed from the MachineDeployment "md"
+    And the template of the MachineDeployment "md" loses the label "tier"
+    Then the MachineSet called "v1" has no annotation "example.com/owner"
+    And the MachineSet called "v1" has no label "tier"
+    And the MachineDeployment "md" has 1 MachineSet
+
   # Cluster API v1.14 MachineTemplateDeepCopyRolloutFields: readinessGates change in place.
   @row:machinedeployment-normal:N07
   Scenario: a readiness gate added to the template reaches the Machines in place and counts in their availability

@@ -81,6 +81,17 @@ func registerMachineDeploymentSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^the MachineDeployment "([^"]*)" is gone$`, w.deploymentGone)
 	sc.Step(`^the MachineDeployment "([^"]*)" is at revision "([^"]*)"$`, w.deploymentAtRevision)
 	sc.Step(`^the MachineSet called "([^"]*)" has the annotation "([^"]*)" = "([^"]*)"$`, w.calledSetAnnotation)
+	sc.Step(`^the MachineSet called "([^"]*)" has the label "([^"]*)" = "([^"]*)"$`, w.calledSetLabel)
+	sc.Step(`^the MachineSet called "([^"]*)" has no (annotation|label) "([^"]*)"$`, w.calledSetLacks)
+	sc.Step(`^the annotation "([^"]*)" is set to "([^"]*)" on the MachineDeployment "([^"]*)"$`, func(ctx context.Context, key, value, name string) error {
+		return w.updateDeployment(ctx, name, func(md *clusterv1.MachineDeployment) { metav1.SetMetaDataAnnotation(&md.ObjectMeta, key, value) })
+	})
+	sc.Step(`^the annotation "([^"]*)" is removed from the MachineDeployment "([^"]*)"$`, func(ctx context.Context, key, name string) error {
+		return w.updateDeployment(ctx, name, func(md *clusterv1.MachineDeployment) { delete(md.Annotations, key) })
+	})
+	sc.Step(`^the template of the MachineDeployment "([^"]*)" loses the label "([^"]*)"$`, func(ctx context.Context, name, key string) error {
+		return w.updateDeployment(ctx, name, func(md *clusterv1.MachineDeployment) { delete(md.Spec.Template.ObjectMeta.Labels, key) })
+	})
 }
 
 // setNames maps, per scenario namespace, the names a scenario gives
@@ -834,6 +845,36 @@ func (w *world) calledSetAnnotation(ctx context.Context, alias, key, value strin
 		}
 		if got, ok := ms.Annotations[key]; !ok || got != value {
 			return fmt.Errorf("annotation %s = %q (present %v), want %q", key, got, ok, value)
+		}
+		return nil
+	})
+}
+
+func (w *world) calledSetLabel(ctx context.Context, alias, key, value string) error {
+	return w.eventually(ctx, "MachineSet "+alias+" label "+key, func(ctx context.Context) error {
+		ms, err := w.h.MachineSet(ctx, w.ns, w.setAlias(alias))
+		if err != nil {
+			return err
+		}
+		if got, ok := ms.Labels[key]; !ok || got != value {
+			return fmt.Errorf("label %s = %q (present %v), want %q", key, got, ok, value)
+		}
+		return nil
+	})
+}
+
+func (w *world) calledSetLacks(ctx context.Context, alias, kind, key string) error {
+	return w.eventually(ctx, "MachineSet "+alias+" without "+kind+" "+key, func(ctx context.Context) error {
+		ms, err := w.h.MachineSet(ctx, w.ns, w.setAlias(alias))
+		if err != nil {
+			return err
+		}
+		have := ms.Annotations
+		if kind == "label" {
+			have = ms.Labels
+		}
+		if v, ok := have[key]; ok {
+			return fmt.Errorf("%s %s = %q is still there", kind, key, v)
 		}
 		return nil
 	})

@@ -95,6 +95,7 @@ func syncMachineSets(ctx context.Context, s *Scope) engine.Outcome {
 			ms.Spec = *want.Spec.DeepCopy()
 			ms.Spec.Replicas = replicas
 			ms.Annotations = want.Annotations
+			ms.Labels = want.Labels
 		}
 		names = append(names, set.MS.Name)
 	}

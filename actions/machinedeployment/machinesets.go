@@ -7,12 +7,14 @@ import (
 	"sort"
 	"strconv"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/krtt-dev/krtt/actions/machineset"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/reconciler"
 )
 
 // The MachineSets a deployment makes and what it keeps in sync on them.
@@ -21,7 +23,8 @@ import (
 // set, old ones included (Cluster API's computeDesiredMS serves both), its
 // deletion order, remediation and machine naming, the template's metadata (with the set's
 // own hash label), readiness gates, minReadySeconds, taints, deletion and
-// health settings; the current one also the highest revision. Replicas are the
+// health settings, the template's labels and the deployment's annotations
+// on the set itself; the current one also the highest revision. Replicas are the
 // rows' business, never changed here.
 func desiredSet(s *Scope, set *Set) *clusterv1.MachineSet {
 	md, ms := s.MD, set.MS.DeepCopy()
@@ -40,16 +43,14 @@ func desiredSet(s *Scope, set *Set) *clusterv1.MachineSet {
 	ms.Spec.Template.Spec.ReadinessGates = slices.Clone(md.Spec.Template.Spec.ReadinessGates)
 	ms.Spec.Template.Spec.MinReadySeconds = md.Spec.Template.Spec.MinReadySeconds
 	ms.Spec.Template.Spec.Taints = slices.Clone(md.Spec.Template.Spec.Taints)
-	ms.Annotations = maps.Clone(ms.Annotations)
-	if ms.Annotations == nil {
-		ms.Annotations = map[string]string{}
-	}
+	copied := copiedAnnotations(md)
+	ms.Annotations = reconciler.FollowManaged(ms.Annotations, reconciler.ManagedKeys(ms.Annotations, clusterv1.DeploymentAnnotationsAnnotation), copied)
+	reconciler.Record(ms.Annotations, clusterv1.DeploymentAnnotationsAnnotation, copied)
 	ms.Annotations[clusterv1.DisableMachineCreateAnnotation] = disableMachineCreate(s, set)
-	if v, ok := md.Annotations[clusterv1.SkipPreflightChecksAnnotation]; ok {
-		// The deployment's value wins (Cluster API propagates its
-		// annotations); without one, a value set on the set stays.
-		ms.Annotations[clusterv1.SkipPreflightChecksAnnotation] = v
-	}
+	tl := md.Spec.Template.ObjectMeta.Labels
+	ms.Labels = reconciler.FollowManaged(ms.Labels, reconciler.ManagedKeys(ms.Annotations, clusterv1.DeploymentLabelsAnnotation), tl)
+	reconciler.Record(ms.Annotations, clusterv1.DeploymentLabelsAnnotation, tl)
+	maps.Copy(ms.Labels, setLabels(md, hash))
 	if set == s.New {
 		if top := maxRevision(s.Old); set.Revision <= top && top > 0 {
 			// A rollback: the template's old MachineSet becomes the
@@ -59,6 +60,48 @@ func desiredSet(s *Scope, set *Set) *clusterv1.MachineSet {
 		}
 	}
 	return ms
+}
+
+// notCopied are the deployment's annotations its MachineSets do not get
+// (Cluster API mdutil annotationsToSkip): its own bookkeeping, which the
+// sets carry with their own values, and kubectl's record.
+var notCopied = []string{
+	corev1.LastAppliedConfigAnnotation,
+	clusterv1.RevisionAnnotation,
+	clusterv1.DesiredReplicasAnnotation,
+	clusterv1.MaxReplicasAnnotation,
+	clusterv1.DisableMachineCreateAnnotation,
+	clusterv1.DeploymentLabelsAnnotation,
+	clusterv1.DeploymentAnnotationsAnnotation,
+}
+
+// copiedAnnotations are the deployment's annotations every MachineSet of it
+// carries, in place, as Cluster API's MachineSetAnnotationsFromMachineDeployment
+// (the skip-preflight-checks annotation among them).
+func copiedAnnotations(md *clusterv1.MachineDeployment) map[string]string {
+	out := maps.Clone(md.Annotations)
+	for _, k := range notCopied {
+		delete(out, k)
+	}
+	return out
+}
+
+// setLabels are the labels a MachineSet gets besides its deployment's
+// template labels, which they override (Cluster API computeDesiredMS).
+func setLabels(md *clusterv1.MachineDeployment, hash string) map[string]string {
+	labels := map[string]string{
+		clusterv1.DeploymentNameLabel: machineset.LabelValue(md.Name),
+		clusterv1.ClusterNameLabel:    md.Spec.ClusterName,
+	}
+	if hash != "" {
+		labels[clusterv1.MachineTemplateHashLabel] = hash
+	}
+	if v, ok := md.Labels[clusterv1.WatchFilterLabel]; ok {
+		// The operator instance that sees the deployment must see its
+		// MachineSets (and, through them, their Machines).
+		labels[clusterv1.WatchFilterLabel] = v
+	}
+	return labels
 }
 
 // disableMachineCreate is the disable-machine-create annotation a set gets
@@ -77,7 +120,8 @@ func outOfSync(s *Scope) []*Set {
 	var out []*Set
 	for _, set := range s.Sets {
 		want := desiredSet(s, set)
-		if !equality.Semantic.DeepEqual(want.Spec, set.MS.Spec) || !equality.Semantic.DeepEqual(want.Annotations, set.MS.Annotations) {
+		if !equality.Semantic.DeepEqual(want.Spec, set.MS.Spec) || !equality.Semantic.DeepEqual(want.Annotations, set.MS.Annotations) ||
+			!equality.Semantic.DeepEqual(want.Labels, set.MS.Labels) {
 			out = append(out, set)
 		}
 	}
@@ -108,22 +152,12 @@ func templateMetadata(md *clusterv1.MachineDeployment, hash string) clusterv1.Te
 // hash, controlled by the deployment.
 func newMachineSet(s *Scope, replicas int) *clusterv1.MachineSet {
 	md := s.MD
-	labels := map[string]string{
-		clusterv1.DeploymentNameLabel:      machineset.LabelValue(md.Name),
-		clusterv1.MachineTemplateHashLabel: s.Hash,
-		clusterv1.ClusterNameLabel:         md.Spec.ClusterName,
-	}
-	if v, ok := md.Labels[clusterv1.WatchFilterLabel]; ok {
-		// The operator instance that sees the deployment must see its
-		// MachineSets (and, through them, their Machines).
-		labels[clusterv1.WatchFilterLabel] = v
-	}
 	selector := maps.Clone(md.Spec.Selector.MatchLabels)
 	selector[clusterv1.MachineTemplateHashLabel] = s.Hash
 	surge, _ := s.Fenceposts()
 	ms := &clusterv1.MachineSet{
 		ObjectMeta: metav1.ObjectMeta{
-			Namespace: md.Namespace, Name: md.Name + "-" + s.Hash, Labels: labels,
+			Namespace: md.Namespace, Name: md.Name + "-" + s.Hash,
 			Annotations: map[string]string{
 				clusterv1.RevisionAnnotation:             strconv.FormatInt(maxRevision(s.Sets)+1, 10),
 				clusterv1.DisableMachineCreateAnnotation: "false",

@@ -321,4 +321,43 @@ func TestSkipPreflightChecksReachEverySet(t *testing.T) {
 			t.Errorf("%s: got %q, want the deployment's All", st.MS.Name, got)
 		}
 	}
+	cur.MS = desiredSet(s, cur)
+	md.Annotations = nil
+	if got, ok := desiredSet(s, cur).Annotations[clusterv1.SkipPreflightChecksAnnotation]; ok {
+		t.Errorf("the deployment dropped the annotation it gave: the set keeps %q", got)
+	}
+}
+
+// TestSetsFollowTheDeploymentsMetadata: as Cluster API's computeDesiredMS,
+// every set carries the deployment's annotations (not its bookkeeping) and
+// its template's labels, in place; a key the deployment drops goes, keys
+// others put on the set stay, and the set's own labels always win.
+func TestSetsFollowTheDeploymentsMetadata(t *testing.T) {
+	md := deployment(3, "1", "0")
+	md.Annotations = map[string]string{"team": "blue", clusterv1.RevisionAnnotation: "7", clusterv1.DesiredReplicasAnnotation: "9"}
+	md.Spec.Template.ObjectMeta.Labels = map[string]string{"pool": "a", clusterv1.ClusterNameLabel: "wrong"}
+	old := set("old", 1, 1, 1, 4)
+	old.MS.Labels = map[string]string{"by-hand": "x"}
+	old.MS.Annotations["by-hand"] = "y"
+	s := scope(md, []*Set{old}, set("new", 2, 2, 2, 4))
+	ms := desiredSet(s, old)
+	if ms.Annotations["team"] != "blue" || ms.Annotations[clusterv1.RevisionAnnotation] == "7" || ms.Annotations[clusterv1.DesiredReplicasAnnotation] == "9" {
+		t.Errorf("annotations %v: want team copied, revision and desired replicas the set's own", ms.Annotations)
+	}
+	if ms.Labels["pool"] != "a" || ms.Labels[clusterv1.ClusterNameLabel] != md.Spec.ClusterName || ms.Labels[clusterv1.DeploymentNameLabel] != md.Name {
+		t.Errorf("labels %v: want pool copied, cluster and deployment name the set's own", ms.Labels)
+	}
+	old.MS = ms
+	md.Annotations = nil
+	md.Spec.Template.ObjectMeta.Labels = nil
+	ms = desiredSet(s, old)
+	if _, ok := ms.Annotations["team"]; ok {
+		t.Errorf("annotations %v: team stays after the deployment dropped it", ms.Annotations)
+	}
+	if _, ok := ms.Labels["pool"]; ok {
+		t.Errorf("labels %v: pool stays after the template dropped it", ms.Labels)
+	}
+	if ms.Labels["by-hand"] != "x" || ms.Annotations["by-hand"] != "y" {
+		t.Errorf("labels %v, annotations %v: keys put on the set by hand must stay", ms.Labels, ms.Annotations)
+	}
 }

@@ -7,7 +7,6 @@ import (
 	"hash/fnv"
 	"maps"
 	"slices"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -17,6 +16,7 @@ import (
 	"github.com/krtt-dev/krtt/actions/contract"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/reconciler"
 )
 
 // LabelValue is s when it is a valid label value; otherwise a short hash of
@@ -70,41 +70,13 @@ func setLabels(ms *clusterv1.MachineSet) map[string]string {
 	return l
 }
 
-func keyList(m map[string]string) string {
-	return strings.Join(slices.Sorted(maps.Keys(m)), ",")
-}
-
-func managedKeys(m *clusterv1.Machine, annotation string) []string {
-	v := m.Annotations[annotation]
-	if v == "" {
-		return nil
-	}
-	return strings.Split(v, ",")
-}
-
-// followTemplate makes have carry want: keys managed before and no longer
-// wanted go, wanted keys are set.
-func followTemplate(have map[string]string, managed []string, want map[string]string) map[string]string {
-	out := maps.Clone(have)
-	if out == nil {
-		out = map[string]string{}
-	}
-	for _, k := range managed {
-		if _, ok := want[k]; !ok {
-			delete(out, k)
-		}
-	}
-	maps.Copy(out, want)
-	return out
-}
-
 // machineMetadata is the labels and annotations a new Machine of the set
 // gets.
 func machineMetadata(ms *clusterv1.MachineSet) (labels, annotations map[string]string) {
 	tpl := ms.Spec.Template.ObjectMeta
-	labels = followTemplate(nil, nil, tpl.Labels)
+	labels = reconciler.FollowManaged(nil, nil, tpl.Labels)
 	maps.Copy(labels, setLabels(ms))
-	annotations = followTemplate(nil, nil, tpl.Annotations)
+	annotations = reconciler.FollowManaged(nil, nil, tpl.Annotations)
 	setManaged(annotations, tpl)
 	return labels, annotations
 }
@@ -119,9 +91,9 @@ func desiredMachine(ms *clusterv1.MachineSet, m *clusterv1.Machine) (out *cluste
 	out.Spec.MinReadySeconds = tpl.Spec.MinReadySeconds
 	out.Spec.Taints = slices.Clone(tpl.Spec.Taints)
 	if m.DeletionTimestamp.IsZero() {
-		labels := followTemplate(m.Labels, managedKeys(m, clusterv1.ManagedLabelsAnnotation), tpl.ObjectMeta.Labels)
+		labels := reconciler.FollowManaged(m.Labels, reconciler.ManagedKeys(m.Annotations, clusterv1.ManagedLabelsAnnotation), tpl.ObjectMeta.Labels)
 		maps.Copy(labels, setLabels(ms))
-		annotations := followTemplate(m.Annotations, managedKeys(m, clusterv1.ManagedAnnotationsAnnotation), tpl.ObjectMeta.Annotations)
+		annotations := reconciler.FollowManaged(m.Annotations, reconciler.ManagedKeys(m.Annotations, clusterv1.ManagedAnnotationsAnnotation), tpl.ObjectMeta.Annotations)
 		setManaged(annotations, tpl.ObjectMeta)
 		out.Labels, out.Annotations = labels, annotations
 		out.Spec.Health = *tpl.Spec.Health.DeepCopy()
@@ -132,14 +104,8 @@ func desiredMachine(ms *clusterv1.MachineSet, m *clusterv1.Machine) (out *cluste
 
 // setManaged records in annotations which keys the set manages.
 func setManaged(annotations map[string]string, tpl clusterv1.TemplateMetadata) {
-	delete(annotations, clusterv1.ManagedLabelsAnnotation)
-	delete(annotations, clusterv1.ManagedAnnotationsAnnotation)
-	if l := keyList(tpl.Labels); l != "" {
-		annotations[clusterv1.ManagedLabelsAnnotation] = l
-	}
-	if a := keyList(tpl.Annotations); a != "" {
-		annotations[clusterv1.ManagedAnnotationsAnnotation] = a
-	}
+	reconciler.Record(annotations, clusterv1.ManagedLabelsAnnotation, tpl.Labels)
+	reconciler.Record(annotations, clusterv1.ManagedAnnotationsAnnotation, tpl.Annotations)
 }
 
 // outOfSync lists the set's Machines that lack what the template gives in
@@ -195,9 +161,9 @@ func syncProviderMetadata(ctx context.Context, s *Scope, m *clusterv1.Machine) e
 		if u == nil {
 			continue
 		}
-		labels := followTemplate(u.GetLabels(), managedKeys(m, clusterv1.ManagedLabelsAnnotation), tpl.Labels)
+		labels := reconciler.FollowManaged(u.GetLabels(), reconciler.ManagedKeys(m.Annotations, clusterv1.ManagedLabelsAnnotation), tpl.Labels)
 		maps.Copy(labels, setLabels(s.Set))
-		annotations := followTemplate(u.GetAnnotations(), managedKeys(m, clusterv1.ManagedAnnotationsAnnotation), tpl.Annotations)
+		annotations := reconciler.FollowManaged(u.GetAnnotations(), reconciler.ManagedKeys(m.Annotations, clusterv1.ManagedAnnotationsAnnotation), tpl.Annotations)
 		if maps.Equal(labels, u.GetLabels()) && maps.Equal(annotations, u.GetAnnotations()) {
 			continue
 		}

@@ -252,6 +252,13 @@ const (
 	// RevisionAnnotation on a MachineSet is its revision number, and on a
 	// MachineDeployment the revision of its current template.
 	RevisionAnnotation = "machinedeployment.cluster.krtt.dev/revision"
+	// DeploymentLabelsAnnotation and DeploymentAnnotationsAnnotation list,
+	// comma separated, the label and annotation keys a MachineDeployment
+	// copied onto a MachineSet (its template's labels, its own
+	// annotations), so that a key it drops is removed from the set while
+	// keys others added stay.
+	DeploymentLabelsAnnotation      = "machinedeployment.cluster.krtt.dev/managed-labels"
+	DeploymentAnnotationsAnnotation = "machinedeployment.cluster.krtt.dev/managed-annotations"
 	// DesiredReplicasAnnotation on a MachineSet is the deployment's
 	// spec.replicas when it was last sized; a different spec.replicas is
 	// a scaling event, spread over the sets by size.
