@@ -80,8 +80,7 @@ func registerMachineDeploymentSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^an? (Warning )?Event of the MachineDeployment "([^"]*)" tells row "([^"]*)" moving it to "([^"]*)"$`, w.deploymentEventTellsRow)
 	sc.Step(`^the MachineDeployment "([^"]*)" is gone$`, w.deploymentGone)
 	sc.Step(`^the MachineDeployment "([^"]*)" is at revision "([^"]*)"$`, w.deploymentAtRevision)
-	sc.Step(`^the MachineSet called "([^"]*)" has the annotation "([^"]*)" = "([^"]*)"$`, w.calledSetAnnotation)
-	sc.Step(`^the MachineSet called "([^"]*)" has the label "([^"]*)" = "([^"]*)"$`, w.calledSetLabel)
+	sc.Step(`^the MachineSet called "([^"]*)" has the (annotation|label) "([^"]*)" = "([^"]*)"$`, w.calledSetHas)
 	sc.Step(`^the MachineSet called "([^"]*)" has no (annotation|label) "([^"]*)"$`, w.calledSetLacks)
 	sc.Step(`^the annotation "([^"]*)" is set to "([^"]*)" on the MachineDeployment "([^"]*)"$`, func(ctx context.Context, key, value, name string) error {
 		return w.updateDeployment(ctx, name, func(md *clusterv1.MachineDeployment) { metav1.SetMetaDataAnnotation(&md.ObjectMeta, key, value) })
@@ -837,34 +836,10 @@ func (w *world) deploymentAtRevision(ctx context.Context, name, revision string)
 	})
 }
 
-func (w *world) calledSetAnnotation(ctx context.Context, alias, key, value string) error {
-	return w.eventually(ctx, "MachineSet "+alias+" annotation "+key, func(ctx context.Context) error {
-		ms, err := w.h.MachineSet(ctx, w.ns, w.setAlias(alias))
-		if err != nil {
-			return err
-		}
-		if got, ok := ms.Annotations[key]; !ok || got != value {
-			return fmt.Errorf("annotation %s = %q (present %v), want %q", key, got, ok, value)
-		}
-		return nil
-	})
-}
-
-func (w *world) calledSetLabel(ctx context.Context, alias, key, value string) error {
-	return w.eventually(ctx, "MachineSet "+alias+" label "+key, func(ctx context.Context) error {
-		ms, err := w.h.MachineSet(ctx, w.ns, w.setAlias(alias))
-		if err != nil {
-			return err
-		}
-		if got, ok := ms.Labels[key]; !ok || got != value {
-			return fmt.Errorf("label %s = %q (present %v), want %q", key, got, ok, value)
-		}
-		return nil
-	})
-}
-
-func (w *world) calledSetLacks(ctx context.Context, alias, kind, key string) error {
-	return w.eventually(ctx, "MachineSet "+alias+" without "+kind+" "+key, func(ctx context.Context) error {
+// calledSetMetadata waits until the set's label or annotation key passes
+// check (its value, and whether it is there).
+func (w *world) calledSetMetadata(ctx context.Context, alias, kind, key string, check func(string, bool) error) error {
+	return w.eventually(ctx, "MachineSet "+alias+" "+kind+" "+key, func(ctx context.Context) error {
 		ms, err := w.h.MachineSet(ctx, w.ns, w.setAlias(alias))
 		if err != nil {
 			return err
@@ -873,8 +848,24 @@ func (w *world) calledSetLacks(ctx context.Context, alias, kind, key string) err
 		if kind == "label" {
 			have = ms.Labels
 		}
-		if v, ok := have[key]; ok {
-			return fmt.Errorf("%s %s = %q is still there", kind, key, v)
+		v, ok := have[key]
+		return check(v, ok)
+	})
+}
+
+func (w *world) calledSetHas(ctx context.Context, alias, kind, key, value string) error {
+	return w.calledSetMetadata(ctx, alias, kind, key, func(got string, ok bool) error {
+		if !ok || got != value {
+			return fmt.Errorf("%s %s = %q (present %v), want %q", kind, key, got, ok, value)
+		}
+		return nil
+	})
+}
+
+func (w *world) calledSetLacks(ctx context.Context, alias, kind, key string) error {
+	return w.calledSetMetadata(ctx, alias, kind, key, func(got string, ok bool) error {
+		if ok {
+			return fmt.Errorf("%s %s = %q is still there", kind, key, got)
 		}
 		return nil
 	})
