@@ -78,7 +78,7 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And the MachineSet called "v2" asks for 1 replica
     And the Machines of "v1" are called "a" and "b"
     And Machine "a" of the set fails
-    Then the MachineSet called "v1" has condition "Remediating" with status "True" and reason "WaitingForRollout" and message containing "are not replaced: the set is an old revision (1) of MachineDeployment md (revision 2)"
+    Then the MachineSet called "v1" has condition "Remediating" with status "True" and reason "Remediating" and message containing "are not replaced: the set is an old revision (1) of MachineDeployment md (revision 2)"
     And Machine "a" of the set still exists
     When another controller sets the condition "HealthCheckSucceeded" of the Machine "b" to "False" with reason "UnhealthyNode" and message "Node b is unhealthy"
     And another controller sets the condition "OwnerRemediated" of the Machine "b" to "False" with reason "WaitingForRemediation" and message "Waiting for remediation"

@@ -98,7 +98,7 @@ Feature: A MachineSet keeps N Machines
     Then Machine "a" of the set is being deleted
     And the MachineSet "ms" reports 2 replicas of which 1 is being deleted
     When Machine "b" of the set fails
-    Then the MachineSet "ms" has condition "Remediating" with reason "WaitingForInFlight" and message containing "1 being replaced"
+    Then the MachineSet "ms" has condition "Remediating" with reason "Remediating" and message containing "1 being replaced"
     And Machine "b" of the set still exists
     When the annotation "pre-terminate.delete.hook.machine.cluster.krtt.dev/hold" is removed from Machine "a" of the set
     Then Machine "a" of the set is gone
@@ -129,10 +129,13 @@ Feature: A MachineSet keeps N Machines
     And the Machines of "ms" are called "a" and "b"
     And Machine "a" of the set has annotation "pre-terminate.delete.hook.machine.cluster.krtt.dev/hold"
     When another controller sets the condition "HealthCheckSucceeded" of the Machine "a" to "False" with reason "UnhealthyNode" and message "Node a is unhealthy"
-    And another controller sets the condition "OwnerRemediated" of the Machine "a" to "False" with reason "WaitingForRemediation" and message "Waiting for remediation"
+    Then the MachineSet "ms" has condition "Remediating" with status "False" and reason "NotRemediating"
+    And the MachineSet "ms" has condition "Remediating" with reason "NotRemediating" and message containing "is not healthy (not to be remediated by MachineSet)"
+    When another controller sets the condition "OwnerRemediated" of the Machine "a" to "False" with reason "WaitingForRemediation" and message "Waiting for remediation"
     Then Machine "a" of the set is being deleted
     And Machine "a" of the set has condition "OwnerRemediated" with status "False" and reason "MachineDeleting"
     And the MachineSet "ms" reports 2 replicas of which 1 is being deleted
+    And the MachineSet "ms" has condition "Remediating" with reason "Remediating" and message containing ": Machine is deleting"
     And Machine "b" of the set still exists
     When the annotation "pre-terminate.delete.hook.machine.cluster.krtt.dev/hold" is removed from Machine "a" of the set
     Then Machine "a" of the set is gone
@@ -152,7 +155,7 @@ Feature: A MachineSet keeps N Machines
     When another controller sets the condition "HealthCheckSucceeded" of the Machine "b" to "False" with reason "UnhealthyNode" and message "Node b is unhealthy"
     And another controller sets the condition "OwnerRemediated" of the Machine "b" to "False" with reason "WaitingForRemediation" and message "Waiting for remediation"
     Then Machine "b" of the set has condition "OwnerRemediated" with status "False" and reason "RemediationDeferred" and message containing "(spec.remediation.maxInFlight is 1)"
-    And the MachineSet "ms" has condition "Remediating" with reason "WaitingForInFlight" and message containing "1 being replaced"
+    And the MachineSet "ms" has condition "Remediating" with reason "Remediating" and message containing "1 being replaced"
     And Machine "b" of the set still exists
     When the annotation "pre-terminate.delete.hook.machine.cluster.krtt.dev/hold" is removed from Machine "a" of the set
     Then Machine "b" of the set is gone
@@ -210,8 +213,8 @@ Feature: A MachineSet keeps N Machines
     And the Machines of "ms" are called "a" and "b"
     And the control plane of the Cluster "c1" asks for version "v1.31.0" and reports version "v1.30.2"
     When Machine "a" of the set fails
-    Then the MachineSet "ms" has condition "Remediating" with reason "RemediationDeferred" and message containing "The replacement of failed Machine(s) "
-    And the MachineSet "ms" has condition "Remediating" with reason "RemediationDeferred" and message containing "is upgrading"
+    Then the MachineSet "ms" has condition "Remediating" with reason "Remediating" and message containing "The replacement of failed Machine(s) "
+    And the MachineSet "ms" has condition "Remediating" with reason "Remediating" and message containing "is upgrading"
     And Machine "a" of the set still exists
     When another controller sets the condition "HealthCheckSucceeded" of the Machine "b" to "False" with reason "UnhealthyNode" and message "Node b is unhealthy"
     And another controller sets the condition "OwnerRemediated" of the Machine "b" to "False" with reason "WaitingForRemediation" and message "Waiting for remediation"
@@ -219,7 +222,7 @@ Feature: A MachineSet keeps N Machines
     And Machine "b" of the set still exists
     When the MachineSet "ms" is scaled to 3
     Then the MachineSet "ms" has condition "ScalingUp" with reason "ScalingUp" and message containing "Scaling up from 2 to 3 replicas is blocked because:"
-    And the MachineSet "ms" has condition "Remediating" with reason "RemediationDeferred" and message containing "waits for the preflight checks"
+    And the MachineSet "ms" has condition "Remediating" with reason "Remediating" and message containing "waits for the preflight checks"
     And the MachineSet "ms" has 2 Machines
     And Machine "a" of the set still exists
     When the control plane of the Cluster "c1" reports version "v1.31.0"

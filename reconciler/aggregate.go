@@ -160,3 +160,48 @@ func AggregateUpToDate(machines []*clusterv1.Machine, target string, now time.Ti
 	}
 	return AggregateMachines(counted, clusterv1.UpToDateCondition, target, UpToDateReasons, gen)
 }
+
+// remediatingReasons are the Remediating aggregate's reasons.
+var remediatingReasons = AggregateReasons{Fine: "NotRemediating", Issue: "Remediating", Unknown: "RemediatingUnknown"}
+
+// Remediating is Cluster API's setRemediatingCondition over the machines
+// of a Cluster or a MachineSet (those being deleted included): True
+// (Remediating) while one a health checker found unhealthy
+// (HealthCheckSucceeded False) waits for its owner's remediation
+// (OwnerRemediated False), a "* Machine(s) <names>: <message>" line per
+// OwnerRemediated message; else False (NotRemediating), naming the
+// unhealthy ones as "not healthy (not to be remediated<by>)".
+func Remediating(machines []*clusterv1.Machine, by string, gen int64) metav1.Condition {
+	var toRemediate []*clusterv1.Machine
+	var unhealthy []string
+	for _, m := range machines {
+		if !meta.IsStatusConditionFalse(m.Status.Conditions, clusterv1.HealthCheckSucceededCondition) {
+			continue
+		}
+		unhealthy = append(unhealthy, m.Name)
+		if meta.IsStatusConditionFalse(m.Status.Conditions, clusterv1.OwnerRemediatedCondition) {
+			toRemediate = append(toRemediate, m)
+		}
+	}
+	cond := metav1.Condition{Type: clusterv1.RemediatingCondition, Status: metav1.ConditionFalse, Reason: remediatingReasons.Fine, ObservedGeneration: gen}
+	if len(toRemediate) > 0 {
+		a := AggregateMachines(toRemediate, clusterv1.OwnerRemediatedCondition, clusterv1.RemediatingCondition, remediatingReasons, gen)
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, remediatingReasons.Issue, a.Message
+	} else if len(unhealthy) > 0 {
+		slices.Sort(unhealthy)
+		verb, noun := "is", "Machine"
+		if len(unhealthy) > 1 {
+			verb, noun = "are", "Machines"
+		}
+		cond.Message = fmt.Sprintf("%s %s %s not healthy (not to be remediated%s)", noun, shortList(unhealthy, 3), verb, by)
+	}
+	return cond
+}
+
+// shortList names the first n of names and how many more there are.
+func shortList(names []string, n int) string {
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s, ... (%d more)", strings.Join(names[:n], ", "), len(names)-n)
+}

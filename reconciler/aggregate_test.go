@@ -96,3 +96,25 @@ func TestAggregateNegativeKinds(t *testing.T) {
 		}
 	}
 }
+
+// TestRemediating: True while a marked Machine waits for its owner, a line
+// per OwnerRemediated message; else False naming the unhealthy Machines
+// nobody asked to remediate, with the owner's words.
+func TestRemediating(t *testing.T) {
+	unhealthy := metav1.Condition{Type: clusterv1.HealthCheckSucceededCondition, Status: metav1.ConditionFalse, Reason: "UnhealthyNode"}
+	marked := metav1.Condition{Type: clusterv1.OwnerRemediatedCondition, Status: metav1.ConditionFalse, Reason: "MachineDeleting", Message: "Machine is deleting"}
+	m := func(name string, c ...metav1.Condition) *clusterv1.Machine {
+		return &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: clusterv1.MachineStatus{Conditions: c}}
+	}
+	got := Remediating([]*clusterv1.Machine{m("a", unhealthy, marked), m("b", unhealthy), m("c")}, " by MachineSet", 3)
+	if got.Status != metav1.ConditionTrue || got.Reason != "Remediating" || got.Message != "* Machine a: Machine is deleting" || got.ObservedGeneration != 3 {
+		t.Errorf("with a marked Machine: %+v", got)
+	}
+	got = Remediating([]*clusterv1.Machine{m("b", unhealthy), m("d", unhealthy), m("c")}, " by MachineSet", 3)
+	if got.Status != metav1.ConditionFalse || got.Reason != "NotRemediating" || got.Message != "Machines b, d are not healthy (not to be remediated by MachineSet)" {
+		t.Errorf("with unhealthy Machines only: %+v", got)
+	}
+	if got = Remediating([]*clusterv1.Machine{m("c")}, "", 3); got.Status != metav1.ConditionFalse || got.Message != "" {
+		t.Errorf("all healthy: %+v", got)
+	}
+}

@@ -2,8 +2,6 @@ package cluster
 
 import (
 	"fmt"
-	"slices"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -110,46 +108,8 @@ func mirrorRolloutAggregates(s *Scope) {
 	}
 }
 
-// remediatingReasons are the Remediating aggregate's reasons.
-var remediatingReasons = reconciler.AggregateReasons{Fine: "NotRemediating", Issue: "Remediating", Unknown: "RemediatingUnknown"}
-
-// mirrorRemediating is Cluster API's setRemediatingCondition: True
-// (Remediating) while a Machine a health checker found unhealthy
-// (HealthCheckSucceeded False) waits for its owner to remediate it
-// (OwnerRemediated False), with a line per message of those; else False
-// (NotRemediating), naming the unhealthy Machines no owner remediates.
+// mirrorRemediating is Cluster API's setRemediatingCondition over the
+// Cluster's Machines.
 func mirrorRemediating(s *Scope) {
-	c := s.Cluster
-	var toRemediate []*clusterv1.Machine
-	var unhealthy []string
-	for _, m := range s.Machines {
-		if !meta.IsStatusConditionFalse(m.Status.Conditions, clusterv1.HealthCheckSucceededCondition) {
-			continue
-		}
-		unhealthy = append(unhealthy, m.Name)
-		if meta.IsStatusConditionFalse(m.Status.Conditions, clusterv1.OwnerRemediatedCondition) {
-			toRemediate = append(toRemediate, m)
-		}
-	}
-	cond := metav1.Condition{Type: clusterv1.RemediatingCondition, Status: metav1.ConditionFalse, Reason: remediatingReasons.Fine, ObservedGeneration: c.Generation}
-	if len(toRemediate) > 0 {
-		a := reconciler.AggregateMachines(toRemediate, clusterv1.OwnerRemediatedCondition, clusterv1.RemediatingCondition, remediatingReasons, c.Generation)
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, remediatingReasons.Issue, a.Message
-	} else if len(unhealthy) > 0 {
-		slices.Sort(unhealthy)
-		verb, noun := "is", "Machine"
-		if len(unhealthy) > 1 {
-			verb, noun = "are", "Machines"
-		}
-		cond.Message = fmt.Sprintf("%s %s %s not healthy (not to be remediated)", noun, shortList(unhealthy, 3), verb)
-	}
-	meta.SetStatusCondition(&c.Status.Conditions, cond)
-}
-
-// shortList names the first n of names and how many more there are.
-func shortList(names []string, n int) string {
-	if len(names) <= n {
-		return strings.Join(names, ", ")
-	}
-	return fmt.Sprintf("%s, ... (%d more)", strings.Join(names[:n], ", "), len(names)-n)
+	meta.SetStatusCondition(&s.Cluster.Status.Conditions, reconciler.Remediating(s.Machines, "", s.Cluster.Generation))
 }

@@ -64,12 +64,15 @@ func mirrorConditions(s *Scope) {
 	meta.SetStatusCondition(&s.Set.Status.Conditions, up)
 	meta.SetStatusCondition(&s.Set.Status.Conditions, down)
 	meta.SetStatusCondition(&s.Set.Status.Conditions, reconciler.DeletingCondition(s.Set, c.Total, 0))
-	if c.Replace == 0 && c.InFlight == 0 {
-		setCondition(s, clusterv1.RemediatingCondition, metav1.ConditionFalse, "NotRemediating", "")
-	} else {
-		setCondition(s, clusterv1.RemediatingCondition, metav1.ConditionTrue, "Remediating",
-			fmt.Sprintf("%d failed Machine(s) wait, %d being replaced", c.Replace, c.InFlight))
+	// Machines a health checker marked are said as Cluster API's
+	// setRemediatingCondition says them; those krtt replaces because they
+	// failed (status.failureReason), which it has no word for, are counted.
+	remediating := reconciler.Remediating(s.Owned, " by MachineSet", s.Set.Generation)
+	if remediating.Status != metav1.ConditionTrue && (c.Replace > 0 || c.InFlight > 0) {
+		remediating.Status, remediating.Reason = metav1.ConditionTrue, "Remediating"
+		remediating.Message = fmt.Sprintf("%d failed Machine(s) wait, %d being replaced", c.Replace, c.InFlight)
 	}
+	meta.SetStatusCondition(&s.Set.Status.Conditions, remediating)
 	setCondition(s, clusterv1.PausedCondition, metav1.ConditionFalse, "NotPaused", "")
 }
 
