@@ -83,11 +83,13 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     When another controller sets the condition "HealthCheckSucceeded" of the Machine "b" to "False" with reason "UnhealthyNode" and message "Node b is unhealthy"
     And another controller sets the condition "OwnerRemediated" of the Machine "b" to "False" with reason "WaitingForRemediation" and message "Waiting for remediation"
     Then Machine "b" of the set has condition "OwnerRemediated" with status "False" and reason "CannotBeRemediated" and message containing "the rollout of its MachineDeployment removes it"
+    And the MachineDeployment "md" has condition "Remediating" with status "True" and reason "Remediating" and message containing ": Machine is not remediated: the rollout of its MachineDeployment removes it"
     And Machine "b" of the set still exists
     When the providers bring every Machine of the deployment "md" to Running as it comes
     Then every Machine of the deployment "md" is of the current MachineSet
     And Machine "a" of the set is gone
     And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
+    And the MachineDeployment "md" has condition "Remediating" with status "False" and reason "NotRemediating"
 
   # Cluster API v1.14 spreads a scale by size only while paused (sync, scale); otherwise its rollout
   # planner grows only the current MachineSet (reconcileNewMachineSet) and shrinks the old ones.

@@ -19,7 +19,7 @@ func registerStatus(r *engine.Registry[*Scope]) {
 	r.Mirror("phase", "status.phase compares the Machines (being deleted included) with spec.replicas: Running when equal, ScalingUp when fewer, ScalingDown when more or while the deployment is deleted, Unknown when they could not be read.", mirrorPhase)
 	r.Mirror("replicaCounts", "status.replicas (every Machine, being deleted included), updatedReplicas (the current MachineSet's Machines not being deleted), readyReplicas, availableReplicas, upToDateReplicas (Machines whose UpToDate condition is True), unavailableReplicas, versions (the Machines by the Kubernetes version they run), selector, and progressTime when the counts or the generation changed.", mirrorCounts)
 	r.Mirror("availability", "Available is True when at least spec.replicas - maxUnavailable Machines are available (spec.replicas for Recreate and OnDelete); Deleting says how many Machines (or MachineSets) a deployment being deleted waits for; Paused is False unless a row says otherwise.", mirrorConditions)
-	r.Mirror("machineConditions", "ScalingUp and ScalingDown compare the Machines with spec.replicas (0 while deleting; a missing template blocks the scale-up); RollingOut counts the Machines not of the current MachineSet; MachinesUpToDate aggregates the Machines' UpToDate condition as Cluster API's (a Machine younger than 10s without it left out); MachinesReady aggregates the Machines' Ready condition, those being deleted included, as Cluster API's.", mirrorMachineConditions)
+	r.Mirror("machineConditions", "ScalingUp and ScalingDown compare the Machines with spec.replicas (0 while deleting; a missing template blocks the scale-up); RollingOut counts the Machines not of the current MachineSet; MachinesUpToDate aggregates the Machines' UpToDate condition as Cluster API's (a Machine younger than 10s without it left out); MachinesReady aggregates the Machines' Ready condition, those being deleted included, as Cluster API's; Remediating is Cluster API's setRemediatingCondition over the Machines.", mirrorMachineConditions)
 }
 
 // mirrorPhase is Cluster API's setPhase: a count, not a state, so a surge
@@ -120,6 +120,7 @@ func mirrorMachineConditions(s *Scope) {
 		reconciler.AggregateUpToDate(s.Machines, clusterv1.MachinesUpToDateCondition, s.Now, s.MD.Generation))
 	meta.SetStatusCondition(&s.MD.Status.Conditions,
 		reconciler.AggregateMachines(s.Machines, clusterv1.ReadyCondition, clusterv1.MachinesReadyCondition, reconciler.ReadyReasons, s.MD.Generation))
+	meta.SetStatusCondition(&s.MD.Status.Conditions, reconciler.Remediating(s.Machines, " by MachineDeployment/MachineSet", s.MD.Generation))
 }
 
 // missingKinds are the kinds of the templates that do not exist.
