@@ -110,7 +110,7 @@ func (s *Scope) liveMachines(failed bool) []*clusterv1.Machine {
 
 func deleteFailedMachines(ctx context.Context, s *Scope) engine.Outcome {
 	n := s.MaxInFlight() - s.Counts.InFlight
-	victims := DeletionOrder(s.liveMachines(true), s.Set.Spec.Deletion.Order)
+	victims := RemediationOrder(s.liveMachines(true))
 	deferred := victims[min(n, len(victims)):]
 	victims = victims[:min(n, len(victims))]
 	if _, err := markOwnerRemediated(ctx, s, victims, clusterv1.RemediationMachineDeletingReason, "Machine is deleting"); err != nil {

@@ -25,6 +25,15 @@ func deletePriority(m *clusterv1.Machine) int {
 	return 3
 }
 
+// RemediationOrder returns the Machines to replace in the order they are
+// deleted while maxInFlight holds some back: the delete-machine annotation
+// first, then the newest, then by name, as Cluster API's
+// sortMachinesToRemediate (a Machine that fails to come up likely hosts no
+// workload yet). ms is not changed.
+func RemediationOrder(ms []*clusterv1.Machine) []*clusterv1.Machine {
+	return DeletionOrder(ms, clusterv1.DeletionOrderNewest)
+}
+
 // DeletionOrder returns the Machines in the order a scale-down deletes them:
 // by deletePriority, then by order (Newest or Oldest creationTimestamp
 // first), then by name. Random adds nothing before the name: Cluster API's

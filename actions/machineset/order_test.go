@@ -58,6 +58,19 @@ func order(ms []*clusterv1.Machine) string {
 	return strings.Join(out, " ")
 }
 
+// TestRemediationOrder: as Cluster API's sortMachinesToRemediate, newest
+// first whatever spec.deletion.order says, the delete-machine annotation
+// (krtt's word for "this one first") before all.
+func TestRemediationOrder(t *testing.T) {
+	ms := []*clusterv1.Machine{
+		machine("b-old", 1, ready(t0), failed), machine("a-new", 3, ready(t0), remediationRequested),
+		machine("c-new", 3, ready(t0), failed), machine("pick", 0, ready(t0), failed, marked),
+	}
+	if got := order(RemediationOrder(ms)); got != "pick a-new c-new b-old" {
+		t.Errorf("RemediationOrder: %s, want pick a-new c-new b-old", got)
+	}
+}
+
 func TestDeletionOrder(t *testing.T) {
 	nodeHealth := func(st metav1.ConditionStatus) opt {
 		return func(m *clusterv1.Machine) {
