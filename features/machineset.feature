@@ -168,7 +168,7 @@ Feature: A MachineSet keeps N Machines
     And the Machines of "ms" are called "a" and "b"
     When another controller sets the condition "HealthCheckSucceeded" of the Machine "a" to "False" with reason "UnhealthyNode" and message "Node a is unhealthy"
     And another controller sets the condition "OwnerRemediated" of the Machine "a" to "False" with reason "WaitingForRemediation" and message "Waiting for remediation"
-    Then the MachineSet "ms" has condition "Remediating" with reason "TooManyFailedMachines" and message containing "1 of 2 Machines failed"
+    Then the MachineSet "ms" has condition "Remediating" with reason "TooManyFailedMachines" and message containing "1 of 2 Machines unhealthy"
     When another controller sets the condition "HealthCheckSucceeded" of the Machine "a" to "True" with reason "Healthy" and message ""
     Then the Machine "a" has no condition "OwnerRemediated"
     And Machine "a" of the set still exists

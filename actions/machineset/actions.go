@@ -245,8 +245,8 @@ func replaceCount(c Counts) string {
 
 func describeFailedMachines(_ context.Context, s *Scope) engine.Outcome {
 	c := s.Counts
-	return engine.OKf("%d of %d Machines failed (%s); maxUnhealthy %d, maxInFlight %d, %d being replaced",
-		c.Replace, c.Live, names(s.liveMachines(true)), s.MaxUnhealthy(), s.MaxInFlight(), c.InFlight)
+	return engine.OKf("%d of %d Machines %s (%s); maxUnhealthy %d, maxInFlight %d, %d being replaced",
+		c.Replace, c.Live, replaceWhat(c), names(s.liveMachines(true)), s.MaxUnhealthy(), s.MaxInFlight(), c.InFlight)
 }
 
 // describeMissingTemplates words a blocked scale-up as Cluster API's
