@@ -139,11 +139,20 @@ func deferRemediationToInFlight(ctx context.Context, s *Scope) engine.Outcome {
 	return markLiveMarked(ctx, s, clusterv1.RemediationDeferredReason, s.inFlightMessage())
 }
 
-// deferRemediationToPreflight tells the health checker of every marked
-// Machine that its deletion waits for the failed preflight checks, a line
-// per check (Cluster API reconcileUnhealthyMachines: RemediationDeferred).
+// deferRemediationToPreflight tells the health checker of the marked
+// Machines maxInFlight would let the set delete that their deletion waits
+// for the failed preflight checks, a line per check, and the others that
+// they wait for maxInFlight (Cluster API reconcileUnhealthyMachines:
+// RemediationDeferred, the maxInFlight cut made before the checks).
 func deferRemediationToPreflight(ctx context.Context, s *Scope) engine.Outcome {
-	return markLiveMarked(ctx, s, clusterv1.RemediationDeferredReason, bullets(s.Preflight))
+	marked := s.liveMarked()
+	n := min(max(s.MaxInFlight()-s.Counts.InFlight, 0), len(marked))
+	wrote, err := markOwnerRemediated(ctx, s, marked[:n], clusterv1.RemediationDeferredReason, bullets(s.Preflight))
+	if err != nil {
+		return engine.Fail(err)
+	}
+	more, err := markOwnerRemediated(ctx, s, marked[n:], clusterv1.RemediationDeferredReason, s.inFlightMessage())
+	return marksOutcome(wrote || more, err)
 }
 
 // leaveRemediationToRollout tells the health checker of every marked Machine
@@ -156,13 +165,24 @@ func leaveRemediationToRollout(ctx context.Context, s *Scope) engine.Outcome {
 // markLiveMarked sets the OwnerRemediated condition of the live Machines a
 // health checker marked; it reports having written nothing when each says so already.
 func markLiveMarked(ctx context.Context, s *Scope, reason, message string) engine.Outcome {
+	return marksOutcome(markOwnerRemediated(ctx, s, s.liveMarked(), reason, message))
+}
+
+// liveMarked are the live Machines a health checker marked, in the order
+// the set would delete them.
+func (s *Scope) liveMarked() []*clusterv1.Machine {
 	var marked []*clusterv1.Machine
-	for _, m := range s.liveMachines(true) {
+	for _, m := range RemediationOrder(s.liveMachines(true)) {
 		if RemediationRequested(m) {
 			marked = append(marked, m)
 		}
 	}
-	wrote, err := markOwnerRemediated(ctx, s, marked, reason, message)
+	return marked
+}
+
+// marksOutcome is the outcome of writing OwnerRemediated marks: done,
+// having written nothing when every Machine said so already.
+func marksOutcome(wrote bool, err error) engine.Outcome {
 	switch {
 	case err != nil:
 		return engine.Fail(err)

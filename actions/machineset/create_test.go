@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -295,23 +296,7 @@ func TestSyncMachinesReachesProviderObjects(t *testing.T) {
 // nothing.
 func TestMarkedMachinesBeyondMaxInFlightAreToldTheyWait(t *testing.T) {
 	ctx := context.Background()
-	s, ns := observed(t)
-	s.Set.Spec.Replicas = ptr.To[int32](2)
-	for range 2 {
-		m, err := createMachine(ctx, s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		remediationRequested(m)
-		for i := range m.Status.Conditions {
-			m.Status.Conditions[i].LastTransitionTime = metav1.Now()
-		}
-		if err := env.Client.Status().Update(ctx, m); err != nil {
-			t.Fatal(err)
-		}
-		s.Owned = append(s.Owned, m)
-	}
-	s.Counts = count(s.Owned, s.Set)
+	s, ns := twoMarkedMachines(t)
 	if out := deleteFailedMachines(ctx, s); out.Status != engine.Done {
 		t.Fatalf("deleteFailedMachines: %+v", out)
 	}
@@ -344,5 +329,59 @@ func TestMarkedMachinesBeyondMaxInFlightAreToldTheyWait(t *testing.T) {
 	}
 	if again.ResourceVersion != left.ResourceVersion {
 		t.Errorf("resourceVersion %s -> %s: the Machine was written again", left.ResourceVersion, again.ResourceVersion)
+	}
+}
+
+// twoMarkedMachines is a set of 2 (maxInFlight 1, the default) whose two
+// Machines a health checker marked for remediation.
+func twoMarkedMachines(t *testing.T) (*Scope, string) {
+	t.Helper()
+	ctx := context.Background()
+	s, ns := observed(t)
+	s.Set.Spec.Replicas = ptr.To[int32](2)
+	for range 2 {
+		m, err := createMachine(ctx, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		remediationRequested(m)
+		for i := range m.Status.Conditions {
+			m.Status.Conditions[i].LastTransitionTime = metav1.Now()
+		}
+		if err := env.Client.Status().Update(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+		s.Owned = append(s.Owned, m)
+	}
+	s.Counts = count(s.Owned, s.Set)
+	return s, ns
+}
+
+// TestPreflightDeferralKeepsTheMaxInFlightCut: while a preflight check
+// fails, the marked Machine maxInFlight would let the set delete is told
+// about the check, the other one about maxInFlight, as Cluster API cuts
+// before it runs the checks.
+func TestPreflightDeferralKeepsTheMaxInFlightCut(t *testing.T) {
+	ctx := context.Background()
+	s, _ := twoMarkedMachines(t)
+	s.Preflight = []string{"SimControlPlane cp is upgrading"}
+	if out := deferRemediationToPreflight(ctx, s); out.Status != engine.Done || out.WroteNothing {
+		t.Fatalf("deferRemediationToPreflight: %+v", out)
+	}
+	var messages []string
+	for _, m := range s.Owned {
+		got := &clusterv1.Machine{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(m), got); err != nil {
+			t.Fatal(err)
+		}
+		c := meta.FindStatusCondition(got.Status.Conditions, clusterv1.OwnerRemediatedCondition)
+		if c == nil || c.Reason != clusterv1.RemediationDeferredReason {
+			t.Fatalf("Machine %s: OwnerRemediated %+v, want RemediationDeferred", m.Name, c)
+		}
+		messages = append(messages, c.Message)
+	}
+	slices.Sort(messages)
+	if messages[0] != "* SimControlPlane cp is upgrading" || !strings.Contains(messages[1], "spec.remediation.maxInFlight is 1") {
+		t.Errorf("messages %q: want one naming the check, one naming maxInFlight", messages)
 	}
 }
