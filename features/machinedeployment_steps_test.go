@@ -63,8 +63,7 @@ func registerMachineDeploymentSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^an old Machine of the deployment "([^"]*)" is called "([^"]*)"$`, w.callOldMachine)
 
 	sc.Step(`^the MachineDeployment "([^"]*)" reports (\d+) replicas?, (\d+) updated and (\d+) available$`, w.deploymentReports)
-	sc.Step(`^the MachineDeployment "([^"]*)" reaches phase "([^"]*)"$`, w.deploymentPhase)
-	sc.Step(`^the MachineDeployment "([^"]*)" reaches the state "([^"]*)"$`, w.deploymentState)
+	sc.Step(`^the MachineDeployment "([^"]*)" reaches (phase|the state) "([^"]*)"$`, w.deploymentReaches)
 	sc.Step(`^the MachineDeployment "([^"]*)" has condition "([^"]*)" with status "([^"]*)" and reason "([^"]*)"$`, w.deploymentCondition)
 	sc.Step(`^the MachineDeployment "([^"]*)" has condition "([^"]*)" with status "([^"]*)" and reason "([^"]*)" and message containing "([^"]*)"$`, w.deploymentConditionSaying)
 	sc.Step(`^the MachineDeployment "([^"]*)" has (\d+) MachineSets?$`, w.deploymentHasSets)
@@ -558,30 +557,21 @@ func (w *world) deploymentReports(ctx context.Context, name string, replicas, up
 	})
 }
 
-func (w *world) deploymentPhase(ctx context.Context, name, phase string) error {
-	return w.eventually(ctx, "MachineDeployment phase "+phase, func(ctx context.Context) error {
-		md, err := w.deployment(ctx, name)
-		if err != nil {
-			return err
-		}
-		if md.Status.Phase != phase {
-			return errors.New(describeDeployment(md))
-		}
-		return nil
-	})
-}
-
-// deploymentState waits for the table state a row wrote; the phase is
-// mirrored from the counts on every reconcile, so it can read ScalingDown
+// deploymentReaches waits for the phase (mirrored from the counts on every
+// reconcile) or the table state a row wrote: the phase can read ScalingDown
 // before the row that decides on the surplus has run.
-func (w *world) deploymentState(ctx context.Context, name, state string) error {
-	return w.eventually(ctx, "MachineDeployment state "+state, func(ctx context.Context) error {
+func (w *world) deploymentReaches(ctx context.Context, name, which, want string) error {
+	return w.eventually(ctx, "MachineDeployment "+which+" "+want, func(ctx context.Context) error {
 		md, err := w.deployment(ctx, name)
 		if err != nil {
 			return err
 		}
-		if md.Status.State != state {
-			return fmt.Errorf("state %q: %s", md.Status.State, describeDeployment(md))
+		got := md.Status.Phase
+		if which == "the state" {
+			got = md.Status.State
+		}
+		if got != want {
+			return fmt.Errorf("%s %q: %s", which, got, describeDeployment(md))
 		}
 		return nil
 	})
