@@ -109,7 +109,7 @@ func (s *Scope) liveMachines(failed bool) []*clusterv1.Machine {
 }
 
 func deleteFailedMachines(ctx context.Context, s *Scope) engine.Outcome {
-	n := s.MaxInFlight() - s.Counts.InFlight
+	n := s.RemediationTokens()
 	victims := RemediationOrder(s.liveMachines(true))
 	deferred := victims[min(n, len(victims)):]
 	victims = victims[:min(n, len(victims))]
@@ -146,7 +146,7 @@ func deferRemediationToInFlight(ctx context.Context, s *Scope) engine.Outcome {
 // RemediationDeferred, the maxInFlight cut made before the checks).
 func deferRemediationToPreflight(ctx context.Context, s *Scope) engine.Outcome {
 	marked := s.liveMarked()
-	n := min(max(s.MaxInFlight()-s.Counts.InFlight, 0), len(marked))
+	n := min(s.RemediationTokens(), len(marked))
 	wrote, err := markOwnerRemediated(ctx, s, marked[:n], clusterv1.RemediationDeferredReason, bullets(s.Preflight))
 	if err != nil {
 		return engine.Fail(err)

@@ -57,7 +57,7 @@ func registerFacts(r *engine.Registry[*Scope]) {
 			return "None"
 		case c.Replace > s.MaxUnhealthy():
 			return "OverLimit"
-		case c.InFlight >= s.MaxInFlight():
+		case s.RemediationTokens() == 0:
 			return "Throttled"
 		}
 		return "Replaceable"

@@ -342,6 +342,10 @@ func (s *Scope) MaxUnhealthy() int {
 	return n
 }
 
+// RemediationTokens is how many more Machines the set may delete to replace
+// them now: maxInFlight less those being replaced already, never below 0.
+func (s *Scope) RemediationTokens() int { return max(s.MaxInFlight()-s.Counts.InFlight, 0) }
+
 // MaxInFlight is spec.remediation.maxInFlight: a number, or a percentage of
 // spec.replicas rounded up (Cluster API reconcileUnhealthyMachines); 1 when
 // unset, and at least 1 (a percentage of a set of no replicas).
