@@ -34,7 +34,7 @@ func (o *Observer) observeClaims(ctx context.Context, s *Scope) {
 			listed = true
 			list := &clusterv1.MachineSetList{}
 			if err := o.Client.List(ctx, list, client.InNamespace(s.Machine.Namespace)); err != nil {
-				s.keep(fmt.Errorf("list MachineSets: %w", err))
+				s.Keep(fmt.Errorf("list MachineSets: %w", err))
 			}
 			sets = list.Items
 		}

@@ -108,18 +108,12 @@ func (o *Observer) connect(ctx context.Context, s *Scope) {
 	}
 	conn, err := o.Clusters.ClientFor(ctx, client.ObjectKey{Namespace: m.Namespace, Name: m.Spec.ClusterName})
 	if err != nil {
-		s.keep(fmt.Errorf("connect to the workload cluster of %s: %w", m.Spec.ClusterName, err))
+		s.Keep(fmt.Errorf("connect to the workload cluster of %s: %w", m.Spec.ClusterName, err))
 		return
 	}
 	s.Workload = conn
 	if conn.Usable() {
 		s.NodeClient = conn.Client
-	}
-}
-
-func (s *Scope) keep(err error) {
-	if s.Err == nil {
-		s.Err = err
 	}
 }
 
@@ -130,7 +124,7 @@ func (o *Observer) getCluster(ctx context.Context, s *Scope) *clusterv1.Cluster 
 		return c
 	}
 	if !apierrors.IsNotFound(err) {
-		s.keep(fmt.Errorf("get Cluster %s: %w", s.Machine.Spec.ClusterName, err))
+		s.Keep(fmt.Errorf("get Cluster %s: %w", s.Machine.Spec.ClusterName, err))
 	}
 	return nil
 }
@@ -177,7 +171,7 @@ func (o *Observer) getOwner(ctx context.Context, s *Scope, ref *metav1.OwnerRefe
 func (o *Observer) getExternal(ctx context.Context, s *Scope, ref clusterv1.ObjectReference, namespace, what string) *unstructured.Unstructured {
 	u, err := contract.Get(ctx, o.Client, ref, namespace, what)
 	if err != nil {
-		s.keep(err)
+		s.Keep(err)
 	}
 	if reconciler.IsKindNotReadable(err) && o.Watcher != nil {
 		// Watching the kind makes its first sync wake this Machine (it
@@ -186,7 +180,7 @@ func (o *Observer) getExternal(ctx context.Context, s *Scope, ref clusterv1.Obje
 		probe := &unstructured.Unstructured{}
 		probe.SetGroupVersionKind(reconciler.NotReadableKind(err))
 		if werr := o.Watcher.Watch(ctx, probe); werr != nil {
-			s.keep(werr)
+			s.Keep(werr)
 		}
 	}
 	return u
@@ -204,7 +198,7 @@ func (o *Observer) countControlPlaneMachines(ctx context.Context, s *Scope) {
 		err = o.Client.List(ctx, list, client.InNamespace(s.Machine.Namespace), client.MatchingLabels{clusterv1.ClusterNameLabel: s.Machine.Spec.ClusterName}, client.HasLabels{clusterv1.ControlPlaneLabel})
 	}
 	if err != nil {
-		s.keep(fmt.Errorf("list control-plane Machines: %w", err))
+		s.Keep(fmt.Errorf("list control-plane Machines: %w", err))
 		return
 	}
 	for i := range list.Items {
@@ -228,7 +222,7 @@ func (s *Scope) findNodes(ctx context.Context) {
 		case err == nil:
 			s.Nodes = []corev1.Node{n}
 		case !apierrors.IsNotFound(err):
-			s.keep(fmt.Errorf("get Node %s: %w", m.Status.NodeRef.Name, err))
+			s.Keep(fmt.Errorf("get Node %s: %w", m.Status.NodeRef.Name, err))
 		}
 		return
 	}
@@ -237,7 +231,7 @@ func (s *Scope) findNodes(ctx context.Context) {
 	}
 	nodes, err := NodesByProviderID(ctx, s.NodeClient, *m.Spec.ProviderID)
 	if err != nil {
-		s.keep(err)
+		s.Keep(err)
 		return
 	}
 	s.Nodes = nodes

@@ -17,6 +17,7 @@ import (
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/internal/remote"
+	"github.com/krtt-dev/krtt/reconciler"
 )
 
 // ClusterClients hands out the Node side of a Cluster: the workload cluster
@@ -91,9 +92,9 @@ type Scope struct {
 	// copies beyond the domains it always copies.
 	NodeSync controller.NodeSync
 
-	// Err is the first API error met while observing; facts read as if the
-	// object were absent, and the error row decides.
-	Err error
+	// ObserveError: facts read as if the object were absent, and the error
+	// row decides.
+	reconciler.ObserveError
 
 	// readySince is when Ready turned True as summarizeReady left it
 	// (this reconcile's clock when it turns True now); zero when it is not

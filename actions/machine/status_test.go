@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/reconciler"
 )
 
 func TestNodeHealth(t *testing.T) {
@@ -87,7 +88,7 @@ func TestBootstrapConfigMissingIsSaid(t *testing.T) {
 	}
 	m2 := m.DeepCopy()
 	m2.Status.Conditions = nil
-	mirrorConditions(&Scope{Machine: m2, Err: errors.New("the API server did not answer")})
+	mirrorConditions(&Scope{Machine: m2, ObserveError: reconciler.ObserveError{Err: errors.New("the API server did not answer")}})
 	if c := meta.FindStatusCondition(m2.Status.Conditions, clusterv1.BootstrapConfigReadyCondition); c != nil {
 		t.Fatalf("an object that could not be read reads as missing: %+v", c)
 	}

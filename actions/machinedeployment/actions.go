@@ -21,13 +21,6 @@ import (
 // patch is waited for in the cache, so the next reconcile does not size it
 // again from its old replicas.
 
-func reportObserveError(_ context.Context, s *Scope) engine.Outcome {
-	if s.Err == nil {
-		return engine.Failf("an API error was observed but not kept")
-	}
-	return engine.Fail(s.Err)
-}
-
 // patchSets writes each set's change with optimistic locking and waits
 // until the cache shows every new generation.
 func patchSets(ctx context.Context, s *Scope, changes map[*Set]func(*clusterv1.MachineSet)) error {

@@ -36,7 +36,7 @@ func (o *Observer) Observe(ctx context.Context, key client.ObjectKey, now time.T
 	md := &clusterv1.MachineDeployment{}
 	if err := o.Client.Get(ctx, key, md); err != nil {
 		if !apierrors.IsNotFound(err) {
-			s.keep(fmt.Errorf("get MachineDeployment: %w", err))
+			s.Keep(fmt.Errorf("get MachineDeployment: %w", err))
 		}
 		return s
 	}
@@ -46,7 +46,7 @@ func (o *Observer) Observe(ctx context.Context, key client.ObjectKey, now time.T
 	case err == nil:
 		s.Cluster = c
 	case !apierrors.IsNotFound(err):
-		s.keep(fmt.Errorf("get Cluster %s: %w", md.Spec.ClusterName, err))
+		s.Keep(fmt.Errorf("get Cluster %s: %w", md.Spec.ClusterName, err))
 	}
 	if md.DeletionTimestamp.IsZero() {
 		// Nothing the deletion does needs a template (Cluster API's
@@ -75,7 +75,7 @@ func (o *Observer) readTemplates(ctx context.Context, s *Scope) {
 		u, err := contract.Get(ctx, o.Client, ref, s.MD.Namespace, "template")
 		switch {
 		case err != nil:
-			s.keep(err)
+			s.Keep(err)
 		case u == nil:
 			s.MissingTemplates = append(s.MissingTemplates, ref)
 		}
@@ -88,12 +88,12 @@ func (o *Observer) readSets(ctx context.Context, s *Scope) {
 	md := s.MD
 	list := &clusterv1.MachineSetList{}
 	if err := o.Client.List(ctx, list, client.InNamespace(md.Namespace)); err != nil {
-		s.keep(fmt.Errorf("list MachineSets: %w", err))
+		s.Keep(fmt.Errorf("list MachineSets: %w", err))
 		return
 	}
 	machines := &clusterv1.MachineList{}
 	if err := o.Client.List(ctx, machines, client.InNamespace(md.Namespace), client.MatchingLabels(md.Spec.Selector.MatchLabels)); err != nil {
-		s.keep(fmt.Errorf("list Machines: %w", err))
+		s.Keep(fmt.Errorf("list Machines: %w", err))
 		return
 	}
 	byOwner := map[string][]*clusterv1.Machine{}

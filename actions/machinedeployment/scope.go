@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/reconciler"
 )
 
 // Scope is one reconcile's view of a MachineDeployment. Observe fills it
@@ -49,8 +50,7 @@ type Scope struct {
 	// not exist.
 	MissingTemplates []clusterv1.ObjectReference
 
-	// Err is the first API error met while observing.
-	Err error
+	reconciler.ObserveError
 }
 
 // Set is a MachineSet of the deployment and its Machines' counts.
@@ -75,12 +75,6 @@ func (s *Set) Spec() int {
 // Size is what the set counts against the deployment's limits: its
 // replicas, or its Machines while more are left (being deleted included).
 func (s *Set) Size() int { return max(s.Spec(), s.Total) }
-
-func (s *Scope) keep(err error) {
-	if s.Err == nil {
-		s.Err = err
-	}
-}
 
 func (s *Scope) reader() client.Reader {
 	if s.Reader != nil {

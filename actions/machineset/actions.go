@@ -24,13 +24,6 @@ import (
 // or create, patch and delete Machines and provider objects idempotently.
 // Counts are read from the Scope and reported in the outcome's message.
 
-func reportObserveError(_ context.Context, s *Scope) engine.Outcome {
-	if s.Err == nil {
-		return engine.Failf("an API error was observed but not kept")
-	}
-	return engine.Fail(s.Err)
-}
-
 func (s *Scope) ownerRef() metav1.OwnerReference {
 	return metav1.OwnerReference{APIVersion: clusterv1.GroupVersion.String(), Kind: "MachineSet", Name: s.Set.Name,
 		UID: s.Set.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}

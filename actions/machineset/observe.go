@@ -44,7 +44,7 @@ func (o *Observer) Observe(ctx context.Context, key client.ObjectKey, now time.T
 	ms := &clusterv1.MachineSet{}
 	if err := o.Client.Get(ctx, key, ms); err != nil {
 		if !apierrors.IsNotFound(err) {
-			s.keep(fmt.Errorf("get MachineSet: %w", err))
+			s.Keep(fmt.Errorf("get MachineSet: %w", err))
 		}
 		return s
 	}
@@ -55,7 +55,7 @@ func (o *Observer) Observe(ctx context.Context, key client.ObjectKey, now time.T
 	case err == nil:
 		s.Cluster = c
 	case !apierrors.IsNotFound(err):
-		s.keep(fmt.Errorf("get Cluster %s: %w", ms.Spec.ClusterName, err))
+		s.Keep(fmt.Errorf("get Cluster %s: %w", ms.Spec.ClusterName, err))
 	}
 	if ms.DeletionTimestamp.IsZero() {
 		// Nothing the deletion does needs a template (Cluster API's
@@ -66,7 +66,7 @@ func (o *Observer) Observe(ctx context.Context, key client.ObjectKey, now time.T
 		o.readDeployment(ctx, s)
 	}
 	if overlaps, err := overlapping(ctx, o.Client, ms); err != nil {
-		s.keep(err)
+		s.Keep(err)
 	} else {
 		s.Overlaps = overlaps
 	}
@@ -92,7 +92,7 @@ func (o *Observer) readDeployment(ctx context.Context, s *Scope) {
 	case apierrors.IsNotFound(err):
 		return
 	case err != nil:
-		s.keep(fmt.Errorf("get MachineDeployment %s: %w", ref.Name, err))
+		s.Keep(fmt.Errorf("get MachineDeployment %s: %w", ref.Name, err))
 		return
 	}
 	if md.UID != ref.UID {
@@ -117,7 +117,7 @@ func (o *Observer) readTemplate(ctx context.Context, s *Scope, ref clusterv1.Obj
 	t, err := contract.Get(ctx, o.Client, ref, s.Set.Namespace, what)
 	switch {
 	case err != nil:
-		s.keep(err)
+		s.Keep(err)
 	case t == nil:
 		s.MissingTemplates = append(s.MissingTemplates, fmt.Sprintf("%s %s %s", what, ref.Kind, ref.Name))
 		s.MissingKinds = append(s.MissingKinds, ref.Kind)
@@ -131,7 +131,7 @@ func (o *Observer) claim(ctx context.Context, s *Scope) {
 	ms := s.Set
 	owned, err := o.controlledBy(ctx, ms)
 	if err != nil {
-		s.keep(err)
+		s.Keep(err)
 		return
 	}
 	for _, m := range owned {
@@ -143,7 +143,7 @@ func (o *Observer) claim(ctx context.Context, s *Scope) {
 	}
 	candidates := &clusterv1.MachineList{}
 	if err := o.Client.List(ctx, candidates, client.InNamespace(ms.Namespace), client.MatchingLabels(ms.Spec.Selector.MatchLabels)); err != nil {
-		s.keep(fmt.Errorf("list Machines matching the selector: %w", err))
+		s.Keep(fmt.Errorf("list Machines matching the selector: %w", err))
 		return
 	}
 	for i := range candidates.Items {

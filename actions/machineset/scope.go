@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/reconciler"
 )
 
 // BurstReplicas caps the Machines created or deleted in one reconcile (MCM
@@ -80,8 +81,7 @@ type Scope struct {
 	// (HealthCheckSucceeded True).
 	Recovered []*clusterv1.Machine
 
-	// Err is the first API error met while observing.
-	Err error
+	reconciler.ObserveError
 }
 
 // Counts are what the facts compare against the spec and what the actions
@@ -101,12 +101,6 @@ type Counts struct {
 	// Available once Ready for its spec.minReadySeconds); UpToDate: live
 	// and in sync with the template.
 	Ready, Available, UpToDate, FullyLabeled int
-}
-
-func (s *Scope) keep(err error) {
-	if s.Err == nil {
-		s.Err = err
-	}
 }
 
 func (s *Scope) reader() client.Reader {
