@@ -13,11 +13,16 @@ import (
 )
 
 // Explain is what every krtt explain report starts from: the kit's Plan of
-// the object (the operator's own observe and decide, no action run), its
-// status as the kit reads it, and its Events. The controllers add what only
-// their kind has (actions/machine, actions/machineset).
-func Explain[O client.Object, E any](ctx context.Context, c client.Client, r *Reconciler[O, E],
+// the object (the operator's own observe and decide through spec, with the
+// direct client c and the clock stopped at now, no action run), its status
+// as the kit reads it, and its Events. The controllers add what only their
+// kind has (actions/machine, actions/machineset).
+func Explain[O client.Object, E any](ctx context.Context, c client.Client, spec Spec[O, E],
 	kind string, key client.ObjectKey, now time.Time) (*explain.Report, *Plan[O, E], error) {
+	r, err := New(spec, Options{Client: c, Now: func() time.Time { return now }})
+	if err != nil {
+		return nil, nil, err
+	}
 	set := r.Runner().Set()
 	plan, planErr := r.Plan(ctx, key)
 	if planErr != nil && plan.Facts.Map() == nil {

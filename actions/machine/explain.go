@@ -37,11 +37,7 @@ func Explain(ctx context.Context, c client.Client, set *engine.TableSet, key cli
 	// Never started, the cache would keep the connections the observation
 	// opened running after the explanation.
 	defer clusters.Close()
-	r, err := reconciler.New(Spec(set, c, clusters, nil, controller.NodeSync{}), reconciler.Options{Client: c, Now: func() time.Time { return now }})
-	if err != nil {
-		return nil, err
-	}
-	rep, plan, err := reconciler.Explain(ctx, c, r, "Machine", key, now)
+	rep, plan, err := reconciler.Explain(ctx, c, Spec(set, c, clusters, nil, controller.NodeSync{}), "Machine", key, now)
 	if err != nil {
 		return nil, err
 	}

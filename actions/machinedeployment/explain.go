@@ -17,11 +17,7 @@ import (
 // (observer, facts and decision, status and Events; see reconciler.Explain)
 // with the rollout's step and what it waits on. It runs no action.
 func Explain(ctx context.Context, c client.Client, set *engine.TableSet, key client.ObjectKey, now time.Time) (*explain.Report, error) {
-	r, err := reconciler.New(Spec(set, c, nil), reconciler.Options{Client: c, Now: func() time.Time { return now }})
-	if err != nil {
-		return nil, err
-	}
-	rep, plan, err := reconciler.Explain(ctx, c, r, "MachineDeployment", key, now)
+	rep, plan, err := reconciler.Explain(ctx, c, Spec(set, c, nil), "MachineDeployment", key, now)
 	if err != nil {
 		return nil, err
 	}

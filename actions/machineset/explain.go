@@ -17,11 +17,7 @@ import (
 // reconciler.Explain) with the MachineSet's replica counts and what its
 // deletion waits on. It runs no action.
 func Explain(ctx context.Context, c client.Client, set *engine.TableSet, key client.ObjectKey, now time.Time) (*explain.Report, error) {
-	r, err := reconciler.New(Spec(set, c, nil), reconciler.Options{Client: c, Now: func() time.Time { return now }})
-	if err != nil {
-		return nil, err
-	}
-	rep, plan, err := reconciler.Explain(ctx, c, r, "MachineSet", key, now)
+	rep, plan, err := reconciler.Explain(ctx, c, Spec(set, c, nil), "MachineSet", key, now)
 	if err != nil {
 		return nil, err
 	}
