@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -25,18 +26,29 @@ type PhaseCPU struct {
 	// CPUSeconds by process: the controller's name, kube-apiserver, etcd,
 	// bench.
 	CPUSeconds map[string]float64 `json:"cpuSeconds"`
+	// APIServerRequestsPerMachine is what the bench's API server answered
+	// in the phase, from every client, per Machine of the run (see
+	// apiServerRequests); kinds under 0.005 are left out. Workload
+	// clusters' API servers are not in it.
+	APIServerRequestsPerMachine map[string]float64 `json:"apiServerRequestsPerMachine,omitempty"`
 }
 
 // benchProcess is the bench's own process in PhaseCPU.
 const benchProcess = "bench"
 
 // startPhaseCPU samples the CPU of the controller's processes, the API
-// servers and etcd the bench started, and its own; end samples again and
-// adds the phase to res.
-func startPhaseCPU(ps procs, controller, phase string, res *Result) (end func() error, err error) {
+// servers and etcd the bench started, and its own, and the requests the
+// bench's API server answered; end samples again and adds the phase to res.
+func startPhaseCPU(ctx context.Context, b *bench, ps procs, controller, phase string, res *Result) (end func() error, err error) {
 	before, err := processCPU(ps, controller)
 	if err != nil {
 		return nil, err
+	}
+	var reqBefore requestCounts
+	if b.cp != nil && b.cp.Config != nil {
+		if reqBefore, err = apiServerRequests(ctx, b.cp.Config); err != nil {
+			return nil, err
+		}
 	}
 	t0 := time.Now()
 	return func() error {
@@ -47,6 +59,13 @@ func startPhaseCPU(ps procs, controller, phase string, res *Result) (end func() 
 		pc := PhaseCPU{Phase: phase, WallSeconds: round1(time.Since(t0).Seconds()), Cores: runtime.NumCPU(), CPUSeconds: map[string]float64{}}
 		for name, v := range after {
 			pc.CPUSeconds[name] = round1(v - before[name])
+		}
+		if reqBefore != nil {
+			reqAfter, err := apiServerRequests(ctx, b.cp.Config)
+			if err != nil {
+				return err
+			}
+			pc.APIServerRequestsPerMachine = kindsPerMachine(reqBefore, reqAfter, b.o.n)
 		}
 		res.PhaseCPU = append(res.PhaseCPU, pc)
 		return nil
@@ -148,10 +167,19 @@ func meanPhaseCPU(rs []Result) []PhaseCPU {
 			for k, v := range r.PhaseCPU[i].CPUSeconds {
 				m.CPUSeconds[k] += v / float64(len(rs))
 			}
+			for k, v := range r.PhaseCPU[i].APIServerRequestsPerMachine {
+				if m.APIServerRequestsPerMachine == nil {
+					m.APIServerRequestsPerMachine = map[string]float64{}
+				}
+				m.APIServerRequestsPerMachine[k] += v / float64(len(rs))
+			}
 		}
 		m.WallSeconds = round1(m.WallSeconds)
 		for k, v := range m.CPUSeconds {
 			m.CPUSeconds[k] = round1(v)
+		}
+		for k, v := range m.APIServerRequestsPerMachine {
+			m.APIServerRequestsPerMachine[k] = round2(v)
 		}
 		out = append(out, m)
 	}
@@ -181,6 +209,9 @@ func writePhaseCPU(w io.Writer, results []Result) {
 			}
 			_, _ = fmt.Fprintf(w, "CPU by process, %s %s (%.1f s on %d cores = %.1f core-s): %s; together %.1f core-s, %.0f%%.\n",
 				r.Controller, pc.Phase, pc.WallSeconds, pc.Cores, capacity, strings.Join(parts, ", "), total, share)
+			if len(pc.APIServerRequestsPerMachine) > 0 {
+				_, _ = fmt.Fprintf(w, "kube-apiserver answered, %s %s, from every client: %s.\n", r.Controller, pc.Phase, apiServerLine(pc.APIServerRequestsPerMachine))
+			}
 		}
 	}
 }
