@@ -309,10 +309,10 @@ func (r *kubeletNodeReconciler) reconcile(ctx context.Context, req reconcile.Req
 		}
 	}
 	setNodeReady(node, want, metav1.NewTime(now))
-	// Locked: the patch replaces the whole conditions list, so one computed
-	// from a cached Node that has not yet seen this reconciler's previous
-	// write (a problem condition added) would drop that condition.
-	if err := r.client.Status().Patch(ctx, node, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+	// A strategic merge patch, as a kubelet sends: the conditions it names
+	// are merged by type, so it neither drops what others wrote nor fails
+	// on a Node someone else patched since the cache saw it.
+	if err := r.client.Status().Patch(ctx, node, client.StrategicMergeFrom(before)); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	return reconcile.Result{RequeueAfter: r.interval}, nil
@@ -326,7 +326,7 @@ func (r *kubeletNodeReconciler) markUnreachable(ctx context.Context, node *corev
 	if cur := nodeReady(node); cur == nil || cur.Status != corev1.ConditionUnknown || cur.Reason != nodeStatusUnknownReason {
 		before := node.DeepCopy()
 		setNodeUnknown(node, now)
-		if err := r.client.Status().Patch(ctx, node, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+		if err := r.client.Status().Patch(ctx, node, client.StrategicMergeFrom(before)); err != nil {
 			return client.IgnoreNotFound(err)
 		}
 	}
@@ -394,6 +394,9 @@ func (r *kubeletPodReconciler) reconcile(ctx context.Context, req reconcile.Requ
 	now := r.now()
 
 	if !pod.DeletionTimestamp.IsZero() {
+		if finalDeleteSent(pod) {
+			return reconcile.Result{}, nil
+		}
 		grace := time.Duration(0)
 		if pod.DeletionGracePeriodSeconds != nil {
 			grace = time.Duration(*pod.DeletionGracePeriodSeconds) * time.Second
@@ -470,4 +473,13 @@ func setPodCondition(p *corev1.Pod, t corev1.PodConditionType, now metav1.Time) 
 		}
 	}
 	p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: t, Status: corev1.ConditionTrue, LastTransitionTime: now})
+}
+
+// finalDeleteSent: the grace period is down to 0, so the Pod's final
+// deletion was sent (the API server writes the shortened grace period, then
+// removes the Pod: the first write wakes this kubelet before the removal
+// reaches its cache). Sending it again would find no Pod; one held by
+// finalizers is not removed by another deletion either.
+func finalDeleteSent(pod *corev1.Pod) bool {
+	return pod.DeletionGracePeriodSeconds != nil && *pod.DeletionGracePeriodSeconds == 0
 }

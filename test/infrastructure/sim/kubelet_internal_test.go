@@ -6,6 +6,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -85,4 +87,95 @@ func condition(t *testing.T, c client.Client, key client.ObjectKey, typ corev1.N
 		}
 	}
 	return nil
+}
+
+// TestKubeletReportsOnANodeChangedSinceItsCache: an operator patched the
+// Node's labels after the kubelet's cache read it. The kubelet's status
+// patch merges its conditions by type, as a kubelet's does, so it lands
+// rather than failing on the stale resourceVersion and being retried.
+func TestKubeletReportsOnANodeChangedSinceItsCache(t *testing.T) {
+	ctx := context.Background()
+	sm := &simv1.SimMachine{}
+	sm.Namespace, sm.Name = "ns", "n1"
+	sm.Spec.ProviderID = ptr.To(ProviderID(sm.Namespace, sm.Name))
+	node := &corev1.Node{}
+	node.Name = NodeName(sm.Namespace, sm.Name)
+	node.Labels = map[string]string{NodeLabel: "true"}
+	node.Spec.ProviderID = *sm.Spec.ProviderID
+	node.Status.Conditions = []corev1.NodeCondition{{Type: "KernelDeadlock", Status: corev1.ConditionFalse, Reason: "Scripted"}}
+	base := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(sm, node).
+		WithStatusSubresource(&corev1.Node{}, &simv1.SimMachine{}).Build()
+	stale := &corev1.Node{}
+	if err := base.Get(ctx, client.ObjectKeyFromObject(node), stale); err != nil {
+		t.Fatal(err)
+	}
+	labelled := stale.DeepCopy()
+	labelled.Labels["node-role.example/worker"] = ""
+	if err := base.Update(ctx, labelled); err != nil {
+		t.Fatal(err)
+	}
+	cached := interceptor.NewClient(base.(client.WithWatch), interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if n, ok := obj.(*corev1.Node); ok {
+				stale.DeepCopyInto(n)
+				return nil
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
+	})
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	kubelet := &kubeletNodeReconciler{client: cached, machines: base, interval: time.Minute, now: func() time.Time { return now }}
+	if _, err := kubelet.reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(node)}); err != nil {
+		t.Fatalf("kubelet on a Node changed since its cache: %v", err)
+	}
+	if c := condition(t, base, client.ObjectKeyFromObject(node), corev1.NodeReady); c == nil || c.Status != corev1.ConditionTrue {
+		t.Fatalf("Ready = %+v, want True", c)
+	}
+	if c := condition(t, base, client.ObjectKeyFromObject(node), "KernelDeadlock"); c == nil || c.Status != corev1.ConditionFalse {
+		t.Fatalf("KernelDeadlock = %+v, want it kept False", c)
+	}
+	got := &corev1.Node{}
+	if err := base.Get(ctx, client.ObjectKeyFromObject(node), got); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := got.Labels["node-role.example/worker"]; !ok {
+		t.Fatalf("labels %v: the operator's label was lost", got.Labels)
+	}
+}
+
+// TestKubeletSendsAPodsFinalDeletionOnce: the kubelet's deletion with grace
+// period 0 is written by the API server as a shortened grace period before
+// the Pod goes, and that write wakes the kubelet again. A second deletion
+// would find no Pod; it is not sent.
+func TestKubeletSendsAPodsFinalDeletionOnce(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	node := &corev1.Node{}
+	node.Name = "sim-node"
+	node.Labels = map[string]string{NodeLabel: "true"}
+	pod := func(name string, grace int64) *corev1.Pod {
+		p := &corev1.Pod{}
+		p.Namespace, p.Name, p.UID = "ns", name, "uid-"+types.UID(name)
+		p.Spec.NodeName = node.Name
+		p.Finalizers = []string{"example.com/hold"} // the fake client keeps a Pod with a deletionTimestamp only with one
+		p.DeletionTimestamp = &metav1.Time{Time: now.Add(-time.Minute)}
+		p.DeletionGracePeriodSeconds = ptr.To(grace)
+		return p
+	}
+	deletes := map[string]int{}
+	c := interceptor.NewClient(fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(node, pod("sent", 0), pod("due", 30)).Build(), interceptor.Funcs{
+		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+			deletes[obj.GetName()]++
+			return nil
+		},
+	})
+	kubelet := &kubeletPodReconciler{client: c, machines: c, cap: 5 * time.Second, now: func() time.Time { return now }}
+	for _, name := range []string{"sent", "due"} {
+		if _, err := kubelet.reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: "ns", Name: name}}); err != nil {
+			t.Fatalf("kubelet on Pod %s: %v", name, err)
+		}
+	}
+	if deletes["sent"] != 0 || deletes["due"] != 1 {
+		t.Fatalf("deletions sent %v, want none for the Pod whose grace period is 0 and one for the one whose grace ran out", deletes)
+	}
 }
