@@ -161,8 +161,10 @@ func AggregateUpToDate(machines []*clusterv1.Machine, target string, now time.Ti
 	return AggregateMachines(counted, clusterv1.UpToDateCondition, target, UpToDateReasons, gen)
 }
 
-// remediatingReasons are the Remediating aggregate's reasons.
-var remediatingReasons = AggregateReasons{Fine: "NotRemediating", Issue: "Remediating", Unknown: "RemediatingUnknown"}
+// RemediatingReasons are the Remediating condition's reasons; a controller
+// that also counts Machines no health checker marked (the MachineSet's
+// failed ones) says them with the same reasons.
+var RemediatingReasons = AggregateReasons{Fine: "NotRemediating", Issue: "Remediating", Unknown: "RemediatingUnknown"}
 
 // Remediating is Cluster API's setRemediatingCondition over the machines
 // of a Cluster or a MachineSet (those being deleted included): True
@@ -183,10 +185,10 @@ func Remediating(machines []*clusterv1.Machine, by string, gen int64) metav1.Con
 			toRemediate = append(toRemediate, m)
 		}
 	}
-	cond := metav1.Condition{Type: clusterv1.RemediatingCondition, Status: metav1.ConditionFalse, Reason: remediatingReasons.Fine, ObservedGeneration: gen}
+	cond := metav1.Condition{Type: clusterv1.RemediatingCondition, Status: metav1.ConditionFalse, Reason: RemediatingReasons.Fine, ObservedGeneration: gen}
 	if len(toRemediate) > 0 {
-		a := AggregateMachines(toRemediate, clusterv1.OwnerRemediatedCondition, clusterv1.RemediatingCondition, remediatingReasons, gen)
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, remediatingReasons.Issue, a.Message
+		a := AggregateMachines(toRemediate, clusterv1.OwnerRemediatedCondition, clusterv1.RemediatingCondition, RemediatingReasons, gen)
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, RemediatingReasons.Issue, a.Message
 	} else if len(unhealthy) > 0 {
 		slices.Sort(unhealthy)
 		verb, noun := "is", "Machine"

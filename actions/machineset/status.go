@@ -69,7 +69,7 @@ func mirrorConditions(s *Scope) {
 	// failed (status.failureReason), which it has no word for, are counted.
 	remediating := reconciler.Remediating(s.Owned, " by MachineSet", s.Set.Generation)
 	if remediating.Status != metav1.ConditionTrue && (c.Replace > 0 || c.InFlight > 0) {
-		remediating.Status, remediating.Reason = metav1.ConditionTrue, "Remediating"
+		remediating.Status, remediating.Reason = metav1.ConditionTrue, reconciler.RemediatingReasons.Issue
 		remediating.Message = fmt.Sprintf("%d failed Machine(s) wait, %d being replaced", c.Replace, c.InFlight)
 	}
 	meta.SetStatusCondition(&s.Set.Status.Conditions, remediating)
