@@ -36,10 +36,10 @@ type PhaseCPU struct {
 // benchProcess is the bench's own process in PhaseCPU.
 const benchProcess = "bench"
 
-// startPhaseCPU samples the CPU of the controller's processes, the API
+// measurePhase samples the CPU of the controller's processes, the API
 // servers and etcd the bench started, and its own, and the requests the
 // bench's API server answered; end samples again and adds the phase to res.
-func startPhaseCPU(ctx context.Context, b *bench, ps procs, controller, phase string, res *Result) (end func() error, err error) {
+func measurePhase(ctx context.Context, b *bench, ps procs, controller, phase string, res *Result) (end func() error, err error) {
 	before, err := processCPU(ps, controller)
 	if err != nil {
 		return nil, err

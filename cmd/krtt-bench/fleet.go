@@ -113,7 +113,7 @@ func spreadLifecycle(ctx context.Context, b *bench, f flavour, ns string, proc p
 		return err
 	}
 	defer func() { err = errors.Join(err, prof.end(ctx)) }()
-	cpu, err := startPhaseCPU(ctx, b, proc, f.name, "create → Running", res)
+	cpu, err := measurePhase(ctx, b, proc, f.name, "create → Running", res)
 	if err != nil {
 		return err
 	}

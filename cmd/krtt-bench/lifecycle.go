@@ -82,7 +82,7 @@ func lifecycle(ctx context.Context, b *bench, f flavour, ns string, proc procs, 
 		return err
 	}
 	defer func() { err = errors.Join(err, prof.end(ctx)) }()
-	cpu, err := startPhaseCPU(ctx, b, proc, f.name, "create → Running", res)
+	cpu, err := measurePhase(ctx, b, proc, f.name, "create → Running", res)
 	if err != nil {
 		return err
 	}
@@ -122,7 +122,7 @@ func deleteAll(ctx context.Context, b *bench, f flavour, ns string, proc procs, 
 		return err
 	}
 	defer func() { err = errors.Join(err, prof.end(ctx)) }()
-	cpu, err := startPhaseCPU(ctx, b, proc, f.name, "delete → gone", res)
+	cpu, err := measurePhase(ctx, b, proc, f.name, "delete → gone", res)
 	if err != nil {
 		return err
 	}

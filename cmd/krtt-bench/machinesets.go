@@ -44,7 +44,7 @@ func machineSetLifecycle(ctx context.Context, b *bench, f flavour, ns string, pr
 		return err
 	}
 	defer func() { err = errors.Join(err, prof.end(ctx)) }()
-	cpu, err := startPhaseCPU(ctx, b, proc, f.name, "create → Running", res)
+	cpu, err := measurePhase(ctx, b, proc, f.name, "create → Running", res)
 	if err != nil {
 		return err
 	}
@@ -77,7 +77,7 @@ func machineSetLifecycle(ctx context.Context, b *bench, f flavour, ns string, pr
 		return err
 	}
 	defer func() { err = errors.Join(err, del.end(ctx)) }()
-	delCPU, err := startPhaseCPU(ctx, b, proc, f.name, "delete → gone", res)
+	delCPU, err := measurePhase(ctx, b, proc, f.name, "delete → gone", res)
 	if err != nil {
 		return err
 	}

@@ -77,7 +77,7 @@ func rolloutLifecycle(ctx context.Context, b *bench, f flavour, ns string, proc 
 	defer func() { err = errors.Join(err, finish()) }()
 
 	logf("pointing MachineDeployment %s at the templates %s", benchDeployment, newTemplates)
-	cpu, err := startPhaseCPU(ctx, b, proc, f.name, "rollout", res)
+	cpu, err := measurePhase(ctx, b, proc, f.name, "rollout", res)
 	if err != nil {
 		return err
 	}
