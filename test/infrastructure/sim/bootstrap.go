@@ -10,8 +10,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	simv1 "github.com/krtt-dev/krtt/test/infrastructure/sim/api/v1alpha1"
@@ -31,7 +34,14 @@ func setupBootstrap(mgr ctrl.Manager, _ Options) error {
 	r := &bootstrapReconciler{client: mgr.GetClient()}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&simv1.SimBootstrapConfig{}).
-		Owns(&corev1.Secret{}).
+		// Only a data Secret's deletion needs the config again (to write
+		// it anew): its creation comes from this reconciler, and a wake on
+		// it would read the config from a cache that may not hold the status
+		// just written, and send that status again.
+		Owns(&corev1.Secret{}, builder.WithPredicates(predicate.Funcs{
+			CreateFunc: func(event.CreateEvent) bool { return false },
+			UpdateFunc: func(event.UpdateEvent) bool { return false },
+		})).
 		Named("sim-bootstrap").
 		Complete(r)
 }

@@ -241,6 +241,29 @@ func TestBootstrapWritesSecretAndStatus(t *testing.T) {
 	}
 }
 
+// A deleted data Secret is written again: the bootstrap reconciler wakes on
+// its Secret's deletion (and on nothing else of it).
+func TestBootstrapRewritesADeletedSecret(t *testing.T) {
+	ns := namespace(t, "sim-bootstrap-rewrite")
+	ctx := context.Background()
+	cfg := harness.Label(&simv1.SimBootstrapConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "b2"}})
+	harness.Must(t, c.Create(ctx, cfg))
+	key := client.ObjectKey{Namespace: ns, Name: "b2-bootstrap"}
+	first := &corev1.Secret{}
+	harness.Await(t, wait, "data secret", func(ctx context.Context) error { return c.Get(ctx, key, first) })
+	harness.Must(t, c.Delete(ctx, first))
+	harness.Await(t, wait, "data secret written again", func(ctx context.Context) error {
+		s := &corev1.Secret{}
+		if err := c.Get(ctx, key, s); err != nil {
+			return err
+		}
+		if s.UID == first.UID {
+			return fmt.Errorf("still the first secret (deletionTimestamp %v)", s.DeletionTimestamp)
+		}
+		return nil
+	})
+}
+
 // The simulated control plane reports by the contract whether it is managed
 // outside the Cluster's Machines, and an externally managed one reports
 // itself initialized at once; one made of Machines leaves that to the test.
