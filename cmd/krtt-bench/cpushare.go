@@ -159,20 +159,14 @@ func meanPhaseCPU(rs []Result) []PhaseCPU {
 	var out []PhaseCPU
 	for i, first := range rs[0].PhaseCPU {
 		m := PhaseCPU{Phase: first.Phase, Cores: first.Cores, CPUSeconds: map[string]float64{}}
+		n := float64(len(rs))
 		for _, r := range rs {
 			if i >= len(r.PhaseCPU) || r.PhaseCPU[i].Phase != first.Phase {
 				return out
 			}
-			m.WallSeconds += r.PhaseCPU[i].WallSeconds / float64(len(rs))
-			for k, v := range r.PhaseCPU[i].CPUSeconds {
-				m.CPUSeconds[k] += v / float64(len(rs))
-			}
-			for k, v := range r.PhaseCPU[i].APIServerRequestsPerMachine {
-				if m.APIServerRequestsPerMachine == nil {
-					m.APIServerRequestsPerMachine = map[string]float64{}
-				}
-				m.APIServerRequestsPerMachine[k] += v / float64(len(rs))
-			}
+			m.WallSeconds += r.PhaseCPU[i].WallSeconds / n
+			m.CPUSeconds = addScaled(m.CPUSeconds, r.PhaseCPU[i].CPUSeconds, n)
+			m.APIServerRequestsPerMachine = addScaled(m.APIServerRequestsPerMachine, r.PhaseCPU[i].APIServerRequestsPerMachine, n)
 		}
 		m.WallSeconds = round1(m.WallSeconds)
 		for k, v := range m.CPUSeconds {
