@@ -24,41 +24,36 @@ func registerForceSteps(sc *godog.ScenarioContext, w *world) {
 // warningEventSays: the Machine has a Warning Event whose note contains
 // text (an Event outlives the Machine it tells of).
 func (w *world) warningEventSays(ctx context.Context, name, text string) error {
-	return w.eventually(ctx, "Warning Event saying "+text, func(ctx context.Context) error {
-		list := &eventsv1.EventList{}
-		if err := w.h.Client.List(ctx, list, client.InNamespace(w.ns)); err != nil {
-			return err
-		}
-		var seen []string
-		for _, e := range list.Items {
-			if e.Regarding.Kind != "Machine" || e.Regarding.Name != name {
-				continue
-			}
-			if e.Type == "Warning" && strings.Contains(e.Note, text) {
-				return nil
-			}
-			seen = append(seen, e.Type+" "+e.Reason+": "+e.Note)
-		}
-		return fmt.Errorf("Events of Machine %s:\n%s", name, strings.Join(seen, "\n"))
-	})
+	return w.eventOf(ctx, "Warning Event saying "+text, "Machine", name,
+		func(e eventsv1.Event) bool { return e.Type == "Warning" && strings.Contains(e.Note, text) },
+		func(e eventsv1.Event) string { return e.Type + " " + e.Reason + ": " + e.Note })
 }
 
 func (w *world) eventTellsRow(ctx context.Context, name, row, reason string) error {
-	return w.eventually(ctx, "Event of row "+row+" with reason "+reason, func(ctx context.Context) error {
+	return w.eventOf(ctx, "Event of row "+row+" with reason "+reason, "Machine", name,
+		func(e eventsv1.Event) bool { return e.Action == row && e.Reason == reason },
+		func(e eventsv1.Event) string { return e.Action + "/" + e.Reason })
+}
+
+// eventOf waits until an Event regarding the kind's object name is one
+// match accepts; until then its error lists every Event of that object as
+// describe words it.
+func (w *world) eventOf(ctx context.Context, what, kind, name string, match func(eventsv1.Event) bool, describe func(eventsv1.Event) string) error {
+	return w.eventually(ctx, what, func(ctx context.Context) error {
 		list := &eventsv1.EventList{}
 		if err := w.h.Client.List(ctx, list, client.InNamespace(w.ns)); err != nil {
 			return err
 		}
 		var seen []string
 		for _, e := range list.Items {
-			if e.Regarding.Kind != "Machine" || e.Regarding.Name != name {
+			if e.Regarding.Kind != kind || e.Regarding.Name != name {
 				continue
 			}
-			if e.Action == row && e.Reason == reason {
+			if match(e) {
 				return nil
 			}
-			seen = append(seen, e.Action+"/"+e.Reason)
+			seen = append(seen, describe(e))
 		}
-		return fmt.Errorf("Events of Machine %s (row/reason): %v", name, seen)
+		return fmt.Errorf("Events of %s %s:\n%s", kind, name, strings.Join(seen, "\n"))
 	})
 }

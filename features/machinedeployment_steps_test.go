@@ -771,31 +771,18 @@ func (w *world) allMachinesLabelled(ctx context.Context, name, key, value string
 // deploymentEventTellsRow finds the Event of the step into state; with
 // "Warning " it must be a Warning (a row marked warning: true).
 func (w *world) deploymentEventTellsRow(ctx context.Context, warning, name, row, state string) error {
-	return w.eventually(ctx, "Event of row "+row, func(ctx context.Context) error {
-		list := &eventsv1.EventList{}
-		if err := w.h.Client.List(ctx, list, client.InNamespace(w.ns)); err != nil {
-			return err
+	return w.eventOf(ctx, "Event of row "+row, "MachineDeployment", name, func(e eventsv1.Event) bool {
+		if warning != "" && e.Type != corev1.EventTypeWarning {
+			return false
 		}
-		var seen []string
-		for _, e := range list.Items {
-			if e.Regarding.Kind != "MachineDeployment" || e.Regarding.Name != name {
-				continue
-			}
-			if warning != "" && e.Type != corev1.EventTypeWarning {
-				seen = append(seen, e.Type+" "+e.Note)
-				continue
-			}
-			// The note reads "From → To (rows R1, R2): message".
-			if i := strings.Index(e.Note, "→ "+state+" (row"); i >= 0 {
-				rows := e.Note[i:]
-				if j := strings.Index(rows, ")"); j >= 0 && slices.Contains(strings.FieldsFunc(rows[:j], func(r rune) bool { return r == ' ' || r == ',' || r == '(' }), row) {
-					return nil
-				}
-			}
-			seen = append(seen, e.Note)
+		// The note reads "From → To (rows R1, R2): message".
+		i := strings.Index(e.Note, "→ "+state+" (row")
+		if i < 0 {
+			return false
 		}
-		return fmt.Errorf("Events of MachineDeployment %s: %v", name, seen)
-	})
+		rows, _, closed := strings.Cut(e.Note[i:], ")")
+		return closed && slices.Contains(strings.FieldsFunc(rows, func(r rune) bool { return r == ' ' || r == ',' || r == '(' }), row)
+	}, func(e eventsv1.Event) string { return e.Type + " " + e.Note })
 }
 
 func (w *world) deploymentGone(ctx context.Context, name string) error {

@@ -391,23 +391,9 @@ func (w *world) apiServerMachines(ctx context.Context, how string) error {
 }
 
 func (w *world) setEventTellsRow(ctx context.Context, set, row, reason string) error {
-	return w.eventually(ctx, "Event of row "+row+" with reason "+reason, func(ctx context.Context) error {
-		list := &eventsv1.EventList{}
-		if err := w.h.Client.List(ctx, list, client.InNamespace(w.ns)); err != nil {
-			return err
-		}
-		var seen []string
-		for _, e := range list.Items {
-			if e.Regarding.Kind != "MachineSet" || e.Regarding.Name != set {
-				continue
-			}
-			if strings.Contains(e.Action, row) && e.Reason == reason {
-				return nil
-			}
-			seen = append(seen, e.Action+"/"+e.Reason)
-		}
-		return fmt.Errorf("Events of MachineSet %s (row/reason): %v", set, seen)
-	})
+	return w.eventOf(ctx, "Event of row "+row+" with reason "+reason, "MachineSet", set,
+		func(e eventsv1.Event) bool { return strings.Contains(e.Action, row) && e.Reason == reason },
+		func(e eventsv1.Event) string { return e.Action + "/" + e.Reason })
 }
 
 // noPanic reads controller-runtime's reconcile panic counter for the

@@ -2,8 +2,6 @@ package v1alpha1_test
 
 import (
 	"context"
-	"fmt"
-	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -22,12 +20,7 @@ func baseMachineDeployment(name string) obj {
 	return u
 }
 
-var machineDeploymentCatalog = []struct {
-	name   string
-	update bool
-	mutate func(obj)
-	want   string
-}{
+var machineDeploymentCatalog = []partialRefusal{
 	{name: "maxSurge and maxUnavailable both 0", mutate: set("spec.strategy", obj{"rollingUpdate": obj{"maxSurge": int64(0), "maxUnavailable": "0%"}}),
 		want: `maxSurge and maxUnavailable must not both be 0`},
 	{name: "maxSurge 0 with the default maxUnavailable 0", mutate: set("spec.strategy", obj{"rollingUpdate": obj{"maxSurge": int64(0)}}),
@@ -47,31 +40,7 @@ var machineDeploymentCatalog = []struct {
 }
 
 func TestMachineDeploymentBadInputCatalog(t *testing.T) {
-	freshNamespace(t)
-	ctx := context.Background()
-	strict := client.FieldValidation("Strict")
-	for i, tc := range machineDeploymentCatalog {
-		t.Run(tc.name, func(t *testing.T) {
-			u := &unstructured.Unstructured{Object: baseMachineDeployment(fmt.Sprintf("kmd-%d", i))}
-			var err error
-			if tc.update {
-				if err := env.Client.Create(ctx, u, strict); err != nil {
-					t.Fatalf("create the valid MachineDeployment: %v", err)
-				}
-				tc.mutate(u.Object)
-				err = env.Client.Update(ctx, u, strict)
-			} else {
-				tc.mutate(u.Object)
-				err = env.Client.Create(ctx, u, strict)
-			}
-			if err == nil {
-				t.Fatalf("accepted")
-			}
-			if !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("refusal does not say what is wrong\n got: %s\nwant: ...%s...", err.Error(), tc.want)
-			}
-		})
-	}
+	runPartialRefusals(t, "MachineDeployment", "kmd", baseMachineDeployment, machineDeploymentCatalog)
 }
 
 // TestMachineDeploymentDefaults: the defaults apply.

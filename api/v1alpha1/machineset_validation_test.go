@@ -2,8 +2,6 @@ package v1alpha1_test
 
 import (
 	"context"
-	"fmt"
-	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -36,12 +34,7 @@ func baseMachineSet(name string) obj {
 	}
 }
 
-var machineSetCatalog = []struct {
-	name   string
-	update bool // create the valid set first, then update it mutated
-	mutate func(obj)
-	want   string
-}{
+var machineSetCatalog = []partialRefusal{
 	{name: "negative replicas", mutate: set("spec.replicas", int64(-1)),
 		want: `spec.replicas: Invalid value: -1: spec.replicas in body should be greater than or equal to 0`},
 	{name: "absurd replicas", mutate: set("spec.replicas", int64(100000)),
@@ -119,31 +112,7 @@ func TestMachineNamingSpaces(t *testing.T) {
 }
 
 func TestMachineSetBadInputCatalog(t *testing.T) {
-	freshNamespace(t)
-	ctx := context.Background()
-	strict := client.FieldValidation("Strict")
-	for i, tc := range machineSetCatalog {
-		t.Run(tc.name, func(t *testing.T) {
-			u := &unstructured.Unstructured{Object: baseMachineSet(fmt.Sprintf("kms-%d", i))}
-			var err error
-			if tc.update {
-				if err := env.Client.Create(ctx, u, strict); err != nil {
-					t.Fatalf("create the valid MachineSet: %v", err)
-				}
-				tc.mutate(u.Object)
-				err = env.Client.Update(ctx, u, strict)
-			} else {
-				tc.mutate(u.Object)
-				err = env.Client.Create(ctx, u, strict)
-			}
-			if err == nil {
-				t.Fatalf("accepted")
-			}
-			if !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("refusal does not say what is wrong\n got: %s\nwant: ...%s...", err.Error(), tc.want)
-			}
-		})
-	}
+	runPartialRefusals(t, "MachineSet", "kms", baseMachineSet, machineSetCatalog)
 }
 
 // TestMachineSetDefaultsAndScale: the defaults apply, and the scale

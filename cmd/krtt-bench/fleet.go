@@ -108,15 +108,11 @@ func spreadLifecycle(ctx context.Context, b *bench, f flavour, ns string, proc p
 
 	logf("creating %d Machines over %d Clusters", b.o.n, len(b.clusters))
 	created := make([]time.Time, b.o.n)
-	prof, err := startPhaseProfile(ctx, b, proc, "create", res)
+	ph, err := record(ctx, b, proc, f.name, "create", "create → Running", res)
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, prof.end(ctx)) }()
-	cpu, err := measurePhase(ctx, b, proc, f.name, "create → Running", res)
-	if err != nil {
-		return err
-	}
+	defer func() { err = errors.Join(err, ph.stop(ctx)) }()
 	t0 := time.Now()
 	if err := parallel(b.o.workers, b.o.n, func(i int) error {
 		created[i] = time.Now()
@@ -130,7 +126,7 @@ func spreadLifecycle(ctx context.Context, b *bench, f flavour, ns string, proc p
 	if err != nil {
 		return err
 	}
-	if err := errors.Join(cpu(), prof.end(ctx)); err != nil {
+	if err := ph.end(ctx); err != nil {
 		return err
 	}
 	res.CreateToRunning = newHalf(latest(at).Sub(t0), durations(names, created, at))

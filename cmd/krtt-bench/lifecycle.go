@@ -77,15 +77,11 @@ func lifecycle(ctx context.Context, b *bench, f flavour, ns string, proc procs, 
 	// Half 1: create → Running.
 	logf("creating %d Machines (with their SimBootstrapConfigs and SimMachines)", b.o.n)
 	created := make([]time.Time, b.o.n)
-	prof, err := startPhaseProfile(ctx, b, proc, "create", res)
+	ph, err := record(ctx, b, proc, f.name, "create", "create → Running", res)
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, prof.end(ctx)) }()
-	cpu, err := measurePhase(ctx, b, proc, f.name, "create → Running", res)
-	if err != nil {
-		return err
-	}
+	defer func() { err = errors.Join(err, ph.stop(ctx)) }()
 	t0 := time.Now()
 	if err := parallel(b.o.workers, b.o.n, func(i int) error {
 		created[i] = time.Now()
@@ -99,7 +95,7 @@ func lifecycle(ctx context.Context, b *bench, f flavour, ns string, proc procs, 
 	if err != nil {
 		return err
 	}
-	if err := errors.Join(cpu(), prof.end(ctx)); err != nil {
+	if err := ph.end(ctx); err != nil {
 		return err
 	}
 	res.CreateToRunning = newHalf(latest(at).Sub(t0), durations(names, created, at))
@@ -117,15 +113,11 @@ func lifecycle(ctx context.Context, b *bench, f flavour, ns string, proc procs, 
 func deleteAll(ctx context.Context, b *bench, f flavour, ns string, proc procs, names []string, res *Result) (err error) {
 	logf("deleting %d Machines", b.o.n)
 	deleted := make([]time.Time, b.o.n)
-	prof, err := startPhaseProfile(ctx, b, proc, "delete", res)
+	ph, err := record(ctx, b, proc, f.name, "delete", "delete → gone", res)
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, prof.end(ctx)) }()
-	cpu, err := measurePhase(ctx, b, proc, f.name, "delete → gone", res)
-	if err != nil {
-		return err
-	}
+	defer func() { err = errors.Join(err, ph.stop(ctx)) }()
 	t1 := time.Now()
 	if err := parallel(b.o.workers, b.o.n, func(i int) error {
 		deleted[i] = time.Now()
@@ -142,7 +134,7 @@ func deleteAll(ctx context.Context, b *bench, f flavour, ns string, proc procs, 
 	if err != nil {
 		return err
 	}
-	if err := errors.Join(cpu(), prof.end(ctx)); err != nil {
+	if err := ph.end(ctx); err != nil {
 		return err
 	}
 	res.DeleteToGone = newHalf(latest(at).Sub(t1), durations(names, deleted, at))

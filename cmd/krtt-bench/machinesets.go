@@ -39,15 +39,11 @@ func machineSetLifecycle(ctx context.Context, b *bench, f flavour, ns string, pr
 	defer func() { err = errors.Join(err, finish()) }()
 
 	logf("scaling MachineSet %s from 0 to %d", benchSet, b.o.n)
-	prof, err := startPhaseProfile(ctx, b, proc, "create", res)
+	ph, err := record(ctx, b, proc, f.name, "create", "create → Running", res)
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, prof.end(ctx)) }()
-	cpu, err := measurePhase(ctx, b, proc, f.name, "create → Running", res)
-	if err != nil {
-		return err
-	}
+	defer func() { err = errors.Join(err, ph.stop(ctx)) }()
 	t0 := time.Now()
 	if err := scaleSet(ctx, b.client, ms, b.o.n); err != nil {
 		return err
@@ -56,7 +52,7 @@ func machineSetLifecycle(ctx context.Context, b *bench, f flavour, ns string, pr
 	if err != nil {
 		return err
 	}
-	if err := errors.Join(cpu(), prof.end(ctx)); err != nil {
+	if err := ph.end(ctx); err != nil {
 		return err
 	}
 	names := make([]string, 0, len(at))
@@ -72,15 +68,11 @@ func machineSetLifecycle(ctx context.Context, b *bench, f flavour, ns string, pr
 	}
 
 	logf("scaling MachineSet %s to 0", benchSet)
-	del, err := startPhaseProfile(ctx, b, proc, "delete", res)
+	del, err := record(ctx, b, proc, f.name, "delete", "delete → gone", res)
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, del.end(ctx)) }()
-	delCPU, err := measurePhase(ctx, b, proc, f.name, "delete → gone", res)
-	if err != nil {
-		return err
-	}
+	defer func() { err = errors.Join(err, del.stop(ctx)) }()
 	t1 := time.Now()
 	if err := scaleSet(ctx, b.client, ms, 0); err != nil {
 		return err
@@ -90,7 +82,7 @@ func machineSetLifecycle(ctx context.Context, b *bench, f flavour, ns string, pr
 	if err != nil {
 		return err
 	}
-	if err := errors.Join(delCPU(), del.end(ctx)); err != nil {
+	if err := del.end(ctx); err != nil {
 		return err
 	}
 	res.DeleteToGone = newHalf(latest(at).Sub(t1), sinceAll(names, t1, at))
