@@ -9,8 +9,9 @@ import (
 // and the API server's requests (measurePhase) and, with -profile, the
 // controller's profiles (startPhaseProfile).
 type recording struct {
-	cpu  func() error
-	prof *phaseProfile
+	cpu   func() error
+	prof  *phaseProfile
+	ended bool
 }
 
 // record starts recording a phase of the controller; profile names the
@@ -30,11 +31,16 @@ func record(ctx context.Context, b *bench, ps procs, controller, profile, phase 
 // end adds the phase's CPU and requests to the result and writes its
 // profiles.
 func (r *recording) end(ctx context.Context) error {
+	r.ended = true
 	return errors.Join(r.cpu(), r.prof.end(ctx))
 }
 
-// stop ends the profiles of a phase that failed before end; after end it
-// does nothing (a phase's profiles end once).
+// stop ends the profiles of a phase that failed before end. After end it
+// does nothing: end already returned the profiles' error, which the
+// caller's deferred stop would otherwise report a second time.
 func (r *recording) stop(ctx context.Context) error {
+	if r.ended {
+		return nil
+	}
 	return r.prof.end(ctx)
 }
