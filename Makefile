@@ -146,7 +146,7 @@ demo: tools ## Narrated Machine lifecycle on a throw-away control plane in .krtt
 	go run ./cmd/krtt-demo -scene $(SCENE)
 
 .PHONY: bench
-bench: tools ## Scale benchmark: BENCH_N Machines (default 200) created, given Pods, deleted; the operator measured as its own process (BENCH_ARGS='-o json' for JSON, '-profile DIR' for its CPU and heap profiles per phase).
+bench: tools ## Scale benchmark: BENCH_N Machines (default 200) created, given Pods, deleted; the operator measured as its own process (BENCH_ARGS='-o json' for JSON, '-profile DIR' for the CPU profiles per phase of every process and the operator's heap).
 	@go run ./cmd/krtt-bench -n $(BENCH_N) $(BENCH_ARGS)
 
 BENCH_STEPS ?= 1000,5000,10000

@@ -20,9 +20,10 @@
 // -o json prints the report as one JSON document.
 //
 // With -profile DIR the controller (krtt, or Cluster API with -peer)
-// serves pprof and the bench writes its CPU profile and kube-apiserver's of
-// each phase (create → Running, delete → gone), and the controller's heap
-// at the start and end of each, into DIR.
+// serves pprof and the bench writes the CPU profile of each process
+// (the controller, kube-apiserver, etcd and the bench itself) of each phase
+// (create → Running, delete → gone), and the controller's heap at the start
+// and end of each, into DIR.
 //
 // With -instances K it runs K krtt operators, each with its own
 // --watch-filter, on K parts of the fleet (a Cluster each, labelled with
@@ -79,8 +80,8 @@ type options struct {
 	// order is which controller runs first with -peer: krtt-first,
 	// capi-first, or both (a run of each).
 	order string
-	// profile is the directory for the controllers' and kube-apiserver's
-	// profiles; empty: none.
+	// profile is the directory for the profiles of the controllers and
+	// of the other processes; empty: none.
 	profile          string
 	build, peerFirst bool
 	// mode is what is measured: modeMachines, modeMachineSets or
@@ -111,6 +112,10 @@ type bench struct {
 	// profileDir is where this run writes its profiles; empty: it is not
 	// profiled.
 	profileDir string
+	// etcdPprof and ownPprof are the pprof endpoints of etcd and of this
+	// process (the simulated provider, kubelets and clients) in a
+	// profiled run.
+	etcdPprof, ownPprof string
 }
 
 func main() {
@@ -136,7 +141,7 @@ func main() {
 	flag.IntVar(&o.maxUnavailable, "max-unavailable", 0, "-mode rollout: the MachineDeployment's maxUnavailable.")
 	flag.StringVar(&o.order, "order", orderBoth, "With -peer: which controller runs first on the fresh API server: krtt-first, capi-first, or both (a run of each, each on its own fresh API server; the report gives both and their mean). The ratios stay peer ÷ krtt.")
 	flag.BoolVar(&o.peerFirst, "peer-first", false, "Same as -order capi-first.")
-	flag.StringVar(&o.profile, "profile", "", "Write the CPU profile of each phase (create, delete) of the controller (krtt, and Cluster API with -peer) and of kube-apiserver, and the controller's heap at the start and end of each, into this directory (one subdirectory per run); the controller then serves pprof on loopback.")
+	flag.StringVar(&o.profile, "profile", "", "Write the CPU profile of each phase (create, delete) of the controller (krtt, and Cluster API with -peer), kube-apiserver, etcd and the bench itself (the simulated provider, kubelets and clients), and the controller's heap at the start and end of each, into this directory (one subdirectory per run); the controller then serves pprof on loopback.")
 	flag.IntVar(&o.workloadClusters, "workload-clusters", 0,
 		"Spread the N Machines over this many Clusters, each with its own workload API server (a local control plane) and <cluster>-kubeconfig Secret; requests are split into management and workload. 0: self-hosted.")
 	flag.Float64Var(&o.workloadQPS, "workload-client-qps", -1,
@@ -321,7 +326,7 @@ func run(o options) error {
 		rep.Notes = peerNotes(o)
 	}
 	if o.profile != "" {
-		rep.Notes = append(rep.Notes, "Profiled (-profile): each controller and kube-apiserver were CPU-profiled during both phases, which costs them a little CPU.")
+		rep.Notes = append(rep.Notes, "Profiled (-profile): each controller, kube-apiserver, etcd and the bench were CPU-profiled during both phases, which costs them a little CPU.")
 	}
 	if o.output == "json" {
 		if err := writeJSON(os.Stdout, rep); err != nil {
@@ -347,7 +352,7 @@ func run(o options) error {
 // runOnce measures the flavours one after the other on a fresh control
 // plane and simulated provider, and reports their figures.
 func runOnce(sigCtx context.Context, o options, root string, flavours []flavour, label string) (rep *Report, err error) {
-	cp, err := localcp.Start(localcp.Options{Dir: o.dir, Fresh: true, Port: -1, Log: logWriter{}})
+	cp, err := localcp.Start(localcp.Options{Dir: o.dir, Fresh: true, Port: -1, Log: logWriter{}, EtcdProfiling: o.profile != ""})
 	if err != nil {
 		return nil, err
 	}
@@ -424,6 +429,12 @@ func runOnce(sigCtx context.Context, o options, root string, flavours []flavour,
 		clusters: layFleet(workloads, o.instances)}
 	if o.profile != "" {
 		b.profileDir = filepath.Join(o.profile, label)
+		b.etcdPprof = strings.TrimSuffix(cp.EtcdURL, "/") + "/debug/pprof"
+		var stopOwn func()
+		if b.ownPprof, stopOwn, err = serveOwnPprof(); err != nil {
+			return nil, err
+		}
+		defer stopOwn()
 	}
 	rep = &Report{Mode: o.mode, N: o.n, PodsPerNode: o.podsPerNode, MachineConcurrency: o.concurrency,
 		SimHeartbeatSeconds: o.heartbeat.Seconds(), SimWorkers: o.simWorkers, APIServerVersion: sv.GitVersion, Started: time.Now().UTC().Round(time.Second),

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	httppprof "net/http/pprof"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,11 +29,12 @@ import (
 const cpuChunk = time.Second
 
 // pprofTarget is a process the bench profiles: the controller under
-// measurement (krtt or Cluster API, on its loopback pprof endpoint) and
-// kube-apiserver (its /debug/pprof, through the bench's admin client).
+// measurement (krtt or Cluster API, on its loopback pprof endpoint),
+// kube-apiserver (its /debug/pprof, through the bench's admin client), etcd
+// (its client address) and the bench itself (serveOwnPprof).
 type pprofTarget struct {
-	// name prefixes the files: krtt, capi, and krtt-kube-apiserver or
-	// capi-kube-apiserver.
+	// name prefixes the files: krtt or capi, then for the other processes
+	// that name and -kube-apiserver, -etcd or -bench.
 	name string
 	base string
 	http *http.Client
@@ -60,7 +63,9 @@ type cpuResult struct {
 }
 
 // profileTargets are the processes -profile profiles: the controller when
-// it is one process serving pprof, and kube-apiserver.
+// it is one process serving pprof, and kube-apiserver, etcd and the bench,
+// which together use what the machine's cores give a phase: the profile of
+// each tells what the time the controller does not spend goes to.
 func profileTargets(b *bench, ps procs) ([]pprofTarget, error) {
 	if b.profileDir == "" || len(ps) != 1 || ps[0].pprof == "" {
 		return nil, nil
@@ -76,7 +81,27 @@ func profileTargets(b *bench, ps procs) ([]pprofTarget, error) {
 		// share one kube-apiserver and one directory.
 		targets = append(targets, pprofTarget{name: ctl + "-kube-apiserver", base: strings.TrimSuffix(b.cp.Config.Host, "/") + "/debug/pprof", http: hc})
 	}
+	for _, t := range []struct{ suffix, base string }{{"-etcd", b.etcdPprof}, {"-bench", b.ownPprof}} {
+		if t.base != "" {
+			targets = append(targets, pprofTarget{name: ctl + t.suffix, base: t.base, http: http.DefaultClient})
+		}
+	}
 	return targets, nil
+}
+
+// serveOwnPprof serves this process's CPU profile on a free loopback port,
+// so that a phase profiles the bench (the simulated provider, the kubelets
+// and the clients) the way it profiles the other processes; stop closes it.
+func serveOwnPprof() (base string, stop func(), err error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, fmt.Errorf("listen for the bench's own pprof: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/profile", httppprof.Profile)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return "http://" + ln.Addr().String() + "/debug/pprof", func() { _ = srv.Close() }, nil
 }
 
 // withProfiler adds --profiler-address on a free loopback port to a

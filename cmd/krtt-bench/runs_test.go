@@ -191,9 +191,10 @@ func TestReportOfBothOrders(t *testing.T) {
 	}
 }
 
-// A phase's profiles come from the controller's pprof endpoint and
-// kube-apiserver's /debug/pprof: here the test process's own, served the
-// way both serve it.
+// A phase's profiles come from the controller's pprof endpoint,
+// kube-apiserver's /debug/pprof, etcd's and the bench's own: here the test
+// process's own for the controller, served the way each serves it, and a
+// fixed profile for the others.
 func TestPhaseProfileWritesCPUAndHeap(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
@@ -201,8 +202,8 @@ func TestPhaseProfileWritesCPUAndHeap(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 
-	// One process can run one CPU profile at a time: kube-apiserver's
-	// endpoint answers a profile of its own. Its host ends in a slash, as
+	// One process can run one CPU profile at a time: the other processes'
+	// endpoints answer a profile of their own. Its host ends in a slash, as
 	// a kubeconfig's may.
 	api := http.NewServeMux()
 	api.HandleFunc("/debug/pprof/profile", func(w http.ResponseWriter, r *http.Request) {
@@ -219,7 +220,8 @@ func TestPhaseProfileWritesCPUAndHeap(t *testing.T) {
 	defer apiSrv.Close()
 
 	dir := t.TempDir()
-	b := &bench{profileDir: dir, cp: &localcp.ControlPlane{Config: &rest.Config{Host: apiSrv.URL + "/"}}}
+	b := &bench{profileDir: dir, cp: &localcp.ControlPlane{Config: &rest.Config{Host: apiSrv.URL + "/"}},
+		etcdPprof: apiSrv.URL + "/debug/pprof", ownPprof: apiSrv.URL + "/debug/pprof"}
 	res := &Result{}
 	ps := procs{{name: "krtt-operator", pprof: srv.URL + "/debug/pprof"}}
 	ctx := context.Background()
@@ -233,7 +235,8 @@ func TestPhaseProfileWritesCPUAndHeap(t *testing.T) {
 	if err := prof.end(ctx); err != nil {
 		t.Fatalf("a second end: %v", err)
 	}
-	want := []string{"krtt-heap-create-start.pb.gz", "krtt-cpu-create.pb.gz", "krtt-heap-create-end.pb.gz", "krtt-kube-apiserver-cpu-create.pb.gz"}
+	want := []string{"krtt-heap-create-start.pb.gz", "krtt-cpu-create.pb.gz", "krtt-heap-create-end.pb.gz",
+		"krtt-kube-apiserver-cpu-create.pb.gz", "krtt-etcd-cpu-create.pb.gz", "krtt-bench-cpu-create.pb.gz"}
 	var got []string
 	for _, p := range res.Profiles {
 		got = append(got, filepath.Base(p))
@@ -241,7 +244,8 @@ func TestPhaseProfileWritesCPUAndHeap(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("profiles %v, want %v", got, want)
 	}
-	for file, sampleType := range map[string]string{"krtt-cpu-create.pb.gz": "cpu", "krtt-heap-create-end.pb.gz": "inuse_space", "krtt-kube-apiserver-cpu-create.pb.gz": "cpu"} {
+	for file, sampleType := range map[string]string{"krtt-cpu-create.pb.gz": "cpu", "krtt-heap-create-end.pb.gz": "inuse_space",
+		"krtt-kube-apiserver-cpu-create.pb.gz": "cpu", "krtt-etcd-cpu-create.pb.gz": "cpu", "krtt-bench-cpu-create.pb.gz": "cpu"} {
 		f, err := os.Open(filepath.Join(dir, file))
 		if err != nil {
 			t.Fatal(err)
@@ -289,5 +293,27 @@ func TestPhaseProfileWritesCPUAndHeap(t *testing.T) {
 	defer bad.Close()
 	if _, err := startPhaseProfile(ctx, b, procs{{pprof: bad.URL}}, "delete", &Result{}); err == nil || !strings.Contains(err.Error(), "404") {
 		t.Errorf("a 404 endpoint: %v", err)
+	}
+}
+
+// The bench profiles itself through its own loopback endpoint, as it does
+// the other processes, and the endpoint is gone once stopped.
+func TestServeOwnPprof(t *testing.T) {
+	base, stop, err := serveOwnPprof()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	prof, err := fetchProfile(ctx, http.DefaultClient, base+"/profile?seconds=1")
+	if err != nil {
+		stop()
+		t.Fatal(err)
+	}
+	if len(prof.SampleType) < 2 || prof.SampleType[1].Type != "cpu" {
+		t.Errorf("sample types %v, want samples and cpu", prof.SampleType)
+	}
+	stop()
+	if _, err := fetchProfile(ctx, http.DefaultClient, base+"/profile?seconds=1"); err == nil {
+		t.Error("the endpoint still answers after stop")
 	}
 }

@@ -57,6 +57,9 @@ type Options struct {
 	// Audit makes kube-apiserver log every write to the objects of a
 	// Machine's deletion to ControlPlane.AuditLog (see configureAudit).
 	Audit bool
+	// EtcdProfiling makes etcd serve pprof at ControlPlane.EtcdURL +
+	// "/debug/pprof" (krtt-bench -profile).
+	EtcdProfiling bool
 }
 
 // ControlPlane is a running local control plane.
@@ -77,6 +80,8 @@ type ControlPlane struct {
 	Resumed bool
 	// AuditLog is the audit log's path (Options.Audit), else "".
 	AuditLog string
+	// EtcdURL is etcd's client address (plain HTTP on loopback).
+	EtcdURL string
 
 	env     *envtest.Environment
 	logs    []*os.File
@@ -267,9 +272,13 @@ func Start(opts Options) (*ControlPlane, error) {
 			return nil, err
 		}
 	}
+	etcd := &envtest.Etcd{DataDir: etcdDir, Out: etcdLog, Err: etcdLog}
+	if opts.EtcdProfiling {
+		etcd.Configure().Set("enable-pprof", "true")
+	}
 	env := &envtest.Environment{
 		ControlPlane: envtest.ControlPlane{
-			Etcd:      &envtest.Etcd{DataDir: etcdDir, Out: etcdLog, Err: etcdLog},
+			Etcd:      etcd,
 			APIServer: api,
 		},
 		CRDDirectoryPaths:        []string{filepath.Join(root, "config", "crd", "bases"), filepath.Join(root, "config", "sim", "crd")},
@@ -292,6 +301,7 @@ func Start(opts Options) (*ControlPlane, error) {
 		return nil, fmt.Errorf("localcp: start control plane (logs in %s): %w", filepath.Join(dir, "logs"), err)
 	}
 	cp.env = env
+	cp.EtcdURL = etcd.URL.String()
 	user, err := env.AddUser(envtest.User{Name: "krtt-admin", Groups: []string{"system:masters"}}, nil)
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("localcp: add admin user: %w", err), cp.Stop())
