@@ -203,8 +203,8 @@ func TestPhaseProfileWritesCPUAndHeap(t *testing.T) {
 	defer srv.Close()
 
 	// One process can run one CPU profile at a time: the other processes'
-	// endpoints answer a profile of their own. Its host ends in a slash, as
-	// a kubeconfig's may.
+	// endpoints answer a profile of their own. kube-apiserver's host ends
+	// in a slash, as a kubeconfig's may.
 	api := http.NewServeMux()
 	api.HandleFunc("/debug/pprof/profile", func(w http.ResponseWriter, r *http.Request) {
 		p := &profile.Profile{
