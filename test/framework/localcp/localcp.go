@@ -272,10 +272,7 @@ func Start(opts Options) (*ControlPlane, error) {
 			return nil, err
 		}
 	}
-	etcd := &envtest.Etcd{DataDir: etcdDir, Out: etcdLog, Err: etcdLog}
-	if opts.EtcdProfiling {
-		etcd.Configure().Set("enable-pprof", "true")
-	}
+	etcd := newEtcd(etcdDir, etcdLog, opts.EtcdProfiling)
 	env := &envtest.Environment{
 		ControlPlane: envtest.ControlPlane{
 			Etcd:      etcd,
@@ -321,6 +318,17 @@ func Start(opts Options) (*ControlPlane, error) {
 	}
 	logf("control plane up at %s in %s; kubeconfig %s", cp.URL, time.Since(start).Round(100*time.Millisecond), cp.Kubeconfig)
 	return cp, nil
+}
+
+// newEtcd is the control plane's etcd, keeping its data in dir and logging
+// to log; with profiling it serves pprof at its client address +
+// "/debug/pprof".
+func newEtcd(dir string, log io.Writer, profiling bool) *envtest.Etcd {
+	etcd := &envtest.Etcd{DataDir: dir, Out: log, Err: log}
+	if profiling {
+		etcd.Configure().Set("enable-pprof", "true")
+	}
+	return etcd
 }
 
 // Stop shuts kube-apiserver down, then etcd. The state directory stays,

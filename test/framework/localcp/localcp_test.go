@@ -2,7 +2,10 @@ package localcp
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -101,6 +104,36 @@ func TestUniqueName(t *testing.T) {
 	for _, n := range []string{a, b} {
 		if !strings.HasPrefix(n, "x-"+RunToken()+"-") {
 			t.Errorf("%s does not carry the run token %s", n, RunToken())
+		}
+	}
+}
+
+// etcd serves pprof at its client address when profiled (krtt-bench
+// -profile reads its CPU profile there), and not otherwise. An etcd of its
+// own, not the shared control plane's, so it can be stopped.
+func TestEtcdProfiling(t *testing.T) {
+	assets, err := Assets(RepoRoot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, profiling := range []bool{true, false} {
+		etcd := newEtcd(t.TempDir(), io.Discard, profiling)
+		etcd.Path = filepath.Join(assets, "etcd")
+		if err := etcd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.Get(etcd.URL.String() + "/debug/pprof/heap")
+		if err == nil {
+			_ = resp.Body.Close()
+		}
+		if stopErr := etcd.Stop(); stopErr != nil {
+			t.Error(stopErr)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if served := resp.StatusCode == http.StatusOK; served != profiling {
+			t.Errorf("profiling %v: GET /debug/pprof/heap answered %s", profiling, resp.Status)
 		}
 	}
 }
