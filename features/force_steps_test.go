@@ -2,12 +2,10 @@ package features
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/cucumber/godog"
 	eventsv1 "k8s.io/api/events/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // Steps for what a forced deletion tells. A forced row moves on to the
@@ -33,27 +31,4 @@ func (w *world) eventTellsRow(ctx context.Context, name, row, reason string) err
 	return w.eventOf(ctx, "Event of row "+row+" with reason "+reason, "Machine", name,
 		func(e eventsv1.Event) bool { return e.Action == row && e.Reason == reason },
 		func(e eventsv1.Event) string { return e.Action + "/" + e.Reason })
-}
-
-// eventOf waits until an Event regarding the kind's object name is one
-// match accepts; until then its error lists every Event of that object as
-// describe words it.
-func (w *world) eventOf(ctx context.Context, what, kind, name string, match func(eventsv1.Event) bool, describe func(eventsv1.Event) string) error {
-	return w.eventually(ctx, what, func(ctx context.Context) error {
-		list := &eventsv1.EventList{}
-		if err := w.h.Client.List(ctx, list, client.InNamespace(w.ns)); err != nil {
-			return err
-		}
-		var seen []string
-		for _, e := range list.Items {
-			if e.Regarding.Kind != kind || e.Regarding.Name != name {
-				continue
-			}
-			if match(e) {
-				return nil
-			}
-			seen = append(seen, describe(e))
-		}
-		return fmt.Errorf("Events of %s %s:\n%s", kind, name, strings.Join(seen, "\n"))
-	})
 }

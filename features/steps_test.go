@@ -13,6 +13,7 @@ import (
 
 	"github.com/cucumber/godog"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -248,6 +249,29 @@ func (w *world) eventually(ctx context.Context, what string, cond func(context.C
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	return nil
+}
+
+// eventOf waits until an Event regarding the kind's object name is one
+// match accepts; until then its error lists every Event of that object as
+// describe words it.
+func (w *world) eventOf(ctx context.Context, what, kind, name string, match func(eventsv1.Event) bool, describe func(eventsv1.Event) string) error {
+	return w.eventually(ctx, what, func(ctx context.Context) error {
+		list := &eventsv1.EventList{}
+		if err := w.h.Client.List(ctx, list, client.InNamespace(w.ns)); err != nil {
+			return err
+		}
+		var seen []string
+		for _, e := range list.Items {
+			if e.Regarding.Kind != kind || e.Regarding.Name != name {
+				continue
+			}
+			if match(e) {
+				return nil
+			}
+			seen = append(seen, describe(e))
+		}
+		return fmt.Errorf("Events of %s %s:\n%s", kind, name, strings.Join(seen, "\n"))
+	})
 }
 
 func (w *world) machine(ctx context.Context, name string) (*clusterv1.Machine, error) {
