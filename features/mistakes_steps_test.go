@@ -80,23 +80,11 @@ func (w *world) removeControlPlaneRef(ctx context.Context, name string) error {
 // warningOf: the object has a Warning Event with the reason whose note
 // contains text.
 func (w *world) warningOf(ctx context.Context, kind, name, reason, text string) error {
-	return w.eventually(ctx, fmt.Sprintf("Warning Event of %s %s with reason %s", kind, name, reason), func(ctx context.Context) error {
-		list := &eventsv1.EventList{}
-		if err := w.h.Client.List(ctx, list, client.InNamespace(w.ns)); err != nil {
-			return err
-		}
-		var seen []string
-		for _, e := range list.Items {
-			if e.Regarding.Kind != kind || e.Regarding.Name != name {
-				continue
-			}
-			if e.Type == "Warning" && e.Reason == reason && strings.Contains(e.Note, text) {
-				return nil
-			}
-			seen = append(seen, e.Type+" "+e.Reason+": "+e.Note)
-		}
-		return fmt.Errorf("Events of %s %s:\n%s", kind, name, strings.Join(seen, "\n"))
-	})
+	return w.eventOf(ctx, fmt.Sprintf("Warning Event of %s %s with reason %s", kind, name, reason), kind, name,
+		func(e eventsv1.Event) bool {
+			return e.Type == "Warning" && e.Reason == reason && strings.Contains(e.Note, text)
+		},
+		func(e eventsv1.Event) string { return e.Type + " " + e.Reason + ": " + e.Note })
 }
 
 // provideNew plays the providers for the set's live Machines that are not
