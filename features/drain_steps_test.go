@@ -33,6 +33,7 @@ func registerDrainSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^Pod "([^"]*)" has finished on the Node of "([^"]*)" and is held by a finalizer while it is deleted$`, w.finishedPodHeld)
 	sc.Step(`^Pod "([^"]*)" is gone$`, w.podGone)
 	sc.Step(`^DaemonSet Pod "([^"]*)" runs on the Node of "([^"]*)" and is held by a finalizer while it is deleted$`, w.daemonSetPodHeld)
+	sc.Step(`^Pod "([^"]*)" is being deleted and held there by a finalizer$`, w.podBeingDeletedHeld)
 	sc.Step(`^Pod "([^"]*)" completes$`, w.podCompletes)
 	sc.Step(`^Pod "([^"]*)" has terminated$`, w.podTerminated)
 	sc.Step(`^a MachineDrainRule "([^"]*)" with behavior "([^"]*)" for Pods labelled "([^"=]*)=([^"]*)"$`, w.drainRule)
@@ -139,6 +140,12 @@ func (w *world) daemonSetPodHeld(ctx context.Context, pod, machine string) error
 	if err := w.daemonSetPodRuns(ctx, pod, machine); err != nil {
 		return err
 	}
+	return w.deleteHeld(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: pod}})
+}
+
+// podBeingDeletedHeld deletes a Pod that already runs and keeps it in its
+// "being deleted" state.
+func (w *world) podBeingDeletedHeld(ctx context.Context, pod string) error {
 	return w.deleteHeld(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: pod}})
 }
 

@@ -65,8 +65,8 @@ func skipReason(pv podVerdict) string {
 // waitCompletedWhy names the label or rule that makes the drain wait for a
 // Pod to complete.
 func waitCompletedWhy(it *PodItem) string {
-	if it.Pod.Labels[clusterv1.PodDrainLabel] == clusterv1.PodDrainLabelValueWaitCompleted {
-		return "label " + clusterv1.PodDrainLabel + "=" + clusterv1.PodDrainLabelValueWaitCompleted
+	if drainLabelBehavior(it.Pod) == "WaitCompleted" {
+		return "label " + clusterv1.PodDrainLabel + "=" + it.Pod.Labels[clusterv1.PodDrainLabel]
 	}
 	return "MachineDrainRule " + it.Rule.Name
 }

@@ -90,15 +90,7 @@ func registerPodFacts(r *engine.Registry[*PodItem]) {
 		return ok
 	})
 	r.Enum("daemonSet", func(p *PodItem) string { return p.DaemonSet })
-	r.Enum("drainLabel", func(p *PodItem) string {
-		switch p.Pod.Labels[clusterv1.PodDrainLabel] {
-		case clusterv1.PodDrainLabelValueSkip:
-			return "Skip"
-		case clusterv1.PodDrainLabelValueWaitCompleted:
-			return "WaitCompleted"
-		}
-		return "None"
-	})
+	r.Enum("drainLabel", func(p *PodItem) string { return drainLabelBehavior(p.Pod) })
 	r.Bool("force", func(p *PodItem) bool { return p.Force })
 	r.Enum("rule", func(p *PodItem) string {
 		switch {
@@ -446,3 +438,19 @@ func (v *drainView) record(ctx context.Context, verdicts []podVerdict) {
 // ruleInvalid says why a rule's selectors cannot be evaluated; empty when
 // they can.
 func ruleInvalid(r *clusterv1.MachineDrainRule) string { return r.InvalidSelector() }
+
+// drainLabelBehavior reads a Pod's drain label as Cluster API's
+// drainLabelFilter does: "skip" in any case; "wait-completed" in any case,
+// with or without its dash. Any other value is no instruction.
+func drainLabelBehavior(p *corev1.Pod) string {
+	v, ok := p.Labels[clusterv1.PodDrainLabel]
+	switch {
+	case !ok:
+		return "None"
+	case strings.EqualFold(v, clusterv1.PodDrainLabelValueSkip):
+		return "Skip"
+	case strings.EqualFold(strings.Replace(v, "-", "", 1), strings.ReplaceAll(clusterv1.PodDrainLabelValueWaitCompleted, "-", "")):
+		return "WaitCompleted"
+	}
+	return "None"
+}

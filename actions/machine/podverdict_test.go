@@ -100,6 +100,7 @@ func TestShippedPodVerdicts(t *testing.T) {
 	}
 	label := func(v string) func(*corev1.Pod) { return func(p *corev1.Pod) { p.Labels[clusterv1.PodDrainLabel] = v } }
 	terminating := func(p *corev1.Pod) { p.DeletionTimestamp = ptr.To(metav1.NewTime(now.Add(-time.Minute))) }
+	finished := func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }
 	for _, tc := range []struct {
 		name string
 		item PodItem
@@ -122,6 +123,23 @@ func TestShippedPodVerdicts(t *testing.T) {
 		{"a rule that cannot be evaluated holds the Pod", PodItem{Pod: pod(), Rule: skipRule, RuleInvalid: "bad"}, verdictHoldInvalidRule},
 		{"the skip label beats a rule that cannot be evaluated", PodItem{Pod: pod(label("skip")), Rule: skipRule, RuleInvalid: "bad"}, verdictSkip},
 		{"forced, a rule that cannot be evaluated", PodItem{Pod: pod(), Rule: skipRule, RuleInvalid: "bad", Force: true}, verdictForceDelete},
+		// Cluster API skips these whether or not they are being deleted:
+		// they never hold the drain.
+		{"terminating live DaemonSet Pod", PodItem{Pod: pod(terminating), DaemonSet: "Live"}, verdictSkip},
+		{"terminating mirror Pod", PodItem{Pod: pod(terminating, func(p *corev1.Pod) { p.Annotations[corev1.MirrorPodAnnotationKey] = "x" })}, verdictSkip},
+		{"terminating Pod with the skip label", PodItem{Pod: pod(terminating, label("skip"))}, verdictSkip},
+		{"terminating Pod of a Skip rule", PodItem{Pod: pod(terminating), Rule: skipRule}, verdictSkip},
+		{"terminating Pod", PodItem{Pod: pod(terminating)}, verdictWaitTerminating},
+		{"terminating Pod with the wait-completed label and a Skip rule", PodItem{Pod: pod(terminating, label("wait-completed")), Rule: skipRule}, verdictWaitTerminating},
+		{"finished Pod with the skip label", PodItem{Pod: pod(finished, label("skip"))}, verdictSkip},
+		{"finished live DaemonSet Pod", PodItem{Pod: pod(finished), DaemonSet: "Live"}, verdictRemoveFinished},
+		{"finished Pod, forced", PodItem{Pod: pod(finished), Force: true}, verdictRemoveFinished},
+		{"finished Pod being deleted", PodItem{Pod: pod(finished, terminating)}, verdictGone},
+		// The label's value is read as Cluster API's drainLabelFilter reads it.
+		{"skip label in capitals", PodItem{Pod: pod(label("SKIP"))}, verdictSkip},
+		{"WaitCompleted label", PodItem{Pod: pod(label("WaitCompleted"))}, verdictWaitCompleted},
+		{"Wait-Completed label", PodItem{Pod: pod(label("Wait-Completed"))}, verdictWaitCompleted},
+		{"unknown label value", PodItem{Pod: pod(label("never"))}, verdictEvict},
 	} {
 		it := tc.item
 		it.Now = now
