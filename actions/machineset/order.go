@@ -22,8 +22,11 @@ func deletePriority(m *clusterv1.Machine) int {
 	if Unhealthy(m) {
 		return 2
 	}
-	return 3
+	return healthy
 }
+
+// healthy is the deletePriority of a Machine that is none of the above.
+const healthy = 3
 
 // RemediationOrder returns the Machines to replace in the order they are
 // deleted while maxInFlight holds some back: the delete-machine annotation
@@ -31,31 +34,38 @@ func deletePriority(m *clusterv1.Machine) int {
 // sortMachinesToRemediate (a Machine that fails to come up likely hosts no
 // workload yet). ms is not changed.
 func RemediationOrder(ms []*clusterv1.Machine) []*clusterv1.Machine {
-	return DeletionOrder(ms, clusterv1.DeletionOrderNewest)
+	return sortedForDeletion(ms, clusterv1.DeletionOrderNewest, func(int) bool { return true })
 }
 
 // DeletionOrder returns the Machines in the order a scale-down deletes them:
-// by deletePriority, then by order (Newest or Oldest creationTimestamp
-// first), then by name. Random adds nothing before the name: Cluster API's
+// by deletePriority, then, among healthy Machines only, by order (Newest or
+// Oldest creationTimestamp first), then by name. As in Cluster API's
+// machineset_deletion_order.go, Machines of the other priorities (being
+// deleted, marked, unhealthy) share one priority each, so their ages do not
+// matter. Random adds nothing before the name: Cluster API's
 // randomDeletionOrder gives every healthy Machine the same priority and its
 // sort breaks ties by name, so "Random" deletes the lowest names first, and
 // a scale-down interrupted halfway picks the same Machines again. ms is not
 // changed.
 func DeletionOrder(ms []*clusterv1.Machine, order clusterv1.MachineSetDeletionOrder) []*clusterv1.Machine {
+	return sortedForDeletion(ms, order, func(priority int) bool { return priority == healthy })
+}
+
+// sortedForDeletion sorts a copy of ms by deletePriority, then by age where
+// byAge says so for the priority, then by name.
+func sortedForDeletion(ms []*clusterv1.Machine, order clusterv1.MachineSetDeletionOrder, byAge func(priority int) bool) []*clusterv1.Machine {
 	out := append([]*clusterv1.Machine(nil), ms...)
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]
-		if pa, pb := deletePriority(a), deletePriority(b); pa != pb {
+		pa, pb := deletePriority(a), deletePriority(b)
+		if pa != pb {
 			return pa < pb
 		}
-		ta, tb := a.CreationTimestamp.Time, b.CreationTimestamp.Time
-		switch order {
-		case clusterv1.DeletionOrderNewest:
-			if !ta.Equal(tb) {
+		if ta, tb := a.CreationTimestamp.Time, b.CreationTimestamp.Time; byAge(pa) && !ta.Equal(tb) {
+			switch order {
+			case clusterv1.DeletionOrderNewest:
 				return ta.After(tb)
-			}
-		case clusterv1.DeletionOrderOldest:
-			if !ta.Equal(tb) {
+			case clusterv1.DeletionOrderOldest:
 				return ta.Before(tb)
 			}
 		}

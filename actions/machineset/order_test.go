@@ -88,12 +88,12 @@ func TestDeletionOrder(t *testing.T) {
 	}
 	// Being deleted, then marked, then failed or unhealthy (no Node yet,
 	// NodeHealthy or HealthCheckSucceeded False; Unknown counts as healthy,
-	// as in Cluster API's isMachineHealthy), then the order asked, then the
-	// name.
-	if got := order(DeletionOrder(ms, clusterv1.DeletionOrderNewest)); got != "gone marked checked sick nonode failed unknown new mid old" {
+	// as in Cluster API's isMachineHealthy), each group by name; then the
+	// healthy ones in the order asked, then by name.
+	if got := order(DeletionOrder(ms, clusterv1.DeletionOrderNewest)); got != "gone marked checked failed nonode sick unknown new mid old" {
 		t.Errorf("Newest: %s", got)
 	}
-	if got := order(DeletionOrder(ms, clusterv1.DeletionOrderOldest)); got != "gone marked failed nonode sick checked old mid new unknown" {
+	if got := order(DeletionOrder(ms, clusterv1.DeletionOrderOldest)); got != "gone marked checked failed nonode sick old mid new unknown" {
 		t.Errorf("Oldest: %s", got)
 	}
 	// Random is Cluster API's randomDeletionOrder: one priority for every
