@@ -28,6 +28,13 @@ Feature: The operator copes with errors and stuck deletion steps
     Then the Machine "m1" is gone
     And the Node of "m1" is gone
 
+  @serial @row:machine-errors:E03
+  Scenario: a restarted operator still hears of a running Machine's infrastructure object going away
+    Given a running Machine "m1"
+    When the operator restarts and looks at the Machine "m1" again
+    And the infrastructure object of "m1" is deleted
+    Then the Machine "m1" reaches phase "Failed"
+
   @row:machine-errors:E03 @row:machine-normal:N50
   Scenario: infrastructure lost after provisioning fails the Machine for good
     Given a Machine "m1" with its bootstrap and infrastructure objects

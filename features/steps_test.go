@@ -201,6 +201,7 @@ func registerSteps(sc *godog.ScenarioContext, h *harness.Harness, cov *coverage)
 	sc.Step(`^the (drain|volume detach|Node deletion|health|creation) timeout of "([^"]*)" has passed$`, w.timeoutPassed)
 	sc.Step(`^I delete the Machine "([^"]*)"$`, w.deleteMachine)
 	sc.Step(`^the operator restarts$`, w.restart)
+	sc.Step(`^the operator restarts and looks at the Machine "([^"]*)" again$`, w.restartAndReconcile)
 	sc.Step(`^the operator restarts without self-hosted Clusters$`, w.restartWithoutSelfHosted)
 
 	// --- Then: assertions, each polling ---
@@ -658,6 +659,22 @@ func (w *world) deleteMachine(ctx context.Context, name string) error {
 }
 
 func (w *world) restart(context.Context) error { return w.h.RestartOperator() }
+
+// restartAndReconcile restarts the operator and waits until the new one has
+// fired a row for the Machine, so what follows happens to a Machine the
+// restarted operator has already seen.
+func (w *world) restartAndReconcile(ctx context.Context, name string) error {
+	before := len(w.h.Traces(w.key(name)))
+	if err := w.h.RestartOperator(); err != nil {
+		return err
+	}
+	return w.eventually(ctx, "a row fired for "+name+" after the restart", func(context.Context) error {
+		if len(w.h.Traces(w.key(name))) <= before {
+			return fmt.Errorf("no row fired for %s since the restart", name)
+		}
+		return nil
+	})
+}
 
 // restartWithoutSelfHosted restarts the operator as shipped (no
 // --self-hosted-clusters) until the scenario ends; the next scenarios get

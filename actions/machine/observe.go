@@ -173,6 +173,15 @@ func (o *Observer) getExternal(ctx context.Context, s *Scope, ref clusterv1.Obje
 	if err != nil {
 		s.Keep(err)
 	}
+	if u != nil && o.Watcher != nil {
+		// Adoption starts the kind's watch, but a restarted operator whose
+		// Machines are all past adoption would otherwise never watch it, and
+		// a deleted or failed provider object would not wake its Machine.
+		// Once per kind; after that a map lookup.
+		if werr := o.Watcher.Watch(ctx, u); werr != nil {
+			s.Keep(werr)
+		}
+	}
 	if reconciler.IsKindNotReadable(err) && o.Watcher != nil {
 		// Watching the kind makes its first sync wake this Machine (it
 		// names the object) rather than its back-off, which grows to minutes
