@@ -46,6 +46,16 @@ Feature: Cluster infrastructure
     # Its control plane provider writes the kubeconfig, not the Cluster.
     And the Cluster "c1" has no kubeconfig Secret
 
+  # Cluster API v1.14 reconcileControlPlane copies the endpoint whether or not an infrastructure object is named.
+  @row:cluster-status:K21
+  Scenario: A Cluster that names no infrastructure takes its endpoint from its initialized control plane
+    Given the SimControlPlane "cp" that is not initialized yet is created
+    And a Cluster "c1" whose controlPlaneRef names the SimControlPlane "cp" and that names no infrastructure
+    Then the Cluster "c1" has no control plane endpoint
+    When the control plane provider reports the SimControlPlane "cp" initialized at "cp.example.com:443"
+    Then the Cluster "c1" has the control plane endpoint "cp.example.com:443"
+    And the Cluster "c1" has condition "ControlPlaneInitialized" with status "True" and reason "Initialized"
+
   # Cluster API v1.14 reconcileKubeconfig; util/kubeconfig CreateSecret.
   @row:cluster-status:K23
   Scenario: A Cluster no control plane provider serves gets a kubeconfig Secret its certificate authority signs

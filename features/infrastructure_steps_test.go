@@ -28,6 +28,7 @@ func registerInfrastructureSteps(sc *godog.ScenarioContext, w *world) {
 		return w.clusterWithInfrastructure(ctx, name, infra, "")
 	})
 	sc.Step(`^a Cluster "([^"]*)" whose infrastructureRef names the SimCluster "([^"]*)" and whose controlPlaneRef names the SimControlPlane "([^"]*)"$`, w.clusterWithInfrastructure)
+	sc.Step(`^a Cluster "([^"]*)" whose controlPlaneRef names the SimControlPlane "([^"]*)" and that names no infrastructure$`, w.clusterWithControlPlaneOnly)
 	sc.Step(`^the SimCluster "([^"]*)" is created$`, w.createSimCluster)
 	sc.Step(`^the SimControlPlane "([^"]*)" that is not initialized yet is created$`, w.createUninitializedSimControlPlane)
 	sc.Step(`^the infrastructure provider provisions the SimCluster "([^"]*)" at "([^"]*)"$`, func(ctx context.Context, name, endpoint string) error {
@@ -90,6 +91,14 @@ func (w *world) clusterWithInfrastructure(ctx context.Context, name, infra, cp s
 		c.Spec.ControlPlaneRef = &clusterv1.ObjectReference{APIGroup: simv1.GroupVersion.Group, Kind: "SimControlPlane", Name: cp}
 	}
 	return w.h.Client.Create(ctx, harness.Label(c))
+}
+
+// clusterWithControlPlaneOnly creates a Cluster with a control plane object
+// and no infrastructure object.
+func (w *world) clusterWithControlPlaneOnly(ctx context.Context, name, cp string) error {
+	w.cluster = name
+	return w.h.Client.Create(ctx, harness.Label(&clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name},
+		Spec: clusterv1.ClusterSpec{ControlPlaneRef: &clusterv1.ObjectReference{APIGroup: simv1.GroupVersion.Group, Kind: "SimControlPlane", Name: cp}}}))
 }
 
 func (w *world) createSimCluster(ctx context.Context, name string) error {
