@@ -319,7 +319,7 @@ func createMachines(ctx context.Context, s *Scope) engine.Outcome {
 	if n < missing {
 		return engine.Wait("Created %d Machines (at most %d per reconcile); %d more are missing", n, BurstReplicas, missing-n)
 	}
-	return engine.OKf("Scaling up from %d to %d Machines: created %d", s.Counts.Total, s.Replicas(), n)
+	return engine.OKf("Scaling up from %d to %d replicas: created %d", s.Counts.Total, s.Replicas(), n)
 }
 
 // createdObjects keeps the Machines that were created. A failed creation
@@ -425,7 +425,7 @@ func deleteSurplusMachines(ctx context.Context, s *Scope) engine.Outcome {
 	if left := surplus - deleting - len(fresh); left > 0 {
 		return engine.Wait("Deleted %s (at most %d per reconcile); %d more are surplus", names(fresh), BurstReplicas, left)
 	}
-	return engine.OKf("Scaling down from %d to %d Machines: deleted %s; %d already being deleted", s.Counts.Total, s.Replicas(), names(fresh), deleting)
+	return engine.OKf("Scaling down from %d to %d replicas: deleted %s; %d already being deleted", s.Counts.Total, s.Replicas(), names(fresh), deleting)
 }
 
 func countDeleting(ms []*clusterv1.Machine) int {
