@@ -459,6 +459,19 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And the MachineSet called "v1" is gone
     And the MachineDeployment "md" has 1 MachineSet
     And the MachineDeployment "md" reports 1 replica, 1 updated and 1 available
+    And the current MachineSet of "md" is called "v2"
+    # Cluster API v1.14 FindNewAndOldMachineSets: the set the restart made still matches the template.
+    When the rollout.after of the MachineDeployment "md" is cleared
+    Then once the MachineDeployment "md" has decided again, it has one MachineSet, the one called "v2"
+
+  # Cluster API v1.14 FindNewAndOldMachineSets: only a set made before spec.rollout.after is rolled out.
+  Scenario: a spec.rollout.after older than the current MachineSet rolls nothing out
+    Given a MachineDeployment "md" of 1 Machine
+    And the providers bring every Machine of the deployment "md" to Running as it comes
+    And the MachineDeployment "md" reports 1 replica, 1 updated and 1 available
+    And the current MachineSet of "md" is called "v1"
+    When the rollout.after of the MachineDeployment "md" is set to 24 hours ago on the operator's clock
+    Then once the MachineDeployment "md" has decided again, it has one MachineSet, the one called "v1"
 
   # Cluster API v1.14 setAvailableCondition (cluster_controller_status.go): spec.availabilityGates join the conditions
   # Available summarizes; a gate not reported yet is Unknown, a negative one is fine while False.

@@ -70,6 +70,9 @@ func registerMachineDeploymentSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^the MachineDeployment "([^"]*)" has (\d+) MachineSets? with replicas$`, w.deploymentHasActiveSets)
 	sc.Step(`^the MachineSets of "([^"]*)" ask for (\d+) replicas in all$`, w.deploymentSetsSum)
 	sc.Step(`^the current MachineSet of "([^"]*)" is called "([^"]*)"$`, w.callCurrentSet)
+	sc.Step(`^the rollout\.after of the MachineDeployment "([^"]*)" is set to (\d+) hours ago on the operator's clock$`, w.setRolloutAfterAgo)
+	sc.Step(`^the rollout\.after of the MachineDeployment "([^"]*)" is cleared$`, w.clearRolloutAfter)
+	sc.Step(`^once the MachineDeployment "([^"]*)" has decided again, it has one MachineSet, the one called "([^"]*)"$`, w.decidedKeepsSet)
 	sc.Step(`^the current MachineSet of "([^"]*)" is "([^"]*)" with revision (\d+)$`, w.currentSetIs)
 	sc.Step(`^the MachineSet called "([^"]*)" is gone$`, w.calledSetGone)
 	sc.Step(`^the MachineSet called "([^"]*)" asks for (\d+) replicas?$`, w.calledSetReplicas)
@@ -212,6 +215,43 @@ func (w *world) aPausedDeployment(ctx context.Context, name string, replicas int
 func (w *world) aDeploymentRolledOutLater(ctx context.Context, name string, replicas, minutes int) error {
 	return w.newDeployment(ctx, name, replicas, func(md *clusterv1.MachineDeployment) {
 		md.Spec.Rollout.After = &metav1.Time{Time: w.h.Clock.Now().Add(time.Duration(minutes) * time.Minute)}
+	})
+}
+
+// setRolloutAfterAgo and clearRolloutAfter remember how many rows had fired
+// for the deployment before the change, so decidedKeepsSet looks at a
+// decision made after it.
+func (w *world) setRolloutAfterAgo(ctx context.Context, name string, hours int) error {
+	return w.changeRolloutAfter(ctx, name, &metav1.Time{Time: w.h.Clock.Now().Add(-time.Duration(hours) * time.Hour)})
+}
+
+func (w *world) clearRolloutAfter(ctx context.Context, name string) error {
+	return w.changeRolloutAfter(ctx, name, nil)
+}
+
+func (w *world) changeRolloutAfter(ctx context.Context, name string, after *metav1.Time) error {
+	if w.decided == nil {
+		w.decided = map[string]int{}
+	}
+	w.decided[name] = len(w.h.Traces(w.key(name)))
+	return w.updateDeployment(ctx, name, func(md *clusterv1.MachineDeployment) { md.Spec.Rollout.After = after })
+}
+
+// decidedKeepsSet waits for a row fired for the deployment after its last
+// rollout.after change, then checks that it still has the one MachineSet.
+func (w *world) decidedKeepsSet(ctx context.Context, name, alias string) error {
+	return w.eventually(ctx, name+" decided, keeping "+alias, func(ctx context.Context) error {
+		if n := len(w.h.Traces(w.key(name))); n <= w.decided[name] {
+			return fmt.Errorf("no row fired for %s since its rollout.after changed", name)
+		}
+		_, sets, err := w.deploymentSets(ctx, name)
+		if err != nil {
+			return err
+		}
+		if len(sets) != 1 || sets[0].Name != w.setAlias(alias) {
+			return fmt.Errorf("MachineSets: %s, want only %s", setsLine(sets), w.setAlias(alias))
+		}
+		return nil
 	})
 }
 

@@ -31,10 +31,9 @@ func desiredSet(s *Scope, set *Set) *clusterv1.MachineSet {
 	ms.Spec.Deletion = *md.Spec.Strategy.RollingUpdate.Deletion.DeepCopy()
 	ms.Spec.Remediation = *md.Spec.Remediation.DeepCopy()
 	ms.Spec.MachineNaming = md.Spec.MachineNaming
-	hash := s.Hash
-	if set != s.New {
-		hash = set.MS.Spec.Selector.MatchLabels[clusterv1.MachineTemplateHashLabel]
-	}
+	// A set keeps the hash it was made with (its selector has it), the
+	// current one too: it may be current by its template alone.
+	hash := set.MS.Spec.Selector.MatchLabels[clusterv1.MachineTemplateHashLabel]
 	if hash != "" {
 		ms.Spec.Template.ObjectMeta = templateMetadata(md, hash)
 	}
@@ -52,6 +51,10 @@ func desiredSet(s *Scope, set *Set) *clusterv1.MachineSet {
 	reconciler.Record(ms.Annotations, clusterv1.DeploymentLabelsAnnotation, tl)
 	maps.Copy(ms.Labels, setLabels(md, hash))
 	if set == s.New {
+		if s.TemplateHash != "" {
+			// Sets made before the annotation learn it here.
+			ms.Annotations[clusterv1.TemplateHashAnnotation] = s.TemplateHash
+		}
 		if top := maxRevision(s.Old); set.Revision <= top && top > 0 {
 			// A rollback: the template's old MachineSet becomes the
 			// newest revision again (Cluster API
@@ -160,6 +163,7 @@ func newMachineSet(s *Scope, replicas int) *clusterv1.MachineSet {
 			Namespace: md.Namespace, Name: md.Name + "-" + s.Hash,
 			Annotations: map[string]string{
 				clusterv1.RevisionAnnotation:             strconv.FormatInt(maxRevision(s.Sets)+1, 10),
+				clusterv1.TemplateHashAnnotation:         s.TemplateHash,
 				clusterv1.DisableMachineCreateAnnotation: "false",
 				clusterv1.DesiredReplicasAnnotation:      strconv.Itoa(s.Replicas()),
 				clusterv1.MaxReplicasAnnotation:          strconv.Itoa(s.Replicas() + surge),
@@ -178,7 +182,7 @@ func newMachineSet(s *Scope, replicas int) *clusterv1.MachineSet {
 		},
 	}
 	set := &Set{MS: ms}
-	return desiredSet(&Scope{MD: md, Hash: s.Hash, New: set}, set)
+	return desiredSet(&Scope{MD: md, Hash: s.Hash, TemplateHash: s.TemplateHash, New: set}, set)
 }
 
 // historySurplus are the old sets with no replicas and no Machine beyond

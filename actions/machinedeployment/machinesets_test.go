@@ -361,3 +361,69 @@ func TestSetsFollowTheDeploymentsMetadata(t *testing.T) {
 		t.Errorf("labels %v, annotations %v: keys put on the set by hand must stay", ms.Labels, ms.Annotations)
 	}
 }
+
+// TestCurrentSet: which MachineSet is the current template's, as Cluster
+// API's FindNewAndOldMachineSets picks it around spec.rollout.after.
+func TestCurrentSet(t *testing.T) {
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	md := deployment(2, "1", "0")
+	base := TemplateHash(md, time.Time{})
+	made := func(name, label string, created time.Time, replicas int, annotated bool) *Set {
+		ms := &clusterv1.MachineSet{ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(created),
+			Labels: map[string]string{clusterv1.MachineTemplateHashLabel: label}, Annotations: map[string]string{}},
+			Spec: clusterv1.MachineSetSpec{Replicas: ptr.To(int32(replicas))}}
+		if annotated {
+			ms.Annotations[clusterv1.TemplateHashAnnotation] = base
+		}
+		return &Set{MS: ms}
+	}
+	at := func(after *time.Time) *Scope {
+		md := md.DeepCopy()
+		if after != nil {
+			md.Spec.Rollout.After = ptr.To(metav1.NewTime(*after))
+		}
+		return &Scope{MD: md, Now: now, Hash: TemplateHash(md, now), TemplateHash: base}
+	}
+	hour := func(h int) *time.Time { return ptr.To(now.Add(time.Duration(h) * time.Hour)) }
+	v1 := made("v1", base, now.Add(-10*time.Hour), 2, false)
+
+	for _, c := range []struct {
+		name  string
+		after *time.Time
+		sets  []*Set
+		want  string
+	}{
+		{"no rollout.after: the set of the template", nil, []*Set{v1}, "v1"},
+		{"rollout.after still to come", hour(1), []*Set{v1}, "v1"},
+		{"rollout.after passed before the set was made: nothing to roll out", hour(-20), []*Set{v1}, "v1"},
+		{"rollout.after passed since the set was made: a new set is needed", hour(-1), []*Set{v1}, ""},
+	} {
+		s := at(c.after)
+		s.Sets = c.sets
+		got := ""
+		if set := current(s); set != nil {
+			got = set.MS.Name
+		}
+		if got != c.want {
+			t.Errorf("%s: current %q, want %q", c.name, got, c.want)
+		}
+	}
+
+	// The restart made v2, named after the hash with rollout.after; v1
+	// was scaled to 0 and kept.
+	after := hour(-1)
+	v1.MS.Spec.Replicas = ptr.To(int32(0))
+	v2 := made("v2", at(after).Hash, now.Add(-30*time.Minute), 2, true)
+	if s := at(after); func() string { s.Sets = []*Set{v1, v2}; return current(s).MS.Name }() != "v2" {
+		t.Errorf("after the restart: v2 should be current")
+	}
+	// Clearing rollout.after (a re-applied manifest) keeps v2: it was made
+	// from the same template and holds the replicas.
+	if s := at(nil); func() string { s.Sets = []*Set{v1, v2}; return current(s).MS.Name }() != "v2" {
+		t.Errorf("rollout.after cleared: v2 should stay current")
+	}
+	// Moved back before v2 was made: still v2.
+	if s := at(hour(-5)); func() string { s.Sets = []*Set{v1, v2}; return current(s).MS.Name }() != "v2" {
+		t.Errorf("rollout.after moved back: v2 should stay current")
+	}
+}

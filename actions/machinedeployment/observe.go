@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/krtt-dev/krtt/actions/contract"
@@ -55,6 +56,7 @@ func (o *Observer) Observe(ctx context.Context, key client.ObjectKey, now time.T
 		o.readTemplates(ctx, s)
 	}
 	s.Hash = TemplateHash(md, now)
+	s.TemplateHash = TemplateHash(md, time.Time{})
 	o.readSets(ctx, s)
 	s.Progressed = progressed(s)
 	return s
@@ -137,18 +139,45 @@ func (o *Observer) readSets(ctx context.Context, s *Scope) {
 		}
 		return a.MS.CreationTimestamp.Before(&b.MS.CreationTimestamp)
 	})
+	s.New = current(s)
 	for _, set := range s.Sets {
-		if set.MS.Labels[clusterv1.MachineTemplateHashLabel] == s.Hash && s.New == nil {
-			s.New = set
-		} else {
+		if set != s.New {
 			s.Old = append(s.Old, set)
 		}
 	}
 }
 
+// current picks the MachineSet of the current template, as Cluster API's
+// FindNewAndOldMachineSets: of the sets made from it (named after its hash,
+// or after it with a rollout.after), the one with the most replicas (the
+// least churn); once spec.rollout.after has passed, only a set created at or
+// after it counts. So a rollout.after in the past that no set predates
+// rolls nothing out, and clearing it after its rollout does not roll out
+// again.
+func current(s *Scope) *Set {
+	var best *Set
+	after := s.MD.Spec.Rollout.After
+	for _, set := range s.Sets {
+		ms := set.MS
+		if label := ms.Labels[clusterv1.MachineTemplateHashLabel]; label != s.Hash && label != s.TemplateHash && ms.Annotations[clusterv1.TemplateHashAnnotation] != s.TemplateHash {
+			continue
+		}
+		// A set named after the current hash was made for this rollout.after
+		// already: its own creation time is not asked.
+		made := ms.Labels[clusterv1.MachineTemplateHashLabel] == s.Hash
+		if !made && after != nil && !s.Now.Before(after.Time) && ms.CreationTimestamp.Before(after) {
+			continue
+		}
+		if best == nil || ptr.Deref(ms.Spec.Replicas, 0) > ptr.Deref(best.MS.Spec.Replicas, 0) {
+			best = set
+		}
+	}
+	return best
+}
+
 // TemplateHash hashes what rolls out of the template (uptodate.Rollout).
-// Once spec.rollout.after has passed, it is part of the hash, so a new
-// revision replaces every Machine. Fields left empty are left out of what is
+// Once spec.rollout.after has passed by now, it is part of the hash, so the
+// set a restart makes has a name of its own (a zero now leaves it out). Fields left empty are left out of what is
 // hashed, so a template without a version keeps the hash it had before the
 // version was hashed; the JSON names and their order are what existing
 // MachineSets' hash labels were made from.
@@ -161,7 +190,7 @@ func TemplateHash(md *clusterv1.MachineDeployment, now time.Time) string {
 		After         *metav1.Time               `json:"a,omitempty"`
 		Version       string                     `json:"v,omitempty"`
 	}{r.Bootstrap, r.Infra, r.FailureDomain, nil, r.Version}
-	if a := md.Spec.Rollout.After; a != nil && !now.Before(a.Time) {
+	if a := md.Spec.Rollout.After; a != nil && !now.IsZero() && !now.Before(a.Time) {
 		in.After = a
 	}
 	b, _ := json.Marshal(in)
