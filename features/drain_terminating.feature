@@ -12,6 +12,6 @@ Feature: The drain waits for Pods that are being deleted
     And a kubelet runs on the Node of "m1"
     And Pod "web" runs on the Node of "m1" and is held by a finalizer while it is deleted
     When I delete the Machine "m1"
-    Then the Machine "m1" has condition "Deleting" with reason "DrainingNode" and message containing "still terminating"
+    Then the Machine "m1" has condition "Deleting" with reason "DrainingNode" and message containing "deletionTimestamp set, but still not removed from the Node"
     When the hold on Pod "web" is released
     Then the Machine "m1" is gone

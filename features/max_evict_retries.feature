@@ -23,4 +23,4 @@ Feature: maxEvictRetries — a Pod whose eviction is refused too often is delete
     And row "P17" fired for "m1"
     And row "P18" fired for "m1"
     And Pod "db" is still running
-    And the Machine "m1" has condition "Deleting" with reason "DrainingNode" and message containing "db ("
+    And the Machine "m1" has condition "Deleting" with reason "DrainingNode" and message containing "/db: cannot evict pod"

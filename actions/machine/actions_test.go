@@ -288,9 +288,10 @@ func TestDrainEvictsAndSkips(t *testing.T) {
 	// Pass 1: cordon, evict. Without a kubelet evicted Pods stay Terminating.
 	o := drainNode(ctx, scopeFor(t, m, node.Name))
 	wantStatus(t, o, engine.InProgress,
-		"Draining Node "+node.Name+": 3 Pods remain",
-		"evicted, waiting for termination: "+ns+"/orphan, "+ns+"/web-a, "+ns+"/web-b",
-		"3 skipped: DaemonSet: "+ns+"/agent; mirror: "+ns+"/static; drain label: "+ns+"/keep")
+		"Drain not completed yet",
+		": 3 Pods remain on Node "+node.Name,
+		"\n* Pods "+ns+"/orphan, "+ns+"/web-a, "+ns+"/web-b: deletionTimestamp set, but still not removed from the Node",
+		"\n3 skipped: DaemonSet: "+ns+"/agent; mirror: "+ns+"/static; drain label: "+ns+"/keep")
 	cordoned := getNode(t, node.Name)
 	if !cordoned.Spec.Unschedulable {
 		t.Fatal("Node not cordoned")
@@ -315,7 +316,7 @@ func TestDrainEvictsAndSkips(t *testing.T) {
 	// Pods the drain evicted (DisruptionTarget) are told as in pass 1, so
 	// the message does not change until one goes.
 	o = drainNode(ctx, scopeFor(t, m, node.Name))
-	wantStatus(t, o, engine.InProgress, "3 Pods remain", "evicted, waiting for termination: "+ns+"/orphan, "+ns+"/web-a, "+ns+"/web-b")
+	wantStatus(t, o, engine.InProgress, "3 Pods remain", "* Pods "+ns+"/orphan, "+ns+"/web-a, "+ns+"/web-b: deletionTimestamp set, but still not removed from the Node")
 	if rv := getNode(t, node.Name).ResourceVersion; rv != cordoned.ResourceVersion {
 		t.Errorf("Node written again (resourceVersion %s -> %s): cordon must happen once", cordoned.ResourceVersion, rv)
 	}
@@ -349,7 +350,7 @@ func TestDrainMessageNamesAFewPerClass(t *testing.T) {
 	}
 	o := drainNode(ctx, scopeFor(t, testMachine(ns, nil), node.Name))
 	wantStatus(t, o, engine.InProgress, "5 Pods remain",
-		"evicted, waiting for termination: "+ns+"/p1, "+ns+"/p2, "+ns+"/p3, and 2 more")
+		"* Pods "+ns+"/p1, "+ns+"/p2, "+ns+"/p3, and 2 more: deletionTimestamp set, but still not removed from the Node")
 	finishTermination(t, node.Name)
 	wantStatus(t, drainNode(ctx, scopeFor(t, testMachine(ns, nil), node.Name)), engine.Done, "all Pods evicted")
 }
@@ -391,24 +392,24 @@ func TestDrainBlockedByPodDisruptionBudget(t *testing.T) {
 
 	o := drainNode(ctx, scopeFor(t, m, node.Name))
 	wantStatus(t, o, engine.InProgress, "2 Pods remain",
-		"blocked by PodDisruptionBudget: "+ns+"/db-0 (", "disruption budget", "db-pdb",
-		"evicted, waiting for termination: "+ns+"/web")
+		"* Pod "+ns+"/db-0: cannot evict pod as it would violate the pod's disruption budget.", "db-pdb",
+		"* Pod "+ns+"/web: deletionTimestamp set, but still not removed from the Node")
 	if p, ok := getPod(t, ns, "db-0"); !ok || !p.DeletionTimestamp.IsZero() {
 		t.Fatal("the Pod behind the budget was evicted")
 	}
-	if i, j := strings.Index(o.Message, "blocked by"), strings.Index(o.Message, "evicted,"); i > j {
+	if i, j := strings.Index(o.Message, "cannot evict"), strings.Index(o.Message, "deletionTimestamp set"); i > j {
 		t.Errorf("classes out of order in %q", o.Message)
 	}
 
 	// Still blocked on the next pass (no retry loop inside one pass).
 	finishTermination(t, node.Name)
 	o = drainNode(ctx, scopeFor(t, m, node.Name))
-	wantStatus(t, o, engine.InProgress, "1 Pod remains — blocked by PodDisruptionBudget: "+ns+"/db-0")
+	wantStatus(t, o, engine.InProgress, "1 Pod remains", "* Pod "+ns+"/db-0: cannot evict pod")
 
 	// The budget relaxes: the eviction goes through.
 	setPDBStatus(t, pdb, 1)
 	o = drainNode(ctx, scopeFor(t, m, node.Name))
-	wantStatus(t, o, engine.InProgress, "1 Pod remains — evicted, waiting for termination: "+ns+"/db-0")
+	wantStatus(t, o, engine.InProgress, "1 Pod remains", "* Pod "+ns+"/db-0: deletionTimestamp set, but still not removed from the Node")
 	if n := finishTermination(t, node.Name); n != 1 {
 		t.Fatalf("%d Pods terminating, want 1", n)
 	}
@@ -438,7 +439,7 @@ func TestDrainFallsBackWithoutFieldSelector(t *testing.T) {
 
 	s := scopeFor(t, testMachine(ns, nil), node.Name)
 	s.NodeClient = noFieldSelectors{env.Client}
-	wantStatus(t, drainNode(ctx, s), engine.InProgress, "1 Pod remains — evicted, waiting for termination: "+ns+"/mine")
+	wantStatus(t, drainNode(ctx, s), engine.InProgress, "1 Pod remains", "* Pod "+ns+"/mine: deletionTimestamp set, but still not removed from the Node")
 	if p, _ := getPod(t, ns, "theirs"); p == nil || !p.DeletionTimestamp.IsZero() {
 		t.Error("a Pod on another Node was evicted")
 	}

@@ -71,20 +71,90 @@ func waitCompletedWhy(it *PodItem) string {
 	return "MachineDrainRule " + it.Rule.Name
 }
 
-// Remaining-Pod classes, in the order messages list them.
+// Remaining-Pod classes, in the order messages list them, worded as Cluster
+// API's EvictionResult.ConditionMessage where it has the class. A refused or
+// failed eviction is told by its answer (classPDB, classError); Pods evicted
+// later close the message as in Cluster API.
 const (
-	classPDB           = "blocked by PodDisruptionBudget"
+	classPDB           = "refused by a PodDisruptionBudget"
 	classError         = "eviction error"
-	classTerminating   = "still terminating"
-	classEvicted       = "evicted, waiting for termination"
+	classTerminating   = "deletionTimestamp set, but still not removed from the Node"
 	classNamespace     = "eviction refused because the namespace is being deleted (the Pod goes with it)"
-	classWaitCompleted = "waiting to complete"
+	classWaitCompleted = "waiting for completion"
 	classLater         = "evicted later"
 	classSerial        = "evicted one at a time"
 	classInvalidRule   = "held by a MachineDrainRule that cannot be evaluated"
 )
 
-var classOrder = []string{classInvalidRule, classPDB, classError, classNamespace, classTerminating, classEvicted, classWaitCompleted, classLater, classSerial}
+var classOrder = []string{classInvalidRule, classPDB, classError, classNamespace, classTerminating, classWaitCompleted, classSerial, classLater}
+
+// leftPod is a Pod that holds the drain, with what is particular to it.
+type leftPod struct{ name, detail string }
+
+// drainMessage tells what holds the drain: Cluster API's header and one line
+// per class ("* Pods a, b: why"), refused or failed evictions one line per
+// answer, the Pods evicted later last.
+func drainMessage(started *metav1.Time, node string, n int, remaining map[string][]leftPod) string {
+	verb := "remain"
+	if n == 1 {
+		verb = "remains"
+	}
+	msg := "Drain not completed yet"
+	if started != nil {
+		msg += " (started at " + started.UTC().Format(time.RFC3339) + ")"
+	}
+	msg += fmt.Sprintf(": %s %s on Node %s", plural(n, "Pod"), verb, node)
+	withDetail := func(pods []leftPod) string {
+		names := make([]string, len(pods))
+		for i, p := range pods {
+			names[i] = p.name
+			if p.detail != "" {
+				names[i] += " (" + p.detail + ")"
+			}
+		}
+		return fewNames(names, maxNamesPerClass)
+	}
+	kind := func(n int) string {
+		if n == 1 {
+			return "Pod"
+		}
+		return "Pods"
+	}
+	for _, class := range classOrder {
+		pods := remaining[class]
+		switch {
+		case len(pods) == 0:
+		case class == classPDB || class == classError:
+			var answers []string
+			by := map[string][]string{}
+			for _, p := range pods {
+				if _, ok := by[p.detail]; !ok {
+					answers = append(answers, p.detail)
+				}
+				by[p.detail] = append(by[p.detail], p.name)
+			}
+			for _, a := range answers {
+				msg += fmt.Sprintf("\n* %s %s: %s", kind(len(by[a])), fewNames(by[a], maxNamesPerClass), a)
+			}
+		case class == classLater:
+			msg += "\nAfter above Pods have been removed from the Node, the following Pods will be evicted: " + withDetail(pods)
+		default:
+			msg += fmt.Sprintf("\n* %s %s: %s", kind(len(pods)), withDetail(pods), class)
+		}
+	}
+	return msg
+}
+
+// refusalMessage is a PodDisruptionBudget's refusal as Cluster API words it
+// in the condition: the API server's sentence starts lower case.
+func refusalMessage(err error) string {
+	msg := apiMessage(err)
+	const refused = "Cannot evict pod as it would violate the pod's disruption budget."
+	if rest, ok := strings.CutPrefix(msg, refused); ok {
+		return "cannot evict pod as it would violate the pod's disruption budget." + rest
+	}
+	return msg
+}
 
 // podsOnNode lists the Pods bound to a Node, through the spec.nodeName
 // index or field selector, falling back to a filtered list where the client
@@ -186,17 +256,17 @@ func drain(ctx context.Context, s *Scope, unreachable, force bool) engine.Outcom
 	forced := 0               // Pods deleted with grace period 0
 	deletedAfterRefusals := 0 // of them, after maxEvictRetries refused evictions
 	refused := map[string]bool{}
-	remaining := map[string][]string{}
+	remaining := map[string][]leftPod{}
 	nRemaining := 0
-	keep := func(class, name string) {
-		remaining[class] = append(remaining[class], name)
+	keep := func(class, name, detail string) {
+		remaining[class] = append(remaining[class], leftPod{name, detail})
 		nRemaining++
 	}
 	for i, pv := range verdicts {
 		pod := pv.pod
 		name := podName(pod)
 		if pv.err != nil {
-			keep(classError, name+" ("+pv.err.Error()+")")
+			keep(classError, name, pv.err.Error())
 			continue
 		}
 		switch pv.verdict() {
@@ -213,31 +283,27 @@ func drain(ctx context.Context, s *Scope, unreachable, force bool) engine.Outcom
 			skipped[why] = append(skipped[why], name)
 			continue
 		case verdictWaitTerminating:
-			if evictedEarlier(pod) {
-				// Told as in the pass that evicted it, so the message
-				// (and the Machine's status) does not change until a
-				// Pod goes.
-				keep(classEvicted, name)
-			} else {
-				keep(classTerminating, name)
-			}
+			// The same words as in the pass that evicted it, so the
+			// message (and the Machine's status) does not change until a
+			// Pod goes.
+			keep(classTerminating, name, "")
 			continue
 		case verdictWaitCompleted:
-			keep(classWaitCompleted, name+" ("+waitCompletedWhy(pv.item)+")")
+			keep(classWaitCompleted, name, waitCompletedWhy(pv.item))
 			continue
 		case verdictHoldInvalidRule:
-			keep(classInvalidRule, name+" ("+pv.item.Rule.Name+": "+pv.item.RuleInvalid+"; fix or delete the rule)")
+			keep(classInvalidRule, name, pv.item.Rule.Name+": "+pv.item.RuleInvalid+"; fix or delete the rule")
 			continue
 		case verdictEvictLater:
-			keep(classLater, name+" ("+pv.item.WaitingOn+")")
+			keep(classLater, name, pv.item.WaitingOn)
 			continue
 		case verdictEvictSerially:
-			keep(classSerial, name+" (waiting for "+pv.item.WaitingOn+")")
+			keep(classSerial, name, "waiting for "+pv.item.WaitingOn)
 			continue
 		case verdictForceDelete:
 			wrote = true
 			if err := forceDelete(ctx, s.NodeClient, pod); err != nil {
-				keep(classError, name+" ("+apiMessage(err)+")")
+				keep(classError, name, "failed to delete Pod, "+apiMessage(err))
 			} else {
 				forced++
 				if pv.dec.Facts.Get("evictionRefusals") != refusalsBelow {
@@ -249,23 +315,23 @@ func drain(ctx context.Context, s *Scope, unreachable, force bool) engine.Outcom
 		default:
 			// A verdict the tables gained without Go to act on it: say so
 			// rather than evict or skip the Pod silently.
-			keep(classError, name+" (verdict "+pv.verdict()+" has no action)")
+			keep(classError, name, "verdict "+pv.verdict()+" has no action")
 			continue
 		}
 		wrote = true
 		err := evicted[i] // evictAll sent every Evict verdict's eviction
 		switch {
 		case err == nil:
-			keep(classEvicted, name)
+			keep(classTerminating, name, "")
 		case apierrors.IsNotFound(err):
 			// Gone already.
 		case apierrors.IsTooManyRequests(err):
 			refused[name] = true
-			keep(classPDB, name+" ("+apiMessage(err)+refusalsNote(s.Machine, pod)+")")
+			keep(classPDB, name, refusalMessage(err)+" (blocked by PodDisruptionBudget"+refusalsNote(s.Machine, pod)+")")
 		case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
-			keep(classNamespace, name)
+			keep(classNamespace, name, "")
 		default:
-			keep(classError, name+" ("+apiMessage(err)+")")
+			keep(classError, name, "failed to evict Pod, "+apiMessage(err))
 		}
 	}
 
@@ -293,21 +359,14 @@ func drain(ctx context.Context, s *Scope, unreachable, force bool) engine.Outcom
 		}
 		return done
 	}
-	parts := make([]string, 0, len(classOrder))
-	for _, class := range classOrder {
-		if names := remaining[class]; len(names) > 0 {
-			parts = append(parts, class+": "+fewNames(names, maxNamesPerClass))
-		}
-	}
-	verb := "remain"
-	if nRemaining == 1 {
-		verb = "remains"
-	}
-	msg := fmt.Sprintf("Draining Node %s: %s %s — %s", node.Name, plural(nRemaining, "Pod"), verb, strings.Join(parts, "; "))
+	msg := drainMessage(s.Machine.Status.Deletion.NodeDrainStartTime, node.Name, nRemaining, remaining)
 	if len(skipped) > 0 {
-		msg += " (" + describeSkipped(skipped) + ")"
+		msg += "\n" + describeSkipped(skipped)
 	}
-	return engine.Wait("%s%s", msg, note)
+	if note != "" {
+		msg += "\n" + strings.TrimPrefix(note, "; ")
+	}
+	return engine.Wait("%s", msg)
 }
 
 // maxParallelEvictions bounds the evictions of one drain pass in flight.
@@ -346,18 +405,6 @@ func evictAll(ctx context.Context, c client.Client, verdicts []podVerdict, unrea
 		out[i] = errs[j]
 	}
 	return out
-}
-
-// evictedEarlier reports whether the API server marked the Pod as evicted
-// through the Eviction API (condition DisruptionTarget, reason
-// EvictionByEvictionAPI): its termination is what an eviction waits for.
-func evictedEarlier(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue && c.Reason == "EvictionByEvictionAPI" {
-			return true
-		}
-	}
-	return false
 }
 
 // cordon marks the Node unschedulable, writing only when it is not yet;

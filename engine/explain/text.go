@@ -152,7 +152,7 @@ func (r *Report) Text(w io.Writer) {
 		}
 		p("\n")
 		if c.Message != "" {
-			p("  %s\n", c.Message)
+			p("  %s\n", indented(c.Message))
 		}
 	}
 	if lt := r.LastTransition; lt != nil {
@@ -164,7 +164,7 @@ func (r *Report) Text(w io.Writer) {
 					p(", %s", v.Action)
 				}
 				if v.Message != "" {
-					p(": %s", v.Message)
+					p(": %s", oneLine(v.Message))
 				}
 				p("\n")
 			}
@@ -175,7 +175,7 @@ func (r *Report) Text(w io.Writer) {
 		}
 		p(", at %s\n", r.at(lt.Time))
 		if lt.Message != "" {
-			p("  %s\n", lt.Message)
+			p("  %s\n", indented(lt.Message))
 		}
 	}
 
@@ -225,7 +225,7 @@ func (r *Report) Text(w io.Writer) {
 			p("  none\n")
 		}
 		for _, e := range r.Events {
-			p("  %s  %-7s %s: %s", e.Time.Format(TimeFormat), e.Type, e.Reason, e.Note)
+			p("  %s  %-7s %s: %s", e.Time.Format(TimeFormat), e.Type, e.Reason, oneLine(e.Note))
 			if e.Count > 1 {
 				p(" (seen %d times)", e.Count)
 			}
@@ -253,3 +253,10 @@ func matchesText(ms []Match) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// indented keeps the lines of a message that has several (a drain's, one
+// per reason) under its first.
+func indented(msg string) string { return strings.ReplaceAll(msg, "\n", "\n  ") }
+
+// oneLine puts a message of several lines on the one line of a listing.
+func oneLine(msg string) string { return strings.ReplaceAll(msg, "\n", " ") }

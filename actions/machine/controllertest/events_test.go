@@ -85,7 +85,7 @@ func TestEventsOnDrainBlockedByPDB(t *testing.T) {
 	setPDB(t, ns, "db", 0)
 
 	harness.Must(t, h.Client.Delete(ctx, &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m1"}}))
-	expectReason(t, ns, "m1", clusterv1.DeletingDrainingNodeReason, "PodDisruptionBudget")
+	expectReason(t, ns, "m1", clusterv1.DeletingDrainingNodeReason, "cannot evict pod as it would violate the pod's disruption budget")
 
 	// Entering the drain is recorded by an Event named after the state,
 	// its row in the action; the blocked wait itself is told by the

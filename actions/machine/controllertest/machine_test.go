@@ -261,7 +261,7 @@ func TestDeletionWithHookPDBAndVolumes(t *testing.T) {
 			return err
 		}
 		c := condition(m, clusterv1.DeletingCondition)
-		if c == nil || c.Reason != clusterv1.DeletingDrainingNodeReason || !strings.Contains(c.Message, "db") || !strings.Contains(c.Message, "PodDisruptionBudget") || strings.Contains(c.Message, "web") {
+		if c == nil || c.Reason != clusterv1.DeletingDrainingNodeReason || !strings.Contains(c.Message, "db") || !strings.Contains(c.Message, "disruption budget") || strings.Contains(c.Message, "web") {
 			return fmt.Errorf("Deleting = %+v", c)
 		}
 		return nil
