@@ -44,7 +44,9 @@ Feature: The operator copes with errors and stuck deletion steps
     When the infrastructure object of "m1" is deleted
     Then the Machine "m1" reaches phase "Failed"
     And the Machine "m1" has failure reason "InvalidConfiguration"
-    And the Machine "m1" has condition "InfrastructureReady" with reason "InfrastructureDeleted"
+    And the Machine "m1" has condition "InfrastructureReady" with status "False" and reason "ObjectDeleted"
+    And the Machine "m1" has condition "InfrastructureReady" with reason "ObjectDeleted" and message containing "SimMachine has been deleted while the Machine still exists"
+    And an Event of the Machine "m1" tells row "E03" with reason "ObjectDeleted"
     When the Machine "m1" has annotation "example.com/touched"
     Then the last row of "m1" is "N50"
     And the Machine "m1" reaches phase "Failed"

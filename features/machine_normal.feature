@@ -113,17 +113,17 @@ Feature: A Machine walks from Pending to Running
   @row:machine-normal:N11
   Scenario: a Machine waits for a bootstrap object that does not exist
     Given a Machine "m1" whose bootstrap object does not exist
-    Then the Machine "m1" has condition "BootstrapConfigReady" with reason "BootstrapConfigNotFound"
+    Then the Machine "m1" has condition "BootstrapConfigReady" with reason "ObjectDoesNotExist" and message containing "SimBootstrapConfig does not exist"
     And the Machine "m1" reaches phase "Pending"
-    And the Machine "m1" has condition "InfrastructureReady" with status "False" and reason "InfrastructureNotFound"
+    And the Machine "m1" has condition "InfrastructureReady" with status "False" and reason "ObjectDoesNotExist"
 
   @row:machine-normal:N20
   Scenario: a Machine waits for an infrastructure object that does not exist
     Given a Machine "m1" whose infrastructure object does not exist
-    Then the Machine "m1" has condition "InfrastructureReady" with status "False" and reason "InfrastructureNotFound"
+    Then the Machine "m1" has condition "InfrastructureReady" with status "False" and reason "ObjectDoesNotExist"
     And the Machine "m1" reaches phase "Pending"
     When the bootstrap provider reports the data secret of "m1"
-    Then the Machine "m1" has condition "InfrastructureReady" with reason "InfrastructureNotFound"
+    Then the Machine "m1" has condition "InfrastructureReady" with reason "ObjectDoesNotExist" and message containing "SimMachine does not exist"
     And the Machine "m1" reaches phase "Provisioning"
 
   @row:machine-normal:N22

@@ -35,6 +35,7 @@ func registerActions(r *engine.Registry[*Scope]) {
 	r.Action("AddFinalizer", "Add the cluster.krtt.dev/machine finalizer to the Machine.", reconciler.AddFinalizer(clusterv1.MachineFinalizer, machineOf), engine.Pure())
 	r.Action("RemoveFinalizer", "Remove the cluster.krtt.dev/machine finalizer so Kubernetes can delete the Machine.", reconciler.RemoveFinalizer(clusterv1.MachineFinalizer, machineOf))
 	r.Action("DescribeMissingCluster", "Name the Cluster spec.clusterName names, which does not exist; changes nothing.", describeMissingCluster, engine.Pure())
+	r.Action("DescribeDeletedInfrastructure", "Say that the infrastructure object is gone after it was provisioned, in the words of InfrastructureReady; changes nothing.", describeDeletedInfrastructure, engine.Pure())
 	r.Action("ExplainNodeSkip", "Name the Cluster and control plane for which the deletion leaves the Node alone (no control-plane Machine left); changes nothing.", explainNodeSkip, engine.Pure())
 	r.Action("SetClusterOwnerAndLabels", "Set the cluster-name label and, for a stand-alone Machine, the Cluster as owner.", setClusterOwnerAndLabels, engine.Pure())
 	r.Action("AdoptBootstrap", "Make the Machine the controller owner of its bootstrap object and watch its kind.", adoptBootstrap, engine.WritesThrough())

@@ -2,6 +2,7 @@ package machine
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -32,7 +33,7 @@ func registerStatus(r *engine.Registry[*Scope]) {
 	})
 	r.StatusField("failureReason", "status.failureReason", func(s *Scope, v string) { s.Machine.Status.FailureReason = ptr.To(v) })
 	r.StatusField("failureMessage", "status.failureMessage", func(s *Scope, v string) { s.Machine.Status.FailureMessage = ptr.To(v) })
-	r.Mirror("providerConditions", "BootstrapConfigReady, InfrastructureReady, NodeReady and NodeHealthy mirror the bootstrap object and the infrastructure object (False when it does not exist, naming the bootstrap object) and the Node (NodeHealthy: Ready, and none of spec.health.nodeConditions True); Paused and Deleting are False unless a row says otherwise.", mirrorConditions)
+	r.Mirror("providerConditions", "BootstrapConfigReady, InfrastructureReady, NodeReady and NodeHealthy mirror the bootstrap object and the infrastructure object (False when it does not exist: ObjectDoesNotExist, \"<Kind> does not exist\"; ObjectDeleted, \"<Kind> has been deleted\" once it is gone after it made the data secret or was provisioned, \"while the Machine still exists\" for infrastructure lost before the deletion) and the Node (NodeHealthy: Ready, and none of spec.health.nodeConditions True); Paused and Deleting are False unless a row says otherwise.", mirrorConditions)
 	r.Mirror("certificatesExpiry", "status.certificatesExpiryDate from the certificates-expiry annotation of the Machine or its bootstrap object (control-plane Machines only); CertificatesExpiryKnown=False names an annotation that is not an RFC 3339 date.", mirrorCertificatesExpiry)
 	r.Mirror("nodeInfo", "status.nodeInfo is the Node's status.nodeInfo whenever the Node is seen (Cluster API reconcileNode).", mirrorNodeInfo)
 	r.Mirror("upToDate", "UpToDate, for a Machine whose MachineSet belongs to a MachineDeployment, as Cluster API's setUpToDateCondition: False (NotUpToDate) naming each rollout field (version, bootstrap, infrastructure, failure domain) in which the set's template differs from the deployment's, or an expired spec.rollout.after; False (Updating) while the Node's kubelet runs another version than spec.version; True (UpToDate) otherwise; Unknown (InternalError) while its MachineSet or MachineDeployment cannot be read. Left alone for other Machines.", mirrorUpToDate)
@@ -57,13 +58,11 @@ func mirrorConditions(s *Scope) {
 		// secret the user gave (or one copied before) lets the Machine go
 		// on without it, so no row stops for it: the condition is the only
 		// place that says so (Cluster API setBootstrapReadyCondition).
-		ref := m.Spec.Bootstrap.ConfigRef
+		kind := m.Spec.Bootstrap.ConfigRef.Kind
 		if !m.DeletionTimestamp.IsZero() && ptr.Deref(m.Status.Initialization.BootstrapDataSecretCreated, false) {
-			setCondition(m, clusterv1.BootstrapConfigReadyCondition, metav1.ConditionFalse, "BootstrapConfigDeleted",
-				fmt.Sprintf("%s %s named in spec.bootstrap.configRef has been deleted", ref.Kind, ref.Name))
+			setCondition(m, clusterv1.BootstrapConfigReadyCondition, metav1.ConditionFalse, clusterv1.ObjectDeletedReason, kind+" has been deleted")
 		} else {
-			setCondition(m, clusterv1.BootstrapConfigReadyCondition, metav1.ConditionFalse, "BootstrapConfigNotFound",
-				fmt.Sprintf("%s %s named in spec.bootstrap.configRef does not exist", ref.Kind, ref.Name))
+			setCondition(m, clusterv1.BootstrapConfigReadyCondition, metav1.ConditionFalse, clusterv1.ObjectDoesNotExistReason, kind+" does not exist")
 		}
 	case s.Bootstrap != nil:
 		if c := contract.ReadyCondition(s.Bootstrap); c != nil {
@@ -83,15 +82,12 @@ func mirrorConditions(s *Scope) {
 		} else {
 			setCondition(m, clusterv1.InfrastructureReadyCondition, metav1.ConditionFalse, "WaitingForProvisioning", "Waiting for the infrastructure provider")
 		}
-	case s.Err == nil && m.DeletionTimestamp.IsZero():
-		// Said from the first reconcile, as Cluster API's
-		// setInfrastructureReadyCondition, in the words of rows N20 and
-		// E03, which decide what the Machine does about it.
-		if ptr.Deref(m.Status.Initialization.InfrastructureProvisioned, false) {
-			setCondition(m, clusterv1.InfrastructureReadyCondition, metav1.ConditionFalse, "InfrastructureDeleted", "The infrastructure object was deleted after it had been provisioned")
-		} else {
-			setCondition(m, clusterv1.InfrastructureReadyCondition, metav1.ConditionFalse, "InfrastructureNotFound", "The infrastructure object named in spec.infrastructureRef does not exist")
-		}
+	case s.Err == nil:
+		// Said from the first reconcile, deletion included, as Cluster
+		// API's setInfrastructureReadyCondition; rows N20 and E03 decide
+		// what the Machine does about it.
+		reason, msg := infrastructureMissing(m)
+		setCondition(m, clusterv1.InfrastructureReadyCondition, metav1.ConditionFalse, reason, msg)
 	}
 	// When the workload cluster cannot be seen (no NodeClient) the Node
 	// conditions are not mirrored: the workloadCluster rows say why.
@@ -127,6 +123,27 @@ func mirrorConditions(s *Scope) {
 	if m.DeletionTimestamp.IsZero() {
 		setCondition(m, clusterv1.DeletingCondition, metav1.ConditionFalse, clusterv1.NotDeletingReason, "")
 	}
+}
+
+// infrastructureMissing words InfrastructureReady for an infrastructure
+// object that does not exist: deleted once it had been provisioned (while
+// the Machine is being deleted, or not), else not there (yet).
+func infrastructureMissing(m *clusterv1.Machine) (reason, message string) {
+	kind := m.Spec.InfrastructureRef.Kind
+	switch {
+	case !ptr.Deref(m.Status.Initialization.InfrastructureProvisioned, false):
+		return clusterv1.ObjectDoesNotExistReason, kind + " does not exist"
+	case m.DeletionTimestamp.IsZero():
+		return clusterv1.ObjectDeletedReason, kind + " has been deleted while the Machine still exists"
+	}
+	return clusterv1.ObjectDeletedReason, kind + " has been deleted"
+}
+
+// describeDeletedInfrastructure gives row E03 the words of
+// InfrastructureReady for the infrastructure object it lost.
+func describeDeletedInfrastructure(_ context.Context, s *Scope) engine.Outcome {
+	_, msg := infrastructureMissing(s.Machine)
+	return engine.OKf("%s", msg)
 }
 
 // mirrorNodeInfo keeps the last value seen while the Node cannot be seen

@@ -3,7 +3,6 @@ package machine
 import (
 	"errors"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -77,20 +76,49 @@ func TestBootstrapConfigMissingIsSaid(t *testing.T) {
 		DataSecretName: ptr.To("user-data")}}}
 	mirrorConditions(&Scope{Machine: m})
 	c := meta.FindStatusCondition(m.Status.Conditions, clusterv1.BootstrapConfigReadyCondition)
-	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != "BootstrapConfigNotFound" || !strings.Contains(c.Message, "SimBootstrapConfig b1") {
-		t.Fatalf("BootstrapConfigReady = %+v, want False BootstrapConfigNotFound naming SimBootstrapConfig b1", c)
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != "ObjectDoesNotExist" || c.Message != "SimBootstrapConfig does not exist" {
+		t.Fatalf("BootstrapConfigReady = %+v, want False ObjectDoesNotExist \"SimBootstrapConfig does not exist\"", c)
 	}
 	m.DeletionTimestamp = ptr.To(metav1.Now())
 	m.Status.Initialization.BootstrapDataSecretCreated = ptr.To(true)
 	mirrorConditions(&Scope{Machine: m})
-	if c := meta.FindStatusCondition(m.Status.Conditions, clusterv1.BootstrapConfigReadyCondition); c == nil || c.Reason != "BootstrapConfigDeleted" {
-		t.Fatalf("BootstrapConfigReady = %+v, want BootstrapConfigDeleted", c)
+	if c := meta.FindStatusCondition(m.Status.Conditions, clusterv1.BootstrapConfigReadyCondition); c == nil || c.Reason != "ObjectDeleted" || c.Message != "SimBootstrapConfig has been deleted" {
+		t.Fatalf("BootstrapConfigReady = %+v, want ObjectDeleted \"SimBootstrapConfig has been deleted\"", c)
 	}
 	m2 := m.DeepCopy()
 	m2.Status.Conditions = nil
 	mirrorConditions(&Scope{Machine: m2, ObserveError: reconciler.ObserveError{Err: errors.New("the API server did not answer")}})
 	if c := meta.FindStatusCondition(m2.Status.Conditions, clusterv1.BootstrapConfigReadyCondition); c != nil {
 		t.Fatalf("an object that could not be read reads as missing: %+v", c)
+	}
+}
+
+// TestInfrastructureMissingIsSaid follows Cluster API's
+// setInfrastructureReadyCondition for an infrastructure object that does
+// not exist: never there, deleted while the Machine runs, deleted in the
+// deletion, and one never provisioned whose Machine is being deleted.
+func TestInfrastructureMissingIsSaid(t *testing.T) {
+	for _, tc := range []struct {
+		name                  string
+		provisioned, deleting bool
+		want                  string
+	}{
+		{"never there", false, false, "ObjectDoesNotExist SimMachine does not exist"},
+		{"lost while the Machine runs", true, false, "ObjectDeleted SimMachine has been deleted while the Machine still exists"},
+		{"gone in the deletion", true, true, "ObjectDeleted SimMachine has been deleted"},
+		{"never provisioned, deleting", false, true, "ObjectDoesNotExist SimMachine does not exist"},
+	} {
+		m := &clusterv1.Machine{Spec: clusterv1.MachineSpec{Bootstrap: clusterv1.MachineBootstrap{DataSecretName: ptr.To("d")},
+			InfrastructureRef: clusterv1.ObjectReference{Kind: "SimMachine", Name: "m1"}}}
+		m.Status.Initialization.InfrastructureProvisioned = ptr.To(tc.provisioned)
+		if tc.deleting {
+			m.DeletionTimestamp = ptr.To(metav1.Now())
+		}
+		mirrorConditions(&Scope{Machine: m})
+		c := meta.FindStatusCondition(m.Status.Conditions, clusterv1.InfrastructureReadyCondition)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason+" "+c.Message != tc.want {
+			t.Errorf("%s: InfrastructureReady = %+v, want False %s", tc.name, c, tc.want)
+		}
 	}
 }
 

@@ -66,6 +66,20 @@ const (
 	DeletingDeletionCompletedReason                = "DeletionCompleted"
 )
 
+// Reasons of the conditions that say how an object another controller
+// provides is doing: BootstrapConfigReady and InfrastructureReady on
+// Machines, InfrastructureReady and the control plane conditions on
+// Clusters. They are Cluster API's v1beta2 reasons, so tools written for
+// it read them alike.
+const (
+	// ObjectDoesNotExistReason: the object the reference names does not
+	// exist (yet).
+	ObjectDoesNotExistReason = "ObjectDoesNotExist"
+	// ObjectDeletedReason: the object existed and did its part, and is
+	// gone now.
+	ObjectDeletedReason = "ObjectDeleted"
+)
+
 // Finalizers.
 const (
 	// MachineFinalizer keeps a Machine until its Node, infrastructure and

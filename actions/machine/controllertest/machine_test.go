@@ -201,13 +201,13 @@ func TestMissingBootstrapObjectWaits(t *testing.T) {
 		},
 	}
 	harness.Must(t, h.Client.Create(ctx, m))
-	eventually(t, "BootstrapConfigNotFound", func(ctx context.Context) error {
+	eventually(t, "ObjectDoesNotExist", func(ctx context.Context) error {
 		m, err := h.Machine(ctx, ns, "m1")
 		if err != nil {
 			return err
 		}
 		c := condition(m, clusterv1.BootstrapConfigReadyCondition)
-		if c == nil || c.Reason != "BootstrapConfigNotFound" || m.Status.LastTransition == nil || m.Status.LastTransition.Row != "N11" {
+		if c == nil || c.Reason != "ObjectDoesNotExist" || m.Status.LastTransition == nil || m.Status.LastTransition.Row != "N11" {
 			return fmt.Errorf("condition %+v, last %+v", c, m.Status.LastTransition)
 		}
 		return nil
