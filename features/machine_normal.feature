@@ -17,6 +17,9 @@ Feature: A Machine walks from Pending to Running
     And the infrastructure object of "m1" is owned by the Machine and labelled with the Cluster "c1"
     And row "N14" fired for "m1"
     And the Machine "m1" has condition "Available" with status "False" and reason "NotReady"
+    And the Machine "m1" has condition "BootstrapConfigReady" with status "False" and reason "NotReady"
+    And the Machine "m1" has condition "BootstrapConfigReady" with reason "NotReady" and message containing "SimBootstrapConfig status.initialization.dataSecretCreated is false"
+    And the Machine "m1" has condition "InfrastructureReady" with reason "NotReady" and message containing "SimMachine status.initialization.provisioned is false"
     When the bootstrap provider reports the data secret of "m1"
     Then the Machine "m1" reaches phase "Provisioning"
     And the last row of "m1" is "N21"
@@ -131,7 +134,8 @@ Feature: A Machine walks from Pending to Running
     Given a Machine "m1" with its bootstrap and infrastructure objects
     And the bootstrap provider reports the data secret of "m1"
     When the infrastructure of "m1" reports provisioned without a providerID
-    Then the Machine "m1" has condition "InfrastructureReady" with reason "WaitingForProviderID"
+    Then row "N22" fired for "m1"
+    And the Machine "m1" has condition "InfrastructureReady" with status "True" and reason "Provisioned"
     And the Machine "m1" reaches phase "Provisioning"
     When the infrastructure of "m1" is provisioned
     Then the Machine "m1" reaches phase "Provisioned"

@@ -1,7 +1,6 @@
 package machine
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -33,7 +32,7 @@ func registerStatus(r *engine.Registry[*Scope]) {
 	})
 	r.StatusField("failureReason", "status.failureReason", func(s *Scope, v string) { s.Machine.Status.FailureReason = ptr.To(v) })
 	r.StatusField("failureMessage", "status.failureMessage", func(s *Scope, v string) { s.Machine.Status.FailureMessage = ptr.To(v) })
-	r.Mirror("providerConditions", "BootstrapConfigReady, InfrastructureReady, NodeReady and NodeHealthy mirror the bootstrap object and the infrastructure object (False when it does not exist: ObjectDoesNotExist, \"<Kind> does not exist\"; ObjectDeleted, \"<Kind> has been deleted\" once it is gone after it made the data secret or was provisioned, \"while the Machine still exists\" for infrastructure lost before the deletion) and the Node (NodeHealthy: Ready, and none of spec.health.nodeConditions True); Paused and Deleting are False unless a row says otherwise.", mirrorConditions)
+	r.Mirror("providerConditions", "BootstrapConfigReady, InfrastructureReady, NodeReady and NodeHealthy mirror the bootstrap object and the infrastructure object (its Ready condition, an empty reason read as Ready when True and NoReasonReported otherwise; without one, by the Machine's status.initialization: True (Ready), else False (NotReady, \"<Kind> status.initialization.dataSecretCreated is false\" or \"<Kind> status.initialization.provisioned is false\"); False when it does not exist: ObjectDoesNotExist, \"<Kind> does not exist\"; ObjectDeleted, \"<Kind> has been deleted\" once it is gone after it made the data secret or was provisioned, \"while the Machine still exists\" for infrastructure lost before the deletion) and the Node (NodeHealthy: Ready, and none of spec.health.nodeConditions True); Paused and Deleting are False unless a row says otherwise.", mirrorConditions)
 	r.Mirror("certificatesExpiry", "status.certificatesExpiryDate from the certificates-expiry annotation of the Machine or its bootstrap object (control-plane Machines only); CertificatesExpiryKnown=False names an annotation that is not an RFC 3339 date.", mirrorCertificatesExpiry)
 	r.Mirror("nodeInfo", "status.nodeInfo is the Node's status.nodeInfo whenever the Node is seen (Cluster API reconcileNode).", mirrorNodeInfo)
 	r.Mirror("upToDate", "UpToDate, for a Machine whose MachineSet belongs to a MachineDeployment, as Cluster API's setUpToDateCondition: False (NotUpToDate) naming each rollout field (version, bootstrap, infrastructure, failure domain) in which the set's template differs from the deployment's, or an expired spec.rollout.after; False (Updating) while the Node's kubelet runs another version than spec.version; True (UpToDate) otherwise; Unknown (InternalError) while its MachineSet or MachineDeployment cannot be read. Left alone for other Machines.", mirrorUpToDate)
@@ -65,23 +64,15 @@ func mirrorConditions(s *Scope) {
 			setCondition(m, clusterv1.BootstrapConfigReadyCondition, metav1.ConditionFalse, clusterv1.ObjectDoesNotExistReason, kind+" does not exist")
 		}
 	case s.Bootstrap != nil:
-		if c := contract.ReadyCondition(s.Bootstrap); c != nil {
-			setCondition(m, clusterv1.BootstrapConfigReadyCondition, c.Status, cmp.Or(c.Reason, "BootstrapConfigReady"), c.Message)
-		} else if BootstrapDataSecretCreated(s.Bootstrap) {
-			setCondition(m, clusterv1.BootstrapConfigReadyCondition, metav1.ConditionTrue, "DataSecretCreated", "")
-		} else {
-			setCondition(m, clusterv1.BootstrapConfigReadyCondition, metav1.ConditionFalse, "WaitingForDataSecret", "Waiting for the bootstrap provider to create the data secret")
-		}
+		mirrorProviderReady(m, clusterv1.BootstrapConfigReadyCondition, contract.ReadyCondition(s.Bootstrap),
+			ptr.Deref(m.Status.Initialization.BootstrapDataSecretCreated, false),
+			m.Spec.Bootstrap.ConfigRef.Kind+" status.initialization.dataSecretCreated is false")
 	}
 	switch {
 	case s.Infrastructure != nil:
-		if c := contract.ReadyCondition(s.Infrastructure); c != nil {
-			setCondition(m, clusterv1.InfrastructureReadyCondition, c.Status, cmp.Or(c.Reason, "InfrastructureReady"), c.Message)
-		} else if contract.Provisioned(s.Infrastructure) {
-			setCondition(m, clusterv1.InfrastructureReadyCondition, metav1.ConditionTrue, "Provisioned", "")
-		} else {
-			setCondition(m, clusterv1.InfrastructureReadyCondition, metav1.ConditionFalse, "WaitingForProvisioning", "Waiting for the infrastructure provider")
-		}
+		mirrorProviderReady(m, clusterv1.InfrastructureReadyCondition, contract.ReadyCondition(s.Infrastructure),
+			ptr.Deref(m.Status.Initialization.InfrastructureProvisioned, false),
+			m.Spec.InfrastructureRef.Kind+" status.initialization.provisioned is false")
 	case s.Err == nil:
 		// Said from the first reconcile, deletion included, as Cluster
 		// API's setInfrastructureReadyCondition; rows N20 and E03 decide
@@ -122,6 +113,30 @@ func mirrorConditions(s *Scope) {
 	setCondition(m, clusterv1.PausedCondition, metav1.ConditionFalse, "NotPaused", "")
 	if m.DeletionTimestamp.IsZero() {
 		setCondition(m, clusterv1.DeletingCondition, metav1.ConditionFalse, clusterv1.NotDeletingReason, "")
+	}
+}
+
+// mirrorProviderReady writes condition t from a provider object's Ready
+// condition c, as Cluster API's mirror does: its status, reason and message,
+// an empty reason read as Ready when True and NoReasonReported otherwise.
+// An object that reports no Ready condition is judged by the Machine's own
+// status.initialization flag (done), which the rows set once the object
+// did its part: True (Ready), or False (NotReady) saying notDone.
+func mirrorProviderReady(m *clusterv1.Machine, t string, c *metav1.Condition, done bool, notDone string) {
+	switch {
+	case c != nil:
+		reason := c.Reason
+		if reason == "" {
+			reason = clusterv1.NoReasonReportedReason
+			if c.Status == metav1.ConditionTrue {
+				reason = clusterv1.ProviderReadyReason
+			}
+		}
+		setCondition(m, t, c.Status, reason, c.Message)
+	case done:
+		setCondition(m, t, metav1.ConditionTrue, clusterv1.ProviderReadyReason, "")
+	default:
+		setCondition(m, t, metav1.ConditionFalse, clusterv1.ProviderNotReadyReason, notDone)
 	}
 }
 

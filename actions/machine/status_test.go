@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
@@ -122,6 +123,61 @@ func TestInfrastructureMissingIsSaid(t *testing.T) {
 	}
 }
 
+// TestProviderReadyIsMirrored follows Cluster API's mirror of a provider
+// object's Ready condition: as reported, an empty reason read as Ready when
+// True and NoReasonReported otherwise; without one, the Machine's own
+// status.initialization flag decides (Ready, or NotReady naming the field).
+func TestProviderReadyIsMirrored(t *testing.T) {
+	object := func(kind string, ready map[string]any, fields ...string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{}}
+		u.SetKind(kind)
+		if ready != nil {
+			ready["type"] = "Ready"
+			_ = unstructured.SetNestedSlice(u.Object, []any{ready}, "status", "conditions")
+		}
+		for _, f := range fields {
+			_ = unstructured.SetNestedField(u.Object, true, "status", "initialization", f)
+		}
+		return u
+	}
+	for _, tc := range []struct {
+		name      string
+		ready     map[string]any
+		fields    []string
+		flag      bool
+		wantBoot  string
+		wantInfra string
+	}{
+		{name: "no condition, nothing done", wantBoot: "False NotReady SimBootstrapConfig status.initialization.dataSecretCreated is false",
+			wantInfra: "False NotReady SimMachine status.initialization.provisioned is false"},
+		// The object says it is done, but the Machine has not taken it up
+		// (no providerID yet, say): the Machine's flag decides.
+		{name: "no condition, the object done, the Machine not", fields: []string{"dataSecretCreated", "provisioned"},
+			wantBoot:  "False NotReady SimBootstrapConfig status.initialization.dataSecretCreated is false",
+			wantInfra: "False NotReady SimMachine status.initialization.provisioned is false"},
+		{name: "no condition, the Machine done", flag: true, wantBoot: "True Ready ", wantInfra: "True Ready "},
+		{name: "mirrored", ready: map[string]any{"status": "False", "reason": "Creating", "message": "VM booting"},
+			wantBoot: "False Creating VM booting", wantInfra: "False Creating VM booting"},
+		{name: "True without a reason", ready: map[string]any{"status": "True"}, wantBoot: "True Ready ", wantInfra: "True Ready "},
+		{name: "False without a reason", ready: map[string]any{"status": "False", "message": "not yet"},
+			wantBoot: "False NoReasonReported not yet", wantInfra: "False NoReasonReported not yet"},
+	} {
+		m := &clusterv1.Machine{Spec: clusterv1.MachineSpec{
+			Bootstrap:         clusterv1.MachineBootstrap{ConfigRef: &clusterv1.ObjectReference{Kind: "SimBootstrapConfig", Name: "m1"}},
+			InfrastructureRef: clusterv1.ObjectReference{Kind: "SimMachine", Name: "m1"}}}
+		m.Status.Initialization.BootstrapDataSecretCreated = ptr.To(tc.flag)
+		m.Status.Initialization.InfrastructureProvisioned = ptr.To(tc.flag)
+		mirrorConditions(&Scope{Machine: m, Bootstrap: object("SimBootstrapConfig", tc.ready, tc.fields...),
+			Infrastructure: object("SimMachine", tc.ready, tc.fields...)})
+		for typ, want := range map[string]string{clusterv1.BootstrapConfigReadyCondition: tc.wantBoot, clusterv1.InfrastructureReadyCondition: tc.wantInfra} {
+			c := meta.FindStatusCondition(m.Status.Conditions, typ)
+			if c == nil || string(c.Status)+" "+c.Reason+" "+c.Message != want {
+				t.Errorf("%s: %s = %+v, want %s", tc.name, typ, c, want)
+			}
+		}
+	}
+}
+
 // Ready is worded as Cluster API's setReadyCondition: one line per
 // condition that is not True, NotReady when one is False, ReadyUnknown when
 // none is, the step of a Machine being deleted.
@@ -130,7 +186,7 @@ func TestSummarizeReady(t *testing.T) {
 		return metav1.Condition{Type: typ, Status: st, Reason: reason, Message: msg}
 	}
 	ready := []metav1.Condition{
-		cond(clusterv1.BootstrapConfigReadyCondition, metav1.ConditionTrue, "DataSecretCreated", ""),
+		cond(clusterv1.BootstrapConfigReadyCondition, metav1.ConditionTrue, "Ready", ""),
 		cond(clusterv1.InfrastructureReadyCondition, metav1.ConditionTrue, "Provisioned", ""),
 		cond(clusterv1.NodeHealthyCondition, metav1.ConditionTrue, "NodeHealthy", ""),
 	}
@@ -152,7 +208,7 @@ func TestSummarizeReady(t *testing.T) {
 		gates    []clusterv1.MachineReadinessGate
 	}{
 		{"all True", ready, false, "True Ready: ", nil},
-		{"one False, one Unknown", with(cond(clusterv1.BootstrapConfigReadyCondition, metav1.ConditionFalse, "WaitingForDataSecret", "Waiting for the bootstrap provider"),
+		{"one False, one Unknown", with(cond(clusterv1.BootstrapConfigReadyCondition, metav1.ConditionFalse, "NotReady", "Waiting for the bootstrap provider"),
 			cond(clusterv1.NodeHealthyCondition, metav1.ConditionUnknown, "NodeDoesNotExist", "")), false,
 			"False NotReady: * BootstrapConfigReady: Waiting for the bootstrap provider\n* NodeHealthy: NodeDoesNotExist", nil},
 		{"only Unknown", with(cond(clusterv1.NodeHealthyCondition, metav1.ConditionUnknown, "NodeConditionsUnknown", "The Node's conditions are unknown")), false,

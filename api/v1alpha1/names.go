@@ -78,6 +78,14 @@ const (
 	// ObjectDeletedReason: the object existed and did its part, and is
 	// gone now.
 	ObjectDeletedReason = "ObjectDeleted"
+	// ProviderReadyReason and ProviderNotReadyReason: the object reports
+	// no Ready condition of its own, and its part is done (the data
+	// secret created, the infrastructure provisioned) or not yet.
+	ProviderReadyReason    = "Ready"
+	ProviderNotReadyReason = "NotReady"
+	// NoReasonReportedReason stands for the empty reason of a condition
+	// the object reports as not True.
+	NoReasonReportedReason = "NoReasonReported"
 )
 
 // Finalizers.
