@@ -104,6 +104,9 @@ Feature: Deleting a Machine takes it apart in order
     Then the infrastructure object of "m1" is gone
     And the bootstrap object of "m1" is gone
     And the last row of "m1" is "N03"
+    And the Machine "m1" has condition "NodeHealthy" with status "Unknown" and reason "NodeDoesNotExist"
+    And the Machine "m1" has condition "InfrastructureReady" with reason "ObjectDeleted" and message containing "SimMachine has been deleted"
+    And the Machine "m1" has condition "BootstrapConfigReady" with reason "ObjectDeleted" and message containing "SimBootstrapConfig has been deleted"
     When the finalizer "example.com/keep" is removed from the Machine "m1"
     Then the Machine "m1" is gone
 

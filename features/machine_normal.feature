@@ -20,12 +20,15 @@ Feature: A Machine walks from Pending to Running
     And the Machine "m1" has condition "BootstrapConfigReady" with status "False" and reason "NotReady"
     And the Machine "m1" has condition "BootstrapConfigReady" with reason "NotReady" and message containing "SimBootstrapConfig status.initialization.dataSecretCreated is false"
     And the Machine "m1" has condition "InfrastructureReady" with reason "NotReady" and message containing "SimMachine status.initialization.provisioned is false"
+    And the Machine "m1" has condition "NodeHealthy" with status "Unknown" and reason "InspectionFailed"
+    And the Machine "m1" has condition "NodeReady" with reason "InspectionFailed" and message containing "Waiting for SimMachine to report spec.providerID"
     When the bootstrap provider reports the data secret of "m1"
     Then the Machine "m1" reaches phase "Provisioning"
     And the last row of "m1" is "N21"
     When the infrastructure of "m1" is provisioned
     Then the Machine "m1" reaches phase "Provisioned"
-    And the Machine "m1" has condition "NodeHealthy" with status "Unknown" and reason "NodeDoesNotExist"
+    And the Machine "m1" has condition "NodeHealthy" with status "Unknown" and reason "InspectionFailed"
+    And the Machine "m1" has condition "NodeReady" with reason "InspectionFailed" and message containing "Waiting for a Node with spec.providerID sim://"
     When a Node joins for "m1"
     Then the Machine "m1" reaches phase "Running"
     And the Machine "m1" references its Node

@@ -94,7 +94,7 @@ Feature: Workload clusters
     When the bootstrap provider reports the data secret of "m1"
     And the infrastructure of "m1" is provisioned
     And a Node joins for "m1" in the workload cluster
-    Then the Machine "m1" has condition "NodeHealthy" with reason "NodeDoesNotExist"
+    Then the Machine "m1" has condition "NodeHealthy" with reason "InspectionFailed" and message containing "Waiting for a Node with spec.providerID sim://"
     And the Cluster "c1" has condition "WorkloadClusterReachable" with status "True" and reason "SelfHosted" and message containing "the Node side is the management cluster"
     And the Cluster "c1" has condition "RemoteConnectionProbe" with status "True" and reason "ProbeSucceeded"
     When the kubeconfig Secret of Cluster "c1" is created for the workload cluster

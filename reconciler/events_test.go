@@ -53,10 +53,10 @@ func TestEventOfAPathNamesItsEndState(t *testing.T) {
 	if got != want {
 		t.Errorf("Event\n %q, want\n %q", got, want)
 	}
-	// A condition reason of an intermediate row (NodeDoesNotExist while
+	// A condition reason of an intermediate row (InspectionFailed while
 	// the Node joins) is not the Event's reason: the state reached is.
 	got = eventOf(t, steps(
-		engine.Trace{Row: "N30", From: "Provisioned", To: "Provisioned", Reason: "NodeDoesNotExist", Note: "no Node yet"},
+		engine.Trace{Row: "N30", From: "Provisioned", To: "Provisioned", Reason: "InspectionFailed", Note: "no Node yet"},
 		engine.Trace{Row: "N31", From: "Provisioned", To: "Running", Action: "SetNodeRef", Outcome: engine.Done, Message: "Node n1"}))
 	if want := "Normal Running N31 Provisioned → Running (rows N30, N31): Node n1"; got != want {
 		t.Errorf("Event\n %q, want\n %q", got, want)

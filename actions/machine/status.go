@@ -32,7 +32,7 @@ func registerStatus(r *engine.Registry[*Scope]) {
 	})
 	r.StatusField("failureReason", "status.failureReason", func(s *Scope, v string) { s.Machine.Status.FailureReason = ptr.To(v) })
 	r.StatusField("failureMessage", "status.failureMessage", func(s *Scope, v string) { s.Machine.Status.FailureMessage = ptr.To(v) })
-	r.Mirror("providerConditions", "BootstrapConfigReady, InfrastructureReady, NodeReady and NodeHealthy mirror the bootstrap object and the infrastructure object (its Ready condition, an empty reason read as Ready when True and NoReasonReported otherwise; without one, by the Machine's status.initialization: True (Ready), else False (NotReady, \"<Kind> status.initialization.dataSecretCreated is false\" or \"<Kind> status.initialization.provisioned is false\"); False when it does not exist: ObjectDoesNotExist, \"<Kind> does not exist\"; ObjectDeleted, \"<Kind> has been deleted\" once it is gone after it made the data secret or was provisioned, \"while the Machine still exists\" for infrastructure lost before the deletion) and the Node (NodeHealthy: Ready, and none of spec.health.nodeConditions True); Paused and Deleting are False unless a row says otherwise.", mirrorConditions)
+	r.Mirror("providerConditions", "BootstrapConfigReady, InfrastructureReady, NodeReady and NodeHealthy mirror the bootstrap object and the infrastructure object (its Ready condition, an empty reason read as Ready when True and NoReasonReported otherwise; without one, by the Machine's status.initialization: True (Ready), else False (NotReady, \"<Kind> status.initialization.dataSecretCreated is false\" or \"<Kind> status.initialization.provisioned is false\"); False when it does not exist: ObjectDoesNotExist, \"<Kind> does not exist\"; ObjectDeleted, \"<Kind> has been deleted\" once it is gone after it made the data secret or was provisioned, \"while the Machine still exists\" for infrastructure lost before the deletion) and the Node (NodeHealthy: Ready, and none of spec.health.nodeConditions True; while the Node side is read and no Node is seen: False (NodeDeleted) once the Node named in status.nodeRef is gone, Unknown (NodeDoesNotExist) while the Machine is being deleted, else Unknown (InspectionFailed) \"Waiting for <Kind> to report spec.providerID\", then \"Waiting for a Node with spec.providerID <id> to exist\"); Paused and Deleting are False unless a row says otherwise.", mirrorConditions)
 	r.Mirror("certificatesExpiry", "status.certificatesExpiryDate from the certificates-expiry annotation of the Machine or its bootstrap object (control-plane Machines only); CertificatesExpiryKnown=False names an annotation that is not an RFC 3339 date.", mirrorCertificatesExpiry)
 	r.Mirror("nodeInfo", "status.nodeInfo is the Node's status.nodeInfo whenever the Node is seen (Cluster API reconcileNode).", mirrorNodeInfo)
 	r.Mirror("upToDate", "UpToDate, for a Machine whose MachineSet belongs to a MachineDeployment, as Cluster API's setUpToDateCondition: False (NotUpToDate) naming each rollout field (version, bootstrap, infrastructure, failure domain) in which the set's template differs from the deployment's, or an expired spec.rollout.after; False (Updating) while the Node's kubelet runs another version than spec.version; True (UpToDate) otherwise; Unknown (InternalError) while its MachineSet or MachineDeployment cannot be read. Left alone for other Machines.", mirrorUpToDate)
@@ -82,12 +82,10 @@ func mirrorConditions(s *Scope) {
 	}
 	// When the workload cluster cannot be seen (no NodeClient) the Node
 	// conditions are not mirrored: the workloadCluster rows say why.
-	if n := s.Node(); s.NodeClient != nil && n == nil && s.Err == nil && hasNodeRef(s) && len(s.Nodes) == 0 {
-		// The Node named in nodeRef is gone; said on every reconcile,
-		// deletion included, so no stale Node condition outlives it.
-		msg := "The Node " + m.Status.NodeRef.Name + " named in status.nodeRef was deleted"
-		setCondition(m, clusterv1.NodeReadyCondition, metav1.ConditionFalse, "NodeDeleted", msg)
-		setCondition(m, clusterv1.NodeHealthyCondition, metav1.ConditionFalse, "NodeDeleted", msg)
+	if n := s.Node(); s.NodeClient != nil && n == nil && s.Err == nil && len(s.Nodes) == 0 {
+		status, reason, msg := nodeMissing(s)
+		setCondition(m, clusterv1.NodeReadyCondition, status, reason, msg)
+		setCondition(m, clusterv1.NodeHealthyCondition, status, reason, msg)
 	} else if n != nil {
 		// NodeReady in Cluster API's words (setNodeHealthyAndReadyConditions):
 		// its own reasons, and the Node's message when it is not Ready.
@@ -114,6 +112,25 @@ func mirrorConditions(s *Scope) {
 	if m.DeletionTimestamp.IsZero() {
 		setCondition(m, clusterv1.DeletingCondition, metav1.ConditionFalse, clusterv1.NotDeletingReason, "")
 	}
+}
+
+// nodeMissing words NodeReady and NodeHealthy while no Node is seen (the
+// Node side read, no error). The Node named in nodeRef is gone: said on
+// every reconcile, deletion included, so no stale Node condition outlives
+// it. Otherwise, as Cluster API's setNodeHealthyAndReadyConditions: a
+// Machine being deleted has no Node; one that is not waits for the
+// infrastructure provider's providerID, then for a Node with it.
+func nodeMissing(s *Scope) (metav1.ConditionStatus, string, string) {
+	m := s.Machine
+	switch {
+	case hasNodeRef(s):
+		return metav1.ConditionFalse, clusterv1.NodeDeletedReason, "The Node " + m.Status.NodeRef.Name + " named in status.nodeRef was deleted"
+	case !m.DeletionTimestamp.IsZero():
+		return metav1.ConditionUnknown, clusterv1.NodeDoesNotExistReason, "Node does not exist"
+	case hasProviderID(s):
+		return metav1.ConditionUnknown, clusterv1.NodeInspectionFailedReason, fmt.Sprintf("Waiting for a Node with spec.providerID %s to exist", *m.Spec.ProviderID)
+	}
+	return metav1.ConditionUnknown, clusterv1.NodeInspectionFailedReason, fmt.Sprintf("Waiting for %s to report spec.providerID", m.Spec.InfrastructureRef.Kind)
 }
 
 // mirrorProviderReady writes condition t from a provider object's Ready

@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/reconciler"
@@ -178,6 +180,53 @@ func TestProviderReadyIsMirrored(t *testing.T) {
 	}
 }
 
+// TestNodeMissingIsSaid follows Cluster API's
+// setNodeHealthyAndReadyConditions while no Node is seen: the Machine waits
+// for its providerID, then for a Node with it; a Machine being deleted has
+// none; a nodeRef's Node is gone. Nothing is said while the Node side
+// cannot be read.
+func TestNodeMissingIsSaid(t *testing.T) {
+	read := fake.NewClientBuilder().Build()
+	for _, tc := range []struct {
+		name       string
+		providerID string
+		nodeRef    bool
+		deleting   bool
+		nodeClient client.Client
+		want       string
+	}{
+		{name: "no providerID", nodeClient: read, want: "Unknown InspectionFailed Waiting for SimMachine to report spec.providerID"},
+		{name: "providerID, no Node", providerID: "sim://ns/m1", nodeClient: read,
+			want: "Unknown InspectionFailed Waiting for a Node with spec.providerID sim://ns/m1 to exist"},
+		{name: "deleting", providerID: "sim://ns/m1", deleting: true, nodeClient: read, want: "Unknown NodeDoesNotExist Node does not exist"},
+		{name: "nodeRef's Node gone", providerID: "sim://ns/m1", nodeRef: true, nodeClient: read,
+			want: "False NodeDeleted The Node n1 named in status.nodeRef was deleted"},
+		{name: "Node side not read", providerID: "sim://ns/m1", want: ""},
+	} {
+		m := &clusterv1.Machine{Spec: clusterv1.MachineSpec{Bootstrap: clusterv1.MachineBootstrap{DataSecretName: ptr.To("d")},
+			InfrastructureRef: clusterv1.ObjectReference{Kind: "SimMachine", Name: "m1"}}}
+		if tc.providerID != "" {
+			m.Spec.ProviderID = ptr.To(tc.providerID)
+		}
+		if tc.nodeRef {
+			m.Status.NodeRef = &clusterv1.MachineNodeReference{Name: "n1"}
+		}
+		if tc.deleting {
+			m.DeletionTimestamp = ptr.To(metav1.Now())
+		}
+		mirrorConditions(&Scope{Machine: m, NodeClient: tc.nodeClient})
+		for _, typ := range []string{clusterv1.NodeReadyCondition, clusterv1.NodeHealthyCondition} {
+			got := ""
+			if c := meta.FindStatusCondition(m.Status.Conditions, typ); c != nil {
+				got = string(c.Status) + " " + c.Reason + " " + c.Message
+			}
+			if got != tc.want {
+				t.Errorf("%s: %s = %q, want %q", tc.name, typ, got, tc.want)
+			}
+		}
+	}
+}
+
 // Ready is worded as Cluster API's setReadyCondition: one line per
 // condition that is not True, NotReady when one is False, ReadyUnknown when
 // none is, the step of a Machine being deleted.
@@ -209,8 +258,8 @@ func TestSummarizeReady(t *testing.T) {
 	}{
 		{"all True", ready, false, "True Ready: ", nil},
 		{"one False, one Unknown", with(cond(clusterv1.BootstrapConfigReadyCondition, metav1.ConditionFalse, "NotReady", "Waiting for the bootstrap provider"),
-			cond(clusterv1.NodeHealthyCondition, metav1.ConditionUnknown, "NodeDoesNotExist", "")), false,
-			"False NotReady: * BootstrapConfigReady: Waiting for the bootstrap provider\n* NodeHealthy: NodeDoesNotExist", nil},
+			cond(clusterv1.NodeHealthyCondition, metav1.ConditionUnknown, "InspectionFailed", "")), false,
+			"False NotReady: * BootstrapConfigReady: Waiting for the bootstrap provider\n* NodeHealthy: InspectionFailed", nil},
 		{"only Unknown", with(cond(clusterv1.NodeHealthyCondition, metav1.ConditionUnknown, "NodeConditionsUnknown", "The Node's conditions are unknown")), false,
 			"Unknown ReadyUnknown: * NodeHealthy: The Node's conditions are unknown", nil},
 		{"missing", slices.Clip(ready[:2]), false, "Unknown ReadyUnknown: * NodeHealthy: Condition not yet reported", nil},

@@ -88,6 +88,18 @@ const (
 	NoReasonReportedReason = "NoReasonReported"
 )
 
+// Reasons of NodeReady and NodeHealthy while the Machine has no Node to
+// read them from (Cluster API's).
+const (
+	// NodeInspectionFailedReason: no Node can be looked at yet, as the
+	// Machine waits for its providerID or for a Node with it.
+	NodeInspectionFailedReason = "InspectionFailed"
+	// NodeDoesNotExistReason: a Machine being deleted has no Node.
+	NodeDoesNotExistReason = "NodeDoesNotExist"
+	// NodeDeletedReason: the Node status.nodeRef names is gone.
+	NodeDeletedReason = "NodeDeleted"
+)
+
 // Finalizers.
 const (
 	// MachineFinalizer keeps a Machine until its Node, infrastructure and
