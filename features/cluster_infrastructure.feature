@@ -13,10 +13,10 @@ Feature: Cluster infrastructure
   Scenario: A Cluster is Provisioning until its infrastructure object is provisioned, then takes the endpoint it gives
     Given a Cluster "c1" whose infrastructureRef names the SimCluster "infra"
     Then the Cluster "c1" is in phase "Provisioning"
-    And the Cluster "c1" has condition "InfrastructureReady" with status "False" and reason "InfrastructureDoesNotExist" and message containing "SimCluster does not exist"
+    And the Cluster "c1" has condition "InfrastructureReady" with status "False" and reason "ObjectDoesNotExist" and message containing "SimCluster does not exist"
     When the SimCluster "infra" is created
     Then the SimCluster "infra" is owned by the Cluster "c1" and carries its cluster-name label
-    And the Cluster "c1" has condition "InfrastructureReady" with status "False" and reason "InfrastructureNotReady" and message containing "SimCluster status.initialization.provisioned is false"
+    And the Cluster "c1" has condition "InfrastructureReady" with status "False" and reason "NotReady" and message containing "SimCluster status.initialization.provisioned is false"
     And the Cluster "c1" is in phase "Provisioning"
     And the Cluster "c1" has condition "Available" with status "False" and reason "NotAvailable" and message containing "InfrastructureReady"
     When the infrastructure provider provisions the SimCluster "infra" at "c1.example.com:6443" in the failure domains "zone-b, zone-a*"
@@ -27,6 +27,9 @@ Feature: Cluster infrastructure
     And the Cluster "c1" records its infrastructure as provisioned
     And the Cluster "c1" has condition "WorkloadClusterReachable" with status "True" and reason "SelfHosted" and message containing "the management cluster"
     And the operator logged no error about the scenario's objects
+    When someone deletes the SimCluster "infra"
+    Then the Cluster "c1" has condition "InfrastructureReady" with status "False" and reason "ObjectDeleted" and message containing "SimCluster has been deleted while the cluster still exists"
+    And the Cluster "c1" is in phase "Provisioned"
 
   @row:cluster-status:K22 @row:cluster-status:K21
   Scenario: Without an endpoint from its infrastructure, a Cluster waits for the one its initialized control plane gives

@@ -52,6 +52,7 @@ func registerInfrastructureSteps(sc *godog.ScenarioContext, w *world) {
 		return w.providerHold(ctx, kind, name, false)
 	})
 	sc.Step(`^the SimCluster "([^"]*)" is (being|not being) deleted$`, w.simClusterDeleting)
+	sc.Step(`^someone deletes the (SimCluster|SimControlPlane) "([^"]*)"$`, w.deleteReferenced)
 	sc.Step(`^the control plane provider reports the SimControlPlane "([^"]*)" "([^"]*)" with status "([^"]*)", reason "([^"]*)" and message "([^"]*)"$`, w.controlPlaneCondition)
 	sc.Step(`^the Cluster "([^"]*)" has no condition "([^"]*)"$`, w.clusterHasNoCondition)
 }
@@ -284,6 +285,18 @@ func (w *world) providerHold(ctx context.Context, kind, name string, hold bool) 
 // simClusterDeleting checks whether the SimCluster has a deletionTimestamp:
 // "not being" is checked once (it is said at a moment the Cluster's
 // condition pins down), "being" waited for.
+// deleteReferenced deletes a Cluster's infrastructure or control plane
+// object behind its back, as a person or another controller might.
+func (w *world) deleteReferenced(ctx context.Context, kind, name string) error {
+	var obj client.Object = &simv1.SimCluster{}
+	if kind == "SimControlPlane" {
+		obj = &simv1.SimControlPlane{}
+	}
+	obj.SetNamespace(w.ns)
+	obj.SetName(name)
+	return w.h.Client.Delete(ctx, obj)
+}
+
 func (w *world) simClusterDeleting(ctx context.Context, name, being string) error {
 	check := func(ctx context.Context) error {
 		sc := &simv1.SimCluster{}

@@ -31,7 +31,7 @@ func registerInfrastructure(reg *engine.Registry[*Scope]) {
 	reg.Action("CopyControlPlaneEndpoint", "Copy spec.controlPlaneEndpoint from the provisioned infrastructure object, else from the initialized control plane object, into the Cluster's spec.", copyControlPlaneEndpoint)
 	reg.Action("AdoptReferences", "Give the infrastructure and control plane objects the Cluster names an owner reference (not a controller reference) to the Cluster and the cluster.krtt.dev/cluster-name label.", adoptReferences)
 	reg.Action("DeleteInfrastructure", "Delete the object spec.infrastructureRef names unless it is being deleted; wait until it is gone (fail when it could not be read).", deleteInfrastructure, engine.MayWait())
-	reg.Mirror("infrastructure", "InfrastructureReady, with spec.infrastructureRef, as Cluster API's setInfrastructureReadyCondition: the infrastructure object's Ready condition (reason InfrastructureReady when it gives none), else True (InfrastructureReady) or False (InfrastructureNotReady, \"<Kind> status.initialization.provisioned is false\") by the contract; False (InfrastructureDoesNotExist) while it does not exist, (InfrastructureDeleted) once it is gone after it was provisioned; Unknown (InternalError) while it cannot be read. status.initialization.infrastructureProvisioned turns true once it is provisioned (at once without one) and stays; status.failureDomains is the provisioned object's status.failureDomains (a list, or a v1beta1 map), sorted by name.", mirrorInfrastructure)
+	reg.Mirror("infrastructure", "InfrastructureReady, with spec.infrastructureRef, as Cluster API's setInfrastructureReadyCondition: the infrastructure object's Ready condition (an empty reason read as Ready when True, NoReasonReported otherwise), else True (Ready) or False (NotReady, \"<Kind> status.initialization.provisioned is false\") by the Cluster's status.initialization.infrastructureProvisioned; False (ObjectDoesNotExist, \"<Kind> does not exist\") while it does not exist, (ObjectDeleted, \"<Kind> has been deleted while the cluster still exists\", or \"has been deleted\" in the teardown) once it is gone after it was provisioned; Unknown (InternalError) while it cannot be read. status.initialization.infrastructureProvisioned turns true once it is provisioned (at once without one) and stays; status.failureDomains is the provisioned object's status.failureDomains (a list, or a v1beta1 map), sorted by name.", mirrorInfrastructure)
 }
 
 func infrastructure(s *Scope) string {
@@ -222,26 +222,26 @@ func mirrorInfrastructure(s *Scope) {
 	case "Missing":
 		switch {
 		case wasProvisioned && c.DeletionTimestamp.IsZero():
-			set(metav1.ConditionFalse, "InfrastructureDeleted", fmt.Sprintf("%s has been deleted while the cluster still exists", ref.Kind))
+			set(metav1.ConditionFalse, clusterv1.ObjectDeletedReason, fmt.Sprintf("%s has been deleted while the cluster still exists", ref.Kind))
 		case wasProvisioned:
-			set(metav1.ConditionFalse, "InfrastructureDeleted", fmt.Sprintf("%s has been deleted", ref.Kind))
+			set(metav1.ConditionFalse, clusterv1.ObjectDeletedReason, fmt.Sprintf("%s has been deleted", ref.Kind))
 		default:
-			set(metav1.ConditionFalse, "InfrastructureDoesNotExist", fmt.Sprintf("%s does not exist", ref.Kind))
+			set(metav1.ConditionFalse, clusterv1.ObjectDoesNotExistReason, fmt.Sprintf("%s does not exist", ref.Kind))
 		}
 	default:
 		provisioned := ptr.Deref(c.Status.Initialization.InfrastructureProvisioned, false)
 		if ready := contract.ReadyCondition(s.Infrastructure); ready != nil {
 			if ready.Reason == "" && ready.Status == metav1.ConditionTrue {
-				ready.Reason = "InfrastructureReady"
+				ready.Reason = clusterv1.ProviderReadyReason
 			}
-			set(ready.Status, cmp.Or(ready.Reason, "NoReasonReported"), ready.Message)
+			set(ready.Status, cmp.Or(ready.Reason, clusterv1.NoReasonReportedReason), ready.Message)
 			return
 		}
 		if provisioned {
-			set(metav1.ConditionTrue, "InfrastructureReady", "")
+			set(metav1.ConditionTrue, clusterv1.ProviderReadyReason, "")
 			return
 		}
-		set(metav1.ConditionFalse, "InfrastructureNotReady", fmt.Sprintf("%s status.initialization.provisioned is false", ref.Kind))
+		set(metav1.ConditionFalse, clusterv1.ProviderNotReadyReason, fmt.Sprintf("%s status.initialization.provisioned is false", ref.Kind))
 	}
 }
 

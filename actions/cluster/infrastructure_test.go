@@ -132,12 +132,13 @@ func TestMirrorInfrastructure(t *testing.T) {
 	}{
 		{name: "no reference: no condition, provisioned", want: "", wantProvisioned: true},
 		{name: "its Ready condition", ref: infraRef, infra: simObject("SimCluster", "", 0, ready("False", "LoadBalancerPending", "waiting for the load balancer")), want: "False LoadBalancerPending waiting for the load balancer"},
-		{name: "Ready True without a reason (v1beta1)", ref: infraRef, infra: simObject("SimCluster", "", 0, ready("True", "", "")), want: "True InfrastructureReady ", wantProvisioned: true},
-		{name: "no Ready condition, not provisioned", ref: infraRef, infra: simObject("SimCluster", "", 0, provisioned(false)), want: "False InfrastructureNotReady SimCluster status.initialization.provisioned is false"},
-		{name: "no Ready condition, provisioned", ref: infraRef, infra: simObject("SimCluster", "", 0, provisioned(true)), want: "True InfrastructureReady ", wantProvisioned: true},
-		{name: "missing", ref: infraRef, want: "False InfrastructureDoesNotExist SimCluster does not exist"},
-		{name: "gone after it was provisioned", ref: infraRef, was: true, want: "False InfrastructureDeleted SimCluster has been deleted while the cluster still exists", wantProvisioned: true},
-		{name: "gone in the teardown", ref: infraRef, was: true, clusterDeleting: true, want: "False InfrastructureDeleted SimCluster has been deleted", wantProvisioned: true},
+		{name: "Ready True without a reason (v1beta1)", ref: infraRef, infra: simObject("SimCluster", "", 0, ready("True", "", "")), want: "True Ready ", wantProvisioned: true},
+		{name: "Ready False without a reason", ref: infraRef, infra: simObject("SimCluster", "", 0, ready("False", "", "no load balancer")), want: "False NoReasonReported no load balancer"},
+		{name: "no Ready condition, not provisioned", ref: infraRef, infra: simObject("SimCluster", "", 0, provisioned(false)), want: "False NotReady SimCluster status.initialization.provisioned is false"},
+		{name: "no Ready condition, provisioned", ref: infraRef, infra: simObject("SimCluster", "", 0, provisioned(true)), want: "True Ready ", wantProvisioned: true},
+		{name: "missing", ref: infraRef, want: "False ObjectDoesNotExist SimCluster does not exist"},
+		{name: "gone after it was provisioned", ref: infraRef, was: true, want: "False ObjectDeleted SimCluster has been deleted while the cluster still exists", wantProvisioned: true},
+		{name: "gone in the teardown", ref: infraRef, was: true, clusterDeleting: true, want: "False ObjectDeleted SimCluster has been deleted", wantProvisioned: true},
 		{name: "unread", ref: infraRef, unread: true, want: "Unknown InternalError SimCluster infra could not be read: etcdserver: request timed out"},
 	} {
 		c := &clusterv1.Cluster{Spec: clusterv1.ClusterSpec{InfrastructureRef: tc.ref}}
