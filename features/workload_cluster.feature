@@ -105,26 +105,30 @@ Feature: Workload clusters
   # Cluster API v1.14 setControlPlaneInitializedCondition: the object's status.initialization, kept once True;
   # setControlPlaneAvailableCondition: the object's Available condition, else whether it is initialized;
   # setAvailableCondition counts it; setControlPlaneReplicas: the object's counters, or without one the control-plane Machines.
-  @row:cluster-status:K13
+  @row:cluster-status:K13 @row:cluster-status:K14
   Scenario: A Cluster naming a control plane object that does not exist says so until it exists, then mirrors its availability
     Given a Cluster "c1" whose controlPlaneRef names the SimControlPlane "cp" that does not exist
-    Then the Cluster "c1" has condition "ControlPlaneAvailable" with status "False" and reason "ControlPlaneNotFound" and message containing "SimControlPlane/cp does not exist"
-    And a Warning Event of the Cluster "c1" with reason "ControlPlaneNotFound" says "SimControlPlane/cp does not exist"
+    Then the Cluster "c1" has condition "ControlPlaneAvailable" with status "False" and reason "ObjectDoesNotExist" and message containing "SimControlPlane does not exist"
+    And a Warning Event of the Cluster "c1" with reason "ObjectDoesNotExist" says "SimControlPlane does not exist"
     And the Cluster "c1" has condition "WorkloadClusterReachable" with status "True" and reason "SelfHosted" and message containing "the management cluster"
-    And the Cluster "c1" has condition "ControlPlaneInitialized" with status "Unknown" and reason "ControlPlaneDoesNotExist" and message containing "SimControlPlane does not exist"
+    And the Cluster "c1" has condition "ControlPlaneInitialized" with status "Unknown" and reason "ObjectDoesNotExist" and message containing "SimControlPlane does not exist"
     When the SimControlPlane "cp" is created
-    Then the Cluster "c1" has condition "ControlPlaneAvailable" with status "False" and reason "ControlPlaneNotAvailable" and message containing "SimControlPlane status.initialization.controlPlaneInitialized is false"
+    Then the Cluster "c1" has condition "ControlPlaneAvailable" with status "False" and reason "NotAvailable" and message containing "SimControlPlane status.initialization.controlPlaneInitialized is false"
     And the Cluster "c1" has condition "ControlPlaneInitialized" with status "False" and reason "NotInitialized" and message containing "Control plane not yet initialized"
     And the Cluster "c1" has condition "Available" with status "False" and reason "NotAvailable" and message containing "* ControlPlaneAvailable: SimControlPlane status.initialization.controlPlaneInitialized is false"
     When the control plane provider reports the SimControlPlane "cp" initialized
     Then the Cluster "c1" has condition "ControlPlaneInitialized" with status "True" and reason "Initialized"
-    And the Cluster "c1" has condition "ControlPlaneAvailable" with status "True" and reason "ControlPlaneAvailable" and message containing ""
+    And the Cluster "c1" has condition "ControlPlaneAvailable" with status "True" and reason "Available" and message containing ""
     When the control plane provider reports the SimControlPlane "cp" "Available" with status "False", reason "EtcdUnhealthy" and message "1 of 3 etcd members is unhealthy"
     Then the Cluster "c1" has condition "ControlPlaneAvailable" with status "False" and reason "EtcdUnhealthy" and message containing "1 of 3 etcd members is unhealthy"
     And the Cluster "c1" has condition "Available" with status "False" and reason "NotAvailable" and message containing "1 of 3 etcd members is unhealthy"
     When the control plane provider reports the SimControlPlane "cp" "Available" with status "True", reason "Available" and message ""
     Then the Cluster "c1" has condition "ControlPlaneAvailable" with status "True" and reason "Available" and message containing ""
     And the Cluster "c1" reports its control plane as "unset desired, unset current, unset ready, unset available and unset up-to-date"
+    When someone deletes the SimControlPlane "cp"
+    Then the Cluster "c1" has condition "ControlPlaneAvailable" with status "False" and reason "ObjectDeleted" and message containing "SimControlPlane has been deleted while the cluster still exists"
+    And a Warning Event of the Cluster "c1" with reason "ObjectDeleted" says "SimControlPlane has been deleted while the cluster still exists"
+    And the Cluster "c1" has condition "ControlPlaneInitialized" with status "True" and reason "Initialized"
     When the controlPlaneRef of the Cluster "c1" is removed
     Then the Cluster "c1" has no condition "ControlPlaneAvailable"
     And the Cluster "c1" has condition "ControlPlaneInitialized" with status "True" and reason "Initialized"

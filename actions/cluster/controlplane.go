@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -104,11 +105,11 @@ func controlPlane(s *Scope) string {
 
 // controlPlaneAvailable is the ControlPlaneAvailable condition for what is
 // observed, as Cluster API's setControlPlaneAvailableCondition: the control
-// plane object's Available condition (reason ControlPlaneAvailable when a
-// True one gives none), or without one True (ControlPlaneAvailable) once the
-// control plane is initialized and False (ControlPlaneNotAvailable) before;
-// False (ControlPlaneNotFound) while the object does not exist, saying so
-// or that it was deleted after the control plane came up; Unknown
+// plane object's Available condition (an empty reason read as Available
+// when True, NoReasonReported otherwise), or without one True (Available)
+// once the control plane is initialized and False (NotAvailable) before;
+// False while the object does not exist (ObjectDoesNotExist, or
+// ObjectDeleted once the control plane had come up); Unknown
 // (InternalError) while it cannot be read. ok is false without
 // spec.controlPlaneRef: the Cluster then has no such condition.
 func controlPlaneAvailable(s *Scope) (cond metav1.Condition, ok bool) {
@@ -122,37 +123,54 @@ func controlPlaneAvailable(s *Scope) (cond metav1.Condition, ok bool) {
 	case "Unread":
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionUnknown, "InternalError", fmt.Sprintf("%s %s could not be read: %v", ref.Kind, ref.Name, s.ControlPlaneErr)
 	case "Missing":
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, "ControlPlaneNotFound", controlPlaneMissing(s)
+		cond.Status = metav1.ConditionFalse
+		cond.Reason, cond.Message = controlPlaneMissing(s)
 	default:
 		if available := meta.FindStatusCondition(contract.Conditions(s.ControlPlane), "Available"); available != nil {
 			reason := available.Reason
 			if reason == "" && available.Status == metav1.ConditionTrue {
-				reason = "ControlPlaneAvailable"
+				reason = ControlPlaneAvailableReason
 			}
-			cond.Status, cond.Reason, cond.Message = available.Status, cmp.Or(reason, "NoReasonReported"), available.Message
+			cond.Status, cond.Reason, cond.Message = available.Status, cmp.Or(reason, clusterv1.NoReasonReportedReason), available.Message
 			break
 		}
 		if controlPlaneInitialized(s) {
-			cond.Status, cond.Reason = metav1.ConditionTrue, "ControlPlaneAvailable"
+			cond.Status, cond.Reason = metav1.ConditionTrue, ControlPlaneAvailableReason
 			break
 		}
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, "ControlPlaneNotAvailable", fmt.Sprintf("%s status.initialization.controlPlaneInitialized is false", ref.Kind)
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ControlPlaneNotAvailableReason, fmt.Sprintf("%s status.initialization.controlPlaneInitialized is false", ref.Kind)
 	}
 	return cond, true
 }
 
-// controlPlaneMissing words a control plane object that does not exist:
-// deleted, once the control plane had come up, or not there yet.
-func controlPlaneMissing(s *Scope) string {
+// Reasons of ControlPlaneAvailable when the control plane object reports no
+// reason of its own (Cluster API's).
+const (
+	ControlPlaneAvailableReason    = "Available"
+	ControlPlaneNotAvailableReason = "NotAvailable"
+)
+
+// controlPlaneMissing words a control plane object that does not exist, in
+// Cluster API's reasons and words: deleted once the control plane had come
+// up (ObjectDeleted), or not there yet (ObjectDoesNotExist; a kind the API
+// server does not serve is said too).
+func controlPlaneMissing(s *Scope) (reason, message string) {
 	c := s.Cluster
 	ref := c.Spec.ControlPlaneRef
 	switch {
-	case !ptr.Deref(c.Status.Initialization.ControlPlaneInitialized, false):
-		return s.ControlPlaneMissing
+	case !controlPlaneWasInitialized(s):
+		why := strings.TrimPrefix(s.ControlPlaneMissing, fmt.Sprintf("%s/%s does not exist", ref.Kind, ref.Name))
+		return clusterv1.ObjectDoesNotExistReason, ref.Kind + " does not exist" + why
 	case c.DeletionTimestamp.IsZero():
-		return fmt.Sprintf("%s/%s has been deleted while the cluster still exists", ref.Kind, ref.Name)
+		return clusterv1.ObjectDeletedReason, ref.Kind + " has been deleted while the cluster still exists"
 	}
-	return fmt.Sprintf("%s/%s has been deleted", ref.Kind, ref.Name)
+	return clusterv1.ObjectDeletedReason, ref.Kind + " has been deleted"
+}
+
+// controlPlaneWasInitialized: the Cluster records that its control plane
+// came up once (status.initialization.controlPlaneInitialized).
+func controlPlaneWasInitialized(s *Scope) bool {
+	return s.Cluster != nil && ptr.Deref(s.Cluster.Status.Initialization.ControlPlaneInitialized, false)
 }
 
 // controlPlaneInitialized: the Cluster says its control plane came up, or
@@ -183,11 +201,13 @@ func controlPlaneMissingTold(s *Scope) bool {
 		return true
 	}
 	c := meta.FindStatusCondition(s.Cluster.Status.Conditions, ControlPlaneAvailableCondition)
-	return c != nil && c.Status == metav1.ConditionFalse && c.Reason == "ControlPlaneNotFound" && c.Message == controlPlaneMissing(s)
+	reason, msg := controlPlaneMissing(s)
+	return c != nil && c.Status == metav1.ConditionFalse && c.Reason == reason && c.Message == msg
 }
 
 func describeControlPlane(_ context.Context, s *Scope) engine.Outcome {
-	return engine.OKf("%s", controlPlaneMissing(s))
+	_, msg := controlPlaneMissing(s)
+	return engine.OKf("%s", msg)
 }
 
 // deleteControlPlane deletes the object spec.controlPlaneRef names (see
@@ -276,7 +296,7 @@ func mirrorControlPlaneInitialized(s *Scope) {
 		case s.ControlPlaneUnread:
 			set(metav1.ConditionUnknown, "InternalError", fmt.Sprintf("%s %s could not be read: %v", ref.Kind, ref.Name, s.ControlPlaneErr))
 		case s.ControlPlane == nil:
-			set(metav1.ConditionUnknown, "ControlPlaneDoesNotExist", fmt.Sprintf("%s does not exist", ref.Kind))
+			set(metav1.ConditionUnknown, clusterv1.ObjectDoesNotExistReason, fmt.Sprintf("%s does not exist", ref.Kind))
 		default:
 			if initialized, _, _ := unstructured.NestedBool(s.ControlPlane.Object, "status", "initialization", "controlPlaneInitialized"); initialized {
 				set(metav1.ConditionTrue, "Initialized", "")

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -35,6 +36,7 @@ func TestControlPlaneAvailable(t *testing.T) {
 		return u
 	}
 	missing := "SimControlPlane/cp does not exist"
+	notServed := "SimControlPlane/cp does not exist: the API server does not serve the kind SimControlPlane.sim.krtt.dev"
 	for _, tc := range []struct {
 		name              string
 		ref               *clusterv1.ObjectReference
@@ -42,6 +44,7 @@ func TestControlPlaneAvailable(t *testing.T) {
 		unread            bool
 		clusterInitalized bool
 		deleting          bool
+		missing           string            // why the object is missing, as the observer says; missing when empty
 		want              *metav1.Condition // nil: no condition
 		told              bool              // controlPlaneMissingTold before the condition is written
 	}{
@@ -51,24 +54,27 @@ func TestControlPlaneAvailable(t *testing.T) {
 			want:   &metav1.Condition{Status: metav1.ConditionFalse, Reason: "EtcdUnhealthy", Message: "1 of 3 members unhealthy"}, told: true},
 		{name: "a True Available condition without a reason", ref: ref,
 			object: object(false, map[string]any{"type": "Available", "status": "True", "message": "all good"}),
-			want:   &metav1.Condition{Status: metav1.ConditionTrue, Reason: "ControlPlaneAvailable", Message: "all good"}, told: true},
+			want:   &metav1.Condition{Status: metav1.ConditionTrue, Reason: "Available", Message: "all good"}, told: true},
 		{name: "a False Available condition without a reason", ref: ref,
 			object: object(true, map[string]any{"type": "Available", "status": "False"}),
 			want:   &metav1.Condition{Status: metav1.ConditionFalse, Reason: "NoReasonReported"}, told: true},
 		{name: "no condition, not initialized", ref: ref, object: object(false),
-			want: &metav1.Condition{Status: metav1.ConditionFalse, Reason: "ControlPlaneNotAvailable", Message: "SimControlPlane status.initialization.controlPlaneInitialized is false"}, told: true},
+			want: &metav1.Condition{Status: metav1.ConditionFalse, Reason: "NotAvailable", Message: "SimControlPlane status.initialization.controlPlaneInitialized is false"}, told: true},
 		{name: "no condition, initialized", ref: ref, object: object(true),
-			want: &metav1.Condition{Status: metav1.ConditionTrue, Reason: "ControlPlaneAvailable"}, told: true},
+			want: &metav1.Condition{Status: metav1.ConditionTrue, Reason: "Available"}, told: true},
 		{name: "no condition, the Cluster says it was initialized", ref: ref, object: object(false), clusterInitalized: true,
-			want: &metav1.Condition{Status: metav1.ConditionTrue, Reason: "ControlPlaneAvailable"}, told: true},
+			want: &metav1.Condition{Status: metav1.ConditionTrue, Reason: "Available"}, told: true},
 		{name: "unread", ref: ref, unread: true,
 			want: &metav1.Condition{Status: metav1.ConditionUnknown, Reason: "InternalError", Message: "SimControlPlane cp could not be read: etcdserver: request timed out"}, told: true},
 		{name: "missing", ref: ref,
-			want: &metav1.Condition{Status: metav1.ConditionFalse, Reason: "ControlPlaneNotFound", Message: missing}},
+			want: &metav1.Condition{Status: metav1.ConditionFalse, Reason: "ObjectDoesNotExist", Message: "SimControlPlane does not exist"}},
+		{name: "its kind not served", ref: ref, missing: notServed,
+			want: &metav1.Condition{Status: metav1.ConditionFalse, Reason: "ObjectDoesNotExist",
+				Message: "SimControlPlane does not exist: the API server does not serve the kind SimControlPlane.sim.krtt.dev"}},
 		{name: "deleted after the control plane came up", ref: ref, clusterInitalized: true,
-			want: &metav1.Condition{Status: metav1.ConditionFalse, Reason: "ControlPlaneNotFound", Message: "SimControlPlane/cp has been deleted while the cluster still exists"}},
+			want: &metav1.Condition{Status: metav1.ConditionFalse, Reason: "ObjectDeleted", Message: "SimControlPlane has been deleted while the cluster still exists"}},
 		{name: "deleted with the Cluster", ref: ref, clusterInitalized: true, deleting: true,
-			want: &metav1.Condition{Status: metav1.ConditionFalse, Reason: "ControlPlaneNotFound", Message: "SimControlPlane/cp has been deleted"}},
+			want: &metav1.Condition{Status: metav1.ConditionFalse, Reason: "ObjectDeleted", Message: "SimControlPlane has been deleted"}},
 	} {
 		c := &clusterv1.Cluster{Spec: clusterv1.ClusterSpec{ControlPlaneRef: tc.ref}}
 		c.Status.Initialization.ControlPlaneInitialized = ptr.To(tc.clusterInitalized)
@@ -81,7 +87,7 @@ func TestControlPlaneAvailable(t *testing.T) {
 			s.ControlPlaneErr = errors.New("etcdserver: request timed out")
 		}
 		if tc.ref != nil && tc.object == nil && !tc.unread {
-			s.ControlPlaneMissing = missing
+			s.ControlPlaneMissing = cmp.Or(tc.missing, missing)
 		}
 		if got := controlPlaneMissingTold(s); got != tc.told {
 			t.Errorf("%s: controlPlaneMissingTold before = %v, want %v", tc.name, got, tc.told)
@@ -244,7 +250,7 @@ func TestControlPlaneInitialized(t *testing.T) {
 		scope *Scope
 		want  string
 	}{
-		{"object missing", true, &Scope{ControlPlaneMissing: "SimControlPlane/cp does not exist"}, "Unknown ControlPlaneDoesNotExist SimControlPlane does not exist"},
+		{"object missing", true, &Scope{ControlPlaneMissing: "SimControlPlane/cp does not exist"}, "Unknown ObjectDoesNotExist SimControlPlane does not exist"},
 		{"object without initialization", true, &Scope{ControlPlane: cpObject(nil)}, "False NotInitialized Control plane not yet initialized"},
 		{"object not initialized", true, &Scope{ControlPlane: cpObject(&no)}, "False NotInitialized Control plane not yet initialized"},
 		{"object initialized", true, &Scope{ControlPlane: cpObject(&yes)}, "True Initialized "},
