@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/krtt-dev/krtt/actions/contract"
+	"github.com/krtt-dev/krtt/actions/uptodate"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 )
 
@@ -100,7 +101,13 @@ func (o *Observer) readDeployment(ctx context.Context, s *Scope) {
 	}
 	current := md.Annotations[clusterv1.RevisionAnnotation]
 	s.Deployment = fmt.Sprintf("MachineDeployment %s (revision %s)", md.Name, current)
-	s.StaleRevision = current != "" && current != s.Set.Annotations[clusterv1.RevisionAnnotation]
+	// Old once the deployment names another revision, or already when its
+	// template no longer matches the set's (as Cluster API tells the
+	// current set, by the template): the deployment writes its revision
+	// only after it made the new set, and a Machine that fails in between
+	// must not be replaced in a set the rollout is about to empty.
+	drifted := len(uptodate.Differences(uptodate.Of(&s.Set.Spec.Template.Spec), uptodate.Of(&md.Spec.Template.Spec))) > 0
+	s.StaleRevision = drifted || current != "" && current != s.Set.Annotations[clusterv1.RevisionAnnotation]
 }
 
 func (o *Observer) readTemplates(ctx context.Context, s *Scope) {

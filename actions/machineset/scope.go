@@ -44,7 +44,8 @@ type Scope struct {
 	MissingKinds     []string
 
 	// StaleRevision: the set belongs to a MachineDeployment whose current
-	// revision is another set's (a rollout replaces its Machines);
+	// revision is another set's, or whose template is no longer the set's
+	// (a rollout replaces its Machines);
 	// Deployment names that MachineDeployment and its revision.
 	StaleRevision bool
 	Deployment    string
