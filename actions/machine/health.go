@@ -163,7 +163,7 @@ func markUnhealthy(_ context.Context, s *Scope) engine.Outcome {
 		if hasNodeRef(s) {
 			name = " " + s.Machine.Status.NodeRef.Name
 		}
-		return engine.OKf("The Node%s named in status.nodeRef was deleted (unhealthy since %s)", name, since)
+		return engine.OKf("Node%s has been deleted while the Machine still exists (unhealthy since %s)", name, since)
 	}
 	return engine.OKf("The Node %s reports %s (unhealthy since %s)", n.Name, strings.Join(problems, ", "), since)
 }

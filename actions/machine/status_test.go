@@ -200,7 +200,7 @@ func TestNodeMissingIsSaid(t *testing.T) {
 			want: "Unknown InspectionFailed Waiting for a Node with spec.providerID sim://ns/m1 to exist"},
 		{name: "deleting", providerID: "sim://ns/m1", deleting: true, nodeClient: read, want: "Unknown NodeDoesNotExist Node does not exist"},
 		{name: "nodeRef's Node gone", providerID: "sim://ns/m1", nodeRef: true, nodeClient: read,
-			want: "False NodeDeleted The Node n1 named in status.nodeRef was deleted"},
+			want: "False NodeDeleted Node n1 has been deleted while the Machine still exists"},
 		{name: "Node side not read", providerID: "sim://ns/m1", want: ""},
 	} {
 		m := &clusterv1.Machine{Spec: clusterv1.MachineSpec{Bootstrap: clusterv1.MachineBootstrap{DataSecretName: ptr.To("d")},
