@@ -79,8 +79,10 @@ type Scope struct {
 	// that an API error (ControlPlaneErr) left it unknown.
 	ControlPlane        *unstructured.Unstructured
 	ControlPlaneMissing string
-	ControlPlaneUnread  bool
-	ControlPlaneErr     error
+	// ControlPlaneNotServed: it is missing because its kind is not served.
+	ControlPlaneNotServed bool
+	ControlPlaneUnread    bool
+	ControlPlaneErr       error
 	// Infrastructure is the object spec.infrastructureRef names, read as
 	// ControlPlane is.
 	Infrastructure        *unstructured.Unstructured

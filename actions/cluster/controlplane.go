@@ -1,10 +1,8 @@
 package cluster
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -51,10 +49,11 @@ func ReferencedObjectIndexer(obj client.Object) []string {
 // when it does not exist (missing says why: not found, or its kind not
 // served) or an API error (err) left it unread.
 type referenced struct {
-	obj     *unstructured.Unstructured
-	missing string
-	unread  bool
-	err     error
+	obj       *unstructured.Unstructured
+	missing   string
+	notServed bool
+	unread    bool
+	err       error
 }
 
 // readReferenced reads the object ref names and makes sure its kind is
@@ -72,7 +71,7 @@ func (o *Observer) readReferenced(ctx context.Context, s *Scope, ref clusterv1.O
 	u, err := contract.Get(ctx, o.Client, ref, s.Key.Namespace, what)
 	switch {
 	case contract.IsNoMatch(err):
-		return referenced{missing: fmt.Sprintf("%s/%s does not exist: the API server does not serve the kind %s.%s", ref.Kind, ref.Name, ref.Kind, ref.APIGroup)}
+		return referenced{missing: fmt.Sprintf("%s/%s does not exist: %s", ref.Kind, ref.Name, notServed(ref)), notServed: true}
 	case err != nil:
 		if s.Err == nil {
 			s.Err = err
@@ -86,7 +85,7 @@ func (o *Observer) readReferenced(ctx context.Context, s *Scope, ref clusterv1.O
 
 func (o *Observer) readControlPlane(ctx context.Context, s *Scope, ref clusterv1.ObjectReference) {
 	r := o.readReferenced(ctx, s, ref, "control plane")
-	s.ControlPlane, s.ControlPlaneMissing, s.ControlPlaneUnread, s.ControlPlaneErr = r.obj, r.missing, r.unread, r.err
+	s.ControlPlane, s.ControlPlaneMissing, s.ControlPlaneNotServed, s.ControlPlaneUnread, s.ControlPlaneErr = r.obj, r.missing, r.notServed, r.unread, r.err
 }
 
 func controlPlane(s *Scope) string {
@@ -127,18 +126,14 @@ func controlPlaneAvailable(s *Scope) (cond metav1.Condition, ok bool) {
 		cond.Reason, cond.Message = controlPlaneMissing(s)
 	default:
 		if available := meta.FindStatusCondition(contract.Conditions(s.ControlPlane), "Available"); available != nil {
-			reason := available.Reason
-			if reason == "" && available.Status == metav1.ConditionTrue {
-				reason = ControlPlaneAvailableReason
-			}
-			cond.Status, cond.Reason, cond.Message = available.Status, cmp.Or(reason, clusterv1.NoReasonReportedReason), available.Message
+			cond.Status, cond.Reason, cond.Message = available.Status, contract.MirroredReason(available, controlPlaneAvailableReason), available.Message
 			break
 		}
 		if controlPlaneInitialized(s) {
-			cond.Status, cond.Reason = metav1.ConditionTrue, ControlPlaneAvailableReason
+			cond.Status, cond.Reason = metav1.ConditionTrue, controlPlaneAvailableReason
 			break
 		}
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ControlPlaneNotAvailableReason, fmt.Sprintf("%s status.initialization.controlPlaneInitialized is false", ref.Kind)
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, controlPlaneNotAvailableReason, fmt.Sprintf("%s status.initialization.controlPlaneInitialized is false", ref.Kind)
 	}
 	return cond, true
 }
@@ -146,8 +141,8 @@ func controlPlaneAvailable(s *Scope) (cond metav1.Condition, ok bool) {
 // Reasons of ControlPlaneAvailable when the control plane object reports no
 // reason of its own (Cluster API's).
 const (
-	ControlPlaneAvailableReason    = "Available"
-	ControlPlaneNotAvailableReason = "NotAvailable"
+	controlPlaneAvailableReason    = "Available"
+	controlPlaneNotAvailableReason = "NotAvailable"
 )
 
 // controlPlaneMissing words a control plane object that does not exist, in
@@ -158,13 +153,19 @@ func controlPlaneMissing(s *Scope) (reason, message string) {
 	c := s.Cluster
 	ref := c.Spec.ControlPlaneRef
 	switch {
+	case !controlPlaneWasInitialized(s) && s.ControlPlaneNotServed:
+		return clusterv1.ObjectDoesNotExistReason, ref.Kind + " does not exist: " + notServed(*ref)
 	case !controlPlaneWasInitialized(s):
-		why := strings.TrimPrefix(s.ControlPlaneMissing, fmt.Sprintf("%s/%s does not exist", ref.Kind, ref.Name))
-		return clusterv1.ObjectDoesNotExistReason, ref.Kind + " does not exist" + why
+		return clusterv1.ObjectDoesNotExistReason, ref.Kind + " does not exist"
 	case c.DeletionTimestamp.IsZero():
 		return clusterv1.ObjectDeletedReason, ref.Kind + " has been deleted while the cluster still exists"
 	}
 	return clusterv1.ObjectDeletedReason, ref.Kind + " has been deleted"
+}
+
+// notServed says that the API server does not serve the kind ref names.
+func notServed(ref clusterv1.ObjectReference) string {
+	return fmt.Sprintf("the API server does not serve the kind %s.%s", ref.Kind, ref.APIGroup)
 }
 
 // controlPlaneWasInitialized: the Cluster records that its control plane

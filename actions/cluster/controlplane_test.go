@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -44,7 +43,7 @@ func TestControlPlaneAvailable(t *testing.T) {
 		unread            bool
 		clusterInitalized bool
 		deleting          bool
-		missing           string            // why the object is missing, as the observer says; missing when empty
+		notServed         bool              // the object is missing because its kind is not served
 		want              *metav1.Condition // nil: no condition
 		told              bool              // controlPlaneMissingTold before the condition is written
 	}{
@@ -68,7 +67,7 @@ func TestControlPlaneAvailable(t *testing.T) {
 			want: &metav1.Condition{Status: metav1.ConditionUnknown, Reason: "InternalError", Message: "SimControlPlane cp could not be read: etcdserver: request timed out"}, told: true},
 		{name: "missing", ref: ref,
 			want: &metav1.Condition{Status: metav1.ConditionFalse, Reason: "ObjectDoesNotExist", Message: "SimControlPlane does not exist"}},
-		{name: "its kind not served", ref: ref, missing: notServed,
+		{name: "its kind not served", ref: ref, notServed: true,
 			want: &metav1.Condition{Status: metav1.ConditionFalse, Reason: "ObjectDoesNotExist",
 				Message: "SimControlPlane does not exist: the API server does not serve the kind SimControlPlane.sim.krtt.dev"}},
 		{name: "deleted after the control plane came up", ref: ref, clusterInitalized: true,
@@ -87,7 +86,10 @@ func TestControlPlaneAvailable(t *testing.T) {
 			s.ControlPlaneErr = errors.New("etcdserver: request timed out")
 		}
 		if tc.ref != nil && tc.object == nil && !tc.unread {
-			s.ControlPlaneMissing = cmp.Or(tc.missing, missing)
+			s.ControlPlaneMissing, s.ControlPlaneNotServed = missing, tc.notServed
+			if tc.notServed {
+				s.ControlPlaneMissing = notServed
+			}
 		}
 		if got := controlPlaneMissingTold(s); got != tc.told {
 			t.Errorf("%s: controlPlaneMissingTold before = %v, want %v", tc.name, got, tc.told)

@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -231,10 +230,7 @@ func mirrorInfrastructure(s *Scope) {
 	default:
 		provisioned := ptr.Deref(c.Status.Initialization.InfrastructureProvisioned, false)
 		if ready := contract.ReadyCondition(s.Infrastructure); ready != nil {
-			if ready.Reason == "" && ready.Status == metav1.ConditionTrue {
-				ready.Reason = clusterv1.ProviderReadyReason
-			}
-			set(ready.Status, cmp.Or(ready.Reason, clusterv1.NoReasonReportedReason), ready.Message)
+			set(ready.Status, contract.MirroredReason(ready, clusterv1.ProviderReadyReason), ready.Message)
 			return
 		}
 		if provisioned {

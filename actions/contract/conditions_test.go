@@ -3,6 +3,7 @@ package contract
 import (
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -24,5 +25,23 @@ func TestConditions(t *testing.T) {
 	}
 	if ReadyCondition(nil) != nil {
 		t.Error("a nil object has a Ready condition")
+	}
+}
+
+// TestMirroredReason: a provider's reason is kept; without one a True
+// condition takes the mirror's own, any other NoReasonReported.
+func TestMirroredReason(t *testing.T) {
+	for _, tc := range []struct {
+		c    metav1.Condition
+		want string
+	}{
+		{metav1.Condition{Status: metav1.ConditionFalse, Reason: "Pending"}, "Pending"},
+		{metav1.Condition{Status: metav1.ConditionTrue}, "Ready"},
+		{metav1.Condition{Status: metav1.ConditionFalse}, "NoReasonReported"},
+		{metav1.Condition{Status: metav1.ConditionUnknown}, "NoReasonReported"},
+	} {
+		if got := MirroredReason(&tc.c, "Ready"); got != tc.want {
+			t.Errorf("MirroredReason(%s %q) = %q, want %q", tc.c.Status, tc.c.Reason, got, tc.want)
+		}
 	}
 }

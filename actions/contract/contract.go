@@ -123,6 +123,20 @@ func Conditions(u *unstructured.Unstructured) []metav1.Condition {
 	return out
 }
 
+// MirroredReason is the reason a condition mirrored from a provider
+// object's condition c carries, as Cluster API's mirror gives it: c's own,
+// or for a c without one (a v1beta1 provider) whenTrue when c is True and
+// NoReasonReported otherwise.
+func MirroredReason(c *metav1.Condition, whenTrue string) string {
+	switch {
+	case c.Reason != "":
+		return c.Reason
+	case c.Status == metav1.ConditionTrue:
+		return whenTrue
+	}
+	return clusterv1.NoReasonReportedReason
+}
+
 // ReadyCondition is a provider object's Ready condition, nil when it
 // reports none (or none with a valid status).
 func ReadyCondition(u *unstructured.Unstructured) *metav1.Condition {

@@ -145,14 +145,7 @@ func nodeMissing(s *Scope) (metav1.ConditionStatus, string, string) {
 func mirrorProviderReady(m *clusterv1.Machine, t string, c *metav1.Condition, done bool, notDone string) {
 	switch {
 	case c != nil:
-		reason := c.Reason
-		if reason == "" {
-			reason = clusterv1.NoReasonReportedReason
-			if c.Status == metav1.ConditionTrue {
-				reason = clusterv1.ProviderReadyReason
-			}
-		}
-		setCondition(m, t, c.Status, reason, c.Message)
+		setCondition(m, t, c.Status, contract.MirroredReason(c, clusterv1.ProviderReadyReason), c.Message)
 	case done:
 		setCondition(m, t, metav1.ConditionTrue, clusterv1.ProviderReadyReason, "")
 	default:

@@ -385,6 +385,15 @@ func TestCurrentSet(t *testing.T) {
 		return &Scope{MD: md, Now: now, Hash: TemplateHash(md, now), TemplateHash: base}
 	}
 	hour := func(h int) *time.Time { return ptr.To(now.Add(time.Duration(h) * time.Hour)) }
+	// currentOf names the current set among sets, "" for none.
+	currentOf := func(after *time.Time, sets ...*Set) string {
+		s := at(after)
+		s.Sets = sets
+		if set := current(s); set != nil {
+			return set.MS.Name
+		}
+		return ""
+	}
 	v1 := made("v1", base, now.Add(-10*time.Hour), 2, false)
 
 	for _, c := range []struct {
@@ -398,13 +407,7 @@ func TestCurrentSet(t *testing.T) {
 		{"rollout.after passed before the set was made: nothing to roll out", hour(-20), []*Set{v1}, "v1"},
 		{"rollout.after passed since the set was made: a new set is needed", hour(-1), []*Set{v1}, ""},
 	} {
-		s := at(c.after)
-		s.Sets = c.sets
-		got := ""
-		if set := current(s); set != nil {
-			got = set.MS.Name
-		}
-		if got != c.want {
+		if got := currentOf(c.after, c.sets...); got != c.want {
 			t.Errorf("%s: current %q, want %q", c.name, got, c.want)
 		}
 	}
@@ -414,16 +417,16 @@ func TestCurrentSet(t *testing.T) {
 	after := hour(-1)
 	v1.MS.Spec.Replicas = ptr.To(int32(0))
 	v2 := made("v2", at(after).Hash, now.Add(-30*time.Minute), 2, true)
-	if s := at(after); func() string { s.Sets = []*Set{v1, v2}; return current(s).MS.Name }() != "v2" {
-		t.Errorf("after the restart: v2 should be current")
+	if got := currentOf(after, v1, v2); got != "v2" {
+		t.Errorf("after the restart: current %q, want v2", got)
 	}
 	// Clearing rollout.after (a re-applied manifest) keeps v2: it was made
 	// from the same template and holds the replicas.
-	if s := at(nil); func() string { s.Sets = []*Set{v1, v2}; return current(s).MS.Name }() != "v2" {
-		t.Errorf("rollout.after cleared: v2 should stay current")
+	if got := currentOf(nil, v1, v2); got != "v2" {
+		t.Errorf("rollout.after cleared: current %q, want v2 to stay", got)
 	}
 	// Moved back before v2 was made: still v2.
-	if s := at(hour(-5)); func() string { s.Sets = []*Set{v1, v2}; return current(s).MS.Name }() != "v2" {
-		t.Errorf("rollout.after moved back: v2 should stay current")
+	if got := currentOf(hour(-5), v1, v2); got != "v2" {
+		t.Errorf("rollout.after moved back: current %q, want v2 to stay", got)
 	}
 }

@@ -99,15 +99,21 @@ func (o *Observer) readDeployment(ctx context.Context, s *Scope) {
 	if md.UID != ref.UID {
 		return
 	}
-	current := md.Annotations[clusterv1.RevisionAnnotation]
-	s.Deployment = fmt.Sprintf("MachineDeployment %s (revision %s)", md.Name, current)
-	// Old once the deployment names another revision, or already when its
-	// template no longer matches the set's (as Cluster API tells the
-	// current set, by the template): the deployment writes its revision
-	// only after it made the new set, and a Machine that fails in between
-	// must not be replaced in a set the rollout is about to empty.
-	drifted := len(uptodate.Differences(uptodate.Of(&s.Set.Spec.Template.Spec), uptodate.Of(&md.Spec.Template.Spec))) > 0
-	s.StaleRevision = drifted || current != "" && current != s.Set.Annotations[clusterv1.RevisionAnnotation]
+	s.Deployment = fmt.Sprintf("MachineDeployment %s (revision %s)", md.Name, md.Annotations[clusterv1.RevisionAnnotation])
+	s.StaleRevision = staleRevision(s.Set, md)
+}
+
+// staleRevision: ms is an old revision of md once md names another
+// revision, or already when md's template no longer matches ms's in what
+// rolls out (as Cluster API tells the current set, by the template): md
+// writes its revision only after it made the new set, and a Machine that
+// fails in between must not be replaced in a set the rollout is about to
+// empty.
+func staleRevision(ms *clusterv1.MachineSet, md *clusterv1.MachineDeployment) bool {
+	if current := md.Annotations[clusterv1.RevisionAnnotation]; current != "" && current != ms.Annotations[clusterv1.RevisionAnnotation] {
+		return true
+	}
+	return len(uptodate.Differences(uptodate.Of(&ms.Spec.Template.Spec), uptodate.Of(&md.Spec.Template.Spec))) > 0
 }
 
 func (o *Observer) readTemplates(ctx context.Context, s *Scope) {

@@ -341,3 +341,36 @@ func TestRecoveredMachinesLoseTheirMark(t *testing.T) {
 		t.Errorf("recovered = %s, want a", got)
 	}
 }
+
+// TestStaleRevision: a set is an old revision of its deployment once the
+// deployment names another revision, or as soon as the deployment's
+// template no longer matches the set's, before it names the new one.
+func TestStaleRevision(t *testing.T) {
+	template := clusterv1.MachineTemplateSpec{Spec: clusterv1.MachineSpec{Version: "v1.36.0",
+		InfrastructureRef: clusterv1.ObjectReference{Kind: "SimMachineTemplate", Name: "v1"}}}
+	ms := &clusterv1.MachineSet{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{clusterv1.RevisionAnnotation: "1"}},
+		Spec: clusterv1.MachineSetSpec{Template: template}}
+	md := func(revision, infra string) *clusterv1.MachineDeployment {
+		d := &clusterv1.MachineDeployment{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{}}}
+		if revision != "" {
+			d.Annotations[clusterv1.RevisionAnnotation] = revision
+		}
+		d.Spec.Template = *template.DeepCopy()
+		d.Spec.Template.Spec.InfrastructureRef.Name = infra
+		return d
+	}
+	for _, tc := range []struct {
+		name string
+		md   *clusterv1.MachineDeployment
+		want bool
+	}{
+		{"its own revision and template", md("1", "v1"), false},
+		{"no revision named yet, same template", md("", "v1"), false},
+		{"another revision named", md("2", "v1"), true},
+		{"the template changed, the new revision not named yet", md("1", "v2"), true},
+	} {
+		if got := staleRevision(ms, tc.md); got != tc.want {
+			t.Errorf("%s: staleRevision = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
