@@ -16,6 +16,7 @@ import (
 // the reason of its Deleting condition.
 func registerForceSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^an Event of the Machine "([^"]*)" tells row "([^"]*)" with reason "([^"]*)"$`, w.eventTellsRow)
+	sc.Step(`^an Event of the Machine "([^"]*)" tells row "([^"]*)" with reason "([^"]*)" and note containing "([^"]*)"$`, w.eventTellsRowSaying)
 	sc.Step(`^a Warning Event of the Machine "([^"]*)" says "([^"]*)"$`, w.warningEventSays)
 }
 
@@ -31,4 +32,12 @@ func (w *world) eventTellsRow(ctx context.Context, name, row, reason string) err
 	return w.eventOf(ctx, "Event of row "+row+" with reason "+reason, "Machine", name,
 		func(e eventsv1.Event) bool { return e.Action == row && e.Reason == reason },
 		func(e eventsv1.Event) string { return e.Action + "/" + e.Reason })
+}
+
+func (w *world) eventTellsRowSaying(ctx context.Context, name, row, reason, note string) error {
+	return w.eventOf(ctx, "Event of row "+row+" with reason "+reason+" saying "+note, "Machine", name,
+		func(e eventsv1.Event) bool {
+			return e.Action == row && e.Reason == reason && strings.Contains(e.Note, note)
+		},
+		func(e eventsv1.Event) string { return e.Action + "/" + e.Reason + ": " + e.Note })
 }

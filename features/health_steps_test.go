@@ -8,7 +8,6 @@ import (
 
 	"github.com/cucumber/godog"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
@@ -24,7 +23,6 @@ func registerHealthSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^the Machine "([^"]*)" records since when it is unhealthy$`, w.recordsUnhealthySince)
 	sc.Step(`^the Machine "([^"]*)" no longer records since when it was unhealthy$`, w.noUnhealthySince)
 	sc.Step(`^the Machine "([^"]*)" has failure message containing "([^"]*)"$`, w.hasFailureMessage)
-	sc.Step(`^the NodeHealthy condition of "([^"]*)" does not mention "([^"]*)"$`, w.nodeHealthyDoesNotMention)
 }
 
 func (w *world) aRunningMachineWithHealthConditions(ctx context.Context, name, conditions string) error {
@@ -43,10 +41,15 @@ func (w *world) nodeReports(ctx context.Context, machine, ctype, status, because
 }
 
 // kubeletStopsReporting plays the node lifecycle controller once a kubelet
-// stops posting status: Ready turns Unknown.
+// stops posting status: the conditions the kubelet posts (Ready and the
+// pressures) turn Unknown.
 func (w *world) kubeletStopsReporting(ctx context.Context, machine string) error {
-	return w.nodeReports(ctx, machine, string(corev1.NodeReady), string(corev1.ConditionUnknown),
-		"NodeStatusUnknown: Kubelet stopped posting node status.")
+	return w.updateNode(ctx, machine, func(n *corev1.Node) {
+		for _, t := range []corev1.NodeConditionType{corev1.NodeReady, corev1.NodeMemoryPressure, corev1.NodeDiskPressure, corev1.NodePIDPressure} {
+			setNodeCondition(n, corev1.NodeCondition{Type: t, Status: corev1.ConditionUnknown,
+				Reason: "NodeStatusUnknown", Message: "Kubelet stopped posting node status."})
+		}
+	}, true)
 }
 
 func setNodeCondition(n *corev1.Node, c corev1.NodeCondition) {
@@ -86,16 +89,6 @@ func (w *world) hasFailureMessage(ctx context.Context, name, text string) error 
 	return w.machineHolds(ctx, name, "failure message", func(m *clusterv1.Machine) error {
 		if m.Status.FailureMessage == nil || !strings.Contains(*m.Status.FailureMessage, text) {
 			return fmt.Errorf("failureMessage %v", m.Status.FailureMessage)
-		}
-		return nil
-	})
-}
-
-func (w *world) nodeHealthyDoesNotMention(ctx context.Context, name, text string) error {
-	return w.machineHolds(ctx, name, "NodeHealthy without "+text, func(m *clusterv1.Machine) error {
-		c := meta.FindStatusCondition(m.Status.Conditions, clusterv1.NodeHealthyCondition)
-		if c == nil || strings.Contains(c.Message, text) {
-			return fmt.Errorf("NodeHealthy = %+v", c)
 		}
 		return nil
 	})

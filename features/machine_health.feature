@@ -13,9 +13,12 @@ Feature: Machines whose Node goes bad, and Machines that never come up
     Given a running Machine "m1"
     When the Node of "m1" reports "Ready" as "False" because "KubeletNotReady: container runtime is down"
     Then the Machine "m1" reaches phase "Unknown"
-    And the Machine "m1" has condition "NodeHealthy" with reason "NodeNotReady" and message containing "Ready=False (KubeletNotReady: container runtime is down)"
+    And the Machine "m1" has condition "NodeHealthy" with status "False" and reason "NodeNotHealthy"
+    And the Machine "m1" has condition "NodeHealthy" with reason "NodeNotHealthy" and message containing "* Node.Ready: container runtime is down"
     And the Machine "m1" has condition "Ready" with status "False" and reason "NotReady"
-    And the Machine "m1" has condition "Ready" with reason "NotReady" and message containing "* NodeHealthy: The Node"
+    And the Machine "m1" has condition "Ready" with reason "NotReady" and message containing "* NodeHealthy:"
+    And the Machine "m1" has condition "Ready" with reason "NotReady" and message containing "  * Node.Ready: container runtime is down"
+    And an Event of the Machine "m1" tells row "N41" with reason "Unhealthy" and note containing "Ready=False (KubeletNotReady: container runtime is down)"
     And the Machine "m1" has condition "NodeReady" with reason "NodeNotReady" and message containing "* Node.Ready: container runtime is down"
     And the Machine "m1" records since when it is unhealthy
     When the Node of "m1" reports "Ready" as "True" because "KubeletReady: kubelet is posting ready status"
@@ -30,7 +33,8 @@ Feature: Machines whose Node goes bad, and Machines that never come up
     Given a running Machine "m1"
     When the kubelet of "m1" stops reporting
     Then the Machine "m1" reaches phase "Unknown"
-    And the Machine "m1" has condition "NodeHealthy" with reason "NodeNotReady" and message containing "Ready=Unknown (NodeStatusUnknown: Kubelet stopped posting node status)"
+    And the Machine "m1" has condition "NodeHealthy" with status "Unknown" and reason "NodeHealthUnknown"
+    And the Machine "m1" has condition "NodeHealthy" with reason "NodeHealthUnknown" and message containing "* Node.AllConditions: Kubelet stopped posting node status."
     And the Machine "m1" records since when it is unhealthy
 
   @row:machine-normal:N42 @row:machine-normal:N43
@@ -38,19 +42,24 @@ Feature: Machines whose Node goes bad, and Machines that never come up
     Given a running Machine "m1"
     When the Node of "m1" reports "KernelDeadlock" as "True" because "DockerHung: task docker blocked for more than 120 seconds"
     Then the Machine "m1" reaches phase "Unknown"
-    And the Machine "m1" has condition "NodeHealthy" with reason "NodeConditionsFailed" and message containing "KernelDeadlock=True (DockerHung"
+    And the Machine "m1" has condition "NodeHealthy" with reason "NodeNotHealthy" and message containing "* Node.KernelDeadlock: task docker blocked for more than 120 seconds"
     And the Machine "m1" has condition "Ready" with status "False" and reason "NotReady"
     When the Node of "m1" reports "KernelDeadlock" as "False" because "KernelHasNoDeadlock: kernel has no deadlock"
     Then the Machine "m1" reaches phase "Running"
 
   @row:machine-normal:N42
-  Scenario: spec.health.nodeConditions says which conditions count
+  Scenario: spec.health.nodeConditions says which conditions start the health timeout
     Given a running Machine "m1" whose health conditions are "MemoryPressure"
+    # NodeHealthy reads the pressures as Cluster API does; the health timeout only the listed conditions.
     When the Node of "m1" reports "DiskPressure" as "True" because "KubeletHasDiskPressure: kubelet has disk pressure"
-    And the Node of "m1" reports "MemoryPressure" as "True" because "KubeletHasInsufficientMemory: kubelet has insufficient memory available"
+    Then the Machine "m1" has condition "NodeHealthy" with reason "NodeNotHealthy" and message containing "* Node.DiskPressure: kubelet has disk pressure"
+    And the Machine "m1" has condition "Ready" with status "False" and reason "NotReady"
+    And the Machine "m1" is in phase "Running"
+    And the Machine "m1" no longer records since when it was unhealthy
+    When the Node of "m1" reports "MemoryPressure" as "True" because "KubeletHasInsufficientMemory: kubelet has insufficient memory available"
     Then the Machine "m1" reaches phase "Unknown"
-    And the Machine "m1" has condition "NodeHealthy" with reason "NodeConditionsFailed" and message containing "MemoryPressure=True"
-    And the NodeHealthy condition of "m1" does not mention "DiskPressure"
+    And the Machine "m1" has condition "NodeHealthy" with reason "NodeNotHealthy" and message containing "* Node.MemoryPressure: kubelet has insufficient memory available"
+    And the Machine "m1" records since when it is unhealthy
 
   @serial @row:machine-errors:E20 @row:machine-normal:N50
   Scenario: a Machine unhealthy for longer than its health timeout fails and is left for its owner to replace

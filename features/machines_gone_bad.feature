@@ -12,7 +12,9 @@ Feature: Machines gone bad — a lost Node, forced deletions of undrained Machin
     Given a running Machine "m1"
     When the Node of "m1" is deleted
     Then the Machine "m1" reaches phase "Unknown"
-    And the Machine "m1" has condition "NodeHealthy" with reason "NodeDeleted" and message containing "has been deleted while the Machine still exists (unhealthy since"
+    And the Machine "m1" has condition "NodeHealthy" with reason "NodeDeleted" and message containing "has been deleted while the Machine still exists"
+    And the Machine "m1" has condition "NodeReady" with reason "NodeDeleted" and message containing "has been deleted while the Machine still exists"
+    And the Machine "m1" records since when it is unhealthy
     When the health timeout of "m1" has passed
     Then the Machine "m1" reaches phase "Failed"
     And the Machine "m1" has failure reason "UnhealthyNode"

@@ -31,7 +31,7 @@ Feature: Workload cluster outages and the waits they interrupt
     When the health timeout of "m1" has passed
     And the workload cluster's API server starts again
     Then the Cluster "c1" records when its workload cluster came back
-    And the Machine "m1" has condition "NodeHealthy" with status "False" and reason "NodeNotReady"
+    And the Machine "m1" has condition "NodeHealthy" with status "False" and reason "NodeNotHealthy"
     And the Machine "m1" is in phase "Unknown"
     And the Machine "m2" has condition "Deleting" with reason "DrainingNode" and message containing "PodDisruptionBudget"
     And Pod "p1" is still running

@@ -1,6 +1,7 @@
 package reconciler
 
 import (
+	"regexp"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -20,15 +21,18 @@ type Gate struct {
 // do: False when any gate is an issue (False, or True for a negative one),
 // Unknown when none is and some are Unknown or not yet reported, True
 // otherwise; the message has a "* <Type>: <message>" line for each gate
-// that is not fine, issues before unknowns, each in the gates' order (the
-// reason where a condition has no message).
+// that is not fine, in the gates' order (the reason where a condition has
+// no message; a message of several lines or bullets indented below, see
+// indentUnder).
 func Summarize(conds []metav1.Condition, gates ...Gate) (metav1.ConditionStatus, string) {
-	var issues, unknowns []string
+	var lines []string
+	issues, unknowns := 0, 0
 	for _, g := range gates {
 		c := meta.FindStatusCondition(conds, g.Type)
 		if c == nil {
 			if !g.Optional {
-				unknowns = append(unknowns, "* "+g.Type+": Condition not yet reported")
+				unknowns++
+				lines = append(lines, "* "+g.Type+": Condition not yet reported")
 			}
 			continue
 		}
@@ -36,25 +40,61 @@ func Summarize(conds []metav1.Condition, gates ...Gate) (metav1.ConditionStatus,
 		if g.Negative {
 			bad = metav1.ConditionTrue
 		}
-		msg := c.Message
-		if msg == "" {
-			msg = c.Reason
-		}
 		switch c.Status {
 		case bad:
-			issues = append(issues, "* "+g.Type+": "+msg)
+			issues++
 		case metav1.ConditionUnknown:
-			unknowns = append(unknowns, "* "+g.Type+": "+msg)
+			unknowns++
+		default:
+			continue
 		}
+		if c.Message == "" {
+			lines = append(lines, "* "+g.Type+": "+c.Reason)
+			continue
+		}
+		lines = append(lines, "* "+g.Type+":"+indentUnder(c.Message))
 	}
 	status := metav1.ConditionTrue
 	switch {
-	case len(issues) > 0:
+	case issues > 0:
 		status = metav1.ConditionFalse
-	case len(unknowns) > 0:
+	case unknowns > 0:
 		status = metav1.ConditionUnknown
 	}
-	return status, strings.Join(append(issues, unknowns...), "\n")
+	return status, strings.Join(lines, "\n")
+}
+
+// bullet finds a "* " list item, as Cluster API's summaries look for one
+// anywhere in a message.
+var bullet = regexp.MustCompile(`\s*\*\s+`)
+
+// indentUnder places a condition's message after its "* <Type>:" line the
+// way Cluster API's summaries do: one plain line follows on the same line;
+// a message of several lines or of bullets goes below, indented, each line
+// that is not a bullet made one.
+func indentUnder(m string) string {
+	if !strings.Contains(m, "\n") && !bullet.MatchString(m) {
+		return " " + m
+	}
+	lines := strings.Split(m, "\n")
+	plain := false
+	for _, l := range lines {
+		if !bullet.MatchString(l) {
+			plain = true
+			break
+		}
+	}
+	for i, l := range lines {
+		switch {
+		case !plain:
+			lines[i] = "  " + l
+		case bullet.MatchString(l):
+			lines[i] = "    " + l
+		default:
+			lines[i] = "  * " + l
+		}
+	}
+	return "\n" + strings.Join(lines, "\n")
 }
 
 // AddGate appends g to gates unless one of them reads its condition type

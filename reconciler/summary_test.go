@@ -6,7 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// A summary lists issues before unknowns, each in the gates' order; a
+// A summary lists issues and unknowns in the gates' order; a
 // negative gate is an issue while True; an optional gate not set is left
 // out and a required one is Unknown "not yet reported".
 func TestSummarize(t *testing.T) {
@@ -22,9 +22,15 @@ func TestSummarize(t *testing.T) {
 	}{
 		{"all fine", []metav1.Condition{c("Deleting", "False", "NotDeleting", ""), c("A", "True", "Ok", ""), c("B", "True", "Ok", "")}, "True", ""},
 		{"required missing", []metav1.Condition{c("Deleting", "False", "NotDeleting", ""), c("A", "True", "Ok", "")}, "Unknown", "* B: Condition not yet reported"},
-		{"issue after an unknown in gate order is listed first",
+		{"issues and unknowns in gate order",
 			[]metav1.Condition{c("Deleting", "False", "NotDeleting", ""), c("A", "Unknown", "Probing", "no answer yet"), c("B", "False", "Down", "")},
-			"False", "* B: Down\n* A: no answer yet"},
+			"False", "* A: no answer yet\n* B: Down"},
+		{"a bulleted message goes below",
+			[]metav1.Condition{c("Deleting", "False", "NotDeleting", ""), c("A", "False", "NotHealthy", "* Node.Ready: down\n* Node.DiskPressure: full"), c("B", "True", "Ok", "")},
+			"False", "* A:\n  * Node.Ready: down\n  * Node.DiskPressure: full"},
+		{"plain lines among bullets are made bullets",
+			[]metav1.Condition{c("Deleting", "False", "NotDeleting", ""), c("A", "True", "Ok", ""), c("B", "False", "Down", "Drain not completed yet\n* Pod p1: stuck")},
+			"False", "* B:\n  * Drain not completed yet\n    * Pod p1: stuck"},
 		{"negative gate True", []metav1.Condition{c("Deleting", "True", "WaitingForWorkersDeletion", "3 Machines"), c("A", "True", "Ok", ""), c("B", "True", "Ok", "")},
 			"False", "* Deleting: 3 Machines"},
 		{"optional set and False", []metav1.Condition{c("Deleting", "False", "NotDeleting", ""), c("A", "True", "Ok", ""), c("B", "True", "Ok", ""), c("C", "False", "Bad", "c is bad")},

@@ -2,6 +2,7 @@ package machine
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -123,25 +124,68 @@ func (h nodeHealthCheck) fact() string {
 	return nodeHealthy
 }
 
-// condition is the NodeHealthy condition as Cluster API writes it: a
-// condition that says unhealthy (False) wins over one that is unknown.
-func (h nodeHealthCheck) condition() (metav1.ConditionStatus, string, string) {
-	switch {
-	case len(h.bad) > 0:
-		reason := "NodeConditionsFailed"
-		if h.readyStatus == corev1.ConditionFalse {
-			reason = "NodeNotReady"
-		}
-		return metav1.ConditionFalse, reason, "The Node reports " + strings.Join(h.bad, ", ")
-	case len(h.unknown) > 0:
-		return metav1.ConditionUnknown, "NodeConditionsUnknown", "The Node's conditions are unknown: " + strings.Join(h.unknown, ", ")
-	}
-	return metav1.ConditionTrue, "NodeHealthy", ""
-}
+// summarisedNodeConditions are the Node conditions NodeHealthy reads, in
+// Cluster API's order (summarizeNodeConditions): Ready, then the pressures
+// a kubelet reports False while all is well.
+var summarisedNodeConditions = []corev1.NodeConditionType{corev1.NodeReady, corev1.NodeMemoryPressure, corev1.NodeDiskPressure, corev1.NodePIDPressure}
 
-// nodeHealth summarises the Node's conditions for the NodeHealthy condition.
+// nodeHealth is the NodeHealthy condition as Cluster API's
+// summarizeNodeConditions writes it: a line "* Node.<Type>: <message>" for
+// each of Ready and the pressures that is not fine or not reported, one
+// "* Node.AllConditions" line when the kubelet said the same of several;
+// NodeNotHealthy when one says unhealthy, NodeHealthUnknown when one is
+// unknown or missing, else NodeHealthy. The types of spec.health.nodeConditions
+// (the health timeout's, which Cluster API does not have) count too when
+// the Node reports them other than False, so a Node the timeout holds
+// against the Machine never reads healthy.
 func nodeHealth(n *corev1.Node, unhealthyWhenTrue []string) (metav1.ConditionStatus, string, string) {
-	return checkNodeHealth(n, unhealthyWhenTrue).condition()
+	var lines []string
+	said := map[string]bool{}
+	reported, bad, unknown := 0, 0, 0
+	note := func(c *corev1.NodeCondition) {
+		m := c.Message
+		if m == "" {
+			m = "Condition is " + string(c.Status)
+		}
+		reported++
+		said[m] = true
+		lines = append(lines, "* Node."+string(c.Type)+": "+m)
+		if c.Status == corev1.ConditionUnknown {
+			unknown++
+		} else {
+			bad++
+		}
+	}
+	for _, t := range summarisedNodeConditions {
+		switch c := nodeCondition(n, t); {
+		case c == nil:
+			lines = append(lines, "* Node."+string(t)+": Condition not yet reported")
+			unknown++
+		case t == corev1.NodeReady && c.Status != corev1.ConditionTrue,
+			t != corev1.NodeReady && c.Status != corev1.ConditionFalse:
+			note(c)
+		}
+	}
+	for _, t := range unhealthyWhenTrue {
+		if slices.Contains(summarisedNodeConditions, corev1.NodeConditionType(t)) {
+			continue
+		}
+		if c := nodeCondition(n, corev1.NodeConditionType(t)); c != nil && c.Status != corev1.ConditionFalse {
+			note(c)
+		}
+	}
+	if reported > 1 && len(said) == 1 {
+		for m := range said {
+			lines = []string{"* Node.AllConditions: " + m}
+		}
+	}
+	switch {
+	case bad > 0:
+		return metav1.ConditionFalse, clusterv1.NodeNotHealthyReason, strings.Join(lines, "\n")
+	case unknown > 0:
+		return metav1.ConditionUnknown, clusterv1.NodeHealthUnknownReason, strings.Join(lines, "\n")
+	}
+	return metav1.ConditionTrue, clusterv1.NodeHealthyReason, ""
 }
 
 // markUnhealthy starts the health timeout's clock once and names what is

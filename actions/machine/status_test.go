@@ -18,7 +18,9 @@ import (
 	"github.com/krtt-dev/krtt/reconciler"
 )
 
-func TestNodeHealth(t *testing.T) {
+// TestNodeHealthFact: the health timeout's reading of the Node (the
+// machine-controller-manager's): Ready, and spec.health.nodeConditions.
+func TestNodeHealthFact(t *testing.T) {
 	node := func(conds ...corev1.NodeCondition) *corev1.Node {
 		return &corev1.Node{Status: corev1.NodeStatus{Conditions: conds}}
 	}
@@ -27,45 +29,88 @@ func TestNodeHealth(t *testing.T) {
 	}
 	defaults := clusterv1.DefaultHealthNodeConditions
 	for _, tc := range []struct {
-		name   string
-		n      *corev1.Node
-		types  []string
-		want   metav1.ConditionStatus
-		reason string
-		fact   string
+		name  string
+		n     *corev1.Node
+		types []string
+		fact  string
 	}{
-		{"ready", node(c(corev1.NodeReady, "True")), defaults, metav1.ConditionTrue, "NodeHealthy", nodeHealthy},
-		{"no Ready condition is unknown", node(), defaults, metav1.ConditionUnknown, "NodeConditionsUnknown", nodeNotReported},
-		{"Ready unknown", node(c(corev1.NodeReady, "Unknown")), defaults, metav1.ConditionUnknown, "NodeConditionsUnknown", nodeNotReady},
-		{"not ready", node(c(corev1.NodeReady, "False")), defaults, metav1.ConditionFalse, "NodeNotReady", nodeNotReady},
-		{"listed condition True", node(c(corev1.NodeReady, "True"), c(corev1.NodeDiskPressure, "True")), defaults, metav1.ConditionFalse, "NodeConditionsFailed", nodeConditionsFailed},
-		{"False wins over Unknown", node(c(corev1.NodeReady, "Unknown"), c("KernelDeadlock", "True")), defaults, metav1.ConditionFalse, "NodeConditionsFailed", nodeNotReady},
-		{"listed condition unknown", node(c(corev1.NodeReady, "True"), c("NetworkUnavailable", "Unknown")), defaults, metav1.ConditionUnknown, "NodeConditionsUnknown", nodeHealthy},
-		{"unlisted condition True", node(c(corev1.NodeReady, "True"), c(corev1.NodeMemoryPressure, "True")), defaults, metav1.ConditionTrue, "NodeHealthy", nodeHealthy},
-		{"own list", node(c(corev1.NodeReady, "True"), c(corev1.NodeMemoryPressure, "True")), []string{"MemoryPressure"}, metav1.ConditionFalse, "NodeConditionsFailed", nodeConditionsFailed},
-		{"empty list: only Ready counts", node(c(corev1.NodeReady, "True"), c(corev1.NodeDiskPressure, "True")), []string{}, metav1.ConditionTrue, "NodeHealthy", nodeHealthy},
-		{"no Node", nil, defaults, metav1.ConditionTrue, "NodeHealthy", nodeHealthy},
+		{"ready", node(c(corev1.NodeReady, "True")), defaults, nodeHealthy},
+		{"no Ready condition", node(), defaults, nodeNotReported},
+		{"Ready unknown", node(c(corev1.NodeReady, "Unknown")), defaults, nodeNotReady},
+		{"not ready", node(c(corev1.NodeReady, "False")), defaults, nodeNotReady},
+		{"listed condition True", node(c(corev1.NodeReady, "True"), c(corev1.NodeDiskPressure, "True")), defaults, nodeConditionsFailed},
+		{"not Ready wins", node(c(corev1.NodeReady, "Unknown"), c("KernelDeadlock", "True")), defaults, nodeNotReady},
+		{"listed condition unknown", node(c(corev1.NodeReady, "True"), c("NetworkUnavailable", "Unknown")), defaults, nodeHealthy},
+		{"unlisted condition True", node(c(corev1.NodeReady, "True"), c(corev1.NodeMemoryPressure, "True")), defaults, nodeHealthy},
+		{"own list", node(c(corev1.NodeReady, "True"), c(corev1.NodeMemoryPressure, "True")), []string{"MemoryPressure"}, nodeConditionsFailed},
+		{"empty list: only Ready counts", node(c(corev1.NodeReady, "True"), c(corev1.NodeDiskPressure, "True")), []string{}, nodeHealthy},
+		{"no Node", nil, defaults, nodeHealthy},
 	} {
-		h := checkNodeHealth(tc.n, tc.types)
-		got, reason, _ := h.condition()
-		if tc.n != nil && (got != tc.want || reason != tc.reason) {
-			t.Errorf("%s: %s/%s, want %s/%s", tc.name, got, reason, tc.want, tc.reason)
-		}
-		if f := h.fact(); f != tc.fact {
+		if f := checkNodeHealth(tc.n, tc.types).fact(); f != tc.fact {
 			t.Errorf("%s: fact %s, want %s", tc.name, f, tc.fact)
 		}
 	}
 }
 
-// The message names every condition that is wrong, with the kubelet's words.
-func TestNodeHealthMessage(t *testing.T) {
-	n := &corev1.Node{Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{
-		{Type: corev1.NodeReady, Status: "False", Reason: "KubeletNotReady", Message: "container runtime is down."},
-		{Type: "KernelDeadlock", Status: "True", Reason: "DockerHung"},
-	}}}
-	_, _, msg := nodeHealth(n, clusterv1.DefaultHealthNodeConditions)
-	if want := "The Node reports Ready=False (KubeletNotReady: container runtime is down), KernelDeadlock=True (DockerHung)"; msg != want {
-		t.Errorf("message %q, want %q", msg, want)
+// TestNodeHealthyCondition: NodeHealthy in Cluster API's words
+// (summarizeNodeConditions), with the types of spec.health.nodeConditions
+// beyond Cluster API's when the Node reports them other than False.
+func TestNodeHealthyCondition(t *testing.T) {
+	c := func(t corev1.NodeConditionType, s corev1.ConditionStatus, msg string) corev1.NodeCondition {
+		return corev1.NodeCondition{Type: t, Status: s, Message: msg}
+	}
+	fine := func(extra ...corev1.NodeCondition) *corev1.Node {
+		conds := []corev1.NodeCondition{c(corev1.NodeReady, "True", "kubelet is posting ready status"),
+			c(corev1.NodeMemoryPressure, "False", ""), c(corev1.NodeDiskPressure, "False", ""), c(corev1.NodePIDPressure, "False", "")}
+		for _, e := range extra {
+			replaced := false
+			for i := range conds {
+				if conds[i].Type == e.Type {
+					conds[i], replaced = e, true
+				}
+			}
+			if !replaced {
+				conds = append(conds, e)
+			}
+		}
+		return &corev1.Node{Status: corev1.NodeStatus{Conditions: conds}}
+	}
+	defaults := clusterv1.DefaultHealthNodeConditions
+	for _, tc := range []struct {
+		name    string
+		n       *corev1.Node
+		types   []string
+		want    metav1.ConditionStatus
+		reason  string
+		message string
+	}{
+		{"healthy", fine(), defaults, "True", "NodeHealthy", ""},
+		{"not ready", fine(c(corev1.NodeReady, "False", "container runtime is down")), defaults,
+			"False", "NodeNotHealthy", "* Node.Ready: container runtime is down"},
+		{"ready unknown without a message", fine(c(corev1.NodeReady, "Unknown", "")), defaults,
+			"Unknown", "NodeHealthUnknown", "* Node.Ready: Condition is Unknown"},
+		{"memory pressure", fine(c(corev1.NodeMemoryPressure, "True", "kubelet has insufficient memory available")), defaults,
+			"False", "NodeNotHealthy", "* Node.MemoryPressure: kubelet has insufficient memory available"},
+		{"False wins over Unknown", fine(c(corev1.NodeReady, "Unknown", "x"), c(corev1.NodePIDPressure, "True", "y")), defaults,
+			"False", "NodeNotHealthy", "* Node.Ready: x\n* Node.PIDPressure: y"},
+		{"the same words from every condition", fine(c(corev1.NodeReady, "Unknown", "Kubelet stopped posting node status."),
+			c(corev1.NodeMemoryPressure, "Unknown", "Kubelet stopped posting node status."),
+			c(corev1.NodeDiskPressure, "Unknown", "Kubelet stopped posting node status."),
+			c(corev1.NodePIDPressure, "Unknown", "Kubelet stopped posting node status.")), defaults,
+			"Unknown", "NodeHealthUnknown", "* Node.AllConditions: Kubelet stopped posting node status."},
+		{"pressures not reported", &corev1.Node{Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{c(corev1.NodeReady, "True", "")}}}, defaults,
+			"Unknown", "NodeHealthUnknown", "* Node.MemoryPressure: Condition not yet reported\n* Node.DiskPressure: Condition not yet reported\n* Node.PIDPressure: Condition not yet reported"},
+		{"nothing reported", &corev1.Node{}, defaults, "Unknown", "NodeHealthUnknown",
+			"* Node.Ready: Condition not yet reported\n* Node.MemoryPressure: Condition not yet reported\n* Node.DiskPressure: Condition not yet reported\n* Node.PIDPressure: Condition not yet reported"},
+		{"a health condition", fine(c("KernelDeadlock", "True", "docker hung")), defaults,
+			"False", "NodeNotHealthy", "* Node.KernelDeadlock: docker hung"},
+		{"a health condition not listed", fine(c("KernelDeadlock", "True", "docker hung")), []string{}, "True", "NodeHealthy", ""},
+		{"a listed condition not reported", fine(), []string{"KernelDeadlock"}, "True", "NodeHealthy", ""},
+	} {
+		got, reason, msg := nodeHealth(tc.n, tc.types)
+		if got != tc.want || reason != tc.reason || msg != tc.message {
+			t.Errorf("%s: %s/%s %q, want %s/%s %q", tc.name, got, reason, msg, tc.want, tc.reason, tc.message)
+		}
 	}
 }
 
@@ -260,8 +305,8 @@ func TestSummarizeReady(t *testing.T) {
 		{"one False, one Unknown", with(cond(clusterv1.BootstrapConfigReadyCondition, metav1.ConditionFalse, "NotReady", "Waiting for the bootstrap provider"),
 			cond(clusterv1.NodeHealthyCondition, metav1.ConditionUnknown, "InspectionFailed", "")), false,
 			"False NotReady: * BootstrapConfigReady: Waiting for the bootstrap provider\n* NodeHealthy: InspectionFailed", nil},
-		{"only Unknown", with(cond(clusterv1.NodeHealthyCondition, metav1.ConditionUnknown, "NodeConditionsUnknown", "The Node's conditions are unknown")), false,
-			"Unknown ReadyUnknown: * NodeHealthy: The Node's conditions are unknown", nil},
+		{"only Unknown", with(cond(clusterv1.NodeHealthyCondition, metav1.ConditionUnknown, "NodeHealthUnknown", "* Node.Ready: Condition is Unknown")), false,
+			"Unknown ReadyUnknown: * NodeHealthy:\n  * Node.Ready: Condition is Unknown", nil},
 		{"missing", slices.Clip(ready[:2]), false, "Unknown ReadyUnknown: * NodeHealthy: Condition not yet reported", nil},
 		{"health check failed", with(cond(clusterv1.HealthCheckSucceededCondition, metav1.ConditionFalse, "UnhealthyNode", "Node unhealthy for 5m")), false,
 			"False NotReady: * HealthCheckSucceeded: Node unhealthy for 5m", nil},

@@ -100,6 +100,13 @@ const (
 	NodeDeletedReason = "NodeDeleted"
 )
 
+// Reasons of NodeHealthy read from the Node (Cluster API's).
+const (
+	NodeHealthyReason       = "NodeHealthy"
+	NodeNotHealthyReason    = "NodeNotHealthy"
+	NodeHealthUnknownReason = "NodeHealthUnknown"
+)
+
 // Finalizers.
 const (
 	// MachineFinalizer keeps a Machine until its Node, infrastructure and

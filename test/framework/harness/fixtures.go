@@ -14,6 +14,7 @@ import (
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/test/framework/poll"
+	"github.com/krtt-dev/krtt/test/infrastructure/sim"
 	simv1 "github.com/krtt-dev/krtt/test/infrastructure/sim/api/v1alpha1"
 )
 
@@ -154,8 +155,7 @@ func JoinNode(ctx context.Context, c client.Client, nodeName, providerID string,
 		if err := c.Get(ctx, client.ObjectKeyFromObject(n), n); err != nil {
 			return err
 		}
-		n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
-			Message: "kubelet is posting ready status", LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}}
+		n.Status.Conditions = sim.KubeletConditions(metav1.Now())
 		n.Status.NodeInfo = corev1.NodeSystemInfo{KubeletVersion: "v1.37.0", OperatingSystem: "linux",
 			Architecture: "amd64", OSImage: "Debian GNU/Linux 13 (trixie)", ContainerRuntimeVersion: "containerd://2.2.0"}
 		return c.Status().Update(ctx, n)

@@ -267,6 +267,7 @@ func (r *cloudReconciler) registerNode(ctx context.Context, nodes client.Client,
 	node.Status.NodeInfo = corev1.NodeSystemInfo{KubeletVersion: version, OperatingSystem: "linux", Architecture: "amd64",
 		ContainerRuntimeVersion: "sim://1.0", OSImage: "sim"}
 	setNodeReady(node, readyCondition(sm), now)
+	setPressureConditions(node, now)
 	if statusEqual(before.Status, node.Status) {
 		return name, nil
 	}

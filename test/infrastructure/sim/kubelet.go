@@ -73,22 +73,71 @@ func hasTaint(n *corev1.Node, key string, effect corev1.TaintEffect) bool {
 	return false
 }
 
-// setNodeUnknown marks the Ready condition Unknown without a heartbeat, as
-// the node lifecycle controller does once the heartbeats stop.
+// kubeletConditions are the conditions a kubelet itself posts: Ready and
+// the pressures, which read False while all is well (Cluster API's
+// NodeHealthy summarises these four).
+var kubeletConditions = []corev1.NodeConditionType{corev1.NodeReady, corev1.NodeMemoryPressure, corev1.NodeDiskPressure, corev1.NodePIDPressure}
+
+// noPressure is what a kubelet with room to spare says of each pressure.
+var noPressure = map[corev1.NodeConditionType]nodeCondition{
+	corev1.NodeMemoryPressure: {corev1.ConditionFalse, "KubeletHasSufficientMemory", "kubelet has sufficient memory available"},
+	corev1.NodeDiskPressure:   {corev1.ConditionFalse, "KubeletHasNoDiskPressure", "kubelet has no disk pressure"},
+	corev1.NodePIDPressure:    {corev1.ConditionFalse, "KubeletHasSufficientPID", "kubelet has sufficient PID available"},
+}
+
+// KubeletConditions are the conditions of a Node whose kubelet joined and
+// is well: Ready, under no pressure. Tests that play the kubelet by hand
+// report these.
+func KubeletConditions(now metav1.Time) []corev1.NodeCondition {
+	out := []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
+		Message: "kubelet is posting ready status", LastHeartbeatTime: now, LastTransitionTime: now}}
+	for _, t := range kubeletConditions[1:] {
+		c := noPressure[t]
+		out = append(out, corev1.NodeCondition{Type: t, Status: c.status, Reason: c.reason, Message: c.message,
+			LastHeartbeatTime: now, LastTransitionTime: now})
+	}
+	return out
+}
+
+// setPressureConditions reports the pressures as a live kubelet does: False
+// where the Node has none yet, or where the node lifecycle controller made
+// it Unknown while the kubelet was away. A pressure spec.sim.nodeConditions
+// scripts is setProblemConditions'. It says whether anything changed.
+func setPressureConditions(n *corev1.Node, now metav1.Time) bool {
+	changed := false
+	for _, t := range kubeletConditions[1:] {
+		want := noPressure[t]
+		c := nodeConditionOf(n, t)
+		switch {
+		case c == nil:
+			n.Status.Conditions = append(n.Status.Conditions, corev1.NodeCondition{Type: t, Status: want.status,
+				Reason: want.reason, Message: want.message, LastHeartbeatTime: now, LastTransitionTime: now})
+		case c.Status == corev1.ConditionUnknown && c.Reason == nodeStatusUnknownReason:
+			c.Status, c.Reason, c.Message, c.LastHeartbeatTime, c.LastTransitionTime = want.status, want.reason, want.message, now, now
+		default:
+			continue
+		}
+		changed = true
+	}
+	return changed
+}
+
+// setNodeUnknown marks the kubelet's conditions Unknown without a
+// heartbeat, as the node lifecycle controller does once the heartbeats
+// stop.
 func setNodeUnknown(n *corev1.Node, now metav1.Time) {
-	for i := range n.Status.Conditions {
-		cur := &n.Status.Conditions[i]
-		if cur.Type != corev1.NodeReady {
+	for _, t := range kubeletConditions {
+		cur := nodeConditionOf(n, t)
+		if cur == nil {
+			n.Status.Conditions = append(n.Status.Conditions, corev1.NodeCondition{Type: t, Status: corev1.ConditionUnknown,
+				Reason: nodeStatusUnknownReason, Message: nodeStatusUnknownMessage, LastTransitionTime: now})
 			continue
 		}
 		if cur.Status != corev1.ConditionUnknown {
 			cur.LastTransitionTime = now
 		}
 		cur.Status, cur.Reason, cur.Message = corev1.ConditionUnknown, nodeStatusUnknownReason, nodeStatusUnknownMessage
-		return
 	}
-	n.Status.Conditions = append(n.Status.Conditions, corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionUnknown,
-		Reason: nodeStatusUnknownReason, Message: nodeStatusUnknownMessage, LastTransitionTime: now})
 }
 
 // setNodeReady writes the Ready condition with a fresh heartbeat; the
@@ -162,8 +211,12 @@ func sortedTypes(m map[corev1.NodeConditionType]bool) []corev1.NodeConditionType
 }
 
 func nodeReady(n *corev1.Node) *corev1.NodeCondition {
+	return nodeConditionOf(n, corev1.NodeReady)
+}
+
+func nodeConditionOf(n *corev1.Node, t corev1.NodeConditionType) *corev1.NodeCondition {
 	for i := range n.Status.Conditions {
-		if n.Status.Conditions[i].Type == corev1.NodeReady {
+		if n.Status.Conditions[i].Type == t {
 			return &n.Status.Conditions[i]
 		}
 	}
@@ -303,6 +356,7 @@ func (r *kubeletNodeReconciler) reconcile(ctx context.Context, req reconcile.Req
 	want := readyCondition(sm)
 	before := node.DeepCopy()
 	problems := setProblemConditions(node, sm, metav1.NewTime(now))
+	problems = setPressureConditions(node, metav1.NewTime(now)) || problems
 	if cur := nodeReady(node); !problems && cur != nil && cur.Status == want.status && cur.Reason == want.reason {
 		if due := cur.LastHeartbeatTime.Add(r.interval); now.Before(due) {
 			return reconcile.Result{RequeueAfter: until(now, due)}, nil

@@ -572,8 +572,8 @@ func TestKubeletNodeConditionsKnob(t *testing.T) {
 		return c.Update(ctx, sm)
 	})
 	n := nodeWithCondition(t, ns, "n1", "KernelDeadlock", corev1.ConditionFalse)
-	if ready := readyNode(t, ns, "n1", corev1.ConditionTrue); len(n.Status.Conditions) != 2 || ready == nil {
-		t.Errorf("conditions %+v, want Ready and KernelDeadlock", n.Status.Conditions)
+	if ready := readyNode(t, ns, "n1", corev1.ConditionTrue); len(n.Status.Conditions) != 5 || ready == nil {
+		t.Errorf("conditions %+v, want Ready, the three pressures and KernelDeadlock", n.Status.Conditions)
 	}
 }
 
