@@ -17,6 +17,7 @@ import (
 // creation timeout. The scenarios play the kubelet and the node lifecycle
 // controller by writing the Node's conditions (envtest runs neither).
 func registerHealthSteps(sc *godog.ScenarioContext, w *world) {
+	sc.Step(`^the Machine "([^"]*)" recorded when its drain and its volume wait started$`, w.recordsDrainAndVolumeWaitStart)
 	sc.Step(`^a running Machine "([^"]*)" whose health conditions are "([^"]*)"$`, w.aRunningMachineWithHealthConditions)
 	sc.Step(`^the Node of "([^"]*)" reports "([^"]*)" as "(True|False|Unknown)" because "([^"]*)"$`, w.nodeReports)
 	sc.Step(`^the kubelet of "([^"]*)" stops reporting$`, w.kubeletStopsReporting)
@@ -95,6 +96,21 @@ func (w *world) hasFailureMessage(ctx context.Context, name, text string) error 
 }
 
 // machineHolds polls until check accepts the Machine.
+func (w *world) recordsDrainAndVolumeWaitStart(ctx context.Context, name string) error {
+	return w.machineHolds(ctx, name, "status.deletion.nodeDrainStartTime and waitForNodeVolumeDetachStartTime set", func(m *clusterv1.Machine) error {
+		d := m.Status.Deletion
+		switch {
+		case d.NodeDrainStartTime == nil:
+			return errors.New("status.deletion.nodeDrainStartTime is not set")
+		case d.WaitForNodeVolumeDetachStartTime == nil:
+			return errors.New("status.deletion.waitForNodeVolumeDetachStartTime is not set")
+		case d.WaitForNodeVolumeDetachStartTime.Before(d.NodeDrainStartTime):
+			return fmt.Errorf("the volume wait started (%s) before the drain (%s)", d.WaitForNodeVolumeDetachStartTime, d.NodeDrainStartTime)
+		}
+		return nil
+	})
+}
+
 func (w *world) machineHolds(ctx context.Context, name, what string, check func(*clusterv1.Machine) error) error {
 	return w.eventually(ctx, what, func(ctx context.Context) error {
 		m, err := w.machine(ctx, name)

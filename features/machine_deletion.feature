@@ -87,14 +87,18 @@ Feature: Deleting a Machine takes it apart in order
   Scenario: a Node that vanishes during deletion skips the drain, the volume wait and the Node deletion
     Given a running Machine "m1"
     And the Machine "m1" has annotation "pre-drain.delete.hook.machine.cluster.krtt.dev/hold"
+    And the Machine "m1" has finalizer "example.com/keep"
     When I delete the Machine "m1"
     Then the Machine "m1" has condition "Deleting" with reason "WaitingForPreDrainHook"
     When the Node of "m1" is deleted
     And the annotation "pre-drain.delete.hook.machine.cluster.krtt.dev/hold" is removed from the Machine "m1"
+    Then the Machine "m1" has condition "Deleting" with reason "DeletionCompleted" and message containing "Deletion completed"
+    And the Machine "m1" recorded when its drain and its volume wait started
+    When the finalizer "example.com/keep" is removed from the Machine "m1"
     Then the Machine "m1" is gone
 
   @row:machine-normal:N07 @row:machine-deletion-checks:C02 @row:machine-deletion:D13 @row:machine-deletion:D15
-  @row:machine-deletion-checks:C12 @row:machine-normal:N03 @row:machine-normal:N01
+  @row:machine-deletion-checks:C12 @row:machine-normal:N01
   Scenario: a Machine that never got a Node is deleted without touching Nodes, then left to other finalizers
     Given a Machine "m1" with its bootstrap and infrastructure objects and the finalizer "example.com/keep"
     And the bootstrap provider reports the data secret of "m1"
@@ -103,10 +107,23 @@ Feature: Deleting a Machine takes it apart in order
     When I delete the Machine "m1"
     Then the infrastructure object of "m1" is gone
     And the bootstrap object of "m1" is gone
-    And the last row of "m1" is "N03"
+    And the Machine "m1" has condition "Deleting" with reason "DeletionCompleted" and message containing "the Machine has no Node"
     And the Machine "m1" has condition "NodeHealthy" with status "Unknown" and reason "NodeDoesNotExist"
     And the Machine "m1" has condition "InfrastructureReady" with reason "ObjectDeleted" and message containing "SimMachine has been deleted"
     And the Machine "m1" has condition "BootstrapConfigReady" with reason "ObjectDeleted" and message containing "SimBootstrapConfig has been deleted"
+    When the finalizer "example.com/keep" is removed from the Machine "m1"
+    Then the Machine "m1" is gone
+
+  @row:machine-normal:N03
+  Scenario: a Machine whose krtt finalizer is removed by hand during its deletion is left alone
+    Given a running Machine "m1"
+    And the Machine "m1" has annotation "pre-drain.delete.hook.machine.cluster.krtt.dev/hold"
+    And the Machine "m1" has finalizer "example.com/keep"
+    When I delete the Machine "m1"
+    Then the Machine "m1" has condition "Deleting" with reason "WaitingForPreDrainHook"
+    When the finalizer "cluster.krtt.dev/machine" is removed from the Machine "m1"
+    Then the last row of "m1" is "N03"
+    And the Node of "m1" exists
     When the finalizer "example.com/keep" is removed from the Machine "m1"
     Then the Machine "m1" is gone
 
@@ -230,10 +247,14 @@ Feature: Deleting a Machine takes it apart in order
     And Pod "web" runs on the Node of "m1"
     And Pod "db" runs on the Node of "m1"
     And volume "vol-1" is attached to the Node of "m1"
+    And the Machine "m1" has finalizer "example.com/keep"
     When the Node of "m1" becomes unreachable
     And I delete the Machine "m1"
     Then Pod "web" is evicted
-    And the Machine "m1" is gone
+    And the Machine "m1" has condition "Deleting" with reason "DeletionCompleted" and message containing "Deletion completed"
+    And the Machine "m1" recorded when its drain and its volume wait started
+    When the finalizer "example.com/keep" is removed from the Machine "m1"
+    Then the Machine "m1" is gone
 
   @row:machine-deletion:D18
   Scenario: control-plane Machines labelled with an empty value count as control plane

@@ -497,7 +497,8 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And the Cluster "c1" has condition "ControlPlaneMachinesReady" with status "True" and reason "NoReplicas"
     When a MachineDeployment "md1" of 2 Machines
     Then the Cluster "c1" has condition "WorkersAvailable" with status "False" and reason "NotAvailable" and message containing "* MachineDeployment md1: "
-    And the Cluster "c1" has condition "Available" with status "False" and reason "NotAvailable" and message containing "* WorkersAvailable: "
+    And the Cluster "c1" has condition "Available" with status "False" and reason "NotAvailable" and message containing "* WorkersAvailable:"
+    And the Cluster "c1" has condition "Available" with status "False" and reason "NotAvailable" and message containing "  * MachineDeployment md1: "
     And the Cluster "c1" reports 2 desired, 2 current, 0 ready, 0 available and 2 up-to-date workers
     And the Cluster "c1" has condition "WorkerMachinesReady" with status "False" and reason "NotReady" and message containing "* Machines md1-"
     And the Cluster "c1" has condition "WorkerMachinesUpToDate" with status "True" and reason "UpToDate"

@@ -283,7 +283,7 @@ Feature: A MachineSet keeps N Machines
     Then the MachineSet "ms" controls 0 Machines
     And the MachineSet "ms" is gone
 
-  @row:machineset-deletion:X02 @row:machineset-normal:S04
+  @row:machineset-deletion:X02
   Scenario: a MachineSet deleted with another finalizer is left to it once its Machines are gone
     Given a MachineSet "ms" of 1 Machine with the finalizer "example.com/keep"
     And the MachineSet "ms" has 1 Machine
@@ -291,7 +291,21 @@ Feature: A MachineSet keeps N Machines
     Then the MachineSet "ms" controls 0 Machines
     And the MachineSet "ms" has condition "ScalingDown" with status "False" and reason "NotScalingDown"
     And the MachineSet "ms" has condition "Deleting" with reason "Deleting" and message containing "Deletion completed"
-    And row "S04" fired for "ms"
+    And the status of the MachineSet "ms" names the state "Deleted"
+    When the finalizer "example.com/keep" is removed from the MachineSet "ms"
+    Then the MachineSet "ms" is gone
+
+  @row:machineset-normal:S04
+  Scenario: a MachineSet whose krtt finalizer is removed by hand during its deletion is left alone
+    Given a MachineSet "ms" of 1 Machine with the finalizer "example.com/keep"
+    And the Machines of "ms" are called "a"
+    And Machine "a" of the set has annotation "pre-terminate.delete.hook.machine.cluster.krtt.dev/hold"
+    When I delete the MachineSet "ms"
+    Then Machine "a" of the set is being deleted
+    When the finalizer "cluster.krtt.dev/machineset" is removed from the MachineSet "ms"
+    Then row "S04" fired for "ms"
+    When the annotation "pre-terminate.delete.hook.machine.cluster.krtt.dev/hold" is removed from Machine "a" of the set
+    Then Machine "a" of the set is gone
     When the finalizer "example.com/keep" is removed from the MachineSet "ms"
     Then the MachineSet "ms" is gone
 

@@ -62,6 +62,7 @@ func registerMachineSetSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^the MachineSet "([^"]*)" is scaled to (\d+)$`, w.scale)
 	sc.Step(`^I delete the MachineSet "([^"]*)"$`, w.deleteMachineSet)
 	sc.Step(`^the finalizer "([^"]*)" is removed from the MachineSet "([^"]*)"$`, w.removeMachineSetFinalizer)
+	sc.Step(`^the MachineSet "([^"]*)" has finalizer "([^"]*)"$`, w.addMachineSetFinalizer)
 	sc.Step(`^the MachineSet "([^"]*)" is (paused|no longer paused)$`, w.pauseMachineSet)
 	sc.Step(`^the status of the MachineSet "([^"]*)" names the state "([^"]*)"$`, w.machineSetStatusState)
 	sc.Step(`^(\d+) minutes pass on the operator's clock$`, w.minutesPass)
@@ -485,6 +486,10 @@ func (w *world) updateMachineSet(ctx context.Context, set string, fn func(*clust
 		fn(ms)
 		return w.h.Client.Update(ctx, ms)
 	})
+}
+
+func (w *world) addMachineSetFinalizer(ctx context.Context, set, finalizer string) error {
+	return w.updateMachineSet(ctx, set, func(ms *clusterv1.MachineSet) { ms.Finalizers = append(ms.Finalizers, finalizer) })
 }
 
 func (w *world) removeMachineSetFinalizer(ctx context.Context, finalizer, set string) error {

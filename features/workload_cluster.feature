@@ -46,8 +46,8 @@ Feature: Workload clusters
     And the Machine "m2" has condition "NodeHealthy" with status "True" and reason "NodeHealthy"
     And the Machine "m2" has condition "NodeReady" with status "True" and reason "NodeReady"
     When 5 minutes pass for "m2"
-    Then the Machine "m2" has condition "NodeHealthy" with status "Unknown" and reason "WorkloadClusterUnreachable"
-    And the Machine "m2" has condition "NodeReady" with status "Unknown" and reason "WorkloadClusterUnreachable"
+    Then the Machine "m2" has condition "NodeHealthy" with status "Unknown" and reason "ConnectionDown"
+    And the Machine "m2" has condition "NodeReady" with status "Unknown" and reason "ConnectionDown"
     And the Machine "m2" reaches phase "Running"
     And the infrastructure object of "m1" exists
     And the Machine "m1" has the krtt finalizer
@@ -73,7 +73,7 @@ Feature: Workload clusters
     When the bootstrap provider reports the data secret of "m1"
     And the infrastructure of "m1" is provisioned
     And a Node joins for "m1" in the workload cluster
-    Then the Machine "m1" has condition "NodeHealthy" with reason "WorkloadClusterNoAccess" and message containing "refused the credentials of Secret"
+    Then the Machine "m1" has condition "NodeHealthy" with reason "ConnectionDown" and message containing "refused the credentials of Secret"
     And the Machine "m1" reaches phase "Provisioned"
     And the Cluster "c1" has condition "WorkloadClusterReachable" with status "False" and reason "NoAccess" and message containing "refused the credentials of Secret"
     And the Cluster "c1" has condition "MachinesReady" with status "False" and reason "MachinesNotReady" and message containing "1 of 1 Machines are not Ready: m1"
@@ -145,7 +145,7 @@ Feature: Workload clusters
     And the infrastructure of "m1" is provisioned
     And a Node joins for "m1" in the workload cluster
     Then the Cluster "c1" has condition "WorkloadClusterReachable" with status "False" and reason "NoAccess" and message containing "apply config/rbac-self-hosted and start the operator with --self-hosted-clusters"
-    And the Machine "m1" has condition "NodeHealthy" with reason "WorkloadClusterNoAccess" and message containing "self-hosted Clusters are not enabled"
+    And the Machine "m1" has condition "NodeHealthy" with reason "ConnectionDown" and message containing "self-hosted Clusters are not enabled"
     And the Machine "m1" reaches phase "Provisioned"
     When the kubeconfig Secret of Cluster "c1" is created for the workload cluster
     Then the Machine "m1" reaches phase "Running"

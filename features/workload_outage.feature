@@ -24,7 +24,7 @@ Feature: Workload cluster outages and the waits they interrupt
     When I delete the Machine "m2"
     Then the Machine "m2" has condition "Deleting" with reason "DrainingNode" and message containing "PodDisruptionBudget"
     When the workload cluster's API server stops
-    Then the Machine "m1" has condition "NodeHealthy" with status "Unknown" and reason "WorkloadClusterUnreachable"
+    Then the Machine "m1" has condition "NodeHealthy" with status "Unknown" and reason "ConnectionDown"
     And the Machine "m2" has condition "Deleting" with reason "WaitingForWorkloadCluster" and message containing "is unreachable"
     # The health timeout of m1 (600 s) runs out during the outage and does not fail it; the drain timeout
     # of m2 (900 s) has not run out when the cluster comes back, and restarts from then.

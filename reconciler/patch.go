@@ -101,8 +101,10 @@ func (p *patcher[O]) patch(ctx context.Context, before, after O, observed bool) 
 			}
 		}
 	}
-	if p.finalizer != "" && hasFinalizer(before, p.finalizer) && !hasFinalizer(after, p.finalizer) {
-		// The object is about to go; there is no status left to keep.
+	if p.finalizer != "" && hasFinalizer(before, p.finalizer) && !hasFinalizer(after, p.finalizer) && len(after.GetFinalizers()) == 0 {
+		// The object goes with this patch; there is no status left to
+		// keep. One that another finalizer holds keeps showing where this
+		// controller left it.
 		return nil
 	}
 	if sameFields(bd.status, ad.status) {

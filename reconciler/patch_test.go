@@ -67,6 +67,47 @@ func TestPatchNeverDropsAConcurrentFinalizer(t *testing.T) {
 	}
 }
 
+// Releasing the object writes its last status only while another
+// finalizer keeps it: an object that goes with the patch has no status
+// left to keep, one held by another controller shows where this one left it.
+func TestReleaseWritesStatusOnlyWhileTheObjectStays(t *testing.T) {
+	ns := createNamespace(t, "patch-release")
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		others []string
+	}{{"held", []string{"example.com/keep"}}, {"gone", nil}} {
+		d := createDoor(t, ns, tc.name)
+		d.SetFinalizers(append(d.GetFinalizers(), tc.others...))
+		if err := env.Client.Update(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+		if err := env.Client.Delete(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+		before, err := getDoor(ctx, ns, tc.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		after := before.DeepCopy()
+		after.SetFinalizers(tc.others)
+		doorStatus(after).SetRecord(kit.Record{State: "Released", Phase: "Released"})
+		p := doorPatcher()
+		if err := p.patch(ctx, before, after, true); err != nil {
+			t.Fatalf("%s: patch: %v", tc.name, err)
+		}
+		got, err := getDoor(ctx, ns, tc.name)
+		switch {
+		case tc.others == nil && !apierrors.IsNotFound(err):
+			t.Errorf("%s: the Door should be gone, got %v", tc.name, err)
+		case tc.others != nil && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.others != nil && doorStatus(got).GetRecord().State != "Released":
+			t.Errorf("%s: state %q, want the released state written", tc.name, doorStatus(got).GetRecord().State)
+		}
+	}
+}
+
 // A status patch from a read that another writer overtook is rebased: this
 // controller's conditions and fields land on top of the newest object, and
 // the other writer's condition stays.
