@@ -135,10 +135,8 @@ func Aggregate(items []AggregateItem, cond, target string, r AggregateReasons, n
 			who = fmt.Sprintf("%ss %s, ... (%d more)", g.kind, strings.Join(g.names[:shownPerGroup], ", "), n-shownPerGroup)
 		}
 		line := "* " + who + ":"
-		if strings.Contains(g.msg, "\n") {
-			line += "\n  " + strings.ReplaceAll(g.msg, "\n", "\n  ")
-		} else if g.msg != "" {
-			line += " " + g.msg
+		if g.msg != "" {
+			line += indentUnder(g.msg)
 		}
 		lines = append(lines, line)
 	}

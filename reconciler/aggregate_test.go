@@ -31,7 +31,7 @@ func TestAggregate(t *testing.T) {
 			m("u", ready("Unknown", "* NodeHealthy: Node unreachable")),
 			m("b", ready("False", "* NodeHealthy: Node not ready")), m("a", ready("False", "* NodeHealthy: Node not ready")),
 			m("c", ready("False", "* InfrastructureReady: gone\n* NodeHealthy: gone")),
-		}, "False NotReady * Machines a, b: * NodeHealthy: Node not ready\n* Machine c:\n  * InfrastructureReady: gone\n  * NodeHealthy: gone\n* Machine u: * NodeHealthy: Node unreachable"},
+		}, "False NotReady * Machines a, b:\n  * NodeHealthy: Node not ready\n* Machine c:\n  * InfrastructureReady: gone\n  * NodeHealthy: gone\n* Machine u:\n  * NodeHealthy: Node unreachable"},
 		{"many", []*clusterv1.Machine{
 			m("m1", ready("False", "x")), m("m2", ready("False", "x")), m("m3", ready("False", "x")), m("m4", ready("False", "x")),
 			m("n1", ready("False", "y")), m("n2", ready("False", "z")), m("n3", ready("False", "w")), m("n4", ready("Unknown", "v")),
