@@ -37,6 +37,24 @@ Feature: A Machine walks from Pending to Running
     And the Machine "m1" has condition "Available" with status "True" and reason "Available"
     And the Machine "m1" records that its phase changed when it entered its state
 
+  @row:machine-normal:N15 @row:machine-normal:N16
+  Scenario: provider objects stripped of their owner or cluster-name label after adoption are adopted again, as Cluster API's reconcileExternal does on every reconcile
+    Given a Machine "m1" with its bootstrap and infrastructure objects
+    When the bootstrap provider reports the data secret of "m1"
+    Then the Machine "m1" reaches phase "Provisioning"
+    When someone removes the cluster-name label of the bootstrap object of "m1"
+    Then row "N15" fired for "m1"
+    And the bootstrap object of "m1" is owned by the Machine and labelled with the Cluster "c1"
+    When the infrastructure of "m1" is provisioned
+    And a Node joins for "m1"
+    Then the Machine "m1" reaches phase "Running"
+    When someone removes the owner references of the infrastructure object of "m1"
+    Then row "N16" fired for "m1"
+    And the infrastructure object of "m1" is owned by the Machine and labelled with the Cluster "c1"
+    When someone removes the owner references of the bootstrap object of "m1"
+    Then the bootstrap object of "m1" is owned by the Machine and labelled with the Cluster "c1"
+    And the Machine "m1" is in phase "Running"
+
   @row:machine-normal:N31
   Scenario: the Node gets the Machine's node labels and annotations and loses the uninitialized taint, as Cluster API's patchNode
     Given a Machine "m1" with its bootstrap and infrastructure objects

@@ -28,6 +28,7 @@ func registerOwnershipSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^a Machine "([^"]*)" whose (bootstrap|infrastructure) object is controlled by the MachineSet "([^"]*)"$`, w.aMachineWithObjectOfAnotherSet)
 	sc.Step(`^the infrastructure object of "([^"]*)" is controlled by the Machine$`, w.infraControlledByMachine)
 	sc.Step(`^the (bootstrap|infrastructure) object of "([^"]*)" is owned by the Machine and labelled with the Cluster "([^"]*)"$`, w.externalOwnedAndLabelled)
+	sc.Step(`^someone removes the (owner references|cluster-name label) of the (bootstrap|infrastructure) object of "([^"]*)"$`, w.externalLosesOwnership)
 	sc.Step(`^the Machine "([^"]*)" is no longer paused$`, w.unpause)
 	sc.Step(`^the infrastructure object of "([^"]*)" is being deleted$`, w.infraBeingDeleted)
 	sc.Step(`^the infrastructure object of "([^"]*)" is released$`, w.infraReleased)
@@ -212,6 +213,28 @@ func (w *world) externalOwnedAndLabelled(ctx context.Context, which, name, clust
 			return fmt.Errorf("cluster-name label %q, want %q", got, cluster)
 		}
 		return nil
+	})
+}
+
+// externalLosesOwnership plays a user or a tool that strips what the Machine
+// put on its provider object.
+func (w *world) externalLosesOwnership(ctx context.Context, what, which, name string) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var obj client.Object = &simv1.SimMachine{}
+		if which == "bootstrap" {
+			obj = &simv1.SimBootstrapConfig{}
+		}
+		if err := w.h.Client.Get(ctx, client.ObjectKey{Namespace: w.ns, Name: name}, obj); err != nil {
+			return err
+		}
+		if what == "owner references" {
+			obj.SetOwnerReferences(nil)
+		} else {
+			labels := obj.GetLabels()
+			delete(labels, clusterv1.ClusterNameLabel)
+			obj.SetLabels(labels)
+		}
+		return w.h.Client.Update(ctx, obj)
 	})
 }
 

@@ -138,6 +138,9 @@ func registerFacts(r *engine.Registry[*Scope]) {
 	r.Bool("infrastructureControlledByOther", func(s *Scope) bool {
 		return s.InfrastructureClaim != ""
 	})
+	r.Bool("bootstrapAdoptable", func(s *Scope) bool {
+		return s.Bootstrap != nil && s.BootstrapClaim == "" && !adopted(s, s.Bootstrap)
+	})
 	r.Bool("infrastructureAdoptable", func(s *Scope) bool {
 		return s.Infrastructure != nil && s.InfrastructureClaim == "" && !adopted(s, s.Infrastructure)
 	})

@@ -27,7 +27,7 @@ func drainingFacts(t *testing.T, set *engine.TableSet) engine.Facts {
 		"machineFound": "true", "apiError": "false", "hasFinalizer": "true", "deleting": "true", "paused": "false",
 		"cluster": "Found", "ownerAndLabelsSet": "true", "dataSecretNameSet": "true", "bootstrapConfig": "Ready",
 		"infrastructure": "Provisioned", "wasProvisioned": "true", "hasProviderID": "true", "hasNodeRef": "true",
-		"node": "Found", "controlPlane": "ExternallyManaged", "controlPlaneMachine": "false", "otherControlPlaneMachines": "false", "bootstrapControlledByOther": "false", "infrastructureControlledByOther": "false", "infrastructureAdoptable": "false", "providerIDMismatch": "false", "infrastructureDeleting": "false", "nodeUnreachable": "false", "providerFailure": "false", "preDrainHooks": "false", "excludeDrain": "false",
+		"node": "Found", "controlPlane": "ExternallyManaged", "controlPlaneMachine": "false", "otherControlPlaneMachines": "false", "bootstrapControlledByOther": "false", "infrastructureControlledByOther": "false", "bootstrapAdoptable": "false", "infrastructureAdoptable": "false", "providerIDMismatch": "false", "infrastructureDeleting": "false", "nodeUnreachable": "false", "providerFailure": "false", "preDrainHooks": "false", "excludeDrain": "false",
 		"drainTimedOut": "false", "excludeVolumeWait": "false", "volumeWaitTimedOut": "false",
 		"preTerminateHooks": "false", "nodeDeletionTimedOut": "false", "nodeHealth": "Healthy", "healthTimedOut": "false", "nodeConditionsGraceTimedOut": "false", "creationTimedOut": "false", "forceDeletion": "No", "onDrainTimeout": "Skip", "workloadCluster": "SelfHosted", "availabilityPending": "false",
 	} {
