@@ -131,7 +131,8 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     # The hook keeps the old Machines being deleted, so the deployment is seen waiting for them (O12).
     Then the MachineDeployment "md" reports 2 replicas, 0 updated and 0 available
     # Cluster API v1.14 setRollingOutCondition (cluster_controller_status.go): the deployments' RollingOut.
-    And the Cluster "c1" has condition "RollingOut" with status "True" and reason "RollingOut" and message containing "* MachineDeployment md: Rolling out"
+    And the Cluster "c1" has condition "RollingOut" with status "True" and reason "RollingOut" and message containing "* MachineDeployment md:"
+    And the Cluster "c1" has condition "RollingOut" with status "True" and reason "RollingOut" and message containing "  * Rolling out 2 not up-to-date replicas"
     When every Machine of the deployment "md" loses the pre-terminate hook "hold"
     Then every Machine of the deployment "md" is of the current MachineSet
     And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
@@ -159,6 +160,7 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And the MachineSet called "v2" asks for 0 replicas
     And the MachineSet called "v1" asks for 2 replicas
     And the MachineDeployment "md" has condition "RollingOut" with status "True" and reason "RollingOut" and message containing "Rolling out 2 not up-to-date replicas"
+    And the MachineDeployment "md" has condition "RollingOut" with status "True" and reason "RollingOut" and message containing "* SimBootstrapConfig is not up-to-date"
     And the MachineSet called "v1" has the annotation "machineset.cluster.krtt.dev/disable-machine-create" = "true"
     And the MachineSet called "v2" has the annotation "machineset.cluster.krtt.dev/disable-machine-create" = "false"
     And the MachineDeployment "md" reaches phase "Running"

@@ -2,6 +2,7 @@ package machinedeployment
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -107,5 +108,23 @@ func TestRolloutHistoryUndoRestart(t *testing.T) {
 	}
 	if md.Spec.Rollout.After == nil || !md.Spec.Rollout.After.Time.Equal(now) {
 		t.Errorf("rollout.after %v, want %v", md.Spec.Rollout.After, now)
+	}
+}
+
+// RollingOut lists why Machines roll out, each reason once, a version
+// change first (Cluster API's setRollingOutCondition).
+func TestRolloutReasons(t *testing.T) {
+	m := func(status metav1.ConditionStatus, msg string) *clusterv1.Machine {
+		return &clusterv1.Machine{Status: clusterv1.MachineStatus{Conditions: []metav1.Condition{{Type: clusterv1.UpToDateCondition, Status: status, Message: msg}}}}
+	}
+	got := rolloutReasons([]*clusterv1.Machine{
+		m(metav1.ConditionFalse, "* SimMachine is not up-to-date"),
+		m(metav1.ConditionFalse, "* SimMachine is not up-to-date\n* Version v1.30.0, v1.31.0 required"),
+		m(metav1.ConditionTrue, "* ignored"),
+		{},
+	})
+	want := []string{"* Version v1.30.0, v1.31.0 required", "* SimMachine is not up-to-date"}
+	if !slices.Equal(got, want) {
+		t.Errorf("reasons %q, want %q", got, want)
 	}
 }

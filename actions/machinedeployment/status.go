@@ -2,6 +2,8 @@ package machinedeployment
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,7 +21,7 @@ func registerStatus(r *engine.Registry[*Scope]) {
 	r.Mirror("phase", "status.phase compares the Machines (being deleted included) with spec.replicas: Running when equal, ScalingUp when fewer, ScalingDown when more or while the deployment is deleted, Unknown when they could not be read.", mirrorPhase)
 	r.Mirror("replicaCounts", "status.replicas (every Machine, being deleted included), updatedReplicas (the current MachineSet's Machines not being deleted), readyReplicas, availableReplicas, upToDateReplicas (Machines whose UpToDate condition is True), unavailableReplicas, versions (the Machines by the Kubernetes version they run), selector, and progressTime when the counts or the generation changed.", mirrorCounts)
 	r.Mirror("availability", "Available is True when at least spec.replicas - maxUnavailable Machines are available (spec.replicas for Recreate and OnDelete); Deleting says how many Machines (or MachineSets) a deployment being deleted waits for; Paused is False unless a row says otherwise.", mirrorConditions)
-	r.Mirror("machineConditions", "ScalingUp and ScalingDown compare the Machines with spec.replicas (0 while deleting; a missing template blocks the scale-up); RollingOut counts the Machines not of the current MachineSet; MachinesUpToDate aggregates the Machines' UpToDate condition as Cluster API's (a Machine younger than 10s without it left out); MachinesReady aggregates the Machines' Ready condition, those being deleted included, as Cluster API's; Remediating is Cluster API's setRemediatingCondition over the Machines.", mirrorMachineConditions)
+	r.Mirror("machineConditions", "ScalingUp and ScalingDown compare the Machines with spec.replicas (0 while deleting; a missing template blocks the scale-up); RollingOut counts the Machines not of the current MachineSet and lists below the lines of their UpToDate=False messages, each once, a version change first, as Cluster API's setRollingOutCondition; MachinesUpToDate aggregates the Machines' UpToDate condition as Cluster API's (a Machine younger than 10s without it left out); MachinesReady aggregates the Machines' Ready condition, those being deleted included, as Cluster API's; Remediating is Cluster API's setRemediatingCondition over the Machines.", mirrorMachineConditions)
 }
 
 // mirrorPhase is Cluster API's setPhase: a count, not a state, so a surge
@@ -95,6 +97,37 @@ func mirrorConditions(s *Scope) {
 	meta.SetStatusCondition(&s.MD.Status.Conditions, reconciler.DeletingCondition(s.MD, s.Totals().Total, len(s.Sets)))
 }
 
+// rolloutReasons are the lines of the UpToDate=False messages of the
+// Machines, each once, as Cluster API's setRollingOutCondition lists them
+// under RollingOut: a version change first, then in text order.
+func rolloutReasons(machines []*clusterv1.Machine) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, m := range machines {
+		c := meta.FindStatusCondition(m.Status.Conditions, clusterv1.UpToDateCondition)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Message == "" {
+			continue
+		}
+		for _, l := range strings.Split(c.Message, "\n") {
+			if !seen[l] {
+				seen[l] = true
+				out = append(out, l)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b string) int {
+		av, bv := strings.HasPrefix(a, "* Version"), strings.HasPrefix(b, "* Version")
+		switch {
+		case av && !bv:
+			return -1
+		case bv && !av:
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	return out
+}
+
 // mirrorMachineConditions words the conditions Cluster API's updateStatus
 // computes from the MachineSets and Machines (setScalingUpCondition,
 // setScalingDownCondition, setRollingOutCondition, setMachinesReadyCondition,
@@ -112,7 +145,11 @@ func mirrorMachineConditions(s *Scope) {
 		current = s.New.Total
 	}
 	if old := t.Total - current; old > 0 {
-		setCondition(s, clusterv1.RollingOutCondition, metav1.ConditionTrue, "RollingOut", fmt.Sprintf("Rolling out %d not up-to-date replicas", old))
+		msg := fmt.Sprintf("Rolling out %d not up-to-date replicas", old)
+		if why := rolloutReasons(s.Machines); len(why) > 0 {
+			msg += "\n" + strings.Join(why, "\n")
+		}
+		setCondition(s, clusterv1.RollingOutCondition, metav1.ConditionTrue, "RollingOut", msg)
 	} else {
 		setCondition(s, clusterv1.RollingOutCondition, metav1.ConditionFalse, "NotRollingOut", "")
 	}
