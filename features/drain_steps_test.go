@@ -27,6 +27,7 @@ import (
 // (the pod-verdict decision table), drain rules and force deletion.
 func registerDrainSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^mirror Pod "([^"]*)" runs on the Node of "([^"]*)"$`, w.mirrorPodRuns)
+	sc.Step(`^the Machine "([^"]*)" recorded when its drain and its volume wait started$`, w.recordsDrainAndVolumeWaitStart)
 	sc.Step(`^Pod "([^"]*)" with label "([^"=]*)=([^"]*)" runs on the Node of "([^"]*)"$`, w.labelledPodRuns)
 	sc.Step(`^DaemonSet Pod "([^"]*)" runs on the Node of "([^"]*)"$`, w.daemonSetPodRuns)
 	sc.Step(`^Pod "([^"]*)" has finished on the Node of "([^"]*)"$`, w.finishedPod)
@@ -381,5 +382,20 @@ func (w *world) drainRuleWarning(ctx context.Context, name, reason, text string)
 			seen = append(seen, e.Type+" "+e.Reason+": "+e.Note)
 		}
 		return fmt.Errorf("Events of MachineDrainRule %s: %v", name, seen)
+	})
+}
+
+func (w *world) recordsDrainAndVolumeWaitStart(ctx context.Context, name string) error {
+	return w.machineHolds(ctx, name, "status.deletion.nodeDrainStartTime and waitForNodeVolumeDetachStartTime set", func(m *clusterv1.Machine) error {
+		d := m.Status.Deletion
+		switch {
+		case d.NodeDrainStartTime == nil:
+			return fmt.Errorf("status.deletion.nodeDrainStartTime is not set")
+		case d.WaitForNodeVolumeDetachStartTime == nil:
+			return fmt.Errorf("status.deletion.waitForNodeVolumeDetachStartTime is not set")
+		case d.WaitForNodeVolumeDetachStartTime.Before(d.NodeDrainStartTime):
+			return fmt.Errorf("the volume wait started (%s) before the drain (%s)", d.WaitForNodeVolumeDetachStartTime, d.NodeDrainStartTime)
+		}
+		return nil
 	})
 }

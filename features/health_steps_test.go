@@ -11,13 +11,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
+	"github.com/krtt-dev/krtt/test/infrastructure/sim"
 )
 
 // registerHealthSteps: Machine health (the Node's conditions) and the
 // creation timeout. The scenarios play the kubelet and the node lifecycle
 // controller by writing the Node's conditions (envtest runs neither).
 func registerHealthSteps(sc *godog.ScenarioContext, w *world) {
-	sc.Step(`^the Machine "([^"]*)" recorded when its drain and its volume wait started$`, w.recordsDrainAndVolumeWaitStart)
 	sc.Step(`^a running Machine "([^"]*)" whose health conditions are "([^"]*)"$`, w.aRunningMachineWithHealthConditions)
 	sc.Step(`^the Node of "([^"]*)" reports "([^"]*)" as "(True|False|Unknown)" because "([^"]*)"$`, w.nodeReports)
 	sc.Step(`^the kubelet of "([^"]*)" stops reporting$`, w.kubeletStopsReporting)
@@ -42,15 +42,9 @@ func (w *world) nodeReports(ctx context.Context, machine, ctype, status, because
 }
 
 // kubeletStopsReporting plays the node lifecycle controller once a kubelet
-// stops posting status: the conditions the kubelet posts (Ready and the
-// pressures) turn Unknown.
+// stops posting status, as the sim does (sim.MarkKubeletSilent).
 func (w *world) kubeletStopsReporting(ctx context.Context, machine string) error {
-	return w.updateNode(ctx, machine, func(n *corev1.Node) {
-		for _, t := range []corev1.NodeConditionType{corev1.NodeReady, corev1.NodeMemoryPressure, corev1.NodeDiskPressure, corev1.NodePIDPressure} {
-			setNodeCondition(n, corev1.NodeCondition{Type: t, Status: corev1.ConditionUnknown,
-				Reason: "NodeStatusUnknown", Message: "Kubelet stopped posting node status."})
-		}
-	}, true)
+	return w.updateNode(ctx, machine, func(n *corev1.Node) { sim.MarkKubeletSilent(n, metav1.Now()) }, true)
 }
 
 func setNodeCondition(n *corev1.Node, c corev1.NodeCondition) {
@@ -96,21 +90,6 @@ func (w *world) hasFailureMessage(ctx context.Context, name, text string) error 
 }
 
 // machineHolds polls until check accepts the Machine.
-func (w *world) recordsDrainAndVolumeWaitStart(ctx context.Context, name string) error {
-	return w.machineHolds(ctx, name, "status.deletion.nodeDrainStartTime and waitForNodeVolumeDetachStartTime set", func(m *clusterv1.Machine) error {
-		d := m.Status.Deletion
-		switch {
-		case d.NodeDrainStartTime == nil:
-			return errors.New("status.deletion.nodeDrainStartTime is not set")
-		case d.WaitForNodeVolumeDetachStartTime == nil:
-			return errors.New("status.deletion.waitForNodeVolumeDetachStartTime is not set")
-		case d.WaitForNodeVolumeDetachStartTime.Before(d.NodeDrainStartTime):
-			return fmt.Errorf("the volume wait started (%s) before the drain (%s)", d.WaitForNodeVolumeDetachStartTime, d.NodeDrainStartTime)
-		}
-		return nil
-	})
-}
-
 func (w *world) machineHolds(ctx context.Context, name, what string, check func(*clusterv1.Machine) error) error {
 	return w.eventually(ctx, what, func(ctx context.Context) error {
 		m, err := w.machine(ctx, name)

@@ -122,10 +122,11 @@ func setPressureConditions(n *corev1.Node, now metav1.Time) bool {
 	return changed
 }
 
-// setNodeUnknown marks the kubelet's conditions Unknown without a
-// heartbeat, as the node lifecycle controller does once the heartbeats
-// stop.
-func setNodeUnknown(n *corev1.Node, now metav1.Time) {
+// MarkKubeletSilent marks the kubelet's conditions (Ready and the
+// pressures) Unknown without a heartbeat, as the node lifecycle controller
+// does once the heartbeats stop. Tests that play that controller by hand
+// call it too.
+func MarkKubeletSilent(n *corev1.Node, now metav1.Time) {
 	for _, t := range kubeletConditions {
 		cur := nodeConditionOf(n, t)
 		if cur == nil {
@@ -379,7 +380,7 @@ func (r *kubeletNodeReconciler) reconcile(ctx context.Context, req reconcile.Req
 func (r *kubeletNodeReconciler) markUnreachable(ctx context.Context, node *corev1.Node, now metav1.Time) error {
 	if cur := nodeReady(node); cur == nil || cur.Status != corev1.ConditionUnknown || cur.Reason != nodeStatusUnknownReason {
 		before := node.DeepCopy()
-		setNodeUnknown(node, now)
+		MarkKubeletSilent(node, now)
 		if err := r.client.Status().Patch(ctx, node, client.StrategicMergeFrom(before)); err != nil {
 			return client.IgnoreNotFound(err)
 		}
