@@ -188,6 +188,33 @@ Feature: Deleting a Machine takes it apart in order
     Then Pod "db" is evicted
     And the Machine "m1" is gone
 
+  @row:machine-deletion:D11
+  Scenario Outline: a pre-drain hook added after the drain holds the deletion where it is (<control plane>)
+    Given a running Machine "m1"
+    And <situation>
+    And the Machine "m1" has annotation "pre-terminate.delete.hook.machine.cluster.krtt.dev/keep"
+    When I delete the Machine "m1"
+    Then the Machine "m1" has condition "Deleting" with reason "WaitingForPreTerminateHook" and message containing "keep"
+    When the Machine "m1" has annotation "pre-drain.delete.hook.machine.cluster.krtt.dev/late"
+    Then the Machine "m1" has condition "Deleting" with reason "WaitingForPreDrainHook" and message containing "late"
+    And row "<row>" fired for "m1" saying "late"
+    When the annotation "pre-drain.delete.hook.machine.cluster.krtt.dev/late" is removed from the Machine "m1"
+    Then the Machine "m1" has condition "Deleting" with reason "WaitingForPreTerminateHook" and message containing "keep"
+    And the infrastructure object of "m1" exists
+    When the annotation "pre-terminate.delete.hook.machine.cluster.krtt.dev/keep" is removed from the Machine "m1"
+    Then the Machine "m1" is gone
+    And the Node of "m1" is gone
+
+    @row:machine-deletion-checks:C26
+    Examples: an externally managed control plane
+      | control plane      | situation                                      | row |
+      | externally managed | the control plane of the Cluster is externally managed | C26 |
+
+    @row:machine-deletion-checks:C25
+    Examples: a control plane of Machines
+      | control plane       | situation                                                                           | row |
+      | control-plane Machines | a running control-plane Machine "cp1" of a control plane that is not externally managed | C25 |
+
   @row:machine-deletion-checks:C21 @row:machine-deletion:D13
   Scenario: a pre-terminate hook added before the infrastructure is deleted holds it
     Given a running Machine "m1"

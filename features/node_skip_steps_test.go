@@ -27,6 +27,8 @@ func registerNodeSkipSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^"([^"]*)" is the only control-plane Machine of the Cluster$`, w.onlyControlPlaneMachine)
 	sc.Step(`^"([^"]*)" is the only control-plane Machine of the Cluster and the control plane is not externally managed$`, w.onlyControlPlaneMachineNotExternal)
 	sc.Step(`^the Cluster has no control-plane Machine and the control plane is not externally managed$`, w.noControlPlaneMachineNotExternal)
+	sc.Step(`^the control plane of the Cluster is externally managed$`, w.controlPlaneExternal)
+	sc.Step(`^a running control-plane Machine "([^"]*)" of a control plane that is not externally managed$`, w.controlPlaneMachineNotExternal)
 	sc.Step(`^row "([^"]*)" fired for "([^"]*)" saying "([^"]*)"$`, w.rowFiredSaying)
 }
 
@@ -70,6 +72,28 @@ func (w *world) controlPlaneNotExternal(ctx context.Context) error {
 		cp.Status.ExternalManagedControlPlane = ptr.To(false)
 		return w.h.Client.Status().Update(ctx, cp)
 	})
+}
+
+// controlPlaneExternal checks the fixture's premise: the control plane
+// provider reports a control plane run outside the Cluster's Machines.
+func (w *world) controlPlaneExternal(ctx context.Context) error {
+	return w.eventually(ctx, "an externally managed control plane", func(ctx context.Context) error {
+		cp := &simv1.SimControlPlane{}
+		if err := w.h.Client.Get(ctx, client.ObjectKey{Namespace: w.ns, Name: w.cluster}, cp); err != nil {
+			return err
+		}
+		if !ptr.Deref(cp.Status.ExternalManagedControlPlane, false) {
+			return fmt.Errorf("the control plane %s reports externalManagedControlPlane %v, want true", cp.Name, cp.Status.ExternalManagedControlPlane)
+		}
+		return nil
+	})
+}
+
+func (w *world) controlPlaneMachineNotExternal(ctx context.Context, name string) error {
+	if err := w.aRunningControlPlaneMachine(ctx, name); err != nil {
+		return err
+	}
+	return w.controlPlaneNotExternal(ctx)
 }
 
 func (w *world) onlyControlPlaneMachineNotExternal(ctx context.Context, name string) error {
