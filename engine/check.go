@@ -478,6 +478,11 @@ func (c *setChecker) results() {
 				name string
 				r    *Result
 			}{{"then", &r.Then}, {"inProgress", r.InProgress}, {"onFailure", r.OnFailure}} {
+				if res.r != nil && res.r.EventReason != "" && !res.r.Warning {
+					c.add(Finding{Pos: res.r.Pos, Severity: SevError, Check: "result", Table: t.Name, Row: r.ID,
+						Message: fmt.Sprintf("row %s gives %s an eventReason (%s) without warning: true; only a Warning Event takes it", r.ID, res.name, res.r.EventReason),
+						Hint:    "add warning: true, or drop eventReason"})
+				}
 				if res.r == nil || !res.r.Warning {
 					continue
 				}

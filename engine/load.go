@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -568,6 +569,9 @@ func (r *reader) rowNode(n *yaml.Node) *Row {
 	return row
 }
 
+// eventReasonPattern is the shape of an Event reason a row may give.
+var eventReasonPattern = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
+
 func (r *reader) result(n *yaml.Node, what string) Result {
 	res := Result{Pos: r.pos(n)}
 	r.fields(n, what, map[string]func(*yaml.Node){
@@ -579,6 +583,13 @@ func (r *reader) result(n *yaml.Node, what string) Result {
 			res.StatusUnchanged = r.boolean(v, what+".statusUnchanged")
 		},
 		"warning": func(v *yaml.Node) { res.Warning = r.boolean(v, what+".warning") },
+		"eventReason": func(v *yaml.Node) {
+			res.EventReason = r.str(v, what+".eventReason")
+			if !eventReasonPattern.MatchString(res.EventReason) {
+				r.errorf(v, "write one word in UpperCamelCase, as Kubernetes Event reasons are (MachineCreationFailed)",
+					"%s.eventReason %q is not a single UpperCamelCase word", what, res.EventReason)
+			}
+		},
 		"conditions": func(v *yaml.Node) {
 			r.list(v, what+".conditions", func(c *yaml.Node) { res.Conditions = append(res.Conditions, r.condition(c, what)) })
 		},

@@ -233,7 +233,12 @@ type Result struct {
 	// Event is a Warning, and it is told again whenever its message
 	// changes. Every other result's Event is Normal.
 	Warning bool
-	Status  map[string]string
+	// EventReason, with Warning, names the Warning Event instead of the
+	// first condition's reason: a condition that keeps Cluster API's
+	// reason while an action fails (ScalingUp stays ScalingUp) still
+	// gives the person reading Events a word for what went wrong.
+	EventReason string
+	Status      map[string]string
 	// statusOrder keeps Status keys in document order for rendering.
 	StatusOrder []string
 	Pos         Pos

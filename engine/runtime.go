@@ -94,6 +94,7 @@ type Effect struct {
 	StatusUnchanged bool
 	// Warning: the result needs a person (see Result).
 	Warning     bool
+	EventReason string
 	Status      map[string]string
 	StatusOrder []string
 }
@@ -143,6 +144,7 @@ func (d *Decision) Apply(o Outcome) Effect {
 	out.Retry = res.Retry
 	out.StatusUnchanged = res.StatusUnchanged
 	out.Warning = res.Warning
+	out.EventReason = res.EventReason
 	out.Status = res.Status
 	out.StatusOrder = res.StatusOrder
 	if len(res.Conditions) > 0 {
@@ -179,6 +181,8 @@ type Trace struct {
 	Note   string
 	// Warning: the row's result is declared to need a person.
 	Warning bool
+	// EventReason names the Warning Event when the row gives one.
+	EventReason string
 	// Unwritten says why the row's result did not reach the object (its
 	// patch met a newer version, or failed) although its actions ran;
 	// empty when it was written.
@@ -408,7 +412,8 @@ func (r *Runner[E]) Act(ctx context.Context, object string, d *Decision, env E) 
 		Set: r.set.Name, Table: d.Table.Name, Row: d.Row.ID, Object: object,
 		From: d.From.Name, To: res.To.Name, Action: ran,
 		Outcome: o.Status, Message: o.Message, Time: start, Duration: r.now().Sub(start), Warning: res.Warning,
-		Actions: runs,
+		EventReason: res.EventReason,
+		Actions:     runs,
 	}
 	if len(res.Conditions) > 0 {
 		tr.Reason = res.Conditions[0].Reason

@@ -428,8 +428,10 @@ Feature: A MachineSet keeps N Machines
   Scenario: a Machine create refused by the API server is reported, not a panic
     Given the API server refuses new Machines in this namespace
     And a MachineSet "ms" of 1 Machine
-    Then the MachineSet "ms" has condition "ScalingUp" with reason "MachineCreationFailed" and message containing "no new Machines in namespace"
-    And an Event of the MachineSet "ms" tells row "R05" with reason "MachineCreationFailed"
+    Then the MachineSet "ms" has condition "ScalingUp" with status "True" and reason "ScalingUp"
+    And the MachineSet "ms" has condition "ScalingUp" with reason "ScalingUp" and message containing "Scaling up from 0 to 1 replicas is blocked because:"
+    And the MachineSet "ms" has condition "ScalingUp" with reason "ScalingUp" and message containing "no new Machines in namespace"
+    And a Warning Event of the MachineSet "ms" tells row "R05" with reason "MachineCreationFailed"
     And the MachineSet "ms" has 0 Machines
     And no reconcile of the "machineset" controller has panicked
     When the API server accepts new Machines in this namespace

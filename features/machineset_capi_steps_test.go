@@ -11,6 +11,7 @@ import (
 
 	"github.com/cucumber/godog"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -48,6 +49,7 @@ func registerMachineSetCAPISteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^the Machines of "([^"]*)" carry the set-name label "([^"]*)"$`, w.setNameLabelIs)
 	sc.Step(`^the API server (refuses|accepts) new Machines in this namespace$`, w.apiServerMachines)
 	sc.Step(`^an Event of the MachineSet "([^"]*)" tells row "([^"]*)" with reason "([^"]*)"$`, w.setEventTellsRow)
+	sc.Step(`^a Warning Event of the MachineSet "([^"]*)" tells row "([^"]*)" with reason "([^"]*)"$`, w.setWarningTellsRow)
 	sc.Step(`^no reconcile of the "([^"]*)" controller has panicked$`, w.noPanic)
 }
 
@@ -394,6 +396,14 @@ func (w *world) setEventTellsRow(ctx context.Context, set, row, reason string) e
 	return w.eventOf(ctx, "Event of row "+row+" with reason "+reason, "MachineSet", set,
 		func(e eventsv1.Event) bool { return strings.Contains(e.Action, row) && e.Reason == reason },
 		func(e eventsv1.Event) string { return e.Action + "/" + e.Reason })
+}
+
+func (w *world) setWarningTellsRow(ctx context.Context, set, row, reason string) error {
+	return w.eventOf(ctx, "Warning Event of row "+row+" with reason "+reason, "MachineSet", set,
+		func(e eventsv1.Event) bool {
+			return strings.Contains(e.Action, row) && e.Reason == reason && e.Type == corev1.EventTypeWarning
+		},
+		func(e eventsv1.Event) string { return e.Type + " " + e.Action + "/" + e.Reason })
 }
 
 // noPanic reads controller-runtime's reconcile panic counter for the

@@ -75,6 +75,13 @@ func TestWarningEventComesFromTheRowThatNeedsAPerson(t *testing.T) {
 	if got != want {
 		t.Errorf("Event\n %q, want\n %q", got, want)
 	}
+	// A row that keeps Cluster API's condition reason while its action
+	// fails names its Warning by its eventReason instead.
+	got = eventOf(t, steps(engine.Trace{Row: "R05", From: "Stable", To: "ScalingUp", Action: "CreateMachines", Outcome: engine.Failed,
+		Reason: "ScalingUp", Note: "Scaling up from 0 to 1 replicas is blocked because: quota", Warning: true, EventReason: "MachineCreationFailed"}))
+	if want := "Warning MachineCreationFailed R05 Stable → ScalingUp (row R05): Scaling up from 0 to 1 replicas is blocked because: quota"; got != want {
+		t.Errorf("Event\n %q, want\n %q", got, want)
+	}
 	// A failure the tables do not mark is Normal, named by its row's
 	// condition reason or, without one, by the action that failed.
 	got = eventOf(t, steps(engine.Trace{Row: "N21", From: "Provisioning", To: "Provisioning", Action: "AdoptInfrastructure,Watch",

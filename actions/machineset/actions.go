@@ -314,7 +314,10 @@ func createMachines(ctx context.Context, s *Scope) engine.Outcome {
 		err = werr
 	}
 	if err != nil {
-		return engine.Fail(fmt.Errorf("created %d of %d missing Machines: %w", done, missing, err))
+		// Worded as Cluster API's ScalingUp, which stays True while a
+		// creation fails; the line below says what the API server answered.
+		return engine.Fail(fmt.Errorf("Scaling up from %d to %d replicas is blocked because:\n* creating the missing Machines failed after %d of %d: %w",
+			s.Counts.Total, s.Replicas(), done, missing, err))
 	}
 	if n < missing {
 		return engine.Wait("Created %d Machines (at most %d per reconcile); %d more are missing", n, BurstReplicas, missing-n)
@@ -419,7 +422,7 @@ func deleteSurplusMachines(ctx context.Context, s *Scope) engine.Outcome {
 		}
 	}
 	if err := deleteMachines(ctx, s, fresh); err != nil {
-		return engine.Fail(err)
+		return engine.Fail(fmt.Errorf("Scaling down from %d to %d replicas is blocked because:\n* %w", s.Counts.Total, s.Replicas(), err))
 	}
 	deleting := countDeleting(victims)
 	if left := surplus - deleting - len(fresh); left > 0 {
@@ -441,7 +444,7 @@ func countDeleting(ms []*clusterv1.Machine) int {
 func deleteAllMachines(ctx context.Context, s *Scope) engine.Outcome {
 	all := append(append([]*clusterv1.Machine(nil), s.Owned...), s.Strays...)
 	if err := deleteMachines(ctx, s, all); err != nil {
-		return engine.Fail(err)
+		return engine.Fail(fmt.Errorf("Scaling down from %d to 0 replicas is blocked because:\n* %w", len(all), err))
 	}
 	return engine.Wait("%s: %s", reconciler.DeletingCondition(s.Set, len(all), 0).Message, names(all))
 }

@@ -133,8 +133,9 @@ func TestCreateMachineLeavesNothingHalfWay(t *testing.T) {
 
 // TestCreateMachinesFailureIsAnOutcome: whatever the API server answers to a
 // Machine create, CreateMachines returns a failed outcome with the API's
-// message (R05's onFailure writes MachineCreationFailed with it and backs
-// off), deletes the clones it made, and does not panic: a failed create
+// message below Cluster API's "Scaling up from X to Y replicas" (R05's
+// onFailure keeps ScalingUp True with it, tells a MachineCreationFailed
+// Warning and backs off), deletes the clones it made, and does not panic: a failed create
 // leaves a nil *Machine that must not reach WaitForCache as a typed-nil
 // client.Object.
 func TestCreateMachinesFailureIsAnOutcome(t *testing.T) {
@@ -164,8 +165,9 @@ func TestCreateMachinesFailureIsAnOutcome(t *testing.T) {
 				}()
 				out = createMachines(context.Background(), s)
 			}()
-			if out.Status != engine.Failed || !strings.Contains(out.Message, tc.err.Error()) {
-				t.Errorf("outcome %s %q, want Failed with %q", out.Status, out.Message, tc.err.Error())
+			if out.Status != engine.Failed || !strings.Contains(out.Message, tc.err.Error()) ||
+				!strings.HasPrefix(out.Message, "Scaling up from 0 to 1 replicas is blocked because:\n* ") {
+				t.Errorf("outcome %s %q, want Failed with %q below the scaling line", out.Status, out.Message, tc.err.Error())
 			}
 			if n := objects(t, ns, &simv1.SimMachineList{}) + objects(t, ns, &simv1.SimBootstrapConfigList{}); n != 0 {
 				t.Errorf("%d clones left behind", n)

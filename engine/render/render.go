@@ -618,7 +618,11 @@ func mdResultSummary(res *engine.Result) string {
 		parts = append(parts, "write nothing to status but these conditions")
 	}
 	if res.Warning {
-		parts = append(parts, "record a Warning Event (it needs a person)")
+		if res.EventReason != "" {
+			parts = append(parts, "record a Warning Event "+res.EventReason+" (it needs a person)")
+		} else {
+			parts = append(parts, "record a Warning Event (it needs a person)")
+		}
 	}
 	return strings.Join(parts, "; ")
 }
