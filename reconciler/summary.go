@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -15,6 +16,10 @@ import (
 type Gate struct {
 	Type               string
 	Optional, Negative bool
+	// Fine lists reasons that count as fine whatever the status (Cluster
+	// API's InfoMergePriority from a custom merge strategy): a Machine
+	// being deleted whose infrastructure object is gone is not an issue.
+	Fine []string
 }
 
 // Summarize reads the gates from conds as Cluster API's summary conditions
@@ -34,6 +39,9 @@ func Summarize(conds []metav1.Condition, gates ...Gate) (metav1.ConditionStatus,
 				unknowns++
 				lines = append(lines, "* "+g.Type+": Condition not yet reported")
 			}
+			continue
+		}
+		if slices.Contains(g.Fine, c.Reason) {
 			continue
 		}
 		bad := metav1.ConditionFalse

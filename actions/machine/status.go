@@ -220,26 +220,26 @@ func summarizeReady(s *Scope) {
 		setCondition(m, clusterv1.ReadyCondition, metav1.ConditionFalse, "Failed", msg)
 		return
 	}
-	if !m.DeletionTimestamp.IsZero() {
-		stage := m.Status.State
-		if c := meta.FindStatusCondition(m.Status.Conditions, clusterv1.DeletingCondition); c != nil && c.Status == metav1.ConditionTrue {
-			stage = c.Reason
-		}
-		setCondition(m, clusterv1.ReadyCondition, metav1.ConditionFalse, "NotReady", "* Deleting: Machine deletion in progress, stage: "+stage)
-		return
-	}
 	// Every Machine reconcile summarizes: a buffer on the stack holds the
-	// four gates and a few readiness gates without an allocation.
-	var buf [8]reconciler.Gate
-	gates := append(buf[:0],
-		reconciler.Gate{Type: clusterv1.BootstrapConfigReadyCondition},
-		reconciler.Gate{Type: clusterv1.InfrastructureReadyCondition},
-		reconciler.Gate{Type: clusterv1.NodeHealthyCondition},
+	// gates and a few readiness gates without an allocation.
+	var buf [9]reconciler.Gate
+	gates, conds := buf[:0], m.Status.Conditions
+	if !m.DeletionTimestamp.IsZero() {
+		// Cluster API's setReadyCondition while deleting: Deleting first,
+		// worded by calculateDeletingConditionForSummary; provider objects
+		// and a Node already gone are fine (its custom merge strategy).
+		conds = append([]metav1.Condition{deletingForSummary(m, s.Now)}, conds...)
+		gates = append(gates, reconciler.Gate{Type: clusterv1.DeletingCondition, Negative: true})
+	}
+	gates = append(gates,
+		reconciler.Gate{Type: clusterv1.BootstrapConfigReadyCondition, Fine: goneWhileDeleting(m, objectGoneReasons)},
+		reconciler.Gate{Type: clusterv1.InfrastructureReadyCondition, Fine: goneWhileDeleting(m, objectGoneReasons)},
+		reconciler.Gate{Type: clusterv1.NodeHealthyCondition, Fine: goneWhileDeleting(m, nodeGoneReasons)},
 		reconciler.Gate{Type: clusterv1.HealthCheckSucceededCondition, Optional: true})
 	for _, g := range m.Spec.ReadinessGates {
 		gates = reconciler.AddGate(gates, reconciler.Gate{Type: g.ConditionType, Negative: g.Polarity == clusterv1.NegativePolarity})
 	}
-	status, msg := reconciler.Summarize(m.Status.Conditions, gates...)
+	status, msg := reconciler.Summarize(conds, gates...)
 	switch status {
 	case metav1.ConditionTrue:
 		// The kit stamps a condition that changes with the reconcile's
@@ -254,6 +254,55 @@ func summarizeReady(s *Scope) {
 	default:
 		setCondition(m, clusterv1.ReadyCondition, metav1.ConditionFalse, "NotReady", msg)
 	}
+}
+
+var (
+	objectGoneReasons = []string{clusterv1.ObjectDeletedReason, clusterv1.ObjectDoesNotExistReason}
+	nodeGoneReasons   = []string{clusterv1.NodeDeletedReason, clusterv1.NodeDoesNotExistReason}
+)
+
+// goneWhileDeleting gives the reasons that say an object is gone, for a
+// Machine being deleted only: before, a lost object is an issue.
+func goneWhileDeleting(m *clusterv1.Machine, reasons []string) []string {
+	if m.DeletionTimestamp.IsZero() {
+		return nil
+	}
+	return reasons
+}
+
+// deletingForSummary is the Deleting condition as Ready tells it (Cluster
+// API's calculateDeletingConditionForSummary): the step, and past 15
+// minutes how long, with what likely holds a drain running for over 5.
+// It is found first, so it hides the Machine's own Deleting condition.
+func deletingForSummary(m *clusterv1.Machine, now time.Time) metav1.Condition {
+	stage := m.Status.State
+	msg := "Machine deletion in progress, stage: "
+	var c *metav1.Condition
+	if c = meta.FindStatusCondition(m.Status.Conditions, clusterv1.DeletingCondition); c != nil && c.Status == metav1.ConditionTrue {
+		stage = c.Reason
+	}
+	if now.Sub(m.DeletionTimestamp.Time) > 15*time.Minute {
+		msg = "Machine deletion in progress since more than 15m, stage: "
+	}
+	msg += stage
+	if c != nil && stage == clusterv1.DeletingDrainingNodeReason && now.Sub(m.DeletionTimestamp.Time) > 15*time.Minute &&
+		!m.Status.Deletion.NodeDrainStartTime.IsZero() && now.Sub(m.Status.Deletion.NodeDrainStartTime.Time) > 5*time.Minute {
+		var why []string
+		for _, d := range []struct{ says, cause string }{
+			{"cannot evict pod as it would violate the pod's disruption budget.", "PodDisruptionBudgets"},
+			{classTerminating, "Pods not terminating"},
+			{"failed to evict Pod", "Pod eviction errors"},
+			{classWaitCompleted, "Pods not completed yet"},
+		} {
+			if strings.Contains(c.Message, d.says) {
+				why = append(why, d.cause)
+			}
+		}
+		if len(why) > 0 {
+			msg += ", delay likely due to " + strings.Join(why, ", ")
+		}
+	}
+	return metav1.Condition{Type: clusterv1.DeletingCondition, Status: metav1.ConditionTrue, Reason: clusterv1.DeletingReason, Message: msg}
 }
 
 // mirrorUpToDate is Cluster API's setUpToDateCondition. It compares the

@@ -312,6 +312,17 @@ func TestSummarizeReady(t *testing.T) {
 			"False NotReady: * HealthCheckSucceeded: Node unhealthy for 5m", nil},
 		{"being deleted", with(cond(clusterv1.DeletingCondition, metav1.ConditionTrue, "DrainingNode", "")), true,
 			"False NotReady: * Deleting: Machine deletion in progress, stage: DrainingNode", nil},
+		{"being deleted, its provider objects and Node gone", with(cond(clusterv1.DeletingCondition, metav1.ConditionTrue, "WaitingForBootstrapDeletion", ""),
+			cond(clusterv1.InfrastructureReadyCondition, metav1.ConditionFalse, clusterv1.ObjectDeletedReason, "SimMachine has been deleted"),
+			cond(clusterv1.BootstrapConfigReadyCondition, metav1.ConditionFalse, clusterv1.ObjectDoesNotExistReason, "SimBootstrapConfig does not exist"),
+			cond(clusterv1.NodeHealthyCondition, metav1.ConditionFalse, clusterv1.NodeDeletedReason, "Node n1 has been deleted")), true,
+			"False NotReady: * Deleting: Machine deletion in progress, stage: WaitingForBootstrapDeletion", nil},
+		{"being deleted, a health check failed and the infrastructure not ready", with(cond(clusterv1.DeletingCondition, metav1.ConditionTrue, "WaitingForInfrastructureDeletion", ""),
+			cond(clusterv1.InfrastructureReadyCondition, metav1.ConditionFalse, "Deleting", "instance terminating"),
+			cond(clusterv1.HealthCheckSucceededCondition, metav1.ConditionFalse, "UnhealthyNode", "Node unhealthy for 5m")), true,
+			"False NotReady: * Deleting: Machine deletion in progress, stage: WaitingForInfrastructureDeletion\n* InfrastructureReady: instance terminating\n* HealthCheckSucceeded: Node unhealthy for 5m", nil},
+		{"lost infrastructure before the deletion is an issue", with(cond(clusterv1.InfrastructureReadyCondition, metav1.ConditionFalse, clusterv1.ObjectDeletedReason, "SimMachine has been deleted while the Machine still exists")), false,
+			"False NotReady: * InfrastructureReady: SimMachine has been deleted while the Machine still exists", nil},
 		{"readiness gate not reported", ready, false, "Unknown ReadyUnknown: * example.com/Installed: Condition not yet reported", installed},
 		{"readiness gate True", with(cond("example.com/Installed", metav1.ConditionTrue, "Installed", "")), false, "True Ready: ", installed},
 		{"readiness gate False", with(cond("example.com/Installed", metav1.ConditionFalse, "Installing", "2 of 3 packages")), false,
@@ -482,5 +493,41 @@ func TestMirrorUpToDate(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestDeletingForSummary: Ready tells a deletion as Cluster API's
+// calculateDeletingConditionForSummary: the step; past 15 minutes how long,
+// and for a drain running over 5 minutes what likely holds it.
+func TestDeletingForSummary(t *testing.T) {
+	start := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	pdb := "Drain not completed yet (started at 2026-11-28T10:00:00Z):\n* Pod ns/db: cannot evict pod as it would violate the pod's disruption budget. The disruption budget db needs 1 healthy pods\n* Pod ns/web: deletionTimestamp set, but still not removed from the Node"
+	for _, tc := range []struct {
+		name              string
+		after, sinceDrain time.Duration
+		reason, msg       string
+		want              string
+	}{
+		{"draining", time.Minute, time.Minute, "DrainingNode", pdb, "Machine deletion in progress, stage: DrainingNode"},
+		{"draining for 20m", 20 * time.Minute, 20 * time.Minute, "DrainingNode", pdb,
+			"Machine deletion in progress since more than 15m, stage: DrainingNode, delay likely due to PodDisruptionBudgets, Pods not terminating"},
+		{"draining for 4m of 20m", 20 * time.Minute, 4 * time.Minute, "DrainingNode", pdb,
+			"Machine deletion in progress since more than 15m, stage: DrainingNode"},
+		{"a hook for 20m", 20 * time.Minute, 0, "WaitingForPreTerminateHook", "Waiting for pre-terminate hooks to succeed (hooks: x)",
+			"Machine deletion in progress since more than 15m, stage: WaitingForPreTerminateHook"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			now := start.Add(tc.after)
+			m := &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &metav1.Time{Time: start}}}
+			m.Status.State = "DrainingNode"
+			m.Status.Conditions = []metav1.Condition{{Type: clusterv1.DeletingCondition, Status: metav1.ConditionTrue, Reason: tc.reason, Message: tc.msg}}
+			if tc.sinceDrain > 0 {
+				m.Status.Deletion.NodeDrainStartTime = &metav1.Time{Time: now.Add(-tc.sinceDrain)}
+			}
+			got := deletingForSummary(m, now)
+			if got.Status != metav1.ConditionTrue || got.Reason != clusterv1.DeletingReason || got.Message != tc.want {
+				t.Errorf("got %s %s %q, want True Deleting %q", got.Status, got.Reason, got.Message, tc.want)
+			}
+		})
 	}
 }
