@@ -11,9 +11,9 @@ import (
 // DeletingCondition is the Deleting condition of a MachineSet or a
 // MachineDeployment worded as Cluster API's setDeletingCondition does:
 // False NotDeleting while obj is not being deleted; then True Deleting with
-// the Machines left, or (none left) the MachineSets left, or "Deletion
-// completed".
-func DeletingCondition(obj metav1.Object, machines, machineSets int) metav1.Condition {
+// the Machines left (stale, from StaleMachines, below them), or (none left)
+// the MachineSets left, or "Deletion completed".
+func DeletingCondition(obj metav1.Object, machines, machineSets int, stale string) metav1.Condition {
 	c := metav1.Condition{Type: clusterv1.DeletingCondition, Status: metav1.ConditionFalse, Reason: clusterv1.NotDeletingReason,
 		ObservedGeneration: obj.GetGeneration()}
 	if obj.GetDeletionTimestamp() == nil {
@@ -31,6 +31,9 @@ func DeletingCondition(obj metav1.Object, machines, machineSets int) metav1.Cond
 		c.Message = fmt.Sprintf("Deleting %d MachineSets", machineSets)
 	default:
 		c.Message = "Deletion completed"
+	}
+	if machines > 0 && stale != "" {
+		c.Message += "\n* " + stale
 	}
 	return c
 }

@@ -25,12 +25,18 @@ func TestDeletingCondition(t *testing.T) {
 		{gone, 0, 1, metav1.ConditionTrue, "Deleting", "Deleting 1 MachineSet"},
 		{gone, 0, 0, metav1.ConditionTrue, "Deleting", "Deletion completed"},
 	} {
-		c := DeletingCondition(tc.obj, tc.machines, tc.sets)
+		c := DeletingCondition(tc.obj, tc.machines, tc.sets, "")
 		if c.Type != "Deleting" || c.Status != tc.status || c.Reason != tc.reason || c.Message != tc.message {
 			t.Errorf("%d Machines, %d MachineSets, deleting %v: %+v", tc.machines, tc.sets, tc.obj.GetDeletionTimestamp() != nil, c)
 		}
 	}
-	if c := DeletingCondition(live, 0, 0); c.ObservedGeneration != 3 {
+	if c := DeletingCondition(gone, 2, 0, "Machines a, b are in deletion since more than 15m"); c.Message != "Deleting 2 Machines\n* Machines a, b are in deletion since more than 15m" {
+		t.Errorf("with stale Machines: %q", c.Message)
+	}
+	if c := DeletingCondition(gone, 0, 1, "Machine a is in deletion since more than 15m"); c.Message != "Deleting 1 MachineSet" {
+		t.Errorf("no Machine left, yet a stale line: %q", c.Message)
+	}
+	if c := DeletingCondition(live, 0, 0, ""); c.ObservedGeneration != 3 {
 		t.Errorf("observedGeneration %d, want 3", c.ObservedGeneration)
 	}
 }

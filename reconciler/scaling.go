@@ -11,12 +11,13 @@ import (
 // ScalingConditions are the ScalingUp and ScalingDown conditions of a
 // MachineSet or a MachineDeployment worded as Cluster API's
 // setScalingUpCondition and setScalingDownCondition do. current counts
-// every Machine, those being deleted (deleting of them) included; an object
+// every Machine, those being deleted included; stale (StaleMachines) is
+// added below a scale-down; an object
 // being deleted wants none, whatever desired says. blocked, when not empty,
 // says why Machines cannot be created ("because SimMachineTemplate does not
 // exist"): it is added to a scale-up, and to a set that is not scaling up
 // as what would block one.
-func ScalingConditions(obj metav1.Object, current, desired, deleting int, blocked string) (up, down metav1.Condition) {
+func ScalingConditions(obj metav1.Object, current, desired int, stale, blocked string) (up, down metav1.Condition) {
 	if obj.GetDeletionTimestamp() != nil {
 		desired = 0
 		blocked = ""
@@ -36,7 +37,10 @@ func ScalingConditions(obj metav1.Object, current, desired, deleting int, blocke
 	down = metav1.Condition{Type: clusterv1.ScalingDownCondition, Status: metav1.ConditionFalse, Reason: "NotScalingDown", ObservedGeneration: gen}
 	if current > desired {
 		down.Status, down.Reason = metav1.ConditionTrue, "ScalingDown"
-		down.Message = fmt.Sprintf("Scaling down from %d to %d replicas (%d being deleted)", current, desired, deleting)
+		down.Message = fmt.Sprintf("Scaling down from %d to %d replicas", current, desired)
+		if stale != "" {
+			down.Message += "\n* " + stale
+		}
 	}
 	return up, down
 }

@@ -16,19 +16,21 @@ func TestScalingConditions(t *testing.T) {
 	for _, tc := range []struct {
 		name                             string
 		obj                              metav1.Object
-		current, desired, deleting       int
-		blocked                          string
+		current, desired                 int
+		stale, blocked                   string
 		up, upMessage, down, downMessage string
 	}{
-		{"steady", live, 3, 3, 0, "", "False NotScalingUp", "", "False NotScalingDown", ""},
-		{"up", live, 1, 3, 0, "", "True ScalingUp", "Scaling up from 1 to 3 replicas", "False NotScalingDown", ""},
-		{"up, blocked", live, 0, 3, 0, blocked, "True ScalingUp", "Scaling up from 0 to 3 replicas is blocked " + blocked, "False NotScalingDown", ""},
-		{"steady, would be blocked", live, 3, 3, 0, blocked, "False NotScalingUp", "Scaling up would be blocked " + blocked, "False NotScalingDown", ""},
-		{"down", live, 4, 3, 1, "", "False NotScalingUp", "", "True ScalingDown", "Scaling down from 4 to 3 replicas (1 being deleted)"},
-		{"being deleted wants none, never blocked", gone, 2, 3, 2, blocked, "False NotScalingUp", "", "True ScalingDown", "Scaling down from 2 to 0 replicas (2 being deleted)"},
-		{"being deleted, nothing left", gone, 0, 3, 0, "", "False NotScalingUp", "", "False NotScalingDown", ""},
+		{"steady", live, 3, 3, "", "", "False NotScalingUp", "", "False NotScalingDown", ""},
+		{"up", live, 1, 3, "", "", "True ScalingUp", "Scaling up from 1 to 3 replicas", "False NotScalingDown", ""},
+		{"up, blocked", live, 0, 3, "", blocked, "True ScalingUp", "Scaling up from 0 to 3 replicas is blocked " + blocked, "False NotScalingDown", ""},
+		{"steady, would be blocked", live, 3, 3, "", blocked, "False NotScalingUp", "Scaling up would be blocked " + blocked, "False NotScalingDown", ""},
+		{"down", live, 4, 3, "", "", "False NotScalingUp", "", "True ScalingDown", "Scaling down from 4 to 3 replicas"},
+		{"down, a Machine stale", live, 4, 3, "Machine m1 is in deletion since more than 15m", "", "False NotScalingUp", "", "True ScalingDown",
+			"Scaling down from 4 to 3 replicas\n* Machine m1 is in deletion since more than 15m"},
+		{"being deleted wants none, never blocked", gone, 2, 3, "", blocked, "False NotScalingUp", "", "True ScalingDown", "Scaling down from 2 to 0 replicas"},
+		{"being deleted, nothing left", gone, 0, 3, "", "", "False NotScalingUp", "", "False NotScalingDown", ""},
 	} {
-		up, down := ScalingConditions(tc.obj, tc.current, tc.desired, tc.deleting, tc.blocked)
+		up, down := ScalingConditions(tc.obj, tc.current, tc.desired, tc.stale, tc.blocked)
 		if up.Type != "ScalingUp" || string(up.Status)+" "+up.Reason != tc.up || up.Message != tc.upMessage {
 			t.Errorf("%s: ScalingUp %+v, want %s %q", tc.name, up, tc.up, tc.upMessage)
 		}

@@ -276,31 +276,15 @@ func goneWhileDeleting(m *clusterv1.Machine, reasons []string) []string {
 // It is found first, so it hides the Machine's own Deleting condition.
 func deletingForSummary(m *clusterv1.Machine, now time.Time) metav1.Condition {
 	stage := m.Status.State
-	msg := "Machine deletion in progress, stage: "
-	var c *metav1.Condition
-	if c = meta.FindStatusCondition(m.Status.Conditions, clusterv1.DeletingCondition); c != nil && c.Status == metav1.ConditionTrue {
+	if c := meta.FindStatusCondition(m.Status.Conditions, clusterv1.DeletingCondition); c != nil && c.Status == metav1.ConditionTrue {
 		stage = c.Reason
 	}
-	if now.Sub(m.DeletionTimestamp.Time) > 15*time.Minute {
-		msg = "Machine deletion in progress since more than 15m, stage: "
+	msg := "Machine deletion in progress, stage: " + stage
+	if now.Sub(m.DeletionTimestamp.Time) > reconciler.StaleDeletion {
+		msg = "Machine deletion in progress since more than 15m, stage: " + stage
 	}
-	msg += stage
-	if c != nil && stage == clusterv1.DeletingDrainingNodeReason && now.Sub(m.DeletionTimestamp.Time) > 15*time.Minute &&
-		!m.Status.Deletion.NodeDrainStartTime.IsZero() && now.Sub(m.Status.Deletion.NodeDrainStartTime.Time) > 5*time.Minute {
-		var why []string
-		for _, d := range []struct{ says, cause string }{
-			{"cannot evict pod as it would violate the pod's disruption budget.", "PodDisruptionBudgets"},
-			{classTerminating, "Pods not terminating"},
-			{"failed to evict Pod", "Pod eviction errors"},
-			{classWaitCompleted, "Pods not completed yet"},
-		} {
-			if strings.Contains(c.Message, d.says) {
-				why = append(why, d.cause)
-			}
-		}
-		if len(why) > 0 {
-			msg += ", delay likely due to " + strings.Join(why, ", ")
-		}
+	if why := reconciler.DrainDelays(m, now); len(why) > 0 {
+		msg += ", delay likely due to " + strings.Join(why, ", ")
 	}
 	return metav1.Condition{Type: clusterv1.DeletingCondition, Status: metav1.ConditionTrue, Reason: clusterv1.DeletingReason, Message: msg}
 }

@@ -94,7 +94,7 @@ func mirrorConditions(s *Scope) {
 		setCondition(s, clusterv1.AvailableCondition, metav1.ConditionFalse, "NotAvailable", fmt.Sprintf("%d available replicas, at least %d required", have, want))
 	}
 	setCondition(s, clusterv1.PausedCondition, metav1.ConditionFalse, "NotPaused", "")
-	meta.SetStatusCondition(&s.MD.Status.Conditions, reconciler.DeletingCondition(s.MD, s.Totals().Total, len(s.Sets)))
+	meta.SetStatusCondition(&s.MD.Status.Conditions, reconciler.DeletingCondition(s.MD, s.Totals().Total, len(s.Sets), reconciler.StaleMachines(s.Machines, s.Now)))
 }
 
 // rolloutReasons are the lines of the UpToDate=False messages of the
@@ -137,7 +137,7 @@ func rolloutReasons(machines []*clusterv1.Machine) []string {
 // UpToDate condition, which says the same per Machine.
 func mirrorMachineConditions(s *Scope) {
 	t := s.Totals()
-	up, down := reconciler.ScalingConditions(s.MD, t.Total, s.Replicas(), t.Total-t.Live, blockedBy(s.MissingTemplates))
+	up, down := reconciler.ScalingConditions(s.MD, t.Total, s.Replicas(), reconciler.StaleMachines(s.Machines, s.Now), blockedBy(s.MissingTemplates))
 	meta.SetStatusCondition(&s.MD.Status.Conditions, up)
 	meta.SetStatusCondition(&s.MD.Status.Conditions, down)
 	current := 0

@@ -446,7 +446,7 @@ func deleteAllMachines(ctx context.Context, s *Scope) engine.Outcome {
 	if err := deleteMachines(ctx, s, all); err != nil {
 		return engine.Fail(fmt.Errorf("Scaling down from %d to 0 replicas is blocked because:\n* %w", len(all), err))
 	}
-	return engine.Wait("%s: %s", reconciler.DeletingCondition(s.Set, len(all), 0).Message, names(all))
+	return engine.Wait("%s", reconciler.DeletingCondition(s.Set, len(all), 0, reconciler.StaleMachines(all, s.Now)).Message)
 }
 
 // names lists a few Machine names and says how many more there are.

@@ -60,10 +60,11 @@ func setCondition(s *Scope, t string, status metav1.ConditionStatus, reason, mes
 // template is said by row R04, which holds the creation.
 func mirrorConditions(s *Scope) {
 	c := s.Counts
-	up, down := reconciler.ScalingConditions(s.Set, c.Total, s.Replicas(), c.Deleting, "")
+	stale := reconciler.StaleMachines(s.Owned, s.Now)
+	up, down := reconciler.ScalingConditions(s.Set, c.Total, s.Replicas(), stale, "")
 	meta.SetStatusCondition(&s.Set.Status.Conditions, up)
 	meta.SetStatusCondition(&s.Set.Status.Conditions, down)
-	meta.SetStatusCondition(&s.Set.Status.Conditions, reconciler.DeletingCondition(s.Set, c.Total, 0))
+	meta.SetStatusCondition(&s.Set.Status.Conditions, reconciler.DeletingCondition(s.Set, c.Total, 0, stale))
 	// Machines a health checker marked are said as Cluster API's
 	// setRemediatingCondition says them; those krtt replaces because they
 	// failed (status.failureReason), which it has no word for, are counted.
