@@ -117,12 +117,16 @@ func TestRolloutReasons(t *testing.T) {
 	m := func(status metav1.ConditionStatus, msg string) *clusterv1.Machine {
 		return &clusterv1.Machine{Status: clusterv1.MachineStatus{Conditions: []metav1.Condition{{Type: clusterv1.UpToDateCondition, Status: status, Message: msg}}}}
 	}
-	got := rolloutReasons([]*clusterv1.Machine{
+	n, got := rolloutReasons([]*clusterv1.Machine{
 		m(metav1.ConditionFalse, "* SimMachine is not up-to-date"),
 		m(metav1.ConditionFalse, "* SimMachine is not up-to-date\n* Version v1.30.0, v1.31.0 required"),
 		m(metav1.ConditionTrue, "* ignored"),
+		m(metav1.ConditionFalse, ""),
 		{},
 	})
+	if n != 3 {
+		t.Errorf("%d Machines rolling out, want the 3 whose UpToDate is False", n)
+	}
 	want := []string{"* Version v1.30.0, v1.31.0 required", "* SimMachine is not up-to-date"}
 	if !slices.Equal(got, want) {
 		t.Errorf("reasons %q, want %q", got, want)

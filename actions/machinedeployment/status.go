@@ -97,15 +97,20 @@ func mirrorConditions(s *Scope) {
 	meta.SetStatusCondition(&s.MD.Status.Conditions, reconciler.DeletingCondition(s.MD, s.Totals().Total, len(s.Sets), reconciler.StaleMachines(s.Machines, s.Now)))
 }
 
-// rolloutReasons are the lines of the UpToDate=False messages of the
-// Machines, each once, as Cluster API's setRollingOutCondition lists them
-// under RollingOut: a version change first, then in text order.
-func rolloutReasons(machines []*clusterv1.Machine) []string {
+// rolloutReasons counts the Machines whose UpToDate is False and gives the
+// lines of their messages, each once, as Cluster API's
+// setRollingOutCondition counts and lists them under RollingOut: a version
+// change first, then in text order.
+func rolloutReasons(machines []*clusterv1.Machine) (rollingOut int, reasons []string) {
 	seen := map[string]bool{}
 	var out []string
 	for _, m := range machines {
 		c := meta.FindStatusCondition(m.Status.Conditions, clusterv1.UpToDateCondition)
-		if c == nil || c.Status != metav1.ConditionFalse || c.Message == "" {
+		if c == nil || c.Status != metav1.ConditionFalse {
+			continue
+		}
+		rollingOut++
+		if c.Message == "" {
 			continue
 		}
 		for _, l := range strings.Split(c.Message, "\n") {
@@ -125,28 +130,24 @@ func rolloutReasons(machines []*clusterv1.Machine) []string {
 		}
 		return strings.Compare(a, b)
 	})
-	return out
+	return rollingOut, out
 }
 
 // mirrorMachineConditions words the conditions Cluster API's updateStatus
 // computes from the MachineSets and Machines (setScalingUpCondition,
 // setScalingDownCondition, setRollingOutCondition, setMachinesReadyCondition,
-// setMachinesUpToDateCondition). RollingOut counts the Machines not of the
-// current template's MachineSet, one being deleted included, as it is still
-// there (and not Ready); MachinesUpToDate aggregates the Machines' own
+// setMachinesUpToDateCondition). RollingOut counts the Machines whose own
+// UpToDate is False, one being deleted included, as it is still there (and
+// not Ready); MachinesUpToDate aggregates the Machines' own
 // UpToDate condition, which says the same per Machine.
 func mirrorMachineConditions(s *Scope) {
 	t := s.Totals()
 	up, down := reconciler.ScalingConditions(s.MD, t.Total, s.Replicas(), reconciler.StaleMachines(s.Machines, s.Now), blockedBy(s.MissingTemplates))
 	meta.SetStatusCondition(&s.MD.Status.Conditions, up)
 	meta.SetStatusCondition(&s.MD.Status.Conditions, down)
-	current := 0
-	if s.New != nil {
-		current = s.New.Total
-	}
-	if old := t.Total - current; old > 0 {
-		msg := fmt.Sprintf("Rolling out %d not up-to-date replicas", old)
-		if why := rolloutReasons(s.Machines); len(why) > 0 {
+	if n, why := rolloutReasons(s.Machines); n > 0 {
+		msg := fmt.Sprintf("Rolling out %d not up-to-date replicas", n)
+		if len(why) > 0 {
 			msg += "\n" + strings.Join(why, "\n")
 		}
 		setCondition(s, clusterv1.RollingOutCondition, metav1.ConditionTrue, "RollingOut", msg)
