@@ -85,10 +85,10 @@ Feature: Cluster infrastructure
     And the control plane provider holds the deletion of the SimControlPlane "cp"
     And the infrastructure provider holds the deletion of the SimCluster "infra"
     When I delete the Cluster "c1"
-    Then the Cluster "c1" has condition "Deleting" with status "True" and reason "WaitingForControlPlaneDeletion" and message containing "waiting for SimControlPlane cp, then SimCluster infra to be deleted"
+    Then the Cluster "c1" has condition "Deleting" with status "True" and reason "WaitingForControlPlaneDeletion" and message containing "Waiting for SimControlPlane to be deleted"
     And the SimCluster "infra" is not being deleted
     When the control plane provider finishes the deletion of the SimControlPlane "cp"
-    Then the Cluster "c1" has condition "Deleting" with status "True" and reason "WaitingForInfrastructureDeletion" and message containing "waiting for SimCluster infra to be deleted"
+    Then the Cluster "c1" has condition "Deleting" with status "True" and reason "WaitingForInfrastructureDeletion" and message containing "Waiting for SimCluster to be deleted"
     And the SimCluster "infra" is being deleted
     When the infrastructure provider finishes the deletion of the SimCluster "infra"
     Then the Cluster "c1" is gone

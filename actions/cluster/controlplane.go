@@ -215,7 +215,7 @@ func describeControlPlane(_ context.Context, s *Scope) engine.Outcome {
 // deleteReferenced).
 func deleteControlPlane(ctx context.Context, s *Scope) engine.Outcome {
 	ref := s.Cluster.Spec.ControlPlaneRef
-	return s.deleteReferenced(ctx, s.ControlPlane, s.ControlPlaneUnread, s.ControlPlaneErr,
+	return s.deleteReferenced(ctx, ref.Kind, s.ControlPlane, s.ControlPlaneUnread, s.ControlPlaneErr,
 		fmt.Sprintf("every Machine the Cluster waits for is gone, but %s %s", ref.Kind, ref.Name))
 }
 
@@ -224,7 +224,7 @@ func deleteControlPlane(ctx context.Context, s *Scope) engine.Outcome {
 // watched: its going wakes the Cluster). One an API error left unread
 // (unread, err) is neither deleted nor taken for gone: the failure says
 // what could not be read.
-func (s *Scope) deleteReferenced(ctx context.Context, obj *unstructured.Unstructured, unread bool, err error, what string) engine.Outcome {
+func (s *Scope) deleteReferenced(ctx context.Context, kind string, obj *unstructured.Unstructured, unread bool, err error, what string) engine.Outcome {
 	switch {
 	case unread || obj == nil:
 		return engine.Failf("%s could not be read: %v", what, err)
@@ -237,7 +237,8 @@ func (s *Scope) deleteReferenced(ctx context.Context, obj *unstructured.Unstruct
 			return engine.Failf("%v", err)
 		}
 	}
-	return engine.Wait("%s", s.Remaining())
+	// Cluster API's wording, the kind alone.
+	return engine.Wait("Waiting for %s to be deleted", kind)
 }
 
 // referenceLeft names the object ref names while the teardown still waits

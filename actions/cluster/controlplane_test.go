@@ -128,7 +128,7 @@ func TestControlPlaneBeingDeleted(t *testing.T) {
 		t.Error("an object being deleted is not missing: row K13 has nothing to tell")
 	}
 	out := deleteControlPlane(context.Background(), s)
-	if out.Status != engine.InProgress || !strings.Contains(out.Message, "waiting for SimControlPlane cp to be deleted") {
+	if out.Status != engine.InProgress || out.Message != "Waiting for SimControlPlane to be deleted" {
 		t.Errorf("deleteControlPlane = %+v, want a wait naming the object", out)
 	}
 }

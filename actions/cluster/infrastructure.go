@@ -187,7 +187,7 @@ func adoptReferences(ctx context.Context, s *Scope) engine.Outcome {
 // deleteReferenced).
 func deleteInfrastructure(ctx context.Context, s *Scope) engine.Outcome {
 	ref := s.Cluster.Spec.InfrastructureRef
-	return s.deleteReferenced(ctx, s.Infrastructure, s.InfrastructureUnread, s.InfrastructureErr,
+	return s.deleteReferenced(ctx, ref.Kind, s.Infrastructure, s.InfrastructureUnread, s.InfrastructureErr,
 		fmt.Sprintf("everything else of the Cluster is gone, but %s %s", ref.Kind, ref.Name))
 }
 

@@ -147,7 +147,7 @@ func deleteWorkers(ctx context.Context, s *Scope) engine.Outcome {
 	if len(errs) > 0 {
 		return engine.Failf("%s", strings.Join(errs, "; "))
 	}
-	return engine.Wait("%s", s.Remaining())
+	return engine.Wait("%s", s.pending())
 }
 
 func deleteControlPlaneMachines(ctx context.Context, s *Scope) engine.Outcome {
@@ -155,14 +155,53 @@ func deleteControlPlaneMachines(ctx context.Context, s *Scope) engine.Outcome {
 	if errs := s.deleteMachines(ctx, controlPlane); len(errs) > 0 {
 		return engine.Failf("%s", strings.Join(errs, "; "))
 	}
-	return engine.Wait("%s", s.Remaining())
+	return engine.Wait("%s", s.pending())
 }
 
-// Remaining says what the teardown of the Cluster still waits on: the
-// MachineDeployments, then the MachineSets and worker Machines, or, once
-// they are gone, the control-plane Machines, each Machine with the deletion
-// step it is in, and last the control plane object (krtt explain cluster
-// prints it too).
+// pending words what the teardown still waits for as the Deleting
+// condition of Cluster API's reconcileDelete does (objectsPendingDeleteNames):
+// a line per kind, control-plane Machines first, names sorted, five shown.
+// Which step each Machine is in is krtt explain's (Remaining).
+func (s *Scope) pending() string {
+	workers, controlPlane := s.split()
+	var lines []string
+	add := func(label string, list []string) {
+		if len(list) == 0 {
+			return
+		}
+		sort.Strings(list)
+		if len(list) > shownNames {
+			list = append(list[:shownNames:shownNames], fmt.Sprintf("... (%d more)", len(list)-shownNames))
+		}
+		lines = append(lines, "* "+label+": "+strings.Join(list, ", "))
+	}
+	machineNames := func(ms []*clusterv1.Machine) []string {
+		out := make([]string, len(ms))
+		for i, m := range ms {
+			out[i] = m.Name
+		}
+		return out
+	}
+	add("Control plane Machines", machineNames(controlPlane))
+	mds := make([]string, len(s.MachineDeployments))
+	for i := range s.MachineDeployments {
+		mds[i] = s.MachineDeployments[i].Name
+	}
+	add("MachineDeployments", mds)
+	sets := make([]string, len(s.MachineSets))
+	for i := range s.MachineSets {
+		sets[i] = s.MachineSets[i].Name
+	}
+	add("MachineSets", sets)
+	add("Worker Machines", machineNames(workers))
+	return strings.Join(lines, "\n")
+}
+
+// Remaining says, for krtt explain cluster, what the teardown of the
+// Cluster still waits on: the MachineDeployments, then the MachineSets and
+// worker Machines, or, once they are gone, the control-plane Machines, each
+// Machine with the deletion step it is in, and last the control plane
+// object. The Deleting condition says it in Cluster API's words (pending).
 func (s *Scope) Remaining() string {
 	msg := s.machinesRemaining()
 	var objects []string
