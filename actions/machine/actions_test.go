@@ -543,7 +543,7 @@ func TestWaitForVolumeDetach(t *testing.T) {
 
 	o := waitForVolumeDetach(ctx, scopeFor(t, m, node.Name))
 	wantStatus(t, o, engine.InProgress,
-		fmt.Sprintf("Waiting for 2 volumes to detach from Node %s: %s, %s", node.Name, csiName(handleC), pvA))
+		fmt.Sprintf("Waiting for Node volumes to be detached\n* 2 volumes attached to Node %s: %s, %s", node.Name, csiName(handleC), pvA))
 	if strings.Contains(o.Message, handleS) || strings.Contains(o.Message, pvS) {
 		t.Errorf("message %q names the skipped Pod's volume", o.Message)
 	}
@@ -561,7 +561,7 @@ func TestWaitForVolumeDetachNamesAFew(t *testing.T) {
 	setVolumesAttached(t, node.Name, "kubernetes.io/e", "kubernetes.io/d", "kubernetes.io/c", "kubernetes.io/b", "kubernetes.io/a")
 	o := waitForVolumeDetach(ctx, scopeFor(t, testMachine("default", nil), node.Name))
 	wantStatus(t, o, engine.InProgress,
-		"Waiting for 5 volumes to detach from Node "+node.Name+": kubernetes.io/a, kubernetes.io/b, kubernetes.io/c, and 2 more")
+		"Waiting for Node volumes to be detached\n* 5 volumes attached to Node "+node.Name+": kubernetes.io/a, kubernetes.io/b, kubernetes.io/c, and 2 more")
 }
 
 func getPV(t *testing.T, name string) *corev1.PersistentVolume {

@@ -3,6 +3,7 @@ package machine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -178,8 +179,16 @@ func startClock(field **metav1.Time, now metav1.Time) {
 
 func hookWait(s *Scope, prefix, point string, field **metav1.Time) engine.Outcome {
 	startClock(field, metav1.NewTime(s.Now))
-	hooks := annotationsWithPrefix(s.Machine.Annotations, prefix)
-	return engine.OKf("Waiting for %s hooks to be removed: %s (waiting since %s)", point, strings.Join(hooks, ", "), (*field).UTC().Format("2006-01-02T15:04:05Z"))
+	// Cluster API's reconcileDelete wording: the full annotation keys,
+	// sorted; when the wait started is in status.deletion.
+	var hooks []string
+	for k := range s.Machine.Annotations {
+		if strings.HasPrefix(k, prefix) {
+			hooks = append(hooks, k)
+		}
+	}
+	slices.Sort(hooks)
+	return engine.OKf("Waiting for %s hooks to succeed (hooks: %s)", point, strings.Join(hooks, ","))
 }
 
 func recordPreDrainHookWait(_ context.Context, s *Scope) engine.Outcome {
@@ -224,7 +233,7 @@ func deleteExternal(ctx context.Context, s *Scope, u **unstructured.Unstructured
 		return engine.Failf("%s: the Machine does not delete it", claim)
 	}
 	if obj.GetDeletionTimestamp() != nil {
-		return engine.Wait("Waiting for %s %s %s to be deleted", what, obj.GetKind(), obj.GetName())
+		return waitingForDeletion(obj)
 	}
 	atOnce := len(obj.GetFinalizers()) == 0
 	var opts []client.DeleteOption
@@ -242,7 +251,13 @@ func deleteExternal(ctx context.Context, s *Scope, u **unstructured.Unstructured
 		*u = nil
 		return engine.OKf("%s %s %s deleted", what, obj.GetKind(), obj.GetName())
 	}
-	return engine.Wait("Waiting for %s %s %s to be deleted", what, obj.GetKind(), obj.GetName())
+	return waitingForDeletion(obj)
+}
+
+// waitingForDeletion is Cluster API's reconcileDelete wording, the kind
+// alone (a Machine has one object of each).
+func waitingForDeletion(obj *unstructured.Unstructured) engine.Outcome {
+	return engine.Wait("Waiting for %s to be deleted", obj.GetKind())
 }
 
 func deleteInfrastructure(ctx context.Context, s *Scope) engine.Outcome {

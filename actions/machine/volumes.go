@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -152,7 +153,13 @@ func waitForVolumeDetach(ctx context.Context, s *Scope) engine.Outcome {
 	if len(names) == 0 {
 		return engine.OK()
 	}
-	return engine.Wait("Waiting for %s to detach from Node %s: %s", plural(len(names), "volume"), node.Name, fewNames(names, maxNamesPerClass))
+	// Cluster API's first line (attachedVolumeInformation.conditionMessage),
+	// then the volumes as the Node and its VolumeAttachments name them.
+	first := "Waiting for Node volumes to be detached"
+	if t := s.Machine.Status.Deletion.WaitForNodeVolumeDetachStartTime; !t.IsZero() {
+		first += " (started at " + t.UTC().Format(time.RFC3339) + ")"
+	}
+	return engine.Wait("%s\n* %s attached to Node %s: %s", first, plural(len(names), "volume"), node.Name, fewNames(names, maxNamesPerClass))
 }
 
 // attachedVolumes names the volumes attached to the Node, as attached
