@@ -35,6 +35,7 @@ Feature: A Machine walks from Pending to Running
     And the Machine "m1" has condition "NodeHealthy" with status "True" and reason "NodeHealthy"
     And the Machine "m1" reports the node info of its Node
     And the Machine "m1" has condition "Available" with status "True" and reason "Available"
+    And the Machine "m1" has condition "Updating" with status "False" and reason "NotUpdating"
     And the Machine "m1" records that its phase changed when it entered its state
 
   @row:machine-normal:N15 @row:machine-normal:N16

@@ -40,6 +40,10 @@ const (
 	DeletingCondition = "Deleting"
 	// PausedCondition is true while the object or its Cluster is paused.
 	PausedCondition = "Paused"
+	// UpdatingCondition is a Machine's in-place update in Cluster API;
+	// krtt replaces Machines instead, so it is always False (NotUpdating).
+	UpdatingCondition = "Updating"
+	NotUpdatingReason = "NotUpdating"
 	// ReadyCondition summarises the other conditions.
 	ReadyCondition = "Ready"
 	// UpToDateCondition says whether a Machine of a MachineDeployment
