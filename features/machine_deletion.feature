@@ -231,6 +231,20 @@ Feature: Deleting a Machine takes it apart in order
     When the finalizer "example.com/keep" is removed from the Machine "m1"
     Then the Machine "m1" is gone
 
+  @row:machine-deletion-checks:C21 @row:machine-deletion:D13
+  Scenario: a pre-terminate hook added while the infrastructure object is being deleted holds the deletion until it is removed
+    Given a running Machine "m1"
+    And the infrastructure provider holds the deletion of the infrastructure object of "m1"
+    When I delete the Machine "m1"
+    Then the Machine "m1" has condition "Deleting" with reason "WaitingForInfrastructureDeletion" and message containing "Waiting for SimMachine to be deleted"
+    When the Machine "m1" has annotation "pre-terminate.delete.hook.machine.cluster.krtt.dev/late"
+    Then the Machine "m1" has condition "Deleting" with reason "WaitingForPreTerminateHook" and message containing "pre-terminate.delete.hook.machine.cluster.krtt.dev/late"
+    When the annotation "pre-terminate.delete.hook.machine.cluster.krtt.dev/late" is removed from the Machine "m1"
+    Then the Machine "m1" has condition "Deleting" with reason "WaitingForInfrastructureDeletion" and message containing "Waiting for SimMachine to be deleted"
+    When the infrastructure object of "m1" is released
+    Then the Machine "m1" is gone
+    And the Node of "m1" is gone
+
   @row:machine-deletion-checks:C23
   Scenario: an infrastructure object deleted during the drain ends the drain
     Given a running Machine "m1"

@@ -32,6 +32,7 @@ func registerOwnershipSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^the Machine "([^"]*)" is no longer paused$`, w.unpause)
 	sc.Step(`^the infrastructure object of "([^"]*)" is being deleted$`, w.infraBeingDeleted)
 	sc.Step(`^the infrastructure object of "([^"]*)" is released$`, w.infraReleased)
+	sc.Step(`^the infrastructure provider holds the deletion of the infrastructure object of "([^"]*)"$`, w.infraHeld)
 	sc.Step(`^the Node of "([^"]*)" becomes unreachable$`, w.nodeUnreachable)
 }
 
@@ -104,6 +105,19 @@ func (w *world) unpause(ctx context.Context, name string) error {
 
 func (w *world) infraBeingDeleted(ctx context.Context, name string) error {
 	return w.deleteHeld(ctx, &simv1.SimMachine{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name}})
+}
+
+// infraHeld plays a provider whose finalizer keeps the infrastructure
+// object until it has released the machine behind it (infraReleased).
+func (w *world) infraHeld(ctx context.Context, name string) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		sm := &simv1.SimMachine{}
+		if err := w.h.Client.Get(ctx, client.ObjectKey{Namespace: w.ns, Name: name}, sm); err != nil {
+			return err
+		}
+		sm.Finalizers = append(sm.Finalizers, holdFinalizer)
+		return w.h.Client.Update(ctx, sm)
+	})
 }
 
 // infraReleased removes the hold finalizer, so the deletion completes.
