@@ -81,7 +81,7 @@ Feature: Cluster teardown
     And a running Machine "lone"
     And the Cluster "c1" has the krtt finalizer
     When the Cluster "c1" is paused
-    Then the Cluster "c1" has condition "Paused" with status "True" and reason "Paused" and message containing "spec.paused"
+    Then the Cluster "c1" has condition "Paused" with status "True" and reason "Paused" and message containing "Cluster spec.paused is set to true"
     When I delete the Cluster "c1"
     Then the Cluster "c1" holds its deletion while paused, its Machines untouched
     When the Cluster "c1" is unpaused

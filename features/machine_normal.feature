@@ -166,6 +166,7 @@ Feature: A Machine walks from Pending to Running
   Scenario: a paused Machine is left alone
     Given a paused Machine "m1" with its bootstrap and infrastructure objects
     Then the Machine "m1" has condition "Paused" with status "True" and reason "Paused"
+    And the Machine "m1" has condition "Paused" with reason "Paused" and message containing "Machine has the cluster.krtt.dev/paused annotation"
     When the bootstrap provider reports the data secret of "m1"
     Then row "N04" fired for "m1"
     And the last row of "m1" is "N02"

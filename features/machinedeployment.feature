@@ -400,7 +400,7 @@ Feature: A MachineDeployment rolls its Machines out to a new template
   @row:machinedeployment-normal:N04
   Scenario: a paused MachineDeployment makes nothing
     Given a paused MachineDeployment "md" of 1 Machine
-    Then the MachineDeployment "md" has condition "Paused" with status "True" and reason "Paused"
+    Then the MachineDeployment "md" has condition "Paused" with status "True" and reason "Paused" and message containing "MachineDeployment has the cluster.krtt.dev/paused annotation"
     And the MachineDeployment "md" has 0 MachineSets
 
   @row:machinedeployment-normal:N02

@@ -259,6 +259,7 @@ Feature: A MachineSet keeps N Machines
   Scenario: a paused MachineSet is left alone until it is unpaused
     Given a paused MachineSet "ms" of 2 Machines
     Then the MachineSet "ms" has condition "Paused" with status "True" and reason "Paused"
+    And the MachineSet "ms" has condition "Paused" with reason "Paused" and message containing "MachineSet has the cluster.krtt.dev/paused annotation"
     And the MachineSet "ms" has 0 Machines
     When the MachineSet "ms" is no longer paused
     Then the MachineSet "ms" has 2 Machines

@@ -257,11 +257,8 @@ func register(reg *engine.Registry[*Scope]) {
 		return s.Cluster != nil && !s.Cluster.DeletionTimestamp.IsZero()
 	})
 	reg.Bool("paused", func(s *Scope) bool {
-		if s.Cluster == nil {
-			return false
-		}
-		_, annotated := s.Cluster.Annotations[clusterv1.PausedAnnotation]
-		return s.Cluster.Spec.Paused || annotated
+		p, _ := clusterPause(s)
+		return p
 	})
 	reg.Enum("descendants", descendants)
 	reg.Enum("controlPlane", controlPlane)
@@ -269,6 +266,7 @@ func register(reg *engine.Registry[*Scope]) {
 	reg.Bool("controlPlaneWasInitialized", controlPlaneWasInitialized)
 	registerInfrastructure(reg)
 	registerKubeconfig(reg)
+	reg.Action("DescribePause", "Say why the Cluster is paused, in Cluster API's words.", reconciler.DescribePause(clusterPause), engine.Pure())
 	reg.Action("AddFinalizer", "Add the cluster.krtt.dev/cluster finalizer to the Cluster.", reconciler.AddFinalizer(clusterv1.ClusterFinalizer, clusterOf), engine.Pure())
 	reg.Action("RemoveFinalizer", "Remove the cluster.krtt.dev/cluster finalizer so Kubernetes can delete the Cluster.", reconciler.RemoveFinalizer(clusterv1.ClusterFinalizer, clusterOf))
 	reg.Action("DeleteWorkers", "Delete, in one pass, the Cluster's MachineDeployments, the MachineSets and worker Machines it owns that are not being deleted yet; wait until every one is gone.", deleteWorkers, engine.MayWait())
@@ -486,4 +484,13 @@ func mirrorMachines(s *Scope) {
 	// mirrors, so reaching here means it is not paused.
 	meta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{Type: clusterv1.PausedCondition, Status: metav1.ConditionFalse,
 		Reason: "NotPaused", ObservedGeneration: c.Generation})
+}
+
+// clusterPause: the Cluster's own paused annotation or its Cluster's spec.paused,
+// and why (reconciler.Paused).
+func clusterPause(s *Scope) (bool, string) {
+	if s.Cluster == nil {
+		return false, ""
+	}
+	return reconciler.Paused("Cluster", s.Cluster, s.Cluster)
 }

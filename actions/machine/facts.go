@@ -12,6 +12,7 @@ import (
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/internal/remote"
+	"github.com/krtt-dev/krtt/reconciler"
 )
 
 // registerFacts binds every fact of transitions/machine/machine.yaml to the
@@ -24,13 +25,8 @@ func registerFacts(r *engine.Registry[*Scope]) {
 	})
 	r.Bool("deleting", func(s *Scope) bool { return s.IsDeleting() })
 	r.Bool("paused", func(s *Scope) bool {
-		if s.Machine == nil {
-			return false
-		}
-		if _, ok := s.Machine.Annotations[clusterv1.PausedAnnotation]; ok {
-			return true
-		}
-		return s.Cluster != nil && s.Cluster.Spec.Paused
+		p, _ := machinePause(s)
+		return p
 	})
 	r.Enum("cluster", func(s *Scope) string {
 		switch {
@@ -274,4 +270,13 @@ func hasString(list []string, s string) bool {
 func hasKey(m map[string]string, k string) bool {
 	_, ok := m[k]
 	return ok
+}
+
+// machinePause: the Machine's own paused annotation or its Cluster's spec.paused,
+// and why (reconciler.Paused).
+func machinePause(s *Scope) (bool, string) {
+	if s.Machine == nil {
+		return false, ""
+	}
+	return reconciler.Paused("Machine", s.Machine, s.Cluster)
 }

@@ -32,6 +32,7 @@ func registerWaits(r *engine.Registry[*Scope]) {
 }
 
 func registerActions(r *engine.Registry[*Scope]) {
+	r.Action("DescribePause", "Say why the Machine is paused, in Cluster API's words.", reconciler.DescribePause(machinePause), engine.Pure())
 	r.Action("AddFinalizer", "Add the cluster.krtt.dev/machine finalizer to the Machine.", reconciler.AddFinalizer(clusterv1.MachineFinalizer, machineOf), engine.Pure())
 	r.Action("RemoveFinalizer", "Remove the cluster.krtt.dev/machine finalizer so Kubernetes can delete the Machine.", reconciler.RemoveFinalizer(clusterv1.MachineFinalizer, machineOf))
 	r.Action("DescribeMissingCluster", "Name the Cluster spec.clusterName names, which does not exist; changes nothing.", describeMissingCluster, engine.Pure())

@@ -6,6 +6,7 @@ import (
 	"github.com/krtt-dev/krtt/actions/clusterowner"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/reconciler"
 )
 
 // registerFacts binds every fact of
@@ -20,13 +21,8 @@ func registerFacts(r *engine.Registry[*Scope]) {
 	})
 	r.Bool("deleting", func(s *Scope) bool { return s.MD != nil && !s.MD.DeletionTimestamp.IsZero() })
 	r.Bool("paused", func(s *Scope) bool {
-		if s.MD == nil {
-			return false
-		}
-		if _, ok := s.MD.Annotations[clusterv1.PausedAnnotation]; ok {
-			return true
-		}
-		return s.Cluster != nil && s.Cluster.Spec.Paused
+		p, _ := deploymentPause(s)
+		return p
 	})
 	r.Enum("cluster", func(s *Scope) string {
 		if s.Cluster == nil {
@@ -96,4 +92,13 @@ func registerFacts(r *engine.Registry[*Scope]) {
 		return s.MD != nil && s.MD.Spec.Rollout.After != nil && s.Now.Before(s.MD.Spec.Rollout.After.Time)
 	})
 	r.Bool("progressed", func(s *Scope) bool { return s.Progressed })
+}
+
+// deploymentPause: the MachineDeployment's own paused annotation or its Cluster's spec.paused,
+// and why (reconciler.Paused).
+func deploymentPause(s *Scope) (bool, string) {
+	if s.MD == nil {
+		return false, ""
+	}
+	return reconciler.Paused("MachineDeployment", s.MD, s.Cluster)
 }

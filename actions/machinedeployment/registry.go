@@ -22,6 +22,7 @@ var Registry = engine.LazyRegistry(RegistryName, registerFacts, registerWaits, r
 
 func registerActions(r *engine.Registry[*Scope]) {
 	r.Action("ReportObserveError", "Fail with the API error met while observing, so the row's onFailure names it.", reconciler.ReportObserveError[*Scope], engine.Pure())
+	r.Action("DescribePause", "Say why the MachineDeployment is paused, in Cluster API's words.", reconciler.DescribePause(deploymentPause), engine.Pure())
 	r.Action("AddFinalizer", "Add the cluster.krtt.dev/machinedeployment finalizer to the MachineDeployment.", reconciler.AddFinalizer(clusterv1.MachineDeploymentFinalizer, deploymentOf))
 	r.Action("RemoveFinalizer", "Remove the cluster.krtt.dev/machinedeployment finalizer so Kubernetes can delete the MachineDeployment.", reconciler.RemoveFinalizer(clusterv1.MachineDeploymentFinalizer, deploymentOf))
 	r.Action("AnnotateRevision", "Set the revision annotation of the MachineDeployment to its current MachineSet's revision.", annotateRevision, engine.Pure())

@@ -3,6 +3,7 @@ package machineset
 import (
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
+	"github.com/krtt-dev/krtt/reconciler"
 )
 
 // registerFacts binds every fact of transitions/machineset/machineset.yaml
@@ -18,13 +19,8 @@ func registerFacts(r *engine.Registry[*Scope]) {
 		return s.Set != nil && !s.Set.DeletionTimestamp.IsZero()
 	})
 	r.Bool("paused", func(s *Scope) bool {
-		if s.Set == nil {
-			return false
-		}
-		if _, ok := s.Set.Annotations[clusterv1.PausedAnnotation]; ok {
-			return true
-		}
-		return s.Cluster != nil && s.Cluster.Spec.Paused
+		p, _ := setPause(s)
+		return p
 	})
 	r.Bool("ownerAndLabelsSet", ownerAndLabelsSet)
 	r.Bool("templatesOwned", templatesOwned)
@@ -87,4 +83,13 @@ func hasString(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// setPause: the MachineSet's own paused annotation or its Cluster's spec.paused,
+// and why (reconciler.Paused).
+func setPause(s *Scope) (bool, string) {
+	if s.Set == nil {
+		return false, ""
+	}
+	return reconciler.Paused("MachineSet", s.Set, s.Cluster)
 }

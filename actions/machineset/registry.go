@@ -18,6 +18,7 @@ var Registry = engine.LazyRegistry(RegistryName, registerFacts, registerActions,
 func registerActions(r *engine.Registry[*Scope]) {
 	r.Action("ReportObserveError", "Fail with the API error met while observing, so the row's onFailure names it.", reconciler.ReportObserveError[*Scope], engine.Pure())
 	r.Action("DescribeMissingCluster", "Name the Cluster spec.clusterName names, which does not exist; changes nothing.", describeMissingCluster, engine.Pure())
+	r.Action("DescribePause", "Say why the MachineSet is paused, in Cluster API's words.", reconciler.DescribePause(setPause), engine.Pure())
 	r.Action("AddFinalizer", "Add the cluster.krtt.dev/machineset finalizer to the MachineSet.", reconciler.AddFinalizer(clusterv1.MachineSetFinalizer, setOf))
 	r.Action("RemoveFinalizer", "Remove the cluster.krtt.dev/machineset finalizer so Kubernetes can delete the MachineSet.", reconciler.RemoveFinalizer(clusterv1.MachineSetFinalizer, setOf))
 	r.Action("OwnTemplates", "Give the set's bootstrap and infrastructure templates an owner reference to the Cluster.", ownTemplates, engine.WritesThrough())
