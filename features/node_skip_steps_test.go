@@ -41,18 +41,23 @@ func (w *world) aRunningControlPlaneMachine(ctx context.Context, name string) er
 // deleteHeld adds the hold finalizer to obj and deletes it, so it stays
 // with a deletionTimestamp for the rest of the scenario.
 func (w *world) deleteHeld(ctx context.Context, obj client.Object) error {
+	if err := w.hold(ctx, obj); err != nil {
+		return err
+	}
+	return w.h.Client.Delete(ctx, obj)
+}
+
+// hold adds the hold finalizer to obj, as a provider that keeps its
+// object until it has cleaned up.
+func (w *world) hold(ctx context.Context, obj client.Object) error {
 	key := client.ObjectKeyFromObject(obj)
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		if err := w.h.Client.Get(ctx, key, obj); err != nil {
 			return err
 		}
 		obj.SetFinalizers(append(obj.GetFinalizers(), holdFinalizer))
 		return w.h.Client.Update(ctx, obj)
 	})
-	if err != nil {
-		return err
-	}
-	return w.h.Client.Delete(ctx, obj)
 }
 
 // controlPlaneBeingDeleted deletes the Cluster's control plane object and

@@ -110,14 +110,7 @@ func (w *world) infraBeingDeleted(ctx context.Context, name string) error {
 // infraHeld plays a provider whose finalizer keeps the infrastructure
 // object until it has released the machine behind it (infraReleased).
 func (w *world) infraHeld(ctx context.Context, name string) error {
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		sm := &simv1.SimMachine{}
-		if err := w.h.Client.Get(ctx, client.ObjectKey{Namespace: w.ns, Name: name}, sm); err != nil {
-			return err
-		}
-		sm.Finalizers = append(sm.Finalizers, holdFinalizer)
-		return w.h.Client.Update(ctx, sm)
-	})
+	return w.hold(ctx, &simv1.SimMachine{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name}})
 }
 
 // infraReleased removes the hold finalizer, so the deletion completes.
