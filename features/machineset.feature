@@ -56,7 +56,8 @@ Feature: A MachineSet keeps N Machines
   @row:machineset-replicas:R11
   Scenario: a MachineSet whose Machine creation is disabled creates none until the annotation goes
     Given a MachineSet "ms" of 2 Machines with Machine creation disabled
-    Then the MachineSet "ms" has condition "ScalingUp" with reason "ScalingUp" and message containing "blocked because the MachineSet has the machineset.cluster.krtt.dev/disable-machine-create annotation"
+    Then the MachineSet "ms" has condition "ScalingUp" with reason "ScalingUp" and message containing "the MachineSet has the machineset.cluster.krtt.dev/disable-machine-create annotation"
+    And the MachineSet "ms" has condition "ScalingUp" with reason "ScalingUp" and message containing "Scaling up from 0 to 2 replicas is blocked because:"
     And the MachineSet "ms" has 0 Machines
     When the annotation "machineset.cluster.krtt.dev/disable-machine-create" is removed from the MachineSet "ms"
     Then the MachineSet "ms" has 2 Machines

@@ -270,6 +270,14 @@ func describeMissingTemplates(_ context.Context, s *Scope) engine.Outcome {
 		s.Counts.Total, s.Replicas(), contract.MissingKinds(s.MissingKinds), strings.Join(s.MissingTemplates, ", "))
 }
 
+// describeDisabledCreation words a scale-up the disable-machine-create
+// annotation holds with Cluster API's count first (its ScalingUp says only
+// that; krtt says why below it).
+func describeDisabledCreation(_ context.Context, s *Scope) engine.Outcome {
+	return engine.OKf("Scaling up from %d to %d replicas is blocked because:\n* the MachineSet has the %s annotation: its MachineDeployment replaces deleted Machines through its current MachineSet",
+		s.Counts.Total, s.Replicas(), clusterv1.DisableMachineCreateAnnotation)
+}
+
 // describeBlockedScaleUp words a scale-up the preflight checks hold as
 // Cluster API's setScalingUpCondition does: a line per failed check.
 func describeBlockedScaleUp(_ context.Context, s *Scope) engine.Outcome {

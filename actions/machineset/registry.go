@@ -30,6 +30,7 @@ func registerActions(r *engine.Registry[*Scope]) {
 	r.Action("DescribeFailedMachines", "Report the failed Machines against maxUnhealthy and maxInFlight (no change).", describeFailedMachines, engine.Pure())
 	r.Action("SyncMachines", "Update the set's Machines in place from the template: its labels and annotations (the keys the set manages), spec.deletion, spec.readinessGates and spec.health; nothing else changes and no Machine is replaced.", syncMachines)
 	r.Action("DescribeMissingTemplates", "Report the templates that do not exist (no change).", describeMissingTemplates, engine.Pure())
+	r.Action("DescribeDisabledCreation", "Report that the set's annotation holds the scale-up (no change).", describeDisabledCreation, engine.Pure())
 	r.Action("DescribeBlockedScaleUp", "Report the preflight checks that hold the scale-up (no change).", describeBlockedScaleUp, engine.Pure())
 	r.Action("ClearRemediationMarks", "Remove the OwnerRemediated condition of the Machines a health checker finds healthy again.", clearRemediationMarks)
 	r.Action("LeaveRemediationToRollout", "Set OwnerRemediated False, reason CannotBeRemediated, on the Machines a health checker marked: the MachineDeployment's rollout removes them.", leaveRemediationToRollout)
