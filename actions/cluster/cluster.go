@@ -486,8 +486,8 @@ func mirrorMachines(s *Scope) {
 		Reason: "NotPaused", ObservedGeneration: c.Generation})
 }
 
-// clusterPause: the Cluster's own paused annotation or its Cluster's spec.paused,
-// and why (reconciler.Paused).
+// clusterPause: the Cluster's spec.paused or its paused annotation, and
+// why (reconciler.Paused).
 func clusterPause(s *Scope) (bool, string) {
 	if s.Cluster == nil {
 		return false, ""
