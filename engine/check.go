@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 )
@@ -616,10 +618,13 @@ func checkRegistries(lib *Library, catalogs map[string]*Catalog, out *Findings) 
 					}
 				}
 				var waits []string
+				offered := map[string]bool{"detail": true}
+				known := true
 				for _, a := range r.Do {
 					u.actions[a] = true
 					e, ok := cat.Lookup(EntryAction, a)
 					if !ok {
+						known = false
 						add(Finding{Pos: r.Pos, Severity: SevError, Check: "registry", Table: t.Name, Row: r.ID,
 							Message: fmt.Sprintf("unknown action %q: registry %s has no such action", a, cat.Name),
 							Hint:    suggest(a, actionNames, "actions", "Registry.Action")})
@@ -628,6 +633,12 @@ func checkRegistries(lib *Library, catalogs map[string]*Catalog, out *Findings) 
 					if e.MayWait {
 						waits = append(waits, a)
 					}
+					for _, name := range e.Offers {
+						offered[name] = true
+					}
+				}
+				if known {
+					checkPlaceholders(r, t.Name, offered, add)
 				}
 				if len(waits) > 0 && r.InProgress == nil {
 					add(Finding{Pos: r.Pos, Severity: SevError, Check: "registry", Table: t.Name, Row: r.ID,
@@ -670,6 +681,37 @@ func checkRegistries(lib *Library, catalogs map[string]*Catalog, out *Findings) 
 			add(Finding{Pos: s.Pos, Severity: SevWarning, Check: "registry", Table: setTable(s),
 				Message: fmt.Sprintf("%s %s is registered in registry %s but no table uses it", e.Kind, e.Name, name),
 				Hint:    "remove the registration, or use it in a table"})
+		}
+	}
+}
+
+// placeholder is a named part of a condition message: {detail}, or a
+// detail an action offers.
+var placeholder = regexp.MustCompile(`\{([A-Za-z][A-Za-z0-9]*)\}`)
+
+// checkPlaceholders refuses a condition message naming a detail none of
+// its row's actions offers: it would reach the object as written, braces
+// and all.
+func checkPlaceholders(r *Row, table string, offered map[string]bool, add func(Finding)) {
+	names := make([]string, 0, len(offered))
+	for n := range offered {
+		names = append(names, "{"+n+"}")
+	}
+	sort.Strings(names)
+	for _, res := range []*Result{&r.Then, r.InProgress, r.OnFailure} {
+		if res == nil {
+			continue
+		}
+		for _, c := range res.Conditions {
+			for _, m := range placeholder.FindAllStringSubmatch(c.Message, -1) {
+				if offered[m[1]] {
+					continue
+				}
+				add(Finding{Pos: c.Pos, Severity: SevError, Check: "registry", Table: table, Row: r.ID,
+					Message: fmt.Sprintf("condition %s's message uses %s, which none of the row's actions (%s) offers; it can use %s",
+						c.Type, m[0], cmp.Or(strings.Join(r.Do, ", "), "none"), strings.Join(names, ", ")),
+					Hint: "offer it from an action with engine.Offers and Outcome.With, or write the words in the message"})
+			}
 		}
 	}
 }

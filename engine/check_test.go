@@ -32,7 +32,7 @@ func testCatalogs() map[string]*Catalog {
 	door := NewRegistry[struct{}]("door")
 	door.Bool("locked", func(struct{}) bool { return false })
 	door.Enum("push", func(struct{}) string { return "None" })
-	door.Action("Swing", "Swing the door.", noop)
+	door.Action("Swing", "Swing the door.", noop, Offers("side"))
 
 	lab := NewRegistry[struct{}]("lab")
 	lab.Bool("locked", func(struct{}) bool { return false })
@@ -85,6 +85,7 @@ var brokenFixtures = map[string]string{
 	"masked_across":           "masking",
 	"impossible_row":          "masking",
 	"unknown_action":          "registry",
+	"unknown_placeholder":     "registry",
 	"registry":                "registry",
 	"no_registry":             "registry",
 	"then_retry":              "result",

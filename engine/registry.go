@@ -24,6 +24,11 @@ type Outcome struct {
 	// a condition message with {detail}.
 	Message string
 	Err     error
+	// Details are named parts of what the action saw, for a row's condition
+	// messages beside {detail}: {name} takes Details[name]. An action
+	// declares the names it offers (Offers), so a table that uses one its
+	// row's actions never offer is refused when it loads.
+	Details map[string]string
 	// WroteNothing: the action, not declared pure or write-through, reports
 	// that this time it wrote nothing to the API server and changed nothing
 	// a read is keyed by (a drain whose Node was cordoned already and that
@@ -37,6 +42,17 @@ type Outcome struct {
 // (see Outcome.WroteNothing).
 func (o Outcome) Untouched() Outcome {
 	o.WroteNothing = true
+	return o
+}
+
+// With returns the outcome with the named detail set (see Outcome.Details).
+func (o Outcome) With(name, value string) Outcome {
+	d := make(map[string]string, len(o.Details)+1)
+	for k, v := range o.Details {
+		d[k] = v
+	}
+	d[name] = value
+	o.Details = d
 	return o
 }
 
@@ -115,6 +131,9 @@ type Entry struct {
 	// observation; an action that changes what facts read through objects
 	// the observation does not hold.
 	WritesThrough bool `json:"writesThrough,omitempty"`
+	// Offers: the named details (Outcome.Details) the action may give a
+	// row's condition messages as {name}.
+	Offers []string `json:"offers,omitempty"`
 }
 
 // Catalog is the Go-free view of a registry: names and descriptions (of
@@ -308,6 +327,13 @@ func Pure() ActionOption { return func(e *Entry) { e.Pure = true } }
 // again. Declared, never guessed; an eviction never is, a deletion only
 // when the action knows the object is gone (none held it).
 func WritesThrough() ActionOption { return func(e *Entry) { e.WritesThrough = true } }
+
+// Offers declares the named details the action may put into a row's
+// condition messages ({name}, see Outcome.Details); it gives each of them
+// in every outcome, empty when it has nothing to say.
+func Offers(names ...string) ActionOption {
+	return func(e *Entry) { e.Offers = append(e.Offers, names...) }
+}
 
 // Action registers an action.
 func (r *Registry[E]) Action(name, description string, fn ActionFunc[E], opts ...ActionOption) {

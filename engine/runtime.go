@@ -153,6 +153,9 @@ func (d *Decision) Apply(o Outcome) Effect {
 			if strings.Contains(c.Message, "{detail}") {
 				c.Message = strings.ReplaceAll(c.Message, "{detail}", o.Message)
 			}
+			for name, v := range o.Details {
+				c.Message = strings.ReplaceAll(c.Message, "{"+name+"}", v)
+			}
 			out.Conditions[i] = c
 		}
 	}
@@ -392,6 +395,9 @@ func (r *Runner[E]) Act(ctx context.Context, object string, d *Decision, env E) 
 	ran := ""
 	kept := true
 	var runs []ActionRun
+	// Every action's named details reach the messages, a later action's
+	// winning over an earlier one's.
+	var details map[string]string
 	for i, a := range ra.run {
 		ran = ra.ran[i]
 		began := r.now()
@@ -400,6 +406,12 @@ func (r *Runner[E]) Act(ctx context.Context, object string, d *Decision, env E) 
 		if o.Status == "" {
 			o.Status = Done
 		}
+		for name, v := range details {
+			if _, own := o.Details[name]; !own {
+				o = o.With(name, v)
+			}
+		}
+		details = o.Details
 		runs = append(runs, ActionRun{Name: a.entry.Name, Duration: r.now().Sub(began)})
 		kept = kept && (a.entry.Pure || a.entry.WritesThrough || o.WroteNothing)
 		if o.Status != Done {

@@ -657,3 +657,80 @@ func TestActionsSeeWhichActionTheyRunAs(t *testing.T) {
 		t.Error("a context no action was handed names a running action")
 	}
 }
+
+// Named details reach the messages of the branch taken: every action's,
+// a later action's value winning, and {detail} stays the last action's
+// message.
+func TestNamedDetailsReachMessages(t *testing.T) {
+	const table = `apiVersion: krtt.dev/v1alpha1
+kind: TransitionTable
+metadata: {name: named}
+spec:
+  registry: door
+  initialState: Closed
+  states:
+    - {name: Closed, description: shut}
+    - {name: Open, description: open}
+    - {name: Gone, description: removed, terminal: true}
+  facts:
+    - {name: locked, type: bool, description: the lock is engaged}
+    - {name: push, type: enum, description: what the person does, values: [{name: None}, {name: Push}, {name: Remove}]}
+  rows:
+    - id: N1
+      observed: o
+      trigger: t
+      action: a
+      resulting: r
+      from: [Closed]
+      when: {push: Push}
+      do: [Unlock, Swing]
+      then:
+        state: Open
+        conditions:
+          - {type: Open, status: "True", reason: Opened, message: "opened {side} with {key} ({detail})"}
+    - id: N2
+      observed: o
+      trigger: t
+      action: a
+      resulting: r
+      from: [Closed, Open]
+      when: {push: [None, Remove]}
+      then: {state: Gone}
+    - id: N3
+      observed: o
+      trigger: t
+      action: a
+      resulting: r
+      from: [Open]
+      when: {push: Push}
+      then: {}
+`
+	s := mustLoadBytes(t, "named", table)
+	reg := NewRegistry[doorEnv]("door")
+	reg.Bool("locked", func(e doorEnv) bool { return e.locked })
+	reg.Enum("push", func(e doorEnv) string { return e.push })
+	reg.Action("Unlock", "", func(context.Context, doorEnv) Outcome {
+		return OKf("unlocked").With("key", "the brass key").With("side", "inwards")
+	}, Offers("key", "side"))
+	reg.Action("Swing", "", func(context.Context, doorEnv) Outcome {
+		return OKf("swung").With("side", "outwards")
+	}, Offers("side"))
+	lib, _ := LoadBytes("named.yaml", []byte(table))
+	if fs := Check(lib, map[string]*Catalog{"door": reg.Catalog()}); fs.HasErrors() {
+		t.Fatalf("findings: %s", fs)
+	}
+	r, err := NewRunner(s, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := stepPublish(r, context.Background(), "x", "Closed", doorEnv{push: "Push"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := st.Result.Conditions[0].Message, "opened outwards with the brass key (swung)"; got != want {
+		t.Errorf("message %q, want %q", got, want)
+	}
+	if got := st.Decision.Row.Then.Conditions[0].Message; got != "opened {side} with {key} ({detail})" {
+		t.Errorf("the row changed: %q", got)
+	}
+}

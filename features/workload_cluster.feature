@@ -39,7 +39,7 @@ Feature: Workload clusters
     When the workload cluster's API server stops
     Then the Machine "m1" has condition "Deleting" with reason "WaitingForWorkloadCluster" and message containing "is unreachable"
     And the Cluster "c1" has condition "WorkloadClusterReachable" with status "False" and reason "Unreachable" and message containing "does not answer"
-    And the Cluster "c1" has condition "RemoteConnectionProbe" with status "False" and reason "ProbeFailed" and message containing "Remote connection probe failed: "
+    And the Cluster "c1" has condition "RemoteConnectionProbe" with status "False" and reason "ProbeFailed" and message containing "Remote connection probe failed, probe last succeeded at 20"
     # A Running Machine keeps its Node conditions as last seen for 5 minutes (Cluster API's
     # remoteConditionsGracePeriod), then they turn Unknown: the operator wakes it at the end of the 5 minutes.
     And row "W05" fired for "m2"
@@ -76,6 +76,7 @@ Feature: Workload clusters
     Then the Machine "m1" has condition "NodeHealthy" with reason "ConnectionDown" and message containing "refused the credentials of Secret"
     And the Machine "m1" reaches phase "Provisioned"
     And the Cluster "c1" has condition "WorkloadClusterReachable" with status "False" and reason "NoAccess" and message containing "refused the credentials of Secret"
+    And the Cluster "c1" has condition "RemoteConnectionProbe" with status "False" and reason "ProbeFailed" and message containing "Remote connection probe failed, probe never succeeded"
     And the Cluster "c1" has condition "MachinesReady" with status "False" and reason "MachinesNotReady" and message containing "1 of 1 Machines are not Ready: m1"
     When I delete the Machine "m1"
     Then row "W03" fired for "m1" saying "refuses access"

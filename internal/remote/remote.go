@@ -111,6 +111,10 @@ type Connection struct {
 	// from it (the machine-controller-manager restarts its health timeouts
 	// when the target API server is back).
 	ReachableAgain time.Time
+	// LastProbeSuccess is when the connection last reached the workload
+	// cluster (its first connection or a probe since); zero when it never
+	// did.
+	LastProbeSuccess time.Time
 	// SelfHostedDisabled: the State is NoAccess because the Cluster has no
 	// Secret and the operator does not serve self-hosted Clusters; only a
 	// Secret or a restart with Options.SelfHosted changes it.
@@ -542,7 +546,8 @@ func (c *Cache) probeAndRecord(cn *conn) {
 	switch state {
 	case Connected:
 		cn.failures = 0
-		cn.setLocked(c.now(), Connected, cn.server, "")
+		cn.lastSuccess = c.now()
+		cn.setLocked(cn.lastSuccess, Connected, cn.server, "")
 	case NoAccess:
 		cn.setLocked(c.now(), NoAccess, cn.server, msg)
 	default:
@@ -615,6 +620,8 @@ type conn struct {
 	// connection replaced one whose cluster could not be used.
 	reachableAgain time.Time
 	afterOutage    bool
+	// lastSuccess: see Connection.LastProbeSuccess.
+	lastSuccess time.Time
 }
 
 // unusable: the connection has tried and the cluster cannot be used.
@@ -659,6 +666,7 @@ func (cn *conn) connected(now time.Time, cl cluster.Cluster, c client.Client, se
 	cn.mu.Lock()
 	defer cn.mu.Unlock()
 	cn.cluster, cn.client = cl, c
+	cn.lastSuccess = now
 	cn.setLocked(now, Connected, server, "")
 }
 
@@ -675,7 +683,8 @@ func (cn *conn) setLocked(now time.Time, st State, server, msg string) {
 func (cn *conn) snapshot() Connection {
 	cn.mu.Lock()
 	defer cn.mu.Unlock()
-	out := Connection{State: cn.st, Server: cn.server, Secret: cn.secret, Message: cn.message, Since: cn.since, ReachableAgain: cn.reachableAgain}
+	out := Connection{State: cn.st, Server: cn.server, Secret: cn.secret, Message: cn.message, Since: cn.since, ReachableAgain: cn.reachableAgain,
+		LastProbeSuccess: cn.lastSuccess}
 	if cn.st == Connected && cn.cluster != nil {
 		out.Client = cn.client
 		out.Message = fmt.Sprintf("connected to %s through Secret %s", cn.server, cn.secret)

@@ -152,6 +152,9 @@ func TestConnections(t *testing.T) {
 		if !c.ReachableAgain.IsZero() {
 			t.Errorf("ReachableAgain = %s on a connection usable from the start", c.ReachableAgain)
 		}
+		if c.LastProbeSuccess.IsZero() {
+			t.Error("a connected cluster has no LastProbeSuccess")
+		}
 		expectEvent(t, events, key)
 	})
 
@@ -163,7 +166,9 @@ func TestConnections(t *testing.T) {
 			t.Fatal(err)
 		}
 		setSecret(ctx, t, mgmt.Client, secret, data)
-		connect(remote.NoAccess, "refused the credentials of Secret "+ns+"/c1-kubeconfig")
+		if c := connect(remote.NoAccess, "refused the credentials of Secret "+ns+"/c1-kubeconfig"); !c.LastProbeSuccess.IsZero() {
+			t.Errorf("LastProbeSuccess = %s on a connection whose credentials were always refused", c.LastProbeSuccess)
+		}
 	})
 
 	t.Run("Secret that does not parse: NoAccess, saying so", func(t *testing.T) {
@@ -183,10 +188,29 @@ func TestConnections(t *testing.T) {
 	})
 
 	t.Run("API server gone: Unreachable after the failure threshold", func(t *testing.T) {
+		before := connect(remote.Connected, workload.Config.Host)
+		// The probes go on while the cluster answers: a later look finds a
+		// later success.
+		err := poll.Until(ctx, poll.Timeout(), func(ctx context.Context) error {
+			c, err := cache.ClientFor(ctx, key)
+			if err != nil {
+				return err
+			}
+			if !c.LastProbeSuccess.After(before.LastProbeSuccess) {
+				return fmt.Errorf("LastProbeSuccess still %s", c.LastProbeSuccess)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := workload.StopAPIServer(); err != nil {
 			t.Fatal(err)
 		}
 		c := connect(remote.Unreachable, "does not answer")
+		if c.LastProbeSuccess.IsZero() || c.LastProbeSuccess.After(c.Since) {
+			t.Errorf("LastProbeSuccess = %s, want the last success before the cluster became unreachable at %s", c.LastProbeSuccess, c.Since)
+		}
 		if c.Client != nil || c.Usable() {
 			t.Error("an unreachable workload cluster hands out a client")
 		}
