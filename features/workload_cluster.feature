@@ -47,6 +47,7 @@ Feature: Workload clusters
     And the Machine "m2" has condition "NodeReady" with status "True" and reason "NodeReady"
     When 5 minutes pass for "m2"
     Then the Machine "m2" has condition "NodeHealthy" with status "Unknown" and reason "ConnectionDown"
+    And the Machine "m2" has condition "NodeHealthy" with reason "ConnectionDown" and message containing "Last successful probe at 20"
     And the Machine "m2" has condition "NodeReady" with status "Unknown" and reason "ConnectionDown"
     And the Machine "m2" reaches phase "Running"
     And the infrastructure object of "m1" exists
@@ -74,6 +75,7 @@ Feature: Workload clusters
     And the infrastructure of "m1" is provisioned
     And a Node joins for "m1" in the workload cluster
     Then the Machine "m1" has condition "NodeHealthy" with reason "ConnectionDown" and message containing "refused the credentials of Secret"
+    And the Machine "m1" has condition "NodeReady" with reason "ConnectionDown" and message containing "Remote connection not established yet"
     And the Machine "m1" reaches phase "Provisioned"
     And the Cluster "c1" has condition "WorkloadClusterReachable" with status "False" and reason "NoAccess" and message containing "refused the credentials of Secret"
     And the Cluster "c1" has condition "RemoteConnectionProbe" with status "False" and reason "ProbeFailed" and message containing "Remote connection probe failed, probe never succeeded"

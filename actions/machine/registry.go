@@ -62,7 +62,7 @@ func registerActions(r *engine.Registry[*Scope]) {
 	r.Action("MarkNodeDeletionStart", "Set status.deletion.nodeDeletionStartTime if unset.", markNodeDeletionStart, engine.Pure())
 	r.Action("DeleteNode", "Delete the Node object.", deleteNode)
 	r.Action("DescribeWorkloadCluster", "Say which Secret and API server cannot be used, since when and why, and go on (the row's wait or result decides what happens).", describeWorkloadCluster, engine.Pure())
-	r.Action("WaitForWorkloadCluster", "Wait while the workload cluster cannot be used, saying which Secret and API server, since when and why.", waitForWorkloadCluster, engine.MayWait(), engine.Pure())
+	r.Action("WaitForWorkloadCluster", "Wait while the workload cluster cannot be used, saying which Secret and API server, since when and why; {lastProbeSuccess} reads \"Last successful probe at <time>\" or, when none succeeded, \"Remote connection not established yet\" (Cluster API's words).", waitForWorkloadCluster, engine.MayWait(), engine.Pure(), engine.Offers("lastProbeSuccess"))
 }
 
 // machineOf is the Machine the scope reconciles, for the kit's actions.

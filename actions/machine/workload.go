@@ -15,7 +15,11 @@ import (
 // Secret and API server, since when, and the error. It changes nothing; the
 // connection's health check wakes the Machine when the state changes.
 func waitForWorkloadCluster(_ context.Context, s *Scope) engine.Outcome {
-	return engine.Wait("Waiting for %s", workloadClusterDetail(s))
+	last := "Remote connection not established yet"
+	if t := s.Workload.LastProbeSuccess; !t.IsZero() {
+		last = "Last successful probe at " + t.UTC().Format(time.RFC3339)
+	}
+	return engine.Wait("Waiting for %s", workloadClusterDetail(s)).With("lastProbeSuccess", last)
 }
 
 // describeWorkloadCluster reports the same, done: for the rows that hold a
