@@ -81,7 +81,9 @@ Feature: A MachineSet keeps N Machines
     Then the MachineSet "ms" has condition "Remediating" with reason "TooManyFailedMachines" and message containing "1 of 2 Machines failed"
     And Machine "a" of the set still exists
     When the MachineSet "ms" is scaled to 3
-    Then the MachineSet "ms" has condition "ScalingUp" with status "False" and reason "TooManyFailedMachines"
+    Then the MachineSet "ms" has condition "ScalingUp" with status "True" and reason "ScalingUp"
+    And the MachineSet "ms" has condition "ScalingUp" with reason "ScalingUp" and message containing "Scaling up from 2 to 3 replicas is blocked because:"
+    And the MachineSet "ms" has condition "ScalingUp" with reason "ScalingUp" and message containing "* 1 of 2 Machines failed"
     And the MachineSet "ms" has 2 Machines
     When the MachineSet "ms" is scaled to 1
     Then Machine "a" of the set is gone

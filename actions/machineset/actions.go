@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -259,7 +260,8 @@ func replaceCount(c Counts) string {
 func describeFailedMachines(_ context.Context, s *Scope) engine.Outcome {
 	c := s.Counts
 	return engine.OKf("%d of %d Machines %s (%s); maxUnhealthy %d, maxInFlight %d, %d being replaced",
-		c.Replace, c.Live, replaceWhat(c), names(s.liveMachines(true)), s.MaxUnhealthy(), s.MaxInFlight(), c.InFlight)
+		c.Replace, c.Live, replaceWhat(c), names(s.liveMachines(true)), s.MaxUnhealthy(), s.MaxInFlight(), c.InFlight).
+		With("replicas", strconv.Itoa(c.Total)).With("desiredReplicas", strconv.Itoa(s.Replicas()))
 }
 
 // describeMissingTemplates words a blocked scale-up as Cluster API's
