@@ -150,11 +150,19 @@ func (d *Decision) Apply(o Outcome) Effect {
 	if len(res.Conditions) > 0 {
 		out.Conditions = make([]Condition, len(res.Conditions))
 		for i, c := range res.Conditions {
-			if strings.Contains(c.Message, "{detail}") {
+			if strings.Contains(c.Message, "{") {
+				// The row's own words first, so that braces in what an
+				// action says are never taken for a placeholder. A named
+				// detail the actions did not give (one stopped before the
+				// action offering it ran) reads as empty, never as braces.
+				c.Message = placeholder.ReplaceAllStringFunc(c.Message, func(m string) string {
+					name := m[1 : len(m)-1]
+					if name == "detail" {
+						return m
+					}
+					return o.Details[name]
+				})
 				c.Message = strings.ReplaceAll(c.Message, "{detail}", o.Message)
-			}
-			for name, v := range o.Details {
-				c.Message = strings.ReplaceAll(c.Message, "{"+name+"}", v)
 			}
 			out.Conditions[i] = c
 		}

@@ -733,4 +733,10 @@ spec:
 	if got := st.Decision.Row.Then.Conditions[0].Message; got != "opened {side} with {key} ({detail})" {
 		t.Errorf("the row changed: %q", got)
 	}
+	// A detail no action gave reads as empty; braces in what an action
+	// says are its own words.
+	res := st.Decision.Apply(OKf("swung {key}"))
+	if got, want := res.Conditions[0].Message, "opened  with  (swung {key})"; got != want {
+		t.Errorf("message without details %q, want %q", got, want)
+	}
 }
