@@ -3,7 +3,6 @@ package machine
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -181,13 +180,7 @@ func hookWait(s *Scope, prefix, point string, field **metav1.Time) engine.Outcom
 	startClock(field, metav1.NewTime(s.Now))
 	// Cluster API's reconcileDelete wording: the full annotation keys,
 	// sorted; when the wait started is in status.deletion.
-	var hooks []string
-	for k := range s.Machine.Annotations {
-		if strings.HasPrefix(k, prefix) {
-			hooks = append(hooks, k)
-		}
-	}
-	slices.Sort(hooks)
+	hooks := annotationsWithPrefix(s.Machine.Annotations, prefix)
 	return engine.OKf("Waiting for %s hooks to succeed (hooks: %s)", point, strings.Join(hooks, ","))
 }
 

@@ -10,13 +10,14 @@ import (
 
 func isNoMatch(err error) bool { return contract.IsNoMatch(err) }
 
-// annotationsWithPrefix lists the suffixes of annotations that start with
-// prefix, sorted, so messages are stable.
+// annotationsWithPrefix lists the keys of the annotations that start with
+// prefix, sorted, so messages are stable (Cluster API names lifecycle hooks
+// by their full keys).
 func annotationsWithPrefix(annotations map[string]string, prefix string) []string {
 	var out []string
 	for k := range annotations {
 		if strings.HasPrefix(k, prefix) {
-			out = append(out, strings.TrimPrefix(k, prefix))
+			out = append(out, k)
 		}
 	}
 	sort.Strings(out)

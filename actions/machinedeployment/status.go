@@ -20,8 +20,8 @@ import (
 func registerStatus(r *engine.Registry[*Scope]) {
 	r.Mirror("phase", "status.phase compares the Machines (being deleted included) with spec.replicas: Running when equal, ScalingUp when fewer, ScalingDown when more or while the deployment is deleted, Unknown when they could not be read.", mirrorPhase)
 	r.Mirror("replicaCounts", "status.replicas (every Machine, being deleted included), updatedReplicas (the current MachineSet's Machines not being deleted), readyReplicas, availableReplicas, upToDateReplicas (Machines whose UpToDate condition is True), unavailableReplicas, versions (the Machines by the Kubernetes version they run), selector, and progressTime when the counts or the generation changed.", mirrorCounts)
-	r.Mirror("availability", "Available is True when at least spec.replicas - maxUnavailable Machines are available (spec.replicas for Recreate and OnDelete); Deleting says how many Machines (or MachineSets) a deployment being deleted waits for; Paused is False unless a row says otherwise.", mirrorConditions)
-	r.Mirror("machineConditions", "ScalingUp and ScalingDown compare the Machines with spec.replicas (0 while deleting; a missing template blocks the scale-up); RollingOut counts the Machines not of the current MachineSet and lists below the lines of their UpToDate=False messages, each once, a version change first, as Cluster API's setRollingOutCondition; MachinesUpToDate aggregates the Machines' UpToDate condition as Cluster API's (a Machine younger than 10s without it left out); MachinesReady aggregates the Machines' Ready condition, those being deleted included, as Cluster API's; Remediating is Cluster API's setRemediatingCondition over the Machines.", mirrorMachineConditions)
+	r.Mirror("availability", "Available is True when at least spec.replicas - maxUnavailable Machines are available (spec.replicas for Recreate and OnDelete); Paused is False unless a row says otherwise.", mirrorConditions)
+	r.Mirror("machineConditions", "ScalingUp and ScalingDown compare the Machines with spec.replicas (0 while deleting; a missing template blocks the scale-up); Deleting says how many Machines (or MachineSets) a deployment being deleted waits for, each with the Machines in deletion over 15 minutes; RollingOut counts the Machines not of the current MachineSet and lists below the lines of their UpToDate=False messages, each once, a version change first, as Cluster API's setRollingOutCondition; MachinesUpToDate aggregates the Machines' UpToDate condition as Cluster API's (a Machine younger than 10s without it left out); MachinesReady aggregates the Machines' Ready condition, those being deleted included, as Cluster API's; Remediating is Cluster API's setRemediatingCondition over the Machines.", mirrorMachineConditions)
 }
 
 // mirrorPhase is Cluster API's setPhase: a count, not a state, so a surge
@@ -94,7 +94,6 @@ func mirrorConditions(s *Scope) {
 		setCondition(s, clusterv1.AvailableCondition, metav1.ConditionFalse, "NotAvailable", fmt.Sprintf("%d available replicas, at least %d required", have, want))
 	}
 	setCondition(s, clusterv1.PausedCondition, metav1.ConditionFalse, "NotPaused", "")
-	meta.SetStatusCondition(&s.MD.Status.Conditions, reconciler.DeletingCondition(s.MD, s.Totals().Total, len(s.Sets), reconciler.StaleMachines(s.Machines, s.Now)))
 }
 
 // rolloutReasons counts the Machines whose UpToDate is False and gives the
@@ -135,16 +134,19 @@ func rolloutReasons(machines []*clusterv1.Machine) (rollingOut int, reasons []st
 
 // mirrorMachineConditions words the conditions Cluster API's updateStatus
 // computes from the MachineSets and Machines (setScalingUpCondition,
-// setScalingDownCondition, setRollingOutCondition, setMachinesReadyCondition,
-// setMachinesUpToDateCondition). RollingOut counts the Machines whose own
+// setScalingDownCondition, setDeletingCondition, setRollingOutCondition,
+// setMachinesReadyCondition, setMachinesUpToDateCondition); the stale
+// Machines are looked for once, for ScalingDown and Deleting. RollingOut counts the Machines whose own
 // UpToDate is False, one being deleted included, as it is still there (and
 // not Ready); MachinesUpToDate aggregates the Machines' own
 // UpToDate condition, which says the same per Machine.
 func mirrorMachineConditions(s *Scope) {
 	t := s.Totals()
-	up, down := reconciler.ScalingConditions(s.MD, t.Total, s.Replicas(), reconciler.StaleMachines(s.Machines, s.Now), blockedBy(s.MissingTemplates))
+	stale := reconciler.StaleMachines(s.Machines, s.Now)
+	up, down := reconciler.ScalingConditions(s.MD, t.Total, s.Replicas(), stale, blockedBy(s.MissingTemplates))
 	meta.SetStatusCondition(&s.MD.Status.Conditions, up)
 	meta.SetStatusCondition(&s.MD.Status.Conditions, down)
+	meta.SetStatusCondition(&s.MD.Status.Conditions, reconciler.DeletingCondition(s.MD, t.Total, len(s.Sets), stale))
 	if n, why := rolloutReasons(s.Machines); n > 0 {
 		msg := fmt.Sprintf("Rolling out %d not up-to-date replicas", n)
 		if len(why) > 0 {
