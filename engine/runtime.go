@@ -150,18 +150,21 @@ func (d *Decision) Apply(o Outcome) Effect {
 	if len(res.Conditions) > 0 {
 		out.Conditions = make([]Condition, len(res.Conditions))
 		for i, c := range res.Conditions {
-			if strings.Contains(c.Message, "{") {
+			if n := strings.Count(c.Message, "{"); n > 0 {
 				// The row's own words first, so that braces in what an
 				// action says are never taken for a placeholder. A named
 				// detail the actions did not give (one stopped before the
 				// action offering it ran) reads as empty, never as braces.
-				c.Message = placeholder.ReplaceAllStringFunc(c.Message, func(m string) string {
-					name := m[1 : len(m)-1]
-					if name == "detail" {
-						return m
-					}
-					return o.Details[name]
-				})
+				// Most rows name {detail} alone: no pattern runs for them.
+				if n > strings.Count(c.Message, "{detail}") {
+					c.Message = placeholder.ReplaceAllStringFunc(c.Message, func(m string) string {
+						name := m[1 : len(m)-1]
+						if name == "detail" {
+							return m
+						}
+						return o.Details[name]
+					})
+				}
 				c.Message = strings.ReplaceAll(c.Message, "{detail}", o.Message)
 			}
 			out.Conditions[i] = c

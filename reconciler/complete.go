@@ -208,11 +208,12 @@ func (r *Reconciler[O, E]) quiet(state string) bool {
 }
 
 // event records the one Event of a path of rows. Its reason is what a
-// person reads in a list of Events, so never a row id: the reason of the
-// last row whose result needs a person (warning: true, a Warning Event:
-// its eventReason, else its condition reason), else the state the path ended in, else (a row that failed in its state)
-// the row's condition reason or the failed action. The rows go into the
-// Event's action (the row that gave the reason) and note.
+// person reads in a list of Events, so never a row id: for the last row
+// whose result needs a person (warning: true, a Warning Event) its
+// eventReason, else its condition reason; else the state the path ended
+// in; else (a row that failed in its state) the row's condition reason or
+// the failed action. The rows go into the Event's action (the row that
+// gave the reason) and note.
 func (r *Reconciler[O, E]) event(obj O, steps []*engine.Step) {
 	kind := corev1.EventTypeNormal
 	first, last := steps[0].Trace, steps[len(steps)-1].Trace
