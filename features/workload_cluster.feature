@@ -65,10 +65,13 @@ Feature: Workload clusters
   # m1 has a providerID but no nodeRef (its Node joined while the workload cluster refused access): its
   # deletion skips the drain, as Cluster API's does when its last Node lookup fails, and waits in the Node
   # deletion for the lookup; a Node deletion timeout of 0 waits for as long as it takes.
-  @row:machine-workload-cluster:W02 @row:machine-workload-cluster:W03 @row:cluster-status:K05
+  @row:machine-workload-cluster:W02 @row:machine-workload-cluster:W03 @row:cluster-status:K25 @row:cluster-status:K05
   @row:machine-workload-cluster:W04 @row:machine-workload-cluster:W12 @row:machine-deletion-checks:C05
   Scenario: A kubeconfig Secret whose credentials the workload cluster refuses
     Given a Cluster "c1" whose kubeconfig Secret has credentials the workload cluster refuses
+    # The first refusal is not yet a failed probe: the operator tries again (Cluster API counts 5 attempts,
+    # the harness 2) before RemoteConnectionProbe says it failed.
+    Then row "K25" fired for "c1" saying "refused the credentials of Secret"
     And a Machine "m1" with its bootstrap and infrastructure objects
     And the Machine "m1" has a Node deletion timeout of 0 seconds
     When the bootstrap provider reports the data secret of "m1"
@@ -89,6 +92,19 @@ Feature: Workload clusters
     Then row "C05" fired for "m1"
     And the Machine "m1" is gone
     And the Node of "m1" is gone
+
+  @row:cluster-status:K24 @row:cluster-status:K04 @row:cluster-status:K06
+  Scenario: A workload cluster that never answered is not established yet, then failed, until its Secret is fixed
+    Given a Cluster "c1" whose kubeconfig Secret names an API server that does not answer
+    # Cluster API's setRemoteConnectionProbeCondition: "Remote connection not established yet" until its
+    # ClusterCache has tried often enough (the harness fails a connection after 2 attempts).
+    Then row "K24" fired for "c1" saying "does not answer"
+    And the Cluster "c1" has condition "RemoteConnectionProbe" with status "False" and reason "ProbeFailed" and message containing "Remote connection probe failed, probe never succeeded"
+    And the Cluster "c1" has condition "WorkloadClusterReachable" with status "False" and reason "Unreachable" and message containing "https://127.0.0.1:1 does not answer"
+    When the kubeconfig Secret of Cluster "c1" is fixed for the workload cluster
+    Then row "K06" fired for "c1"
+    And the Cluster "c1" has condition "RemoteConnectionProbe" with status "True" and reason "ProbeSucceeded"
+    And the Cluster "c1" has condition "WorkloadClusterReachable" with status "True" and reason "Connected" and message containing "through Secret"
 
   @row:cluster-status:K03 @row:cluster-status:K02
   Scenario: A kubeconfig Secret created after the Machine is picked up without a restart

@@ -23,6 +23,7 @@ import (
 func registerWorkloadSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^a Cluster "([^"]*)" whose Nodes live in the workload cluster$`, w.aRemoteCluster)
 	sc.Step(`^a Cluster "([^"]*)" whose kubeconfig Secret has credentials the workload cluster refuses$`, w.aClusterWithRefusedCredentials)
+	sc.Step(`^a Cluster "([^"]*)" whose kubeconfig Secret names an API server that does not answer$`, w.aClusterWithDeadServer)
 	sc.Step(`^the kubeconfig Secret of Cluster "([^"]*)" is (?:created|fixed) for the workload cluster$`, w.kubeconfigSecretFor)
 	sc.Step(`^a Node joins for "([^"]*)" in the workload cluster$`, w.nodeJoinsInWorkload)
 	sc.Step(`^the Node of "([^"]*)" is not in the management cluster$`, w.nodeNotInManagement)
@@ -91,6 +92,22 @@ func (w *world) aClusterWithRefusedCredentials(ctx context.Context, name string)
 	bad := rest.CopyConfig(cfg)
 	bad.CertData, bad.KeyData, bad.BearerToken = nil, nil, "a-token-the-api-server-does-not-know"
 	return remote.WriteSecret(ctx, w.h.Client, w.ns, name, bad)
+}
+
+// aClusterWithDeadServer names port 1 of the loopback address, where
+// nothing listens: every connection attempt is refused at once.
+func (w *world) aClusterWithDeadServer(ctx context.Context, name string) error {
+	if err := w.aCluster(ctx, name); err != nil {
+		return err
+	}
+	c, cfg, err := w.workloadClient(ctx)
+	if err != nil {
+		return err
+	}
+	w.nodes = c
+	dead := rest.CopyConfig(cfg)
+	dead.Host = "https://127.0.0.1:1"
+	return remote.WriteSecret(ctx, w.h.Client, w.ns, name, dead)
 }
 
 func (w *world) nodeJoinsInWorkload(ctx context.Context, name string) error {

@@ -249,6 +249,7 @@ func register(reg *engine.Registry[*Scope]) {
 	reg.Enum("workloadCluster", func(s *Scope) string {
 		return string(s.Workload.State)
 	})
+	reg.Bool("connectionEstablishing", func(s *Scope) bool { return s.Workload.Establishing })
 	reg.Bool("reconnected", reconnected)
 	reg.Bool("hasFinalizer", func(s *Scope) bool {
 		return s.Cluster != nil && controllerutil.ContainsFinalizer(s.Cluster, clusterv1.ClusterFinalizer)

@@ -115,6 +115,11 @@ type Connection struct {
 	// cluster (its first connection or a probe since); zero when it never
 	// did.
 	LastProbeSuccess time.Time
+	// Establishing: no attempt reached the workload cluster yet, and fewer
+	// than FailureThreshold failed, so it is too early to call it failed
+	// (Cluster API's ClusterCache keeps the same count across connection
+	// attempts and probes); false once the Secret is found unusable.
+	Establishing bool
 	// SelfHostedDisabled: the State is NoAccess because the Cluster has no
 	// Secret and the operator does not serve self-hosted Clusters; only a
 	// Secret or a restart with Options.SelfHosted changes it.
@@ -398,6 +403,8 @@ func (c *Cache) conn(key client.ObjectKey, secretVersion string) *conn {
 	// success is the cluster coming back.
 	_, afterOutage := c.noSecret[key]
 	delete(c.noSecret, key)
+	var failures int
+	var lastSuccess time.Time
 	if cn := c.conns[key]; cn != nil {
 		if cn.secretVersion == secretVersion {
 			return cn
@@ -406,6 +413,8 @@ func (c *Cache) conn(key client.ObjectKey, secretVersion string) *conn {
 		// A Secret fixed while its cluster could not be used: the new
 		// connection's first success is the cluster coming back.
 		afterOutage = afterOutage || cn.unusable()
+		// The probe history is the Cluster's, not the Secret version's.
+		failures, lastSuccess = cn.history()
 	}
 	parent := c.ctx
 	if parent == nil {
@@ -413,7 +422,8 @@ func (c *Cache) conn(key client.ObjectKey, secretVersion string) *conn {
 	}
 	ctx, cancel := context.WithCancel(parent)
 	cn := &conn{key: key, secretVersion: secretVersion, ctx: ctx, cancel: cancel, ready: make(chan struct{}),
-		secret: client.ObjectKey{Namespace: key.Namespace, Name: SecretName(key.Name)}.String(), afterOutage: afterOutage}
+		secret: client.ObjectKey{Namespace: key.Namespace, Name: SecretName(key.Name)}.String(), afterOutage: afterOutage,
+		threshold: c.opts.FailureThreshold, failures: failures, lastSuccess: lastSuccess}
 	c.conns[key] = cn
 	go c.run(cn)
 	return cn
@@ -439,7 +449,7 @@ func (c *Cache) run(cn *conn) {
 // attempt connects a connection that has no cluster yet, or probes one that
 // has, and announces a change of state.
 func (c *Cache) attempt(cn *conn) {
-	before := cn.state()
+	before := cn.phase()
 	if cn.connectedCluster() == nil {
 		if !cn.permanent() {
 			c.connect(cn)
@@ -447,7 +457,7 @@ func (c *Cache) attempt(cn *conn) {
 	} else {
 		c.probeAndRecord(cn)
 	}
-	if after := cn.state(); after != before && cn.ctx.Err() == nil {
+	if after := cn.phase(); after != before && cn.ctx.Err() == nil {
 		c.announce(cn.key)
 	}
 }
@@ -475,7 +485,7 @@ func (c *Cache) connect(cn *conn) {
 	secret := &corev1.Secret{}
 	key := client.ObjectKey{Namespace: cn.key.Namespace, Name: SecretName(cn.key.Name)}
 	if err := c.reader.Get(ctx, key, secret); err != nil {
-		cn.set(c.now(), Unreachable, "", fmt.Sprintf("reading Secret %s failed: %v", key, err))
+		cn.failed(c.now(), Unreachable, "", fmt.Sprintf("reading Secret %s failed: %v", key, err))
 		return
 	}
 	cfg, err := RESTConfig(secret)
@@ -485,7 +495,7 @@ func (c *Cache) connect(cn *conn) {
 	}
 	cfg.QPS, cfg.Burst = c.opts.ClientQPS, c.opts.ClientBurst
 	if state, msg := c.probe(ctx, cfg, cn.secret); state != Connected {
-		cn.set(c.now(), state, cfg.Host, msg)
+		cn.failed(c.now(), state, cfg.Host, msg)
 		return
 	}
 	cl, err := cluster.New(cfg, func(o *cluster.Options) {
@@ -498,7 +508,7 @@ func (c *Cache) connect(cn *conn) {
 		// server that stopped answering since the probe is Unreachable and
 		// tried again, not a kubeconfig given up on.
 		if state, msg := c.probe(ctx, cfg, cn.secret); state != Connected {
-			cn.set(c.now(), state, cfg.Host, msg)
+			cn.failed(c.now(), state, cfg.Host, msg)
 			return
 		}
 		cn.setPermanent(c.now(), NoAccess, fmt.Sprintf("the kubeconfig in Secret %s cannot be used: %v", cn.secret, err))
@@ -523,7 +533,7 @@ func (c *Cache) connect(cn *conn) {
 	c.mu.Unlock()
 	for _, w := range watchers {
 		if err := w.WatchCluster(cn.ctx, cn.key, cl); err != nil {
-			cn.set(c.now(), Unreachable, cfg.Host, fmt.Sprintf("start watches on %s: %v", cfg.Host, err))
+			cn.failed(c.now(), Unreachable, cfg.Host, fmt.Sprintf("start watches on %s: %v", cfg.Host, err))
 			return
 		}
 	}
@@ -620,8 +630,11 @@ type conn struct {
 	// connection replaced one whose cluster could not be used.
 	reachableAgain time.Time
 	afterOutage    bool
-	// lastSuccess: see Connection.LastProbeSuccess.
+	// lastSuccess: see Connection.LastProbeSuccess. failures counts the
+	// failed connection attempts and probes since; threshold is
+	// Options.FailureThreshold (see Connection.Establishing).
 	lastSuccess time.Time
+	threshold   int
 }
 
 // unusable: the connection has tried and the cluster cannot be used.
@@ -631,10 +644,21 @@ func (cn *conn) unusable() bool {
 	return cn.st != "" && !usable(cn.st)
 }
 
-func (cn *conn) state() State {
+// phase is what a reconcile sees change: the state, and whether it is
+// still being established.
+type phase struct {
+	st           State
+	establishing bool
+}
+
+func (cn *conn) phase() phase {
 	cn.mu.Lock()
 	defer cn.mu.Unlock()
-	return cn.st
+	return phase{cn.st, cn.establishingLocked()}
+}
+
+func (cn *conn) establishingLocked() bool {
+	return cn.lastSuccess.IsZero() && !cn.final && cn.failures < cn.threshold
 }
 
 func (cn *conn) permanent() bool {
@@ -655,6 +679,20 @@ func (cn *conn) set(now time.Time, st State, server, msg string) {
 	cn.setLocked(now, st, server, msg)
 }
 
+// failed records a connection attempt that did not reach a usable cluster.
+func (cn *conn) failed(now time.Time, st State, server, msg string) {
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	cn.failures++
+	cn.setLocked(now, st, server, msg)
+}
+
+func (cn *conn) history() (int, time.Time) {
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	return cn.failures, cn.lastSuccess
+}
+
 func (cn *conn) setPermanent(now time.Time, st State, msg string) {
 	cn.mu.Lock()
 	defer cn.mu.Unlock()
@@ -666,7 +704,7 @@ func (cn *conn) connected(now time.Time, cl cluster.Cluster, c client.Client, se
 	cn.mu.Lock()
 	defer cn.mu.Unlock()
 	cn.cluster, cn.client = cl, c
-	cn.lastSuccess = now
+	cn.lastSuccess, cn.failures = now, 0
 	cn.setLocked(now, Connected, server, "")
 }
 
@@ -684,7 +722,7 @@ func (cn *conn) snapshot() Connection {
 	cn.mu.Lock()
 	defer cn.mu.Unlock()
 	out := Connection{State: cn.st, Server: cn.server, Secret: cn.secret, Message: cn.message, Since: cn.since, ReachableAgain: cn.reachableAgain,
-		LastProbeSuccess: cn.lastSuccess}
+		LastProbeSuccess: cn.lastSuccess, Establishing: cn.establishingLocked()}
 	if cn.st == Connected && cn.cluster != nil {
 		out.Client = cn.client
 		out.Message = fmt.Sprintf("connected to %s through Secret %s", cn.server, cn.secret)

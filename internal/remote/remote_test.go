@@ -166,8 +166,11 @@ func TestConnections(t *testing.T) {
 			t.Fatal(err)
 		}
 		setSecret(ctx, t, mgmt.Client, secret, data)
-		if c := connect(remote.NoAccess, "refused the credentials of Secret "+ns+"/c1-kubeconfig"); !c.LastProbeSuccess.IsZero() {
-			t.Errorf("LastProbeSuccess = %s on a connection whose credentials were always refused", c.LastProbeSuccess)
+		// The probe history is the Cluster's: the new Secret's connection
+		// remembers that the cluster was reached before, so it is not
+		// being established but failing.
+		if c := connect(remote.NoAccess, "refused the credentials of Secret "+ns+"/c1-kubeconfig"); c.LastProbeSuccess.IsZero() || c.Establishing {
+			t.Errorf("LastProbeSuccess = %s, Establishing = %t after the cluster was reached with the Secret before", c.LastProbeSuccess, c.Establishing)
 		}
 	})
 
@@ -216,6 +219,64 @@ func TestConnections(t *testing.T) {
 		}
 		if !strings.Contains(c.Message, "probes in a row failed") {
 			t.Errorf("message %q does not say the probes failed", c.Message)
+		}
+	})
+
+	t.Run("a server never reached: establishing until the failure threshold, announced when it ends", func(t *testing.T) {
+		key := client.ObjectKey{Namespace: ns, Name: "never"}
+		dead := rest.CopyConfig(workload.Config)
+		dead.Host = "https://127.0.0.1:1"
+		data, err := remote.Kubeconfig(dead, "dead")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: remote.SecretName(key.Name)},
+			Data: map[string][]byte{remote.SecretKey: data}}
+		if err := mgmt.Client.Create(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		// The first attempt is made before ClientFor returns: one failure,
+		// under the threshold of 2.
+		err = poll.Until(ctx, poll.Timeout(), func(ctx context.Context) error {
+			c, err := cache.ClientFor(ctx, key)
+			if err != nil {
+				return err
+			}
+			if c.State != remote.Unreachable {
+				return fmt.Errorf("state %s, want Unreachable", c.State)
+			}
+			if !c.Establishing || !c.LastProbeSuccess.IsZero() {
+				t.Errorf("after its first attempt a connection never reached has Establishing = %t, LastProbeSuccess = %s", c.Establishing, c.LastProbeSuccess)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The first failure was announced; the second ends the
+		// establishing, and although the state stays Unreachable that is
+		// announced too.
+		expectEvent(t, events, key)
+		expectEvent(t, events, key)
+		c, err := cache.ClientFor(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.State != remote.Unreachable || c.Establishing {
+			t.Errorf("after the failure threshold: state %s, Establishing = %t; want Unreachable, false", c.State, c.Establishing)
+		}
+		if err := mgmt.Client.Delete(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		err = poll.Until(ctx, poll.Timeout(), func(ctx context.Context) error {
+			c, err := cache.ClientFor(ctx, key)
+			if err == nil && c.State != remote.SelfHosted {
+				err = fmt.Errorf("state %s after the Secret was deleted, want SelfHosted", c.State)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
 	})
 
