@@ -158,7 +158,10 @@ func (w *world) workloadAPIServerStarts(context.Context) error {
 	return nil
 }
 
+// clusterHasCondition reads \n in msg as a line break, as the tables write
+// one (a Gherkin string has no escapes of its own).
 func (w *world) clusterHasCondition(ctx context.Context, name, ctype, status, reason, msg string) error {
+	msg = strings.ReplaceAll(msg, `\n`, "\n")
 	return w.eventually(ctx, fmt.Sprintf("Cluster condition %s reason %s", ctype, reason), func(ctx context.Context) error {
 		c := &clusterv1.Cluster{}
 		if err := w.h.Client.Get(ctx, w.key(name), c); err != nil {

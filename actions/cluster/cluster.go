@@ -276,7 +276,7 @@ func register(reg *engine.Registry[*Scope]) {
 	reg.Action("DisconnectWorkloadCluster", "Close the Cluster's workload cluster connection, if one is open.", disconnect)
 	reg.Action("DeleteControlPlane", "Delete the object spec.controlPlaneRef names unless it is being deleted; wait until it is gone (fail when it could not be read).", deleteControlPlane, engine.MayWait())
 	reg.Action("DescribeControlPlane", "Say that the object spec.controlPlaneRef names does not exist, or was deleted after the control plane came up, in the words of ControlPlaneAvailable (no change).", describeControlPlane, engine.Pure())
-	reg.Action("DescribeWorkloadCluster", "Say how the Node side is reached: which Secret and API server, since when, and the error; {lastProbeSuccess} reads \"probe last succeeded at <time>\" (Cluster API's words) or \"probe never succeeded\".", describe, engine.Pure(), engine.Offers("lastProbeSuccess"))
+	reg.Action("DescribeWorkloadCluster", "Say how the Node side is reached: which Secret and API server, since when, and the error; {lastProbeSuccess} reads \", probe last succeeded at <time>\", or nothing when no probe succeeded since the operator started (Cluster API's words).", describe, engine.Pure(), engine.Offers("lastProbeSuccess"))
 	reg.Mirror("workers", "WorkersAvailable aggregates the Available condition of the Cluster's MachineDeployments: True (NoWorkers) with none, True (Available) when every one is, otherwise NotAvailable or AvailableUnknown naming those that are not.", mirrorWorkers)
 	reg.Summary(AvailableCondition, "True (Available) when the Cluster is not being deleted and RemoteConnectionProbe, WorkersAvailable, (with their objects) InfrastructureReady and ControlPlaneAvailable and the conditions of spec.availabilityGates are fine (True, or False for a Negative gate); otherwise NotAvailable (AvailableUnknown when none is False) naming each that is not, a gate not reported yet as Unknown.", summarizeAvailable)
 	reg.Mirror("controlPlaneInitialized", "ControlPlaneInitialized, as Cluster API's setControlPlaneInitializedCondition, stays True once True: with spec.controlPlaneRef, True (Initialized) once the object reports status.initialization.controlPlaneInitialized, False (NotInitialized) before, Unknown (ObjectDoesNotExist, InternalError) when it does not exist or cannot be read; without one, True once a control-plane Machine has a Node, False (NotInitialized) before. status.initialization.controlPlaneInitialized turns true with it.", mirrorControlPlaneInitialized)
@@ -320,9 +320,11 @@ func describe(_ context.Context, s *Scope) engine.Outcome {
 	if w.State == remote.Unreachable && !w.Since.IsZero() {
 		msg = fmt.Sprintf("unreachable since %s: %s", w.Since.UTC().Format(time.RFC3339), msg)
 	}
-	last := "probe never succeeded"
+	// The time is kept in memory: after a restart a cluster that was
+	// reached before has none, so nothing claims it never was.
+	last := ""
 	if !w.LastProbeSuccess.IsZero() {
-		last = "probe last succeeded at " + w.LastProbeSuccess.UTC().Format(time.RFC3339)
+		last = ", probe last succeeded at " + w.LastProbeSuccess.UTC().Format(time.RFC3339)
 	}
 	return engine.OKf("%s", msg).With("lastProbeSuccess", last)
 }
