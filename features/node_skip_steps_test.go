@@ -143,8 +143,9 @@ func (w *world) controlPlaneMachines(ctx context.Context) ([]string, error) {
 
 func (w *world) rowFiredSaying(ctx context.Context, row, name, text string) error {
 	return w.eventually(ctx, "row "+row+" saying "+text, func(context.Context) error {
-		var said []string
+		var said, fired []string
 		for _, tr := range w.h.Traces(w.key(name)) {
+			fired = append(fired, tr.Row)
 			if tr.Row == row {
 				if strings.Contains(tr.Message, text) || strings.Contains(tr.Note, text) {
 					return nil
@@ -152,6 +153,6 @@ func (w *world) rowFiredSaying(ctx context.Context, row, name, text string) erro
 				said = append(said, tr.Message+" "+tr.Note)
 			}
 		}
-		return fmt.Errorf("row %s said %q", row, said)
+		return fmt.Errorf("row %s said %q (rows fired for %s: %v)", row, said, name, fired)
 	})
 }

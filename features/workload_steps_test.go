@@ -81,23 +81,29 @@ func (w *world) kubeconfigSecretFor(ctx context.Context, cluster string) error {
 }
 
 func (w *world) aClusterWithRefusedCredentials(ctx context.Context, name string) error {
-	if err := w.aCluster(ctx, name); err != nil {
-		return err
-	}
-	c, cfg, err := w.workloadClient(ctx)
-	if err != nil {
-		return err
-	}
-	w.nodes = c
-	bad := rest.CopyConfig(cfg)
-	bad.CertData, bad.KeyData, bad.BearerToken = nil, nil, "a-token-the-api-server-does-not-know"
-	return remote.WriteSecret(ctx, w.h.Client, w.ns, name, bad)
+	return w.aClusterWithSecret(ctx, name, func(cfg *rest.Config) {
+		cfg.CertData, cfg.KeyData, cfg.BearerToken = nil, nil, "a-token-the-api-server-does-not-know"
+	})
 }
 
 // aClusterWithDeadServer names port 1 of the loopback address, where
 // nothing listens: every connection attempt is refused at once.
 func (w *world) aClusterWithDeadServer(ctx context.Context, name string) error {
+	return w.aClusterWithSecret(ctx, name, func(cfg *rest.Config) { cfg.Host = "https://127.0.0.1:1" })
+}
+
+// aClusterWithSecret gives a new Cluster a kubeconfig Secret for the
+// workload cluster, changed by spoil; its Nodes are the workload cluster's.
+// The Secret comes once the Cluster is set up (self-hosted until then), as
+// a control plane provider's does: the reconcile it wakes opens the
+// connection and decides on its first attempt, so a scenario sees what a
+// Cluster shows while its connection is being established, however long
+// the Cluster's own setup took.
+func (w *world) aClusterWithSecret(ctx context.Context, name string, spoil func(*rest.Config)) error {
 	if err := w.aCluster(ctx, name); err != nil {
+		return err
+	}
+	if err := w.clusterHasCondition(ctx, name, "WorkloadClusterReachable", "True", "SelfHosted", ""); err != nil {
 		return err
 	}
 	c, cfg, err := w.workloadClient(ctx)
@@ -105,9 +111,9 @@ func (w *world) aClusterWithDeadServer(ctx context.Context, name string) error {
 		return err
 	}
 	w.nodes = c
-	dead := rest.CopyConfig(cfg)
-	dead.Host = "https://127.0.0.1:1"
-	return remote.WriteSecret(ctx, w.h.Client, w.ns, name, dead)
+	cfg = rest.CopyConfig(cfg)
+	spoil(cfg)
+	return remote.WriteSecret(ctx, w.h.Client, w.ns, name, cfg)
 }
 
 func (w *world) nodeJoinsInWorkload(ctx context.Context, name string) error {
