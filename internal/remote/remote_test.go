@@ -152,8 +152,8 @@ func TestConnections(t *testing.T) {
 		if !c.ReachableAgain.IsZero() {
 			t.Errorf("ReachableAgain = %s on a connection usable from the start", c.ReachableAgain)
 		}
-		if c.LastProbeSuccess.IsZero() {
-			t.Error("a connected cluster has no LastProbeSuccess")
+		if c.LastProbeSuccess.IsZero() || c.Establishing {
+			t.Errorf("a connected cluster has LastProbeSuccess %s, Establishing %t", c.LastProbeSuccess, c.Establishing)
 		}
 		expectEvent(t, events, key)
 	})
@@ -222,6 +222,25 @@ func TestConnections(t *testing.T) {
 		}
 	})
 
+	// forget deletes a Cluster's Secret and waits until its connection is
+	// closed (the Cluster reads as self-hosted again).
+	forget := func(t *testing.T, key client.ObjectKey, s *corev1.Secret) {
+		t.Helper()
+		if err := mgmt.Client.Delete(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		err := poll.Until(ctx, poll.Timeout(), func(ctx context.Context) error {
+			c, err := cache.ClientFor(ctx, key)
+			if err == nil && c.State != remote.SelfHosted {
+				err = fmt.Errorf("state %s after the Secret was deleted, want SelfHosted", c.State)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+
 	t.Run("a server never reached: establishing until the failure threshold, announced when it ends", func(t *testing.T) {
 		key := client.ObjectKey{Namespace: ns, Name: "never"}
 		dead := rest.CopyConfig(workload.Config)
@@ -265,19 +284,27 @@ func TestConnections(t *testing.T) {
 		if c.State != remote.Unreachable || c.Establishing {
 			t.Errorf("after the failure threshold: state %s, Establishing = %t; want Unreachable, false", c.State, c.Establishing)
 		}
-		if err := mgmt.Client.Delete(ctx, s); err != nil {
+		forget(t, key, s)
+	})
+
+	t.Run("a Secret that cannot work as it is: failed at once, not being established", func(t *testing.T) {
+		key := client.ObjectKey{Namespace: ns, Name: "unparsable"}
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: remote.SecretName(key.Name)},
+			Data: map[string][]byte{remote.SecretKey: []byte("{not a kubeconfig")}}
+		if err := mgmt.Client.Create(ctx, s); err != nil {
 			t.Fatal(err)
 		}
-		err = poll.Until(ctx, poll.Timeout(), func(ctx context.Context) error {
+		err := poll.Until(ctx, poll.Timeout(), func(ctx context.Context) error {
 			c, err := cache.ClientFor(ctx, key)
-			if err == nil && c.State != remote.SelfHosted {
-				err = fmt.Errorf("state %s after the Secret was deleted, want SelfHosted", c.State)
+			if err == nil && (c.State != remote.NoAccess || c.Establishing) {
+				err = fmt.Errorf("state %s, Establishing %t; want NoAccess, false", c.State, c.Establishing)
 			}
 			return err
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
+		forget(t, key, s)
 	})
 
 	t.Run("Secret deleted: self-hosted again, connection closed", func(t *testing.T) {
