@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"time"
@@ -417,10 +418,11 @@ func (r *Runner[E]) Act(ctx context.Context, object string, d *Decision, env E) 
 		if o.Status == "" {
 			o.Status = Done
 		}
-		for name, v := range details {
-			if _, own := o.Details[name]; !own {
-				o = o.With(name, v)
-			}
+		if len(details) > 0 {
+			merged := make(map[string]string, len(details)+len(o.Details))
+			maps.Copy(merged, details)
+			maps.Copy(merged, o.Details)
+			o.Details = merged
 		}
 		details = o.Details
 		runs = append(runs, ActionRun{Name: a.entry.Name, Duration: r.now().Sub(began)})
