@@ -19,6 +19,7 @@ Feature: Cluster infrastructure
     And the Cluster "c1" has condition "InfrastructureReady" with status "False" and reason "NotReady" and message containing "SimCluster status.initialization.provisioned is false"
     And the Cluster "c1" is in phase "Provisioning"
     And the Cluster "c1" has condition "Available" with status "False" and reason "NotAvailable" and message containing "InfrastructureReady"
+    And the Cluster "c1" has condition "RemoteConnectionProbe" with status "False" and reason "ProbeFailed" and message "Remote connection not established yet"
     When the infrastructure provider provisions the SimCluster "infra" at "c1.example.com:6443" in the failure domains "zone-b, zone-a*"
     Then the Cluster "c1" has the control plane endpoint "c1.example.com:6443"
     And the Cluster "c1" reports the failure domains "zone-a*, zone-b"
@@ -26,6 +27,7 @@ Feature: Cluster infrastructure
     And the Cluster "c1" has condition "InfrastructureReady" with status "True" and reason "Provisioned"
     And the Cluster "c1" records its infrastructure as provisioned
     And the Cluster "c1" has condition "WorkloadClusterReachable" with status "True" and reason "SelfHosted" and message containing "the management cluster"
+    And the Cluster "c1" has condition "RemoteConnectionProbe" with status "True" and reason "ProbeSucceeded" and message ""
     And the operator logged no error about the scenario's objects
     When someone deletes the SimCluster "infra"
     Then the Cluster "c1" has condition "InfrastructureReady" with status "False" and reason "ObjectDeleted" and message containing "SimCluster has been deleted while the cluster still exists"

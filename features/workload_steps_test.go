@@ -30,6 +30,7 @@ func registerWorkloadSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^the workload cluster's API server stops$`, w.workloadAPIServerStops)
 	sc.Step(`^the workload cluster's API server starts again$`, w.workloadAPIServerStarts)
 	sc.Step(`^the Cluster "([^"]*)" has condition "([^"]*)" with status "([^"]*)" and reason "([^"]*)" and message containing "([^"]*)"$`, w.clusterHasCondition)
+	sc.Step(`^the Cluster "([^"]*)" has condition "([^"]*)" with status "([^"]*)" and reason "([^"]*)" and message "([^"]*)"$`, w.clusterHasConditionSaying)
 	sc.Step(`^the Cluster "([^"]*)" has condition "([^"]*)" with status "([^"]*)" and reason "([^"]*)"$`, func(ctx context.Context, name, ctype, status, reason string) error {
 		return w.clusterHasCondition(ctx, name, ctype, status, reason, "")
 	})
@@ -168,13 +169,23 @@ func (w *world) workloadAPIServerStarts(context.Context) error {
 // one (a Gherkin string has no escapes of its own).
 func (w *world) clusterHasCondition(ctx context.Context, name, ctype, status, reason, msg string) error {
 	msg = strings.ReplaceAll(msg, `\n`, "\n")
+	return w.clusterConditionMatching(ctx, name, ctype, status, reason, func(m string) bool { return strings.Contains(m, msg) })
+}
+
+// clusterHasConditionSaying matches the whole message.
+func (w *world) clusterHasConditionSaying(ctx context.Context, name, ctype, status, reason, msg string) error {
+	msg = strings.ReplaceAll(msg, `\n`, "\n")
+	return w.clusterConditionMatching(ctx, name, ctype, status, reason, func(m string) bool { return m == msg })
+}
+
+func (w *world) clusterConditionMatching(ctx context.Context, name, ctype, status, reason string, matches func(string) bool) error {
 	return w.eventually(ctx, fmt.Sprintf("Cluster condition %s reason %s", ctype, reason), func(ctx context.Context) error {
 		c := &clusterv1.Cluster{}
 		if err := w.h.Client.Get(ctx, w.key(name), c); err != nil {
 			return err
 		}
 		cond := meta.FindStatusCondition(c.Status.Conditions, ctype)
-		if cond == nil || string(cond.Status) != status || cond.Reason != reason || !strings.Contains(cond.Message, msg) {
+		if cond == nil || string(cond.Status) != status || cond.Reason != reason || !matches(cond.Message) {
 			return fmt.Errorf("%s = %+v", ctype, cond)
 		}
 		return nil

@@ -62,7 +62,8 @@ type AggregateItem struct {
 // (reason unknown) when one is Unknown or has not reported it, and fine
 // otherwise, also without items. The message has a "* <Kind(s)> <names>:
 // <message>" line per kind and message (kinds in name order, issues first,
-// then the most objects), three at most.
+// then the most objects, then by the objects' names), three at most, and
+// after a kind's lines the count of its objects whose messages did not fit.
 func Aggregate(items []AggregateItem, cond, target string, r AggregateReasons, negative bool, gen int64) metav1.Condition {
 	issueStatus, fineStatus := metav1.ConditionFalse, metav1.ConditionTrue
 	if negative {
@@ -102,6 +103,9 @@ func Aggregate(items []AggregateItem, cond, target string, r AggregateReasons, n
 	if slices.ContainsFunc(groups, func(g *group) bool { return g.issue }) {
 		out.Status, out.Reason = issueStatus, r.Issue
 	}
+	for _, g := range groups {
+		slices.Sort(g.names)
+	}
 	slices.SortStableFunc(groups, func(a, b *group) int {
 		switch {
 		case a.kind != b.kind:
@@ -110,41 +114,70 @@ func Aggregate(items []AggregateItem, cond, target string, r AggregateReasons, n
 			return -1
 		case a.issue != b.issue:
 			return 1
+		case len(a.names) != len(b.names):
+			return len(b.names) - len(a.names)
 		}
-		return len(b.names) - len(a.names)
+		return strings.Compare(strings.Join(a.names, ","), strings.Join(b.names, ","))
 	})
 	var lines []string
-	others := map[string]int{}
-	var otherKinds []string
-	for i, g := range groups {
-		if i >= shownGroups {
-			if others[g.kind] == 0 {
-				otherKinds = append(otherKinds, g.kind)
+	shown := 0
+	for start := 0; start < len(groups); {
+		kind := groups[start].kind
+		end := start
+		for end < len(groups) && groups[end].kind == kind {
+			end++
+		}
+		var otherIssues, otherUnknown int
+		for _, g := range groups[start:end] {
+			if shown >= shownGroups {
+				if g.issue {
+					otherIssues += len(g.names)
+				} else {
+					otherUnknown += len(g.names)
+				}
+				continue
 			}
-			others[g.kind] += len(g.names)
-			continue
+			shown++
+			lines = append(lines, groupLine(g.kind, g.names, g.msg))
 		}
-		slices.Sort(g.names)
-		var who string
-		switch n := len(g.names); {
-		case n == 1:
-			who = g.kind + " " + g.names[0]
-		case n <= shownPerGroup:
-			who = g.kind + "s " + strings.Join(g.names, ", ")
-		default:
-			who = fmt.Sprintf("%ss %s, ... (%d more)", g.kind, strings.Join(g.names[:shownPerGroup], ", "), n-shownPerGroup)
-		}
-		line := "* " + who + ":"
-		if g.msg != "" {
-			line += indentUnder(g.msg)
-		}
-		lines = append(lines, line)
-	}
-	for _, k := range otherKinds {
-		lines = append(lines, fmt.Sprintf("And %d more %ss", others[k], k))
+		lines = append(lines, othersLine(otherIssues, kind, "with other issues")...)
+		lines = append(lines, othersLine(otherUnknown, kind, "with status unknown")...)
+		start = end
 	}
 	out.Message = strings.Join(lines, "\n")
 	return out
+}
+
+// groupLine is one line of an aggregate: up to shownPerGroup names of the
+// objects that report msg, and how many more do.
+func groupLine(kind string, names []string, msg string) string {
+	var who string
+	switch n := len(names); {
+	case n == 1:
+		who = kind + " " + names[0]
+	case n <= shownPerGroup:
+		who = kind + "s " + strings.Join(names, ", ")
+	default:
+		who = fmt.Sprintf("%ss %s, ... (%d more)", kind, strings.Join(names[:shownPerGroup], ", "), n-shownPerGroup)
+	}
+	line := "* " + who + ":"
+	if msg != "" {
+		line += indentUnder(msg)
+	}
+	return line
+}
+
+// othersLine counts the objects of a kind whose messages did not fit, as
+// Cluster API's aggregateMessages words them ("And 1 Machine with other
+// issues", "And 2 Machines with status unknown").
+func othersLine(n int, kind, what string) []string {
+	switch {
+	case n == 1:
+		return []string{fmt.Sprintf("And 1 %s %s", kind, what)}
+	case n > 1:
+		return []string{fmt.Sprintf("And %d %ss %s", n, kind, what)}
+	}
+	return nil
 }
 
 // AggregateUpToDate aggregates the Machines' UpToDate condition into

@@ -11,7 +11,9 @@ import (
 
 // The Machine aggregates follow Cluster API's merge: False beats Unknown
 // beats True, a missing condition is Unknown, and the message groups the
-// Machines by message, issues first, three names and three messages at most.
+// Machines by message, issues first, then the most Machines, then by name
+// whatever order they come in, three names and three messages at most, and
+// counts the rest by issue and unknown as Cluster API's aggregateMessages.
 func TestAggregate(t *testing.T) {
 	m := func(name string, conds ...metav1.Condition) *clusterv1.Machine {
 		return &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: clusterv1.MachineStatus{Conditions: conds}}
@@ -34,8 +36,12 @@ func TestAggregate(t *testing.T) {
 		}, "False NotReady * Machines a, b:\n  * NodeHealthy: Node not ready\n* Machine c:\n  * InfrastructureReady: gone\n  * NodeHealthy: gone\n* Machine u:\n  * NodeHealthy: Node unreachable"},
 		{"many", []*clusterv1.Machine{
 			m("m1", ready("False", "x")), m("m2", ready("False", "x")), m("m3", ready("False", "x")), m("m4", ready("False", "x")),
-			m("n1", ready("False", "y")), m("n2", ready("False", "z")), m("n3", ready("False", "w")), m("n4", ready("Unknown", "v")),
-		}, "False NotReady * Machines m1, m2, m3, ... (1 more): x\n* Machine n1: y\n* Machine n2: z\nAnd 2 more Machines"},
+			m("n3", ready("False", "w")), m("n2", ready("False", "z")), m("n1", ready("False", "y")), m("n4", ready("Unknown", "v")),
+		}, "False NotReady * Machines m1, m2, m3, ... (1 more): x\n* Machine n1: y\n* Machine n2: z\nAnd 1 Machine with other issues\nAnd 1 Machine with status unknown"},
+		{"many left out", []*clusterv1.Machine{
+			m("a", ready("False", "x")), m("b", ready("False", "y")), m("c", ready("False", "z")),
+			m("d", ready("False", "w")), m("e", ready("False", "v")), m("f", ready("Unknown", "u")), m("g", ready("Unknown", "t")),
+		}, "False NotReady * Machine a: x\n* Machine b: y\n* Machine c: z\nAnd 2 Machines with other issues\nAnd 2 Machines with status unknown"},
 	} {
 		c := AggregateMachines(tc.machines, clusterv1.ReadyCondition, "WorkerMachinesReady", ReadyReasons, 1)
 		if got := string(c.Status) + " " + c.Reason + " " + c.Message; got != tc.want {

@@ -82,3 +82,34 @@ func TestMirrorRemediating(t *testing.T) {
 		}
 	}
 }
+
+// WorkersAvailable aggregates the MachineDeployments' Available as Cluster
+// API's setWorkersAvailableCondition: one line per message, naming every
+// MachineDeployment that reports it, issues before unknowns.
+func TestWorkersAvailable(t *testing.T) {
+	md := func(name string, conds ...metav1.Condition) clusterv1.MachineDeployment {
+		return clusterv1.MachineDeployment{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: clusterv1.MachineDeploymentStatus{Conditions: conds}}
+	}
+	available := func(status metav1.ConditionStatus, msg string) metav1.Condition {
+		return metav1.Condition{Type: clusterv1.AvailableCondition, Status: status, Message: msg}
+	}
+	for _, tc := range []struct {
+		name string
+		mds  []clusterv1.MachineDeployment
+		want string
+	}{
+		{"none", nil, "True NoWorkers "},
+		{"all available", []clusterv1.MachineDeployment{md("a", available("True", ""))}, "True Available "},
+		{"two not reported yet", []clusterv1.MachineDeployment{md("md2"), md("md1")},
+			"Unknown AvailableUnknown * MachineDeployments md1, md2: Condition Available not yet reported"},
+		{"an issue first", []clusterv1.MachineDeployment{md("b"), md("a", available("False", "0 available replicas, at least 1 required"))},
+			"False NotAvailable * MachineDeployment a: 0 available replicas, at least 1 required\n* MachineDeployment b: Condition Available not yet reported"},
+	} {
+		s := &Scope{Cluster: &clusterv1.Cluster{}, MachineDeployments: tc.mds}
+		mirrorWorkers(s)
+		c := meta.FindStatusCondition(s.Cluster.Status.Conditions, WorkersAvailableCondition)
+		if got := string(c.Status) + " " + c.Reason + " " + c.Message; got != tc.want {
+			t.Errorf("%s:\n%q\nwant\n%q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -329,37 +329,29 @@ func describe(_ context.Context, s *Scope) engine.Outcome {
 	return engine.OKf("%s", msg).With("lastProbeSuccess", last)
 }
 
+// workersAvailableReasons are setWorkersAvailableCondition's.
+var workersAvailableReasons = reconciler.AggregateReasons{Fine: "Available", Issue: "NotAvailable", Unknown: "AvailableUnknown"}
+
 // mirrorWorkers is Cluster API's setWorkersAvailableCondition over the
-// MachineDeployments (krtt has no MachinePools).
+// MachineDeployments (krtt has no MachinePools): their Available conditions
+// aggregated, MachineDeployments with the same message on one line.
 func mirrorWorkers(s *Scope) {
 	c := s.Cluster
-	cond := metav1.Condition{Type: WorkersAvailableCondition, Status: metav1.ConditionTrue, Reason: "Available", ObservedGeneration: c.Generation}
-	var issues, unknowns []string
-	for i := range s.MachineDeployments {
-		md := &s.MachineDeployments[i]
-		a := meta.FindStatusCondition(md.Status.Conditions, clusterv1.AvailableCondition)
-		switch {
-		case a == nil:
-			unknowns = append(unknowns, "* MachineDeployment "+md.Name+": Condition Available not yet reported")
-		case a.Status == metav1.ConditionFalse:
-			issues = append(issues, "* MachineDeployment "+md.Name+": "+cmp.Or(a.Message, a.Reason))
-		case a.Status == metav1.ConditionUnknown:
-			unknowns = append(unknowns, "* MachineDeployment "+md.Name+": "+cmp.Or(a.Message, a.Reason))
-		}
-	}
+	var cond metav1.Condition
 	switch {
 	case s.MachineDeploymentsErr != nil:
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionUnknown, "InternalError", s.MachineDeploymentsErr.Error()
+		cond = metav1.Condition{Type: WorkersAvailableCondition, Status: metav1.ConditionUnknown, Reason: "InternalError", Message: s.MachineDeploymentsErr.Error()}
 	case len(s.MachineDeployments) == 0:
-		cond.Reason = "NoWorkers"
-	case len(issues) > 0:
-		cond.Status, cond.Reason = metav1.ConditionFalse, "NotAvailable"
-	case len(unknowns) > 0:
-		cond.Status, cond.Reason = metav1.ConditionUnknown, "AvailableUnknown"
+		cond = metav1.Condition{Type: WorkersAvailableCondition, Status: metav1.ConditionTrue, Reason: "NoWorkers"}
+	default:
+		items := make([]reconciler.AggregateItem, len(s.MachineDeployments))
+		for i := range s.MachineDeployments {
+			md := &s.MachineDeployments[i]
+			items[i] = reconciler.AggregateItem{Kind: "MachineDeployment", Name: md.Name, Conditions: md.Status.Conditions}
+		}
+		cond = reconciler.Aggregate(items, clusterv1.AvailableCondition, WorkersAvailableCondition, workersAvailableReasons, false, c.Generation)
 	}
-	if cond.Reason != "InternalError" {
-		cond.Message = strings.Join(append(issues, unknowns...), "\n")
-	}
+	cond.ObservedGeneration = c.Generation
 	meta.SetStatusCondition(&c.Status.Conditions, cond)
 }
 
@@ -369,11 +361,18 @@ func mirrorWorkers(s *Scope) {
 // control plane object) and the Cluster's spec.availabilityGates.
 func summarizeAvailable(s *Scope) {
 	c := s.Cluster
+	// While the Cluster is deleted, its infrastructure and control plane
+	// objects going is what it waits for, not an issue (Cluster API's
+	// clusterConditionCustomMergeStrategy).
+	var gone []string
+	if !c.DeletionTimestamp.IsZero() {
+		gone = []string{clusterv1.ObjectDeletedReason, clusterv1.ObjectDoesNotExistReason}
+	}
 	gates := []reconciler.Gate{
 		{Type: clusterv1.DeletingCondition, Negative: true},
 		{Type: RemoteConnectionProbeCondition},
-		{Type: InfrastructureReadyCondition, Optional: true},
-		{Type: ControlPlaneAvailableCondition, Optional: true},
+		{Type: InfrastructureReadyCondition, Optional: true, Fine: gone},
+		{Type: ControlPlaneAvailableCondition, Optional: true, Fine: gone},
 		{Type: WorkersAvailableCondition},
 	}
 	for _, g := range c.Spec.AvailabilityGates {

@@ -358,6 +358,9 @@ func mirrorControlPlaneCounts(s *Scope) {
 		}
 	}
 	out.Versions = reconciler.MachineVersions(machines)
+	// Each stand-alone Machine made is one replica wanted, as Cluster API
+	// counts them.
+	out.DesiredReplicas = out.Replicas
 	c.Status.ControlPlane = out
 }
 

@@ -318,7 +318,7 @@ func TestControlPlaneCounts(t *testing.T) {
 		{"the object's counters, upToDateReplicas not reported", ref, Scope{ControlPlane: obj}, "3 3 2 1 - [{v1.37.0 2} {v1.37.1 1}]"},
 		{"the object does not exist", ref, Scope{ControlPlaneMissing: "SimControlPlane/cp does not exist"}, "- - - - - []"},
 		{"no object: the control-plane Machines", nil, Scope{Machines: []*clusterv1.Machine{
-			cpMachine(clusterv1.ReadyCondition, clusterv1.AvailableCondition), cpMachine(), worker}}, "- 2 1 1 - [{v1.37.0 2}]"},
+			cpMachine(clusterv1.ReadyCondition, clusterv1.AvailableCondition), cpMachine(), worker}}, "2 2 1 1 - [{v1.37.0 2}]"},
 		{"no object, no control-plane Machine", nil, Scope{Machines: []*clusterv1.Machine{worker}}, "- - - - - []"},
 	} {
 		s := tc.scope
@@ -362,6 +362,39 @@ func TestAvailabilityGates(t *testing.T) {
 		a := meta.FindStatusCondition(c.Status.Conditions, AvailableCondition)
 		if got := string(a.Status) + " " + a.Reason + " " + a.Message; got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// While a Cluster is deleted, its infrastructure and control plane objects
+// being gone is no line of Available (Cluster API's
+// clusterConditionCustomMergeStrategy treats them as info then); before, it
+// is an issue.
+func TestAvailableWhileDeleted(t *testing.T) {
+	conds := []metav1.Condition{
+		{Type: clusterv1.DeletingCondition, Status: metav1.ConditionTrue, Reason: "WaitingForInfrastructureDeletion", Message: "Waiting for SimCluster to be deleted"},
+		{Type: RemoteConnectionProbeCondition, Status: metav1.ConditionTrue, Reason: "ProbeSucceeded"},
+		{Type: InfrastructureReadyCondition, Status: metav1.ConditionFalse, Reason: clusterv1.ObjectDoesNotExistReason, Message: "SimCluster does not exist"},
+		{Type: ControlPlaneAvailableCondition, Status: metav1.ConditionFalse, Reason: clusterv1.ObjectDeletedReason, Message: "SimControlPlane has been deleted"},
+		{Type: WorkersAvailableCondition, Status: metav1.ConditionTrue, Reason: "NoWorkers"},
+	}
+	for _, tc := range []struct {
+		name     string
+		deleting bool
+		want     string
+	}{
+		{"deleted", true, "False NotAvailable * Deleting: Waiting for SimCluster to be deleted"},
+		{"not deleted", false, "False NotAvailable * Deleting: Waiting for SimCluster to be deleted\n* InfrastructureReady: SimCluster does not exist\n* ControlPlaneAvailable: SimControlPlane has been deleted"},
+	} {
+		c := &clusterv1.Cluster{}
+		if tc.deleting {
+			c.DeletionTimestamp = ptr.To(metav1.Now())
+		}
+		c.Status.Conditions = append([]metav1.Condition{}, conds...)
+		summarizeAvailable(&Scope{Cluster: c})
+		a := meta.FindStatusCondition(c.Status.Conditions, AvailableCondition)
+		if got := string(a.Status) + " " + a.Reason + " " + a.Message; got != tc.want {
+			t.Errorf("%s:\n%q\nwant\n%q", tc.name, got, tc.want)
 		}
 	}
 }

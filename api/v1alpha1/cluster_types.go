@@ -174,7 +174,8 @@ type ClusterStatus struct {
 	// status.controlPlane does: what the object spec.controlPlaneRef names
 	// reports by the contract (spec.replicas as desiredReplicas, and its
 	// status counters), or, without one, its control-plane Machines by their
-	// Ready, Available and UpToDate conditions (no desiredReplicas).
+	// Ready, Available and UpToDate conditions (desiredReplicas: as many as
+	// there are).
 	// +optional
 	ControlPlane ClusterReplicas `json:"controlPlane,omitempty,omitzero"`
 
