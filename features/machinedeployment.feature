@@ -82,8 +82,8 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And Machine "a" of the set still exists
     When another controller sets the condition "HealthCheckSucceeded" of the Machine "b" to "False" with reason "UnhealthyNode" and message "Node b is unhealthy"
     And another controller sets the condition "OwnerRemediated" of the Machine "b" to "False" with reason "WaitingForRemediation" and message "Waiting for remediation"
-    Then Machine "b" of the set has condition "OwnerRemediated" with status "False" and reason "CannotBeRemediated" and message containing "the rollout of its MachineDeployment removes it"
-    And the MachineDeployment "md" has condition "Remediating" with status "True" and reason "Remediating" and message containing ": Machine is not remediated: the rollout of its MachineDeployment removes it"
+    Then Machine "b" of the set has condition "OwnerRemediated" with status "False" and reason "CannotBeRemediated" and message containing "Machine won't be remediated because it is pending removal due to rollout"
+    And the MachineDeployment "md" has condition "Remediating" with status "True" and reason "Remediating" and message containing ": Machine won't be remediated because it is pending removal due to rollout"
     And Machine "b" of the set still exists
     When the providers bring every Machine of the deployment "md" to Running as it comes
     Then every Machine of the deployment "md" is of the current MachineSet
@@ -310,6 +310,11 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And every Machine of the deployment "md" is updating while its Node's kubelet reports "v1.37.0"
     And the MachineDeployment "md" reports the versions "v1.37.0: 2"
     And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
+    And the MachineSet called "v1" asks for 0 replicas
+    # Cluster API's cleanupDeployment waits for DeploymentComplete: every Machine up to date.
+    When the kubelets of the deployment "md" report "v1.37.1"
+    Then every Machine of the deployment "md" is up to date
+    And the MachineDeployment "md" reports the versions "v1.37.1: 2"
     And the MachineSet called "v1" is gone
     And the MachineDeployment "md" has 1 MachineSet
 

@@ -74,6 +74,7 @@ func registerMachineSetSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^the MachineSet "([^"]*)" reaches phase "([^"]*)"$`, w.setReachesPhase)
 	sc.Step(`^the MachineSet "([^"]*)" has condition "([^"]*)" with status "([^"]*)" and reason "([^"]*)"$`, w.setHasCondition)
 	sc.Step(`^the MachineSet "([^"]*)" has condition "([^"]*)" with reason "([^"]*)" and message containing "([^"]*)"$`, w.setHasConditionWithMessage)
+	sc.Step(`^the MachineSet "([^"]*)" has condition "([^"]*)" with status "([^"]*)" and reason "([^"]*)" and message "([^"]*)"$`, w.setHasConditionSaying)
 	sc.Step(`^the MachineSet "([^"]*)" reports (\d+) replicas?, (\d+) ready and (\d+) available$`, w.setReports)
 	sc.Step(`^Machine "([^"]*)" of the set (is gone|is being deleted|still exists|belongs to the set|belongs to no set)$`, w.setMachineState)
 	sc.Step(`^the MachineSet "([^"]*)" is gone$`, w.machineSetGone)
@@ -673,6 +674,12 @@ func (w *world) setReachesPhase(ctx context.Context, set, phase string) error {
 }
 
 func (w *world) setCondition(ctx context.Context, set, ctype, status, reason, msg string) error {
+	return w.setConditionMatching(ctx, set, ctype, status, reason, func(m string) bool { return strings.Contains(m, msg) })
+}
+
+// setConditionMatching waits for the set's condition of type ctype with
+// that status (any when "") and reason, whose message matches.
+func (w *world) setConditionMatching(ctx context.Context, set, ctype, status, reason string, matches func(string) bool) error {
 	return w.eventually(ctx, fmt.Sprintf("MachineSet condition %s %s %s", ctype, status, reason), func(ctx context.Context) error {
 		ms, err := w.h.MachineSet(ctx, w.ns, set)
 		if err != nil {
@@ -682,7 +689,7 @@ func (w *world) setCondition(ctx context.Context, set, ctype, status, reason, ms
 		if c == nil {
 			return fmt.Errorf("no %s condition; %s", ctype, describeSet(ms))
 		}
-		if (status != "" && string(c.Status) != status) || c.Reason != reason || !strings.Contains(c.Message, msg) {
+		if (status != "" && string(c.Status) != status) || c.Reason != reason || !matches(c.Message) {
 			return fmt.Errorf("%s=%s reason %s message %q; %s", ctype, c.Status, c.Reason, c.Message, describeSet(ms))
 		}
 		return nil
@@ -695,6 +702,13 @@ func (w *world) setHasCondition(ctx context.Context, set, ctype, status, reason 
 
 func (w *world) setHasConditionWithMessage(ctx context.Context, set, ctype, reason, msg string) error {
 	return w.setCondition(ctx, set, ctype, "", reason, msg)
+}
+
+// setHasConditionSaying matches the whole message; \n in the step is a
+// line break, as in the tables.
+func (w *world) setHasConditionSaying(ctx context.Context, set, ctype, status, reason, msg string) error {
+	msg = strings.ReplaceAll(msg, `\n`, "\n")
+	return w.setConditionMatching(ctx, set, ctype, status, reason, func(m string) bool { return m == msg })
 }
 
 func (w *world) setReports(ctx context.Context, set string, replicas, ready, available int) error {

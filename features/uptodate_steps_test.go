@@ -6,8 +6,10 @@ import (
 	"strings"
 
 	"github.com/cucumber/godog"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 )
@@ -18,6 +20,7 @@ func registerUpToDateSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^every Machine of the deployment "([^"]*)" is up to date$`, w.deploymentMachinesUpToDate)
 	sc.Step(`^every Machine of the MachineSet called "([^"]*)" is not up to date, saying "([^"]*)"$`, w.calledSetMachinesNotUpToDate)
 	sc.Step(`^every Machine of the deployment "([^"]*)" is updating while its Node's kubelet reports "([^"]*)"$`, w.deploymentMachinesUpdating)
+	sc.Step(`^the kubelets of the deployment "([^"]*)" report "([^"]*)"$`, w.deploymentKubeletsReport)
 	sc.Step(`^the MachineDeployment "([^"]*)" reports (\d+) up-to-date replicas?$`, w.deploymentUpToDateReplicas)
 	sc.Step(`^the MachineSet called "([^"]*)" reports (\d+) up-to-date replicas?$`, w.calledSetUpToDateReplicas)
 	sc.Step(`^the Cluster "([^"]*)" reports (\d+) desired, (\d+) current, (\d+) ready, (\d+) available and (\d+) up-to-date workers$`, w.clusterWorkers)
@@ -115,6 +118,31 @@ func (w *world) deploymentMachinesUpdating(ctx context.Context, name, kubelet st
 		}
 		return nil
 	})
+}
+
+// deploymentKubeletsReport plays the kubelet on each Node of the
+// deployment's Machines reporting version (a kubelet restarted on the new
+// image reports its new version in the Node's status).
+func (w *world) deploymentKubeletsReport(ctx context.Context, name, version string) error {
+	machines, err := w.deploymentMachines(ctx, name)
+	if err != nil {
+		return err
+	}
+	for _, m := range machines {
+		if m.Status.NodeRef == nil {
+			return fmt.Errorf("Machine %s has no Node", m.Name)
+		}
+		node := &corev1.Node{}
+		if err := w.h.Client.Get(ctx, client.ObjectKey{Name: m.Status.NodeRef.Name}, node); err != nil {
+			return err
+		}
+		before := node.DeepCopy()
+		node.Status.NodeInfo.KubeletVersion = version
+		if err := w.h.Client.Status().Patch(ctx, node, client.MergeFrom(before)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func upToDate(m *clusterv1.Machine) *metav1.Condition {

@@ -25,9 +25,8 @@ func DeletingCondition(obj metav1.Object, machines, machineSets int, stale strin
 		c.Message = "Deleting 1 Machine"
 	case machines > 1:
 		c.Message = fmt.Sprintf("Deleting %d Machines", machines)
-	case machineSets == 1:
-		c.Message = "Deleting 1 MachineSet"
-	case machineSets > 1:
+	case machineSets > 0:
+		// Plural for one too, as Cluster API's setDeletingCondition.
 		c.Message = fmt.Sprintf("Deleting %d MachineSets", machineSets)
 	default:
 		c.Message = "Deletion completed"

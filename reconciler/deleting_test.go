@@ -22,7 +22,7 @@ func TestDeletingCondition(t *testing.T) {
 		{gone, 1, 0, metav1.ConditionTrue, "Deleting", "Deleting 1 Machine"},
 		{gone, 3, 2, metav1.ConditionTrue, "Deleting", "Deleting 3 Machines"},
 		{gone, 0, 2, metav1.ConditionTrue, "Deleting", "Deleting 2 MachineSets"},
-		{gone, 0, 1, metav1.ConditionTrue, "Deleting", "Deleting 1 MachineSet"},
+		{gone, 0, 1, metav1.ConditionTrue, "Deleting", "Deleting 1 MachineSets"},
 		{gone, 0, 0, metav1.ConditionTrue, "Deleting", "Deletion completed"},
 	} {
 		c := DeletingCondition(tc.obj, tc.machines, tc.sets, "")
@@ -33,7 +33,7 @@ func TestDeletingCondition(t *testing.T) {
 	if c := DeletingCondition(gone, 2, 0, "Machines a, b are in deletion since more than 15m"); c.Message != "Deleting 2 Machines\n* Machines a, b are in deletion since more than 15m" {
 		t.Errorf("with stale Machines: %q", c.Message)
 	}
-	if c := DeletingCondition(gone, 0, 1, "Machine a is in deletion since more than 15m"); c.Message != "Deleting 1 MachineSet" {
+	if c := DeletingCondition(gone, 0, 1, "Machine a is in deletion since more than 15m"); c.Message != "Deleting 1 MachineSets" {
 		t.Errorf("no Machine left, yet a stale line: %q", c.Message)
 	}
 	if c := DeletingCondition(live, 0, 0, ""); c.ObservedGeneration != 3 {

@@ -306,7 +306,11 @@ func mirrorUpToDate(s *Scope) {
 		return
 	}
 	diffs := uptodate.Differences(uptodate.Of(&ms.Spec.Template.Spec), uptodate.Of(&md.Spec.Template.Spec))
-	if after := md.Spec.Rollout.After; after != nil && !s.Now.Before(after.Time) && ms.CreationTimestamp.Before(after) {
+	// A set named after the deployment's current hash was made for this
+	// rollout.after, whatever the API server's clock put in its
+	// creationTimestamp: the deployment does not roll it out either.
+	if after := md.Spec.Rollout.After; after != nil && !s.Now.Before(after.Time) && ms.CreationTimestamp.Before(after) &&
+		ms.Labels[clusterv1.MachineTemplateHashLabel] != uptodate.Hash(md, s.Now) {
 		diffs = append(diffs, "MachineDeployment spec.rolloutAfter expired")
 	}
 	if len(diffs) > 0 {

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/krtt-dev/krtt/actions/uptodate"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/reconciler"
 )
@@ -467,6 +468,10 @@ func TestMirrorUpToDate(t *testing.T) {
 		{"rollout.after expired", set(), deployment(), func(_ *clusterv1.Machine, _ *clusterv1.MachineSet, md *clusterv1.MachineDeployment) {
 			md.Spec.Rollout.After = &metav1.Time{Time: now.Add(-time.Minute)}
 		}, "False NotUpToDate * MachineDeployment spec.rolloutAfter expired"},
+		{"rollout.after expired, the set named for it by a clock behind the operator's", set(), deployment(), func(_ *clusterv1.Machine, ms *clusterv1.MachineSet, md *clusterv1.MachineDeployment) {
+			md.Spec.Rollout.After = &metav1.Time{Time: now.Add(-time.Minute)}
+			ms.Labels = map[string]string{clusterv1.MachineTemplateHashLabel: uptodate.Hash(md, now)}
+		}, "True UpToDate "},
 		{"rollout.after still ahead", set(), deployment(), func(_ *clusterv1.Machine, _ *clusterv1.MachineSet, md *clusterv1.MachineDeployment) {
 			md.Spec.Rollout.After = &metav1.Time{Time: now.Add(time.Minute)}
 		}, "True UpToDate "},

@@ -43,7 +43,6 @@ func patchSets(ctx context.Context, s *Scope, changes map[*Set]func(*clusterv1.M
 // resize sets a set's replicas and, with sized, the replicas it is sized
 // for (a scaling event compares spec.replicas with them).
 func resize(s *Scope, replicas int, sized bool) func(*clusterv1.MachineSet) {
-	surge, _ := s.Fenceposts()
 	return func(ms *clusterv1.MachineSet) {
 		ms.Spec.Replicas = ptr.To(int32(replicas))
 		if sized {
@@ -51,7 +50,7 @@ func resize(s *Scope, replicas int, sized bool) func(*clusterv1.MachineSet) {
 				ms.Annotations = map[string]string{}
 			}
 			ms.Annotations[clusterv1.DesiredReplicasAnnotation] = strconv.Itoa(s.Replicas())
-			ms.Annotations[clusterv1.MaxReplicasAnnotation] = strconv.Itoa(s.Replicas() + surge)
+			ms.Annotations[clusterv1.MaxReplicasAnnotation] = strconv.Itoa(s.MaxReplicas())
 		}
 	}
 }

@@ -54,6 +54,15 @@ func registerFacts(r *engine.Registry[*Scope]) {
 		}
 		return "Done"
 	})
+	// Cluster API's DeploymentComplete: every wanted Machine is there, up to
+	// date and available, and no other is.
+	r.Bool("rolloutComplete", func(s *Scope) bool {
+		if s.MD == nil {
+			return false
+		}
+		t, want := s.Totals(), s.Replicas()
+		return t.Total == want && t.UpToDate == want && t.Available == want
+	})
 	r.Enum("oldSets", func(s *Scope) string {
 		switch t := s.Totals(); {
 		case t.OldSpec > 0:

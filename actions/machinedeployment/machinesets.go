@@ -157,7 +157,6 @@ func newMachineSet(s *Scope, replicas int) *clusterv1.MachineSet {
 	md := s.MD
 	selector := maps.Clone(md.Spec.Selector.MatchLabels)
 	selector[clusterv1.MachineTemplateHashLabel] = s.Hash
-	surge, _ := s.Fenceposts()
 	ms := &clusterv1.MachineSet{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: md.Namespace, Name: md.Name + "-" + s.Hash,
@@ -166,7 +165,7 @@ func newMachineSet(s *Scope, replicas int) *clusterv1.MachineSet {
 				clusterv1.TemplateHashAnnotation:         s.TemplateHash,
 				clusterv1.DisableMachineCreateAnnotation: "false",
 				clusterv1.DesiredReplicasAnnotation:      strconv.Itoa(s.Replicas()),
-				clusterv1.MaxReplicasAnnotation:          strconv.Itoa(s.Replicas() + surge),
+				clusterv1.MaxReplicasAnnotation:          strconv.Itoa(s.MaxReplicas()),
 			},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: clusterv1.GroupVersion.String(), Kind: "MachineDeployment",
 				Name: md.Name, UID: md.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}},

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
+	"github.com/krtt-dev/krtt/actions/uptodate"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 )
 
@@ -49,6 +50,26 @@ func TestFenceposts(t *testing.T) {
 		s := &Scope{MD: deployment(c.replicas, c.surge, c.unavailable)}
 		if su, un := s.Fenceposts(); su != c.wantSurge || un != c.wantUnavailabe {
 			t.Errorf("%d replicas, maxSurge %s, maxUnavailable %s: got %d/%d, want %d/%d", c.replicas, c.surge, c.unavailable, su, un, c.wantSurge, c.wantUnavailabe)
+		}
+	}
+}
+
+// The max-replicas annotation adds maxSurge only under RollingUpdate, as
+// Cluster API's MaxSurge (0 for the other strategies).
+func TestMaxReplicas(t *testing.T) {
+	for _, c := range []struct {
+		strategy clusterv1.MachineDeploymentStrategyType
+		want     int
+	}{
+		{"", 4},
+		{clusterv1.RollingUpdateStrategy, 4},
+		{clusterv1.OnDeleteStrategy, 3},
+		{clusterv1.RecreateStrategy, 3},
+	} {
+		md := deployment(3, "1", "0")
+		md.Spec.Strategy.Type = c.strategy
+		if got := (&Scope{MD: md}).MaxReplicas(); got != c.want {
+			t.Errorf("strategy %q: max-replicas %d, want %d", c.strategy, got, c.want)
 		}
 	}
 }
@@ -179,21 +200,21 @@ func TestTemplateHash(t *testing.T) {
 	md := deployment(3, "1", "0")
 	md.Spec.Template.Spec.InfrastructureRef = clusterv1.ObjectReference{Kind: "SimMachineTemplate", Name: "a"}
 	now := time.Now()
-	h := TemplateHash(md, now)
+	h := uptodate.Hash(md, now)
 	// Fields that do not roll leave the hash alone.
 	md.Spec.Template.ObjectMeta.Labels = map[string]string{"tier": "web"}
 	md.Spec.Template.Spec.Deletion.NodeDrainTimeoutSeconds = ptr.To(int32(60))
 	md.Spec.Replicas = ptr.To(int32(5))
 	md.Spec.Template.Spec.MinReadySeconds = 30
 	md.Spec.Template.Spec.ReadinessGates = []clusterv1.MachineReadinessGate{{ConditionType: "example.com/Installed"}}
-	if got := TemplateHash(md, now); got != h {
+	if got := uptodate.Hash(md, now); got != h {
 		t.Fatalf("hash changed to %s on fields that do not roll (was %s)", got, h)
 	}
 	md.Spec.Rollout.After = &metav1.Time{Time: now.Add(time.Minute)}
-	if got := TemplateHash(md, now); got != h {
+	if got := uptodate.Hash(md, now); got != h {
 		t.Fatalf("hash changed before rollout.after")
 	}
-	if got := TemplateHash(md, now.Add(2*time.Minute)); got == h {
+	if got := uptodate.Hash(md, now.Add(2*time.Minute)); got == h {
 		t.Fatalf("hash did not change once rollout.after passed")
 	}
 	md.Spec.Rollout.After = nil
@@ -203,16 +224,16 @@ func TestTemplateHash(t *testing.T) {
 		t.Fatalf("hash of a template without a version is %s, was 74b66d49b9", h)
 	}
 	md.Spec.Template.Spec.Version = "v1.37.0"
-	v1 := TemplateHash(md, now)
+	v1 := uptodate.Hash(md, now)
 	if v1 == h {
 		t.Fatalf("hash did not change with the version")
 	}
 	md.Spec.Template.Spec.Version = "v1.37.1"
-	if got := TemplateHash(md, now); got == v1 {
+	if got := uptodate.Hash(md, now); got == v1 {
 		t.Fatalf("hash did not change with a version upgrade")
 	}
 	md.Spec.Template.Spec.InfrastructureRef.Name = "b"
-	if got := TemplateHash(md, now); got == h {
+	if got := uptodate.Hash(md, now); got == h {
 		t.Fatalf("hash did not change with the infrastructure template")
 	}
 }
@@ -367,7 +388,7 @@ func TestSetsFollowTheDeploymentsMetadata(t *testing.T) {
 func TestCurrentSet(t *testing.T) {
 	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
 	md := deployment(2, "1", "0")
-	base := TemplateHash(md, time.Time{})
+	base := uptodate.Hash(md, time.Time{})
 	made := func(name, label string, created time.Time, replicas int, annotated bool) *Set {
 		ms := &clusterv1.MachineSet{ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(created),
 			Labels: map[string]string{clusterv1.MachineTemplateHashLabel: label}, Annotations: map[string]string{}},
@@ -382,7 +403,7 @@ func TestCurrentSet(t *testing.T) {
 		if after != nil {
 			md.Spec.Rollout.After = ptr.To(metav1.NewTime(*after))
 		}
-		return &Scope{MD: md, Now: now, Hash: TemplateHash(md, now), TemplateHash: base}
+		return &Scope{MD: md, Now: now, Hash: uptodate.Hash(md, now), TemplateHash: base}
 	}
 	hour := func(h int) *time.Time { return ptr.To(now.Add(time.Duration(h) * time.Hour)) }
 	// currentOf names the current set among sets, "" for none.

@@ -2,17 +2,13 @@ package machinedeployment
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"hash/fnv"
 	"sort"
-	"strconv"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -55,8 +51,8 @@ func (o *Observer) Observe(ctx context.Context, key client.ObjectKey, now time.T
 		// no longer served, does not hold the deletion.
 		o.readTemplates(ctx, s)
 	}
-	s.Hash = TemplateHash(md, now)
-	s.TemplateHash = TemplateHash(md, time.Time{})
+	s.Hash = uptodate.Hash(md, now)
+	s.TemplateHash = uptodate.Hash(md, time.Time{})
 	o.readSets(ctx, s)
 	s.Progressed = progressed(s)
 	return s
@@ -69,10 +65,13 @@ func (o *Observer) Observe(ctx context.Context, key client.ObjectKey, now time.T
 // to create one).
 func (o *Observer) readTemplates(ctx context.Context, s *Scope) {
 	spec := s.MD.Spec.Template.Spec
-	refs := []clusterv1.ObjectReference{spec.InfrastructureRef}
+	// Bootstrap first: Cluster API's calculateMissingReferencesMessage names
+	// the kinds in that order.
+	var refs []clusterv1.ObjectReference
 	if spec.Bootstrap.ConfigRef != nil {
 		refs = append(refs, *spec.Bootstrap.ConfigRef)
 	}
+	refs = append(refs, spec.InfrastructureRef)
 	for _, ref := range refs {
 		u, err := contract.Get(ctx, o.Client, ref, s.MD.Namespace, "template")
 		switch {
@@ -173,30 +172,6 @@ func current(s *Scope) *Set {
 		}
 	}
 	return best
-}
-
-// TemplateHash hashes what rolls out of the template (uptodate.Rollout).
-// Once spec.rollout.after has passed by now, it is part of the hash, so the
-// set a restart makes has a name of its own (a zero now leaves it out). Fields left empty are left out of what is
-// hashed, so a template without a version keeps the hash it had before the
-// version was hashed; the JSON names and their order are what existing
-// MachineSets' hash labels were made from.
-func TemplateHash(md *clusterv1.MachineDeployment, now time.Time) string {
-	r := uptodate.Of(&md.Spec.Template.Spec)
-	in := struct {
-		Bootstrap     clusterv1.MachineBootstrap `json:"b"`
-		Infra         clusterv1.ObjectReference  `json:"i"`
-		FailureDomain string                     `json:"f,omitempty"`
-		After         *metav1.Time               `json:"a,omitempty"`
-		Version       string                     `json:"v,omitempty"`
-	}{r.Bootstrap, r.Infra, r.FailureDomain, nil, r.Version}
-	if a := md.Spec.Rollout.After; a != nil && !now.IsZero() && !now.Before(a.Time) {
-		in.After = a
-	}
-	b, _ := json.Marshal(in)
-	h := fnv.New32a()
-	_, _ = h.Write(b)
-	return rand.SafeEncodeString(strconv.FormatUint(uint64(h.Sum32()), 10))
 }
 
 // progressed: the spec changed since the last reconcile wrote the status,

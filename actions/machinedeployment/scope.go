@@ -95,6 +95,17 @@ func (s *Scope) Replicas() int {
 	return int(*s.MD.Spec.Replicas)
 }
 
+// MaxReplicas is the max-replicas annotation's value: spec.replicas plus
+// maxSurge under RollingUpdate, spec.replicas under the other strategies
+// (Cluster API's MaxSurge is 0 for them).
+func (s *Scope) MaxReplicas() int {
+	if s.Strategy() != clusterv1.RollingUpdateStrategy {
+		return s.Replicas()
+	}
+	surge, _ := s.Fenceposts()
+	return s.Replicas() + surge
+}
+
 // Fenceposts are maxSurge (rounded up) and maxUnavailable (rounded down)
 // of spec.replicas; when both come to 0, maxUnavailable is 1 so a rollout
 // can move (Cluster API ResolveFenceposts).

@@ -89,7 +89,7 @@ func mirrorConditions(s *Scope) {
 			maxUnavailable = ru.MaxUnavailable.String()
 		}
 		setCondition(s, clusterv1.AvailableCondition, metav1.ConditionFalse, "NotAvailable",
-			fmt.Sprintf("%d available replicas, at least %d required (spec.strategy.rollingUpdate.maxUnavailable is %s, spec.replicas is %d)", have, want, maxUnavailable, s.Replicas()))
+			fmt.Sprintf("%d available replicas, at least %d required (spec.strategy.rollout.maxUnavailable is %s, spec.replicas is %d)", have, want, maxUnavailable, s.Replicas()))
 	default:
 		setCondition(s, clusterv1.AvailableCondition, metav1.ConditionFalse, "NotAvailable", fmt.Sprintf("%d available replicas, at least %d required", have, want))
 	}

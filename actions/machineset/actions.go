@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -123,7 +124,9 @@ func deleteFailedMachines(ctx context.Context, s *Scope) engine.Outcome {
 // waits because maxInFlight Machines are already being replaced.
 func (s *Scope) inFlightMessage() string {
 	limit := ptr.Deref(s.Set.Spec.Remediation.MaxInFlight, intstr.FromInt32(1))
-	return fmt.Sprintf("Waiting: as many remediations as allowed are in progress already (spec.remediation.maxInFlight is %s)", limit.String())
+	// Cluster API's words, field path included (krtt's field is
+	// spec.remediation.maxInFlight).
+	return fmt.Sprintf("Waiting because there are already too many remediations in progress (spec.strategy.remediation.maxInFlight is %s)", limit.String())
 }
 
 // deferRemediationToInFlight tells the health checker of every marked
@@ -153,7 +156,7 @@ func deferRemediationToPreflight(ctx context.Context, s *Scope) engine.Outcome {
 // of an old revision's set that the set does not delete it: the rollout
 // removes it (Cluster API reconcileUnhealthyMachines: CannotBeRemediated).
 func leaveRemediationToRollout(ctx context.Context, s *Scope) engine.Outcome {
-	return markLiveMarked(ctx, s, clusterv1.CannotBeRemediatedReason, "Machine is not remediated: the rollout of its MachineDeployment removes it")
+	return markLiveMarked(ctx, s, clusterv1.CannotBeRemediatedReason, "Machine won't be remediated because it is pending removal due to rollout")
 }
 
 // markLiveMarked sets the OwnerRemediated condition of the live Machines a
@@ -265,19 +268,19 @@ func describeFailedMachines(_ context.Context, s *Scope) engine.Outcome {
 }
 
 // describeMissingTemplates words a blocked scale-up as Cluster API's
-// setScalingUpCondition does (calculateMissingReferencesMessage names the
-// kinds), then names the templates.
+// setScalingUpCondition does: a line per failed preflight check, then the
+// kinds of the templates that do not exist (calculateMissingReferencesMessage).
 func describeMissingTemplates(_ context.Context, s *Scope) engine.Outcome {
-	return engine.OKf("Scaling up from %d to %d replicas is blocked because:\n* %s (%s)",
-		s.Counts.Total, s.Replicas(), contract.MissingKinds(s.MissingKinds), strings.Join(s.MissingTemplates, ", "))
+	return engine.OKf("Scaling up from %d to %d replicas is blocked because:\n%s",
+		s.Counts.Total, s.Replicas(), bullets(append(slices.Clone(s.Preflight), contract.MissingKinds(s.MissingKinds))))
 }
 
-// describeDisabledCreation words a scale-up the disable-machine-create
-// annotation holds with Cluster API's count first (its ScalingUp says only
-// that; krtt says why below it).
+// describeDisabledCreation says why no Machine is created. Cluster API's
+// ScalingUp does not (syncReplicas returns before createMachines), so the
+// condition keeps the plain count; this goes to the transition's message.
 func describeDisabledCreation(_ context.Context, s *Scope) engine.Outcome {
-	return engine.OKf("Scaling up from %d to %d replicas is blocked because:\n* the MachineSet has the %s annotation: its MachineDeployment replaces deleted Machines through its current MachineSet",
-		s.Counts.Total, s.Replicas(), clusterv1.DisableMachineCreateAnnotation)
+	return engine.OKf("No Machine is created: the MachineSet has the %s annotation (its MachineDeployment replaces deleted Machines through its current MachineSet)",
+		clusterv1.DisableMachineCreateAnnotation)
 }
 
 // describeBlockedScaleUp words a scale-up the preflight checks hold as

@@ -318,7 +318,7 @@ func TestMarkedMachinesBeyondMaxInFlightAreToldTheyWait(t *testing.T) {
 	left := live[0]
 	c := meta.FindStatusCondition(left.Status.Conditions, clusterv1.OwnerRemediatedCondition)
 	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != clusterv1.RemediationDeferredReason ||
-		!strings.Contains(c.Message, "(spec.remediation.maxInFlight is 1)") {
+		!strings.Contains(c.Message, "(spec.strategy.remediation.maxInFlight is 1)") {
 		t.Fatalf("OwnerRemediated of the Machine left = %+v, want False RemediationDeferred naming maxInFlight", c)
 	}
 	s.Owned = []*clusterv1.Machine{left}
@@ -383,7 +383,7 @@ func TestPreflightDeferralKeepsTheMaxInFlightCut(t *testing.T) {
 		messages = append(messages, c.Message)
 	}
 	slices.Sort(messages)
-	if messages[0] != "* SimControlPlane cp is upgrading" || !strings.Contains(messages[1], "spec.remediation.maxInFlight is 1") {
+	if messages[0] != "* SimControlPlane cp is upgrading" || !strings.Contains(messages[1], "spec.strategy.remediation.maxInFlight is 1") {
 		t.Errorf("messages %q: want one naming the check, one naming maxInFlight", messages)
 	}
 }

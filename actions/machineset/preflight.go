@@ -136,18 +136,18 @@ func preflightChecks(ms *clusterv1.MachineSet, cp *unstructured.Unstructured, sk
 	if run(skip, clusterv1.PreflightCheckKubernetesVersionSkew) {
 		switch cpMinor, setMinor := int(cpVersion.Minor()), int(setVersion.Minor()); {
 		case setMinor > cpMinor:
-			failed = append(failed, fmt.Sprintf("the MachineSet's version %s is newer than the version %s of its control plane %s, which the Kubernetes version skew policy forbids (%q preflight check failed)",
-				setVersion, cpVersion, cpName, clusterv1.PreflightCheckKubernetesVersionSkew))
+			failed = append(failed, fmt.Sprintf("MachineSet version (%s) and ControlPlane version (%s) do not conform to the kubernetes version skew policy as MachineSet version is higher than ControlPlane version (%q preflight check failed)",
+				setVersion, cpVersion, clusterv1.PreflightCheckKubernetesVersionSkew))
 		case setMinor < cpMinor-maxMinorSkew:
-			failed = append(failed, fmt.Sprintf("the MachineSet's version %s is more than %d minor versions older than the version %s of its control plane %s, which the Kubernetes version skew policy forbids (%q preflight check failed)",
-				setVersion, maxMinorSkew, cpVersion, cpName, clusterv1.PreflightCheckKubernetesVersionSkew))
+			failed = append(failed, fmt.Sprintf("MachineSet version (%s) and ControlPlane version (%s) do not conform to the kubernetes version skew policy as MachineSet version is more than %d minor versions older than the ControlPlane version (%q preflight check failed)",
+				setVersion, cpVersion, maxMinorSkew, clusterv1.PreflightCheckKubernetesVersionSkew))
 		}
 	}
 	if run(skip, clusterv1.PreflightCheckKubeadmVersionSkew) {
 		ref := ms.Spec.Template.Spec.Bootstrap.ConfigRef
 		if ref != nil && ref.Kind == kubeadmConfigTemplateKind && ref.APIGroup == kubeadmBootstrapGroup && cpVersion.Minor() != setVersion.Minor() {
-			failed = append(failed, fmt.Sprintf("kubeadm joins a Node only at its control plane's minor version: the MachineSet's version is %s, its control plane %s runs %s (%q preflight check failed)",
-				setVersion, cpName, cpVersion, clusterv1.PreflightCheckKubeadmVersionSkew))
+			failed = append(failed, fmt.Sprintf("MachineSet version (%s) and ControlPlane version (%s) do not conform to kubeadm version skew policy as kubeadm only supports joining with the same major+minor version as the control plane (%q preflight check failed)",
+				setVersion, cpVersion, clusterv1.PreflightCheckKubeadmVersionSkew))
 		}
 	}
 	return failed
@@ -159,14 +159,15 @@ func run(skip map[string]bool, check string) bool { return !skip[check] }
 // control plane contract's IsProvisioning and IsUpgrading: the control plane
 // reports no version yet (provisioning), or reports one older than
 // spec.version (upgrading). status.versions, when reported, wins over
-// status.version.
+// status.version. The messages are Cluster API's; the versions are in the
+// control plane's spec and status.
 func controlPlaneStable(cp *unstructured.Unstructured, cpName string, cpVersion *version.Version) string {
 	reported, err := reportedVersions(cp)
 	if err != nil {
 		return fmt.Sprintf("the preflight checks could not read the versions %s reports: %v", cpName, err)
 	}
 	if len(reported) == 0 {
-		return fmt.Sprintf("%s is provisioning: it reports no version yet (%q preflight check failed)", cpName, clusterv1.PreflightCheckControlPlaneIsStable)
+		return fmt.Sprintf("%s is provisioning (%q preflight check failed)", cpName, clusterv1.PreflightCheckControlPlaneIsStable)
 	}
 	for _, r := range reported {
 		v, err := parseVersion(r)
@@ -174,7 +175,7 @@ func controlPlaneStable(cp *unstructured.Unstructured, cpName string, cpVersion 
 			return fmt.Sprintf("the preflight checks could not parse the version %q %s reports: %v", r, cpName, err)
 		}
 		if compareVersions(cpVersion, v) > 0 {
-			return fmt.Sprintf("%s is upgrading: it runs %s, its spec asks for %s (%q preflight check failed)", cpName, v, cpVersion, clusterv1.PreflightCheckControlPlaneIsStable)
+			return fmt.Sprintf("%s is upgrading (%q preflight check failed)", cpName, clusterv1.PreflightCheckControlPlaneIsStable)
 		}
 	}
 	return ""

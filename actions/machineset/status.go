@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/krtt-dev/krtt/actions/contract"
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/reconciler"
@@ -19,7 +20,7 @@ import (
 // MachinesReady summary.
 func registerStatus(r *engine.Registry[*Scope]) {
 	r.Mirror("replicaCounts", "status.replicas (every Machine of the set, being deleted included), readyReplicas, availableReplicas, upToDateReplicas, fullyLabeledReplicas, failedReplicas, versions (the Machines by the Kubernetes version they run) and selector from the set's Machines.", mirrorCounts)
-	r.Mirror("replicaConditions", "ScalingUp, ScalingDown, Deleting and Remediating say what the counts show; Paused is False unless a row says otherwise.", mirrorConditions)
+	r.Mirror("replicaConditions", "ScalingUp, ScalingDown, Deleting and Remediating say what the counts show (ScalingUp also that a scale-up is or would be blocked by templates that do not exist); Paused is False unless a row says otherwise.", mirrorConditions)
 	r.Summary(clusterv1.MachinesReadyCondition, "The aggregate of the Machines' Ready condition, those being deleted included, as Cluster API's setMachinesReadyCondition (NoReplicas, Ready, NotReady, ReadyUnknown, with a line per message naming the Machines); Unknown (ClusterNotFound) for a set without Machines whose Cluster does not exist.", summarizeMachinesReady)
 	r.Summary(clusterv1.MachinesUpToDateCondition, "For a set of a MachineDeployment, the aggregate of its Machines' UpToDate condition as Cluster API's setMachinesUpToDateCondition (NoReplicas, UpToDate, NotUpToDate, UpToDateUnknown; a Machine younger than 10s without the condition left out); absent on a stand-alone set, whose Machines have none.", summarizeMachinesUpToDate)
 }
@@ -48,6 +49,21 @@ func mirrorCounts(s *Scope) {
 	st.Selector = labels.SelectorFromSet(s.Set.Spec.Selector.MatchLabels).String()
 }
 
+// blockedBy words the templates that do not exist as Cluster API's
+// setScalingUpCondition appends them to ScalingUp: as a list item while a
+// scale-up is due ("is blocked because:\n* K does not exist"), inline while
+// none is ("would be blocked because K does not exist").
+func blockedBy(missingKinds []string, scalingUp bool) string {
+	kinds := contract.MissingKinds(missingKinds)
+	switch {
+	case kinds == "":
+		return ""
+	case scalingUp:
+		return "because:\n* " + kinds
+	}
+	return "because " + kinds
+}
+
 func setCondition(s *Scope, t string, status metav1.ConditionStatus, reason, message string) {
 	meta.SetStatusCondition(&s.Set.Status.Conditions, metav1.Condition{
 		Type: t, Status: status, Reason: reason, Message: message, ObservedGeneration: s.Set.Generation,
@@ -56,12 +72,12 @@ func setCondition(s *Scope, t string, status metav1.ConditionStatus, reason, mes
 
 // mirrorConditions words ScalingUp, ScalingDown and Deleting as Cluster
 // API's setScalingUpCondition, setScalingDownCondition and
-// setDeletingCondition do (a set being deleted wants 0 Machines); a missing
-// template is said by row R04, which holds the creation.
+// setDeletingCondition do (a set being deleted wants 0 Machines); rows that
+// hold a scale-up (R04, R12) say why in ScalingUp.
 func mirrorConditions(s *Scope) {
 	c := s.Counts
 	stale := reconciler.StaleMachines(s.Owned, s.Now)
-	up, down := reconciler.ScalingConditions(s.Set, c.Total, s.Replicas(), stale, "")
+	up, down := reconciler.ScalingConditions(s.Set, c.Total, s.Replicas(), stale, blockedBy(s.MissingKinds, c.Total < s.Replicas()))
 	meta.SetStatusCondition(&s.Set.Status.Conditions, up)
 	meta.SetStatusCondition(&s.Set.Status.Conditions, down)
 	meta.SetStatusCondition(&s.Set.Status.Conditions, reconciler.DeletingCondition(s.Set, c.Total, 0, stale))

@@ -7,12 +7,16 @@
 package uptodate
 
 import (
+	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"reflect"
 	"strconv"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
 
 	"k8s.io/utils/ptr"
 
@@ -68,4 +72,29 @@ func Differences(current, desired Rollout) []string {
 func Revision(obj metav1.Object) int64 {
 	n, _ := strconv.ParseInt(obj.GetAnnotations()[clusterv1.RevisionAnnotation], 10, 64)
 	return n
+}
+
+// Hash hashes what rolls out of a MachineDeployment's template (Of): the
+// MachineDeployment names and finds the MachineSet of its template by it.
+// Once spec.rollout.after has passed by now, it is part of the hash, so the
+// set a restart makes has a name of its own (a zero now leaves it out). Fields left empty are left out of what is
+// hashed, so a template without a version keeps the hash it had before the
+// version was hashed; the JSON names and their order are what existing
+// MachineSets' hash labels were made from.
+func Hash(md *clusterv1.MachineDeployment, now time.Time) string {
+	r := Of(&md.Spec.Template.Spec)
+	in := struct {
+		Bootstrap     clusterv1.MachineBootstrap `json:"b"`
+		Infra         clusterv1.ObjectReference  `json:"i"`
+		FailureDomain string                     `json:"f,omitempty"`
+		After         *metav1.Time               `json:"a,omitempty"`
+		Version       string                     `json:"v,omitempty"`
+	}{r.Bootstrap, r.Infra, r.FailureDomain, nil, r.Version}
+	if a := md.Spec.Rollout.After; a != nil && !now.IsZero() && !now.Before(a.Time) {
+		in.After = a
+	}
+	b, _ := json.Marshal(in)
+	h := fnv.New32a()
+	_, _ = h.Write(b)
+	return rand.SafeEncodeString(strconv.FormatUint(uint64(h.Sum32()), 10))
 }

@@ -190,17 +190,20 @@ type MachineDeploymentStatus struct {
 
 	// readyReplicas counts the Ready Machines not being deleted.
 	// +optional
+	// +kubebuilder:default=0
 	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
 
 	// availableReplicas counts the Machines whose Available condition is
 	// True (Ready for their spec.minReadySeconds).
 	// +optional
+	// +kubebuilder:default=0
 	AvailableReplicas int32 `json:"availableReplicas,omitempty"`
 
 	// upToDateReplicas counts the Machines whose UpToDate condition is True
 	// (their MachineSet's template is the deployment's), those being
 	// deleted included, as Cluster API's does.
 	// +optional
+	// +kubebuilder:default=0
 	UpToDateReplicas int32 `json:"upToDateReplicas,omitempty"`
 
 	// versions counts the Machines (being deleted included) by the

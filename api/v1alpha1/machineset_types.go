@@ -176,11 +176,13 @@ type MachineSetStatus struct {
 	// readyReplicas counts the owned Machines that are Ready (Ready
 	// condition True and not being deleted).
 	// +optional
+	// +kubebuilder:default=0
 	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
 
 	// availableReplicas counts the owned Machines not being deleted whose
 	// Available condition is True (Ready for their spec.minReadySeconds).
 	// +optional
+	// +kubebuilder:default=0
 	AvailableReplicas int32 `json:"availableReplicas,omitempty"`
 
 	// upToDateReplicas counts, for a set of a MachineDeployment, its
@@ -191,6 +193,7 @@ type MachineSetStatus struct {
 	// gates, minReadySeconds, deletion and health settings). A MachineSet
 	// never replaces a Machine to bring it up to date.
 	// +optional
+	// +kubebuilder:default=0
 	UpToDateReplicas int32 `json:"upToDateReplicas,omitempty"`
 
 	// versions counts the Machines (being deleted included) by the

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
@@ -149,6 +150,33 @@ func TestMachineSetDefaultsAndScale(t *testing.T) {
 	}
 	if *ms.Spec.Replicas != 5 {
 		t.Errorf("replicas %d after scaling to 5", *ms.Spec.Replicas)
+	}
+}
+
+// TestReplicaCountersReadZero: once a status is written, the ready,
+// available and up-to-date counters of a MachineSet and a MachineDeployment
+// read 0 rather than being absent, as Cluster API reports them.
+func TestReplicaCountersReadZero(t *testing.T) {
+	freshNamespace(t)
+	ctx := context.Background()
+	for _, u := range []*unstructured.Unstructured{{Object: baseMachineSet("counters")}, {Object: baseMachineDeployment("counters")}} {
+		if err := env.Client.Create(ctx, u, client.FieldValidation("Strict")); err != nil {
+			t.Fatal(err)
+		}
+		patch := []byte(`{"status":{"replicas":0}}`)
+		if err := env.Client.Status().Patch(ctx, u, client.RawPatch(types.MergePatchType, patch)); err != nil {
+			t.Fatalf("%s status: %v", u.GetKind(), err)
+		}
+		got := &unstructured.Unstructured{}
+		got.SetGroupVersionKind(u.GroupVersionKind())
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(u), got); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{"readyReplicas", "availableReplicas", "upToDateReplicas"} {
+			if v, found, err := unstructured.NestedInt64(got.Object, "status", f); !found || err != nil || v != 0 {
+				t.Errorf("%s status.%s: %d, found %v, err %v; want 0", u.GetKind(), f, v, found, err)
+			}
+		}
 	}
 }
 
