@@ -33,8 +33,8 @@ Feature: Machines whose Node goes bad, and Machines that never come up
     Given a running Machine "m1"
     When the kubelet of "m1" stops reporting
     Then the Machine "m1" reaches phase "Unknown"
-    And the Machine "m1" has condition "NodeHealthy" with status "Unknown" and reason "NodeHealthUnknown"
-    And the Machine "m1" has condition "NodeHealthy" with reason "NodeHealthUnknown" and message containing "* Node.AllConditions: Kubelet stopped posting node status."
+    And the Machine "m1" has condition "NodeHealthy" with status "Unknown" and reason "NodeHealthyUnknown"
+    And the Machine "m1" has condition "NodeHealthy" with reason "NodeHealthyUnknown" and message containing "* Node.AllConditions: Kubelet stopped posting node status."
     And the Machine "m1" records since when it is unhealthy
 
   @row:machine-normal:N42 @row:machine-normal:N43

@@ -133,7 +133,7 @@ var summarisedNodeConditions = []corev1.NodeConditionType{corev1.NodeReady, core
 // summarizeNodeConditions writes it: a line "* Node.<Type>: <message>" for
 // each of Ready and the pressures that is not fine or not reported, one
 // "* Node.AllConditions" line when the kubelet said the same of several;
-// NodeNotHealthy when one says unhealthy, NodeHealthUnknown when one is
+// NodeNotHealthy when one says unhealthy, NodeHealthyUnknown when one is
 // unknown or missing, else NodeHealthy. The types of spec.health.nodeConditions
 // (the health timeout's, which Cluster API does not have) count too when
 // the Node reports them other than False, so a Node the timeout holds

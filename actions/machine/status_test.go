@@ -89,7 +89,7 @@ func TestNodeHealthyCondition(t *testing.T) {
 		{"not ready", fine(c(corev1.NodeReady, "False", "container runtime is down")), defaults,
 			"False", "NodeNotHealthy", "* Node.Ready: container runtime is down"},
 		{"ready unknown without a message", fine(c(corev1.NodeReady, "Unknown", "")), defaults,
-			"Unknown", "NodeHealthUnknown", "* Node.Ready: Condition is Unknown"},
+			"Unknown", "NodeHealthyUnknown", "* Node.Ready: Condition is Unknown"},
 		{"memory pressure", fine(c(corev1.NodeMemoryPressure, "True", "kubelet has insufficient memory available")), defaults,
 			"False", "NodeNotHealthy", "* Node.MemoryPressure: kubelet has insufficient memory available"},
 		{"False wins over Unknown", fine(c(corev1.NodeReady, "Unknown", "x"), c(corev1.NodePIDPressure, "True", "y")), defaults,
@@ -98,10 +98,10 @@ func TestNodeHealthyCondition(t *testing.T) {
 			c(corev1.NodeMemoryPressure, "Unknown", "Kubelet stopped posting node status."),
 			c(corev1.NodeDiskPressure, "Unknown", "Kubelet stopped posting node status."),
 			c(corev1.NodePIDPressure, "Unknown", "Kubelet stopped posting node status.")), defaults,
-			"Unknown", "NodeHealthUnknown", "* Node.AllConditions: Kubelet stopped posting node status."},
+			"Unknown", "NodeHealthyUnknown", "* Node.AllConditions: Kubelet stopped posting node status."},
 		{"pressures not reported", &corev1.Node{Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{c(corev1.NodeReady, "True", "")}}}, defaults,
-			"Unknown", "NodeHealthUnknown", "* Node.MemoryPressure: Condition not yet reported\n* Node.DiskPressure: Condition not yet reported\n* Node.PIDPressure: Condition not yet reported"},
-		{"nothing reported", &corev1.Node{}, defaults, "Unknown", "NodeHealthUnknown",
+			"Unknown", "NodeHealthyUnknown", "* Node.MemoryPressure: Condition not yet reported\n* Node.DiskPressure: Condition not yet reported\n* Node.PIDPressure: Condition not yet reported"},
+		{"nothing reported", &corev1.Node{}, defaults, "Unknown", "NodeHealthyUnknown",
 			"* Node.Ready: Condition not yet reported\n* Node.MemoryPressure: Condition not yet reported\n* Node.DiskPressure: Condition not yet reported\n* Node.PIDPressure: Condition not yet reported"},
 		{"a health condition", fine(c("KernelDeadlock", "True", "docker hung")), defaults,
 			"False", "NodeNotHealthy", "* Node.KernelDeadlock: docker hung"},
@@ -112,6 +112,18 @@ func TestNodeHealthyCondition(t *testing.T) {
 		if got != tc.want || reason != tc.reason || msg != tc.message {
 			t.Errorf("%s: %s/%s %q, want %s/%s %q", tc.name, got, reason, msg, tc.want, tc.reason, tc.message)
 		}
+	}
+}
+
+// A Machine given only a data secret is BootstrapConfigReady True with
+// reason DataSecretProvided and no message, as Cluster API's
+// setBootstrapReadyCondition.
+func TestDataSecretProvided(t *testing.T) {
+	m := &clusterv1.Machine{Spec: clusterv1.MachineSpec{Bootstrap: clusterv1.MachineBootstrap{DataSecretName: ptr.To("user-data")}}}
+	mirrorConditions(&Scope{Machine: m})
+	c := meta.FindStatusCondition(m.Status.Conditions, clusterv1.BootstrapConfigReadyCondition)
+	if c == nil || c.Status != metav1.ConditionTrue || c.Reason != "DataSecretProvided" || c.Message != "" {
+		t.Fatalf("BootstrapConfigReady = %+v, want True DataSecretProvided without a message", c)
 	}
 }
 
@@ -306,7 +318,7 @@ func TestSummarizeReady(t *testing.T) {
 		{"one False, one Unknown", with(cond(clusterv1.BootstrapConfigReadyCondition, metav1.ConditionFalse, "NotReady", "Waiting for the bootstrap provider"),
 			cond(clusterv1.NodeHealthyCondition, metav1.ConditionUnknown, "InspectionFailed", "")), false,
 			"False NotReady: * BootstrapConfigReady: Waiting for the bootstrap provider\n* NodeHealthy: InspectionFailed", nil},
-		{"only Unknown", with(cond(clusterv1.NodeHealthyCondition, metav1.ConditionUnknown, "NodeHealthUnknown", "* Node.Ready: Condition is Unknown")), false,
+		{"only Unknown", with(cond(clusterv1.NodeHealthyCondition, metav1.ConditionUnknown, "NodeHealthyUnknown", "* Node.Ready: Condition is Unknown")), false,
 			"Unknown ReadyUnknown: * NodeHealthy:\n  * Node.Ready: Condition is Unknown", nil},
 		{"missing", slices.Clip(ready[:2]), false, "Unknown ReadyUnknown: * NodeHealthy: Condition not yet reported", nil},
 		{"health check failed", with(cond(clusterv1.HealthCheckSucceededCondition, metav1.ConditionFalse, "UnhealthyNode", "Node unhealthy for 5m")), false,

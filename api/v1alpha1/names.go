@@ -108,7 +108,7 @@ const (
 const (
 	NodeHealthyReason       = "NodeHealthy"
 	NodeNotHealthyReason    = "NodeNotHealthy"
-	NodeHealthUnknownReason = "NodeHealthUnknown"
+	NodeHealthUnknownReason = "NodeHealthyUnknown"
 )
 
 // Finalizers.
