@@ -14,7 +14,7 @@ Feature: Drain rules, the wait-completed label and Pods with volumes
     Given a running Machine "m1"
     And Pod "batch" with label "cluster.krtt.dev/drain=wait-completed" runs on the Node of "m1"
     When I delete the Machine "m1"
-    Then the Machine "m1" has condition "Deleting" with reason "DrainingNode" and message containing "batch (label cluster.krtt.dev/drain=wait-completed)"
+    Then the Machine "m1" has condition "Deleting" with reason "DrainingNode" and message containing "/batch: waiting for completion"
     And Pod "batch" is still running
     When Pod "batch" completes
     Then the Machine "m1" is gone
@@ -47,8 +47,8 @@ Feature: Drain rules, the wait-completed label and Pods with volumes
     And Pod "web" runs on the Node of "m1"
     When I delete the Machine "m1"
     Then Pod "web" is evicted
-    And the Machine "m1" has condition "Deleting" with reason "DrainingNode" and message containing "front (order group 10 waits for group 0)"
-    And the Machine "m1" has condition "Deleting" with reason "DrainingNode" and message containing "batch (MachineDrainRule b-batch)"
+    And the Machine "m1" has condition "Deleting" with reason "DrainingNode" and message containing "After above Pods have been removed from the Node, the following Pods will be evicted: "
+    And the Machine "m1" has condition "Deleting" with reason "DrainingNode" and message containing "/batch: waiting for completion"
     When Pod "web" has terminated
     Then Pod "front" is still running
     When Pod "batch" completes

@@ -80,7 +80,7 @@ Feature: Forced deletion
     And a PodDisruptionBudget blocks Pod "db"
     And the kubelet of "m1" stops reporting
     When I delete the Machine "m1"
-    Then the Machine "m1" has condition "Deleting" with reason "DrainingNode" and message containing "PodDisruptionBudget"
+    Then the Machine "m1" has condition "Deleting" with reason "DrainingNode" and message containing "cannot evict pod as it would violate the pod's disruption budget"
     And Pod "db" is still running
     When 6 minutes pass for "m1"
     Then an Event of the Machine "m1" tells row "D22" with reason "ForceDeletionNodeUnhealthy"

@@ -35,7 +35,7 @@ Feature: Workload clusters
     And Pod "p1" runs on the Node of "m1"
     And a PodDisruptionBudget blocks Pod "p1"
     When I delete the Machine "m1"
-    Then the Machine "m1" has condition "Deleting" with reason "DrainingNode" and message containing "PodDisruptionBudget"
+    Then the Machine "m1" has condition "Deleting" with reason "DrainingNode" and message containing "violate the pod's disruption budget"
     When the workload cluster's API server stops
     Then the Machine "m1" has condition "Deleting" with reason "WaitingForWorkloadCluster" and message containing "is unreachable"
     And the Cluster "c1" has condition "WorkloadClusterReachable" with status "False" and reason "Unreachable" and message containing "does not answer"
@@ -53,7 +53,7 @@ Feature: Workload clusters
     And the infrastructure object of "m1" exists
     And the Machine "m1" has the krtt finalizer
     When the workload cluster's API server starts again
-    Then the Machine "m1" has condition "Deleting" with reason "DrainingNode" and message containing "PodDisruptionBudget"
+    Then the Machine "m1" has condition "Deleting" with reason "DrainingNode" and message containing "violate the pod's disruption budget"
     And the Machine "m2" has condition "NodeHealthy" with status "True" and reason "NodeHealthy"
     And the Cluster "c1" has condition "WorkloadClusterReachable" with status "True" and reason "Connected" and message containing "connected to"
     And Pod "p1" is still running

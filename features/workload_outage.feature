@@ -22,7 +22,7 @@ Feature: Workload cluster outages and the waits they interrupt
     When the Node of "m1" reports "Ready" as "False" because "KubeletNotReady: PLEG is not healthy"
     Then the Machine "m1" reaches phase "Unknown"
     When I delete the Machine "m2"
-    Then the Machine "m2" has condition "Deleting" with reason "DrainingNode" and message containing "PodDisruptionBudget"
+    Then the Machine "m2" has condition "Deleting" with reason "DrainingNode" and message containing "violate the pod's disruption budget"
     When the workload cluster's API server stops
     Then the Machine "m1" has condition "NodeHealthy" with status "Unknown" and reason "ConnectionDown"
     And the Machine "m2" has condition "Deleting" with reason "WaitingForWorkloadCluster" and message containing "is unreachable"
@@ -33,14 +33,14 @@ Feature: Workload cluster outages and the waits they interrupt
     Then the Cluster "c1" records when its workload cluster came back
     And the Machine "m1" has condition "NodeHealthy" with status "False" and reason "NodeNotHealthy"
     And the Machine "m1" is in phase "Unknown"
-    And the Machine "m2" has condition "Deleting" with reason "DrainingNode" and message containing "PodDisruptionBudget"
+    And the Machine "m2" has condition "Deleting" with reason "DrainingNode" and message containing "violate the pod's disruption budget"
     And Pod "p1" is still running
     # 600 s after the cluster came back m2's drain has run for more than 900 s, but only 600 s of them
     # since the cluster came back.
     When the health timeout of "m1" has passed since its workload cluster came back
     Then the Machine "m1" reaches phase "Failed"
     And the Machine "m1" has failure reason "UnhealthyNode"
-    And the Machine "m2" has condition "Deleting" with reason "DrainingNode" and message containing "PodDisruptionBudget"
+    And the Machine "m2" has condition "Deleting" with reason "DrainingNode" and message containing "violate the pod's disruption budget"
     When the drain timeout of "m2" has passed since its workload cluster came back
     Then row "E06" fired for "m2"
     And the Machine "m2" is gone
@@ -66,8 +66,8 @@ Feature: Workload cluster outages and the waits they interrupt
     And a PodDisruptionBudget blocks Pod "p2"
     When I delete the Machine "m1"
     And I delete the Machine "m2"
-    Then the Machine "m1" has condition "Deleting" with reason "DrainingNode" and message containing "PodDisruptionBudget"
-    And the Machine "m2" has condition "Deleting" with reason "DrainingNode" and message containing "PodDisruptionBudget"
+    Then the Machine "m1" has condition "Deleting" with reason "DrainingNode" and message containing "violate the pod's disruption budget"
+    And the Machine "m2" has condition "Deleting" with reason "DrainingNode" and message containing "violate the pod's disruption budget"
     When the workload cluster's API server stops
     Then the Machine "m1" has condition "Deleting" with reason "WaitingForWorkloadCluster" and message containing "is unreachable"
     And the Machine "m2" has condition "Deleting" with reason "WaitingForWorkloadCluster" and message containing "is unreachable"
@@ -101,13 +101,13 @@ Feature: Workload cluster outages and the waits they interrupt
     And a PodDisruptionBudget blocks Pod "db"
     And the Node of "m1" reports Ready=False
     When I delete the Machine "m1"
-    Then the Machine "m1" has condition "Deleting" with reason "DrainingNode" and message containing "PodDisruptionBudget"
+    Then the Machine "m1" has condition "Deleting" with reason "DrainingNode" and message containing "violate the pod's disruption budget"
     When the workload cluster's API server stops
     Then the Machine "m1" has condition "Deleting" with reason "WaitingForWorkloadCluster" and message containing "is unreachable"
     When 6 minutes pass for "m1"
     And the workload cluster's API server starts again
     Then the Cluster "c1" records when its workload cluster came back
-    And the Machine "m1" has condition "Deleting" with reason "DrainingNode" and message containing "PodDisruptionBudget"
+    And the Machine "m1" has condition "Deleting" with reason "DrainingNode" and message containing "violate the pod's disruption budget"
     And Pod "db" is still running
     When the forced deletion timeout of "m1" has passed since its workload cluster came back
     Then an Event of the Machine "m1" tells row "D22" with reason "ForceDeletionNodeUnhealthy"

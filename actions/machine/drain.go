@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,8 +18,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 
 	"github.com/krtt-dev/krtt/engine"
 	"github.com/krtt-dev/krtt/reconciler"
@@ -62,49 +62,88 @@ func skipReason(pv podVerdict) string {
 	return "MachineDrainRule " + pv.item.Rule.Name
 }
 
-// waitCompletedWhy names the label or rule that makes the drain wait for a
-// Pod to complete.
-func waitCompletedWhy(it *PodItem) string {
-	if drainLabelBehavior(it.Pod) == "WaitCompleted" {
-		return "label " + clusterv1.PodDrainLabel + "=" + it.Pod.Labels[clusterv1.PodDrainLabel]
-	}
-	return "MachineDrainRule " + it.Rule.Name
-}
-
-// Remaining-Pod classes, in the order messages list them, worded as Cluster
-// API's EvictionResult.ConditionMessage where it has the class. A refused or
-// failed eviction is told by its answer (classPDB, classError); Pods evicted
-// later close the message as in Cluster API.
+// Remaining-Pod classes a drain message lists, in Cluster API's order
+// (EvictionResult.ConditionMessage), with krtt's own two (a rule that cannot
+// be evaluated, Pods evicted one at a time) where they read best.
 const (
-	classPDB           = "refused by a PodDisruptionBudget"
-	classError         = "eviction error"
-	classTerminating   = "deletionTimestamp set, but still not removed from the Node"
-	classNamespace     = "eviction refused because the namespace is being deleted (the Pod goes with it)"
-	classWaitCompleted = "waiting for completion"
-	classLater         = "evicted later"
-	classSerial        = "evicted one at a time"
 	classInvalidRule   = "held by a MachineDrainRule that cannot be evaluated"
+	classTerminating   = "deletionTimestamp set, but still not removed from the Node"
+	classWaitCompleted = "waiting for completion"
+	classSerial        = "evicted one at a time"
 )
 
-var classOrder = []string{classInvalidRule, classPDB, classError, classNamespace, classTerminating, classWaitCompleted, classSerial, classLater}
+// Cluster API's words for an eviction refused because the Pod's namespace
+// is being deleted: the namespace controller deletes the Pod soon.
+const namespaceTerminatingRefusal = "Cannot evict pod from terminating namespace: unable to create eviction (kube-controller-manager should set deletionTimestamp)"
+
+// pdbRefusalPrefix starts the condition's line for a Pod its
+// PodDisruptionBudget protects; other failures are "failed to evict Pod, …".
+const pdbRefusalPrefix = "cannot evict pod as it would violate the pod's disruption budget."
+
+// maxFailureLines bounds the failure answers a drain message lists one by
+// one; the Pods of the others are counted in one line, as Cluster API does.
+const maxFailureLines = 5
 
 // leftPod is a Pod that holds the drain, with what is particular to it.
 type leftPod struct{ name, detail string }
 
-// drainMessage tells what holds the drain: Cluster API's header and one line
-// per class ("* Pods a, b: why"), refused or failed evictions one line per
-// answer, the Pods evicted later last.
-func drainMessage(started *metav1.Time, node string, n int, remaining map[string][]leftPod) string {
-	verb := "remain"
-	if n == 1 {
-		verb = "remains"
+// drainLeft is what one drain pass leaves on the Node, by class.
+type drainLeft struct {
+	n           int
+	invalidRule []leftPod
+	terminating []string
+	// failures maps each failure's answer, as the API server gave it
+	// (Cluster API sorts by it), to its Pods and the words of its line.
+	failures      map[string]*drainFailure
+	waitCompleted []string
+	serial        []leftPod
+	later         []string
+	// waitCompletedLater are waited for after the lower order groups.
+	waitCompletedLater []string
+}
+
+type drainFailure struct {
+	line string
+	pods []string
+}
+
+func (l *drainLeft) keep(list *[]string, name string) { *list = append(*list, name); l.n++ }
+
+func (l *drainLeft) keepDetail(list *[]leftPod, name, detail string) {
+	*list = append(*list, leftPod{name, detail})
+	l.n++
+}
+
+// fail records a Pod whose eviction (or deletion) failed with answer; the
+// line is "failed to evict Pod, <answer>" but for a disruption budget's
+// refusal, which Cluster API words in lower case (line overrides both).
+func (l *drainLeft) fail(name, answer, line string) {
+	if l.failures == nil {
+		l.failures = map[string]*drainFailure{}
 	}
+	f := l.failures[answer]
+	if f == nil {
+		f = &drainFailure{line: line}
+		l.failures[answer] = f
+	}
+	f.pods = append(f.pods, name)
+	l.n++
+}
+
+// message is Cluster API's EvictionResult.ConditionMessage for what is
+// left: its header, a line per class ("* Pods a, b: why"), one per failure
+// answer (five at most, then how many Pods have other issues), the Pods
+// evicted later last.
+func (l *drainLeft) message(started *metav1.Time) string {
 	msg := "Drain not completed yet"
 	if started != nil {
 		msg += " (started at " + started.UTC().Format(time.RFC3339) + ")"
 	}
-	msg += fmt.Sprintf(": %s %s on Node %s", plural(n, "Pod"), verb, node)
-	withDetail := func(pods []leftPod) string {
+	msg += ":"
+	line := func(pods []string, why string) {
+		msg += fmt.Sprintf("\n* %s %s: %s", podNoun(len(pods)), fewNames(pods, maxNamesPerClass), why)
+	}
+	withDetail := func(pods []leftPod) []string {
 		names := make([]string, len(pods))
 		for i, p := range pods {
 			names[i] = p.name
@@ -112,48 +151,55 @@ func drainMessage(started *metav1.Time, node string, n int, remaining map[string
 				names[i] += " (" + p.detail + ")"
 			}
 		}
-		return fewNames(names, maxNamesPerClass)
+		return names
 	}
-	kind := func(n int) string {
-		if n == 1 {
-			return "Pod"
-		}
-		return "Pods"
+	if len(l.invalidRule) > 0 {
+		line(withDetail(l.invalidRule), classInvalidRule)
 	}
-	for _, class := range classOrder {
-		pods := remaining[class]
-		switch {
-		case len(pods) == 0:
-		case class == classPDB || class == classError:
-			var answers []string
-			by := map[string][]string{}
-			for _, p := range pods {
-				if _, ok := by[p.detail]; !ok {
-					answers = append(answers, p.detail)
-				}
-				by[p.detail] = append(by[p.detail], p.name)
-			}
-			for _, a := range answers {
-				msg += fmt.Sprintf("\n* %s %s: %s", kind(len(by[a])), fewNames(by[a], maxNamesPerClass), a)
-			}
-		case class == classLater:
-			msg += "\nAfter above Pods have been removed from the Node, the following Pods will be evicted: " + withDetail(pods)
-		default:
-			msg += fmt.Sprintf("\n* %s %s: %s", kind(len(pods)), withDetail(pods), class)
+	if len(l.terminating) > 0 {
+		line(l.terminating, classTerminating)
+	}
+	answers := slices.Sorted(maps.Keys(l.failures))
+	others := 0
+	for i, a := range answers {
+		f := l.failures[a]
+		if i >= maxFailureLines {
+			others += len(f.pods)
+			continue
 		}
+		line(f.pods, f.line)
+	}
+	if others > 0 {
+		msg += fmt.Sprintf("\n* %d %s with other issues", others, podNoun(others))
+	}
+	if len(l.waitCompleted) > 0 {
+		line(l.waitCompleted, classWaitCompleted)
+	}
+	if len(l.serial) > 0 {
+		line(withDetail(l.serial), classSerial)
+	}
+	if len(l.later) > 0 {
+		msg += "\nAfter above Pods have been removed from the Node, the following Pods will be evicted: " + fewNames(l.later, maxNamesPerClass)
+	}
+	if len(l.waitCompletedLater) > 0 {
+		msg += "\nAfter above Pods have been removed from the Node, waiting for the following Pods to complete without eviction: " + fewNames(l.waitCompletedLater, maxNamesPerClass)
 	}
 	return msg
 }
 
-// refusalMessage is a PodDisruptionBudget's refusal as Cluster API words it
-// in the condition: the API server's sentence starts lower case.
-func refusalMessage(err error) string {
-	msg := apiMessage(err)
-	const refused = "Cannot evict pod as it would violate the pod's disruption budget."
-	if rest, ok := strings.CutPrefix(msg, refused); ok {
-		return "cannot evict pod as it would violate the pod's disruption budget." + rest
+func podNoun(n int) string {
+	if n == 1 {
+		return "Pod"
 	}
-	return msg
+	return "Pods"
+}
+
+// failedEviction is the line of an eviction that failed with answer.
+func failedEviction(answer string) string {
+	if rest, ok := strings.CutPrefix(answer, "Cannot evict pod as it would violate the pod's disruption budget."); ok {
+		return pdbRefusalPrefix + rest
+	}
+	return "failed to evict Pod, " + answer
 }
 
 // podsOnNode lists the Pods bound to a Node, through the spec.nodeName
@@ -256,17 +302,12 @@ func drain(ctx context.Context, s *Scope, unreachable, force bool) engine.Outcom
 	forced := 0               // Pods deleted with grace period 0
 	deletedAfterRefusals := 0 // of them, after maxEvictRetries refused evictions
 	refused := map[string]bool{}
-	remaining := map[string][]leftPod{}
-	nRemaining := 0
-	keep := func(class, name, detail string) {
-		remaining[class] = append(remaining[class], leftPod{name, detail})
-		nRemaining++
-	}
+	left := &drainLeft{}
 	for i, pv := range verdicts {
 		pod := pv.pod
 		name := podName(pod)
 		if pv.err != nil {
-			keep(classError, name, pv.err.Error())
+			left.fail(name, pv.err.Error(), pv.err.Error())
 			continue
 		}
 		switch pv.verdict() {
@@ -286,24 +327,29 @@ func drain(ctx context.Context, s *Scope, unreachable, force bool) engine.Outcom
 			// The same words as in the pass that evicted it, so the
 			// message (and the Machine's status) does not change until a
 			// Pod goes.
-			keep(classTerminating, name, "")
+			left.keep(&left.terminating, name)
 			continue
 		case verdictWaitCompleted:
-			keep(classWaitCompleted, name, waitCompletedWhy(pv.item))
+			if pv.item.OrderGroup == "Later" {
+				left.keep(&left.waitCompletedLater, name)
+			} else {
+				left.keep(&left.waitCompleted, name)
+			}
 			continue
 		case verdictHoldInvalidRule:
-			keep(classInvalidRule, name, pv.item.Rule.Name+": "+pv.item.RuleInvalid+"; fix or delete the rule")
+			left.keepDetail(&left.invalidRule, name, pv.item.Rule.Name+": "+pv.item.RuleInvalid+"; fix or delete the rule")
 			continue
 		case verdictEvictLater:
-			keep(classLater, name, pv.item.WaitingOn)
+			left.keep(&left.later, name)
 			continue
 		case verdictEvictSerially:
-			keep(classSerial, name, "waiting for "+pv.item.WaitingOn)
+			left.keepDetail(&left.serial, name, "waiting for "+pv.item.WaitingOn)
 			continue
 		case verdictForceDelete:
 			wrote = true
 			if err := forceDelete(ctx, s.NodeClient, pod); err != nil {
-				keep(classError, name, "failed to delete Pod, "+apiMessage(err))
+				answer := apiMessage(err)
+				left.fail(name, answer, "failed to delete Pod, "+answer)
 			} else {
 				forced++
 				if pv.dec.Facts.Get("evictionRefusals") != refusalsBelow {
@@ -315,23 +361,27 @@ func drain(ctx context.Context, s *Scope, unreachable, force bool) engine.Outcom
 		default:
 			// A verdict the tables gained without Go to act on it: say so
 			// rather than evict or skip the Pod silently.
-			keep(classError, name, "verdict "+pv.verdict()+" has no action")
+			answer := "verdict " + pv.verdict() + " has no action"
+			left.fail(name, answer, answer)
 			continue
 		}
 		wrote = true
 		err := evicted[i] // evictAll sent every Evict verdict's eviction
 		switch {
 		case err == nil:
-			keep(classTerminating, name, "")
+			left.keep(&left.terminating, name)
 		case apierrors.IsNotFound(err):
 			// Gone already.
 		case apierrors.IsTooManyRequests(err):
 			refused[name] = true
-			keep(classPDB, name, refusalMessage(err)+" (blocked by PodDisruptionBudget"+refusalsNote(s.Machine, pod)+")")
+			answer := apiMessage(err)
+			note := refusalsNote(s.Machine, pod)
+			left.fail(name, answer+note, failedEviction(answer)+note)
 		case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
-			keep(classNamespace, name, "")
+			left.fail(name, namespaceTerminatingRefusal, failedEviction(namespaceTerminatingRefusal))
 		default:
-			keep(classError, name, "failed to evict Pod, "+apiMessage(err))
+			answer := apiMessage(err)
+			left.fail(name, answer, failedEviction(answer))
 		}
 	}
 
@@ -349,7 +399,7 @@ func drain(ctx context.Context, s *Scope, unreachable, force bool) engine.Outcom
 			note += fmt.Sprintf(" (%s)", plural(gone, "Pod"))
 		}
 	}
-	if nRemaining == 0 {
+	if left.n == 0 {
 		done := engine.OKf("all Pods evicted%s", note)
 		if len(skipped) > 0 {
 			done = engine.OKf("all Pods evicted (%s)%s", describeSkipped(skipped), note)
@@ -359,12 +409,11 @@ func drain(ctx context.Context, s *Scope, unreachable, force bool) engine.Outcom
 		}
 		return done
 	}
-	msg := drainMessage(s.Machine.Status.Deletion.NodeDrainStartTime, node.Name, nRemaining, remaining)
-	if len(skipped) > 0 {
-		msg += "\n" + describeSkipped(skipped)
-	}
+	msg := left.message(s.Machine.Status.Deletion.NodeDrainStartTime)
 	if note != "" {
-		msg += "\n" + strings.TrimPrefix(note, "; ")
+		// A sentence of its own after Cluster API's lines.
+		line := strings.TrimPrefix(note, "; ")
+		msg += "\n" + strings.ToUpper(line[:1]) + line[1:]
 	}
 	return engine.Wait("%s", msg)
 }

@@ -114,5 +114,5 @@ func refusalsNote(m *clusterv1.Machine, pod *corev1.Pod) string {
 		return ""
 	}
 	limit := *m.Spec.Deletion.MaxEvictRetries
-	return fmt.Sprintf("; refused %d of maxEvictRetries %d", min(refusalsOf(m, pod)+1, limit), limit)
+	return fmt.Sprintf(" (refused %d of maxEvictRetries %d)", min(refusalsOf(m, pod)+1, limit), limit)
 }

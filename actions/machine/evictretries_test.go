@@ -24,7 +24,7 @@ func TestCountRefusalsStopsAtTheLimit(t *testing.T) {
 		if got := refusalsOf(m, &pods[0]); got != want {
 			t.Fatalf("pass %d: count %d, want %d", pass+1, got, want)
 		}
-		if wantNote := fmt.Sprintf("; refused %d of maxEvictRetries 2", want); note != wantNote {
+		if wantNote := fmt.Sprintf(" (refused %d of maxEvictRetries 2)", want); note != wantNote {
 			t.Errorf("pass %d: note %q, want %q", pass+1, note, wantNote)
 		}
 	}

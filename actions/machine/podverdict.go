@@ -250,6 +250,10 @@ func (v *drainView) turns(ctx context.Context, out []podVerdict) ([]int, error) 
 			it.OrderGroup = "Later"
 			it.WaitingOn = fmt.Sprintf("order group %d waits for group %d", it.order(), *lowest)
 			changed = append(changed, i)
+		case pv.verdict() == verdictWaitCompleted && it.order() > *lowest:
+			// Waited for all the same; the message puts it after the
+			// lower groups, as Cluster API's PodsToWaitCompletedLater.
+			it.OrderGroup = "Later"
 		case pv.verdict() == verdictEvict && it.HasPVC:
 			serial = append(serial, i)
 		case pv.verdict() == verdictWaitTerminating && it.HasPVC && it.order() == *lowest:
@@ -316,26 +320,11 @@ func (v *drainView) releasedVolumes(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	attached, err := attachedVolumes(ctx, v.s.NodeClient, pvs, v.node, inUse)
+	obs, err := observeAttached(ctx, v.s.NodeClient, v.node)
 	if err != nil {
 		return nil, err
 	}
-	var released []string
-	for _, name := range attached {
-		if !strings.ContainsAny(name, "/^") {
-			// A PersistentVolume's name (the others are the Node's unique
-			// volume names): one no claim binds stays out.
-			pv, err := pvs.get(ctx, name)
-			if err != nil {
-				return nil, err
-			}
-			if pv != nil && pv.Spec.ClaimRef == nil {
-				continue
-			}
-		}
-		released = append(released, name)
-	}
-	return released, nil
+	return obs.released(inUse), nil
 }
 
 // drainRules lists the MachineDrainRules in the Machine's namespace that

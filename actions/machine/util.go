@@ -24,10 +24,11 @@ func annotationsWithPrefix(annotations map[string]string, prefix string) []strin
 	return out
 }
 
-// fewNames joins at most n names and says how many more there are.
+// fewNames joins at most n names and says how many more there are, as
+// Cluster API's lists in condition messages do ("a, b, c, ... (2 more)").
 func fewNames(names []string, n int) string {
 	if len(names) <= n {
 		return strings.Join(names, ", ")
 	}
-	return strings.Join(names[:n], ", ") + ", and " + strconv.Itoa(len(names)-n) + " more"
+	return strings.Join(names[:n], ", ") + ", ... (" + strconv.Itoa(len(names)-n) + " more)"
 }

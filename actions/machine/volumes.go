@@ -3,6 +3,8 @@ package machine
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -10,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/krtt-dev/krtt/engine"
@@ -146,79 +149,197 @@ func waitForVolumeDetach(ctx context.Context, s *Scope) engine.Outcome {
 		return engine.Fail(fmt.Errorf("volumes of the Pods the drain skipped on Node %s: %w", node.Name, err))
 	}
 
-	names, err := attachedVolumes(ctx, s.NodeClient, pvs, node, ignored)
+	obs, err := observeAttached(ctx, s.NodeClient, node)
 	if err != nil {
 		return engine.Fail(err)
 	}
-	if len(names) == 0 {
+	attached := obs.waitSet(ignored)
+	if attached.empty() {
 		return engine.OK()
 	}
-	// Cluster API's first line (attachedVolumeInformation.conditionMessage),
-	// then the volumes as the Node and its VolumeAttachments name them.
-	first := "Waiting for Node volumes to be detached"
-	if t := s.Machine.Status.Deletion.WaitForNodeVolumeDetachStartTime; !t.IsZero() {
-		first += " (started at " + t.UTC().Format(time.RFC3339) + ")"
-	}
-	return engine.Wait("%s\n* %s attached to Node %s: %s", first, plural(len(names), "volume"), node.Name, fewNames(names, maxNamesPerClass))
+	return engine.Wait("%s", attached.message(s.Machine.Status.Deletion.WaitForNodeVolumeDetachStartTime))
 }
 
-// attachedVolumes names the volumes attached to the Node, as attached
-// VolumeAttachments (by PV name, or the attachment's name for an inline
-// volume) and in node.status.volumesAttached, a volume listed in both places
-// once, leaving out the ignored ones.
-func attachedVolumes(ctx context.Context, c client.Client, pvs *pvCache, node *corev1.Node, ignored ignoredVolumes) ([]string, error) {
-	var names []string
-	// seen holds the CSI volumes already named through a VolumeAttachment,
-	// so a volume listed in both places counts once.
-	seen := map[csiVolume]bool{}
+// attachedVolumeSet is what still holds the volume wait, sorted as Cluster
+// API's attachedVolumeInformation tells it: the claims of the attached
+// PersistentVolumes, PersistentVolumes bound to no claim, and the names the
+// Node or a VolumeAttachment gives that match no PersistentVolume; and
+// VolumeAttachments of inline volumes, which Cluster API refuses outright
+// (an error every reconcile) and krtt waits for by name.
+type attachedVolumeSet struct {
+	claims, unclaimedPVs, nodeNamesWithoutPV, attachmentPVNamesWithoutPV, inlineAttachments []string
+}
+
+func (a attachedVolumeSet) empty() bool {
+	return len(a.claims)+len(a.unclaimedPVs)+len(a.nodeNamesWithoutPV)+len(a.attachmentPVNamesWithoutPV)+len(a.inlineAttachments) == 0
+}
+
+// maxVolumeNames is how many names a line of the volume wait lists
+// (Cluster API's StringListToString).
+const maxVolumeNames = 5
+
+// message is Cluster API's attachedVolumeInformation.conditionMessage, with
+// krtt's line for inline VolumeAttachments last.
+func (a attachedVolumeSet) message(started *metav1.Time) string {
+	msg := "Waiting for Node volumes to be detached"
+	if !started.IsZero() {
+		msg += " (started at " + started.UTC().Format(time.RFC3339) + ")"
+	}
+	for _, l := range []struct {
+		what  string
+		names []string
+	}{
+		{"PersistentVolumeClaims", a.claims},
+		{"PersistentVolumes without a .spec.claimRef to a PersistentVolumeClaim", a.unclaimedPVs},
+		{"Node with .status.volumesAttached entries not matching a PersistentVolume", a.nodeNamesWithoutPV},
+		{"VolumeAttachment with .spec.source.persistentVolumeName not matching a PersistentVolume", a.attachmentPVNamesWithoutPV},
+		{"VolumeAttachments of inline volumes (no .spec.source.persistentVolumeName)", a.inlineAttachments},
+	} {
+		if len(l.names) > 0 {
+			msg += "\n* " + l.what + ": " + fewNames(l.names, maxVolumeNames)
+		}
+	}
+	return msg
+}
+
+// attachedObservation is what the Node side says is attached to a Node:
+// attached VolumeAttachments (by PersistentVolume name, or by their own name
+// for an inline volume), node.status.volumesAttached, and the
+// PersistentVolumes, by name and by CSI unique name
+// (kubernetes.io/csi/<driver>^<handle>, as the Node names them), read only
+// when something is attached.
+type attachedObservation struct {
+	attachmentPVs []string
+	inline        []string
+	nodeNames     []string
+	pvByName      map[string]*corev1.PersistentVolume
+	pvByCSIName   map[string]*corev1.PersistentVolume
+}
+
+func observeAttached(ctx context.Context, c client.Client, node *corev1.Node) (attachedObservation, error) {
+	var o attachedObservation
 	vas := &storagev1.VolumeAttachmentList{}
 	if err := c.List(ctx, vas); err != nil && !isNoMatch(err) {
-		return nil, fmt.Errorf("list VolumeAttachments: %w", err)
+		return o, fmt.Errorf("list VolumeAttachments: %w", err)
 	}
 	for i := range vas.Items {
 		va := &vas.Items[i]
-		if va.Spec.NodeName != node.Name || !va.Status.Attached {
-			continue
+		switch {
+		case va.Spec.NodeName != node.Name || !va.Status.Attached:
+		case va.Spec.Source.PersistentVolumeName == nil || *va.Spec.Source.PersistentVolumeName == "":
+			o.inline = append(o.inline, va.Name)
+		default:
+			o.attachmentPVs = append(o.attachmentPVs, *va.Spec.Source.PersistentVolumeName)
 		}
-		pvName := ""
-		if va.Spec.Source.PersistentVolumeName != nil {
-			pvName = *va.Spec.Source.PersistentVolumeName
-		}
-		if pvName == "" {
-			// An inline volume: no PV, named by its VolumeAttachment.
-			names = append(names, va.Name)
-			continue
-		}
-		pv, err := pvs.get(ctx, pvName)
-		if err != nil {
-			return nil, err
-		}
-		v, isCSI := csiOf(pv)
-		if ignored.pv(pvName) || (isCSI && ignored.csi(v)) {
-			if isCSI {
-				seen[v] = true
-			}
-			continue
-		}
-		if isCSI {
-			if seen[v] {
-				continue
-			}
-			seen[v] = true
-		}
-		names = append(names, pvName)
 	}
 	for _, av := range node.Status.VolumesAttached {
-		name := string(av.Name)
-		if v, ok := parseCSIUniqueName(name); ok {
-			if seen[v] || ignored.csi(v) {
+		o.nodeNames = append(o.nodeNames, string(av.Name))
+	}
+	if len(o.attachmentPVs)+len(o.nodeNames) == 0 {
+		return o, nil
+	}
+	list := &corev1.PersistentVolumeList{}
+	if err := c.List(ctx, list); err != nil {
+		return o, fmt.Errorf("list PersistentVolumes: %w", err)
+	}
+	o.pvByName = make(map[string]*corev1.PersistentVolume, len(list.Items))
+	o.pvByCSIName = map[string]*corev1.PersistentVolume{}
+	for i := range list.Items {
+		pv := &list.Items[i]
+		o.pvByName[pv.Name] = pv
+		if v, ok := csiOf(pv); ok {
+			o.pvByCSIName[v.uniqueName()] = pv
+		}
+	}
+	return o, nil
+}
+
+func (v csiVolume) uniqueName() string { return csiUniqueVolumePrefix + v.driver + "^" + v.handle }
+
+// ignores says whether the volume of pv belongs to an ignored Pod.
+func (iv ignoredVolumes) ignores(pv *corev1.PersistentVolume) bool {
+	v, isCSI := csiOf(pv)
+	return iv.pv(pv.Name) || (isCSI && iv.csi(v))
+}
+
+// waitSet sorts what is attached into the lines of the wait's message, a
+// volume listed in both places once, leaving out the ignored ones.
+func (o attachedObservation) waitSet(ignored ignoredVolumes) attachedVolumeSet {
+	out := attachedVolumeSet{inlineAttachments: slices.Clone(o.inline)}
+	claims, unclaimed := map[string]bool{}, map[string]bool{}
+	add := func(pv *corev1.PersistentVolume) {
+		switch ref := pv.Spec.ClaimRef; {
+		case ignored.ignores(pv):
+		case ref == nil || ref.Kind != "PersistentVolumeClaim":
+			unclaimed[pv.Name] = true
+		default:
+			claims[ref.Namespace+"/"+ref.Name] = true
+		}
+	}
+	for _, name := range o.attachmentPVs {
+		pv := o.pvByName[name]
+		switch {
+		case pv != nil:
+			add(pv)
+		case !ignored.pv(name):
+			out.attachmentPVNamesWithoutPV = append(out.attachmentPVNamesWithoutPV, name)
+		}
+	}
+	for _, name := range o.nodeNames {
+		if pv := o.pvByCSIName[name]; pv != nil {
+			add(pv)
+			continue
+		}
+		if v, ok := parseCSIUniqueName(name); !ok || !ignored.csi(v) {
+			out.nodeNamesWithoutPV = append(out.nodeNamesWithoutPV, name)
+		}
+	}
+	out.claims = slices.Collect(maps.Keys(claims))
+	out.unclaimedPVs = slices.Collect(maps.Keys(unclaimed))
+	for _, l := range [][]string{out.claims, out.unclaimedPVs, out.nodeNamesWithoutPV, out.attachmentPVNamesWithoutPV, out.inlineAttachments} {
+		sort.Strings(l)
+	}
+	return out
+}
+
+// released names the attached volumes no ignored (present) Pod mounts, as
+// the Node and its VolumeAttachments name them, a CSI volume listed in both
+// places once. A PersistentVolume bound to no claim that only a
+// VolumeAttachment names (a disk attached by hand) was never a Pod's to
+// release, so it is left out.
+func (o attachedObservation) released(ignored ignoredVolumes) []string {
+	var names []string
+	seen := map[string]bool{} // CSI unique names already named
+	for _, name := range o.attachmentPVs {
+		pv := o.pvByName[name]
+		switch {
+		case pv == nil:
+			if ignored.pv(name) {
 				continue
 			}
-			seen[v] = true
+		case ignored.ignores(pv), pv.Spec.ClaimRef == nil:
+			if v, ok := csiOf(pv); ok {
+				seen[v.uniqueName()] = true
+			}
+			continue
+		default:
+			if v, ok := csiOf(pv); ok {
+				if seen[v.uniqueName()] {
+					continue
+				}
+				seen[v.uniqueName()] = true
+			}
 		}
 		names = append(names, name)
 	}
-
+	for _, name := range o.nodeNames {
+		if v, ok := parseCSIUniqueName(name); ok && (seen[name] || ignored.csi(v)) {
+			continue
+		}
+		seen[name] = true
+		names = append(names, name)
+	}
+	names = append(names, o.inline...)
 	sort.Strings(names)
-	return names, nil
+	return names
 }

@@ -318,7 +318,7 @@ func TestExplainMachineGolden(t *testing.T) {
 		harness.Must(t, err)
 		blockingPDB(t, h, ns, "db")
 		deleteMachine(t, h, ns)
-		rep := settled(t, h, ns, clusterv1.DeletingDrainingNodeReason, "PodDisruptionBudget")
+		rep := settled(t, h, ns, clusterv1.DeletingDrainingNodeReason, "disruption budget")
 		if rep.Fires.Row != "D05" || rep.WaitingOn == nil || rep.WaitingOn.Since == nil || rep.WaitingOn.TimeoutSeconds != 0 {
 			t.Errorf("fires %+v waiting on %+v", rep.Fires, rep.WaitingOn)
 		}
@@ -433,7 +433,7 @@ func TestExplainMachineGolden(t *testing.T) {
 			return nil
 		})
 		deleteMachine(t, h, ns)
-		rep := settled(t, h, ns, clusterv1.DeletingDrainingNodeReason, "PodDisruptionBudget")
+		rep := settled(t, h, ns, clusterv1.DeletingDrainingNodeReason, "disruption budget")
 		if w := rep.WaitingOn; w == nil || w.Forced == nil || w.Forced.Row != "D22" || w.Forced.Since == nil ||
 			!w.Forced.Since.Equal(notReadySince.Time.Truncate(time.Second)) || w.Forced.Overdue ||
 			!w.Forced.EndsAt.Equal(w.Forced.Since.Add(5*time.Minute)) {

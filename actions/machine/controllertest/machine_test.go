@@ -371,10 +371,12 @@ func assertTransitionsCounted(t *testing.T) {
 			for _, l := range m.GetLabel() {
 				labels[l.GetName()] = l.GetValue()
 			}
-			// Each controller's rows carry its name; the Cluster
-			// controller runs beside this one.
+			// Each controller's rows carry its name; the Cluster,
+			// MachineSet and MachineDrainRule controllers run beside
+			// this one (and see what other packages' tests create on a
+			// shared control plane).
 			want := "machine"
-			for prefix, c := range map[string]string{"cluster-": "cluster", "machineset-": "machineset"} {
+			for prefix, c := range map[string]string{"cluster-": "cluster", "machineset-": "machineset", "machinedrainrule": "machinedrainrule"} {
 				if strings.HasPrefix(labels["table"], prefix) {
 					want = c
 				}
