@@ -433,6 +433,7 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     Given a MachineDeployment "md" of 2 Machines whose infrastructure template does not exist
     Then the MachineDeployment "md" has condition "Progressing" with status "False" and reason "TemplateNotFound" and message containing "SimMachineTemplate does not exist (md-missing)"
     And the MachineDeployment "md" has condition "ScalingUp" with status "True" and reason "ScalingUp" and message containing "Scaling up from 0 to 2 replicas is blocked because SimMachineTemplate does not exist"
+    And the MachineDeployment "md" has condition "Available" with status "Unknown" and reason "WaitingForAvailableReplicasSet"
     And the MachineDeployment "md" has 0 MachineSets
     When the missing infrastructure template of the MachineDeployment "md" is created
     Then the MachineDeployment "md" has 1 MachineSet

@@ -20,7 +20,7 @@ import (
 func registerStatus(r *engine.Registry[*Scope]) {
 	r.Mirror("phase", "status.phase compares the Machines (being deleted included) with spec.replicas: Running when equal, ScalingUp when fewer, ScalingDown when more or while the deployment is deleted, Unknown when they could not be read.", mirrorPhase)
 	r.Mirror("replicaCounts", "status.replicas (every Machine, being deleted included), updatedReplicas (the current MachineSet's Machines not being deleted), readyReplicas, availableReplicas, upToDateReplicas (Machines whose UpToDate condition is True), unavailableReplicas, versions (the Machines by the Kubernetes version they run), selector, and progressTime when the counts or the generation changed.", mirrorCounts)
-	r.Mirror("availability", "Available is True when at least spec.replicas - maxUnavailable Machines are available (spec.replicas for Recreate and OnDelete); Paused is False unless a row says otherwise.", mirrorConditions)
+	r.Mirror("availability", "Available is Unknown (WaitingForAvailableReplicasSet) while the deployment has no MachineSet, as Cluster API leaves status.availableReplicas unset then; True when at least spec.replicas - maxUnavailable Machines are available (spec.replicas for Recreate and OnDelete); Paused is False unless a row says otherwise.", mirrorConditions)
 	r.Mirror("machineConditions", "ScalingUp and ScalingDown compare the Machines with spec.replicas (0 while deleting; a missing template blocks the scale-up); Deleting says how many Machines (or MachineSets) a deployment being deleted waits for, each with the Machines in deletion over 15 minutes; RollingOut counts the Machines not of the current MachineSet and lists below the lines of their UpToDate=False messages, each once, a version change first, as Cluster API's setRollingOutCondition; MachinesUpToDate aggregates the Machines' UpToDate condition as Cluster API's (a Machine younger than 10s without it left out); MachinesReady aggregates the Machines' Ready condition, those being deleted included, as Cluster API's; Remediating is Cluster API's setRemediatingCondition over the Machines.", mirrorMachineConditions)
 }
 
@@ -67,7 +67,7 @@ func setCondition(s *Scope, t string, status metav1.ConditionStatus, reason, mes
 }
 
 // mirrorConditions words Available as Cluster API's setAvailableCondition
-// does. Paused is about reconciliation (the annotation or the Cluster, said
+// does (Unknown while there is no MachineSet to count). Paused is about reconciliation (the annotation or the Cluster, said
 // by row N04); spec.paused holds only rollouts and leaves it False, as
 // Cluster API's EnsurePausedCondition does.
 func mirrorConditions(s *Scope) {
@@ -78,6 +78,10 @@ func mirrorConditions(s *Scope) {
 		want -= unavailable
 	}
 	switch {
+	case len(s.Sets) == 0 && s.Err == nil:
+		// Cluster API sums the MachineSets' counters, so without one
+		// (a template not there yet) its availableReplicas is unset.
+		setCondition(s, clusterv1.AvailableCondition, metav1.ConditionUnknown, "WaitingForAvailableReplicasSet", "Waiting for status.availableReplicas set")
 	case have >= want:
 		setCondition(s, clusterv1.AvailableCondition, metav1.ConditionTrue, "Available", "")
 	case !s.MD.DeletionTimestamp.IsZero():

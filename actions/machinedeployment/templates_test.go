@@ -57,4 +57,11 @@ func TestAvailableMessage(t *testing.T) {
 			t.Errorf("%s: Available %+v, want False %q", tc.strategy, c, tc.want)
 		}
 	}
+	// No MachineSet yet: Cluster API's availableReplicas is unset.
+	md := deployment(3, "1", "1")
+	mirrorConditions(&Scope{MD: md})
+	if c := meta.FindStatusCondition(md.Status.Conditions, clusterv1.AvailableCondition); c == nil || c.Status != "Unknown" ||
+		c.Reason != "WaitingForAvailableReplicasSet" || c.Message != "Waiting for status.availableReplicas set" {
+		t.Errorf("without a MachineSet: Available %+v, want Unknown WaitingForAvailableReplicasSet", c)
+	}
 }
