@@ -114,9 +114,9 @@ func (l *drainLeft) keepDetail(list *[]leftPod, name, detail string) {
 	l.n++
 }
 
-// fail records a Pod whose eviction (or deletion) failed with answer; the
-// line is "failed to evict Pod, <answer>" but for a disruption budget's
-// refusal, which Cluster API words in lower case (line overrides both).
+// fail records a Pod whose eviction (or deletion) failed with answer: Pods
+// with the same answer share one line, worded line (failedEviction words an
+// eviction's as Cluster API does).
 func (l *drainLeft) fail(name, answer, line string) {
 	if l.failures == nil {
 		l.failures = map[string]*drainFailure{}
