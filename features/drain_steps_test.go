@@ -230,7 +230,9 @@ func (w *world) podWithVolume(ctx context.Context, pod string, priority int, vol
 	pv := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: pvName},
 		Spec: corev1.PersistentVolumeSpec{Capacity: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
 			AccessModes:            []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: "sim", VolumeHandle: volume}}}}
+			PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: "sim", VolumeHandle: volume}},
+			// Bound both ways, as the volume binder (not run here) leaves them.
+			ClaimRef: &corev1.ObjectReference{Kind: "PersistentVolumeClaim", APIVersion: "v1", Namespace: w.ns, Name: volume}}}
 	if err := w.h.Client.Create(ctx, pv); err != nil {
 		return err
 	}

@@ -76,9 +76,10 @@ func (w *world) unclaimedDiskAttached(ctx context.Context, disk, machine, va str
 	return w.volumeAttachment(ctx, va, disk, machine)
 }
 
-// claimedVolumeAttached sets the claimRef the PV controller would set when
-// it binds the claim (envtest runs no PV controller), and attaches the PV
-// through a VolumeAttachment as the CSI attacher would.
+// claimedVolumeAttached makes sure the PV carries the claimRef the PV
+// controller would set when it binds the claim (envtest runs none; a PV of
+// podWithVolume has it already), and attaches the PV through a
+// VolumeAttachment as the CSI attacher would.
 func (w *world) claimedVolumeAttached(ctx context.Context, volume, machine, va string) error {
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		pv := &corev1.PersistentVolume{}

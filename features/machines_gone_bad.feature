@@ -50,6 +50,19 @@ Feature: Machines gone bad — a lost Node, forced deletions of undrained Machin
     When the VolumeAttachment "va-disk" is detached
     Then the Machine "m1" is gone
 
+  @row:pod-verdict:P09
+  Scenario: a volume the Node lists that matches no PersistentVolume does not hold the serial drain; the volume wait still waits for it
+    Given a running Machine "m1"
+    And volume "stray" is attached to the Node of "m1"
+    And Pod "db" with priority 10 and a volume "vol-db" runs on the Node of "m1"
+    When I delete the Machine "m1"
+    Then Pod "db" is evicted
+    When Pod "db" has terminated
+    And volume "vol-db" is detached from the Node of "m1"
+    Then the Machine "m1" has condition "Deleting" with reason "WaitingForVolumeDetach" and message containing "* Node with .status.volumesAttached entries not matching a PersistentVolume: kubernetes.io/csi/sim^stray"
+    When volume "stray" is detached from the Node of "m1"
+    Then the Machine "m1" is gone
+
   @row:pod-verdict:P16 @row:pod-verdict:P09
   Scenario: a claimed PersistentVolume a Pod left holds the next Pod's turn until it is detached
     Given a running Machine "m1"

@@ -302,44 +302,37 @@ func (o attachedObservation) waitSet(ignored ignoredVolumes) attachedVolumeSet {
 	return out
 }
 
-// released names the attached volumes no ignored (present) Pod mounts, as
-// the Node and its VolumeAttachments name them, a CSI volume listed in both
-// places once. A PersistentVolume bound to no claim that only a
-// VolumeAttachment names (a disk attached by hand) was never a Pod's to
-// release, so it is left out.
+// released names the attached volumes that a Pod no longer on the Node
+// mounted: a PersistentVolume bound to a claim (spec.claimRef), attached
+// through a VolumeAttachment or listed by the Node, that no present Pod (nor
+// an ignored one) mounts; a CSI volume listed in both places once, by the
+// VolumeAttachment's PersistentVolume name. A PersistentVolume bound to no
+// claim (a disk attached by hand) and a name the Node lists that matches no
+// PersistentVolume were never a Pod's to release: they do not hold the next
+// Pod's turn (the volume wait after the drain still waits for them), so a
+// leftover the drain cannot trace to a Pod never stops it.
 func (o attachedObservation) released(ignored ignoredVolumes) []string {
 	var names []string
 	seen := map[string]bool{} // CSI unique names already named
-	for _, name := range o.attachmentPVs {
-		pv := o.pvByName[name]
-		switch {
-		case pv == nil:
-			if ignored.pv(name) {
-				continue
+	releasedBy := func(pv *corev1.PersistentVolume) bool {
+		if v, ok := csiOf(pv); ok {
+			if seen[v.uniqueName()] {
+				return false
 			}
-		case ignored.ignores(pv), pv.Spec.ClaimRef == nil:
-			if v, ok := csiOf(pv); ok {
-				seen[v.uniqueName()] = true
-			}
-			continue
-		default:
-			if v, ok := csiOf(pv); ok {
-				if seen[v.uniqueName()] {
-					continue
-				}
-				seen[v.uniqueName()] = true
-			}
+			seen[v.uniqueName()] = true
 		}
-		names = append(names, name)
+		return pv.Spec.ClaimRef != nil && !ignored.ignores(pv)
+	}
+	for _, name := range o.attachmentPVs {
+		if pv := o.pvByName[name]; pv != nil && releasedBy(pv) {
+			names = append(names, name)
+		}
 	}
 	for _, name := range o.nodeNames {
-		if v, ok := parseCSIUniqueName(name); ok && (seen[name] || ignored.csi(v)) {
-			continue
+		if pv := o.pvByCSIName[name]; pv != nil && releasedBy(pv) {
+			names = append(names, name)
 		}
-		seen[name] = true
-		names = append(names, name)
 	}
-	names = append(names, o.inline...)
 	sort.Strings(names)
 	return names
 }
