@@ -111,7 +111,10 @@ func (s *LabelSelector) AsMeta() *metav1.LabelSelector {
 }
 
 // MachineDrainRuleMachineSelector selects Machines by their labels and their
-// Cluster's labels; both must match (an empty selector matches all).
+// Cluster's labels; both must match (an empty selector matches all). An
+// entry with neither is refused, as Cluster API's MinProperties: a
+// misspelt field dropped on the way would otherwise select every Machine.
+// +kubebuilder:validation:XValidation:rule="has(self.selector) || has(self.clusterSelector)",message="a machines entry needs a selector or a clusterSelector (leave machines out to select every Machine)"
 type MachineDrainRuleMachineSelector struct {
 	// selector matches the Machine's labels.
 	// +optional
@@ -122,7 +125,9 @@ type MachineDrainRuleMachineSelector struct {
 }
 
 // MachineDrainRulePodSelector selects Pods by their labels and their
-// Namespace's labels; both must match (an empty selector matches all).
+// Namespace's labels; both must match (an empty selector matches all). An
+// entry with neither is refused, as for Machines.
+// +kubebuilder:validation:XValidation:rule="has(self.selector) || has(self.namespaceSelector)",message="a pods entry needs a selector or a namespaceSelector (leave pods out to select every Pod)"
 type MachineDrainRulePodSelector struct {
 	// selector matches the Pod's labels.
 	// +optional
@@ -140,17 +145,21 @@ type MachineDrainRuleSpec struct {
 	Drain MachineDrainRuleDrainConfig `json:"drain"`
 
 	// machines selects the Machines (in the rule's namespace) whose drain
-	// the rule applies to; any entry may match. Empty: every Machine.
+	// the rule applies to; any entry may match. Left out: every Machine.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:XValidation:rule="size(self) > 0",message="machines must have at least one entry (leave it out to select every Machine)"
+	// +kubebuilder:validation:XValidation:rule="self.all(x, self.exists_one(y, x == y))",message="entries in machines must be unique"
 	Machines []MachineDrainRuleMachineSelector `json:"machines,omitempty"`
 
 	// pods selects the Pods the rule applies to; any entry may match.
-	// Empty: every Pod.
+	// Left out: every Pod.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:XValidation:rule="size(self) > 0",message="pods must have at least one entry (leave it out to select every Pod)"
+	// +kubebuilder:validation:XValidation:rule="self.all(x, self.exists_one(y, x == y))",message="entries in pods must be unique"
 	Pods []MachineDrainRulePodSelector `json:"pods,omitempty"`
 }
 
