@@ -277,6 +277,10 @@ func TestDrainEvictsAndSkips(t *testing.T) {
 	newPod(t, ns, "web-a", node.Name)
 	newPod(t, ns, "web-b", node.Name)
 	newPod(t, ns, "agent", node.Name, ownedBy(ds))
+	// Its DaemonSet is found by name, as Cluster API's daemonSetFilter
+	// finds it: an owner reference with another UID (a DaemonSet made
+	// again) still makes the Pod a DaemonSet's, skipped.
+	newPod(t, ns, "agent-old", node.Name, ownedBy(&appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: ds.Name, UID: "before"}}))
 	// An orphan: its DaemonSet is gone, nothing recreates it, so it is evicted.
 	newPod(t, ns, "orphan", node.Name, ownedBy(&appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "gone-ds", UID: "gone"}}))
 	newPod(t, ns, "static", node.Name, withAnnotation(corev1.MirrorPodAnnotationKey, "hash"))
@@ -326,7 +330,7 @@ func TestDrainEvictsAndSkips(t *testing.T) {
 		t.Fatalf("%d Pods were terminating, want 3", n)
 	}
 	o = drainNode(ctx, scopeFor(t, m, node.Name))
-	wantStatus(t, o, engine.Done, "all Pods evicted (3 skipped: ")
+	wantStatus(t, o, engine.Done, "all Pods evicted (4 skipped: ")
 	if !o.WroteNothing {
 		t.Error("the last pass wrote nothing (Node cordoned, no Pod to evict) but does not say so: run to completion would stop")
 	}
@@ -337,8 +341,8 @@ func TestDrainEvictsAndSkips(t *testing.T) {
 	for _, p := range skipped {
 		names = append(names, p.Name)
 	}
-	if got := strings.Join(names, ","); got != "agent,keep,static" {
-		t.Errorf("skippedPods = %s, want agent,keep,static", got)
+	if got := strings.Join(names, ","); got != "agent,agent-old,keep,static" {
+		t.Errorf("skippedPods = %s, want agent,agent-old,keep,static", got)
 	}
 }
 

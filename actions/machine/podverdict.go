@@ -117,7 +117,7 @@ func PodVerdicts(set *engine.TableSet) (*engine.Decider[*PodItem], error) {
 }
 
 // daemonSetOf reads the Pod's DaemonSet controller: No, Live, or Orphaned
-// (its DaemonSet is gone or replaced, so nothing recreates the Pod).
+// (its DaemonSet is gone, so nothing recreates the Pod).
 func daemonSetOf(ctx context.Context, c client.Client, pod *corev1.Pod) (string, error) {
 	ref := metav1.GetControllerOf(pod)
 	if ref == nil || ref.Kind != "DaemonSet" || !strings.HasPrefix(ref.APIVersion, "apps/") {
@@ -126,9 +126,12 @@ func daemonSetOf(ctx context.Context, c client.Client, pod *corev1.Pod) (string,
 	ds := &appsv1.DaemonSet{}
 	err := c.Get(ctx, client.ObjectKey{Namespace: pod.Namespace, Name: ref.Name}, ds)
 	switch {
-	case err == nil && (ref.UID == "" || ds.UID == ref.UID):
+	case err == nil:
+		// By name, as Cluster API's daemonSetFilter: a DaemonSet made
+		// again under the same name counts, and the garbage collector
+		// takes a Pod whose owner's UID is gone.
 		return "Live", nil
-	case err == nil, apierrors.IsNotFound(err):
+	case apierrors.IsNotFound(err):
 		return "Orphaned", nil
 	}
 	return "", fmt.Errorf("get DaemonSet %s: %v", ref.Name, err)
