@@ -238,8 +238,10 @@ func observeAttached(ctx context.Context, c client.Client, node *corev1.Node) (a
 	if len(o.attachmentPVs)+len(o.nodeNames) == 0 {
 		return o, nil
 	}
+	// Read only: the cache's objects are not copied (a cluster may have
+	// many PersistentVolumes; a client without a cache ignores the option).
 	list := &corev1.PersistentVolumeList{}
-	if err := c.List(ctx, list); err != nil {
+	if err := c.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 		return o, fmt.Errorf("list PersistentVolumes: %w", err)
 	}
 	o.pvByName = make(map[string]*corev1.PersistentVolume, len(list.Items))
