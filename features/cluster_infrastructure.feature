@@ -24,6 +24,7 @@ Feature: Cluster infrastructure
     Then the Cluster "c1" has the control plane endpoint "c1.example.com:6443"
     And the Cluster "c1" reports the failure domains "zone-a*, zone-b"
     And the Cluster "c1" is in phase "Provisioned"
+    And a Normal Event of the Cluster "c1" with reason "Provisioned"
     And the Cluster "c1" has condition "InfrastructureReady" with status "True" and reason "Provisioned"
     And the Cluster "c1" records its infrastructure as provisioned
     And the Cluster "c1" has condition "WorkloadClusterReachable" with status "True" and reason "SelfHosted" and message containing "the management cluster"

@@ -88,6 +88,27 @@ Feature: Cluster teardown
     Then the Cluster "c1" is gone
     And nothing of the Cluster "c1" is left
 
+  @row:cluster-deletion:K26
+  Scenario: A state the tables do not know restarts the teardown of a Cluster being deleted
+    Given a Cluster "c1" whose Nodes live in the workload cluster
+    And a running Machine "lone"
+    And the Cluster "c1" has the krtt finalizer
+    And the Cluster "c1" is paused
+    When I delete the Cluster "c1"
+    And the status of the Cluster "c1" names the state "Active"
+    And the Cluster "c1" is unpaused
+    Then the Cluster "c1" is gone
+    And nothing of the Cluster "c1" is left
+
+  @row:cluster-deletion:K27
+  Scenario: A state the tables do not know restarts a live Cluster from Pending
+    Given a Cluster "c1" whose Nodes live in the workload cluster
+    And the Cluster "c1" is in state "Provisioned"
+    When the status of the Cluster "c1" names the state "Active"
+    Then the Cluster "c1" is in state "Provisioned"
+    And the Cluster "c1" is in phase "Provisioned"
+    And the Cluster "c1" has the krtt finalizer
+
   @row:machine-deletion-checks:C01 @row:machine-deletion-checks:C11 @row:machine-normal:N05
   Scenario: A Cluster whose finalizer is removed by hand: its Machines skip the Node steps and never take their Node for deleted
     Given a Cluster "c1" whose Nodes live in the workload cluster

@@ -28,6 +28,7 @@ func registerMistakeSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^the controlPlaneRef of the Cluster "([^"]*)" is removed$`, w.removeControlPlaneRef)
 	sc.Step(`^the control plane provider reports the SimControlPlane "([^"]*)" initialized$`, w.controlPlaneInitialized)
 	sc.Step(`^a Warning Event of the (MachineSet|Cluster) "([^"]*)" with reason "([^"]*)" says "([^"]*)"$`, w.warningOf)
+	sc.Step(`^a Normal Event of the (MachineSet|Cluster) "([^"]*)" with reason "([^"]*)"$`, w.normalEventOf)
 	sc.Step(`^the providers bring the Machines of "([^"]*)" that are not Running to Running$`, w.provideNew)
 	sc.Step(`^no Warning Event was recorded in the scenario$`, w.noWarningEvent)
 	sc.Step(`^the operator logged no error about the scenario's objects$`, w.noErrorLogged)
@@ -84,6 +85,14 @@ func (w *world) warningOf(ctx context.Context, kind, name, reason, text string) 
 		func(e eventsv1.Event) bool {
 			return e.Type == "Warning" && e.Reason == reason && strings.Contains(e.Note, text)
 		},
+		func(e eventsv1.Event) string { return e.Type + " " + e.Reason + ": " + e.Note })
+}
+
+// normalEventOf: the object has a Normal Event with the reason (a Cluster
+// names the phase it entered, as Cluster API's).
+func (w *world) normalEventOf(ctx context.Context, kind, name, reason string) error {
+	return w.eventOf(ctx, fmt.Sprintf("Normal Event of %s %s with reason %s", kind, name, reason), kind, name,
+		func(e eventsv1.Event) bool { return e.Type == "Normal" && e.Reason == reason },
 		func(e eventsv1.Event) string { return e.Type + " " + e.Reason + ": " + e.Note })
 }
 

@@ -43,6 +43,8 @@ func registerTeardownSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^row "([^"]*)" never fired for "([^"]*)"$`, w.rowNeverFired)
 	sc.Step(`^the Cluster "([^"]*)" is (paused|unpaused)$`, w.pauseCluster)
 	sc.Step(`^the Cluster "([^"]*)" holds its deletion while paused, its Machines untouched$`, w.clusterHoldsWhilePaused)
+	sc.Step(`^the status of the Cluster "([^"]*)" names the state "([^"]*)"$`, w.clusterStatusState)
+	sc.Step(`^the Cluster "([^"]*)" is in state "([^"]*)"$`, w.clusterInState)
 }
 
 // runningMachineOfAnotherOwner: a Machine some other controller owns (a
@@ -108,6 +110,32 @@ func (w *world) controlPlaneDeletedLast(ctx context.Context, name string) error 
 			if gone.IsZero() || gone.After(deleted) {
 				return fmt.Errorf("Machine %s completed its deletion at %v, the control plane object was deleted at %s", m, gone, deleted.Format(time.RFC3339Nano))
 			}
+		}
+		return nil
+	})
+}
+
+// clusterStatusState writes status.state as another version of the tables
+// might have left it (an upgrade of the operator).
+func (w *world) clusterStatusState(ctx context.Context, name, state string) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		c, err := w.cluster1(ctx, name)
+		if err != nil {
+			return err
+		}
+		c.Status.State = state
+		return w.h.Client.Status().Update(ctx, c)
+	})
+}
+
+func (w *world) clusterInState(ctx context.Context, name, state string) error {
+	return w.eventually(ctx, "Cluster "+name+" in state "+state, func(ctx context.Context) error {
+		c, err := w.cluster1(ctx, name)
+		if err != nil {
+			return err
+		}
+		if c.Status.State != state {
+			return fmt.Errorf("Cluster %s is in state %q (phase %s)", name, c.Status.State, c.Status.Phase)
 		}
 		return nil
 	})

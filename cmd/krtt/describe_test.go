@@ -50,9 +50,9 @@ func TestDescribeClusterGolden(t *testing.T) {
 
 	cl := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "c1"}}
 	harness.Must(t, c.Create(ctx, cl))
-	cl.Status.Phase, cl.Status.State = "Provisioned", "Active"
+	cl.Status.Phase, cl.Status.State = "Provisioned", "Provisioned"
 	cl.Status.Machines = clusterv1.ClusterMachines{Total: 3, Ready: 2, Deleting: 1}
-	cl.Status.LastTransition = row("cluster-status", "K03", "Active", "Active")
+	cl.Status.LastTransition = row("cluster-status", "K03", "Provisioned", "Provisioned")
 	cl.Status.Conditions = []metav1.Condition{cond("WorkloadClusterReachable", metav1.ConditionTrue, "SelfHosted", "The Nodes are in the management cluster")}
 	status(cl)
 
