@@ -178,13 +178,22 @@ func (w *world) controlPlaneInitializedAt(ctx context.Context, name, endpoint st
 }
 
 func (w *world) clusterPhase(ctx context.Context, name, phase string) error {
-	return w.eventually(ctx, "Cluster "+name+" in phase "+phase, func(ctx context.Context) error {
+	return w.clusterStatusIs(ctx, name, "phase", phase, func(c *clusterv1.Cluster) string { return c.Status.Phase })
+}
+
+func (w *world) clusterInState(ctx context.Context, name, state string) error {
+	return w.clusterStatusIs(ctx, name, "state", state, func(c *clusterv1.Cluster) string { return c.Status.State })
+}
+
+// clusterStatusIs waits until the Cluster's status field what reads want.
+func (w *world) clusterStatusIs(ctx context.Context, name, what, want string, get func(*clusterv1.Cluster) string) error {
+	return w.eventually(ctx, "Cluster "+name+" in "+what+" "+want, func(ctx context.Context) error {
 		c, err := w.cluster1(ctx, name)
 		if err != nil {
 			return err
 		}
-		if c.Status.Phase != phase {
-			return fmt.Errorf("Cluster %s is in phase %q (state %s)", name, c.Status.Phase, c.Status.State)
+		if got := get(c); got != want {
+			return fmt.Errorf("Cluster %s is in %s %q (phase %s, state %s)", name, what, got, c.Status.Phase, c.Status.State)
 		}
 		return nil
 	})

@@ -128,19 +128,6 @@ func (w *world) clusterStatusState(ctx context.Context, name, state string) erro
 	})
 }
 
-func (w *world) clusterInState(ctx context.Context, name, state string) error {
-	return w.eventually(ctx, "Cluster "+name+" in state "+state, func(ctx context.Context) error {
-		c, err := w.cluster1(ctx, name)
-		if err != nil {
-			return err
-		}
-		if c.Status.State != state {
-			return fmt.Errorf("Cluster %s is in state %q (phase %s)", name, c.Status.State, c.Status.Phase)
-		}
-		return nil
-	})
-}
-
 func (w *world) cluster1(ctx context.Context, name string) (*clusterv1.Cluster, error) {
 	c := &clusterv1.Cluster{}
 	return c, w.h.Client.Get(ctx, w.key(name), c)
