@@ -314,16 +314,15 @@ func priority(p *corev1.Pod) int32 {
 // Pod's to release, so it does not hold the next Pod's turn; the volume wait
 // after the drain still waits for it.
 func (v *drainView) releasedVolumes(ctx context.Context) ([]string, error) {
-	pvs := &pvCache{c: v.s.NodeClient, pv: map[string]*corev1.PersistentVolume{}}
+	obs, err := observeAttached(ctx, v.s.NodeClient, v.node)
+	if err != nil || obs.none() {
+		return nil, err
+	}
 	present := make([]*corev1.Pod, len(v.pods))
 	for i := range v.pods {
 		present[i] = &v.pods[i]
 	}
-	inUse, err := volumesOfPods(ctx, v.s.NodeClient, pvs, present)
-	if err != nil {
-		return nil, err
-	}
-	obs, err := observeAttached(ctx, v.s.NodeClient, v.node)
+	inUse, err := volumesOfPods(ctx, v.s.NodeClient, obs.cache(v.s.NodeClient), present)
 	if err != nil {
 		return nil, err
 	}

@@ -143,15 +143,18 @@ func waitForVolumeDetach(ctx context.Context, s *Scope) engine.Outcome {
 	if node == nil {
 		return engine.OK()
 	}
-	pvs := &pvCache{c: s.NodeClient, pv: map[string]*corev1.PersistentVolume{}}
-	ignored, err := volumesOfSkippedPods(ctx, s, pvs, node)
-	if err != nil {
-		return engine.Fail(fmt.Errorf("volumes of the Pods the drain skipped on Node %s: %w", node.Name, err))
-	}
-
+	// What is attached first: with nothing, the Pods the drain skipped
+	// need no verdicts, and the PersistentVolumes read serve both.
 	obs, err := observeAttached(ctx, s.NodeClient, node)
 	if err != nil {
 		return engine.Fail(err)
+	}
+	if obs.none() {
+		return engine.OK()
+	}
+	ignored, err := volumesOfSkippedPods(ctx, s, obs.cache(s.NodeClient), node)
+	if err != nil {
+		return engine.Fail(fmt.Errorf("volumes of the Pods the drain skipped on Node %s: %w", node.Name, err))
 	}
 	attached := obs.waitSet(ignored)
 	if attached.empty() {
@@ -254,6 +257,18 @@ func observeAttached(ctx context.Context, c client.Client, node *corev1.Node) (a
 		}
 	}
 	return o, nil
+}
+
+// none: nothing is attached to the Node.
+func (o attachedObservation) none() bool {
+	return len(o.attachmentPVs)+len(o.inline)+len(o.nodeNames) == 0
+}
+
+// cache is a pvCache that already holds the PersistentVolumes o read.
+func (o attachedObservation) cache(c client.Client) *pvCache {
+	pvs := &pvCache{c: c, pv: map[string]*corev1.PersistentVolume{}}
+	maps.Copy(pvs.pv, o.pvByName)
+	return pvs
 }
 
 func (v csiVolume) uniqueName() string { return csiUniqueVolumePrefix + v.driver + "^" + v.handle }

@@ -67,9 +67,10 @@ func setCondition(s *Scope, t string, status metav1.ConditionStatus, reason, mes
 }
 
 // mirrorConditions words Available as Cluster API's setAvailableCondition
-// does (Unknown while there is no MachineSet to count). Paused is about reconciliation (the annotation or the Cluster, said
-// by row N04); spec.paused holds only rollouts and leaves it False, as
-// Cluster API's EnsurePausedCondition does.
+// does (Unknown while there is no MachineSet to count). Paused is about
+// reconciliation (the annotation or the Cluster, said by row N04);
+// spec.paused holds only rollouts and leaves it False, as Cluster API's
+// EnsurePausedCondition does.
 func mirrorConditions(s *Scope) {
 	want, have := s.Replicas(), s.Totals().Available
 	rolling := s.Strategy() == clusterv1.RollingUpdateStrategy
