@@ -27,6 +27,7 @@ Feature: Cluster infrastructure
     And a Normal Event of the Cluster "c1" with reason "Provisioned"
     And the Cluster "c1" has condition "InfrastructureReady" with status "True" and reason "Provisioned"
     And the Cluster "c1" records its infrastructure as provisioned
+    And a Normal Event of the Cluster "c1" with reason "InfrastructureReady" says "Cluster c1 InfrastructureProvisioned is now True"
     And the Cluster "c1" has condition "WorkloadClusterReachable" with status "True" and reason "SelfHosted" and message containing "the management cluster"
     And the Cluster "c1" has condition "RemoteConnectionProbe" with status "True" and reason "ProbeSucceeded" and message ""
     And the operator logged no error about the scenario's objects
@@ -49,6 +50,7 @@ Feature: Cluster infrastructure
     Then the Cluster "c1" has the control plane endpoint "cp.example.com:443"
     And the Cluster "c1" is in phase "Provisioned"
     And the Cluster "c1" has condition "ControlPlaneInitialized" with status "True" and reason "Initialized"
+    And a Normal Event of the Cluster "c1" with reason "ControlPlaneInitialized" says "Cluster c1 ControlPlaneInitialized is now True"
     # Its control plane provider writes the kubeconfig, not the Cluster.
     And the Cluster "c1" has no kubeconfig Secret
 

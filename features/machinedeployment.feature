@@ -41,6 +41,11 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And the MachineDeployment "md" has condition "ScalingDown" with status "False" and reason "NotScalingDown"
     And the MachineDeployment "md" has 1 MachineSet
     And the deployment "md" never had more than 4 Machines nor fewer than 3 available at any watch event
+    And the MachineDeployment "md" has 2 Events with reason "SuccessfulCreate"
+    And a Normal Event of the MachineDeployment "md" with reason "SuccessfulCreate" says "Created MachineSet"
+    And a Normal Event of the MachineDeployment "md" with reason "SuccessfulScale" says "Scaled up MachineSet"
+    And a Normal Event of the MachineDeployment "md" with reason "SuccessfulScale" says "Scaled down MachineSet"
+    And a Normal Event of the MachineDeployment "md" with reason "SuccessfulDelete" says "Deleted MachineSet"
 
   @row:machinedeployment-rollout:O07 @row:machinedeployment-rollout:O09 @row:machinedeployment-normal:N08
   Scenario: a template change in the middle of a rollout starts a new revision; the old ones go once it is done
@@ -277,10 +282,26 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     When the MachineDeployment "md" is scaled to 3
     Then the MachineDeployment "md" reports 3 replicas, 0 updated and 3 available
     And the MachineDeployment "md" has 1 MachineSet
+    And a Normal Event of the MachineDeployment "md" with reason "SuccessfulScale" says "Scaled MachineSet"
     When the MachineDeployment "md" is resumed
     Then every Machine of the deployment "md" is of the current MachineSet
     And the MachineDeployment "md" reports 3 replicas, 3 updated and 3 available
     And the MachineDeployment "md" has condition "Paused" with status "False" and reason "NotPaused"
+
+  # Cluster API v1.14 getAndAdoptMachineSetsForDeployment adopts a MachineSet without a controller that the selector
+  # matches; FindNewAndOldMachineSets compares templates, so one of the current template is the current MachineSet.
+  @row:machinedeployment-normal:N11 @row:machinedeployment-normal:N07
+  Scenario: a MachineSet without a controller that the selector matches is adopted; of the current template, it is the current one
+    Given a paused MachineDeployment "md" of 2 Machines
+    And a MachineSet "orphan" of 2 Machines of the template of the MachineDeployment "md", without a controller
+    And the providers bring every Machine of the deployment "md" to Running as it comes
+    When the annotation "cluster.krtt.dev/paused" is removed from the MachineDeployment "md"
+    Then the MachineSet called "orphan" is controlled by the MachineDeployment "md"
+    And a Normal Event of the MachineDeployment "md" with reason "SuccessfulAdopt" says "Adopted MachineSet"
+    And the current MachineSet of "md" is "orphan" with revision 1
+    And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
+    And the MachineDeployment "md" has 1 MachineSet
+    And the MachineDeployment "md" has 0 Events with reason "SuccessfulCreate"
 
   @row:machinedeployment-normal:N07
   Scenario: a rollback to an earlier template kept by revisionHistoryLimit reuses its MachineSet as the newest revision

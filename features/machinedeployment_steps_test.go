@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -44,6 +45,8 @@ func registerMachineDeploymentSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^the missing infrastructure template of the MachineDeployment "([^"]*)" is created$`, w.createMissingTemplate)
 	sc.Step(`^the infrastructure template of the MachineDeployment "([^"]*)" is deleted$`, w.deleteDeploymentTemplate)
 	sc.Step(`^a paused MachineDeployment "([^"]*)" of (\d+) Machines?$`, w.aPausedDeployment)
+	sc.Step(`^a MachineSet "([^"]*)" of (\d+) Machines? of the template of the MachineDeployment "([^"]*)", without a controller$`, w.anOrphanSetOf)
+	sc.Step(`^the MachineSet called "([^"]*)" is controlled by the MachineDeployment "([^"]*)"$`, w.calledSetControlledBy)
 	sc.Step(`^a MachineDeployment "([^"]*)" of (\d+) Machines? to be rolled out (\d+) minutes? from now on the operator's clock$`, w.aDeploymentRolledOutLater)
 
 	sc.Step(`^the providers bring every Machine of the deployment "([^"]*)" to Running as it comes$`, w.provideDeployment)
@@ -209,6 +212,40 @@ func (w *world) aDeploymentOfMissingCluster(ctx context.Context, name string, re
 func (w *world) aPausedDeployment(ctx context.Context, name string, replicas int) error {
 	return w.newDeployment(ctx, name, replicas, func(md *clusterv1.MachineDeployment) {
 		md.Annotations = map[string]string{clusterv1.PausedAnnotation: ""}
+	})
+}
+
+// anOrphanSetOf creates a MachineSet that nobody controls, with the
+// deployment's selector labels and template, as a person would who made
+// the set by hand before the deployment.
+func (w *world) anOrphanSetOf(ctx context.Context, name string, replicas int, deployment string) error {
+	md, err := w.deployment(ctx, deployment)
+	if err != nil {
+		return err
+	}
+	ms := &clusterv1.MachineSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name, Labels: maps.Clone(md.Spec.Selector.MatchLabels)},
+		Spec: clusterv1.MachineSetSpec{
+			ClusterName: md.Spec.ClusterName,
+			Replicas:    ptr.To(int32(replicas)),
+			Selector:    clusterv1.MachineSetSelector{MatchLabels: maps.Clone(md.Spec.Selector.MatchLabels)},
+			Template:    *md.Spec.Template.DeepCopy(),
+		},
+	}
+	return w.h.Client.Create(ctx, harness.Label(ms))
+}
+
+func (w *world) calledSetControlledBy(ctx context.Context, alias, deployment string) error {
+	return w.eventually(ctx, "MachineSet "+alias+" controlled by "+deployment, func(ctx context.Context) error {
+		ms, err := w.h.MachineSet(ctx, w.ns, w.setAlias(alias))
+		if err != nil {
+			return err
+		}
+		ref := metav1.GetControllerOf(ms)
+		if ref == nil || ref.Kind != "MachineDeployment" || ref.Name != deployment {
+			return fmt.Errorf("controller %v", ref)
+		}
+		return nil
 	})
 }
 

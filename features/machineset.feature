@@ -469,16 +469,20 @@ Feature: A MachineSet keeps N Machines
     And the operator logged no error about the scenario's objects
 
   @row:machineset-replicas:R05 @row:machineset-replicas:R06 @row:machineset-replicas:R10
-  Scenario: scaling a set of Running Machines 3 → 6 → 3 needs nobody: no Warning Event, no error logged
+  Scenario: scaling a set of Running Machines 3 → 6 → 3 needs nobody: an Event per Machine created or deleted, no Warning, no error logged
     Given a MachineSet "ms" of 3 Machines
     And the MachineSet "ms" has 3 Machines
     And the providers bring every Machine of "ms" to Running
     When the MachineSet "ms" is scaled to 6
     Then the MachineSet "ms" has 6 Machines
+    And the MachineSet "ms" has 6 Events with reason "SuccessfulCreate"
+    And a Normal Event of the MachineSet "ms" with reason "SuccessfulCreate" says "Created Machine"
     When the providers bring the Machines of "ms" that are not Running to Running
     Then the MachineSet "ms" reports 6 replicas, 6 ready and 6 available
     When the MachineSet "ms" is scaled to 3
     Then the MachineSet "ms" controls 3 Machines
+    And the MachineSet "ms" has 3 Events with reason "SuccessfulDelete"
+    And a Normal Event of the MachineSet "ms" with reason "SuccessfulDelete" says "Deleted Machine"
     And the MachineSet "ms" reports 3 replicas, 3 ready and 3 available
     And the MachineSet "ms" reaches phase "Stable"
     And no Warning Event was recorded in the scenario

@@ -27,8 +27,9 @@ func registerMistakeSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^the SimControlPlane "([^"]*)" is created$`, w.createSimControlPlane)
 	sc.Step(`^the controlPlaneRef of the Cluster "([^"]*)" is removed$`, w.removeControlPlaneRef)
 	sc.Step(`^the control plane provider reports the SimControlPlane "([^"]*)" initialized$`, w.controlPlaneInitialized)
-	sc.Step(`^a Warning Event of the (MachineSet|Cluster) "([^"]*)" with reason "([^"]*)" says "([^"]*)"$`, w.warningOf)
-	sc.Step(`^a Normal Event of the (MachineSet|Cluster) "([^"]*)" with reason "([^"]*)"$`, w.normalEventOf)
+	sc.Step(`^an? (Warning|Normal) Event of the (MachineSet|MachineDeployment|Cluster) "([^"]*)" with reason "([^"]*)" says "([^"]*)"$`, w.eventSays)
+	sc.Step(`^a Normal Event of the (MachineSet|MachineDeployment|Cluster) "([^"]*)" with reason "([^"]*)"$`, w.normalEventOf)
+	sc.Step(`^the (MachineSet|MachineDeployment) "([^"]*)" has (\d+) Events? with reason "([^"]*)"$`, w.eventCount)
 	sc.Step(`^the providers bring the Machines of "([^"]*)" that are not Running to Running$`, w.provideNew)
 	sc.Step(`^no Warning Event was recorded in the scenario$`, w.noWarningEvent)
 	sc.Step(`^the operator logged no error about the scenario's objects$`, w.noErrorLogged)
@@ -78,14 +79,42 @@ func (w *world) removeControlPlaneRef(ctx context.Context, name string) error {
 	return w.updateSpec(ctx, c, func() { c.Spec.ControlPlaneRef = nil })
 }
 
-// warningOf: the object has a Warning Event with the reason whose note
+// eventSays: the object has an Event of the type and reason whose note
 // contains text.
-func (w *world) warningOf(ctx context.Context, kind, name, reason, text string) error {
-	return w.eventOf(ctx, fmt.Sprintf("Warning Event of %s %s with reason %s", kind, name, reason), kind, name,
+func (w *world) eventSays(ctx context.Context, typ, kind, name, reason, text string) error {
+	return w.eventOf(ctx, fmt.Sprintf("%s Event of %s %s with reason %s", typ, kind, name, reason), kind, name,
 		func(e eventsv1.Event) bool {
-			return e.Type == "Warning" && e.Reason == reason && strings.Contains(e.Note, text)
+			return e.Type == typ && e.Reason == reason && strings.Contains(e.Note, text)
 		},
 		func(e eventsv1.Event) string { return e.Type + " " + e.Reason + ": " + e.Note })
+}
+
+// eventCount: the object's Events with the reason tell it n times (a
+// series counts each time).
+func (w *world) eventCount(ctx context.Context, kind, name string, n int, reason string) error {
+	return w.eventually(ctx, fmt.Sprintf("%d Events of %s %s with reason %s", n, kind, name, reason), func(ctx context.Context) error {
+		list := &eventsv1.EventList{}
+		if err := w.h.Client.List(ctx, list, client.InNamespace(w.ns)); err != nil {
+			return err
+		}
+		got := 0
+		var notes []string
+		for _, e := range list.Items {
+			if e.Regarding.Kind != kind || e.Regarding.Name != name || e.Reason != reason {
+				continue
+			}
+			times := 1
+			if e.Series != nil {
+				times = int(e.Series.Count)
+			}
+			got += times
+			notes = append(notes, fmt.Sprintf("%s (%d)", e.Note, times))
+		}
+		if got != n {
+			return fmt.Errorf("%d Events, want %d:\n%s", got, n, strings.Join(notes, "\n"))
+		}
+		return nil
+	})
 }
 
 // normalEventOf: the object has a Normal Event with the reason (a Cluster

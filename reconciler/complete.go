@@ -76,7 +76,9 @@ func (r *Reconciler[O, E]) runToCompletion(ctx context.Context, object string, p
 		if !r.allPure(d.Row.Do) && finalizerAdded(before, p.Obs.Object) {
 			break
 		}
-		steps = append(steps, r.runner.Act(ctx, object, d, p.Obs.Env))
+		step := r.runner.Act(ctx, object, d, p.Obs.Env)
+		r.told(p.Obs.Env).stamp(step.Trace.Row)
+		steps = append(steps, step)
 	}
 	return steps
 }

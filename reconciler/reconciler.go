@@ -278,6 +278,7 @@ func (r *Reconciler[O, E]) Reconcile(ctx context.Context, req reconcile.Request)
 		}
 	}
 	step := r.runner.Act(ctx, req.String(), p.Decision, p.Obs.Env)
+	r.told(p.Obs.Env).stamp(step.Trace.Row)
 	if p.Obs.Err != nil && step.Trace.Message == "" {
 		// The row that handles an API error says only "retry"; what failed
 		// belongs on the object (lastTransition) and its Event, not only in
@@ -290,6 +291,9 @@ func (r *Reconciler[O, E]) Reconcile(ctx context.Context, req reconcile.Request)
 		return reconcile.Result{}, nil
 	}
 	steps := r.runToCompletion(ctx, req.String(), p, before, step)
+	// What the actions (and the status's mirrors, in recordSteps) told is
+	// recorded however the reconcile ends: what they did stays done.
+	defer func() { r.recordTold(p.Obs.Object, p.Obs.Env, steps) }()
 	lost := steps[len(steps)-1]
 	conflict := conflicted(lost)
 	if conflict {

@@ -71,6 +71,10 @@ type Spec[O client.Object, E any] struct {
 	// Observe reads the world of one object once; now is the reconcile's
 	// clock reading (injected in tests).
 	Observe func(ctx context.Context, key client.ObjectKey, now time.Time) Observation[O, E]
+	// Told returns the Told of a reconcile's scope, where its actions tell
+	// what they did to other objects; nil when the controller tells
+	// nothing beyond its state Events.
+	Told func(E) *Told
 	// ObserveTimeout bounds Observe (reads come from the cache; a kind
 	// whose informer cannot sync would otherwise hold a worker forever).
 	ObserveTimeout time.Duration

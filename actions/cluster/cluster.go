@@ -97,6 +97,10 @@ type Scope struct {
 	Secrets          client.Reader
 	// Err is an API error met while observing, for the log.
 	Err error
+	// Told holds the Events the status tells beside the phase's: the
+	// infrastructure provisioned and the control plane initialized, once
+	// each, as Cluster API's Cluster controller records them.
+	Told reconciler.Told
 }
 
 // Observer reads a Cluster's world.

@@ -283,6 +283,11 @@ func mirrorControlPlaneInitialized(s *Scope) {
 	c := s.Cluster
 	defer func() {
 		if meta.IsStatusConditionTrue(c.Status.Conditions, ControlPlaneInitializedCondition) {
+			if c.Spec.ControlPlaneRef != nil && !ptr.Deref(c.Status.Initialization.ControlPlaneInitialized, false) {
+				// Cluster API reconcileControlPlane tells this once, for a
+				// control plane object.
+				s.Told.Tell(reconciler.Tell{Reason: "ControlPlaneInitialized", Note: fmt.Sprintf("Cluster %s ControlPlaneInitialized is now True", c.Name)})
+			}
 			c.Status.Initialization.ControlPlaneInitialized = ptr.To(true)
 		}
 	}()

@@ -312,18 +312,18 @@ func TestControlPlaneCounts(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		ref   *clusterv1.ObjectReference
-		scope Scope
+		scope *Scope
 		want  string
 	}{
-		{"the object's counters, upToDateReplicas not reported", ref, Scope{ControlPlane: obj}, "3 3 2 1 - [{v1.37.0 2} {v1.37.1 1}]"},
-		{"the object does not exist", ref, Scope{ControlPlaneMissing: "SimControlPlane/cp does not exist"}, "- - - - - []"},
-		{"no object: the control-plane Machines", nil, Scope{Machines: []*clusterv1.Machine{
+		{"the object's counters, upToDateReplicas not reported", ref, &Scope{ControlPlane: obj}, "3 3 2 1 - [{v1.37.0 2} {v1.37.1 1}]"},
+		{"the object does not exist", ref, &Scope{ControlPlaneMissing: "SimControlPlane/cp does not exist"}, "- - - - - []"},
+		{"no object: the control-plane Machines", nil, &Scope{Machines: []*clusterv1.Machine{
 			cpMachine(clusterv1.ReadyCondition, clusterv1.AvailableCondition), cpMachine(), worker}}, "2 2 1 1 - [{v1.37.0 2}]"},
-		{"no object, no control-plane Machine", nil, Scope{Machines: []*clusterv1.Machine{worker}}, "- - - - - []"},
+		{"no object, no control-plane Machine", nil, &Scope{Machines: []*clusterv1.Machine{worker}}, "- - - - - []"},
 	} {
 		s := tc.scope
 		s.Cluster = &clusterv1.Cluster{Spec: clusterv1.ClusterSpec{ControlPlaneRef: tc.ref}}
-		mirrorControlPlaneCounts(&s)
+		mirrorControlPlaneCounts(s)
 		if got := show(s.Cluster.Status.ControlPlane); got != tc.want {
 			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
 		}

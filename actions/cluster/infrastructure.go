@@ -206,6 +206,11 @@ func mirrorInfrastructure(s *Scope) {
 	}
 	wasProvisioned := ptr.Deref(c.Status.Initialization.InfrastructureProvisioned, false)
 	if s.Infrastructure != nil && contract.Provisioned(s.Infrastructure) && s.Infrastructure.GetDeletionTimestamp() == nil {
+		if !wasProvisioned {
+			// Cluster API reconcileInfrastructure tells this once; a
+			// Cluster without an infrastructure object does not.
+			s.Told.Tell(reconciler.Tell{Reason: "InfrastructureReady", Note: fmt.Sprintf("Cluster %s InfrastructureProvisioned is now True", c.Name)})
+		}
 		c.Status.Initialization.InfrastructureProvisioned = ptr.To(true)
 	}
 	if s.Infrastructure != nil && s.Infrastructure.GetDeletionTimestamp() == nil && ptr.Deref(c.Status.Initialization.InfrastructureProvisioned, false) {

@@ -52,6 +52,7 @@ func Spec(set *engine.TableSet, c client.Client, conns Connections, w *reconcile
 		Finalizer:        clusterv1.ClusterFinalizer,
 		LegacyFinalizers: []string{clusterv1.LegacyClusterFinalizer},
 		ObserveTimeout:   observeTimeout,
+		Told:             func(s *Scope) *reconciler.Told { return &s.Told },
 		Observe: func(ctx context.Context, key client.ObjectKey, now time.Time) reconciler.Observation[*clusterv1.Cluster, *Scope] {
 			s := obs.Observe(ctx, key)
 			s.Now = now

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -21,15 +22,24 @@ import (
 // patch is waited for in the cache, so the next reconcile does not size it
 // again from its old replicas.
 
-// patchSets writes each set's change with optimistic locking and waits
-// until the cache shows every new generation.
-func patchSets(ctx context.Context, s *Scope, changes map[*Set]func(*clusterv1.MachineSet)) error {
+// patchSets writes each set's change with optimistic locking, in the
+// order of s.Sets, and waits until the cache shows every new generation;
+// tell, when given, hears of each patch written or failed.
+func patchSets(ctx context.Context, s *Scope, changes map[*Set]func(*clusterv1.MachineSet), tell func(set *Set, ms *clusterv1.MachineSet, err error)) error {
 	var written []client.Object
 	want := map[client.ObjectKey]int64{}
-	for set, change := range changes {
+	for _, set := range s.Sets {
+		change, ok := changes[set]
+		if !ok {
+			continue
+		}
 		ms := set.MS.DeepCopy()
 		change(ms)
-		if err := s.Client.Patch(ctx, ms, client.MergeFromWithOptions(set.MS, client.MergeFromWithOptimisticLock{})); err != nil {
+		err := s.Client.Patch(ctx, ms, client.MergeFromWithOptions(set.MS, client.MergeFromWithOptimisticLock{}))
+		if tell != nil {
+			tell(set, ms, err)
+		}
+		if err != nil {
 			return fmt.Errorf("patch MachineSet %s: %w", ms.Name, err)
 		}
 		written = append(written, ms)
@@ -38,6 +48,67 @@ func patchSets(ctx context.Context, s *Scope, changes map[*Set]func(*clusterv1.M
 	return reconciler.WaitForCache(ctx, s.reader(), written, func(obj client.Object, err error) bool {
 		return err == nil && obj.GetGeneration() >= want[client.ObjectKeyFromObject(obj)]
 	})
+}
+
+// tellScaled tells each MachineSet scaled, or its patch that failed, in
+// the words of Cluster API's rollout planner (createOrUpdateMachineSets:
+// "Scaled up MachineSet md-abc: 1 -> 2") or, with proportional, of its
+// scaling while paused (scaleMachineSet: "Scaled MachineSet ns/md-abc: 3 -> 4").
+func tellScaled(s *Scope, proportional bool) func(set *Set, ms *clusterv1.MachineSet, err error) {
+	return func(set *Set, ms *clusterv1.MachineSet, err error) {
+		from, to := set.Spec(), int(ptr.Deref(ms.Spec.Replicas, 1))
+		key := client.ObjectKeyFromObject(ms)
+		switch {
+		case err != nil && proportional:
+			s.Told.Tell(reconciler.Tell{Warning: true, Reason: "FailedScale", Related: ms, Note: fmt.Sprintf("Failed to scale MachineSet %v: %v", key, err)})
+		case err != nil:
+			s.Told.Tell(reconciler.Tell{Warning: true, Reason: "FailedUpdate", Related: ms, Note: fmt.Sprintf("Failed to update MachineSet %v: %v", key, err)})
+		case from == to:
+		case proportional:
+			s.Told.Tell(reconciler.Tell{Reason: "SuccessfulScale", Related: ms, Note: fmt.Sprintf("Scaled MachineSet %v: %d -> %d", key, from, to)})
+		case to < from:
+			s.Told.Tell(reconciler.Tell{Reason: "SuccessfulScale", Related: ms, Note: fmt.Sprintf("Scaled down MachineSet %s: %d -> %d", ms.Name, from, to)})
+		default:
+			s.Told.Tell(reconciler.Tell{Reason: "SuccessfulScale", Related: ms, Note: fmt.Sprintf("Scaled up MachineSet %s: %d -> %d", ms.Name, from, to)})
+		}
+	}
+}
+
+// tellUpdateFailed tells a MachineSet patch that failed (Cluster API's
+// FailedUpdate); one that lands is only logged there.
+func tellUpdateFailed(s *Scope) func(set *Set, ms *clusterv1.MachineSet, err error) {
+	return func(_ *Set, ms *clusterv1.MachineSet, err error) {
+		if err != nil {
+			s.Told.Tell(reconciler.Tell{Warning: true, Reason: "FailedUpdate", Related: ms, Note: fmt.Sprintf("Failed to update MachineSet %v: %v", client.ObjectKeyFromObject(ms), err)})
+		}
+	}
+}
+
+// adoptMachineSets makes the deployment the controller of the orphans
+// (Cluster API adoptOrphan: the owner reference only), with optimistic
+// locking so that of two deployments whose selectors match, one wins, and
+// waits until the cache shows it.
+func adoptMachineSets(ctx context.Context, s *Scope) engine.Outcome {
+	owner := *metav1.NewControllerRef(s.MD, clusterv1.GroupVersion.WithKind("MachineDeployment"))
+	var written []client.Object
+	var names []string
+	for _, orphan := range s.Orphans {
+		ms := orphan.DeepCopy()
+		ms.OwnerReferences = append(ms.OwnerReferences, owner)
+		if err := s.Client.Patch(ctx, ms, client.MergeFromWithOptions(orphan, client.MergeFromWithOptimisticLock{})); err != nil {
+			s.Told.Tell(reconciler.Tell{Warning: true, Reason: "FailedAdopt", Related: orphan, Note: fmt.Sprintf("Failed to adopt MachineSet %q: %v", orphan.Name, err)})
+			return engine.Fail(fmt.Errorf("adopt MachineSet %s: %w", orphan.Name, err))
+		}
+		s.Told.Tell(reconciler.Tell{Reason: "SuccessfulAdopt", Related: ms, Note: fmt.Sprintf("Adopted MachineSet %q", ms.Name)})
+		written = append(written, ms)
+		names = append(names, ms.Name)
+	}
+	if err := reconciler.WaitForCache(ctx, s.reader(), written, func(obj client.Object, err error) bool {
+		return err == nil && metav1.IsControlledBy(obj, s.MD)
+	}); err != nil {
+		return engine.Fail(err)
+	}
+	return engine.OKf("Adopted MachineSet(s) %s", strings.Join(names, ", "))
 }
 
 // resize sets a set's replicas and, with sized, the replicas it is sized
@@ -68,12 +139,12 @@ func describe(changes map[*Set]int, s *Scope) string {
 	return strings.Join(out, ", ")
 }
 
-func scaleTo(ctx context.Context, s *Scope, sizes map[*Set]int, sized bool) error {
+func scaleTo(ctx context.Context, s *Scope, sizes map[*Set]int, sized, proportional bool) error {
 	changes := map[*Set]func(*clusterv1.MachineSet){}
 	for set, n := range sizes {
 		changes[set] = resize(s, n, sized)
 	}
-	return patchSets(ctx, s, changes)
+	return patchSets(ctx, s, changes, tellScaled(s, proportional))
 }
 
 func syncMachineSets(ctx context.Context, s *Scope) engine.Outcome {
@@ -91,7 +162,7 @@ func syncMachineSets(ctx context.Context, s *Scope) engine.Outcome {
 		}
 		names = append(names, set.MS.Name)
 	}
-	if err := patchSets(ctx, s, changes); err != nil {
+	if err := patchSets(ctx, s, changes, tellUpdateFailed(s)); err != nil {
 		return engine.Fail(err)
 	}
 	return engine.OKf("Updated MachineSet(s) %s in place", strings.Join(names, ", "))
@@ -103,8 +174,10 @@ func deleteOldMachineSets(ctx context.Context, s *Scope) engine.Outcome {
 	var names []string
 	for _, set := range victims {
 		if err := s.Client.Delete(ctx, set.MS); err != nil && !apierrors.IsNotFound(err) {
+			s.Told.Tell(reconciler.Tell{Warning: true, Reason: "FailedDelete", Related: set.MS, Note: fmt.Sprintf("Failed to delete MachineSet %q: %v", set.MS.Name, err)})
 			return engine.Fail(fmt.Errorf("delete MachineSet %s: %w", set.MS.Name, err))
 		}
+		s.Told.Tell(reconciler.Tell{Reason: "SuccessfulDelete", Related: set.MS, Note: fmt.Sprintf("Deleted MachineSet %q", set.MS.Name)})
 		objs = append(objs, set.MS)
 		names = append(names, set.MS.Name)
 	}
@@ -117,8 +190,14 @@ func deleteOldMachineSets(ctx context.Context, s *Scope) engine.Outcome {
 // resizeSets sizes the MachineSets as sizes says (sized: annotate them
 // with the desired and maximum replicas) and says what changed.
 func resizeSets(ctx context.Context, s *Scope, sizes map[*Set]int, sized bool, say func(changes string) string) engine.Outcome {
+	return resizeSetsTelling(ctx, s, sizes, sized, false, say)
+}
+
+// resizeSetsTelling is resizeSets; proportional tells the scaling in the
+// words of a scaling while paused.
+func resizeSetsTelling(ctx context.Context, s *Scope, sizes map[*Set]int, sized, proportional bool, say func(changes string) string) engine.Outcome {
 	changes := describe(sizes, s)
-	if err := scaleTo(ctx, s, sizes, sized); err != nil {
+	if err := scaleTo(ctx, s, sizes, sized, proportional); err != nil {
 		return engine.Fail(err)
 	}
 	return engine.OKf("%s", say(changes))
@@ -134,7 +213,7 @@ func shrunk(by map[*Set]int) map[*Set]int {
 }
 
 func scaleMachineSets(ctx context.Context, s *Scope) engine.Outcome {
-	return resizeSets(ctx, s, proportions(s), true, func(c string) string {
+	return resizeSetsTelling(ctx, s, proportions(s), true, true, func(c string) string {
 		return fmt.Sprintf("Scaled to %d replicas: %s", s.Replicas(), c)
 	})
 }
@@ -143,8 +222,10 @@ func createMachineSet(ctx context.Context, s *Scope) engine.Outcome {
 	n := s.NewTarget()
 	ms := newMachineSet(s, n)
 	if err := s.Client.Create(ctx, ms); err != nil {
+		s.Told.Tell(reconciler.Tell{Warning: true, Reason: "FailedCreate", Note: fmt.Sprintf("Failed to create MachineSet %v: %v", client.ObjectKeyFromObject(ms), err)})
 		return engine.Fail(fmt.Errorf("create MachineSet %s: %w", ms.Name, err))
 	}
+	s.Told.Tell(reconciler.Tell{Reason: "SuccessfulCreate", Related: ms, Note: fmt.Sprintf("Created MachineSet %v with %d replicas", client.ObjectKeyFromObject(ms), n)})
 	if err := reconciler.WaitForCache(ctx, s.reader(), []client.Object{ms}, reconciler.Created); err != nil {
 		return engine.Fail(err)
 	}

@@ -34,6 +34,7 @@ func registerFacts(r *engine.Registry[*Scope]) {
 		return s.MD == nil || s.Cluster == nil || clusterowner.Set(s.MD, s.MD.Spec.ClusterName, s.Cluster)
 	})
 	r.Bool("revisionAnnotated", revisionAnnotated)
+	r.Bool("orphanSets", func(s *Scope) bool { return len(s.Orphans) > 0 })
 	r.Bool("machineSetsLeft", func(s *Scope) bool { return len(s.Sets) > 0 })
 	r.Bool("machineSetsOutOfSync", func(s *Scope) bool { return s.MD != nil && len(outOfSync(s)) > 0 })
 	r.Bool("historyOverLimit", func(s *Scope) bool { return s.MD != nil && len(historySurplus(s)) > 0 })

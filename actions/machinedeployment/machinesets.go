@@ -55,10 +55,10 @@ func desiredSet(s *Scope, set *Set) *clusterv1.MachineSet {
 			// Sets made before the annotation learn it here.
 			ms.Annotations[clusterv1.TemplateHashAnnotation] = s.TemplateHash
 		}
-		if top := maxRevision(s.Old); set.Revision <= top && top > 0 {
-			// A rollback: the template's old MachineSet becomes the
-			// newest revision again (Cluster API
-			// ComputeRevisionAnnotations).
+		if top := maxRevision(s.Old); set.Revision <= top {
+			// A rollback (the template's old MachineSet becomes the
+			// newest revision again), or an adopted set without a
+			// revision (Cluster API ComputeRevisionAnnotations).
 			ms.Annotations[clusterv1.RevisionAnnotation] = strconv.FormatInt(top+1, 10)
 		}
 	}

@@ -105,7 +105,11 @@ func (o *Observer) readSets(ctx context.Context, s *Scope) {
 	}
 	for i := range list.Items {
 		ms := &list.Items[i]
-		if ref := metav1.GetControllerOf(ms); ref == nil || ref.UID != md.UID {
+		ref := metav1.GetControllerOf(ms)
+		if ref == nil && adoptable(md, ms) {
+			s.Orphans = append(s.Orphans, ms)
+		}
+		if ref == nil || ref.UID != md.UID {
 			continue
 		}
 		set := &Set{MS: ms, Revision: uptodate.Revision(ms)}
@@ -146,23 +150,41 @@ func (o *Observer) readSets(ctx context.Context, s *Scope) {
 	}
 }
 
+// adoptable: a MachineSet without a controller that the deployment
+// adopts, as Cluster API's getAndAdoptMachineSetsForDeployment does: its
+// labels match the deployment's selector (an empty selector matches
+// nothing), being deleted or not. krtt also asks for the same Cluster: a
+// selector that happens to match another Cluster's set does not move it.
+func adoptable(md *clusterv1.MachineDeployment, ms *clusterv1.MachineSet) bool {
+	sel := md.Spec.Selector.MatchLabels
+	if len(sel) == 0 || ms.Spec.ClusterName != md.Spec.ClusterName {
+		return false
+	}
+	for k, v := range sel {
+		if got, ok := ms.Labels[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}
+
 // current picks the MachineSet of the current template, as Cluster API's
-// FindNewAndOldMachineSets: of the sets made from it (named after its hash,
-// or after it with a rollout.after), the one with the most replicas (the
-// least churn); once spec.rollout.after has passed, only a set created at or
-// after it counts. So a rollout.after in the past that no set predates
-// rolls nothing out, and clearing it after its rollout does not roll out
-// again.
+// FindNewAndOldMachineSets: of the sets whose template rolls out nothing
+// against the deployment's (uptodate.Differences; whoever made them: an
+// adopted set counts), the one with the most replicas (the least churn);
+// once spec.rollout.after has passed, only a set created at or after it, or
+// made for it (named after the hash with it), counts. So a rollout.after in
+// the past that no set predates rolls nothing out, and clearing it after
+// its rollout does not roll out again.
 func current(s *Scope) *Set {
 	var best *Set
 	after := s.MD.Spec.Rollout.After
+	want := uptodate.Of(&s.MD.Spec.Template.Spec)
 	for _, set := range s.Sets {
 		ms := set.MS
-		if label := ms.Labels[clusterv1.MachineTemplateHashLabel]; label != s.Hash && label != s.TemplateHash && ms.Annotations[clusterv1.TemplateHashAnnotation] != s.TemplateHash {
+		if len(uptodate.Differences(uptodate.Of(&ms.Spec.Template.Spec), want)) > 0 {
 			continue
 		}
-		// A set named after the current hash was made for this rollout.after
-		// already: its own creation time is not asked.
 		made := ms.Labels[clusterv1.MachineTemplateHashLabel] == s.Hash
 		if !made && after != nil && !s.Now.Before(after.Time) && ms.CreationTimestamp.Before(after) {
 			continue

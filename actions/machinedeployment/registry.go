@@ -27,6 +27,7 @@ func registerActions(r *engine.Registry[*Scope]) {
 	r.Action("RemoveFinalizer", "Remove the cluster.krtt.dev/machinedeployment finalizer so Kubernetes can delete the MachineDeployment.", reconciler.RemoveFinalizer(clusterv1.MachineDeploymentFinalizer, deploymentOf))
 	r.Action("AnnotateRevision", "Set the revision annotation of the MachineDeployment to its current MachineSet's revision.", annotateRevision, engine.Pure())
 	r.Action("SetClusterOwnerAndLabels", "Set the cluster-name label and, unless another controller owns it, the Cluster as owner (not controller).", setClusterOwnerAndLabels, engine.Pure())
+	r.Action("AdoptMachineSets", "Make the deployment the controller of the MachineSets without one that its selector matches.", adoptMachineSets)
 	r.Action("SyncMachineSets", "Patch the MachineSets with the deployment's in-place fields (every one: template metadata, readiness gates, deletion and health settings, minReadySeconds, deletion order, remediation; the current one: the highest revision); replicas stay.", syncMachineSets)
 	r.Action("DeleteOldMachineSets", "Delete the oldest MachineSets with no replicas and no Machine beyond revisionHistoryLimit.", deleteOldMachineSets)
 	r.Action("ScaleMachineSets", "Spread spec.replicas over the MachineSets with replicas by their size, and annotate them with it.", scaleMachineSets)

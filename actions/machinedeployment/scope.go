@@ -43,6 +43,9 @@ type Scope struct {
 	Sets []*Set
 	New  *Set
 	Old  []*Set
+	// Orphans are the MachineSets without a controller the deployment
+	// adopts (adoptable).
+	Orphans []*clusterv1.MachineSet
 	// Machines are the Machines of those sets, being deleted included.
 	Machines []*clusterv1.Machine
 
@@ -53,6 +56,11 @@ type Scope struct {
 	// MissingTemplates are the templates spec.template references that do
 	// not exist.
 	MissingTemplates []clusterv1.ObjectReference
+
+	// Told holds the Events the actions tell: each MachineSet created,
+	// scaled, deleted or adopted, as Cluster API's MachineDeployment
+	// controller records them.
+	Told reconciler.Told
 
 	reconciler.ObserveError
 }

@@ -40,6 +40,7 @@ func Spec(set *engine.TableSet, c client.Client, r client.Reader) reconciler.Spe
 		NewList:        func() client.ObjectList { return &clusterv1.MachineDeploymentList{} },
 		Finalizer:      clusterv1.MachineDeploymentFinalizer,
 		ObserveTimeout: observeTimeout,
+		Told:           func(s *Scope) *reconciler.Told { return &s.Told },
 		Observe: func(ctx context.Context, key client.ObjectKey, now time.Time) reconciler.Observation[*clusterv1.MachineDeployment, *Scope] {
 			s := obs.Observe(ctx, key, now)
 			return reconciler.Observation[*clusterv1.MachineDeployment, *Scope]{Env: s, Object: s.MD, Found: s.Found, Err: s.Err}
@@ -59,6 +60,9 @@ func Setup(_ context.Context, mgr ctrl.Manager, opts controller.Options) error {
 		// Its MachineSets wake it (created, scaled, gone), and so do
 		// their Machines (Ready, deleted), which the rollout counts.
 		Watches(&clusterv1.MachineSet{}, handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &clusterv1.MachineDeployment{}, handler.OnlyControllerOwner())).
+		// A MachineSet without a controller wakes the deployments that
+		// may adopt it.
+		Watches(&clusterv1.MachineSet{}, handler.EnqueueRequestsFromMapFunc(m.orphanToDeployments)).
 		Watches(&clusterv1.Machine{}, handler.EnqueueRequestsFromMapFunc(m.machineToDeployment)).
 		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(m.clusterToDeployments))
 	return r.Setup(mgr, b, opts.Concurrency, nil)
@@ -83,6 +87,26 @@ func (m mapper) machineToDeployment(ctx context.Context, obj client.Object) []re
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: ms.Namespace, Name: owner.Name}}}
+}
+
+// orphanToDeployments wakes the deployments that adopt a MachineSet
+// without a controller (Cluster API MachineSetToDeployments).
+func (m mapper) orphanToDeployments(ctx context.Context, obj client.Object) []reconcile.Request {
+	ms, ok := obj.(*clusterv1.MachineSet)
+	if !ok || metav1.GetControllerOf(ms) != nil {
+		return nil
+	}
+	list := &clusterv1.MachineDeploymentList{}
+	if err := m.client.List(ctx, list, client.InNamespace(ms.Namespace)); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range list.Items {
+		if adoptable(&list.Items[i], ms) {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
+	}
+	return out
 }
 
 // clusterToDeployments wakes the deployments of a Cluster (pause, creation).

@@ -50,8 +50,10 @@ func adoptMachines(ctx context.Context, s *Scope) engine.Outcome {
 			m.Labels[clusterv1.SetNameLabel] = LabelValue(s.Set.Name)
 		})
 		if err != nil {
+			s.Told.Tell(reconciler.Tell{Warning: true, Reason: "FailedAdopt", Related: m, Note: fmt.Sprintf("Failed to adopt Machine %q: %v", m.Name, err)})
 			return engine.Fail(fmt.Errorf("adopt Machine %s: %w", m.Name, err))
 		}
+		s.Told.Tell(reconciler.Tell{Reason: "SuccessfulAdopt", Related: m, Note: fmt.Sprintf("Adopted Machine %q", m.Name)})
 	}
 	return engine.OKf("adopted %s", names(s.Orphans))
 }
@@ -78,8 +80,11 @@ func releaseMachines(ctx context.Context, s *Scope) engine.Outcome {
 }
 
 // deleteMachines deletes Machines not being deleted yet and waits until the
-// cache shows it, so the next reconcile does not count them again.
-func deleteMachines(ctx context.Context, s *Scope, ms []*clusterv1.Machine) error {
+// cache shows it, so the next reconcile does not count them again; with
+// tell, each deletion is an Event of the set (a scale-down: Cluster API
+// tells those, not the deletions of a remediation or of the set's own
+// deletion).
+func deleteMachines(ctx context.Context, s *Scope, ms []*clusterv1.Machine, tell bool) error {
 	var objs []client.Object
 	for _, m := range ms {
 		if !m.DeletionTimestamp.IsZero() {
@@ -87,6 +92,9 @@ func deleteMachines(ctx context.Context, s *Scope, ms []*clusterv1.Machine) erro
 		}
 		if err := s.Client.Delete(ctx, m); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("delete Machine %s: %w", m.Name, err)
+		}
+		if tell {
+			s.Told.Tell(reconciler.Tell{Reason: "SuccessfulDelete", Related: m, Note: fmt.Sprintf("Deleted Machine %q", m.Name)})
 		}
 		objs = append(objs, m)
 	}
@@ -114,7 +122,7 @@ func deleteFailedMachines(ctx context.Context, s *Scope) engine.Outcome {
 	if _, err := markOwnerRemediated(ctx, s, deferred, clusterv1.RemediationDeferredReason, s.inFlightMessage()); err != nil {
 		return engine.Fail(err)
 	}
-	if err := deleteMachines(ctx, s, victims); err != nil {
+	if err := deleteMachines(ctx, s, victims, false); err != nil {
 		return engine.Fail(err)
 	}
 	return engine.OKf("Replacing %s Machine(s) %s: %s; maxInFlight %d", replaceWhat(s.Counts), names(victims), replaceCount(s.Counts), s.MaxInFlight())
@@ -321,6 +329,9 @@ func createMachines(ctx context.Context, s *Scope) engine.Outcome {
 	done, err := SlowStart(n, func(i int) error {
 		m, err := createMachine(ctx, s)
 		created[i] = m
+		if err == nil {
+			s.Told.Tell(reconciler.Tell{Reason: "SuccessfulCreate", Related: m, Note: fmt.Sprintf("Created Machine %q", m.Name)})
+		}
 		return err
 	})
 	if werr := reconciler.WaitForCache(ctx, s.reader(), createdObjects(created), reconciler.Created); werr != nil && err == nil {
@@ -434,7 +445,7 @@ func deleteSurplusMachines(ctx context.Context, s *Scope) engine.Outcome {
 			fresh = append(fresh, m)
 		}
 	}
-	if err := deleteMachines(ctx, s, fresh); err != nil {
+	if err := deleteMachines(ctx, s, fresh, true); err != nil {
 		return engine.Fail(fmt.Errorf("Scaling down from %d to %d replicas is blocked because:\n* %w", s.Counts.Total, s.Replicas(), err))
 	}
 	deleting := countDeleting(victims)
@@ -456,7 +467,7 @@ func countDeleting(ms []*clusterv1.Machine) int {
 
 func deleteAllMachines(ctx context.Context, s *Scope) engine.Outcome {
 	all := append(append([]*clusterv1.Machine(nil), s.Owned...), s.Strays...)
-	if err := deleteMachines(ctx, s, all); err != nil {
+	if err := deleteMachines(ctx, s, all, false); err != nil {
 		return engine.Fail(fmt.Errorf("Scaling down from %d to 0 replicas is blocked because:\n* %w", len(all), err))
 	}
 	return engine.Wait("%s", reconciler.DeletingCondition(s.Set, len(all), 0, reconciler.StaleMachines(all, s.Now)).Message)

@@ -82,6 +82,11 @@ type Scope struct {
 	// (HealthCheckSucceeded True).
 	Recovered []*clusterv1.Machine
 
+	// Told holds the Events the actions tell: each Machine created,
+	// deleted or adopted, as Cluster API's MachineSet controller records
+	// them.
+	Told reconciler.Told
+
 	reconciler.ObserveError
 }
 

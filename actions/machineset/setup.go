@@ -46,6 +46,7 @@ func Spec(set *engine.TableSet, c client.Client, r client.Reader) reconciler.Spe
 		Finalizer:        clusterv1.MachineSetFinalizer,
 		LegacyFinalizers: []string{clusterv1.LegacyMachineSetFinalizer},
 		ObserveTimeout:   observeTimeout,
+		Told:             func(s *Scope) *reconciler.Told { return &s.Told },
 		Observe: func(ctx context.Context, key client.ObjectKey, now time.Time) reconciler.Observation[*clusterv1.MachineSet, *Scope] {
 			s := obs.Observe(ctx, key, now)
 			return reconciler.Observation[*clusterv1.MachineSet, *Scope]{Env: s, Object: s.Set, Found: s.Found, Err: s.Err}
