@@ -51,10 +51,6 @@ func desiredSet(s *Scope, set *Set) *clusterv1.MachineSet {
 	reconciler.Record(ms.Annotations, clusterv1.DeploymentLabelsAnnotation, tl)
 	maps.Copy(ms.Labels, setLabels(md, hash))
 	if set == s.New {
-		if s.TemplateHash != "" {
-			// Sets made before the annotation learn it here.
-			ms.Annotations[clusterv1.TemplateHashAnnotation] = s.TemplateHash
-		}
 		if top := maxRevision(s.Old); set.Revision <= top {
 			// A rollback (the template's old MachineSet becomes the
 			// newest revision again), or an adopted set without a
@@ -162,7 +158,6 @@ func newMachineSet(s *Scope, replicas int) *clusterv1.MachineSet {
 			Namespace: md.Namespace, Name: md.Name + "-" + s.Hash,
 			Annotations: map[string]string{
 				clusterv1.RevisionAnnotation:             strconv.FormatInt(maxRevision(s.Sets)+1, 10),
-				clusterv1.TemplateHashAnnotation:         s.TemplateHash,
 				clusterv1.DisableMachineCreateAnnotation: "false",
 				clusterv1.DesiredReplicasAnnotation:      strconv.Itoa(s.Replicas()),
 				clusterv1.MaxReplicasAnnotation:          strconv.Itoa(s.MaxReplicas()),
@@ -181,7 +176,7 @@ func newMachineSet(s *Scope, replicas int) *clusterv1.MachineSet {
 		},
 	}
 	set := &Set{MS: ms}
-	return desiredSet(&Scope{MD: md, Hash: s.Hash, TemplateHash: s.TemplateHash, New: set}, set)
+	return desiredSet(&Scope{MD: md, Hash: s.Hash, New: set}, set)
 }
 
 // historySurplus are the old sets with no replicas and no Machine beyond

@@ -389,13 +389,10 @@ func TestCurrentSet(t *testing.T) {
 	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
 	md := deployment(2, "1", "0")
 	base := uptodate.Hash(md, time.Time{})
-	made := func(name, label string, created time.Time, replicas int, annotated bool) *Set {
+	made := func(name, label string, created time.Time, replicas int) *Set {
 		ms := &clusterv1.MachineSet{ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(created),
 			Labels: map[string]string{clusterv1.MachineTemplateHashLabel: label}, Annotations: map[string]string{}},
 			Spec: clusterv1.MachineSetSpec{Replicas: ptr.To(int32(replicas))}}
-		if annotated {
-			ms.Annotations[clusterv1.TemplateHashAnnotation] = base
-		}
 		return &Set{MS: ms}
 	}
 	at := func(after *time.Time) *Scope {
@@ -403,7 +400,7 @@ func TestCurrentSet(t *testing.T) {
 		if after != nil {
 			md.Spec.Rollout.After = ptr.To(metav1.NewTime(*after))
 		}
-		return &Scope{MD: md, Now: now, Hash: uptodate.Hash(md, now), TemplateHash: base}
+		return &Scope{MD: md, Now: now, Hash: uptodate.Hash(md, now)}
 	}
 	hour := func(h int) *time.Time { return ptr.To(now.Add(time.Duration(h) * time.Hour)) }
 	// currentOf names the current set among sets, "" for none.
@@ -415,7 +412,7 @@ func TestCurrentSet(t *testing.T) {
 		}
 		return ""
 	}
-	v1 := made("v1", base, now.Add(-10*time.Hour), 2, false)
+	v1 := made("v1", base, now.Add(-10*time.Hour), 2)
 
 	for _, c := range []struct {
 		name  string
@@ -437,7 +434,7 @@ func TestCurrentSet(t *testing.T) {
 	// was scaled to 0 and kept.
 	after := hour(-1)
 	v1.MS.Spec.Replicas = ptr.To(int32(0))
-	v2 := made("v2", at(after).Hash, now.Add(-30*time.Minute), 2, true)
+	v2 := made("v2", at(after).Hash, now.Add(-30*time.Minute), 2)
 	if got := currentOf(after, v1, v2); got != "v2" {
 		t.Errorf("after the restart: current %q, want v2", got)
 	}

@@ -52,7 +52,6 @@ func (o *Observer) Observe(ctx context.Context, key client.ObjectKey, now time.T
 		o.readTemplates(ctx, s)
 	}
 	s.Hash = uptodate.Hash(md, now)
-	s.TemplateHash = uptodate.Hash(md, time.Time{})
 	o.readSets(ctx, s)
 	s.Progressed = progressed(s)
 	return s

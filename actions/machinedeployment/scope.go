@@ -33,10 +33,6 @@ type Scope struct {
 	// Hash is the current template's hash: the new MachineSet's name
 	// suffix and machine-template-hash label.
 	Hash string
-	// TemplateHash is the hash of the template alone (no rollout.after):
-	// a set made from it is current unless rollout.after has passed since
-	// the set was created.
-	TemplateHash string
 	// Sets are every MachineSet the deployment controls; New the one of
 	// the current template (nil when missing), Old the others, oldest
 	// revision first.

@@ -292,11 +292,6 @@ const (
 	// MachineTemplateHashLabel on a MachineSet of a deployment (and its
 	// Machines) is the hash of the template revision it was made from.
 	MachineTemplateHashLabel = "cluster.krtt.dev/machine-template-hash"
-	// TemplateHashAnnotation on a MachineSet of a deployment is the hash of
-	// its template alone, without spec.rollout.after: the set made by a
-	// rollout.after restart still matches the template once that time is
-	// cleared or moved back before the set's creation.
-	TemplateHashAnnotation = "machinedeployment.cluster.krtt.dev/template-hash"
 	// DeploymentNameLabel names the MachineDeployment of a MachineSet.
 	DeploymentNameLabel = "cluster.krtt.dev/deployment-name"
 	// RevisionAnnotation on a MachineSet is its revision number, and on a
