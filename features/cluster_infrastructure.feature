@@ -24,7 +24,7 @@ Feature: Cluster infrastructure
     Then the Cluster "c1" has the control plane endpoint "c1.example.com:6443"
     And the Cluster "c1" reports the failure domains "zone-a*, zone-b"
     And the Cluster "c1" is in phase "Provisioned"
-    And a Normal Event of the Cluster "c1" with reason "Provisioned"
+    And a Normal Event of the Cluster "c1" with reason "Provisioned" says "Cluster c1 is Provisioned"
     And the Cluster "c1" has condition "InfrastructureReady" with status "True" and reason "Provisioned"
     And the Cluster "c1" records its infrastructure as provisioned
     And a Normal Event of the Cluster "c1" with reason "InfrastructureReady" says "Cluster c1 InfrastructureProvisioned is now True"
@@ -97,3 +97,5 @@ Feature: Cluster infrastructure
     And the SimCluster "infra" is being deleted
     When the infrastructure provider finishes the deletion of the SimCluster "infra"
     Then the Cluster "c1" is gone
+    And a Normal Event of the Cluster "c1" with reason "Deleting" says "Cluster c1 is Deleting"
+    And a Normal Event of the Cluster "c1" with reason "Deleted" says "Cluster c1 has been deleted"

@@ -8,12 +8,13 @@ Feature: A MachineSet keeps N Machines
   Background:
     Given a Cluster "c1"
 
-  @row:machineset-normal:S03 @row:machineset-replicas:R05 @row:machineset-replicas:R10 @row:machineset-normal:S16
+  @row:machineset-normal:S03 @row:machineset-replicas:R05 @row:machineset-replicas:R10 @row:machineset-normal:S16 @row:machineset-normal:S13
   Scenario: a MachineSet creates its Machines from its templates and counts them Ready
     Given a MachineSet "ms" of 3 Machines
     Then the MachineSet "ms" has 3 Machines
     And the Machines of "ms" were created with the Machine finalizer
     And the templates of the MachineSet "ms" are owned by the Cluster "c1"
+    And the MachineSet "ms" selects only the Machines of its Cluster: "cluster.krtt.dev/cluster-name=c1" is in its selector and template labels, and its status.selector reads "cluster.krtt.dev/cluster-name=c1,pool=ms"
     And the MachineSet "ms" reaches phase "Stable"
     And the MachineSet "ms" has condition "MachinesReady" with status "False" and reason "NotReady"
     When the providers bring every Machine of "ms" to Running

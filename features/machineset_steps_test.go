@@ -17,7 +17,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -78,6 +80,7 @@ func registerMachineSetSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^the MachineSet "([^"]*)" reports (\d+) replicas?, (\d+) ready and (\d+) available$`, w.setReports)
 	sc.Step(`^Machine "([^"]*)" of the set (is gone|is being deleted|still exists|belongs to the set|belongs to no set)$`, w.setMachineState)
 	sc.Step(`^the MachineSet "([^"]*)" is gone$`, w.machineSetGone)
+	sc.Step(`^the MachineSet "([^"]*)" selects only the Machines of its Cluster: "([^"]*)" is in its selector and template labels, and its status\.selector reads "([^"]*)"$`, w.setSelectsItsCluster)
 	registerMachineSetCAPISteps(sc, w)
 	registerPreflightSteps(sc, w)
 }
@@ -110,6 +113,30 @@ func (w *world) alias(name string) string {
 func (w *world) newMachineSet(ctx context.Context, name string, replicas int, mutate ...func(*clusterv1.MachineSet)) error {
 	_, err := w.h.MachineSetObjects(ctx, w.ns, w.cluster, name, int32(replicas), mutate...)
 	return err
+}
+
+// setSelectsItsCluster: the set carries the cluster-name label in its
+// selector and its template's labels, as Cluster API's
+// reconcileMachineSetOwnerAndLabels puts it there, and its status.selector
+// (what kubectl scale and autoscalers select by) shows it.
+func (w *world) setSelectsItsCluster(ctx context.Context, name, label, selector string) error {
+	k, v, ok := strings.Cut(label, "=")
+	if !ok {
+		return fmt.Errorf("label %q is not key=value", label)
+	}
+	return w.eventually(ctx, "the selector of MachineSet "+name, func(ctx context.Context) error {
+		ms, err := w.h.MachineSet(ctx, w.ns, name)
+		if err != nil {
+			return err
+		}
+		if ms.Spec.Selector.MatchLabels[k] != v || ms.Spec.Template.ObjectMeta.Labels[k] != v {
+			return fmt.Errorf("selector %v, template labels %v", ms.Spec.Selector.MatchLabels, ms.Spec.Template.ObjectMeta.Labels)
+		}
+		if ms.Status.Selector != selector {
+			return fmt.Errorf("status.selector %q", ms.Status.Selector)
+		}
+		return nil
+	})
 }
 
 func (w *world) aMachineSet(ctx context.Context, name string, replicas int) error {
@@ -444,10 +471,40 @@ func (w *world) setMachineFails(ctx context.Context, name string) error {
 	}); err != nil {
 		return err
 	}
+	// The set replaces a failed Machine at once, so it can be gone before
+	// a poll reads it: a watch started before the failure sees every
+	// version the Machine had.
+	failedSeen := make(chan struct{})
+	var once sync.Once
+	saw := func(m *clusterv1.Machine) {
+		if m.Name == name && ptr.Deref(m.Status.FailureReason, "") == "VMNotFound" {
+			once.Do(func() { close(failedSeen) })
+		}
+	}
+	watchErr := make(chan error, 1)
+	if err := w.watchMachines(ctx, labels.Everything(),
+		func(list []clusterv1.Machine) {
+			for i := range list {
+				saw(&list[i])
+			}
+		},
+		func(_ watch.EventType, m *clusterv1.Machine) { saw(m) },
+		func(err error) { watchErr <- err }); err != nil {
+		return err
+	}
 	if err := w.infraReportsFailure(ctx, name, "VMNotFound", "the VM is gone"); err != nil {
 		return err
 	}
-	return w.hasFailureReason(ctx, name, "VMNotFound")
+	deadline, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	select {
+	case <-failedSeen:
+		return nil
+	case err := <-watchErr:
+		return fmt.Errorf("watching Machine %s: %w", name, err)
+	case <-deadline.Done():
+		return fmt.Errorf("Machine %s never had failureReason VMNotFound within %s", name, wait)
+	}
 }
 
 func (w *world) setMachineAnnotated(ctx context.Context, name, key string) error {
@@ -719,7 +776,7 @@ func (w *world) setReports(ctx context.Context, set string, replicas, ready, ava
 		}
 		st := ms.Status
 		if int(st.Replicas) != replicas || int(st.ReadyReplicas) != ready || int(st.AvailableReplicas) != available ||
-			st.Selector != "pool="+set || st.ObservedGeneration != ms.Generation {
+			st.Selector != clusterv1.ClusterNameLabel+"="+ms.Spec.ClusterName+",pool="+set || st.ObservedGeneration != ms.Generation {
 			return fmt.Errorf("%s, selector %q, observedGeneration %d of %d", describeSet(ms), st.Selector, st.ObservedGeneration, ms.Generation)
 		}
 		return nil

@@ -202,6 +202,18 @@ func (r *Reconciler[O, E]) worthTelling(steps []*engine.Step) bool {
 	return false
 }
 
+// phase is the phase the tables give a state; "" for none or a state they
+// do not know.
+func (r *Reconciler[O, E]) phase(state string) string {
+	if r.spec.Set == nil {
+		return ""
+	}
+	if st := r.spec.Set.State(state); st != nil {
+		return st.Phase
+	}
+	return ""
+}
+
 // quiet reports whether the tables mark the state quiet; a state they do
 // not know is not.
 func (r *Reconciler[O, E]) quiet(state string) bool {
@@ -242,6 +254,11 @@ func (r *Reconciler[O, E]) event(obj O, steps []*engine.Step) {
 		reason = last.To
 	}
 	note := pathNote(steps, at)
+	if r.spec.PhaseNote != nil && kind == corev1.EventTypeNormal {
+		if from, to := r.phase(first.From), r.phase(last.To); to != "" && to != from {
+			note = r.spec.PhaseNote(obj, to) + ": " + note
+		}
+	}
 	if len(note) > 1000 {
 		note = note[:1000]
 	}

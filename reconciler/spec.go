@@ -71,6 +71,11 @@ type Spec[O client.Object, E any] struct {
 	// Observe reads the world of one object once; now is the reconcile's
 	// clock reading (injected in tests).
 	Observe func(ctx context.Context, key client.ObjectKey, now time.Time) Observation[O, E]
+	// PhaseNote, when given, opens the note of a Normal Event whose path
+	// changed the object's phase with the controller's own sentence for
+	// the new phase (Cluster API's "Cluster c1 is Provisioned"), so the
+	// Event reads as the one the phase's owner API records.
+	PhaseNote func(obj O, phase string) string
 	// Told returns the Told of a reconcile's scope, where its actions tell
 	// what they did to other objects; nil when the controller tells
 	// nothing beyond its state Events.

@@ -65,3 +65,52 @@ func TestNoToldRecordsNothing(t *testing.T) {
 		t.Errorf("recorded %q", <-rec.Events)
 	}
 }
+
+// phases: two states share a phase, as a Cluster's do.
+const phases = `
+apiVersion: krtt.dev/v1alpha1
+kind: TransitionTable
+metadata: {name: phases}
+spec:
+  initialState: Pending
+  states:
+    - {name: Pending, phase: Pending, description: new}
+    - {name: Provisioned, phase: Provisioned, description: up}
+    - {name: Connected, phase: Provisioned, description: up and reached}
+    - {name: Deleted, phase: Deleted, terminal: true, description: gone}
+  facts:
+    - {name: go, type: bool, description: go on}
+  rows:
+    - {id: M01, observed: "-", trigger: go, action: "-", resulting: "-", from: [Pending], when: {go: true}, then: {state: Provisioned}}
+`
+
+// A Normal Event whose path changed the phase opens with the controller's
+// sentence for the phase; one that stays in its phase, or a Warning, does
+// not.
+func TestPhaseNoteOpensTheEventOfAPhaseChange(t *testing.T) {
+	lib, fs := engine.LoadBytes("phases.yaml", []byte(phases))
+	if lib == nil || fs.HasErrors() {
+		t.Fatalf("load: %v", fs)
+	}
+	rec := events.NewFakeRecorder(3)
+	rec.Verbose = true
+	r := &Reconciler[*unstructured.Unstructured, *door]{recorder: rec, spec: Spec[*unstructured.Unstructured, *door]{
+		Set: lib.TableSet("phases"),
+		PhaseNote: func(o *unstructured.Unstructured, phase string) string {
+			return "Door " + o.GetName() + " is " + phase
+		}}}
+	obj := newDoor()
+	r.event(obj, steps(engine.Trace{Row: "M01", From: "Pending", To: "Provisioned", Outcome: engine.Done}))
+	r.event(obj, steps(engine.Trace{Row: "M02", From: "Provisioned", To: "Connected", Outcome: engine.Done}))
+	r.event(obj, steps(engine.Trace{Row: "M03", From: "Connected", To: "Deleted", Outcome: engine.Done, Warning: true, Reason: "Forced", Note: "forced"}))
+	want := []string{
+		"Normal Provisioned M01 Door " + obj.GetName() + " is Provisioned: Pending → Provisioned (row M01)",
+		"Normal Connected M02 Provisioned → Connected (row M02)",
+		"Warning Forced M03 Connected → Deleted (row M03): forced",
+	}
+	for i, w := range want {
+		if got := strings.SplitN(<-rec.Events, " {kind=", 2)[0]; got != w {
+			t.Errorf("Event %d\n %q, want\n %q", i, got, w)
+		}
+	}
+}

@@ -53,6 +53,7 @@ func Spec(set *engine.TableSet, c client.Client, conns Connections, w *reconcile
 		LegacyFinalizers: []string{clusterv1.LegacyClusterFinalizer},
 		ObserveTimeout:   observeTimeout,
 		Told:             func(s *Scope) *reconciler.Told { return &s.Told },
+		PhaseNote:        phaseNote,
 		Observe: func(ctx context.Context, key client.ObjectKey, now time.Time) reconciler.Observation[*clusterv1.Cluster, *Scope] {
 			s := obs.Observe(ctx, key)
 			s.Now = now
@@ -63,6 +64,15 @@ func Spec(set *engine.TableSet, c client.Client, conns Connections, w *reconcile
 
 // machineIndex adds machinesByCluster to the manager's Machine informer
 // and reads the Clusters' Machines from it.
+// phaseNote is Cluster API's sentence for a phase Event (updateStatus;
+// reconcileDelete for a Cluster that goes).
+func phaseNote(c *clusterv1.Cluster, phase string) string {
+	if phase == "Deleted" {
+		return fmt.Sprintf("Cluster %s has been deleted", c.Name)
+	}
+	return fmt.Sprintf("Cluster %s is %s", c.Name, phase)
+}
+
 func machineIndex(ctx context.Context, mgr ctrl.Manager) (MachinesOfCluster, error) {
 	inf, err := mgr.GetCache().GetInformer(ctx, &clusterv1.Machine{})
 	if err != nil {

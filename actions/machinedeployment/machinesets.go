@@ -136,7 +136,10 @@ func maxRevision(sets []*Set) int64 {
 }
 
 // templateMetadata is the MachineSet's template metadata: the deployment's
-// with the hash label, so each revision's Machines are its own.
+// with the hash label, so each revision's Machines are its own, and the
+// cluster-name label the MachineSet puts there itself (S13; Cluster API's
+// MachineDeployment webhook defaults the template with it), so the two
+// controllers do not take it from each other.
 func templateMetadata(md *clusterv1.MachineDeployment, hash string) clusterv1.TemplateMetadata {
 	tm := *md.Spec.Template.ObjectMeta.DeepCopy()
 	tm.Labels = maps.Clone(tm.Labels)
@@ -144,6 +147,7 @@ func templateMetadata(md *clusterv1.MachineDeployment, hash string) clusterv1.Te
 		tm.Labels = map[string]string{}
 	}
 	tm.Labels[clusterv1.MachineTemplateHashLabel] = hash
+	tm.Labels[clusterv1.ClusterNameLabel] = md.Spec.ClusterName
 	return tm
 }
 
@@ -153,6 +157,7 @@ func newMachineSet(s *Scope, replicas int) *clusterv1.MachineSet {
 	md := s.MD
 	selector := maps.Clone(md.Spec.Selector.MatchLabels)
 	selector[clusterv1.MachineTemplateHashLabel] = s.Hash
+	selector[clusterv1.ClusterNameLabel] = md.Spec.ClusterName
 	ms := &clusterv1.MachineSet{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: md.Namespace, Name: md.Name + "-" + s.Hash,

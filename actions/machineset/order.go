@@ -29,12 +29,28 @@ func deletePriority(m *clusterv1.Machine) int {
 const healthy = 3
 
 // RemediationOrder returns the Machines to replace in the order they are
-// deleted while maxInFlight holds some back: the delete-machine annotation
-// first, then the newest, then by name, as Cluster API's
+// deleted while maxInFlight holds some back: the remediate-machine
+// annotation first, then the newest, then by name, as Cluster API's
 // sortMachinesToRemediate (a Machine that fails to come up likely hosts no
-// workload yet). ms is not changed.
+// workload yet); the delete-machine annotation is a scale-down's word and
+// plays no part. ms is not changed.
 func RemediationOrder(ms []*clusterv1.Machine) []*clusterv1.Machine {
-	return sortedForDeletion(ms, clusterv1.DeletionOrderNewest, func(int) bool { return true })
+	out := append([]*clusterv1.Machine(nil), ms...)
+	first := func(m *clusterv1.Machine) bool {
+		_, ok := m.Annotations[clusterv1.RemediateMachineAnnotation]
+		return ok
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if first(a) != first(b) {
+			return first(a)
+		}
+		if ta, tb := a.CreationTimestamp.Time, b.CreationTimestamp.Time; !ta.Equal(tb) {
+			return ta.After(tb)
+		}
+		return a.Name < b.Name
+	})
+	return out
 }
 
 // DeletionOrder returns the Machines in the order a scale-down deletes them:

@@ -59,15 +59,19 @@ func order(ms []*clusterv1.Machine) string {
 }
 
 // TestRemediationOrder: as Cluster API's sortMachinesToRemediate, newest
-// first whatever spec.deletion.order says, the delete-machine annotation
-// (krtt's word for "this one first") before all.
+// first whatever spec.deletion.order says, the remediate-machine annotation
+// before all; the delete-machine annotation (a scale-down's) counts for
+// nothing here.
 func TestRemediationOrder(t *testing.T) {
+	pick := func(m *clusterv1.Machine) {
+		m.Annotations = map[string]string{clusterv1.RemediateMachineAnnotation: ""}
+	}
 	ms := []*clusterv1.Machine{
 		machine("b-old", 1, ready(t0), failed), machine("a-new", 3, ready(t0), remediationRequested),
-		machine("c-new", 3, ready(t0), failed), machine("pick", 0, ready(t0), failed, marked),
+		machine("c-new", 3, ready(t0), failed), machine("scale", 2, ready(t0), failed, marked), machine("pick", 0, ready(t0), failed, pick),
 	}
-	if got := order(RemediationOrder(ms)); got != "pick a-new c-new b-old" {
-		t.Errorf("RemediationOrder: %s, want pick a-new c-new b-old", got)
+	if got := order(RemediationOrder(ms)); got != "pick a-new c-new scale b-old" {
+		t.Errorf("RemediationOrder: %s, want pick a-new c-new scale b-old", got)
 	}
 }
 

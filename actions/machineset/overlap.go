@@ -37,6 +37,28 @@ const SelectorUniqueCondition = "SelectorUnique"
 
 func labelKey(cluster, k, v string) string { return cluster + "/" + k + "=" + v }
 
+// ownLabels leaves out the cluster-name label every set of the Cluster has
+// in its selector and template (S13), unless it is the only one: it tells
+// no set of the Cluster from another, so it neither narrows a lookup nor
+// says anything in a message that names the Cluster.
+func ownLabels(set map[string]string) map[string]string {
+	if _, ok := set[clusterv1.ClusterNameLabel]; !ok || len(set) == 1 {
+		return set
+	}
+	out := make(map[string]string, len(set)-1)
+	for k, v := range set {
+		if k != clusterv1.ClusterNameLabel {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// selectorWords is a set's selector as a message shows it.
+func selectorWords(ms *clusterv1.MachineSet) string {
+	return labels.SelectorFromSet(ownLabels(ms.Spec.Selector.MatchLabels)).String()
+}
+
 func labelKeys(cluster string, set map[string]string) []string {
 	out := make([]string, 0, len(set))
 	for k, v := range set {
@@ -100,13 +122,13 @@ func overlapping(ctx context.Context, c client.Reader, ms *clusterv1.MachineSet)
 			}
 		}
 	}
-	sel := labelKeys(ms.Spec.ClusterName, ms.Spec.Selector.MatchLabels)
+	sel := labelKeys(ms.Spec.ClusterName, ownLabels(ms.Spec.Selector.MatchLabels))
 	lookups := []client.MatchingFields{}
 	if len(sel) > 0 {
 		// A template carrying every selector label carries the first.
 		lookups = append(lookups, client.MatchingFields{TemplateLabelIndex: sel[0]})
 	}
-	for _, key := range labelKeys(ms.Spec.ClusterName, ms.Spec.Template.ObjectMeta.Labels) {
+	for _, key := range labelKeys(ms.Spec.ClusterName, ownLabels(ms.Spec.Template.ObjectMeta.Labels)) {
 		lookups = append(lookups, client.MatchingFields{SelectorLabelIndex: key})
 	}
 	for _, by := range lookups {
@@ -146,11 +168,11 @@ func overlapMessage(s *Scope) string {
 	ms := s.Set
 	if len(s.Overlaps) == 0 {
 		return fmt.Sprintf("No other MachineSet of Cluster %s can select the Machines of selector %s",
-			ms.Spec.ClusterName, labels.SelectorFromSet(ms.Spec.Selector.MatchLabels))
+			ms.Spec.ClusterName, selectorWords(ms))
 	}
 	others := make([]string, 0, len(s.Overlaps))
 	for _, o := range s.Overlaps {
-		others = append(others, fmt.Sprintf("%s (selector %s)", o.Name, labels.SelectorFromSet(o.Spec.Selector.MatchLabels)))
+		others = append(others, fmt.Sprintf("%s (selector %s)", o.Name, selectorWords(o)))
 	}
 	shown := others
 	if len(shown) > 3 {
@@ -161,7 +183,7 @@ func overlapMessage(s *Scope) string {
 		word = "MachineSets"
 	}
 	return fmt.Sprintf("The selector %s can select the same Machines as %s %s of Cluster %s: an orphan Machine both select is adopted by neither; give each set a selector label of its own",
-		labels.SelectorFromSet(ms.Spec.Selector.MatchLabels), word, strings.Join(shown, ", "), ms.Spec.ClusterName)
+		selectorWords(ms), word, strings.Join(shown, ", "), ms.Spec.ClusterName)
 }
 
 // selectorConditionCurrent: SelectorUnique already says what is observed.

@@ -17,9 +17,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
@@ -78,6 +80,11 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error
 		Watches(&clusterv1.Machine{}, handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &clusterv1.MachineSet{}, handler.OnlyControllerOwner())).
 		Watches(&clusterv1.Machine{}, handler.EnqueueRequestsFromMapFunc(m.orphanToMachineSets)).
 		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(m.clusterToMachineSets)).
+		// A deployment whose template or revision moves on makes its sets
+		// old (staleRevision): they hear of it, not only at their next
+		// Machine event.
+		Watches(&clusterv1.MachineDeployment{}, handler.EnqueueRequestsFromMapFunc(m.deploymentToMachineSets),
+			builder.WithPredicates(revisionMoved())).
 		// A set whose selector comes to overlap another's, or stops to,
 		// wakes the other so both conditions say so.
 		Watches(&clusterv1.MachineSet{}, m.overlapsChanged())
@@ -109,6 +116,28 @@ func (m mapper) orphanToMachineSets(ctx context.Context, obj client.Object) []re
 		return nil
 	}
 	return m.setsWhere(ctx, machine.Namespace, func(ms *clusterv1.MachineSet) bool { return Matches(ms, machine) })
+}
+
+// deploymentToMachineSets wakes the sets a deployment controls.
+func (m mapper) deploymentToMachineSets(ctx context.Context, obj client.Object) []reconcile.Request {
+	return m.setsWhere(ctx, obj.GetNamespace(), func(ms *clusterv1.MachineSet) bool {
+		ref := metav1.GetControllerOf(ms)
+		return ref != nil && ref.UID == obj.GetUID()
+	})
+}
+
+// revisionMoved passes a deployment's updates that change what
+// staleRevision reads: its spec (the template) or its revision.
+func revisionMoved() predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			return e.ObjectOld.GetGeneration() != e.ObjectNew.GetGeneration() ||
+				e.ObjectOld.GetAnnotations()[clusterv1.RevisionAnnotation] != e.ObjectNew.GetAnnotations()[clusterv1.RevisionAnnotation]
+		},
+	}
 }
 
 // clusterToMachineSets wakes the sets of a Cluster (pause, creation).

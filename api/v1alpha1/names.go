@@ -245,6 +245,10 @@ const (
 	// DeleteMachineAnnotation marks a Machine its MachineSet deletes first
 	// when it scales down.
 	DeleteMachineAnnotation = "cluster.krtt.dev/delete-machine"
+	// RemediateMachineAnnotation marks a Machine its MachineSet replaces
+	// first of those to replace while maxInFlight holds the others back
+	// (Cluster API's remediate-machine).
+	RemediateMachineAnnotation = "cluster.krtt.dev/remediate-machine"
 	// DisableMachineCreateAnnotation "true" on a MachineSet stops it from
 	// creating Machines: an OnDelete MachineDeployment sets it on its old
 	// MachineSets, so only the current one replaces a deleted Machine.
