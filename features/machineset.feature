@@ -158,7 +158,8 @@ Feature: A MachineSet keeps N Machines
     When another controller sets the condition "HealthCheckSucceeded" of the Machine "b" to "False" with reason "UnhealthyNode" and message "Node b is unhealthy"
     And another controller sets the condition "OwnerRemediated" of the Machine "b" to "False" with reason "WaitingForRemediation" and message "Waiting for remediation"
     Then Machine "b" of the set has condition "OwnerRemediated" with status "False" and reason "RemediationDeferred" and message containing "(spec.strategy.remediation.maxInFlight is 1)"
-    And the MachineSet "ms" has condition "Remediating" with reason "Remediating" and message containing "1 being replaced"
+    And the MachineSet "ms" has condition "Remediating" with reason "Remediating" and message containing ": Machine is deleting"
+    And the MachineSet "ms" has condition "Remediating" with reason "Remediating" and message containing ": Waiting because there are already too many remediations in progress (spec.strategy.remediation.maxInFlight is 1)"
     And Machine "b" of the set still exists
     When the annotation "pre-terminate.delete.hook.machine.cluster.krtt.dev/hold" is removed from Machine "a" of the set
     Then Machine "b" of the set is gone

@@ -125,7 +125,34 @@ func deleteFailedMachines(ctx context.Context, s *Scope) engine.Outcome {
 	if err := deleteMachines(ctx, s, victims, false); err != nil {
 		return engine.Fail(err)
 	}
+	if msg, ok := s.healthCheckerWords(); ok {
+		return engine.OKf("%s", msg)
+	}
 	return engine.OKf("Replacing %s Machine(s) %s: %s; maxInFlight %d", replaceWhat(s.Counts), names(victims), replaceCount(s.Counts), s.MaxInFlight())
+}
+
+// healthCheckerWords: while every Machine to replace is one a health
+// checker marked, the set's Remediating says what Cluster API's
+// setRemediatingCondition says, a "* Machine m: <OwnerRemediated message>"
+// line each (Machine is deleting; Waiting because there are already too
+// many remediations in progress ...); krtt's own failed Machines, which it
+// has no such words for, are counted instead.
+func (s *Scope) healthCheckerWords() (string, bool) {
+	c := s.Counts
+	if c.Marked == 0 || c.Marked != c.Replace {
+		return "", false
+	}
+	cond := reconciler.Remediating(s.Owned, " by MachineSet", s.Set.Generation)
+	return cond.Message, cond.Status == metav1.ConditionTrue && cond.Message != ""
+}
+
+// describeRemediation says what a replacement held by maxInFlight waits
+// on: the health checker's words for marked Machines, else the counts.
+func describeRemediation(ctx context.Context, s *Scope) engine.Outcome {
+	if msg, ok := s.healthCheckerWords(); ok {
+		return engine.OKf("%s", msg)
+	}
+	return describeFailedMachines(ctx, s)
 }
 
 // inFlightMessage is the OwnerRemediated message of a marked Machine that

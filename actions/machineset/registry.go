@@ -27,6 +27,7 @@ func registerActions(r *engine.Registry[*Scope]) {
 	r.Action("AdoptMachines", "Make the set the controller owner of the matching orphan Machines and label them with its name.", adoptMachines)
 	r.Action("ReleaseMachines", "Remove the set's controller reference and set-name label from the Machines that no longer match.", releaseMachines)
 	r.Action("DeleteFailedMachines", "Delete failed Machines, at most maxInFlight being deleted at once; wait until the cache shows it.", deleteFailedMachines)
+	r.Action("DescribeRemediation", "Say what a replacement held by maxInFlight waits on (no change): while only Machines a health checker marked are to be replaced, a line per OwnerRemediated message as Cluster API's setRemediatingCondition; else as DescribeFailedMachines.", describeRemediation, engine.Pure())
 	r.Action("DescribeFailedMachines", "Report the failed Machines against maxUnhealthy and maxInFlight (no change); {replicas} is the number of the set's Machines, {desiredReplicas} its spec.replicas.", describeFailedMachines, engine.Pure(), engine.Offers("replicas", "desiredReplicas"))
 	r.Action("SyncMachines", "Update the set's Machines in place from the template: its labels and annotations (the keys the set manages), spec.deletion, spec.readinessGates and spec.health; nothing else changes and no Machine is replaced.", syncMachines)
 	r.Action("DescribeMissingTemplates", "Report the templates that do not exist (no change).", describeMissingTemplates, engine.Pure())
