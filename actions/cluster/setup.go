@@ -62,8 +62,6 @@ func Spec(set *engine.TableSet, c client.Client, conns Connections, w *reconcile
 	}
 }
 
-// machineIndex adds machinesByCluster to the manager's Machine informer
-// and reads the Clusters' Machines from it.
 // phaseNote is Cluster API's sentence for a phase Event (updateStatus;
 // reconcileDelete for a Cluster that goes).
 func phaseNote(c *clusterv1.Cluster, phase string) string {
@@ -73,6 +71,8 @@ func phaseNote(c *clusterv1.Cluster, phase string) string {
 	return fmt.Sprintf("Cluster %s is %s", c.Name, phase)
 }
 
+// machineIndex adds machinesByCluster to the manager's Machine informer
+// and reads the Clusters' Machines from it.
 func machineIndex(ctx context.Context, mgr ctrl.Manager) (MachinesOfCluster, error) {
 	inf, err := mgr.GetCache().GetInformer(ctx, &clusterv1.Machine{})
 	if err != nil {
