@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -156,15 +157,7 @@ func (o *Observer) readSets(ctx context.Context, s *Scope) {
 // selector that happens to match another Cluster's set does not move it.
 func adoptable(md *clusterv1.MachineDeployment, ms *clusterv1.MachineSet) bool {
 	sel := md.Spec.Selector.MatchLabels
-	if len(sel) == 0 || ms.Spec.ClusterName != md.Spec.ClusterName {
-		return false
-	}
-	for k, v := range sel {
-		if got, ok := ms.Labels[k]; !ok || got != v {
-			return false
-		}
-	}
-	return true
+	return len(sel) > 0 && ms.Spec.ClusterName == md.Spec.ClusterName && labels.SelectorFromSet(sel).Matches(labels.Set(ms.Labels))
 }
 
 // current picks the MachineSet of the current template, as Cluster API's
