@@ -485,6 +485,11 @@ func (c *setChecker) results() {
 						Message: fmt.Sprintf("row %s gives %s an eventReason (%s) without warning: true; only a Warning Event takes it", r.ID, res.name, res.r.EventReason),
 						Hint:    "add warning: true, or drop eventReason"})
 				}
+				if res.r != nil && res.r.Quiet && res.r.Warning {
+					c.add(Finding{Pos: res.r.Pos, Severity: SevError, Check: "result", Table: t.Name, Row: r.ID,
+						Message: fmt.Sprintf("row %s marks %s both warning: true and quiet: true; what needs a person is always told", r.ID, res.name),
+						Hint:    "drop one of the two"})
+				}
 				if res.r == nil || !res.r.Warning {
 					continue
 				}

@@ -91,6 +91,7 @@ var brokenFixtures = map[string]string{
 	"then_retry":              "result",
 	"warning_silent":          "result",
 	"event_reason_no_warning": "result",
+	"quiet_warning":           "result",
 	"event_reason_shape":      "schema",
 }
 

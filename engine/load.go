@@ -583,6 +583,7 @@ func (r *reader) result(n *yaml.Node, what string) Result {
 			res.StatusUnchanged = r.boolean(v, what+".statusUnchanged")
 		},
 		"warning": func(v *yaml.Node) { res.Warning = r.boolean(v, what+".warning") },
+		"quiet":   func(v *yaml.Node) { res.Quiet = r.boolean(v, what+".quiet") },
 		"eventReason": func(v *yaml.Node) {
 			res.EventReason = r.str(v, what+".eventReason")
 			if !eventReasonPattern.MatchString(res.EventReason) {

@@ -238,7 +238,12 @@ type Result struct {
 	// reason while an action fails (ScalingUp stays ScalingUp) still
 	// gives the person reading Events a word for what went wrong.
 	EventReason string
-	Status      map[string]string
+	// Quiet: entering the result's state records no Event of its own, as
+	// for a state marked quiet, because the row's actions tell what a
+	// person reads (N31 tells SuccessfulSetNodeRef, Cluster API's word for
+	// a Machine that found its Node, where the state would say Running).
+	Quiet  bool
+	Status map[string]string
 	// statusOrder keeps Status keys in document order for rendering.
 	StatusOrder []string
 	Pos         Pos

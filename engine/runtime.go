@@ -96,6 +96,8 @@ type Effect struct {
 	// Warning: the result needs a person (see Result).
 	Warning     bool
 	EventReason string
+	// Quiet: the result's state change records no Event (see Result).
+	Quiet       bool
 	Status      map[string]string
 	StatusOrder []string
 }
@@ -146,6 +148,7 @@ func (d *Decision) Apply(o Outcome) Effect {
 	out.StatusUnchanged = res.StatusUnchanged
 	out.Warning = res.Warning
 	out.EventReason = res.EventReason
+	out.Quiet = res.Quiet
 	out.Status = res.Status
 	out.StatusOrder = res.StatusOrder
 	if len(res.Conditions) > 0 {
@@ -198,6 +201,8 @@ type Trace struct {
 	Warning bool
 	// EventReason names the Warning Event when the row gives one.
 	EventReason string
+	// Quiet: the row's result records no Event for its state change.
+	Quiet bool
 	// Unwritten says why the row's result did not reach the object (its
 	// patch met a newer version, or failed) although its actions ran;
 	// empty when it was written.
@@ -437,8 +442,8 @@ func (r *Runner[E]) Act(ctx context.Context, object string, d *Decision, env E) 
 		Set: r.set.Name, Table: d.Table.Name, Row: d.Row.ID, Object: object,
 		From: d.From.Name, To: res.To.Name, Action: ran,
 		Outcome: o.Status, Message: o.Message, Time: start, Duration: r.now().Sub(start), Warning: res.Warning,
-		EventReason: res.EventReason,
-		Actions:     runs,
+		EventReason: res.EventReason, Quiet: res.Quiet,
+		Actions: runs,
 	}
 	if len(res.Conditions) > 0 {
 		tr.Reason = res.Conditions[0].Reason

@@ -29,6 +29,19 @@ Feature: Deleting a Machine takes it apart in order
     And the infrastructure object of "m1" is gone
     And the bootstrap object of "m1" is gone
     And the Node of "m1" is gone
+    And a Normal Event of the Machine "m1" with reason "SuccessfulDrainNode" says "success draining Machine's node"
+    And a Normal Event of the Machine "m1" with reason "NodeVolumesDetached" says "success waiting for node volumes detaching Machine's node"
+    And the Machine "m1" told only the Events "SuccessfulSetNodeRef, SuccessfulDrainNode, NodeVolumesDetached"
+
+  @row:machine-normal:N31 @row:machine-deletion:D05 @row:machine-deletion:D08
+  Scenario: a Machine created, run and deleted without trouble tells two Events, with Cluster API's reasons
+    Given a running Machine "m1"
+    And a kubelet runs on the Node of "m1"
+    And Pod "web" runs on the Node of "m1"
+    When I delete the Machine "m1"
+    Then the Machine "m1" is gone
+    And a Normal Event of the Machine "m1" with reason "SuccessfulSetNodeRef" names its Node
+    And the Machine "m1" told only the Events "SuccessfulSetNodeRef, SuccessfulDrainNode"
 
   Scenario Outline: a <point> hook holds the deletion until it is removed
     Given a running Machine "m1"

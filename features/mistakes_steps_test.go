@@ -27,9 +27,11 @@ func registerMistakeSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^the SimControlPlane "([^"]*)" is created$`, w.createSimControlPlane)
 	sc.Step(`^the controlPlaneRef of the Cluster "([^"]*)" is removed$`, w.removeControlPlaneRef)
 	sc.Step(`^the control plane provider reports the SimControlPlane "([^"]*)" initialized$`, w.controlPlaneInitialized)
-	sc.Step(`^an? (Warning|Normal) Event of the (MachineSet|MachineDeployment|Cluster) "([^"]*)" with reason "([^"]*)" says "([^"]*)"$`, w.eventSays)
-	sc.Step(`^a Normal Event of the (MachineSet|MachineDeployment|Cluster) "([^"]*)" with reason "([^"]*)"$`, w.normalEventOf)
-	sc.Step(`^the (MachineSet|MachineDeployment) "([^"]*)" has (\d+) Events? with reason "([^"]*)"$`, w.eventCount)
+	sc.Step(`^an? (Warning|Normal) Event of the (Machine|MachineSet|MachineDeployment|Cluster) "([^"]*)" with reason "([^"]*)" says "([^"]*)"$`, w.eventSays)
+	sc.Step(`^a Normal Event of the (Machine|MachineSet|MachineDeployment|Cluster) "([^"]*)" with reason "([^"]*)"$`, w.normalEventOf)
+	sc.Step(`^the (Machine|MachineSet|MachineDeployment) "([^"]*)" has (\d+) Events? with reason "([^"]*)"$`, w.eventCount)
+	sc.Step(`^the (Machine|MachineSet|MachineDeployment|Cluster) "([^"]*)" told only the Events "([^"]*)"$`, w.toldOnly)
+	sc.Step(`^a Normal Event of the Machine "([^"]*)" with reason "([^"]*)" names its Node$`, w.eventNamesNode)
 	sc.Step(`^the providers bring the Machines of "([^"]*)" that are not Running to Running$`, w.provideNew)
 	sc.Step(`^no Warning Event was recorded in the scenario$`, w.noWarningEvent)
 	sc.Step(`^the operator logged no error about the scenario's objects$`, w.noErrorLogged)
@@ -115,6 +117,50 @@ func (w *world) eventCount(ctx context.Context, kind, name string, n int, reason
 		}
 		return nil
 	})
+}
+
+// toldOnly: once the object has an Event with each of the reasons (comma
+// separated), it has none with another reason. The recorder sends an
+// object's Events in the order they were told, so one told before the
+// last awaited is there by then.
+func (w *world) toldOnly(ctx context.Context, kind, name, reasons string) error {
+	want := map[string]bool{}
+	for _, r := range strings.Split(reasons, ",") {
+		want[strings.TrimSpace(r)] = true
+	}
+	return w.eventually(ctx, fmt.Sprintf("the Events %s of %s %s and no other", reasons, kind, name), func(ctx context.Context) error {
+		list := &eventsv1.EventList{}
+		if err := w.h.Client.List(ctx, list, client.InNamespace(w.ns)); err != nil {
+			return err
+		}
+		seen := map[string]bool{}
+		var all []string
+		for _, e := range list.Items {
+			if e.Regarding.Kind != kind || e.Regarding.Name != name {
+				continue
+			}
+			seen[e.Reason] = true
+			all = append(all, e.Type+" "+e.Reason+": "+e.Note)
+		}
+		for r := range want {
+			if !seen[r] {
+				return fmt.Errorf("no Event with reason %s yet; the Events:\n%s", r, strings.Join(all, "\n"))
+			}
+		}
+		if len(seen) != len(want) {
+			return fmt.Errorf("Events with other reasons than %s:\n%s", reasons, strings.Join(all, "\n"))
+		}
+		return nil
+	})
+}
+
+// eventNamesNode: the Machine's Event with the reason is the name of its
+// Node, as Cluster API's SuccessfulSetNodeRef.
+func (w *world) eventNamesNode(ctx context.Context, name, reason string) error {
+	node := w.nodeName(name)
+	return w.eventOf(ctx, fmt.Sprintf("Normal Event of Machine %s with reason %s naming Node %s", name, reason, node), "Machine", name,
+		func(e eventsv1.Event) bool { return e.Type == "Normal" && e.Reason == reason && e.Note == node },
+		func(e eventsv1.Event) string { return e.Type + " " + e.Reason + ": " + e.Note })
 }
 
 // normalEventOf: the object has a Normal Event with the reason (a Cluster

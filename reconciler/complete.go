@@ -195,7 +195,7 @@ func (r *Reconciler[O, E]) worthTelling(steps []*engine.Step) bool {
 		if tr.Warning || tr.Outcome == engine.Failed {
 			return true
 		}
-		if tr.To != tr.From && !r.quiet(tr.To) {
+		if tr.To != tr.From && !r.quiet(tr.To) && !tr.Quiet {
 			return true
 		}
 	}

@@ -160,6 +160,11 @@ func TestQuietStatesAreToldOnlyWithNews(t *testing.T) {
 			{Row: "D05", From: "Draining", To: "Gone", Outcome: engine.Done}}, false},
 		{"a quiet step with a row that needs a person", "Draining", []engine.Trace{
 			{Row: "E13", From: "Draining", To: "Gone", Outcome: engine.Done, Message: "2 Pods deleted", Warning: true}}, true},
+		{"to Running by a quiet row (its action tells the Event)", "Provisioning", []engine.Trace{
+			{Row: "N31", From: "Provisioning", To: "Running", Outcome: engine.Done, Quiet: true}}, false},
+		{"through a quiet row, then into a state that is not quiet", "Pending", []engine.Trace{
+			{Row: "N13", From: "Pending", To: "Provisioning", Outcome: engine.Done, Quiet: true},
+			{Row: "N31", From: "Provisioning", To: "Running", Outcome: engine.Done}}, true},
 		{"a quiet step, then a row that failed", "Pending", []engine.Trace{
 			{Row: "N13", From: "Pending", To: "Provisioning", Outcome: engine.Done},
 			{Row: "N21", From: "Provisioning", To: "Provisioning", Outcome: engine.Failed, Message: "boom"}}, true},

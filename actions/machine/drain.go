@@ -400,6 +400,11 @@ func drain(ctx context.Context, s *Scope, unreachable, force bool) engine.Outcom
 		}
 	}
 	if left.n == 0 {
+		if !force {
+			// A forced drain is told by its row's Warning instead.
+			s.Told.Tell(reconciler.Tell{Reason: "SuccessfulDrainNode", Related: node,
+				Note: fmt.Sprintf("success draining Machine's node %q", node.Name)})
+		}
 		done := engine.OKf("all Pods evicted%s", note)
 		if len(skipped) > 0 {
 			done = engine.OKf("all Pods evicted (%s)%s", describeSkipped(skipped), note)

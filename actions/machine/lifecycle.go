@@ -166,6 +166,9 @@ func setNodeRef(_ context.Context, s *Scope) engine.Outcome {
 	if n == nil {
 		return engine.Failf("no single Node to reference")
 	}
+	if ref := s.Machine.Status.NodeRef; ref == nil || ref.Name != n.Name {
+		s.Told.Tell(reconciler.Tell{Reason: "SuccessfulSetNodeRef", Related: n, Note: n.Name})
+	}
 	s.Machine.Status.NodeRef = &clusterv1.MachineNodeReference{Name: n.Name}
 	return engine.OKf("Node %s", n.Name)
 }
@@ -198,6 +201,7 @@ func markDrainStart(_ context.Context, s *Scope) engine.Outcome {
 }
 
 func markVolumeWaitStart(_ context.Context, s *Scope) engine.Outcome {
+	s.volumeWaitStarted = s.Machine.Status.Deletion.WaitForNodeVolumeDetachStartTime == nil
 	startClock(&s.Machine.Status.Deletion.WaitForNodeVolumeDetachStartTime, metav1.NewTime(s.Now))
 	return engine.OK()
 }

@@ -96,6 +96,14 @@ type Scope struct {
 	// row decides.
 	reconciler.ObserveError
 
+	// Told holds the Events the actions tell with Cluster API's reasons:
+	// the Node found (SuccessfulSetNodeRef), drained (SuccessfulDrainNode),
+	// its volumes detached after a wait (NodeVolumesDetached).
+	Told reconciler.Told
+	// volumeWaitStarted: this reconcile started the volume wait, so a
+	// wait that ends in it never waited and tells nothing.
+	volumeWaitStarted bool
+
 	// readySince is when Ready turned True as summarizeReady left it
 	// (this reconcile's clock when it turns True now); zero when it is not
 	// True.

@@ -52,6 +52,7 @@ func Spec(set *engine.TableSet, c client.Client, clusters ClusterClients, w *rec
 		Finalizer:        clusterv1.MachineFinalizer,
 		LegacyFinalizers: []string{clusterv1.LegacyMachineFinalizer},
 		ObserveTimeout:   observeTimeout,
+		Told:             func(s *Scope) *reconciler.Told { return &s.Told },
 		Observe: func(ctx context.Context, key client.ObjectKey, now time.Time) reconciler.Observation[*clusterv1.Machine, *Scope] {
 			s := obs.Observe(ctx, key, now)
 			return reconciler.Observation[*clusterv1.Machine, *Scope]{Env: s, Object: s.Machine, Found: s.MachineFound, Err: s.Err}

@@ -177,9 +177,9 @@ func settled(t *testing.T, h *harness.Harness, ns, reason, inMessage string) *kr
 	return settledTold(t, h, ns, reason, inMessage, "")
 }
 
-// settledTold is settled for a Machine whose state is quiet in the tables
-// (entering it records no Event): the newest Event is about entering the
-// state told last, told.
+// settledTold is settled for a Machine that entered its state quietly (a
+// quiet state, or a quiet row whose action told an Event with Cluster
+// API's reason instead): the newest Event has the reason told.
 func settledTold(t *testing.T, h *harness.Harness, ns, reason, inMessage, told string) *krttexplain.Report {
 	t.Helper()
 	var rep *krttexplain.Report
@@ -201,15 +201,18 @@ func settledTold(t *testing.T, h *harness.Harness, ns, reason, inMessage, told s
 			rep = r
 			return nil
 		}
-		want := r.State
 		if told != "" {
-			if st := h.Set.State(r.State); st == nil || !st.Quiet {
-				return fmt.Errorf("state %s is not quiet in the tables, so its own Event is the newest", r.State)
+			if len(r.Events) == 0 || r.Events[len(r.Events)-1].Reason != told {
+				return fmt.Errorf("newest Event is not %s: %+v", told, r.Events)
 			}
-			want = told
+			rep = r
+			return nil
 		}
-		if len(r.Events) == 0 || !strings.Contains(r.Events[len(r.Events)-1].Note, " → "+want+" (") {
-			return fmt.Errorf("newest Event is not about entering state %s: %+v", want, r.Events)
+		if st := h.Set.State(r.State); st == nil || st.Quiet {
+			return fmt.Errorf("state %s is quiet in the tables: no Event of its own tells it settled", r.State)
+		}
+		if len(r.Events) == 0 || !strings.Contains(r.Events[len(r.Events)-1].Note, " → "+r.State+" (") {
+			return fmt.Errorf("newest Event is not about entering state %s: %+v", r.State, r.Events)
 		}
 		rep = r
 		return nil
@@ -292,7 +295,8 @@ func TestExplainMachineGolden(t *testing.T) {
 	t.Run("Running", func(t *testing.T) {
 		ns := localcp.UniqueName("explain-running")
 		runningMachine(t, h, ns)
-		settled(t, h, ns, "", "")
+		// N31 enters Running quietly and tells Cluster API's Event.
+		settledTold(t, h, ns, "", "", "SuccessfulSetNodeRef")
 		settledOnRepeat(t, h, ns)
 		goldenCompare(t, "running.txt", explainText(t, kubeconfig, ns))
 	})
@@ -303,7 +307,8 @@ func TestExplainMachineGolden(t *testing.T) {
 			m.Annotations = map[string]string{clusterv1.PreDrainDeleteHookAnnotationPrefix + "backup": "team-a"}
 		})
 		deleteMachine(t, h, ns)
-		rep := settled(t, h, ns, clusterv1.DeletingWaitingForPreDrainHookReason, "backup")
+		// The deletion's steps are quiet: the newest Event is the Node found.
+		rep := settledTold(t, h, ns, clusterv1.DeletingWaitingForPreDrainHookReason, "backup", "SuccessfulSetNodeRef")
 		if rep.Fires.Row != "D03" || len(rep.Releases) == 0 || rep.Releases[0].Row != "D04" {
 			t.Errorf("fires %s, releases %+v; want D03 released by preDrainHooks=false → D04", rep.Fires.Row, rep.Releases)
 		}
@@ -318,7 +323,7 @@ func TestExplainMachineGolden(t *testing.T) {
 		harness.Must(t, err)
 		blockingPDB(t, h, ns, "db")
 		deleteMachine(t, h, ns)
-		rep := settled(t, h, ns, clusterv1.DeletingDrainingNodeReason, "disruption budget")
+		rep := settledTold(t, h, ns, clusterv1.DeletingDrainingNodeReason, "disruption budget", "SuccessfulSetNodeRef")
 		if rep.Fires.Row != "D05" || rep.WaitingOn == nil || rep.WaitingOn.Since == nil || rep.WaitingOn.TimeoutSeconds != 0 {
 			t.Errorf("fires %+v waiting on %+v", rep.Fires, rep.WaitingOn)
 		}
@@ -342,7 +347,8 @@ func TestExplainMachineGolden(t *testing.T) {
 			return h.Client.Status().Update(ctx, n)
 		})
 		deleteMachine(t, h, ns)
-		rep := settled(t, h, ns, clusterv1.DeletingWaitingForVolumeDetachReason, "vol-1")
+		// The drain of a Node without Pods ends at once and tells so.
+		rep := settledTold(t, h, ns, clusterv1.DeletingWaitingForVolumeDetachReason, "vol-1", "SuccessfulDrainNode")
 		if rep.WaitingOn == nil || rep.WaitingOn.EndsAt == nil || rep.WaitingOn.Overdue {
 			t.Errorf("waiting on %+v; want a timeout one hour after the wait started", rep.WaitingOn)
 		}
@@ -363,10 +369,10 @@ func TestExplainMachineGolden(t *testing.T) {
 			return h.Client.Update(ctx, sm)
 		})
 		deleteMachine(t, h, ns)
-		// The deletion steps after Deleting are quiet: the newest Event is
-		// the one of the path into the volume wait, which the drain of a
-		// Node without Pods or volumes passes at once.
-		settledTold(t, h, ns, clusterv1.DeletingWaitingForInfrastructureDeletionReason, "SimMachine", "WaitingForVolumeDetach")
+		// The deletion's steps are quiet: the newest Event is the drain's
+		// end; the volume wait of a Node without volumes never waited, so it
+		// tells nothing.
+		settledTold(t, h, ns, clusterv1.DeletingWaitingForInfrastructureDeletionReason, "SimMachine", "SuccessfulDrainNode")
 		settledOnRepeat(t, h, ns)
 		goldenCompare(t, "waiting-for-infrastructure-deletion.txt", explainText(t, kubeconfig, ns))
 	})
@@ -433,7 +439,7 @@ func TestExplainMachineGolden(t *testing.T) {
 			return nil
 		})
 		deleteMachine(t, h, ns)
-		rep := settled(t, h, ns, clusterv1.DeletingDrainingNodeReason, "disruption budget")
+		rep := settledTold(t, h, ns, clusterv1.DeletingDrainingNodeReason, "disruption budget", "Unhealthy")
 		if w := rep.WaitingOn; w == nil || w.Forced == nil || w.Forced.Row != "D22" || w.Forced.Since == nil ||
 			!w.Forced.Since.Equal(notReadySince.Time.Truncate(time.Second)) || w.Forced.Overdue ||
 			!w.Forced.EndsAt.Equal(w.Forced.Since.Add(5*time.Minute)) {

@@ -617,6 +617,9 @@ func mdResultSummary(res *engine.Result) string {
 	if res.StatusUnchanged {
 		parts = append(parts, "write nothing to status but these conditions")
 	}
+	if res.Quiet {
+		parts = append(parts, "record no Event for the state change (the actions tell theirs)")
+	}
 	if res.Warning {
 		if res.EventReason != "" {
 			parts = append(parts, "record a Warning Event "+res.EventReason+" (it needs a person)")
