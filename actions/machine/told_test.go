@@ -5,17 +5,20 @@ import (
 	"strings"
 	"testing"
 
-	clusterv1 "github.com/krtt-dev/krtt/api/v1alpha1"
 	"github.com/krtt-dev/krtt/engine"
 )
 
-// reasons lists the reasons and notes of what the scope's actions told.
-func reasons(s *Scope) string {
-	var out []string
-	for _, t := range s.Told.Take() {
-		out = append(out, t.Reason+": "+t.Note)
+// wantTold checks the reasons and notes of what the scope's actions told
+// ("" for nothing).
+func wantTold(t *testing.T, s *Scope, want, why string) {
+	t.Helper()
+	var told []string
+	for _, tell := range s.Told.Take() {
+		told = append(told, tell.Reason+": "+tell.Note)
 	}
-	return strings.Join(out, "; ")
+	if got := strings.Join(told, "; "); got != want {
+		t.Errorf("%s: told %q, want %q", why, got, want)
+	}
 }
 
 func TestSetNodeRefTellsOnlyTheFirstTime(t *testing.T) {
@@ -25,16 +28,12 @@ func TestSetNodeRefTellsOnlyTheFirstTime(t *testing.T) {
 
 	s := scopeFor(t, m, node.Name)
 	wantStatus(t, setNodeRef(ctx, s), engine.Done)
-	if got, want := reasons(s), "SuccessfulSetNodeRef: "+node.Name; got != want {
-		t.Errorf("told %q, want %q (Cluster API's reason, the Node's name)", got, want)
-	}
+	wantTold(t, s, "SuccessfulSetNodeRef: "+node.Name, "the Node found")
 
 	// Every later reconcile sets the same reference again: nothing to tell.
 	s = scopeFor(t, m, node.Name)
 	wantStatus(t, setNodeRef(ctx, s), engine.Done)
-	if got := reasons(s); got != "" {
-		t.Errorf("told %q for a nodeRef already set", got)
-	}
+	wantTold(t, s, "", "a nodeRef already set")
 }
 
 func TestDrainTellsSuccessOnceNoPodIsLeft(t *testing.T) {
@@ -46,17 +45,13 @@ func TestDrainTellsSuccessOnceNoPodIsLeft(t *testing.T) {
 
 	s := scopeFor(t, m, node.Name)
 	wantStatus(t, drainNode(ctx, s), engine.InProgress)
-	if got := reasons(s); got != "" {
-		t.Errorf("a drain still waiting told %q", got)
-	}
+	wantTold(t, s, "", "a drain still waiting")
 	if n := finishTermination(t, node.Name); n != 1 {
 		t.Fatalf("%d Pods were terminating, want 1", n)
 	}
 	s = scopeFor(t, m, node.Name)
 	wantStatus(t, drainNode(ctx, s), engine.Done)
-	if got, want := reasons(s), `SuccessfulDrainNode: success draining Machine's node "`+node.Name+`"`; got != want {
-		t.Errorf("told %q, want %q", got, want)
-	}
+	wantTold(t, s, `SuccessfulDrainNode: success draining Machine's node "`+node.Name+`"`, "the drain done")
 }
 
 func TestForcedDrainTellsNoSuccess(t *testing.T) {
@@ -64,9 +59,7 @@ func TestForcedDrainTellsNoSuccess(t *testing.T) {
 	node := newNode(t)
 	s := scopeFor(t, testMachine(newNamespace(t), nil), node.Name)
 	wantStatus(t, forceDrainNode(ctx, s), engine.Done)
-	if got := reasons(s); got != "" {
-		t.Errorf("a forced drain told %q; its row's Warning tells it", got)
-	}
+	wantTold(t, s, "", "a forced drain (its row's Warning tells it)")
 }
 
 // The volume wait tells NodeVolumesDetached only when it waited: ended in a
@@ -79,16 +72,14 @@ func TestVolumeWaitTellsDetachedOnlyAfterAWait(t *testing.T) {
 	s := scopeFor(t, m, node.Name)
 	wantStatus(t, markVolumeWaitStart(ctx, s), engine.Done)
 	wantStatus(t, waitForVolumeDetach(ctx, s), engine.Done)
-	if got := reasons(s); got != "" {
-		t.Errorf("a wait that started and ended in one reconcile told %q", got)
-	}
+	wantTold(t, s, "", "a wait that started and ended in one reconcile")
 
-	// The start time is in the status from an earlier reconcile.
-	m.Status.Deletion = clusterv1.MachineDeletionStatus{WaitForNodeVolumeDetachStartTime: s.Machine.Status.Deletion.WaitForNodeVolumeDetachStartTime}
+	// The next reconcile finds the start time the first one left in m.
+	if m.Status.Deletion.WaitForNodeVolumeDetachStartTime == nil {
+		t.Fatal("the wait's start time was not recorded")
+	}
 	s = scopeFor(t, m, node.Name)
 	wantStatus(t, markVolumeWaitStart(ctx, s), engine.Done)
 	wantStatus(t, waitForVolumeDetach(ctx, s), engine.Done)
-	if got, want := reasons(s), `NodeVolumesDetached: success waiting for node volumes detaching Machine's node "`+node.Name+`"`; got != want {
-		t.Errorf("told %q, want %q", got, want)
-	}
+	wantTold(t, s, `NodeVolumesDetached: success waiting for node volumes detaching Machine's node "`+node.Name+`"`, "a wait that ended later")
 }
