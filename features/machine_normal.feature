@@ -86,6 +86,7 @@ Feature: A Machine walks from Pending to Running
     Then the Machine "m1" reaches phase "Running"
     And the Node of "m1" has the label "cluster.krtt.dev/interruptible" = ""
     And the Node of "m1" has the annotation "cluster.krtt.dev/labels-from-machine" = "cluster.krtt.dev/interruptible"
+    And a Normal Event of the Machine "m1" with reason "SuccessfulSetInterruptibleNodeLabel" names its Node
     When the infrastructure of "m1" reports no interruptible instance
     Then the Node of "m1" has no label "cluster.krtt.dev/interruptible"
 

@@ -786,7 +786,9 @@ func TestSyncNodeRevisionTaintAndInterruptible(t *testing.T) {
 	}
 	outdated := clusterv1.NodeOutdatedRevisionTaint + ":PreferNoSchedule"
 
-	wantStatus(t, syncNode(ctx, scope()), engine.Done, "labels "+clusterv1.InterruptibleLabel)
+	first := scope()
+	wantStatus(t, syncNode(ctx, first), engine.Done, "labels "+clusterv1.InterruptibleLabel)
+	wantTold(t, first, "SuccessfulSetInterruptibleNodeLabel: "+node.Name, "the interruptible label set")
 	// The API server's not-ready taint may be there too; it stays.
 	if got := taints(); !slices.Contains(got, "dedicated:NoSchedule") || !slices.Contains(got, outdated) {
 		t.Errorf("taints of an older revision's Node: %v", got)
@@ -798,7 +800,9 @@ func TestSyncNodeRevisionTaintAndInterruptible(t *testing.T) {
 	if got := n.Annotations[LabelsFromMachineAnnotation]; got != clusterv1.InterruptibleLabel {
 		t.Errorf("%s = %q: the interruptible label must be tracked so it can go", LabelsFromMachineAnnotation, got)
 	}
-	wantStatus(t, syncNode(ctx, scope()), engine.Done, "in sync")
+	again := scope()
+	wantStatus(t, syncNode(ctx, again), engine.Done, "in sync")
+	wantTold(t, again, "", "the interruptible label already there")
 	// Owners that could not be read leave the taint as it is.
 	unread := scope()
 	unread.Set, unread.Deployment, unread.OwnersErr = nil, nil, errors.New("cache not synced")

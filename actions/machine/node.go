@@ -289,6 +289,10 @@ func syncNode(ctx context.Context, s *Scope) engine.Outcome {
 	if err := reconciler.PatchFields(ctx, s.NodeClient, node, patch); err != nil {
 		return engine.Fail(fmt.Errorf("sync Node %s: %w", node.Name, err))
 	}
+	if slices.Contains(set, clusterv1.InterruptibleLabel) {
+		// Once, when the label arrives (Cluster API reconcileNode).
+		s.Told.Tell(reconciler.Tell{Reason: "SuccessfulSetInterruptibleNodeLabel", Related: node, Note: node.Name})
+	}
 	var parts []string
 	if len(set) > 0 {
 		parts = append(parts, "labels "+strings.Join(set, ","))

@@ -97,7 +97,8 @@ type Scope struct {
 	reconciler.ObserveError
 
 	// Told holds the Events the actions tell with Cluster API's reasons:
-	// the Node found (SuccessfulSetNodeRef), drained (SuccessfulDrainNode),
+	// the Node found (SuccessfulSetNodeRef), labelled interruptible
+	// (SuccessfulSetInterruptibleNodeLabel), drained (SuccessfulDrainNode),
 	// its volumes detached after a wait (NodeVolumesDetached).
 	Told reconciler.Told
 	// volumeWaitStarted: this reconcile started the volume wait, so a
