@@ -95,14 +95,14 @@ func (w *world) eventSays(ctx context.Context, typ, kind, name, reason, text str
 // series counts each time).
 func (w *world) eventCount(ctx context.Context, kind, name string, n int, reason string) error {
 	return w.eventually(ctx, fmt.Sprintf("%d Events of %s %s with reason %s", n, kind, name, reason), func(ctx context.Context) error {
-		list := &eventsv1.EventList{}
-		if err := w.h.Client.List(ctx, list, client.InNamespace(w.ns)); err != nil {
+		events, err := w.eventsAbout(ctx, kind, name)
+		if err != nil {
 			return err
 		}
 		got := 0
 		var notes []string
-		for _, e := range list.Items {
-			if e.Regarding.Kind != kind || e.Regarding.Name != name || e.Reason != reason {
+		for _, e := range events {
+			if e.Reason != reason {
 				continue
 			}
 			times := 1
@@ -129,16 +129,13 @@ func (w *world) toldOnly(ctx context.Context, kind, name, reasons string) error 
 		want[strings.TrimSpace(r)] = true
 	}
 	return w.eventually(ctx, fmt.Sprintf("the Events %s of %s %s and no other", reasons, kind, name), func(ctx context.Context) error {
-		list := &eventsv1.EventList{}
-		if err := w.h.Client.List(ctx, list, client.InNamespace(w.ns)); err != nil {
+		events, err := w.eventsAbout(ctx, kind, name)
+		if err != nil {
 			return err
 		}
 		seen := map[string]bool{}
 		var all []string
-		for _, e := range list.Items {
-			if e.Regarding.Kind != kind || e.Regarding.Name != name {
-				continue
-			}
+		for _, e := range events {
 			seen[e.Reason] = true
 			all = append(all, e.Type+" "+e.Reason+": "+e.Note)
 		}

@@ -257,15 +257,12 @@ func (w *world) eventually(ctx context.Context, what string, cond func(context.C
 // describe words it.
 func (w *world) eventOf(ctx context.Context, what, kind, name string, match func(eventsv1.Event) bool, describe func(eventsv1.Event) string) error {
 	return w.eventually(ctx, what, func(ctx context.Context) error {
-		list := &eventsv1.EventList{}
-		if err := w.h.Client.List(ctx, list, client.InNamespace(w.ns)); err != nil {
+		events, err := w.eventsAbout(ctx, kind, name)
+		if err != nil {
 			return err
 		}
 		var seen []string
-		for _, e := range list.Items {
-			if e.Regarding.Kind != kind || e.Regarding.Name != name {
-				continue
-			}
+		for _, e := range events {
 			if match(e) {
 				return nil
 			}
@@ -273,6 +270,22 @@ func (w *world) eventOf(ctx context.Context, what, kind, name string, match func
 		}
 		return fmt.Errorf("Events of %s %s:\n%s", kind, name, strings.Join(seen, "\n"))
 	})
+}
+
+// eventsAbout are the Events of the scenario's namespace regarding the
+// object of that kind and name.
+func (w *world) eventsAbout(ctx context.Context, kind, name string) ([]eventsv1.Event, error) {
+	list := &eventsv1.EventList{}
+	if err := w.h.Client.List(ctx, list, client.InNamespace(w.ns)); err != nil {
+		return nil, err
+	}
+	var out []eventsv1.Event
+	for _, e := range list.Items {
+		if e.Regarding.Kind == kind && e.Regarding.Name == name {
+			out = append(out, e)
+		}
+	}
+	return out, nil
 }
 
 func (w *world) machine(ctx context.Context, name string) (*clusterv1.Machine, error) {
