@@ -54,6 +54,29 @@ Feature: Cluster infrastructure
     # Its control plane provider writes the kubeconfig, not the Cluster.
     And the Cluster "c1" has no kubeconfig Secret
 
+  # Cluster API v1.14 setRemoteConnectionProbeCondition: its cluster cache connects once the infrastructure is
+  # provisioned, whether or not an endpoint is known yet (the harness fails a connection after 2 attempts).
+  @row:cluster-status:K22 @row:cluster-status:K28 @row:cluster-status:K29
+  Scenario: A Cluster waiting for its endpoint probes its workload cluster once its infrastructure is provisioned
+    Given the SimCluster "infra" is created
+    And the SimControlPlane "cp" that is not initialized yet is created
+    And a Cluster "c1" whose infrastructureRef names the SimCluster "infra" and whose controlPlaneRef names the SimControlPlane "cp"
+    Then the Cluster "c1" has condition "RemoteConnectionProbe" with status "False" and reason "ProbeFailed" and message "Remote connection not established yet"
+    When the infrastructure provider provisions the SimCluster "infra" without a control plane endpoint
+    Then row "K22" fired for "c1" saying "waiting for a control plane endpoint"
+    And the Cluster "c1" has condition "RemoteConnectionProbe" with status "True" and reason "ProbeSucceeded" and message ""
+    When the kubeconfig Secret of Cluster "c1" names an API server that does not answer
+    Then row "K28" fired for "c1" saying "waiting for a control plane endpoint"
+    And row "K29" fired for "c1"
+    And the Cluster "c1" has condition "RemoteConnectionProbe" with status "False" and reason "ProbeFailed" and message "Remote connection probe failed"
+    And the Cluster "c1" is in phase "Provisioning"
+    When the kubeconfig Secret of Cluster "c1" is fixed for the workload cluster
+    Then the Cluster "c1" has condition "RemoteConnectionProbe" with status "True" and reason "ProbeSucceeded" and message ""
+    And the Cluster "c1" is in phase "Provisioning"
+    When the control plane provider reports the SimControlPlane "cp" initialized at "cp.example.com:443"
+    Then the Cluster "c1" is in phase "Provisioned"
+    And the Cluster "c1" has condition "WorkloadClusterReachable" with status "True" and reason "Connected"
+
   # Cluster API v1.14 reconcileControlPlane copies the endpoint whether or not an infrastructure object is named.
   @row:cluster-status:K21
   Scenario: A Cluster that names no infrastructure takes its endpoint from its initialized control plane

@@ -25,6 +25,7 @@ func registerWorkloadSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^a Cluster "([^"]*)" whose kubeconfig Secret has credentials the workload cluster refuses$`, w.aClusterWithRefusedCredentials)
 	sc.Step(`^a Cluster "([^"]*)" whose kubeconfig Secret names an API server that does not answer$`, w.aClusterWithDeadServer)
 	sc.Step(`^the kubeconfig Secret of Cluster "([^"]*)" is (?:created|fixed) for the workload cluster$`, w.kubeconfigSecretFor)
+	sc.Step(`^the kubeconfig Secret of Cluster "([^"]*)" names an API server that does not answer$`, w.deadServerSecretFor)
 	sc.Step(`^a Node joins for "([^"]*)" in the workload cluster$`, w.nodeJoinsInWorkload)
 	sc.Step(`^the Node of "([^"]*)" is not in the management cluster$`, w.nodeNotInManagement)
 	sc.Step(`^the workload cluster's API server stops$`, w.workloadAPIServerStops)
@@ -90,8 +91,15 @@ func (w *world) aClusterWithRefusedCredentials(ctx context.Context, name string)
 // aClusterWithDeadServer names port 1 of the loopback address, where
 // nothing listens: every connection attempt is refused at once.
 func (w *world) aClusterWithDeadServer(ctx context.Context, name string) error {
-	return w.aClusterWithSecret(ctx, name, func(cfg *rest.Config) { cfg.Host = "https://127.0.0.1:1" })
+	return w.aClusterWithSecret(ctx, name, deadServer)
 }
+
+// deadServerSecretFor gives an existing Cluster such a Secret.
+func (w *world) deadServerSecretFor(ctx context.Context, name string) error {
+	return w.spoiledSecretFor(ctx, name, deadServer)
+}
+
+func deadServer(cfg *rest.Config) { cfg.Host = "https://127.0.0.1:1" }
 
 // aClusterWithSecret gives a new Cluster a kubeconfig Secret for the
 // workload cluster, changed by spoil; its Nodes are the workload cluster's.
@@ -107,6 +115,12 @@ func (w *world) aClusterWithSecret(ctx context.Context, name string, spoil func(
 	if err := w.clusterHasCondition(ctx, name, "WorkloadClusterReachable", "True", "SelfHosted", ""); err != nil {
 		return err
 	}
+	return w.spoiledSecretFor(ctx, name, spoil)
+}
+
+// spoiledSecretFor writes the Cluster's kubeconfig Secret for the workload
+// cluster, changed by spoil; its Nodes are the workload cluster's.
+func (w *world) spoiledSecretFor(ctx context.Context, name string, spoil func(*rest.Config)) error {
 	c, cfg, err := w.workloadClient(ctx)
 	if err != nil {
 		return err
