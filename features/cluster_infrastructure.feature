@@ -77,6 +77,20 @@ Feature: Cluster infrastructure
     Then the Cluster "c1" is in phase "Provisioned"
     And the Cluster "c1" has condition "WorkloadClusterReachable" with status "True" and reason "Connected"
 
+  # Cluster API v1.14 doReconcile runs reconcileControlPlane whatever reconcileInfrastructure found.
+  @row:cluster-status:K21 @row:cluster-status:K20
+  Scenario: A Cluster whose infrastructure is not provisioned yet takes its endpoint from its initialized control plane
+    Given the SimCluster "infra" is created
+    And the SimControlPlane "cp" that is not initialized yet is created
+    And a Cluster "c1" whose infrastructureRef names the SimCluster "infra" and whose controlPlaneRef names the SimControlPlane "cp"
+    When the control plane provider reports the SimControlPlane "cp" initialized at "cp.example.com:443"
+    Then the Cluster "c1" has the control plane endpoint "cp.example.com:443"
+    And the Cluster "c1" is in phase "Provisioning"
+    And the Cluster "c1" has condition "InfrastructureReady" with status "False" and reason "NotReady"
+    When the infrastructure provider provisions the SimCluster "infra" without a control plane endpoint
+    Then the Cluster "c1" is in phase "Provisioned"
+    And the Cluster "c1" has the control plane endpoint "cp.example.com:443"
+
   # Cluster API v1.14 reconcileControlPlane copies the endpoint whether or not an infrastructure object is named.
   @row:cluster-status:K21
   Scenario: A Cluster that names no infrastructure takes its endpoint from its initialized control plane
