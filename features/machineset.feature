@@ -297,6 +297,24 @@ Feature: A MachineSet keeps N Machines
     Then the MachineSet "ms" controls 0 Machines
     And the MachineSet "ms" is gone
 
+  # Cluster API v1.14 Reconcile: getAndAdoptMachinesForMachineSet runs before reconcileDelete, which deletes
+  # every Machine the set has, the adopted ones too.
+  @row:machineset-deletion:X03 @row:machineset-deletion:X01 @row:machineset-deletion:X02
+  Scenario: a MachineSet being deleted adopts a matching orphan and deletes it with its own Machines
+    Given a MachineSet "ms" of 1 Machine
+    And the Machines of "ms" are called "a"
+    And Machine "a" of the set has annotation "pre-terminate.delete.hook.machine.cluster.krtt.dev/hold"
+    When I delete the MachineSet "ms"
+    Then Machine "a" of the set is being deleted
+    When a Machine "loner" labelled for "ms"
+    Then row "X03" fired for "ms"
+    And a Normal Event of the MachineSet "ms" with reason "SuccessfulAdopt"
+    And Machine "loner" of the set is gone
+    And the MachineSet "ms" has condition "Deleting" with reason "Deleting" and message containing "Deleting 1 Machine"
+    When the annotation "pre-terminate.delete.hook.machine.cluster.krtt.dev/hold" is removed from Machine "a" of the set
+    Then Machine "a" of the set is gone
+    And the MachineSet "ms" is gone
+
   @row:machineset-deletion:X02
   Scenario: a MachineSet deleted with another finalizer is left to it once its Machines are gone
     Given a MachineSet "ms" of 1 Machine with the finalizer "example.com/keep"
