@@ -318,6 +318,28 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
     And the MachineDeployment "md" has 2 MachineSets
 
+  # Cluster API v1.14 computeDesiredMS: every MachineSet, old ones included, carries the desired and maximum
+  # replicas MachineSetAnnotationsFromMachineDeployment derives from the deployment, on every reconcile.
+  @row:machinedeployment-normal:N12 @row:machinedeployment-rollout:O17
+  Scenario: every MachineSet of a deployment, old ones included, is annotated with the size the deployment wants
+    Given a MachineDeployment "md" of 2 Machines with revisionHistoryLimit 1
+    And the providers bring every Machine of the deployment "md" to Running as it comes
+    And the current MachineSet of "md" is called "v1"
+    When the template of the MachineDeployment "md" is pointed at new templates "v2"
+    Then the current MachineSet of "md" is called "v2"
+    And every Machine of the deployment "md" is of the current MachineSet
+    And the MachineSet called "v1" has the annotation "machinedeployment.cluster.krtt.dev/desired-replicas" = "2"
+    When the MachineDeployment "md" is scaled to 3
+    Then the MachineSet called "v2" has the annotation "machinedeployment.cluster.krtt.dev/desired-replicas" = "3"
+    And the MachineSet called "v1" has the annotation "machinedeployment.cluster.krtt.dev/desired-replicas" = "3"
+    And the MachineSet called "v1" has the annotation "machinedeployment.cluster.krtt.dev/max-replicas" = "4"
+    And row "N12" fired for "md"
+    When the maxSurge of the MachineDeployment "md" is set to 2
+    Then the MachineSet called "v2" has the annotation "machinedeployment.cluster.krtt.dev/max-replicas" = "5"
+    And the MachineSet called "v1" has the annotation "machinedeployment.cluster.krtt.dev/max-replicas" = "5"
+    And the MachineDeployment "md" reports 3 replicas, 3 updated and 3 available
+    And the MachineDeployment "md" has 2 MachineSets
+
   # Cluster API v1.14 mdutil.MachineTemplateUpToDate compares the version first; setUpToDateCondition then the
   # version the Node's kubelet reports.
   Scenario: a Kubernetes version upgrade replaces every Machine

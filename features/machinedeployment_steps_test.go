@@ -59,6 +59,11 @@ func registerMachineDeploymentSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^the template of the MachineDeployment "([^"]*)" is upgraded to version "([^"]*)"$`, w.deploymentTemplateVersion)
 	sc.Step(`^every Machine of the deployment "([^"]*)" has version "([^"]*)"$`, w.allMachinesOfVersion)
 	sc.Step(`^the MachineDeployment "([^"]*)" is scaled to (\d+)$`, w.scaleDeployment)
+	sc.Step(`^the maxSurge of the MachineDeployment "([^"]*)" is set to (\S+)$`, func(ctx context.Context, name, value string) error {
+		return w.updateDeployment(ctx, name, func(md *clusterv1.MachineDeployment) {
+			md.Spec.Strategy.RollingUpdate.MaxSurge = ptr.To(intstr.Parse(value))
+		})
+	})
 	sc.Step(`^every Machine of the deployment "([^"]*)" (gets|loses) the pre-terminate hook "([^"]*)"$`, w.deploymentMachinesHook)
 	sc.Step(`^the MachineDeployment "([^"]*)" is (paused|resumed)$`, w.pauseDeployment)
 	sc.Step(`^I delete the MachineDeployment "([^"]*)"$`, w.deleteDeployment)

@@ -3,6 +3,7 @@ package machinedeployment
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 
@@ -166,6 +167,42 @@ func syncMachineSets(ctx context.Context, s *Scope) engine.Outcome {
 		return engine.Fail(err)
 	}
 	return engine.OKf("Updated MachineSet(s) %s in place", strings.Join(names, ", "))
+}
+
+// annotateMachineSets writes the replicas annotations on the sets that
+// lack them. An annotation leaves the generation as it was, so the wait
+// is for the annotations themselves in the cache.
+func annotateMachineSets(ctx context.Context, s *Scope) engine.Outcome {
+	want := replicasAnnotations(s)
+	var written []client.Object
+	var names []string
+	for _, set := range staleReplicasAnnotations(s) {
+		ms := set.MS.DeepCopy()
+		if ms.Annotations == nil {
+			ms.Annotations = map[string]string{}
+		}
+		maps.Copy(ms.Annotations, want)
+		if err := s.Client.Patch(ctx, ms, client.MergeFromWithOptions(set.MS, client.MergeFromWithOptimisticLock{})); err != nil {
+			return engine.Fail(fmt.Errorf("annotate MachineSet %s: %w", ms.Name, err))
+		}
+		written = append(written, ms)
+		names = append(names, ms.Name)
+	}
+	if err := reconciler.WaitForCache(ctx, s.reader(), written, func(obj client.Object, err error) bool {
+		if err != nil {
+			return false
+		}
+		for k, v := range want {
+			if obj.GetAnnotations()[k] != v {
+				return false
+			}
+		}
+		return true
+	}); err != nil {
+		return engine.Fail(err)
+	}
+	return engine.OKf("Annotated MachineSet(s) %s: desired replicas %s, max replicas %s", strings.Join(names, ", "),
+		want[clusterv1.DesiredReplicasAnnotation], want[clusterv1.MaxReplicasAnnotation])
 }
 
 func deleteOldMachineSets(ctx context.Context, s *Scope) engine.Outcome {

@@ -39,6 +39,7 @@ func registerFacts(r *engine.Registry[*Scope]) {
 	r.Bool("machineSetsOutOfSync", func(s *Scope) bool { return s.MD != nil && len(outOfSync(s)) > 0 })
 	r.Bool("historyOverLimit", func(s *Scope) bool { return s.MD != nil && len(historySurplus(s)) > 0 })
 	r.Bool("scalingEvent", func(s *Scope) bool { return s.MD != nil && scalingEvent(s) })
+	r.Bool("replicasAnnotationsStale", func(s *Scope) bool { return s.MD != nil && len(staleReplicasAnnotations(s)) > 0 })
 	r.Bool("rolloutPaused", func(s *Scope) bool { return s.MD != nil && s.MD.Spec.Paused })
 	r.Enum("strategy", func(s *Scope) string {
 		if s.MD == nil {

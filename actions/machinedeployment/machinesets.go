@@ -213,6 +213,32 @@ func active(s *Scope) []*Set {
 	return out
 }
 
+// replicasAnnotations are the desired-replicas and max-replicas
+// annotations every set of the deployment carries (Cluster API's
+// MachineSetAnnotationsFromMachineDeployment).
+func replicasAnnotations(s *Scope) map[string]string {
+	return map[string]string{
+		clusterv1.DesiredReplicasAnnotation: strconv.Itoa(s.Replicas()),
+		clusterv1.MaxReplicasAnnotation:     strconv.Itoa(s.MaxReplicas()),
+	}
+}
+
+// staleReplicasAnnotations are the sets, old ones included, whose
+// replicas annotations say another size.
+func staleReplicasAnnotations(s *Scope) []*Set {
+	want := replicasAnnotations(s)
+	var out []*Set
+	for _, set := range s.Sets {
+		for k, v := range want {
+			if set.MS.Annotations[k] != v {
+				out = append(out, set)
+				break
+			}
+		}
+	}
+	return out
+}
+
 // scalingEvent: a set with replicas was sized for another spec.replicas
 // (Cluster API isScalingEvent).
 func scalingEvent(s *Scope) bool {

@@ -28,6 +28,7 @@ func registerActions(r *engine.Registry[*Scope]) {
 	r.Action("AnnotateRevision", "Set the revision annotation of the MachineDeployment to its current MachineSet's revision.", annotateRevision, engine.Pure())
 	r.Action("SetClusterOwnerAndLabels", "Set the cluster-name label and, unless another controller owns it, the Cluster as owner (not controller).", setClusterOwnerAndLabels, engine.Pure())
 	r.Action("AdoptMachineSets", "Make the deployment the controller of the MachineSets without one that its selector matches.", adoptMachineSets)
+	r.Action("AnnotateMachineSets", "Annotate every MachineSet whose desired-replicas or max-replicas annotation is stale with spec.replicas and spec.replicas plus maxSurge; replicas stay.", annotateMachineSets)
 	r.Action("SyncMachineSets", "Patch the MachineSets with the deployment's in-place fields (every one: template metadata, readiness gates, deletion and health settings, minReadySeconds, deletion order, remediation; the current one: the highest revision); replicas stay.", syncMachineSets)
 	r.Action("DeleteOldMachineSets", "Delete the oldest MachineSets with no replicas and no Machine beyond revisionHistoryLimit.", deleteOldMachineSets)
 	r.Action("ScaleMachineSets", "Spread spec.replicas over the MachineSets with replicas by their size, and annotate them with it.", scaleMachineSets)
