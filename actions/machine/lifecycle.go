@@ -271,6 +271,7 @@ func deleteNode(ctx context.Context, s *Scope) engine.Outcome {
 		return engine.OK()
 	}
 	if err := s.NodeClient.Delete(ctx, n); err != nil && !apierrors.IsNotFound(err) {
+		s.Told.Tell(reconciler.Tell{Warning: true, Reason: "FailedDeleteNode", Related: n, Note: fmt.Sprintf("error deleting Machine's Node: %v", err)})
 		return engine.Fail(fmt.Errorf("delete Node %s: %w", n.Name, err))
 	}
 	return engine.OKf("Node %s deleted", n.Name)

@@ -2,8 +2,11 @@ package machine
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/krtt-dev/krtt/engine"
 )
@@ -82,4 +85,29 @@ func TestVolumeWaitTellsDetachedOnlyAfterAWait(t *testing.T) {
 	wantStatus(t, markVolumeWaitStart(ctx, s), engine.Done)
 	wantStatus(t, waitForVolumeDetach(ctx, s), engine.Done)
 	wantTold(t, s, `NodeVolumesDetached: success waiting for node volumes detaching Machine's node "`+node.Name+`"`, "a wait that ended later")
+}
+
+// A Node deletion the API server refuses is told as Cluster API's
+// reconcileDelete tells it; one that succeeds tells nothing.
+func TestDeleteNodeTellsItsFailure(t *testing.T) {
+	ctx := context.Background()
+	node := newNode(t)
+	m := testMachine(newNamespace(t), nil)
+
+	s := scopeFor(t, m, node.Name)
+	s.NodeClient = refusingDeletes{env.Client}
+	wantStatus(t, deleteNode(ctx, s), engine.Failed)
+	wantTold(t, s, "FailedDeleteNode: error deleting Machine's Node: the webhook refused it", "a refused Node deletion")
+
+	s = scopeFor(t, m, node.Name)
+	wantStatus(t, deleteNode(ctx, s), engine.Done)
+	wantTold(t, s, "", "a Node deleted")
+}
+
+// refusingDeletes is a client whose deletions fail, as a webhook or an
+// admission policy may make them.
+type refusingDeletes struct{ client.Client }
+
+func (refusingDeletes) Delete(context.Context, client.Object, ...client.DeleteOption) error {
+	return errors.New("the webhook refused it")
 }
