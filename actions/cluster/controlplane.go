@@ -180,8 +180,7 @@ func controlPlaneInitialized(s *Scope) bool {
 	if ptr.Deref(s.Cluster.Status.Initialization.ControlPlaneInitialized, false) {
 		return true
 	}
-	initialized, _, _ := unstructured.NestedBool(s.ControlPlane.Object, "status", "initialization", "controlPlaneInitialized")
-	return initialized
+	return contract.ControlPlaneInitialized(s.ControlPlane)
 }
 
 // mirrorControlPlaneAvailable writes controlPlaneAvailable.
@@ -305,7 +304,7 @@ func mirrorControlPlaneInitialized(s *Scope) {
 		case s.ControlPlane == nil:
 			set(metav1.ConditionUnknown, clusterv1.ObjectDoesNotExistReason, fmt.Sprintf("%s does not exist", ref.Kind))
 		default:
-			if initialized, _, _ := unstructured.NestedBool(s.ControlPlane.Object, "status", "initialization", "controlPlaneInitialized"); initialized {
+			if contract.ControlPlaneInitialized(s.ControlPlane) {
 				set(metav1.ConditionTrue, "Initialized", "")
 				return
 			}

@@ -79,11 +79,7 @@ func endpointOf(u *unstructured.Unstructured) clusterv1.APIEndpoint {
 // controlPlaneInitializedNow: the control plane object reports by the
 // contract that it came up.
 func controlPlaneInitializedNow(s *Scope) bool {
-	if s.ControlPlane == nil {
-		return false
-	}
-	v, _, _ := unstructured.NestedBool(s.ControlPlane.Object, "status", "initialization", "controlPlaneInitialized")
-	return v
+	return contract.ControlPlaneInitialized(s.ControlPlane)
 }
 
 // controlPlaneEndpoint is where the Cluster's endpoint is, or would come

@@ -100,6 +100,21 @@ func Provisioned(u *unstructured.Unstructured) bool {
 	return v
 }
 
+// ControlPlaneInitialized reports whether a control plane object says its
+// control plane came up: status.initialization.controlPlaneInitialized
+// (v1beta2) or status.initialized (v1beta1), as Cluster API's
+// ControlPlaneContract.Initialized reads it.
+func ControlPlaneInitialized(u *unstructured.Unstructured) bool {
+	if u == nil {
+		return false
+	}
+	if v, found, err := unstructured.NestedBool(u.Object, "status", "initialization", "controlPlaneInitialized"); found && err == nil {
+		return v
+	}
+	v, _, _ := unstructured.NestedBool(u.Object, "status", "initialized")
+	return v
+}
+
 // Conditions reads a provider object's status.conditions; an entry without
 // a type or with a status other than True, False or Unknown is left out, so
 // it is never copied into a condition the API server would refuse.
