@@ -90,14 +90,7 @@ func Entries(u *unstructured.Unstructured, path ...string) []map[string]any {
 // cluster's) says it is provisioned: status.initialization.provisioned
 // (v1beta2) or status.ready (v1beta1).
 func Provisioned(u *unstructured.Unstructured) bool {
-	if u == nil {
-		return false
-	}
-	if v, found, err := unstructured.NestedBool(u.Object, "status", "initialization", "provisioned"); found && err == nil {
-		return v
-	}
-	v, _, _ := unstructured.NestedBool(u.Object, "status", "ready")
-	return v
+	return versionedFlag(u, "provisioned", "ready")
 }
 
 // ControlPlaneInitialized reports whether a control plane object says its
@@ -105,13 +98,20 @@ func Provisioned(u *unstructured.Unstructured) bool {
 // (v1beta2) or status.initialized (v1beta1), as Cluster API's
 // ControlPlaneContract.Initialized reads it.
 func ControlPlaneInitialized(u *unstructured.Unstructured) bool {
+	return versionedFlag(u, "controlPlaneInitialized", "initialized")
+}
+
+// versionedFlag reads a contract flag where a v1beta2 provider puts it,
+// status.initialization.<v1beta2>, else at a v1beta1 provider's
+// status.<v1beta1>; a value at the first place wins even when false.
+func versionedFlag(u *unstructured.Unstructured, v1beta2, v1beta1 string) bool {
 	if u == nil {
 		return false
 	}
-	if v, found, err := unstructured.NestedBool(u.Object, "status", "initialization", "controlPlaneInitialized"); found && err == nil {
+	if v, found, err := unstructured.NestedBool(u.Object, "status", "initialization", v1beta2); found && err == nil {
 		return v
 	}
-	v, _, _ := unstructured.NestedBool(u.Object, "status", "initialized")
+	v, _, _ := unstructured.NestedBool(u.Object, "status", v1beta1)
 	return v
 }
 
