@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cucumber/godog"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -54,6 +55,93 @@ func registerDrainSteps(sc *godog.ScenarioContext, w *world) {
 	sc.Step(`^the Machine "([^"]*)" forces its deletion when the drain times out$`, w.onDrainTimeoutForce)
 	sc.Step(`^the Node of "([^"]*)" reports Ready=False$`, w.nodeNotReady)
 	sc.Step(`^(\d+) minutes pass for "([^"]*)"$`, w.minutesPassFor)
+	sc.Step(`^an admission policy refuses to cordon the Node of "([^"]*)"$`, w.refuseCordon)
+	sc.Step(`^the admission policy that refuses to cordon the Node of "([^"]*)" is removed$`, w.allowCordon)
+}
+
+// refuseCordon makes the API server refuse to mark the Machine's Node
+// unschedulable, as a policy of the cluster's owners may: a
+// ValidatingAdmissionPolicy matching that Node alone. A policy takes effect
+// a moment after it is created, so this returns once a dry-run cordon is
+// refused.
+func (w *world) refuseCordon(ctx context.Context, machine string) error {
+	node := w.nodeName(machine)
+	name := "no-cordon-" + node
+	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: ptr.To(admissionregistrationv1.Fail),
+			MatchConstraints: &admissionregistrationv1.MatchResources{
+				ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+					RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+						Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Update},
+						Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"nodes"}},
+					},
+				}},
+			},
+			MatchConditions: []admissionregistrationv1.MatchCondition{{Name: "this-node", Expression: fmt.Sprintf("object.metadata.name == %q", node)}},
+			Validations: []admissionregistrationv1.Validation{{
+				Expression: "!has(object.spec.unschedulable) || !object.spec.unschedulable",
+				Message:    "the owners of this cluster do not allow cordoning " + node,
+			}},
+		},
+	}
+	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        name,
+			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+		},
+	}
+	for _, o := range []client.Object{policy, binding} {
+		if err := w.h.Client.Create(ctx, o); err != nil {
+			return err
+		}
+	}
+	w.undo = append(w.undo, func(ctx context.Context) error { return w.allowCordon(ctx, machine) })
+	return w.eventually(ctx, "the API server refuses to cordon "+node, func(ctx context.Context) error {
+		switch err := w.dryRunCordon(ctx, node); {
+		case err == nil:
+			return fmt.Errorf("a dry-run cordon of %s was accepted", node)
+		case apierrors.IsInvalid(err) || apierrors.IsForbidden(err):
+			return nil
+		default:
+			return err
+		}
+	})
+}
+
+// allowCordon removes the policy of refuseCordon and returns once a
+// dry-run cordon is accepted (or the Node is gone).
+func (w *world) allowCordon(ctx context.Context, machine string) error {
+	node := w.nodeName(machine)
+	name := "no-cordon-" + node
+	for _, o := range []client.Object{
+		&admissionregistrationv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: name}},
+		&admissionregistrationv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: name}},
+	} {
+		if err := w.h.Client.Delete(ctx, o); err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+	}
+	return w.eventually(ctx, "the API server lets "+node+" be cordoned", func(ctx context.Context) error {
+		if err := w.dryRunCordon(ctx, node); err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+		return nil
+	})
+}
+
+// dryRunCordon asks the API server to mark the Node unschedulable without
+// doing it.
+func (w *world) dryRunCordon(ctx context.Context, node string) error {
+	n := &corev1.Node{}
+	if err := w.nodes.Get(ctx, client.ObjectKey{Name: node}, n); err != nil {
+		return err
+	}
+	cordoned := n.DeepCopy()
+	cordoned.Spec.Unschedulable = true
+	return w.nodes.Patch(ctx, cordoned, client.MergeFrom(n), client.DryRunAll)
 }
 
 func (w *world) mirrorPodRuns(ctx context.Context, pod, machine string) error {

@@ -43,6 +43,21 @@ Feature: Deleting a Machine takes it apart in order
     And a Normal Event of the Machine "m1" with reason "SuccessfulSetNodeRef" names its Node
     And the Machine "m1" told only the Events "SuccessfulSetNodeRef, SuccessfulDrainNode"
 
+  # Cluster API v1.14 reconcileDelete: a drain that fails (here the API server refuses the cordon) is told
+  # as a FailedDrainNode Warning and retried; the deletion goes on once the drain can be done.
+  @row:machine-deletion:D05
+  Scenario: a drain whose cordon the API server refuses tells FailedDrainNode and goes on once it is allowed
+    Given a running Machine "m1"
+    And an admission policy refuses to cordon the Node of "m1"
+    When I delete the Machine "m1"
+    Then a Warning Event of the Machine "m1" with reason "FailedDrainNode" says "do not allow cordoning"
+    And the Machine "m1" has condition "Deleting" with reason "DrainingNode" and message containing "Drain failed: cordon Node"
+    And the Node of "m1" exists
+    When the admission policy that refuses to cordon the Node of "m1" is removed
+    Then the Machine "m1" is gone
+    And the Node of "m1" is gone
+    And a Normal Event of the Machine "m1" with reason "SuccessfulDrainNode" says "success draining Machine's node"
+
   Scenario Outline: a <point> hook holds the deletion until it is removed
     Given a running Machine "m1"
     And the Machine "m1" has annotation "<prefix>backup"
