@@ -96,6 +96,30 @@ Feature: A MachineDeployment rolls its Machines out to a new template
     And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
     And the MachineDeployment "md" has condition "Remediating" with status "False" and reason "NotRemediating"
 
+  # Cluster API v1.14 Reconcile runs reconcileUnhealthyMachines before syncReplicas: an old set being scaled
+  # down tells its marked Machines that the rollout removes them in the same pass.
+  @row:machineset-replicas:R16
+  Scenario: an old MachineSet being scaled down tells a marked Machine that the rollout removes it
+    Given a MachineDeployment "md" of 2 Machines
+    And the providers bring every Machine of the deployment "md" to Running as it comes
+    And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
+    And the current MachineSet of "md" is called "v1"
+    And the Machines of "v1" are called "a" and "b"
+    And Machine "a" of the set has annotation "pre-terminate.delete.hook.machine.cluster.krtt.dev/hold"
+    And Machine "a" of the set has annotation "cluster.krtt.dev/delete-machine"
+    When the template of the MachineDeployment "md" is pointed at new templates "v2"
+    Then Machine "a" of the set is being deleted
+    And the MachineSet called "v1" asks for 1 replica
+    When another controller sets the condition "HealthCheckSucceeded" of the Machine "b" to "False" with reason "UnhealthyNode" and message "Node b is unhealthy"
+    And another controller sets the condition "OwnerRemediated" of the Machine "b" to "False" with reason "WaitingForRemediation" and message "Waiting for remediation"
+    Then Machine "b" of the set has condition "OwnerRemediated" with status "False" and reason "CannotBeRemediated" and message containing "Machine won't be remediated because it is pending removal due to rollout"
+    And Machine "b" of the set still exists
+    And Machine "a" of the set is being deleted
+    When the annotation "pre-terminate.delete.hook.machine.cluster.krtt.dev/hold" is removed from Machine "a" of the set
+    Then every Machine of the deployment "md" is of the current MachineSet
+    And Machine "b" of the set is gone
+    And the MachineDeployment "md" reports 2 replicas, 2 updated and 2 available
+
   # Cluster API v1.14 spreads a scale by size only while paused (sync, scale); otherwise its rollout
   # planner grows only the current MachineSet (reconcileNewMachineSet) and shrinks the old ones.
   @row:machinedeployment-rollout:O18 @row:machinedeployment-rollout:O17 @row:machinedeployment-rollout:O14

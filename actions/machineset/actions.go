@@ -190,8 +190,12 @@ func deferRemediationToPreflight(ctx context.Context, s *Scope) engine.Outcome {
 // leaveRemediationToRollout tells the health checker of every marked Machine
 // of an old revision's set that the set does not delete it: the rollout
 // removes it (Cluster API reconcileUnhealthyMachines: CannotBeRemediated).
+// leftToRolloutMessage is Cluster API's OwnerRemediated message for a
+// marked Machine of an old revision's set.
+const leftToRolloutMessage = "Machine won't be remediated because it is pending removal due to rollout"
+
 func leaveRemediationToRollout(ctx context.Context, s *Scope) engine.Outcome {
-	return markLiveMarked(ctx, s, clusterv1.CannotBeRemediatedReason, "Machine won't be remediated because it is pending removal due to rollout")
+	return markLiveMarked(ctx, s, clusterv1.CannotBeRemediatedReason, leftToRolloutMessage)
 }
 
 // markLiveMarked sets the OwnerRemediated condition of the live Machines a
@@ -210,6 +214,25 @@ func (s *Scope) liveMarked() []*clusterv1.Machine {
 		}
 	}
 	return marked
+}
+
+// untold are the live marked Machines whose OwnerRemediated condition does
+// not give the reason and message yet.
+func (s *Scope) untold(reason, message string) []*clusterv1.Machine {
+	var out []*clusterv1.Machine
+	for _, m := range s.liveMarked() {
+		if !toldOwnerRemediated(m, reason, message) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// toldOwnerRemediated: the Machine's OwnerRemediated condition gives the
+// reason and message.
+func toldOwnerRemediated(m *clusterv1.Machine, reason, message string) bool {
+	c := meta.FindStatusCondition(m.Status.Conditions, clusterv1.OwnerRemediatedCondition)
+	return c != nil && c.Reason == reason && c.Message == message
 }
 
 // marksOutcome is the outcome of writing OwnerRemediated marks: done,
@@ -235,7 +258,7 @@ func markOwnerRemediated(ctx context.Context, s *Scope, machines []*clusterv1.Ma
 		if !RemediationRequested(m) {
 			continue
 		}
-		if c := meta.FindStatusCondition(m.Status.Conditions, clusterv1.OwnerRemediatedCondition); c.Reason == reason && c.Message == message {
+		if toldOwnerRemediated(m, reason, message) {
 			continue
 		}
 		if err := patchMachineStatus(ctx, s, m, func(m *clusterv1.Machine) {

@@ -67,6 +67,9 @@ func registerFacts(r *engine.Registry[*Scope]) {
 	})
 	r.Bool("remediationMarksLeft", func(s *Scope) bool { return len(s.Recovered) > 0 })
 	r.Bool("staleRevision", func(s *Scope) bool { return s.StaleRevision })
+	r.Bool("leftToRolloutUntold", func(s *Scope) bool {
+		return len(s.untold(clusterv1.CannotBeRemediatedReason, leftToRolloutMessage)) > 0
+	})
 	r.Enum("preflightChecks", func(s *Scope) string {
 		if len(s.Preflight) > 0 {
 			return "Blocked"
