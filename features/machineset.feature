@@ -165,6 +165,28 @@ Feature: A MachineSet keeps N Machines
     Then Machine "b" of the set is gone
     And the MachineSet "ms" has 2 Machines
 
+  # Cluster API v1.14 reconcileUnhealthyMachines counts in flight only the Machines it deletes for remediation
+  # (OwnerRemediated reason MachineDeleting), not a marked one someone else deletes.
+  @row:machineset-replicas:R01
+  Scenario: a marked Machine someone else deletes takes no maxInFlight token
+    Given a MachineSet "ms" of 2 Machines with maxInFlight 1
+    And the Machines of "ms" are called "a" and "b"
+    And Machine "a" of the set has annotation "pre-terminate.delete.hook.machine.cluster.krtt.dev/hold"
+    And Machine "b" of the set has annotation "pre-terminate.delete.hook.machine.cluster.krtt.dev/hold"
+    And Machine "a" of the set is deleted by hand
+    And Machine "a" of the set is being deleted
+    When another controller sets the condition "HealthCheckSucceeded" of the Machine "a" to "False" with reason "UnhealthyNode" and message "Node a is unhealthy"
+    And another controller sets the condition "OwnerRemediated" of the Machine "a" to "False" with reason "WaitingForRemediation" and message "Waiting for remediation"
+    And another controller sets the condition "HealthCheckSucceeded" of the Machine "b" to "False" with reason "UnhealthyNode" and message "Node b is unhealthy"
+    And another controller sets the condition "OwnerRemediated" of the Machine "b" to "False" with reason "WaitingForRemediation" and message "Waiting for remediation"
+    Then Machine "b" of the set is being deleted
+    And Machine "b" of the set has condition "OwnerRemediated" with status "False" and reason "MachineDeleting"
+    When the annotation "pre-terminate.delete.hook.machine.cluster.krtt.dev/hold" is removed from Machine "a" of the set
+    And the annotation "pre-terminate.delete.hook.machine.cluster.krtt.dev/hold" is removed from Machine "b" of the set
+    Then Machine "a" of the set is gone
+    And Machine "b" of the set is gone
+    And the MachineSet "ms" has 2 Machines
+
   # Cluster API v1.14 reconcileUnhealthyMachines removes OwnerRemediated from a Machine whose health check passes again.
   @row:machineset-normal:S17 @row:machineset-replicas:R07
   Scenario: a Machine a health checker finds healthy again loses its remediation mark

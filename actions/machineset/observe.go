@@ -265,6 +265,19 @@ func Unhealthy(m *clusterv1.Machine) bool {
 	return false
 }
 
+// inFlight: a Machine being deleted as a replacement the set made: a
+// failed one, or one a health checker marked that the set said it deletes
+// (OwnerRemediated reason MachineDeleting, as Cluster API counts them in
+// reconcileUnhealthyMachines). A marked Machine deleted by someone else, or
+// by a scale-down, takes no maxInFlight token.
+func inFlight(m *clusterv1.Machine) bool {
+	if Failed(m) {
+		return true
+	}
+	c := meta.FindStatusCondition(m.Status.Conditions, clusterv1.OwnerRemediatedCondition)
+	return c != nil && c.Status == metav1.ConditionFalse && c.Reason == clusterv1.RemediationMachineDeletingReason
+}
+
 // count classifies the set's Machines for the facts and messages.
 func count(owned []*clusterv1.Machine, ms *clusterv1.MachineSet) Counts {
 	var c Counts
@@ -272,7 +285,7 @@ func count(owned []*clusterv1.Machine, ms *clusterv1.MachineSet) Counts {
 	for _, m := range owned {
 		if !m.DeletionTimestamp.IsZero() {
 			c.Deleting++
-			if NeedsReplacement(m) {
+			if inFlight(m) {
 				c.InFlight++
 			}
 			continue

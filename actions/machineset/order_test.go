@@ -272,9 +272,20 @@ func remediationRequested(m *clusterv1.Machine) {
 		metav1.Condition{Type: clusterv1.OwnerRemediatedCondition, Status: metav1.ConditionFalse, Reason: "WaitingForRemediation"})
 }
 
+// toldDeleting: the set told the health checker it deletes the Machine
+// (OwnerRemediated reason MachineDeleting).
+func toldDeleting(m *clusterv1.Machine) {
+	for i := range m.Status.Conditions {
+		if m.Status.Conditions[i].Type == clusterv1.OwnerRemediatedCondition {
+			m.Status.Conditions[i].Reason = clusterv1.RemediationMachineDeletingReason
+		}
+	}
+}
+
 // TestMachinesMarkedForRemediationAreReplaced: a Machine a health checker
 // marked counts as one to replace (not as failed), in flight once it is
-// being deleted; an unhealthy one nobody asked to remediate does not.
+// being deleted as the set said it would (MachineDeleting; one deleted by
+// someone else is not); an unhealthy one nobody asked to remediate does not.
 func TestMachinesMarkedForRemediationAreReplaced(t *testing.T) {
 	unhealthyOnly := func(m *clusterv1.Machine) {
 		m.Status.Conditions = append(m.Status.Conditions,
@@ -283,12 +294,13 @@ func TestMachinesMarkedForRemediationAreReplaced(t *testing.T) {
 	owned := []*clusterv1.Machine{
 		machine("a", 1, remediationRequested),
 		machine("b", 2, unhealthyOnly),
-		machine("c", 3, remediationRequested, deleting),
+		machine("c", 3, remediationRequested, toldDeleting, deleting),
 		machine("d", 4, failed),
+		machine("e", 5, remediationRequested, deleting),
 	}
-	ms := set(4, "")
+	ms := set(5, "")
 	s := &Scope{Found: true, Set: ms, Owned: owned, Counts: count(owned, ms), Cluster: &clusterv1.Cluster{}}
-	want := Counts{Total: 4, Live: 3, Active: 1, Failed: 1, Replace: 2, Marked: 1, Deleting: 1, InFlight: 1}
+	want := Counts{Total: 5, Live: 3, Active: 1, Failed: 1, Replace: 2, Marked: 1, Deleting: 2, InFlight: 1}
 	if s.Counts != want {
 		t.Fatalf("counts %+v, want %+v", s.Counts, want)
 	}

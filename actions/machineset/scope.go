@@ -101,7 +101,7 @@ type Counts struct {
 	// remediation by a health checker, Marked the latter only.
 	Live, Active, Failed, Replace, Marked int
 	// Deleting: being deleted; InFlight: of those, the ones being replaced
-	// (failed or marked for remediation).
+	// (failed, or marked and told MachineDeleting: inFlight).
 	Deleting, InFlight int
 	// Ready and Available: live with that condition True (a Machine is
 	// Available once Ready for its spec.minReadySeconds); UpToDate: live
