@@ -187,13 +187,13 @@ func deferRemediationToPreflight(ctx context.Context, s *Scope) engine.Outcome {
 	return marksOutcome(wrote || more, err)
 }
 
-// leaveRemediationToRollout tells the health checker of every marked Machine
-// of an old revision's set that the set does not delete it: the rollout
-// removes it (Cluster API reconcileUnhealthyMachines: CannotBeRemediated).
 // leftToRolloutMessage is Cluster API's OwnerRemediated message for a
 // marked Machine of an old revision's set.
 const leftToRolloutMessage = "Machine won't be remediated because it is pending removal due to rollout"
 
+// leaveRemediationToRollout tells the health checker of every marked Machine
+// of an old revision's set that the set does not delete it: the rollout
+// removes it (Cluster API reconcileUnhealthyMachines: CannotBeRemediated).
 func leaveRemediationToRollout(ctx context.Context, s *Scope) engine.Outcome {
 	return markLiveMarked(ctx, s, clusterv1.CannotBeRemediatedReason, leftToRolloutMessage)
 }
